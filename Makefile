@@ -1,0 +1,27 @@
+# One entry point for the two README commands and the lint/type check.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup check test demo bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+setup: $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+
+check: setup
+	$(BIN)/ruff check connectrt connectors tests bench
+	$(BIN)/ruff format --check connectrt connectors tests bench
+	$(BIN)/mypy
+
+test: setup
+	$(BIN)/pytest -q
+
+demo: setup
+	$(BIN)/connectrt demo
+
+bench: setup
+	$(BIN)/python bench/run_all.py

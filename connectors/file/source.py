@@ -1,0 +1,230 @@
+"""FileStreamSourceConnector: streams the lines of a (growing) text file into a topic.
+
+Kafka Connect's file source, with the same keys (``file``, ``topic``, ``batch.size``), the same
+source partition ``{"filename": <file>}`` and offset ``{"position": <n>}``. One difference:
+``position`` counts bytes, not Java chars, so a restart resumes exactly even after non-ASCII
+lines (for ASCII files the two are equal).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, cast
+
+from connectrt.api import (
+    ConfigDef,
+    ConfigType,
+    ConnectError,
+    Importance,
+    NonEmptyString,
+    Range,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+)
+from connectrt.data import Schema
+
+log = logging.getLogger(__name__)
+
+FILE_CONFIG = "file"
+TOPIC_CONFIG = "topic"
+BATCH_SIZE_CONFIG = "batch.size"
+VERSION = "0.1.0"
+
+CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        FILE_CONFIG,
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.HIGH,
+        "Source filename. If not specified, the standard input will be used",
+    )
+    .define(
+        TOPIC_CONFIG,
+        ConfigType.STRING,
+        validator=NonEmptyString(),
+        importance=Importance.HIGH,
+        documentation="The topic to publish data to",
+    )
+    .define(
+        BATCH_SIZE_CONFIG,
+        ConfigType.INT,
+        2000,
+        Range.at_least(1),
+        Importance.LOW,
+        "The maximum number of records the source task can read from the file each poll",
+    )
+)
+
+_READ_CHUNK = 1 << 16
+_IDLE_WAIT_S = 0.25  # how long an idle poll() blocks (Kafka waits 1 s)
+
+
+class FileStreamSourceConnector(SourceConnector):
+    """Always exactly one task, whose config equals the connector's."""
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def version(self) -> str:
+        return VERSION
+
+    def config_def(self) -> ConfigDef:
+        return CONFIG_DEF
+
+    def start(self, config: Mapping[str, str]) -> None:
+        CONFIG_DEF.parse(config)
+        self._props = dict(config)
+
+    def task_class(self) -> type[Task]:
+        return FileStreamSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props)]
+
+    def stop(self) -> None:
+        pass
+
+    def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
+        return "SUPPORTED" if config.get(FILE_CONFIG) else "UNSUPPORTED"
+
+    def alter_offsets(
+        self, config: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]
+    ) -> bool:
+        if not config.get(FILE_CONFIG):
+            raise NotImplementedError("Offsets cannot be modified when reading from stdin")
+        for partition, offset in offsets.items():
+            if "filename" not in dict(partition):
+                raise ConnectError("Partitions must contain the key 'filename'")
+            if offset is None:
+                continue
+            pos = offset.get("position")
+            if not isinstance(pos, int) or isinstance(pos, bool) or pos < 0:
+                raise ConnectError("The 'position' offset must be a non-negative integer")
+        return True
+
+
+class FileStreamSourceTask(SourceTask):
+    """Reads complete lines; a trailing partial line waits until its newline arrives."""
+
+    def __init__(self) -> None:
+        self._filename: str | None = None
+        self._topic = ""
+        self._batch_size = 2000
+        self._stream: io.BufferedIOBase | None = None
+        self._position = 0
+        self._buffer = b""
+        self._partition: dict[str, str] = {}
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()  # held by poll(); stop() takes it to close the stream
+        self._warned_missing = False
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, config: Mapping[str, str]) -> None:
+        cfg = CONFIG_DEF.parse(config)
+        self._filename = cfg[FILE_CONFIG] or None
+        self._topic = cfg[TOPIC_CONFIG]
+        self._batch_size = cfg[BATCH_SIZE_CONFIG]
+        self._partition = {"filename": self._filename or ""}
+        self._stopping.clear()
+
+    def _open(self) -> bool:
+        if self._filename is None:
+            self._stream = cast(io.BufferedIOBase, sys.stdin.buffer)
+            return True
+        try:
+            stream = open(self._filename, "rb")  # noqa: SIM115 - kept open across polls
+        except FileNotFoundError:
+            if not self._warned_missing:
+                log.warning(
+                    "Couldn't find file %s for FileStreamSourceTask, sleeping to wait "
+                    "for it to be created",
+                    self._filename,
+                )
+                self._warned_missing = True
+            return False
+        except OSError as e:
+            raise ConnectError(f"Cannot read file {self._filename}: {e}") from e
+        committed = self.context.offset_storage_reader.offset(self._partition)
+        position = 0
+        if committed is not None:
+            pos = committed.get("position")
+            if not isinstance(pos, int):
+                stream.close()
+                raise ConnectError(f"Offset position is the incorrect type: {pos!r}")
+            position = pos
+            log.debug("Found previous offset, trying to skip to file offset %d", position)
+            stream.seek(position)
+        self._stream = stream
+        self._position = position
+        return True
+
+    def poll(self) -> list[SourceRecord] | None:
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            records = self._read_batch()
+        if not records:
+            self._stopping.wait(_IDLE_WAIT_S if self._filename else 0.1)
+            return None
+        return records
+
+    def _read_batch(self) -> list[SourceRecord]:
+        if self._stream is None and not self._open():
+            return []
+        assert self._stream is not None
+        records: list[SourceRecord] = []
+        try:
+            while len(records) < self._batch_size:
+                nl = self._buffer.find(b"\n")
+                if nl < 0:
+                    chunk = (
+                        self._stream.read1(_READ_CHUNK)
+                        if self._filename
+                        else (self._stream.readline())
+                    )
+                    if not chunk:
+                        break
+                    self._buffer += chunk
+                    continue
+                line = self._buffer[: nl + 1]
+                self._buffer = self._buffer[nl + 1 :]
+                self._position += len(line)
+                text = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+                records.append(
+                    SourceRecord(
+                        self._partition if self._filename else None,
+                        {"position": self._position} if self._filename else None,
+                        self._topic,
+                        None,
+                        None,
+                        None,
+                        Schema.STRING_SCHEMA,
+                        text.decode("utf-8", errors="replace"),
+                        int(time.time() * 1000),
+                    )
+                )
+        except OSError as e:
+            raise ConnectError(f"Error while reading file {self._filename}: {e}") from e
+        return records
+
+    def stop(self) -> None:
+        """Called from another thread: wakes an idle poll, then closes the file."""
+        self._stopping.set()
+        with self._lock:
+            stream, self._stream = self._stream, None
+            if stream is not None and self._filename is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass

@@ -1,0 +1,3 @@
+"""connectrt: a Kafka Connect-style connector runtime in Python."""
+
+__version__ = "0.1.0"

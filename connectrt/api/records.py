@@ -1,0 +1,205 @@
+"""Records exchanged between the runtime and tasks.
+
+:class:`SourceRecord` is what a :class:`~connectrt.api.SourceTask` returns from ``poll()``;
+:class:`SinkRecord` is what a :class:`~connectrt.api.SinkTask` receives in ``put()``. Both are
+plain slotted objects: cheap to create on the hot path, mutable only by the runtime and
+transformations (use :meth:`ConnectRecord.new_record` to derive a changed copy).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from connectrt.data import Schema
+
+__all__ = [
+    "ConnectRecord",
+    "Header",
+    "SinkRecord",
+    "SourceRecord",
+    "TimestampType",
+    "TopicPartition",
+]
+
+
+class TopicPartition(NamedTuple):
+    """A Kafka topic partition (hashable, usable as a dict key)."""
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class Header(NamedTuple):
+    """One record header: key, Connect value and (optional) schema."""
+
+    key: str
+    value: Any
+    schema: Schema | None = None
+
+
+class TimestampType(enum.StrEnum):
+    NO_TIMESTAMP_TYPE = "NoTimestampType"
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+@dataclass(slots=True, eq=True)
+class ConnectRecord:
+    """Fields shared by source and sink records.
+
+    ``timestamp`` is epoch milliseconds or None. ``headers`` is a list of :class:`Header`
+    (empty by default; the runtime passes None when a record has no headers to save work).
+    """
+
+    topic: str
+    kafka_partition: int | None = None
+    key_schema: Schema | None = None
+    key: Any = None
+    value_schema: Schema | None = None
+    value: Any = None
+    timestamp: int | None = None
+    headers: list[Header] | None = None
+
+    def header_list(self) -> list[Header]:
+        """The headers, creating an empty list on first use."""
+        if self.headers is None:
+            self.headers = []
+        return self.headers
+
+
+@dataclass(slots=True, eq=True)
+class SourceRecord(ConnectRecord):
+    """A record produced by a source task.
+
+    ``source_partition`` identifies where in the external system the record came from (e.g.
+    ``{"filename": "a.txt"}``) and ``source_offset`` how far that partition has been read
+    (e.g. ``{"position": 42}``). Both are flat maps of primitives; the runtime stores the latest
+    acknowledged offset per source partition. Keep reusing the same ``source_partition`` object
+    for one partition: the runtime caches its encoded key by identity.
+
+    Positional order follows Kafka Connect:
+    ``SourceRecord(source_partition, source_offset, topic, kafka_partition, key_schema, key,
+    value_schema, value, timestamp, headers)``.
+    """
+
+    source_partition: Mapping[str, Any] | None = None
+    source_offset: Mapping[str, Any] | None = None
+
+    def __init__(
+        self,
+        source_partition: Mapping[str, Any] | None,
+        source_offset: Mapping[str, Any] | None,
+        topic: str,
+        kafka_partition: int | None = None,
+        key_schema: Schema | None = None,
+        key: Any = None,
+        value_schema: Schema | None = None,
+        value: Any = None,
+        timestamp: int | None = None,
+        headers: list[Header] | None = None,
+    ) -> None:
+        self.source_partition = source_partition
+        self.source_offset = source_offset
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.timestamp = timestamp
+        self.headers = headers
+
+    def new_record(self, **changes: Any) -> SourceRecord:
+        """A copy with the given fields replaced (used by transformations)."""
+        r = SourceRecord(
+            self.source_partition,
+            self.source_offset,
+            self.topic,
+            self.kafka_partition,
+            self.key_schema,
+            self.key,
+            self.value_schema,
+            self.value,
+            self.timestamp,
+            None if self.headers is None else list(self.headers),
+        )
+        for k, v in changes.items():
+            setattr(r, k, v)
+        return r
+
+
+@dataclass(slots=True, eq=True)
+class SinkRecord(ConnectRecord):
+    """A record delivered to a sink task, with its Kafka coordinates.
+
+    ``kafka_offset`` is the record's offset in ``topic``/``kafka_partition``. ``original_*``
+    keep the coordinates as consumed, before transformations changed them (KIP-793).
+    """
+
+    kafka_offset: int = -1
+    timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE
+    original_topic: str | None = None
+    original_kafka_partition: int | None = None
+    original_kafka_offset: int | None = None
+
+    def __init__(
+        self,
+        topic: str,
+        kafka_partition: int | None,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        kafka_offset: int,
+        timestamp: int | None = None,
+        timestamp_type: TimestampType = TimestampType.NO_TIMESTAMP_TYPE,
+        headers: list[Header] | None = None,
+        original_topic: str | None = None,
+        original_kafka_partition: int | None = None,
+        original_kafka_offset: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.key_schema = key_schema
+        self.key = key
+        self.value_schema = value_schema
+        self.value = value
+        self.kafka_offset = kafka_offset
+        self.timestamp = timestamp
+        self.timestamp_type = timestamp_type
+        self.headers = headers
+        self.original_topic = topic if original_topic is None else original_topic
+        self.original_kafka_partition = (
+            kafka_partition if original_kafka_partition is None else original_kafka_partition
+        )
+        self.original_kafka_offset = (
+            kafka_offset if original_kafka_offset is None else original_kafka_offset
+        )
+
+    def new_record(self, **changes: Any) -> SinkRecord:
+        """A copy with the given fields replaced; the ``original_*`` coordinates are kept."""
+        r = SinkRecord(
+            self.topic,
+            self.kafka_partition,
+            self.key_schema,
+            self.key,
+            self.value_schema,
+            self.value,
+            self.kafka_offset,
+            self.timestamp,
+            self.timestamp_type,
+            None if self.headers is None else list(self.headers),
+            self.original_topic,
+            self.original_kafka_partition,
+            self.original_kafka_offset,
+        )
+        for k, v in changes.items():
+            setattr(r, k, v)
+        return r

@@ -1,0 +1,106 @@
+"""The ``connectrt`` command.
+
+* ``connectrt standalone WORKER.properties [CONNECTOR.properties|.json ...]``
+* ``connectrt broker [--port N]``: the embedded Kafka-protocol broker, for local use
+* ``connectrt plugins``: the connectors and converters connectrt can load
+* ``connectrt demo``: embedded broker + standalone worker running file -> topic -> file
+
+Bad input (missing file, bad key, unknown connector class, unreachable broker) ends with a
+one-line ``error: ...`` on stderr and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from connectrt import __version__
+from connectrt.api.errors import ConnectError
+
+__all__ = ["main"]
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+    )
+
+
+def _cmd_standalone(args: argparse.Namespace) -> int:
+    from connectrt.runtime.standalone import run_standalone
+
+    return run_standalone(args.worker_config, args.connector_configs)
+
+
+def _cmd_broker(args: argparse.Namespace) -> int:
+    from connectrt.testing.broker import run_broker_cli
+
+    return run_broker_cli(args.port)
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from connectrt.runtime.plugins import registry
+
+    for p in sorted(registry.plugins(), key=lambda p: (p.type, p.class_name)):
+        version = p.version() or ""
+        print(f"{p.type:<17} {p.class_name:<60} {version}".rstrip())
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from connectrt.demo import run_demo
+
+    return run_demo(args.dir, args.lines, args.duration)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="connectrt", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"connectrt {__version__}")
+    parser.add_argument("--log-level", default="INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("standalone", help="run a standalone worker")
+    p.add_argument("worker_config")
+    p.add_argument("connector_configs", nargs="*")
+    p.set_defaults(func=_cmd_standalone)
+
+    p = sub.add_parser("broker", help="run the embedded Kafka-protocol broker")
+    p.add_argument("--port", type=int, default=None)
+    p.set_defaults(func=_cmd_broker)
+
+    p = sub.add_parser("plugins", help="list available plugins")
+    p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("demo", help="run the file -> Kafka -> file demo on an embedded broker")
+    p.add_argument("--dir", default="demo-data", help="working directory for the demo files")
+    p.add_argument("--lines", type=int, default=1000, help="lines written up front")
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: run until Ctrl-C)",
+    )
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.log_level)
+    try:
+        return int(args.func(args))
+    except ConnectError as e:
+        lines = str(e).splitlines() or [type(e).__name__]
+        print(f"error: {lines[0]}", file=sys.stderr)
+        for line in lines[1:]:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,428 @@
+"""Framework-level connector configuration and whole-config validation.
+
+Every connector config is validated against the framework keys (``name``, ``connector.class``,
+``tasks.max``, converters, ``errors.*``, sink ``topics``/``topics.regex``...) merged with the
+connector's own :meth:`~connectrt.api.Connector.config_def` (the plugin's definition wins), plus
+the client override policy. :func:`validate_connector_config` returns per-field results (the
+REST validate endpoint's shape); :func:`check_connector_config` raises one ConfigError listing
+every problem, in Kafka's wording.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from connectrt.api.config import (
+    CompositeValidator,
+    ConfigDef,
+    ConfigType,
+    ConfigValue,
+    Importance,
+    NonEmptyString,
+    Range,
+    ValidRegex,
+    ValidString,
+    Width,
+)
+from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.api.errors import ConfigError
+from connectrt.runtime.clients import OverridePolicy
+from connectrt.runtime.plugins import PluginRegistry
+
+__all__ = [
+    "COMMON_CONFIG_DEF",
+    "SINK_CONFIG_DEF",
+    "SOURCE_CONFIG_DEF",
+    "ValidationResult",
+    "check_connector_config",
+    "validate_connector_config",
+]
+
+_COMMON = "Common"
+_TRANSFORMS = "Transforms"
+_PREDICATES = "Predicates"
+_ERRORS = "Error Handling"
+
+
+def _no_control_chars(name: str, value: object) -> None:
+    if value is not None and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in str(value)):
+        raise ConfigError("Connector name must not contain ISO control characters", name, value)
+
+
+COMMON_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        "name",
+        ConfigType.STRING,
+        validator=CompositeValidator((NonEmptyString(), _no_control_chars)),
+        importance=Importance.HIGH,
+        documentation="Globally unique name to use for this connector.",
+        group=_COMMON,
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Connector name",
+    )
+    .define(
+        "connector.class",
+        ConfigType.STRING,
+        importance=Importance.HIGH,
+        documentation="Name or alias of the class for this connector: a Python path "
+        "(package.module.Class), a Kafka Connect class name of a connector connectrt "
+        "ships, or its short alias (e.g. FileStreamSource).",
+        group=_COMMON,
+        order_in_group=2,
+        width=Width.LONG,
+        display_name="Connector class",
+    )
+    .define(
+        "tasks.max",
+        ConfigType.INT,
+        1,
+        Range.at_least(1),
+        Importance.HIGH,
+        "Maximum number of tasks to use for this connector.",
+        group=_COMMON,
+        order_in_group=3,
+        width=Width.SHORT,
+        display_name="Tasks max",
+    )
+    .define(
+        "tasks.max.enforce",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "(Deprecated) Whether to fail a connector that generates more than tasks.max task configs.",
+        group=_COMMON,
+        order_in_group=4,
+        width=Width.SHORT,
+        display_name="Enforce tasks max",
+    )
+    .define(
+        "key.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Converter for record keys; defaults to the worker's key.converter.",
+        group=_COMMON,
+        order_in_group=5,
+        width=Width.SHORT,
+        display_name="Key converter class",
+    )
+    .define(
+        "value.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Converter for record values; defaults to the worker's value.converter.",
+        group=_COMMON,
+        order_in_group=6,
+        width=Width.SHORT,
+        display_name="Value converter class",
+    )
+    .define(
+        "header.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.LOW,
+        "Converter for header values; defaults to the worker's header.converter.",
+        group=_COMMON,
+        order_in_group=7,
+        width=Width.SHORT,
+        display_name="Header converter class",
+    )
+    .define(
+        "config.action.reload",
+        ConfigType.STRING,
+        "restart",
+        ValidString.of("none", "restart", case_insensitive=True),
+        Importance.LOW,
+        "What to do when a config provider's value expires.",
+        group=_COMMON,
+        order_in_group=8,
+        width=Width.MEDIUM,
+        display_name="Reload Action",
+    )
+    .define(
+        "transforms",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Aliases for the transformations to be applied to records.",
+        group=_TRANSFORMS,
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="Transforms",
+    )
+    .define(
+        "predicates",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Aliases for the predicates used by transformations.",
+        group=_PREDICATES,
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="Predicates",
+    )
+    .define(
+        "errors.retry.timeout",
+        ConfigType.LONG,
+        0,
+        None,
+        Importance.MEDIUM,
+        "Maximum ms a failed operation is retried; 0 = no retries, -1 = forever.",
+        group=_ERRORS,
+        order_in_group=1,
+        width=Width.MEDIUM,
+        display_name="Retry Timeout for Errors",
+    )
+    .define(
+        "errors.retry.delay.max.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "Maximum ms between consecutive retries.",
+        group=_ERRORS,
+        order_in_group=2,
+        width=Width.MEDIUM,
+        display_name="Maximum Delay Between Retries for Errors",
+    )
+    .define(
+        "errors.tolerance",
+        ConfigType.STRING,
+        "none",
+        ValidString.of("none", "all"),
+        Importance.MEDIUM,
+        "'none' fails the task on any error; 'all' skips bad records.",
+        group=_ERRORS,
+        order_in_group=3,
+        width=Width.SHORT,
+        display_name="Error Tolerance",
+    )
+    .define(
+        "errors.log.enable",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Log each error.",
+        group=_ERRORS,
+        order_in_group=4,
+        width=Width.SHORT,
+        display_name="Log Errors",
+    )
+    .define(
+        "errors.log.include.messages",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Include the record in error logs.",
+        group=_ERRORS,
+        order_in_group=5,
+        width=Width.SHORT,
+        display_name="Log Error Details",
+    )
+)
+
+SINK_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
+    ConfigDef()
+    .define(
+        "topics",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.HIGH,
+        "List of topics to consume, separated by commas.",
+        group=_COMMON,
+        order_in_group=4,
+        width=Width.LONG,
+        display_name="Topics",
+    )
+    .define(
+        "topics.regex",
+        ConfigType.STRING,
+        "",
+        ValidRegex(),
+        Importance.HIGH,
+        "Regular expression giving the topics to consume.",
+        group=_COMMON,
+        order_in_group=4,
+        width=Width.LONG,
+        display_name="Topics regex",
+    )
+    .define(
+        "errors.deadletterqueue.topic.name",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Topic that receives records the sink could not process.",
+        group=_ERRORS,
+        order_in_group=6,
+        width=Width.MEDIUM,
+        display_name="Dead Letter Queue Topic Name",
+    )
+    .define(
+        "errors.deadletterqueue.topic.replication.factor",
+        ConfigType.SHORT,
+        3,
+        None,
+        Importance.MEDIUM,
+        "Replication factor of the dead letter queue topic.",
+        group=_ERRORS,
+        order_in_group=7,
+        width=Width.MEDIUM,
+        display_name="Dead Letter Queue Topic Replication Factor",
+    )
+    .define(
+        "errors.deadletterqueue.context.headers.enable",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Add __connect.errors.* context headers to DLQ records.",
+        group=_ERRORS,
+        order_in_group=8,
+        width=Width.MEDIUM,
+        display_name="Enable Error Context Headers",
+    )
+)
+
+SOURCE_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
+    ConfigDef()
+    .define(
+        "exactly.once.support",
+        ConfigType.STRING,
+        "requested",
+        ValidString.of("requested", "required", case_insensitive=True),
+        Importance.MEDIUM,
+        "Whether exactly-once delivery is required for this connector.",
+        group="Exactly Once Support",
+        order_in_group=1,
+        width=Width.SHORT,
+        display_name="Exactly once support",
+    )
+    .define(
+        "offsets.storage.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "A connector-specific offsets topic (unsupported yet: offsets go to the worker's topic).",
+        group="offsets.storage",
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="Offsets topic",
+    )
+)
+
+
+@dataclass
+class ValidationResult:
+    """Per-field validation of a whole connector config."""
+
+    connector_class: str
+    groups: list[str]
+    definition: ConfigDef
+    values: dict[str, ConfigValue]
+
+    @property
+    def error_count(self) -> int:
+        return sum(len(v.errors) for v in self.values.values())
+
+    def error_messages(self) -> list[str]:
+        out = []
+        for v in self.values.values():
+            for e in v.errors:
+                out.append(e if v.name in e else f"{v.name}: {e}")
+        return out
+
+
+def framework_def_for(connector_cls: type[Connector]) -> ConfigDef:
+    if issubclass(connector_cls, SinkConnector):
+        return SINK_CONFIG_DEF
+    if issubclass(connector_cls, SourceConnector):
+        return SOURCE_CONFIG_DEF
+    return COMMON_CONFIG_DEF
+
+
+def validate_connector_config(
+    config: Mapping[str, str | None], plugins: PluginRegistry, policy: OverridePolicy
+) -> ValidationResult:
+    """Validate ``config`` completely; never raises for invalid values (errors are per field).
+
+    Raises ConfigError only when ``connector.class`` is missing or names no connector.
+    """
+    class_name = config.get("connector.class")
+    if not class_name:
+        raise ConfigError(
+            f"Connector config {dict(config)} contains no connector type", "connector.class"
+        )
+    cls = plugins.connector_class(class_name)
+    connector = cls()
+    framework = framework_def_for(cls)
+    own = connector.config_def()
+    definition = framework.merge(own)
+    values = framework.validate(config)
+    values.update(connector.validate({k: v for k, v in config.items() if v is not None}))
+    if issubclass(cls, SinkConnector):
+        _check_topics(config, values)
+    for key, message in policy.violations({k: v or "" for k, v in config.items()}).items():
+        values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
+    for key, raw in config.items():
+        if raw is None and key not in values:
+            values[key] = ConfigValue(
+                key, None, errors=["Null value can not be supplied as the configuration value."]
+            )
+    groups = list(framework.groups)
+    for g in own.groups:
+        if g not in groups:
+            groups.append(g)
+    return ValidationResult(class_name, groups, definition, values)
+
+
+def _check_topics(config: Mapping[str, str | None], values: dict[str, ConfigValue]) -> None:
+    topics = (config.get("topics") or "").strip()
+    regex = (config.get("topics.regex") or "").strip()
+    msg = None
+    if topics and regex:
+        msg = "topics and topics.regex are mutually exclusive options, but both are set."
+    elif not topics and not regex:
+        msg = "Must configure one of topics or topics.regex"
+    if msg:
+        values["topics"].errors.append(msg)
+        values["topics.regex"].errors.append(msg)
+    dlq = (config.get("errors.deadletterqueue.topic.name") or "").strip()
+    if dlq:
+        listed = [t.strip() for t in topics.split(",")] if topics else []
+        if dlq in listed or (regex and re.fullmatch(regex, dlq)):
+            values["errors.deadletterqueue.topic.name"].errors.append(
+                f"The DLQ topic '{dlq}' may not be included in the list of topics "
+                "('topics' or 'topics.regex') to consume"
+            )
+
+
+def check_connector_config(
+    config: Mapping[str, str | None], plugins: PluginRegistry, policy: OverridePolicy
+) -> ValidationResult:
+    """Validate and raise one ConfigError (Kafka's wording) listing every error."""
+    result = validate_connector_config(config, plugins, policy)
+    messages = result.error_messages()
+    if messages:
+        raise ConfigError(
+            f"Connector configuration is invalid and contains the following {len(messages)} "
+            "error(s):\n" + "\n".join(messages) + "\nYou can also find the above list of errors "
+            "at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+            next(v.name for v in result.values.values() if v.errors),
+        )
+    return result

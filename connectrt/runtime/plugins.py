@@ -1,0 +1,201 @@
+"""Resolving plugin names (connector, converter, ...) to Python classes.
+
+A name may be:
+
+* a Python path, ``package.module.ClassName`` or ``package.module:ClassName``;
+* a Kafka Connect Java class name of a plugin connectrt ships
+  (``org.apache.kafka.connect.file.FileStreamSourceConnector``);
+* a simple class name (``FileStreamSourceConnector``) or the simple name without its type
+  suffix (``FileStreamSource``), for every registered plugin.
+
+The registry is filled with the bundled plugins at import time; :meth:`PluginRegistry.register`
+adds more. Discovery on ``plugin.path`` directories adds them to ``sys.path`` so their modules
+import by Python path. Thread-safe for lookups once populated.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.api.errors import ConfigError
+
+__all__ = ["PluginDesc", "PluginRegistry", "registry"]
+
+_BUILTINS: list[tuple[str, str, str]] = [
+    # (python path, kafka java class, type)
+    (
+        "connectors.file.FileStreamSourceConnector",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "source",
+    ),
+    (
+        "connectors.file.FileStreamSinkConnector",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "sink",
+    ),
+    (
+        "connectrt.converters.json.JsonConverter",
+        "org.apache.kafka.connect.json.JsonConverter",
+        "converter",
+    ),
+    (
+        "connectrt.converters.string.StringConverter",
+        "org.apache.kafka.connect.storage.StringConverter",
+        "converter",
+    ),
+    (
+        "connectrt.converters.bytearray.ByteArrayConverter",
+        "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "converter",
+    ),
+    (
+        "connectrt.converters.headers.SimpleHeaderConverter",
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        "header_converter",
+    ),
+]
+
+_SUFFIX = {
+    "source": "Connector",
+    "sink": "Connector",
+    "converter": "Converter",
+    "header_converter": "HeaderConverter",
+    "transformation": "Transformation",
+    "predicate": "Predicate",
+}
+
+
+@dataclass(frozen=True)
+class PluginDesc:
+    """A registered plugin: its canonical name (Kafka's class name where one exists)."""
+
+    class_name: str
+    python_path: str
+    type: str
+
+    def load(self) -> builtins.type:
+        return _import(self.python_path)
+
+    def version(self) -> str | None:
+        try:
+            cls = self.load()
+            v = cls().version() if hasattr(cls, "version") else None
+        except Exception:
+            return None
+        return None if v in (None, "unknown") else str(v)
+
+
+def _import(path: str) -> type:
+    if ":" in path:
+        module_name, _, attr = path.partition(":")
+    else:
+        module_name, _, attr = path.rpartition(".")
+    if not module_name:
+        raise ImportError(path)
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not isinstance(obj, type):
+        raise ImportError(f"{path} is not a class")
+    return obj
+
+
+def plugin_type_of(cls: type) -> str | None:
+    if issubclass(cls, SourceConnector):
+        return "source"
+    if issubclass(cls, SinkConnector):
+        return "sink"
+    return None
+
+
+class PluginRegistry:
+    def __init__(self, builtins: Iterable[tuple[str, str, str]] = _BUILTINS) -> None:
+        self._lock = threading.Lock()
+        self._plugins: list[PluginDesc] = []
+        self._aliases: dict[str, PluginDesc] = {}
+        for python_path, java_name, type_ in builtins:
+            self.register(python_path, type_, java_name)
+
+    def register(self, python_path: str, type_: str, class_name: str | None = None) -> PluginDesc:
+        """Register a plugin by Python path under its canonical and short names."""
+        desc = PluginDesc(class_name or python_path, python_path, type_)
+        simple = desc.class_name.replace(":", ".").rsplit(".", 1)[-1]
+        names = {desc.class_name, python_path, python_path.replace(":", "."), simple}
+        suffix = _SUFFIX.get(type_)
+        if suffix and simple.endswith(suffix) and simple != suffix:
+            names.add(simple[: -len(suffix)])
+        with self._lock:
+            self._plugins.append(desc)
+            for n in names:
+                self._aliases.setdefault(n, desc)
+        return desc
+
+    def add_plugin_path(self, dirs: Iterable[str]) -> None:
+        """Make modules in ``plugin.path`` directories importable by Python path."""
+        for d in dirs:
+            if d and d not in sys.path:
+                sys.path.insert(0, d)
+
+    def plugins(self, types: Iterable[str] | None = None) -> list[PluginDesc]:
+        wanted = set(types) if types is not None else None
+        with self._lock:
+            return [p for p in self._plugins if wanted is None or p.type in wanted]
+
+    def find(self, name: str) -> PluginDesc | None:
+        return self._aliases.get(name.strip())
+
+    def load_class(self, name: str, kind: str = "plugin") -> type:
+        """The class for ``name``; ConfigError naming what was looked for if none matches."""
+        desc = self.find(name)
+        if desc is not None:
+            return desc.load()
+        try:
+            return _import(name.strip())
+        except (ImportError, AttributeError, ValueError) as e:
+            known = ", ".join(
+                sorted(
+                    p.class_name
+                    for p in self.plugins()
+                    if kind == "plugin" or p.type in _kinds(kind)
+                )
+            )
+            raise ConfigError(
+                f"Failed to find any class that implements {kind} and which name matches "
+                f"{name} (tried registered aliases and the Python path: {e}); "
+                f"available: {known}",
+                None,
+                name,
+            ) from None
+
+    def connector_class(self, name: str) -> type[Connector]:
+        cls = self.load_class(name, "Connector")
+        if not (isinstance(cls, type) and issubclass(cls, Connector)):
+            raise ConfigError(f"{name} is not a Connector", "connector.class", name)
+        return cls
+
+    def canonical_name(self, cls: type) -> str:
+        path = f"{cls.__module__}.{cls.__qualname__}"
+        for p in self.plugins():
+            if p.python_path == path:
+                return p.class_name
+        return path
+
+
+def _kinds(kind: str) -> set[str]:
+    return {
+        "Connector": {"source", "sink"},
+        "Converter": {"converter"},
+        "HeaderConverter": {"header_converter", "converter"},
+    }.get(kind, set(_SUFFIX))
+
+
+registry = PluginRegistry()
+"""The process-wide plugin registry."""

@@ -1,0 +1,427 @@
+"""Runs a SinkTask: consume in batches -> convert -> put -> commit offsets after flush.
+
+Consumer offsets are committed only for records ``put()`` accepted, and only after
+``SinkTask.pre_commit()`` (by default ``flush()``) returned, every ``offset.flush.interval.ms``,
+on ``context.request_commit()``, before partitions are revoked, and on stop. A crash therefore
+redelivers at most what was put since the last commit (at-least-once); nothing committed is
+ever lost.
+
+Rebalance callbacks run inside ``consume()`` on the task thread, so the task's ``open``/
+``close`` are called on the same thread as ``put``. Memory is bounded by the consumer's
+prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
+``put`` simply stops the consumer from fetching more.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from connectrt.api.errors import RetriableError
+from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
+from connectrt.api.task import SinkTask, SinkTaskContext
+from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.task_runner import (
+    TaskConverters,
+    TaskFailure,
+    TaskId,
+    TaskRunner,
+    TaskStage,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SinkTaskRunner"]
+
+_TS_TYPES = (
+    TimestampType.NO_TIMESTAMP_TYPE,
+    TimestampType.CREATE_TIME,
+    TimestampType.LOG_APPEND_TIME,
+)
+_MIN_RETRY_BACKOFF_S = 0.1
+_CONSUME_TIMEOUT_S = 0.5
+
+
+class _SinkTaskContext(SinkTaskContext):
+    """Calls are made by the task on the task thread; effects apply after put()/open()."""
+
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    @property
+    def configs(self) -> Mapping[str, str]:
+        return self._runner.task_config
+
+    def offset(
+        self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
+    ) -> None:
+        if isinstance(offsets, TopicPartition):
+            if offset is None:
+                raise ValueError("offset(tp, n) needs an offset")
+            offsets = {offsets: offset}
+        self._runner.rewinds.update({TopicPartition(*tp): int(o) for tp, o in offsets.items()})
+
+    def timeout(self, timeout_ms: int) -> None:
+        self._runner.retry_timeout_s = max(0, timeout_ms) / 1000.0
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._runner.assigned)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._runner.pause_partitions(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._runner.resume_partitions(partitions)
+
+    def request_commit(self) -> None:
+        self._runner.commit_requested = True
+
+
+class SinkTaskRunner(TaskRunner):
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SinkTask,
+        task_config: dict[str, str],
+        converters: TaskConverters,
+        consumer_config: dict[str, Any],
+        status: StatusBoard,
+        offset_flush_interval_ms: int,
+        max_poll_records: int = 500,
+        target_state: TargetState = TargetState.STARTED,
+        consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
+    ) -> None:
+        super().__init__(task_id, task_config, status, target_state)
+        self.task = task
+        self.converters = converters
+        self._consumer_config = consumer_config
+        self._consumer_factory = consumer_factory
+        self._flush_interval = offset_flush_interval_ms / 1000.0
+        self._max_poll = max_poll_records
+        self._consumer: Consumer | None = None
+        self.assigned: set[TopicPartition] = set()
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.retry_timeout_s = 0.0
+        self.commit_requested = False
+        self._user_paused: set[TopicPartition] = set()
+        self._all_paused = False
+        self._put_offsets: dict[tuple[str, int], int] = {}  # next offset after what put() took
+        self._committed: dict[tuple[str, int], int] = {}
+        self._rebalance_epoch = 0
+
+    # -- pause/resume ---------------------------------------------------------------------------
+    def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
+        self._user_paused.update(partitions)
+        if self._consumer is not None:
+            tps = [KafkaTopicPartition(t, p) for t, p in partitions if (t, p) in self.assigned]
+            if tps:
+                self._consumer.pause(tps)
+
+    def resume_partitions(self, partitions: Collection[TopicPartition]) -> None:
+        self._user_paused.difference_update(partitions)
+        if self._consumer is not None and not self._all_paused:
+            tps = [KafkaTopicPartition(t, p) for t, p in partitions if (t, p) in self.assigned]
+            if tps:
+                self._consumer.resume(tps)
+
+    def _apply_target_state(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        want_paused = self.target_state is TargetState.PAUSED
+        if want_paused == self._all_paused:
+            return
+        tps = [KafkaTopicPartition(t, p) for t, p in self.assigned]
+        if want_paused:
+            if tps:
+                consumer.pause(tps)
+        else:
+            resume = [tp for tp in tps if (tp.topic, tp.partition) not in self._user_paused]
+            if resume:
+                consumer.resume(resume)
+        self._all_paused = want_paused
+        self.report_running_or_paused()
+
+    # -- rebalance callbacks (inside consume(), on the task thread) ------------------------------
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.assigned.update(tps)
+        self.task.open(tps)
+        for p in partitions:
+            tp = TopicPartition(p.topic, p.partition)
+            if tp in self.rewinds:
+                p.offset = self.rewinds.pop(tp)
+                self._put_offsets[tp] = p.offset
+        consumer.assign(partitions)
+        paused = [
+            p for p in partitions if self._all_paused or (p.topic, p.partition) in self._user_paused
+        ]
+        if paused:
+            consumer.pause(paused)
+        log.info("Task %s assigned %s", self.id, ", ".join(map(str, tps)))
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
+        mine = [tp for tp in tps if tp in self.assigned]
+        if not mine:
+            return
+        self._rebalance_epoch += 1
+        self._commit(only=set(mine))
+        self._forget(mine)
+        self.task.close(mine)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        mine = [
+            tp for p in partitions if (tp := TopicPartition(p.topic, p.partition)) in self.assigned
+        ]
+        if mine:
+            self._rebalance_epoch += 1
+            self._forget(mine)
+            self.task.close(mine)
+
+    def _forget(self, tps: Collection[TopicPartition]) -> None:
+        for tp in tps:
+            self.assigned.discard(tp)
+            self._put_offsets.pop(tp, None)
+            self._committed.pop(tp, None)
+
+    # -- main loop --------------------------------------------------------------------------
+    def execute(self) -> None:
+        self.task.initialize(_SinkTaskContext(self))
+        self.task.start(self.task_config)
+        consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
+        topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]
+        regex = self.task_config.get("topics.regex", "").strip()
+        if regex:
+            re.compile(regex)
+            topics = ["^" + regex]
+        consumer.subscribe(
+            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+        )
+        self.report_running_or_paused()
+        self._all_paused = False
+        try:
+            self._loop(consumer)
+        except BaseException:
+            self._shutdown(commit=False)  # a failed task's buffered writes are not trusted
+            raise
+        self._shutdown(commit=True)
+
+    def _loop(self, consumer: Consumer) -> None:
+        next_commit = time.monotonic() + self._flush_interval
+        metrics = self.metrics
+        while not self.stopping:
+            self._apply_target_state()
+            try:
+                msgs = consumer.consume(self._max_poll, _CONSUME_TIMEOUT_S)
+            except KafkaException as e:
+                raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
+            if msgs:
+                t0 = time.perf_counter()
+                records = self._convert(msgs)
+                if records:
+                    self._deliver(records)
+                metrics.observe_batch(time.perf_counter() - t0)
+            if self.rewinds:
+                self._apply_rewinds(consumer)
+            if self.commit_requested or time.monotonic() >= next_commit:
+                self.commit_requested = False
+                self._commit()
+                next_commit = time.monotonic() + self._flush_interval
+
+    def _convert(self, msgs: list[Any]) -> list[SinkRecord]:
+        """Turn consumed messages into SinkRecords and note the next offset per partition."""
+        key_conv = self.converters.key.to_connect_data
+        value_conv = self.converters.value.to_connect_data
+        header_conv = self.converters.header.to_connect_header
+        records: list[SinkRecord] = []
+        append = records.append
+        stage = TaskStage.KEY_CONVERTER
+        msg = None
+        consumed = 0
+        try:
+            for msg in msgs:
+                err = msg.error()
+                if err is not None:
+                    self._consume_error(err)
+                    continue
+                consumed += 1
+                topic = msg.topic()
+                stage = TaskStage.KEY_CONVERTER
+                ks, kv = key_conv(topic, msg.key())
+                stage = TaskStage.VALUE_CONVERTER
+                vs, vv = value_conv(topic, msg.value())
+                raw_headers = msg.headers()
+                headers = None
+                if raw_headers:
+                    stage = TaskStage.HEADER_CONVERTER
+                    headers = []
+                    for hk, hv in raw_headers:
+                        hs, hval = header_conv(topic, hk, hv)
+                        headers.append(Header(hk, hval, hs))
+                ts_type, ts = msg.timestamp()
+                append(
+                    SinkRecord(
+                        topic,
+                        msg.partition(),
+                        ks,
+                        kv,
+                        vs,
+                        vv,
+                        msg.offset(),
+                        ts if ts_type else None,
+                        _TS_TYPES[ts_type],
+                        headers,
+                    )
+                )
+        except Exception as e:
+            where = (
+                f"topic={msg.topic()}, partition={msg.partition()}, offset={msg.offset()}"
+                if msg
+                else ""
+            )
+            raise TaskFailure(self.id, stage, f"{e!r} (record {where})") from e
+        self.metrics.records_polled += consumed
+        return records
+
+    def _consume_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, err.str())
+        log.warning("Task %s: consumer error: %s", self.id, err.str())
+
+    def _deliver(self, records: list[SinkRecord]) -> None:
+        """put() with retries on RetriableError; then advance the put offsets."""
+        epoch = self._rebalance_epoch
+        while True:
+            try:
+                self.task.put(records)
+                break
+            except RetriableError as e:
+                self.metrics.retries += 1
+                delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
+                log.warning(
+                    "Task %s: retriable error from put(), redelivering the batch of %d "
+                    "in %.1fs: %s",
+                    self.id,
+                    len(records),
+                    delay,
+                    e,
+                )
+                if self._stopping.wait(delay) or epoch != self._rebalance_epoch:
+                    return  # not put: uncommitted, so redelivered after restart/rebalance
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
+        put_offsets = self._put_offsets
+        for r in records:
+            put_offsets[(r.original_topic or r.topic, r.original_kafka_partition or 0)] = (
+                r.original_kafka_offset or 0
+            ) + 1
+        self.metrics.records_put += len(records)
+
+    def _apply_rewinds(self, consumer: Consumer) -> None:
+        for tp, offset in list(self.rewinds.items()):
+            if tp not in self.assigned:
+                continue  # applied in _on_assign when the partition arrives
+            try:
+                consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as e:
+                log.debug("Task %s: seek %s to %d deferred: %s", self.id, tp, offset, e)
+                continue
+            del self.rewinds[tp]
+            self._put_offsets[tp] = offset
+
+    def _commit(self, only: set[TopicPartition] | None = None) -> None:
+        consumer = self._consumer
+        if consumer is None or not self.assigned:
+            return
+        current = {
+            TopicPartition(*tp): off
+            for tp, off in self._put_offsets.items()
+            if tp in self.assigned and (only is None or tp in only)
+        }
+        if not current:
+            return
+        try:
+            to_commit = self.task.pre_commit(current)
+        except Exception:
+            log.exception(
+                "Task %s: pre_commit()/flush() failed; rewinding to the last committed offsets",
+                self.id,
+            )
+            self.metrics.offset_commit_failures += 1
+            self._rewind_to_committed(consumer, current)
+            return
+        final: dict[tuple[str, int], int] = {}
+        for tp, off in to_commit.items():
+            key = (tp[0], tp[1])
+            consumed = self._put_offsets.get(key)
+            if consumed is None or off > consumed:
+                log.warning(
+                    "Task %s: ignoring offset %s for %s from pre_commit(): beyond what "
+                    "was consumed (%s)",
+                    self.id,
+                    off,
+                    tp,
+                    consumed,
+                )
+                continue
+            if self._committed.get(key) != off:
+                final[key] = off
+        if not final:
+            return
+        try:
+            consumer.commit(
+                offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in final.items()],
+                asynchronous=False,
+            )
+        except KafkaException as e:
+            self.metrics.offset_commit_failures += 1
+            log.warning("Task %s: offset commit failed (will retry): %s", self.id, e)
+            return
+        committed_records = sum(o - self._committed.get(k, o) for k, o in final.items())
+        self._committed.update(final)
+        self.metrics.offset_commits += 1
+        self.metrics.records_committed += max(committed_records, 0)
+
+    def _rewind_to_committed(
+        self, consumer: Consumer, current: Mapping[TopicPartition, int]
+    ) -> None:
+        tps = [KafkaTopicPartition(t, p) for t, p in current]
+        try:
+            committed = consumer.committed(tps, timeout=10)
+        except KafkaException:
+            committed = []
+        for c in committed:
+            offset = c.offset if c.offset >= 0 else 0
+            try:
+                consumer.seek(KafkaTopicPartition(c.topic, c.partition, offset))
+                self._put_offsets[(c.topic, c.partition)] = offset
+            except KafkaException as e:
+                log.warning("Task %s: could not rewind %s-%d: %s", self.id, c.topic, c.partition, e)
+
+    def _shutdown(self, commit: bool) -> None:
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            if commit:
+                self._commit()
+        finally:
+            mine = list(self.assigned)
+            self._forget(mine)
+            self._consumer = None
+            try:
+                if mine:
+                    self.task.close(mine)
+            finally:
+                try:
+                    self.task.stop()
+                finally:
+                    consumer.close()

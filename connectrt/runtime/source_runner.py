@@ -1,0 +1,319 @@
+"""Runs a SourceTask: poll -> convert -> produce -> commit offsets once acknowledged.
+
+Hot path: ``poll()`` returns a batch; each record is converted and handed to
+``Producer.produce`` with no per-record Python callback (the producer is configured with
+``delivery.report.only.error``, so only failed deliveries call back). The latest source offset of
+each source partition is remembered in a dict keyed by its encoded offset-topic key (cached by
+the identity of the partition map, so a connector reusing one map costs one dict store per
+record).
+
+Offset commit, every ``offset.flush.interval.ms`` and on stop: snapshot the pending offsets,
+``flush()`` the producer (wait for every record produced so far to be acknowledged, at most
+``offset.flush.timeout.ms``). If all were acknowledged and none failed, every record before the
+snapshot in each source partition is safely in Kafka, so the snapshot is written to the offset
+store, then ``SourceTask.commit()`` is called. On a flush timeout the snapshot stays pending and
+is retried at the next interval. A failed delivery fails the task without committing: records
+are then re-polled after a restart (at-least-once, never lost).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from connectrt.api.errors import RetriableError
+from connectrt.api.records import SourceRecord
+from connectrt.api.task import SourceTask, SourceTaskContext
+from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.task_runner import (
+    TaskConverters,
+    TaskFailure,
+    TaskId,
+    TaskRunner,
+    TaskStage,
+)
+from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
+from connectrt.storage.offsets import OffsetStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["RecordMetadata", "SourceTaskRunner"]
+
+
+class RecordMetadata:
+    """What Kafka acknowledged for a record (given to ``SourceTask.commit_record``)."""
+
+    __slots__ = ("offset", "partition", "timestamp", "topic")
+
+    def __init__(self, topic: str, partition: int, offset: int, timestamp: int | None) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.timestamp = timestamp
+
+
+class _SourceTaskContext(SourceTaskContext):
+    def __init__(self, config: Mapping[str, str], reader: OffsetStorageReaderImpl) -> None:
+        self._config = config
+        self._reader = reader
+
+    @property
+    def configs(self) -> Mapping[str, str]:
+        return self._config
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
+        return self._reader
+
+
+class SourceTaskRunner(TaskRunner):
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SourceTask,
+        task_config: dict[str, str],
+        converters: TaskConverters,
+        producer_config: dict[str, Any],
+        offset_store: OffsetStore,
+        status: StatusBoard,
+        offset_flush_interval_ms: int,
+        offset_flush_timeout_ms: int,
+        target_state: TargetState = TargetState.STARTED,
+        producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
+    ) -> None:
+        super().__init__(task_id, task_config, status, target_state)
+        self.task = task
+        self.converters = converters
+        self._producer_config = producer_config
+        self._producer_factory = producer_factory
+        self._store = offset_store
+        self._flush_interval = offset_flush_interval_ms / 1000.0
+        self._flush_timeout = offset_flush_timeout_ms / 1000.0
+        self._producer: Producer | None = None
+        self._pending: dict[bytes, Mapping[str, Any] | None] = {}
+        self._pending_records = 0
+        self._delivery_error: tuple[KafkaError, str] | None = None
+        # Only tasks that override commit_record pay for per-record delivery callbacks.
+        self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
+        self._topics: set[str] = set()
+
+    @property
+    def topics(self) -> set[str]:
+        """Topics this task has produced to (for topic tracking)."""
+        return set(self._topics)
+
+    def on_stop_requested(self) -> None:
+        try:
+            self.task.stop()
+        except Exception:
+            log.exception("Error calling stop() on source task %s", self.id)
+
+    # -- delivery callbacks (called from producer.poll/flush on this thread) ----------------
+    def _on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None and self._delivery_error is None:
+            self._delivery_error = (err, f"topic={msg.topic()} partition={msg.partition()}")
+
+    def execute(self) -> None:
+        reader = OffsetStorageReaderImpl(self._store, self.id.connector)
+        self.task.initialize(_SourceTaskContext(self.task_config, reader))
+        self.task.start(self.task_config)
+        cfg = dict(self._producer_config)
+        if not self._wants_commit_record:
+            cfg["delivery.report.only.error"] = True
+        cfg["on_delivery"] = self._on_delivery_error
+        self._producer = self._producer_factory(cfg)
+        self.report_running_or_paused()
+        try:
+            self._loop()
+        except BaseException:
+            # Still store the offsets of what was acknowledged before the failure.
+            try:
+                self._final_commit()
+            except Exception:
+                log.exception("Task %s: final offset commit after failure failed", self.id)
+            raise
+        self._final_commit()
+
+    def _loop(self) -> None:
+        producer = self._producer
+        assert producer is not None
+        task = self.task
+        metrics = self.metrics
+        next_commit = time.monotonic() + self._flush_interval
+        while not self.stopping:
+            if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
+                break
+            try:
+                records = task.poll()
+            except RetriableError as e:
+                log.warning("Task %s: retriable error from poll(), polling again: %s", self.id, e)
+                metrics.retries += 1
+                records = None
+            except Exception as e:
+                if self.stopping:
+                    break
+                raise TaskFailure(self.id, TaskStage.TASK_POLL, repr(e)) from e
+            if records:
+                t0 = time.perf_counter()
+                metrics.records_polled += len(records)
+                self._send(records, producer)
+                metrics.observe_batch(time.perf_counter() - t0)
+            producer.poll(0)
+            self._check_delivery()
+            if time.monotonic() >= next_commit:
+                self.commit_offsets()
+                next_commit = time.monotonic() + self._flush_interval
+
+    def while_paused(self) -> None:
+        if self._producer is not None:
+            self._producer.poll(0)
+
+    def _send(self, records: list[SourceRecord], producer: Producer) -> None:
+        """Convert and produce one polled batch (the hot path)."""
+        key_conv = self.converters.key.from_connect_data
+        value_conv = self.converters.value.from_connect_data
+        header_conv = self.converters.header.from_connect_header
+        produce = producer.produce
+        pending = self._pending
+        connector = self.id.connector
+        topics = self._topics
+        per_record_cb = self._wants_commit_record
+        last_partition: object = None
+        last_key = b""
+        stage = TaskStage.KEY_CONVERTER
+        record: SourceRecord | None = None
+        try:
+            for record in records:
+                topic = record.topic
+                stage = TaskStage.KEY_CONVERTER
+                key = record.key
+                kb = (
+                    None
+                    if key is None and record.key_schema is None
+                    else key_conv(topic, record.key_schema, key)
+                )
+                stage = TaskStage.VALUE_CONVERTER
+                vb = value_conv(topic, record.value_schema, record.value)
+                kwargs: dict[str, Any] = {}
+                if record.headers:
+                    stage = TaskStage.HEADER_CONVERTER
+                    kwargs["headers"] = [
+                        (h.key, header_conv(topic, h.key, h.schema, h.value))
+                        for h in record.headers
+                    ]
+                if record.kafka_partition is not None:
+                    kwargs["partition"] = record.kafka_partition
+                if record.timestamp is not None:
+                    kwargs["timestamp"] = record.timestamp
+                if per_record_cb:
+                    kwargs["on_delivery"] = self._commit_record_callback(record)
+                stage = TaskStage.KAFKA_PRODUCE
+                while True:
+                    try:
+                        produce(topic, vb, kb, **kwargs)
+                        break
+                    except BufferError:
+                        # Local queue full: back-pressure. Serve delivery reports and retry.
+                        producer.poll(0.05)
+                        self._check_delivery()
+                        if self.stopping:
+                            return  # unsent records are not committed: re-polled on restart
+                if topic not in topics:
+                    topics.add(topic)
+                sp = record.source_partition
+                if sp is not None:
+                    if sp is not last_partition:
+                        last_key = encode_key(connector, sp)
+                        last_partition = sp
+                    pending[last_key] = record.source_offset
+        except TaskFailure:
+            raise
+        except Exception as e:
+            raise TaskFailure(self.id, stage, repr(e), record) from e
+        self._pending_records += len(records)
+
+    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, Message], None]:
+        def done(err: KafkaError | None, msg: Message) -> None:
+            if err is not None:
+                self._on_delivery_error(err, msg)
+                return
+            ts = msg.timestamp()[1] if msg.timestamp() else None
+            self.task.commit_record(
+                record,
+                RecordMetadata(msg.topic() or "", msg.partition() or 0, msg.offset() or 0, ts),
+            )
+
+        return done
+
+    def _check_delivery(self) -> None:
+        if self._delivery_error is not None:
+            err, where = self._delivery_error
+            raise TaskFailure(
+                self.id, TaskStage.KAFKA_PRODUCE, f"delivery failed ({where}): {err.str()}"
+            )
+
+    def commit_offsets(self) -> bool:
+        """Store the pending offsets once all produced records are acknowledged.
+
+        Returns True when a commit happened (or there was nothing to commit).
+        """
+        producer = self._producer
+        if producer is None:
+            return False
+        remaining = producer.flush(self._flush_timeout)
+        self._check_delivery()
+        if remaining > 0:
+            log.warning(
+                "Task %s: %d records not acknowledged within offset.flush.timeout.ms; "
+                "offset commit postponed",
+                self.id,
+                remaining,
+            )
+            self.metrics.offset_commit_failures += 1
+            return False
+        produced = self._pending_records
+        self.metrics.records_produced += produced
+        self._pending_records = 0
+        if not self._pending:
+            return True
+        snapshot, self._pending = self._pending, {}
+        try:
+            for value in snapshot.values():
+                if value is not None:
+                    validate_offset_map("offset", value)
+            self._store.set({k: encode_value(v) for k, v in snapshot.items()})
+        except Exception as e:
+            # Keep the snapshot so the next interval retries it (newer entries win).
+            self._pending = {**snapshot, **self._pending}
+            self.metrics.offset_commit_failures += 1
+            raise TaskFailure(self.id, TaskStage.TASK_COMMIT, f"offset commit failed: {e!r}") from e
+        self.metrics.offset_commits += 1
+        self.metrics.records_committed += produced
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("Task %s: exception in commit()", self.id)
+        return True
+
+    def _final_commit(self) -> None:
+        try:
+            if self._producer is not None and self._delivery_error is None:
+                self.commit_offsets()
+        finally:
+            self._close_producer()
+
+    def _close_producer(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.flush(min(self._flush_timeout, 5.0))
+
+    def close_after_failure(self) -> None:
+        try:
+            self.task.stop()
+        finally:
+            self._close_producer()

@@ -1,0 +1,108 @@
+"""The standalone worker: one process, connectors given as files on the command line.
+
+``run_standalone`` loads the worker properties, opens the offset store (the Kafka topic by
+default), starts every connector file's connector and runs until SIGINT/SIGTERM, then stops
+gracefully: tasks stop, flush and commit their offsets before the process exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Sequence
+from types import FrameType
+
+from connectrt.api.errors import ConfigError
+from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.properties import load_connector_file, load_properties
+from connectrt.runtime.status import TargetState
+from connectrt.runtime.worker import Worker
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["create_offset_store", "run_standalone"]
+
+_STORE_TIMEOUT_S = 20.0
+_INITIAL_STATES = {
+    "RUNNING": TargetState.STARTED,
+    "PAUSED": TargetState.PAUSED,
+    "STOPPED": TargetState.STOPPED,
+}
+
+
+def create_offset_store(wc: WorkerConfig) -> OffsetStore:
+    kind = wc["offset.storage.type"]
+    if kind == "memory":
+        return MemoryOffsetStore()
+    if kind == "file":
+        path = wc["offset.storage.file.filename"]
+        if not path:
+            raise ConfigError(
+                "offset.storage.type=file needs offset.storage.file.filename",
+                "offset.storage.file.filename",
+            )
+        return FileOffsetStore(path)
+    from connectrt.storage.kafka_offsets import KafkaOffsetStore
+
+    policy = OverridePolicy("None")
+    bootstrap = wc.bootstrap_servers
+    return KafkaOffsetStore(
+        wc["offset.storage.topic"],
+        bootstrap_servers=bootstrap,
+        partitions=wc["offset.storage.partitions"],
+        replication_factor=wc["offset.storage.replication.factor"],
+        producer_config=producer_config(
+            bootstrap, wc.originals, None, policy, "connect-offsets-producer"
+        ),
+        consumer_config=consumer_config(
+            bootstrap,
+            wc.originals,
+            None,
+            policy,
+            "connect-offsets-consumer",
+            "connect-offsets-reader",
+        ),
+        admin_config=admin_config(bootstrap, wc.originals, None, policy, "connect-offsets-admin"),
+        timeout=_STORE_TIMEOUT_S,
+    )
+
+
+def build_worker(worker_props_path: str) -> Worker:
+    wc = WorkerConfig.from_props(load_properties(worker_props_path))
+    return Worker(wc, create_offset_store(wc))
+
+
+def run_standalone(
+    worker_props_path: str,
+    connector_paths: Sequence[str],
+    stop_event: threading.Event | None = None,
+) -> int:
+    """Run until SIGINT/SIGTERM (or ``stop_event``). Raises ConfigError for bad input."""
+    connectors = [load_connector_file(p) for p in connector_paths]
+    worker = build_worker(worker_props_path)
+    for _name, config, _ in connectors:
+        worker.validate(config)
+    stop = stop_event or threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("Received signal %d, stopping", signum)
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _on_signal)
+    worker.start()
+    try:
+        for name, config, initial in connectors:
+            target = _INITIAL_STATES.get((initial or "RUNNING").upper())
+            if target is None:
+                raise ConfigError(f"Invalid initial_state {initial} for connector {name}")
+            worker.start_connector(name, config, target)
+            log.info("Created connector %s", name)
+        stop.wait()
+    finally:
+        worker.stop()
+    return 0

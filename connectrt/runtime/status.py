@@ -1,0 +1,102 @@
+"""Connector and task states, and the in-memory status board the worker reports to.
+
+The worker writes a state change whenever a connector or task starts, pauses, fails or stops;
+readers (the CLI, the REST API, tests) take consistent snapshots. A :class:`StatusListener`
+(e.g. a Kafka status-topic writer) may be attached to persist the changes. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["State", "Status", "StatusBoard", "TargetState"]
+
+
+class State(enum.StrEnum):
+    UNASSIGNED = "UNASSIGNED"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+    FAILED = "FAILED"
+    RESTARTING = "RESTARTING"
+    DESTROYED = "DESTROYED"
+
+
+class TargetState(enum.StrEnum):
+    STARTED = "STARTED"
+    PAUSED = "PAUSED"
+    STOPPED = "STOPPED"
+
+
+@dataclass(frozen=True)
+class Status:
+    """The state of one connector (``task is None``) or one task."""
+
+    connector: str
+    task: int | None
+    state: State
+    worker_id: str
+    trace: str | None = None
+    generation: int = 0
+    timestamp_ms: int = field(default_factory=lambda: int(time.time() * 1000))
+
+
+StatusListener = Callable[[Status], None]
+
+
+class StatusBoard:
+    def __init__(self, worker_id: str) -> None:
+        self.worker_id = worker_id
+        self._lock = threading.Lock()
+        self._connectors: dict[str, Status] = {}
+        self._tasks: dict[tuple[str, int], Status] = {}
+        self._listeners: list[StatusListener] = []
+        self._changed = threading.Condition(self._lock)
+
+    def add_listener(self, listener: StatusListener) -> None:
+        self._listeners.append(listener)
+
+    def put(self, connector: str, task: int | None, state: State, trace: str | None = None) -> None:
+        status = Status(connector, task, state, self.worker_id, trace)
+        with self._lock:
+            if task is None:
+                if state is State.DESTROYED:
+                    self._connectors.pop(connector, None)
+                else:
+                    self._connectors[connector] = status
+            elif state is State.DESTROYED:
+                self._tasks.pop((connector, task), None)
+            else:
+                self._tasks[(connector, task)] = status
+            self._changed.notify_all()
+        for listener in self._listeners:
+            listener(status)
+
+    def connector(self, name: str) -> Status | None:
+        with self._lock:
+            return self._connectors.get(name)
+
+    def task(self, name: str, task: int) -> Status | None:
+        with self._lock:
+            return self._tasks.get((name, task))
+
+    def tasks(self, name: str) -> list[Status]:
+        with self._lock:
+            return sorted(
+                (s for (c, _), s in self._tasks.items() if c == name), key=lambda s: s.task or 0
+            )
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``predicate()`` (evaluated under no lock) holds or ``timeout`` passes."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            with self._changed:
+                self._changed.wait(min(remaining, 0.1))
+        return True

@@ -1,0 +1,161 @@
+"""The thread that runs one task, and what source and sink runners share.
+
+Lifecycle: the worker builds a runner, calls :meth:`TaskRunner.start` (a new thread runs
+``task.start()`` then the runner's loop), may call :meth:`transition_to` to pause/resume, and
+calls :meth:`stop` (from the worker thread) then :meth:`join`. A task that raises ends its
+loop and is reported FAILED with the traceback as its trace; other tasks are unaffected.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.api.converter import Converter, HeaderConverter
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.status import State, StatusBoard, TargetState
+
+log = logging.getLogger(__name__)
+
+__all__ = ["TaskConverters", "TaskId", "TaskRunner", "TaskStage"]
+
+
+@dataclass(frozen=True, order=True)
+class TaskId:
+    connector: str
+    task: int
+
+    def __str__(self) -> str:
+        return f"{self.connector}-{self.task}"
+
+
+class TaskStage:
+    """Where a failure happened (Kafka Connect's stage names)."""
+
+    TASK_START = "TASK_START"
+    TASK_POLL = "TASK_POLL"
+    TASK_PUT = "TASK_PUT"
+    TASK_COMMIT = "TASK_COMMIT"
+    KEY_CONVERTER = "KEY_CONVERTER"
+    VALUE_CONVERTER = "VALUE_CONVERTER"
+    HEADER_CONVERTER = "HEADER_CONVERTER"
+    TRANSFORMATION = "TRANSFORMATION"
+    KAFKA_PRODUCE = "KAFKA_PRODUCE"
+    KAFKA_CONSUME = "KAFKA_CONSUME"
+
+
+@dataclass(frozen=True)
+class TaskConverters:
+    key: Converter
+    value: Converter
+    header: HeaderConverter
+
+
+class TaskFailure(Exception):
+    """Raised inside a runner to end the task with a stage-annotated message."""
+
+    def __init__(self, task_id: TaskId, stage: str, message: str, record: Any = None) -> None:
+        where = ""
+        if record is not None:
+            coords = [
+                f"{k}={getattr(record, a)}"
+                for k, a in (
+                    ("topic", "topic"),
+                    ("partition", "kafka_partition"),
+                    ("offset", "kafka_offset"),
+                )
+                if getattr(record, a, None) is not None
+            ]
+            where = " (record " + ", ".join(coords) + ")" if coords else ""
+        super().__init__(f"Task {task_id} failed in stage {stage}{where}: {message}")
+        self.stage = stage
+
+
+class TaskRunner(threading.Thread):
+    """Base class: thread, target state, stop flag, status and metrics of one task."""
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        task_config: dict[str, str],
+        status: StatusBoard,
+        target_state: TargetState = TargetState.STARTED,
+    ) -> None:
+        super().__init__(name=f"task-{task_id}", daemon=True)
+        self.id = task_id
+        self.task_config = task_config
+        self.status = status
+        self.metrics = TaskMetrics(task_id.connector, task_id.task)
+        self._stopping = threading.Event()
+        self._target = target_state
+        self._state_changed = threading.Event()
+        self.failed: BaseException | None = None
+
+    # -- control (called from other threads) ------------------------------------------------
+    def stop(self) -> None:
+        """Ask the task to stop; returns at once. ``join()`` waits for the final commit."""
+        self._stopping.set()
+        self._state_changed.set()
+        self.on_stop_requested()
+
+    def on_stop_requested(self) -> None:
+        """Hook for subclasses (e.g. to call ``SourceTask.stop()`` to wake a blocked poll)."""
+
+    def transition_to(self, target: TargetState) -> None:
+        self._target = target
+        self._state_changed.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    @property
+    def target_state(self) -> TargetState:
+        return self._target
+
+    # -- thread body -------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self.execute()
+        except BaseException as e:
+            self.failed = e
+            trace = traceback.format_exc()
+            log.error("Task %s threw an uncaught and unrecoverable exception\n%s", self.id, trace)
+            self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
+            self.metrics.errors += 1
+            try:
+                self.close_after_failure()
+            except Exception:
+                log.exception("Error while closing failed task %s", self.id)
+            return
+        if not self.failed:
+            self.status.put(self.id.connector, self.id.task, State.UNASSIGNED)
+
+    def execute(self) -> None:
+        raise NotImplementedError
+
+    def close_after_failure(self) -> None:
+        """Release clients after a failure (the task's ``stop()`` is called too)."""
+
+    def report_running_or_paused(self) -> None:
+        state = State.PAUSED if self._target is TargetState.PAUSED else State.RUNNING
+        self.status.put(self.id.connector, self.id.task, state)
+
+    def wait_while_paused(self) -> bool:
+        """Block while the target state is PAUSED; True if the task should continue."""
+        if self._target is not TargetState.PAUSED:
+            return not self.stopping
+        self.status.put(self.id.connector, self.id.task, State.PAUSED)
+        while self._target is TargetState.PAUSED and not self.stopping:
+            self._state_changed.wait(0.5)
+            self._state_changed.clear()
+            self.while_paused()
+        if not self.stopping:
+            self.status.put(self.id.connector, self.id.task, State.RUNNING)
+        return not self.stopping
+
+    def while_paused(self) -> None:
+        """Called about twice a second while paused (keep clients alive, commit offsets)."""

@@ -1,0 +1,417 @@
+"""The Worker: runs connectors and their tasks in this process.
+
+The worker owns the offset store, the status board and one :class:`TaskRunner` thread per
+task. Public methods are called by one management thread at a time (the CLI or, later, the
+herder); they are serialized by a lock, so calling them from several threads is safe.
+``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
+and handled on the worker's own reconfiguration thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from connectrt.api.connector import (
+    Connector,
+    SinkConnector,
+    SinkConnectorContext,
+    SourceConnector,
+    SourceConnectorContext,
+)
+from connectrt.api.errors import ConfigError, ConnectError, NotFoundError
+from connectrt.api.task import SinkTask, SourceTask
+from connectrt.runtime.clients import (
+    OverridePolicy,
+    consumer_config,
+    max_poll_records,
+    producer_config,
+)
+from connectrt.runtime.connector_config import check_connector_config
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugins import PluginRegistry, registry
+from connectrt.runtime.sink_runner import SinkTaskRunner
+from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.status import State, StatusBoard, TargetState
+from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.storage.offsets import OffsetStore
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Worker"]
+
+
+class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
+    def __init__(self, worker: Worker, name: str) -> None:
+        self._worker = worker
+        self._name = name
+
+    def request_task_reconfiguration(self) -> None:
+        self._worker._reconfig_queue.put(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        trace = "".join(traceback.format_exception(error))
+        self._worker.status.put(self._name, None, State.FAILED, trace)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
+        return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
+
+
+@dataclass
+class _ConnectorState:
+    name: str
+    config: dict[str, str]
+    connector: Connector | None
+    target: TargetState
+    task_configs: list[dict[str, str]] = field(default_factory=list)
+    runners: dict[int, TaskRunner] = field(default_factory=dict)
+
+
+class Worker:
+    def __init__(
+        self,
+        config: WorkerConfig,
+        offset_store: OffsetStore,
+        plugins: PluginRegistry = registry,
+        status: StatusBoard | None = None,
+    ) -> None:
+        self.config = config
+        self.offset_store = offset_store
+        self.plugins = plugins
+        self.status = status or StatusBoard(config.worker_id)
+        self.policy = OverridePolicy(config["connector.client.config.override.policy"])
+        self._connectors: dict[str, _ConnectorState] = {}
+        self._lock = threading.RLock()
+        self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
+        self._reconfig_thread: threading.Thread | None = None
+        self._started = False
+        plugins.add_plugin_path(config["plugin.path"])
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self.offset_store.start()
+        self._reconfig_thread = threading.Thread(
+            target=self._reconfig_loop, name="worker-reconfig", daemon=True
+        )
+        self._reconfig_thread.start()
+        self._started = True
+        log.info("Worker %s started", self.config.worker_id)
+
+    def stop(self) -> None:
+        """Stop every connector (tasks commit their offsets), then the stores."""
+        with self._lock:
+            names = list(self._connectors)
+        for name in names:
+            self._stop_connector(name, remove=True)
+        self._reconfig_queue.put(None)
+        if self._reconfig_thread is not None:
+            self._reconfig_thread.join(5)
+        self.offset_store.stop()
+        self._started = False
+        log.info("Worker %s stopped", self.config.worker_id)
+
+    # -- connectors ----------------------------------------------------------------------------
+    def connectors(self) -> list[str]:
+        with self._lock:
+            return sorted(self._connectors)
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        return dict(self._get(name).config)
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        return [dict(c) for c in self._get(name).task_configs]
+
+    def connector_type(self, name: str) -> str:
+        conn = self._get(name).connector
+        if isinstance(conn, SourceConnector):
+            return "source"
+        if isinstance(conn, SinkConnector):
+            return "sink"
+        return "unknown"
+
+    def _get(self, name: str) -> _ConnectorState:
+        with self._lock:
+            state = self._connectors.get(name)
+        if state is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return state
+
+    def validate(self, config: Mapping[str, str]) -> None:
+        check_connector_config(config, self.plugins, self.policy)
+
+    def start_connector(
+        self, name: str, config: Mapping[str, str], target: TargetState = TargetState.STARTED
+    ) -> None:
+        """Validate, start the connector and its tasks.
+
+        Invalid configs raise ConfigError (nothing is started). A connector whose ``start()``
+        or ``task_configs()`` raises is kept, reported FAILED with the trace.
+        """
+        config = dict(config)
+        config.setdefault("name", name)
+        check_connector_config(config, self.plugins, self.policy)
+        with self._lock:
+            if name in self._connectors:
+                raise ConnectError(f"Connector {name} already exists")
+            state = _ConnectorState(name, config, None, target)
+            self._connectors[name] = state
+            self._start_connector_instance(state)
+
+    def _start_connector_instance(self, state: _ConnectorState) -> None:
+        name = state.name
+        if state.target is TargetState.STOPPED:
+            self.status.put(name, None, State.STOPPED)
+            return
+        try:
+            cls = self.plugins.connector_class(state.config["connector.class"])
+            connector = cls()
+            connector.initialize(_ConnectorContext(self, name))
+            state.connector = connector
+            connector.start(state.config)
+            self._generate_task_configs(state)
+        except Exception:
+            trace = traceback.format_exc()
+            log.error("Connector %s failed to start\n%s", name, trace)
+            self.status.put(name, None, State.FAILED, trace)
+            return
+        self.status.put(
+            name, None, State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
+        )
+        self._start_tasks(state)
+
+    def _generate_task_configs(self, state: _ConnectorState) -> bool:
+        """Ask the connector for task configs; True if they changed."""
+        connector = state.connector
+        assert connector is not None
+        max_tasks = int(state.config.get("tasks.max", "1"))
+        raw = connector.task_configs(max_tasks)
+        enforce = str(state.config.get("tasks.max.enforce", "true")).lower() != "false"
+        if len(raw) > max_tasks and enforce:
+            raise ConnectError(
+                f"The connector {state.name} has generated {len(raw)} tasks, which is greater "
+                f"than {max_tasks}, the maximum number of tasks it is configured to create. "
+                "This behaviour should be considered a bug and is disallowed."
+            )
+        task_class = connector.task_class()
+        configs = []
+        for c in raw:
+            tc = {str(k): str(v) for k, v in c.items()}
+            tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
+            if isinstance(connector, SinkConnector):
+                for key in ("topics", "topics.regex"):
+                    if state.config.get(key):
+                        tc[key] = state.config[key]
+            configs.append(tc)
+        changed = configs != state.task_configs
+        state.task_configs = configs
+        return changed
+
+    def _start_tasks(self, state: _ConnectorState) -> None:
+        for i, tc in enumerate(state.task_configs):
+            self._start_task(state, i, tc)
+
+    def _start_task(self, state: _ConnectorState, index: int, task_config: dict[str, str]) -> None:
+        task_id = TaskId(state.name, index)
+        try:
+            runner = self._build_runner(state, task_id, task_config)
+        except Exception:
+            trace = traceback.format_exc()
+            log.error("Failed to start task %s\n%s", task_id, trace)
+            self.status.put(state.name, index, State.FAILED, trace)
+            return
+        state.runners[index] = runner
+        self.status.put(state.name, index, State.UNASSIGNED)
+        runner.start()
+
+    def _converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
+        key = f"{kind}.converter"
+        if conn_config.get(key):
+            class_name = conn_config[key]
+            prefix = key + "."
+            cfg = {k[len(prefix) :]: v for k, v in conn_config.items() if k.startswith(prefix)}
+        else:
+            class_name = self.config.converter_class(kind)
+            cfg = self.config.converter_config(kind)
+        cls = self.plugins.load_class(
+            class_name, "HeaderConverter" if kind == "header" else "Converter"
+        )
+        conv = cls()
+        if kind == "header":
+            conv.configure(cfg)
+        else:
+            conv.configure(cfg, kind == "key")
+        return conv
+
+    def _build_runner(
+        self, state: _ConnectorState, task_id: TaskId, task_config: dict[str, str]
+    ) -> TaskRunner:
+        connector = state.connector
+        assert connector is not None
+        task_cls = connector.task_class()
+        task = task_cls()
+        converters = TaskConverters(
+            key=self._converter(state.config, "key"),
+            value=self._converter(state.config, "value"),
+            header=self._converter(state.config, "header"),
+        )
+        wc = self.config
+        if isinstance(task, SourceTask):
+            pcfg = producer_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                state.config,
+                self.policy,
+                f"connector-producer-{task_id}",
+            )
+            return SourceTaskRunner(
+                task_id,
+                task,
+                task_config,
+                converters,
+                pcfg,
+                self.offset_store,
+                self.status,
+                wc["offset.flush.interval.ms"],
+                wc["offset.flush.timeout.ms"],
+                state.target,
+            )
+        if isinstance(task, SinkTask):
+            ccfg = consumer_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                state.config,
+                self.policy,
+                f"connector-consumer-{task_id}",
+                f"connect-{state.name}",
+            )
+            return SinkTaskRunner(
+                task_id,
+                task,
+                task_config,
+                converters,
+                ccfg,
+                self.status,
+                wc["offset.flush.interval.ms"],
+                max_poll_records(wc.originals, state.config),
+                state.target,
+            )
+        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _stop_tasks(self, state: _ConnectorState) -> None:
+        runners = list(state.runners.values())
+        for r in runners:
+            r.stop()
+        deadline = time.monotonic() + self.config["task.shutdown.graceful.timeout.ms"] / 1000.0
+        for r in runners:
+            r.join(max(0.0, deadline - time.monotonic()))
+            if r.is_alive():
+                log.error(
+                    "Graceful stop of task %s failed: it did not finish within "
+                    "task.shutdown.graceful.timeout.ms",
+                    r.id,
+                )
+        state.runners.clear()
+
+    def _stop_connector(self, name: str, remove: bool) -> None:
+        with self._lock:
+            state = self._connectors.get(name)
+            if state is None:
+                return
+            self._stop_tasks(state)
+            if state.connector is not None:
+                try:
+                    state.connector.stop()
+                except Exception:
+                    log.exception("Error stopping connector %s", name)
+            if remove:
+                del self._connectors[name]
+                for i in range(len(state.task_configs)):
+                    self.status.put(name, i, State.DESTROYED)
+                self.status.put(name, None, State.DESTROYED)
+
+    def delete_connector(self, name: str) -> None:
+        self._get(name)
+        self._stop_connector(name, remove=True)
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Pause, resume or stop a connector (tasks commit before they stop)."""
+        with self._lock:
+            state = self._get(name)
+            previous, state.target = state.target, target
+            if target is TargetState.STOPPED:
+                self._stop_tasks(state)
+                if state.connector is not None:
+                    state.connector.stop()
+                    state.connector = None
+                state.task_configs = []
+                self.status.put(name, None, State.STOPPED)
+                return
+            if previous is TargetState.STOPPED:
+                self._start_connector_instance(state)
+                return
+            for r in state.runners.values():
+                r.transition_to(target)
+            self.status.put(
+                name, None, State.PAUSED if target is TargetState.PAUSED else State.RUNNING
+            )
+
+    def restart_connector(self, name: str) -> None:
+        with self._lock:
+            state = self._get(name)
+            self._stop_tasks(state)
+            if state.connector is not None:
+                try:
+                    state.connector.stop()
+                except Exception:
+                    log.exception("Error stopping connector %s", name)
+            state.connector = None
+            self.status.put(name, None, State.RESTARTING)
+            self._start_connector_instance(state)
+
+    def restart_task(self, name: str, task: int) -> None:
+        with self._lock:
+            state = self._get(name)
+            if task >= len(state.task_configs):
+                raise NotFoundError(f"Unknown task: {name}-{task}")
+            runner = state.runners.pop(task, None)
+            if runner is not None:
+                runner.stop()
+                runner.join(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
+            self.status.put(name, task, State.RESTARTING)
+            self._start_task(state, task, state.task_configs[task])
+
+    def _reconfig_loop(self) -> None:
+        while True:
+            name = self._reconfig_queue.get()
+            if name is None:
+                return
+            try:
+                with self._lock:
+                    state = self._connectors.get(name)
+                    if state is None or state.connector is None:
+                        continue
+                    if self._generate_task_configs(state):
+                        log.info("Connector %s task configs changed; restarting tasks", name)
+                        self._stop_tasks(state)
+                        self._start_tasks(state)
+            except Exception:
+                trace = traceback.format_exc()
+                log.error("Task reconfiguration of %s failed\n%s", name, trace)
+                self.status.put(name, None, State.FAILED, trace)
+
+    # -- observation ---------------------------------------------------------------------------
+    def task_metrics(self) -> list[TaskMetrics]:
+        with self._lock:
+            return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
+
+    def runners(self, name: str) -> dict[int, TaskRunner]:
+        return dict(self._get(name).runners)

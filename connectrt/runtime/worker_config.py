@@ -1,0 +1,217 @@
+"""The worker configuration (Kafka Connect's key names) and its parsed, typed form."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.api.config import (
+    ConfigDef,
+    ConfigType,
+    Importance,
+    Range,
+    ValidString,
+    with_prefix,
+)
+
+__all__ = ["WORKER_CONFIG_DEF", "WorkerConfig"]
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        "bootstrap.servers",
+        ConfigType.LIST,
+        "localhost:9092",
+        None,
+        Importance.HIGH,
+        "Kafka brokers to connect to (host:port list).",
+    )
+    .define(
+        "key.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.HIGH,
+        "Converter for record keys. Kafka requires it; connectrt defaults to JsonConverter.",
+    )
+    .define(
+        "value.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.HIGH,
+        "Converter for record values. Kafka requires it; connectrt defaults to JsonConverter.",
+    )
+    .define(
+        "header.converter",
+        ConfigType.CLASS,
+        SIMPLE_HEADER_CONVERTER,
+        None,
+        Importance.LOW,
+        "Converter for header values.",
+    )
+    .define(
+        "offset.storage.type",
+        ConfigType.STRING,
+        "kafka",
+        ValidString.of("kafka", "file", "memory"),
+        Importance.MEDIUM,
+        "Where source offsets are stored: 'kafka' (the offset.storage.topic, default), "
+        "'file' (offset.storage.file.filename) or 'memory' (lost at exit; tests only).",
+    )
+    .define(
+        "offset.storage.topic",
+        ConfigType.STRING,
+        "connect-offsets",
+        None,
+        Importance.HIGH,
+        "Compacted topic holding source connector offsets (created if absent).",
+    )
+    .define(
+        "offset.storage.partitions",
+        ConfigType.INT,
+        25,
+        Range.at_least(1),
+        Importance.LOW,
+        "Partitions of the offsets topic when connectrt creates it.",
+    )
+    .define(
+        "offset.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the offsets topic when created; -1 = broker default "
+        "(Kafka Connect's default is 3).",
+    )
+    .define(
+        "offset.storage.file.filename",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "File for offsets when offset.storage.type=file.",
+    )
+    .define(
+        "offset.flush.interval.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How often source offsets and sink consumer offsets are committed.",
+    )
+    .define(
+        "offset.flush.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long a commit waits for outstanding records to be acknowledged before it is "
+        "skipped and retried at the next interval.",
+    )
+    .define(
+        "task.shutdown.graceful.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long stop waits for tasks to finish and commit.",
+    )
+    .define(
+        "plugin.path",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Directories searched for plugin modules (added to sys.path).",
+    )
+    .define(
+        "listeners",
+        ConfigType.LIST,
+        "http://:8083",
+        None,
+        Importance.LOW,
+        "REST API listeners (protocol://host:port).",
+    )
+    .define(
+        "rest.advertised.host.name",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Host name reported as worker_id.",
+    )
+    .define(
+        "rest.advertised.port",
+        ConfigType.INT,
+        None,
+        None,
+        Importance.LOW,
+        "Port reported as worker_id.",
+    )
+    .define(
+        "connector.client.config.override.policy",
+        ConfigType.STRING,
+        "All",
+        ValidString.of("All", "None", "Principal"),
+        Importance.MEDIUM,
+        "Which producer/consumer/admin.override.* keys connectors may set.",
+    )
+    .define(
+        "topic.creation.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Allow source connectors to create topics with topic.creation.* settings.",
+    )
+)
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Parsed worker settings plus the raw map (for prefixed client settings).
+
+    Immutable; shared read-only by every task thread.
+    """
+
+    values: Mapping[str, Any]
+    originals: Mapping[str, str]
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str]) -> WorkerConfig:
+        return cls(WORKER_CONFIG_DEF.parse(props), dict(props))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(self.values["bootstrap.servers"])
+
+    def converter_class(self, kind: str) -> str:
+        """``key``/``value``/``header`` converter class name (worker-level)."""
+        return self.values[f"{kind}.converter"] or JSON_CONVERTER
+
+    def converter_config(self, kind: str) -> dict[str, Any]:
+        return with_prefix(self.originals, f"{kind}.converter.")
+
+    def client_config(self, kind: str) -> dict[str, str]:
+        """Worker-level ``producer.*``/``consumer.*``/``admin.*`` settings, prefix removed."""
+        return with_prefix(self.originals, f"{kind}.")
+
+    @property
+    def worker_id(self) -> str:
+        host = self.values.get("rest.advertised.host.name") or "127.0.0.1"
+        port = self.values.get("rest.advertised.port")
+        if port is None:
+            listener = (self.values.get("listeners") or ["http://:8083"])[0]
+            port = listener.rsplit(":", 1)[-1] or "8083"
+        return f"{host}:{port}"

@@ -1,0 +1,50 @@
+"""Storage for worker state: source offsets now; config and status stores build on TopicLog.
+
+Memory and file stores have no Kafka dependency. The Kafka-backed classes are imported lazily,
+so ``import connectrt.storage`` does not load the Kafka client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from connectrt.storage.murmur2 import java_partition, murmur2
+from connectrt.storage.offset_codec import (
+    decode_key,
+    decode_value,
+    encode_key,
+    encode_value,
+    validate_offset_map,
+)
+from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+
+if TYPE_CHECKING:
+    from connectrt.storage.kafka_log import TopicLog
+    from connectrt.storage.kafka_offsets import KafkaOffsetStore
+
+__all__ = [
+    "FileOffsetStore",
+    "KafkaOffsetStore",
+    "MemoryOffsetStore",
+    "OffsetStore",
+    "TopicLog",
+    "decode_key",
+    "decode_value",
+    "encode_key",
+    "encode_value",
+    "java_partition",
+    "murmur2",
+    "validate_offset_map",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KafkaOffsetStore":
+        from connectrt.storage.kafka_offsets import KafkaOffsetStore
+
+        return KafkaOffsetStore
+    if name == "TopicLog":
+        from connectrt.storage.kafka_log import TopicLog
+
+        return TopicLog
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
