@@ -1,0 +1,65 @@
+"""ByteArrayConverter: raw bytes pass through unchanged (Kafka's ``ByteArrayConverter``).
+
+The schema must be None or BYTES and the value bytes-like (or None). Reading yields
+``OPTIONAL_BYTES_SCHEMA`` and the bytes. Works as a header converter too. Stateless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from connectrt.api.converter import (
+    ConfigKeys,
+    Converter,
+    HeaderConverter,
+    RawHeaders,
+    SchemaAndValue,
+)
+from connectrt.api.errors import DataError
+from connectrt.data.schema import Schema, Type
+
+__all__ = ["CONFIG_KEYS", "ByteArrayConverter"]
+
+CONFIG_KEYS: ConfigKeys = {}
+
+
+class ByteArrayConverter(Converter, HeaderConverter):
+    """Bytes in, bytes out."""
+
+    CONFIG_KEYS = CONFIG_KEYS
+
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
+        """Nothing to configure."""
+
+    def from_connect_data(
+        self,
+        topic: str,
+        schema: Schema | None,
+        value: Any,
+        headers: RawHeaders | None = None,
+    ) -> bytes | None:
+        if schema is not None and schema.type is not Type.BYTES:
+            raise DataError(f"Invalid schema type for ByteArrayConverter: {schema.type.name}")
+        if value is None:
+            return None
+        if type(value) is bytes:
+            return value
+        if isinstance(value, bytearray | memoryview):
+            return bytes(value)
+        raise DataError(
+            f"ByteArrayConverter is not compatible with objects of type {type(value).__name__}"
+        )
+
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
+        return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, data)
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)

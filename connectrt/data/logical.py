@@ -1,0 +1,237 @@
+"""Kafka Connect's logical types: Decimal, Date, Time and Timestamp.
+
+A logical type is a primitive schema with a well-known ``name`` (and ``version`` 1). Connect
+values of a logical type are the Python type (``decimal.Decimal``, ``datetime.date``,
+``datetime.time``, ``datetime.datetime``); ``from_logical`` / ``to_logical`` convert to and
+from the underlying primitive exactly as Kafka does, so the encoded forms are wire-compatible.
+
+* Decimal: BYTES, big-endian two's-complement unscaled value, parameter ``scale``.
+* Date: INT32 days since the Unix epoch.
+* Time: INT32 milliseconds since midnight (sub-millisecond precision is truncated).
+* Timestamp: INT64 milliseconds since the epoch; naive datetimes are taken as UTC and
+  ``to_logical`` returns an aware UTC datetime (sub-millisecond precision is truncated).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import ClassVar
+
+from connectrt.api.errors import DataError
+from connectrt.data.schema import Schema, SchemaBuilder, Type
+
+__all__ = ["LOGICAL_TYPE_NAMES", "Date", "Decimal", "Time", "Timestamp", "logical_name"]
+
+# Enough precision that scaleb/quantize never round.
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_ONE_MS = dt.timedelta(milliseconds=1)
+_MS_PER_DAY = 86_400_000
+
+
+class Decimal:
+    """Arbitrary-precision decimal with a fixed scale, stored as BYTES."""
+
+    LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Decimal"
+    SCALE_FIELD: ClassVar[str] = "scale"
+
+    @staticmethod
+    def builder(scale: int) -> SchemaBuilder:
+        if isinstance(scale, bool) or not isinstance(scale, int):
+            raise DataError(f"Decimal scale must be an int, got {scale!r}")
+        return (
+            SchemaBuilder.bytes()
+            .name(Decimal.LOGICAL_NAME)
+            .parameter(Decimal.SCALE_FIELD, str(scale))
+            .version(1)
+        )
+
+    @staticmethod
+    def schema(scale: int) -> Schema:
+        return Decimal.builder(scale).build()
+
+    @staticmethod
+    def scale(schema: Schema) -> int:
+        """The ``scale`` parameter of a Decimal schema."""
+        params = schema.parameters
+        raw = None if params is None else params.get(Decimal.SCALE_FIELD)
+        if raw is None:
+            raise DataError("Invalid Decimal schema: scale parameter not found.")
+        try:
+            return int(raw)
+        except ValueError as exc:
+            raise DataError(f"Invalid Decimal schema: scale {raw!r} is not an int") from exc
+
+    @staticmethod
+    def rescale(value: decimal.Decimal, scale: int) -> decimal.Decimal:
+        """``value`` with exactly ``scale`` digits after the point; DataError if that loses digits.
+
+        Kafka requires the BigDecimal's scale to equal the schema's; Python code often holds
+        ``Decimal("1.5")`` for a scale-2 column, so exact rescaling is allowed here.
+        """
+        if not isinstance(value, decimal.Decimal) or not value.is_finite():
+            raise DataError(f"Invalid Decimal value: {value!r}")
+        exponent = value.as_tuple().exponent
+        if exponent == -scale:
+            return value
+        quantized = value.quantize(decimal.Decimal((0, (1,), -scale)), context=_EXACT)
+        if quantized != value:
+            raise DataError(f"Decimal value {value} does not fit scale {scale} without rounding")
+        return quantized
+
+    @staticmethod
+    def unscaled(value: decimal.Decimal, scale: int) -> int:
+        """The unscaled integer of ``value`` at ``scale``."""
+        return int(Decimal.rescale(value, scale).scaleb(scale, context=_EXACT))
+
+    @staticmethod
+    def from_logical(schema: Schema, value: decimal.Decimal) -> bytes:
+        """Big-endian two's-complement bytes of the unscaled value (Java's ``toByteArray``)."""
+        n = Decimal.unscaled(value, Decimal.scale(schema))
+        bits = n.bit_length() if n >= 0 else (~n).bit_length()
+        return n.to_bytes(bits // 8 + 1, "big", signed=True)
+
+    @staticmethod
+    def to_logical(schema: Schema, value: bytes) -> decimal.Decimal:
+        if not isinstance(value, bytes | bytearray | memoryview) or len(value) == 0:
+            raise DataError("Invalid bytes for Decimal field")
+        n = int.from_bytes(value, "big", signed=True)
+        return decimal.Decimal(n).scaleb(-Decimal.scale(schema), context=_EXACT)
+
+
+class Date:
+    """A calendar date, stored as INT32 days since the Unix epoch."""
+
+    LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Date"
+    SCHEMA: ClassVar[Schema]
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Date.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def schema() -> Schema:
+        return Date.SCHEMA
+
+    @staticmethod
+    def from_logical(schema: Schema | None, value: dt.date) -> int:
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(dt.UTC)
+            if value.time() != dt.time(0):
+                raise DataError(
+                    "Kafka Connect Date type should not have any time fields set to "
+                    "non-zero values."
+                )
+            value = value.date()
+        elif not isinstance(value, dt.date):
+            raise DataError(f"Invalid type for Date, expected date but was {type(value).__name__}")
+        return (value - _EPOCH_DATE).days
+
+    @staticmethod
+    def to_logical(schema: Schema | None, value: int) -> dt.date:
+        try:
+            return _EPOCH_DATE + dt.timedelta(days=value)
+        except (OverflowError, TypeError) as exc:
+            raise DataError(f"Invalid Date value {value!r}: {exc}") from exc
+
+
+class Time:
+    """A time of day, stored as INT32 milliseconds since midnight (UTC)."""
+
+    LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Time"
+    SCHEMA: ClassVar[Schema]
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def schema() -> Schema:
+        return Time.SCHEMA
+
+    @staticmethod
+    def from_logical(schema: Schema | None, value: dt.time) -> int:
+        if not isinstance(value, dt.time):
+            raise DataError(f"Invalid type for Time, expected time but was {type(value).__name__}")
+        ms = (
+            value.hour * 3_600_000
+            + value.minute * 60_000
+            + value.second * 1000
+            + value.microsecond // 1000
+        )
+        offset = value.utcoffset()
+        if offset:
+            ms = (ms - offset // _ONE_MS) % _MS_PER_DAY
+        return ms
+
+    @staticmethod
+    def to_logical(schema: Schema | None, value: int) -> dt.time:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < _MS_PER_DAY:
+            raise DataError(
+                "Kafka Connect Time type should not have any date fields set to non-zero values."
+            )
+        seconds, ms = divmod(value, 1000)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return dt.time(hour, minute, second, ms * 1000)
+
+
+class Timestamp:
+    """An instant, stored as INT64 milliseconds since the Unix epoch."""
+
+    LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Timestamp"
+    SCHEMA: ClassVar[Schema]
+
+    @staticmethod
+    def builder() -> SchemaBuilder:
+        return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
+
+    @staticmethod
+    def schema() -> Schema:
+        return Timestamp.SCHEMA
+
+    @staticmethod
+    def from_logical(schema: Schema | None, value: dt.datetime) -> int:
+        if not isinstance(value, dt.datetime):
+            raise DataError(
+                f"Invalid type for Timestamp, expected datetime but was {type(value).__name__}"
+            )
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return (value - _EPOCH) // _ONE_MS
+
+    @staticmethod
+    def to_logical(schema: Schema | None, value: int) -> dt.datetime:
+        try:
+            return _EPOCH + dt.timedelta(milliseconds=value)
+        except (OverflowError, TypeError) as exc:
+            raise DataError(f"Invalid Timestamp value {value!r}: {exc}") from exc
+
+
+Date.SCHEMA = Date.builder().build()
+Time.SCHEMA = Time.builder().build()
+Timestamp.SCHEMA = Timestamp.builder().build()
+
+LOGICAL_TYPE_NAMES: frozenset[str] = frozenset(
+    {Decimal.LOGICAL_NAME, Date.LOGICAL_NAME, Time.LOGICAL_NAME, Timestamp.LOGICAL_NAME}
+)
+
+# Base type each logical type must sit on; a schema with a logical name but another base
+# type is treated as a plain primitive (as Kafka's converters do).
+LOGICAL_BASE_TYPES: dict[str, Type] = {
+    Decimal.LOGICAL_NAME: Type.BYTES,
+    Date.LOGICAL_NAME: Type.INT32,
+    Time.LOGICAL_NAME: Type.INT32,
+    Timestamp.LOGICAL_NAME: Type.INT64,
+}
+
+
+def logical_name(schema: Schema) -> str | None:
+    """The logical type name of ``schema`` if it is one of the four built-in logical types."""
+    name = schema.name
+    if name is not None and LOGICAL_BASE_TYPES.get(name) is schema.type:
+        return name
+    return None
