@@ -79,9 +79,10 @@ class PluginDesc:
     class_name: str
     python_path: str
     type: str
+    cls: builtins.type | None = None  # set for classes registered as objects
 
     def load(self) -> builtins.type:
-        return _import(self.python_path)
+        return self.cls if self.cls is not None else _import(self.python_path)
 
     def version(self) -> str | None:
         try:
@@ -124,9 +125,22 @@ class PluginRegistry:
         for python_path, java_name, type_ in builtins:
             self.register(python_path, type_, java_name)
 
-    def register(self, python_path: str, type_: str, class_name: str | None = None) -> PluginDesc:
+    def register_class(self, cls: type, type_: str | None = None) -> PluginDesc:
+        """Register a class object (e.g. one defined inside a test) under its names."""
+        kind = type_ or plugin_type_of(cls)
+        if kind is None:
+            raise ConfigError(f"Cannot tell the plugin type of {cls.__qualname__}")
+        return self.register(f"{cls.__module__}.{cls.__qualname__}", kind, None, cls)
+
+    def register(
+        self,
+        python_path: str,
+        type_: str,
+        class_name: str | None = None,
+        cls: type | None = None,
+    ) -> PluginDesc:
         """Register a plugin by Python path under its canonical and short names."""
-        desc = PluginDesc(class_name or python_path, python_path, type_)
+        desc = PluginDesc(class_name or python_path, python_path, type_, cls)
         simple = desc.class_name.replace(":", ".").rsplit(".", 1)[-1]
         names = {desc.class_name, python_path, python_path.replace(":", "."), simple}
         suffix = _SUFFIX.get(type_)
@@ -135,7 +149,10 @@ class PluginRegistry:
         with self._lock:
             self._plugins.append(desc)
             for n in names:
-                self._aliases.setdefault(n, desc)
+                if cls is not None:
+                    self._aliases[n] = desc  # an explicitly registered class wins
+                else:
+                    self._aliases.setdefault(n, desc)
         return desc
 
     def add_plugin_path(self, dirs: Iterable[str]) -> None:

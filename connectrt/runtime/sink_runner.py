@@ -319,10 +319,15 @@ class SinkTaskRunner(TaskRunner):
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
         put_offsets = self._put_offsets
+        committed = self._committed
         for r in records:
-            put_offsets[(r.original_topic or r.topic, r.original_kafka_partition or 0)] = (
-                r.original_kafka_offset or 0
-            ) + 1
+            key = (r.original_topic or r.topic, r.original_kafka_partition or 0)
+            offset = r.original_kafka_offset or 0
+            if key not in committed:
+                # Everything before the first record we received was committed already (or is
+                # the start of the partition): the baseline for records_committed.
+                committed[key] = offset
+            put_offsets[key] = offset + 1
         self.metrics.records_put += len(records)
 
     def _apply_rewinds(self, consumer: Consumer) -> None:

@@ -25,7 +25,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["create_offset_store", "run_standalone"]
 
-_STORE_TIMEOUT_S = 20.0
 _INITIAL_STATES = {
     "RUNNING": TargetState.STARTED,
     "PAUSED": TargetState.PAUSED,
@@ -66,7 +65,7 @@ def create_offset_store(wc: WorkerConfig) -> OffsetStore:
             "connect-offsets-reader",
         ),
         admin_config=admin_config(bootstrap, wc.originals, None, policy, "connect-offsets-admin"),
-        timeout=_STORE_TIMEOUT_S,
+        timeout=wc["worker.startup.timeout.ms"] / 1000.0,
     )
 
 

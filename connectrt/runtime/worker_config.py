@@ -114,6 +114,15 @@ WORKER_CONFIG_DEF = (
         "skipped and retried at the next interval.",
     )
     .define(
+        "worker.startup.timeout.ms",
+        ConfigType.LONG,
+        30000,
+        Range.at_least(100),
+        Importance.LOW,
+        "connectrt: how long the worker waits for Kafka at start (and for an internal topic "
+        "read to make progress) before failing with a clear error.",
+    )
+    .define(
         "task.shutdown.graceful.timeout.ms",
         ConfigType.LONG,
         5000,
