@@ -411,7 +411,16 @@ class _Compiler:
                 s = v._schema
                 if s is not schema and s != schema and not s.equals_ignoring_default(schema):
                     raise DataError("Mismatching schema.")
-                return {n: f(x) for n, f, x in zip(names, fns, v._values, strict=True)}
+                try:
+                    return {n: f(x) for n, f, x in zip(names, fns, v._values, strict=True)}
+                except DataError:
+                    # Slow path, only on failure: find the field and name it in the error.
+                    for n, f, x in zip(names, fns, v._values, strict=True):
+                        try:
+                            f(x)
+                        except DataError as inner:
+                            raise _in_field(inner, n) from None
+                    raise
 
             return ser_struct
         raise DataError(f"Unknown schema type: {t}")  # pragma: no cover
@@ -882,6 +891,17 @@ def _config_int(config: Mapping[str, Any], key: str) -> int:
 # --------------------------------------------------------------------------------------------
 # The converter
 # --------------------------------------------------------------------------------------------
+
+
+def _in_field(error: DataError, name: str) -> DataError:
+    """``error`` re-raised with the field path it happened in, e.g. ``(field 'user.age')``."""
+    base = getattr(error, "base_message", str(error))
+    path = getattr(error, "field_path", None)
+    path = name if path is None else f"{name}.{path}"
+    out = DataError(f"{base} (field '{path}')")
+    out.base_message = base  # type: ignore[attr-defined]
+    out.field_path = path  # type: ignore[attr-defined]
+    return out
 
 
 class JsonConverter(Converter, HeaderConverter):
