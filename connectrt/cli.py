@@ -56,6 +56,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.dir, args.lines, args.duration)
 
 
+def _cmd_config_docs(args: argparse.Namespace) -> int:
+    from connectrt.docs import config_reference
+
+    print(config_reference(), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="connectrt", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"connectrt {__version__}")
@@ -73,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plugins", help="list available plugins")
     p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("config-docs", help="print the configuration reference (Markdown)")
+    p.set_defaults(func=_cmd_config_docs)
 
     p = sub.add_parser("demo", help="run the file -> Kafka -> file demo on an embedded broker")
     p.add_argument("--dir", default="demo-data", help="working directory for the demo files")

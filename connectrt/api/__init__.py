@@ -28,6 +28,7 @@ from connectrt.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
+from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
 from connectrt.api.errors import (
     AlreadyExistsError,
     ConfigError,
@@ -66,10 +67,12 @@ __all__ = [
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "Converter",
     "DataError",
     "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "Header",
+    "HeaderConverter",
     "Importance",
     "NonEmptyString",
     "NotFoundError",
@@ -77,6 +80,7 @@ __all__ = [
     "Password",
     "Range",
     "RetriableError",
+    "SchemaAndValue",
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",

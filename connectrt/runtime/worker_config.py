@@ -144,7 +144,8 @@ WORKER_CONFIG_DEF = (
         "http://:8083",
         None,
         Importance.LOW,
-        "REST API listeners (protocol://host:port).",
+        "REST API listeners (protocol://host:port). The REST API is not served yet; the "
+        "first listener's port is used in worker_id.",
     )
     .define(
         "rest.advertised.host.name",

@@ -95,6 +95,10 @@ class _SinkContext(SinkTaskContext):
         pass
 
 
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
     """A context outside any worker: reconfiguration requests and errors are recorded."""
 
@@ -141,8 +145,9 @@ class _ConnectorConformance:
             for n in self.tasks_max_values:
                 configs = connector.task_configs(n)
                 assert 1 <= len(configs) <= n, f"task_configs({n}) returned {len(configs)}"
-                assert all(isinstance(k, str) and isinstance(v, str)
-                           for c in configs for k, v in c.items())
+                assert all(
+                    isinstance(k, str) and isinstance(v, str) for c in configs for k, v in c.items()
+                )
         finally:
             connector.stop()
 
@@ -152,9 +157,11 @@ class _ConnectorConformance:
         connector = self.connector_class()
         for key in connector.config_def().keys.values():
             assert key.documentation.strip(), f"config key {key.name} has no documentation"
-        config = {"name": "conformance", "connector.class":
-                  f"{self.connector_class.__module__}.{self.connector_class.__qualname__}",
-                  **self.connector_config(tmp_path, unique_name("t"))}
+        config = {
+            "name": "conformance",
+            "connector.class": _class_path(self.connector_class),
+            **self.connector_config(tmp_path, unique_name("t")),
+        }
         result = validate_connector_config(config, registry, OverridePolicy("All"))
         assert result.error_messages() == []
 
@@ -188,8 +195,11 @@ class SourceConnectorConformance(_ConnectorConformance):
     ):
         topic = unique_name("conformance-src")
         create_topic(broker.bootstrap_servers, topic, partitions=1)
-        config = {"connector.class": f"{self.connector_class.__module__}."
-                  f"{self.connector_class.__qualname__}", **self.connector_config(tmp_path, topic)}
+        config = {
+            "connector.class": f"{self.connector_class.__module__}."
+            f"{self.connector_class.__qualname__}",
+            **self.connector_config(tmp_path, topic),
+        }
         self.add_input(config, 0, 50)
 
         def count() -> int:
@@ -205,8 +215,13 @@ class SourceConnectorConformance(_ConnectorConformance):
             harness.start_connector("conformance-src", config)
             harness.wait_until(lambda: count() >= 80, 60, "30 more records after restart")
             harness.wait_until(
-                lambda: sum(m.records_committed for m in
-                            harness.metrics("conformance-src").values()) >= 30, 30, "commit")
+                lambda: (
+                    sum(m.records_committed for m in harness.metrics("conformance-src").values())
+                    >= 30
+                ),
+                30,
+                "commit",
+            )
         finally:
             harness.stop()
         assert count() == 80, "a graceful restart must neither lose nor repeat records"
@@ -246,27 +261,40 @@ class SinkConnectorConformance(_ConnectorConformance):
         )
         registry.register_class(connector_cls, "sink")
         n = 200
-        produce(broker.bootstrap_servers, topic,
-                (b'{"schema":{"type":"string","optional":false},"payload":"r%d"}' % i
-                 for i in range(n)),
-                key=lambda i: b"k%d" % (i % 7))
+        produce(
+            broker.bootstrap_servers,
+            topic,
+            (
+                b'{"schema":{"type":"string","optional":false},"payload":"r%d"}' % i
+                for i in range(n)
+            ),
+            key=lambda i: b"k%d" % (i % 7),
+        )
         with WorkerHarness(broker.bootstrap_servers) as harness:
-            harness.start_connector("conformance-sink",
-                                    {**config, "connector.class": connector_cls.__name__})
+            harness.start_connector(
+                "conformance-sink", {**config, "connector.class": connector_cls.__name__}
+            )
             harness.wait_until(
-                lambda: sum(m.records_committed for m in
-                            harness.metrics("conformance-sink").values()) >= n,
-                60, "all records committed")
+                lambda: (
+                    sum(m.records_committed for m in harness.metrics("conformance-sink").values())
+                    >= n
+                ),
+                60,
+                "all records committed",
+            )
         assert observations, "pre_commit was never called"
         for returned, written in observations:
             assert returned <= written, (
                 f"pre_commit returned offsets covering {returned} records while only {written} "
-                "were durably written")
-        consumer = Consumer({"bootstrap.servers": broker.bootstrap_servers,
-                             "group.id": "connect-conformance-sink"})
+                "were durably written"
+            )
+        consumer = Consumer(
+            {"bootstrap.servers": broker.bootstrap_servers, "group.id": "connect-conformance-sink"}
+        )
         try:
             committed = consumer.committed(
-                [KafkaTopicPartition(topic, p) for p in range(2)], timeout=10)
+                [KafkaTopicPartition(topic, p) for p in range(2)], timeout=10
+            )
         finally:
             consumer.close()
         total = sum(max(tp.offset, 0) for tp in committed)

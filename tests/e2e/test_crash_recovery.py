@@ -48,10 +48,19 @@ def _count(path: Path) -> int:
 def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
     with (tmp / log_name).open("wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "connectrt.cli", "--log-level", "WARNING", "standalone",
-             str(tmp / "worker.properties"), str(tmp / "source.properties"),
-             str(tmp / "sink.properties")],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "connectrt.cli",
+                "--log-level",
+                "WARNING",
+                "standalone",
+                str(tmp / "worker.properties"),
+                str(tmp / "source.properties"),
+                str(tmp / "sink.properties"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
 
 
@@ -107,8 +116,7 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         "consumer.heartbeat.interval.ms=500\n"
     )
     (tmp_path / "source.properties").write_text(
-        f"name=src\nconnector.class=FileStreamSource\nfile={src}\ntopic={topic}\n"
-        "batch.size=500\n"
+        f"name=src\nconnector.class=FileStreamSource\nfile={src}\ntopic={topic}\nbatch.size=500\n"
     )
     (tmp_path / "sink.properties").write_text(
         f"name=sink\nconnector.class=FileStreamSink\nfile={dst}\ntopics={topic}\n"
@@ -120,8 +128,12 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
     try:
         writer.start()
         # Kill once the sink has committed at least once and the stream is well under way.
-        _wait(lambda: _count(dst) >= LINES // 3 and _sink_committed(bootstrap, topic) > 0,
-              120, "a third of the lines and a sink commit", worker)
+        _wait(
+            lambda: _count(dst) >= LINES // 3 and _sink_committed(bootstrap, topic) > 0,
+            120,
+            "a third of the lines and a sink commit",
+            worker,
+        )
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
     except BaseException:
@@ -157,8 +169,12 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
     # -- restart and finish (the writer keeps appending meanwhile) ---------------------------
     worker = _start_worker(tmp_path, "worker-2.log")
     try:
-        _wait(lambda: _count(dst) >= LINES and len(set(_lines(dst))) >= LINES, 180,
-              "every line after restart", worker)
+        _wait(
+            lambda: _count(dst) >= LINES and len(set(_lines(dst))) >= LINES,
+            180,
+            "every line after restart",
+            worker,
+        )
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(30) == 0
     finally:

@@ -20,14 +20,17 @@ pytestmark = pytest.mark.integration
 def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "connectrt.cli", "--log-level", "ERROR", *args],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def _worker_file(tmp: Path, bootstrap: str, **extra: str) -> Path:
     p = tmp / "worker.properties"
-    lines = [f"bootstrap.servers={bootstrap}"] + [f"{k.replace('_', '.')}={v}"
-                                                   for k, v in extra.items()]
+    lines = [f"bootstrap.servers={bootstrap}"] + [
+        f"{k.replace('_', '.')}={v}" for k, v in extra.items()
+    ]
     p.write_text("\n".join(lines) + "\n")
     return p
 
@@ -63,8 +66,9 @@ def test_missing_files_give_one_line_errors(tmp_path: Path):
     result = _cli("standalone", str(tmp_path / "nope.properties"))
     assert result.returncode == 1
     assert _error_lines(result) == [f"error: Config file not found: {tmp_path / 'nope.properties'}"]
-    result = _cli("standalone", str(_worker_file(tmp_path, "127.0.0.1:1")),
-                  str(tmp_path / "missing.json"))
+    result = _cli(
+        "standalone", str(_worker_file(tmp_path, "127.0.0.1:1")), str(tmp_path / "missing.json")
+    )
     assert _error_lines(result) == [
         f"error: Connector config file not found: {tmp_path / 'missing.json'}"
     ]
@@ -91,10 +95,12 @@ def test_unreadable_file_fails_the_task_and_the_worker_stays_up(
     good = tmp_path / "good.txt"
     good.write_text("x\ny\n")
     with WorkerHarness(broker.bootstrap_servers) as h:
-        h.start_connector("bad", {"connector.class": "FileStreamSource",
-                                  "file": str(tmp_path), "topic": topic})  # a directory
-        h.start_connector("good", {"connector.class": "FileStreamSource",
-                                   "file": str(good), "topic": topic})
+        h.start_connector(
+            "bad", {"connector.class": "FileStreamSource", "file": str(tmp_path), "topic": topic}
+        )  # a directory
+        h.start_connector(
+            "good", {"connector.class": "FileStreamSource", "file": str(good), "topic": topic}
+        )
         (failed,) = h.wait_for_tasks("bad", State.FAILED)
         assert failed.trace is not None
         assert "TASK_POLL" in failed.trace and "Is a directory" in failed.trace
@@ -113,8 +119,7 @@ def test_record_not_matching_its_schema_fails_with_the_field_named(
     topic = unique_name("schema")
     create_topic(broker.bootstrap_servers, topic)
     with WorkerHarness(broker.bootstrap_servers) as h:
-        h.start_connector("mismatch", {"connector.class": "SchemaMismatchSource",
-                                       "topic": topic})
+        h.start_connector("mismatch", {"connector.class": "SchemaMismatchSource", "topic": topic})
         (failed,) = h.wait_for_tasks("mismatch", State.FAILED)
     assert failed.trace is not None
     assert "VALUE_CONVERTER" in failed.trace
@@ -127,8 +132,10 @@ def test_connector_generating_too_many_tasks_fails(broker: EmbeddedBroker, uniqu
 
     registry.register_class(TooManyTasksSource)
     with WorkerHarness(broker.bootstrap_servers) as h:
-        h.start_connector("greedy", {"connector.class": "TooManyTasksSource",
-                                     "topic": unique_name("t"), "tasks.max": "2"})
+        h.start_connector(
+            "greedy",
+            {"connector.class": "TooManyTasksSource", "topic": unique_name("t"), "tasks.max": "2"},
+        )
         status = h.running.status.connector("greedy")
     assert status is not None and status.state is State.FAILED
     assert "has generated 3 tasks, which is greater than 2" in (status.trace or "")

@@ -1,0 +1,55 @@
+"""Configuration reference generated from the ConfigDefs (``connectrt config-docs``).
+
+The README's configuration reference is this output; a test fails when they drift apart.
+"""
+
+from __future__ import annotations
+
+from connectrt.api.config import NO_DEFAULT, ConfigDef, render_value
+
+__all__ = ["config_reference", "config_table"]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def config_table(definition: ConfigDef) -> str:
+    rows = ["| Key | Type | Default | Description |", "|---|---|---|---|"]
+    for key in definition.keys.values():
+        if key.internal:
+            continue
+        if key.default is NO_DEFAULT:
+            default = "*required*"
+        else:
+            rendered = render_value(key.default, key.type)
+            default = "null" if rendered is None else f"`{rendered}`" if rendered else '`""`'
+        rows.append(
+            f"| `{key.name}` | {key.type.value} | {default} | {_cell(key.documentation)} |"
+        )
+    return "\n".join(rows)
+
+
+def config_reference() -> str:
+    """Markdown for the worker, connector framework and bundled connector configs."""
+    from connectors.file.sink import CONFIG_DEF as FILE_SINK
+    from connectors.file.source import CONFIG_DEF as FILE_SOURCE
+    from connectrt.runtime.connector_config import (
+        COMMON_CONFIG_DEF,
+        SINK_CONFIG_DEF,
+        SOURCE_CONFIG_DEF,
+    )
+    from connectrt.runtime.worker_config import WORKER_CONFIG_DEF
+
+    common = set(COMMON_CONFIG_DEF.keys)
+    sink_only = ConfigDef(k for n, k in SINK_CONFIG_DEF.keys.items() if n not in common)
+    source_only = ConfigDef(k for n, k in SOURCE_CONFIG_DEF.keys.items() if n not in common)
+    sections = [
+        ("Worker (`WORKER.properties`)", WORKER_CONFIG_DEF),
+        ("Every connector", COMMON_CONFIG_DEF),
+        ("Sink connectors", sink_only),
+        ("Source connectors", source_only),
+        ("FileStreamSource", FILE_SOURCE),
+        ("FileStreamSink", FILE_SINK),
+    ]
+    return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"
