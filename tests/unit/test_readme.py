@@ -33,7 +33,7 @@ def load_example() -> types.ModuleType:
     assert code
     module = types.ModuleType("readme_example")
     sys.modules["readme_example"] = module
-    exec(compile(code.group(1), "README.md", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(code.group(1), "README.md", "exec"), module.__dict__)
     return module
 
 
