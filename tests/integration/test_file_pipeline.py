@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 from connectrt.runtime.status import State
+from connectrt.storage import FileOffsetStore, decode_value, encode_key
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 
@@ -61,8 +62,9 @@ def test_100k_lines_file_to_kafka_to_file(broker: EmbeddedBroker, tmp_path: Path
         assert sink_positions == sorted(sink_positions)
 
 
+@pytest.mark.parametrize("store", ["kafka", "file"])
 def test_source_resumes_from_committed_offsets_after_restart(
-    broker: EmbeddedBroker, tmp_path: Path, unique_name
+    broker: EmbeddedBroker, tmp_path: Path, unique_name, store: str
 ):
     topic = unique_name("resume")
     create_topic(broker.bootstrap_servers, topic, partitions=1)
@@ -70,7 +72,11 @@ def test_source_resumes_from_committed_offsets_after_restart(
     src.write_text("".join(f"a{i}\n" for i in range(500)))
     config = {"connector.class": "FileStreamSource", "file": str(src), "topic": topic}
 
-    h = WorkerHarness(broker.bootstrap_servers).start()
+    props = {
+        "offset.storage.type": store,
+        "offset.storage.file.filename": str(tmp_path / "offsets.json"),
+    }
+    h = WorkerHarness(broker.bootstrap_servers, props).start()
     try:
         h.start_connector("src", config)
         h.wait_until(lambda: sum(m.records_committed for m in h.metrics("src").values()) >= 500)
@@ -84,3 +90,8 @@ def test_source_resumes_from_committed_offsets_after_restart(
         h.stop()
     values = [orjson.loads(v)["payload"] for _, v in read_topic(broker.bootstrap_servers, topic)[0]]
     assert values == [f"a{i}" for i in range(500)] + [f"b{i}" for i in range(300)]
+    if store == "file":
+        stored = FileOffsetStore(str(tmp_path / "offsets.json"))
+        stored.start()
+        key = encode_key("src", {"filename": str(src)})
+        assert decode_value(stored.get([key])[key]) == {"position": src.stat().st_size}
