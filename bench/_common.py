@@ -1,0 +1,133 @@
+"""Shared helpers for the benchmark scripts: broker, topics, worker, formatting.
+
+Every script starts its own :class:`EmbeddedBroker` (Tansu keeps everything in memory and
+never frees it) and stops it at the end. Nothing here asserts timings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # so ``bench.connectors.X`` resolves as a plugin class
+    sys.path.insert(0, str(ROOT))
+
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
+
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+
+# Quick group joins on Tansu (it holds a join for half of session.timeout.ms).
+FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+
+
+def setup_logging() -> None:
+    logging.basicConfig(
+        level=os.environ.get("BENCH_LOG", "WARNING"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def producer_settings(bootstrap: str) -> dict[str, Any]:
+    """The runtime's producer defaults (what a task producer gets with no overrides)."""
+    return {**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap}
+
+
+def consumer_settings(bootstrap: str, group: str) -> dict[str, Any]:
+    """The runtime's consumer defaults plus the fast-join settings the worker also gets."""
+    return {
+        **CONSUMER_DEFAULTS,
+        **FAST_GROUP,
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+    }
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, int]) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics(
+        [NewTopic(t, num_partitions=p, replication_factor=1) for t, p in topics.items()]
+    )
+    for f in futures.values():
+        f.result(30)
+
+
+def worker_props(bootstrap: str, **extra: str) -> dict[str, str]:
+    props = {
+        "bootstrap.servers": bootstrap,
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        "offset.storage.type": "memory",
+        "offset.flush.interval.ms": "5000",
+        "consumer.session.timeout.ms": str(FAST_GROUP["session.timeout.ms"]),
+        "consumer.heartbeat.interval.ms": str(FAST_GROUP["heartbeat.interval.ms"]),
+        "listeners": "http://127.0.0.1:0",
+    }
+    props.update(extra)
+    return props
+
+
+def make_worker(props: Mapping[str, str]) -> Any:
+    from connectrt.runtime.standalone import create_offset_store
+    from connectrt.runtime.worker import Worker
+    from connectrt.runtime.worker_config import WorkerConfig
+
+    wc = WorkerConfig.from_props(dict(props))
+    worker = Worker(wc, create_offset_store(wc))
+    worker.start()
+    return worker
+
+
+def wait_for(cond: Callable[[], bool], timeout: float, what: str, step: float = 0.002) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(step)
+
+
+def rate(n: int, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("nan")
+
+
+def fmt_rate(r: float) -> str:
+    return f"{r:>12,.0f} rec/s"
+
+
+def report(title: str, rows: list[tuple[str, int, float]]) -> dict[str, float]:
+    """Print one line per (name, records, seconds); return name -> records/s."""
+    print(f"\n== {title}")
+    out = {}
+    for name, n, secs in rows:
+        r = rate(n, secs)
+        out[name] = r
+        print(f"  {name:<28} {n:>10,} records in {secs:7.3f} s = {fmt_rate(r)}")
+    return out
+
+
+def machine() -> str:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cpus, {model}, Python {sys.version.split()[0]}"
+
+
+def emit(name: str, result: Mapping[str, float]) -> None:
+    """One machine-readable line for run_all.py."""
+    import json
+
+    print(f"BENCH_RESULT {json.dumps({'bench': name, **result})}", flush=True)

@@ -1,0 +1,138 @@
+"""Source throughput: connectrt's SourceTaskRunner vs a raw confluent-kafka produce loop.
+
+Both sides send N pre-serialized 100 B values (keys None) to their own topic on one fresh
+embedded broker, with the same producer settings (connectrt's ``PRODUCER_DEFAULTS``):
+
+* raw: ``produce(topic, value)`` in a loop without per-record callbacks, ``BufferError`` ->
+  ``poll(0.05)`` and retry, ``poll(0)`` between batches of 2000, final ``flush()``;
+* connectrt: a real in-process ``Worker`` running ``bench.connectors.PreSerializedSource``
+  (ByteArrayConverter for key and value, batches of 2000 fresh ``SourceRecord`` objects over
+  pre-serialized bytes, one shared source-partition map, one offset map per batch). The clock
+  starts at the task's first ``poll()`` and stops when the task has stopped after its final
+  offset commit (which flushes the producer), i.e. when every record is acknowledged; the
+  task metrics must then show N records produced.
+
+Producer creation is outside both timings. Prints records/s and the ratio (target >= 0.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import _common as c
+from confluent_kafka import Producer
+
+from bench.connectors import PROGRESS, payloads
+
+
+def raw_produce(bootstrap: str, topic: str, n: int, size: int, batch: int = 2000) -> float:
+    producer = Producer(c.producer_settings(bootstrap))
+    values = payloads(batch, size)
+    produce, poll = producer.produce, producer.poll
+    t0 = time.perf_counter()
+    sent = 0
+    while sent < n:
+        for v in values[: min(batch, n - sent)]:
+            while True:
+                try:
+                    produce(topic, v)
+                    break
+                except BufferError:
+                    poll(0.05)
+        sent += min(batch, n - sent)
+        poll(0)
+    remaining = producer.flush(60)
+    elapsed = time.perf_counter() - t0
+    if remaining:
+        raise RuntimeError(f"raw producer: {remaining} records not acknowledged")
+    return elapsed
+
+
+def connectrt_produce(
+    bootstrap: str, topic: str, n: int, size: int, rnd: int
+) -> tuple[float, dict[str, Any]]:
+    name, bench_id = f"bench-source-{rnd}", f"src{rnd}"
+    worker = c.make_worker(c.worker_props(bootstrap))
+    try:
+        worker.start_connector(
+            name,
+            {
+                "connector.class": "bench.connectors.PreSerializedSourceConnector",
+                "tasks.max": "1",
+                "topic": topic,
+                "records": str(n),
+                "record.bytes": str(size),
+                "batch.size": "2000",
+                "bench.id": bench_id,
+            },
+        )
+        c.wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "source task start")
+        p = PROGRESS[f"{bench_id}-0"]
+        if not p.done.wait(600):
+            raise TimeoutError("source task did not emit all records")
+        runner = worker.runners(name)[0]
+        runner.stop()  # final commit: flush() until every record is acknowledged
+        runner.join(120)
+        end = time.perf_counter()
+        m = runner.metrics
+        if runner.failed or m.records_produced != n:
+            raise RuntimeError(f"source task: failed={runner.failed!r} metrics={m}")
+        assert p.first is not None
+        return end - p.first, m.snapshot()
+    finally:
+        worker.stop()
+
+
+def main() -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=300_000, help="per side per round")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--size", type=int, default=100)
+    args = ap.parse_args()
+    c.setup_logging()
+    n = args.records
+    print(
+        f"bench_source: {n:,} x {args.size} B per side, {args.rounds} alternating rounds "
+        f"(median reported); {c.machine()}"
+    )
+    from connectrt.testing.broker import EmbeddedBroker
+
+    raw_t: list[float] = []
+    crt_t: list[float] = []
+    with EmbeddedBroker() as broker:
+        bs = broker.bootstrap_servers
+        topics = {"warmup": 1}
+        for r in range(args.rounds):
+            topics[f"raw-out-{r}"] = 1
+            topics[f"crt-out-{r}"] = 1
+        c.create_topics(bs, topics)
+        raw_produce(bs, "warmup", 20_000, args.size)  # warm the broker and client paths
+        for r in range(args.rounds):
+            raw_t.append(raw_produce(bs, f"raw-out-{r}", n, args.size))
+            t, metrics = connectrt_produce(bs, f"crt-out-{r}", n, args.size, r)
+            crt_t.append(t)
+            print(
+                f"  round {r}: raw {c.rate(n, raw_t[-1]):,.0f} rec/s, connectrt "
+                f"{c.rate(n, t):,.0f} rec/s (batches={metrics['batches']})",
+                flush=True,
+            )
+    rates = c.report(
+        "source: pre-serialized 100 B values -> Kafka (median round)",
+        [
+            ("raw confluent-kafka", n, statistics.median(raw_t)),
+            ("connectrt SourceTaskRunner", n, statistics.median(crt_t)),
+        ],
+    )
+    raw, crt = rates["raw confluent-kafka"], rates["connectrt SourceTaskRunner"]
+    ratio = crt / raw
+    print(f"  ratio connectrt/raw = {ratio:.2f}  (target >= 0.70)")
+    return {"raw": raw, "connectrt": crt, "ratio": ratio}
+
+
+if __name__ == "__main__":
+    result = main()
+    if result:
+        c.emit("bench_source", result)

@@ -1,0 +1,160 @@
+"""Synthetic connectors used by the benchmarks (referenced by Python path in
+``connector.class``, e.g. ``bench.connectors.PreSerializedSourceConnector``).
+
+* :class:`PreSerializedSourceConnector`: each task emits ``records`` pre-serialized byte values
+  (``record.bytes`` long, keys None) in batches of ``batch.size``, optionally rate limited by
+  ``records.per.second``; then idles. The source partition map is one shared object and the
+  offset maps are shared by a whole batch, so the task itself costs almost nothing.
+* :class:`NoopSinkConnector`: ``put()`` only counts, and records the time of the first and of
+  the ``expected``-th record (so group join time is excluded from measurements).
+
+Progress is published in the module-level ``PROGRESS`` dict (keyed by the ``bench.id``
+setting), since benchmarks run the worker in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+
+from connectrt.api import (
+    ConfigDef,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    SourceConnector,
+    SourceRecord,
+    SourceTask,
+    Task,
+)
+
+
+class Progress:
+    """What a benchmark task reports to the driving script (single writer: the task)."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.count = 0
+        self.first: float | None = None
+        self.last: float | None = None
+        self.done = threading.Event()
+
+
+PROGRESS: dict[str, Progress] = {}
+
+
+def progress(bench_id: str, expected: int = 0) -> Progress:
+    p = PROGRESS.get(bench_id)
+    if p is None:
+        p = PROGRESS[bench_id] = Progress(expected)
+    return p
+
+
+def payloads(n: int, size: int) -> list[bytes]:
+    """n distinct values of ``size`` bytes: random hex text (compresses about 2:1 with lz4,
+    like typical text payloads, so neither side gets an unrealistically easy broker)."""
+    return [os.urandom((size + 1) // 2).hex().encode()[:size] for _ in range(n)]
+
+
+class _Base:
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def version(self) -> str:
+        return "bench"
+
+    def config_def(self) -> ConfigDef:
+        return ConfigDef()
+
+    def start(self, config: Mapping[str, str]) -> None:
+        self._props = dict(config)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{**self._props, "task.index": str(i)} for i in range(max_tasks)]
+
+    def stop(self) -> None:
+        pass
+
+
+class PreSerializedSourceConnector(_Base, SourceConnector):
+    def task_class(self) -> type[Task]:
+        return PreSerializedSourceTask
+
+
+class PreSerializedSourceTask(SourceTask):
+    def start(self, config: Mapping[str, str]) -> None:
+        self._topic = config["topic"]
+        self._remaining = int(config.get("records", "1000000"))
+        self._batch = int(config.get("batch.size", "2000"))
+        size = int(config.get("record.bytes", "100"))
+        idx = config.get("task.index", "0")
+        self._rate = float(config.get("records.per.second", "0"))
+        self._progress = progress(f"{config.get('bench.id', 'source')}-{idx}", self._remaining)
+        self._partition = {"task": idx}
+        # Distinct pre-serialized values per slot; the batch list is rebuilt per poll from
+        # these bytes (cheap) so each poll hands the runtime fresh SourceRecord objects.
+        self._values = payloads(self._batch, size)
+        self._sent = 0
+        self._t0 = 0.0
+        self._stopping = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self._remaining <= 0:
+            self._stopping.wait(0.2)
+            return None
+        if self._rate > 0:
+            if not self._t0:
+                self._t0 = time.monotonic()
+            ahead = self._sent / self._rate - (time.monotonic() - self._t0)
+            if ahead > 0:
+                self._stopping.wait(min(ahead, 0.5))
+                return None
+        n = min(self._batch, self._remaining)
+        p = self._progress
+        if p.first is None:
+            p.first = time.perf_counter()
+        self._sent += n
+        offset = {"n": self._sent}  # one offset map per batch: the runtime keeps the latest
+        part = self._partition
+        topic = self._topic
+        records = [
+            SourceRecord(part, offset, topic, None, None, None, None, v) for v in self._values[:n]
+        ]
+        self._remaining -= n
+        p.count += n
+        if self._remaining <= 0:
+            p.last = time.perf_counter()
+            p.done.set()
+        return records
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+
+class NoopSinkConnector(_Base, SinkConnector):
+    def task_class(self) -> type[Task]:
+        return NoopSinkTask
+
+
+class NoopSinkTask(SinkTask):
+    def start(self, config: Mapping[str, str]) -> None:
+        idx = config.get("task.index", "0")
+        self._progress = progress(
+            f"{config.get('bench.id', 'sink')}-{idx}", int(config.get("expected", "0"))
+        )
+
+    def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            return
+        p = self._progress
+        if p.first is None:
+            p.first = time.perf_counter()
+        p.count += len(records)
+        if p.expected and p.count >= p.expected and not p.done.is_set():
+            p.last = time.perf_counter()
+            p.done.set()
+
+    def stop(self) -> None:
+        pass
