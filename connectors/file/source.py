@@ -121,7 +121,9 @@ class FileStreamSourceTask(SourceTask):
         self._batch_size = 2000
         self._stream: io.BufferedIOBase | None = None
         self._position = 0
-        self._buffer = b""
+        self._lines: list[bytes] = []  # complete lines of the last chunk, without "\n"
+        self._next_line = 0
+        self._tail = b""  # a partial last line, waiting for its newline
         self._partition: dict[str, str] = {}
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # held by poll(); stop() takes it to close the stream
@@ -180,42 +182,52 @@ class FileStreamSourceTask(SourceTask):
         return records
 
     def _read_batch(self) -> list[SourceRecord]:
+        """Up to ``batch.size`` complete lines. Each chunk read is split once; a trailing
+        partial line is kept until its newline arrives."""
         if self._stream is None and not self._open():
             return []
-        assert self._stream is not None
+        stream = self._stream
+        assert stream is not None
         records: list[SourceRecord] = []
+        append = records.append
+        partition = self._partition if self._filename else None
+        topic, schema = self._topic, Schema.STRING_SCHEMA
+        timestamp = int(time.time() * 1000)
+        position = self._position
         try:
             while len(records) < self._batch_size:
-                nl = self._buffer.find(b"\n")
-                if nl < 0:
-                    chunk = (
-                        self._stream.read1(_READ_CHUNK)
-                        if self._filename
-                        else (self._stream.readline())
-                    )
+                if self._next_line >= len(self._lines):
+                    chunk = stream.read1(_READ_CHUNK) if self._filename else stream.readline()
                     if not chunk:
                         break
-                    self._buffer += chunk
+                    self._lines = (self._tail + chunk).split(b"\n")
+                    self._tail = self._lines.pop()
+                    self._next_line = 0
                     continue
-                line = self._buffer[: nl + 1]
-                self._buffer = self._buffer[nl + 1 :]
-                self._position += len(line)
-                text = line[:-2] if line.endswith(b"\r\n") else line[:-1]
-                records.append(
-                    SourceRecord(
-                        self._partition if self._filename else None,
-                        {"position": self._position} if self._filename else None,
-                        self._topic,
-                        None,
-                        None,
-                        None,
-                        Schema.STRING_SCHEMA,
-                        text.decode("utf-8", errors="replace"),
-                        int(time.time() * 1000),
+                start = self._next_line
+                stop = min(len(self._lines), start + self._batch_size - len(records))
+                for line in self._lines[start:stop]:
+                    position += len(line) + 1
+                    if line.endswith(b"\r"):
+                        line = line[:-1]
+                    append(
+                        SourceRecord(
+                            partition,
+                            {"position": position} if partition is not None else None,
+                            topic,
+                            None,
+                            None,
+                            None,
+                            schema,
+                            line.decode("utf-8", errors="replace"),
+                            timestamp,
+                        )
                     )
-                )
+                self._next_line = stop
         except OSError as e:
             raise ConnectError(f"Error while reading file {self._filename}: {e}") from e
+        finally:
+            self._position = position
         return records
 
     def stop(self) -> None:

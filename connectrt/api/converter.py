@@ -38,6 +38,10 @@ class Converter(ABC):
     """Converts record keys or values between Connect data and bytes."""
 
     CONFIG_KEYS: ClassVar[ConfigKeys] = {}
+    BYTES_PASSTHROUGH: ClassVar[bool] = False
+    """True when ``to_connect_data`` returns ``(OPTIONAL_BYTES_SCHEMA, data)`` and
+    ``from_connect_data`` returns ``bytes`` values unchanged: the runtime then skips the call
+    on its hot path (as for ByteArrayConverter)."""
 
     @classmethod
     def config_def(cls) -> ConfigKeys:

@@ -27,6 +27,8 @@ CONFIG_KEYS: ConfigKeys = {}
 class ByteArrayConverter(Converter, HeaderConverter):
     """Bytes in, bytes out."""
 
+    BYTES_PASSTHROUGH = True
+
     CONFIG_KEYS = CONFIG_KEYS
 
     def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:

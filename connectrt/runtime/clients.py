@@ -56,6 +56,9 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "auto.offset.reset": "earliest",
     "queued.max.messages.kbytes": 16384,
     "fetch.max.bytes": 16777216,
+    # librdkafka waits this long before fetching again once the prefetch queue is full
+    # (default 1000 ms): a consumer that does any per-record work then idles for a second.
+    "fetch.queue.backoff.ms": 10,
 }
 
 # Java client keys with no librdkafka equivalent (or one handled by the runtime itself).

@@ -26,6 +26,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from connectrt.api.errors import RetriableError
 from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
 from connectrt.api.task import SinkTask, SinkTaskContext
+from connectrt.data import Schema
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import (
     TaskConverters,
@@ -45,6 +46,7 @@ _TS_TYPES = (
     TimestampType.LOG_APPEND_TIME,
 )
 _MIN_RETRY_BACKOFF_S = 0.1
+OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
 
 
@@ -114,6 +116,8 @@ class SinkTaskRunner(TaskRunner):
         self._put_offsets: dict[tuple[str, int], int] = {}  # next offset after what put() took
         self._committed: dict[tuple[str, int], int] = {}
         self._rebalance_epoch = 0
+        self._key_passthrough = converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = converters.value.BYTES_PASSTHROUGH
 
     # -- pause/resume ---------------------------------------------------------------------------
     def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
@@ -223,9 +227,9 @@ class SinkTaskRunner(TaskRunner):
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if msgs:
                 t0 = time.perf_counter()
-                records = self._convert(msgs)
+                records, first_offsets, next_offsets = self._convert(msgs)
                 if records:
-                    self._deliver(records)
+                    self._deliver(records, first_offsets, next_offsets)
                 metrics.observe_batch(time.perf_counter() - t0)
             if self.rewinds:
                 self._apply_rewinds(consumer)
@@ -234,28 +238,56 @@ class SinkTaskRunner(TaskRunner):
                 self._commit()
                 next_commit = time.monotonic() + self._flush_interval
 
-    def _convert(self, msgs: list[Any]) -> list[SinkRecord]:
-        """Turn consumed messages into SinkRecords and note the next offset per partition."""
-        key_conv = self.converters.key.to_connect_data
-        value_conv = self.converters.value.to_connect_data
+    def _convert(
+        self, msgs: list[Any]
+    ) -> tuple[list[SinkRecord], dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+        """Turn consumed messages into SinkRecords (the hot path).
+
+        Also returns, per partition, the first offset in the batch and the next offset after
+        it. Both are tracked per run of same-partition messages (librdkafka returns them in
+        runs), not per record.
+        """
+        key_conv = None if self._key_passthrough else self.converters.key.to_connect_data
+        value_conv = None if self._value_passthrough else self.converters.value.to_connect_data
         header_conv = self.converters.header.to_connect_header
+        bytes_schema: Schema | None = OPTIONAL_BYTES_SCHEMA
+        ts_types = _TS_TYPES
+        make = SinkRecord
         records: list[SinkRecord] = []
         append = records.append
+        first: dict[tuple[str, int], int] = {}
+        ends: dict[tuple[str, int], int] = {}
         stage = TaskStage.KEY_CONVERTER
         msg = None
+        run_topic: str | None = None
+        run_partition = -1
+        last_offset = -1
         consumed = 0
         try:
             for msg in msgs:
-                err = msg.error()
-                if err is not None:
-                    self._consume_error(err)
+                if msg.error() is not None:
+                    self._consume_error(msg.error())
                     continue
-                consumed += 1
                 topic = msg.topic()
-                stage = TaskStage.KEY_CONVERTER
-                ks, kv = key_conv(topic, msg.key())
-                stage = TaskStage.VALUE_CONVERTER
-                vs, vv = value_conv(topic, msg.value())
+                partition = msg.partition()
+                offset = msg.offset()
+                if partition != run_partition or topic != run_topic:
+                    if run_topic is not None:
+                        ends[(run_topic, run_partition)] = last_offset + 1
+                    run_topic, run_partition = topic, partition
+                    first.setdefault((topic, partition), offset)
+                last_offset = offset
+                consumed += 1
+                if key_conv is None:
+                    ks, kv = bytes_schema, msg.key()
+                else:
+                    stage = TaskStage.KEY_CONVERTER
+                    ks, kv = key_conv(topic, msg.key())
+                if value_conv is None:
+                    vs, vv = bytes_schema, msg.value()
+                else:
+                    stage = TaskStage.VALUE_CONVERTER
+                    vs, vv = value_conv(topic, msg.value())
                 raw_headers = msg.headers()
                 headers = None
                 if raw_headers:
@@ -266,28 +298,33 @@ class SinkTaskRunner(TaskRunner):
                         headers.append(Header(hk, hval, hs))
                 ts_type, ts = msg.timestamp()
                 append(
-                    SinkRecord(
+                    make(
                         topic,
-                        msg.partition(),
+                        partition,
                         ks,
                         kv,
                         vs,
                         vv,
-                        msg.offset(),
+                        offset,
                         ts if ts_type else None,
-                        _TS_TYPES[ts_type],
+                        ts_types[ts_type],
                         headers,
+                        topic,
+                        partition,
+                        offset,
                     )
                 )
         except Exception as e:
             where = (
                 f"topic={msg.topic()}, partition={msg.partition()}, offset={msg.offset()}"
-                if msg
+                if msg is not None
                 else ""
             )
             raise TaskFailure(self.id, stage, f"{e!r} (record {where})") from e
+        if run_topic is not None:
+            ends[(run_topic, run_partition)] = last_offset + 1
         self.metrics.records_polled += consumed
-        return records
+        return records, first, ends
 
     def _consume_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:
@@ -296,7 +333,12 @@ class SinkTaskRunner(TaskRunner):
             raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, err.str())
         log.warning("Task %s: consumer error: %s", self.id, err.str())
 
-    def _deliver(self, records: list[SinkRecord]) -> None:
+    def _deliver(
+        self,
+        records: list[SinkRecord],
+        first_offsets: Mapping[tuple[str, int], int],
+        next_offsets: Mapping[tuple[str, int], int],
+    ) -> None:
         """put() with retries on RetriableError; then advance the put offsets."""
         epoch = self._rebalance_epoch
         while True:
@@ -318,16 +360,12 @@ class SinkTaskRunner(TaskRunner):
                     return  # not put: uncommitted, so redelivered after restart/rebalance
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
-        put_offsets = self._put_offsets
         committed = self._committed
-        for r in records:
-            key = (r.original_topic or r.topic, r.original_kafka_partition or 0)
-            offset = r.original_kafka_offset or 0
-            if key not in committed:
-                # Everything before the first record we received was committed already (or is
-                # the start of the partition): the baseline for records_committed.
-                committed[key] = offset
-            put_offsets[key] = offset + 1
+        for tp, offset in first_offsets.items():
+            # Everything before the first record we received was committed already (or is the
+            # start of the partition): the baseline for records_committed.
+            committed.setdefault(tp, offset)
+        self._put_offsets.update(next_offsets)
         self.metrics.records_put += len(records)
 
     def _apply_rewinds(self, consumer: Consumer) -> None:

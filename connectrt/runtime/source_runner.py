@@ -177,7 +177,8 @@ class SourceTaskRunner(TaskRunner):
         """Convert and produce one polled batch (the hot path)."""
         key_conv = self.converters.key.from_connect_data
         value_conv = self.converters.value.from_connect_data
-        header_conv = self.converters.header.from_connect_header
+        key_pass = self.converters.key.BYTES_PASSTHROUGH
+        value_pass = self.converters.value.BYTES_PASSTHROUGH
         produce = producer.produce
         pending = self._pending
         connector = self.id.connector
@@ -187,42 +188,39 @@ class SourceTaskRunner(TaskRunner):
         last_key = b""
         stage = TaskStage.KEY_CONVERTER
         record: SourceRecord | None = None
+        sent = 0
         try:
             for record in records:
                 topic = record.topic
-                stage = TaskStage.KEY_CONVERTER
                 key = record.key
-                kb = (
-                    None
-                    if key is None and record.key_schema is None
-                    else key_conv(topic, record.key_schema, key)
-                )
-                stage = TaskStage.VALUE_CONVERTER
-                vb = value_conv(topic, record.value_schema, record.value)
-                kwargs: dict[str, Any] = {}
-                if record.headers:
-                    stage = TaskStage.HEADER_CONVERTER
-                    kwargs["headers"] = [
-                        (h.key, header_conv(topic, h.key, h.schema, h.value))
-                        for h in record.headers
-                    ]
-                if record.kafka_partition is not None:
-                    kwargs["partition"] = record.kafka_partition
-                if record.timestamp is not None:
-                    kwargs["timestamp"] = record.timestamp
-                if per_record_cb:
-                    kwargs["on_delivery"] = self._commit_record_callback(record)
+                kb: bytes | None
+                if key is None and record.key_schema is None:
+                    kb = None
+                elif key_pass and type(key) is bytes:
+                    kb = key
+                else:
+                    stage = TaskStage.KEY_CONVERTER
+                    kb = key_conv(topic, record.key_schema, key)
+                value = record.value
+                vb: bytes | None
+                if value_pass and type(value) is bytes:
+                    vb = value
+                else:
+                    stage = TaskStage.VALUE_CONVERTER
+                    vb = value_conv(topic, record.value_schema, value)
                 stage = TaskStage.KAFKA_PRODUCE
-                while True:
-                    try:
+                try:
+                    if record.headers or record.kafka_partition is not None or per_record_cb:
+                        kwargs = self._produce_options(record)
                         produce(topic, vb, kb, **kwargs)
-                        break
-                    except BufferError:
-                        # Local queue full: back-pressure. Serve delivery reports and retry.
-                        producer.poll(0.05)
-                        self._check_delivery()
-                        if self.stopping:
-                            return  # unsent records are not committed: re-polled on restart
+                    elif record.timestamp is not None:
+                        produce(topic, vb, kb, timestamp=record.timestamp)
+                    else:
+                        produce(topic, vb, kb)
+                except BufferError:
+                    if not self._produce_when_room(producer, topic, vb, kb, record):
+                        break  # stopping: unsent records are not committed, re-polled later
+                sent += 1
                 if topic not in topics:
                     topics.add(topic)
                 sp = record.source_partition
@@ -235,7 +233,45 @@ class SourceTaskRunner(TaskRunner):
             raise
         except Exception as e:
             raise TaskFailure(self.id, stage, repr(e), record) from e
-        self._pending_records += len(records)
+        finally:
+            self._pending_records += sent
+
+    def _produce_options(self, record: SourceRecord) -> dict[str, Any]:
+        """Keyword arguments for ``produce`` beyond topic, value and key (the slower path)."""
+        kwargs: dict[str, Any] = {}
+        if record.headers:
+            header_conv = self.converters.header.from_connect_header
+            try:
+                kwargs["headers"] = [
+                    (h.key, header_conv(record.topic, h.key, h.schema, h.value))
+                    for h in record.headers
+                ]
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.HEADER_CONVERTER, repr(e), record) from e
+        if record.kafka_partition is not None:
+            kwargs["partition"] = record.kafka_partition
+        if record.timestamp is not None:
+            kwargs["timestamp"] = record.timestamp
+        if self._wants_commit_record:
+            kwargs["on_delivery"] = self._commit_record_callback(record)
+        return kwargs
+
+    def _produce_when_room(
+        self, producer: Producer, topic: str, vb: Any, kb: Any, record: SourceRecord
+    ) -> bool:
+        """The local queue is full: back-pressure. Serve delivery reports until the record
+        fits; False if the task is stopping first."""
+        kwargs = self._produce_options(record)
+        while True:
+            producer.poll(0.05)
+            self._check_delivery()
+            if self.stopping:
+                return False
+            try:
+                producer.produce(topic, vb, kb, **kwargs)
+                return True
+            except BufferError:
+                continue
 
     def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, Message], None]:
         def done(err: KafkaError | None, msg: Message) -> None:

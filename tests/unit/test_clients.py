@@ -1,0 +1,281 @@
+"""Producer/consumer/admin client settings: layering, runtime-owned keys, override policies."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from connectrt.api.errors import ConfigError
+from connectrt.runtime.clients import (
+    CONSUMER_DEFAULTS,
+    MAX_POLL_RECORDS_DEFAULT,
+    PRODUCER_DEFAULTS,
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    max_poll_records,
+    producer_config,
+)
+
+ALL = OverridePolicy("All")
+NONE = OverridePolicy("None")
+PRINCIPAL = OverridePolicy("Principal")
+BOOT = "broker1:9092,broker2:9092"
+
+
+def producer(
+    worker: dict[str, str], conn: dict[str, str] | None, policy: OverridePolicy = ALL
+) -> dict[str, Any]:
+    return producer_config(BOOT, worker, conn, policy, "connector-producer-c-0")
+
+
+def consumer(
+    worker: dict[str, str], conn: dict[str, str] | None, policy: OverridePolicy = ALL
+) -> dict[str, Any]:
+    return consumer_config(BOOT, worker, conn, policy, "connector-consumer-c-0", "connect-c")
+
+
+# --- producer -------------------------------------------------------------------------------
+
+
+def test_producer_defaults() -> None:
+    cfg = producer({}, None)
+    for key, value in PRODUCER_DEFAULTS.items():
+        assert cfg[key] == value
+    assert cfg["acks"] == "all"
+    assert cfg["bootstrap.servers"] == BOOT
+    assert cfg["client.id"] == "connector-producer-c-0"
+
+
+def test_producer_layering_defaults_then_worker_then_connector() -> None:
+    worker = {"producer.acks": "1", "producer.linger.ms": "50", "producer.batch.size": "1000"}
+    conn = {"producer.override.linger.ms": "7", "producer.override.compression.type": "zstd"}
+    cfg = producer(worker, conn)
+    assert cfg["acks"] == "1"  # worker beats default
+    assert cfg["linger.ms"] == "7"  # connector beats worker
+    assert cfg["compression.type"] == "zstd"  # connector beats default
+    assert cfg["batch.size"] == "1000"
+    assert cfg["enable.idempotence"] is True  # untouched default
+
+
+def test_producer_ignores_other_prefixes() -> None:
+    worker = {"consumer.acks": "0", "admin.acks": "0", "acks": "0", "producer": "x"}
+    conn = {
+        "consumer.override.acks": "0",
+        "admin.override.acks": "0",
+        "producer.acks": "0",
+        "acks": "0",
+    }
+    assert producer(worker, conn)["acks"] == "all"
+
+
+def test_producer_without_connector_config_uses_worker_only() -> None:
+    cfg = producer({"producer.linger.ms": "9"}, None, NONE)
+    assert cfg["linger.ms"] == "9"
+
+
+def test_client_id_can_be_overridden() -> None:
+    cfg = producer({}, {"producer.override.client.id": "mine"})
+    assert cfg["client.id"] == "mine"
+
+
+# --- consumer -------------------------------------------------------------------------------
+
+
+def test_consumer_defaults() -> None:
+    cfg = consumer({}, None)
+    for key, value in CONSUMER_DEFAULTS.items():
+        assert cfg[key] == value
+    assert cfg["enable.auto.commit"] is False
+    assert cfg["auto.offset.reset"] == "earliest"
+    assert cfg["group.id"] == "connect-c"
+    assert cfg["client.id"] == "connector-consumer-c-0"
+    assert cfg["bootstrap.servers"] == BOOT
+
+
+def test_consumer_layering() -> None:
+    worker = {"consumer.auto.offset.reset": "latest", "consumer.fetch.min.bytes": "10"}
+    conn = {"consumer.override.fetch.min.bytes": "20", "consumer.override.session.timeout.ms": "1"}
+    cfg = consumer(worker, conn)
+    assert cfg["auto.offset.reset"] == "latest"
+    assert cfg["fetch.min.bytes"] == "20"
+    assert cfg["session.timeout.ms"] == "1"
+
+
+def test_runtime_owned_consumer_keys_cannot_be_overridden() -> None:
+    worker = {"consumer.group.id": "worker-group", "consumer.enable.auto.commit": "true"}
+    conn = {
+        "consumer.override.group.id": "conn-group",
+        "consumer.override.enable.auto.commit": "true",
+    }
+    cfg = consumer(worker, conn)
+    assert cfg["group.id"] == "connect-c"
+    assert cfg["enable.auto.commit"] is False
+
+
+# --- admin ----------------------------------------------------------------------------------
+
+
+def test_admin_layering() -> None:
+    worker = {"admin.request.timeout.ms": "100", "admin.retries": "3"}
+    conn = {"admin.override.request.timeout.ms": "200"}
+    cfg = admin_config(BOOT, worker, conn, ALL, "connector-adminclient-c-0")
+    assert cfg == {
+        "bootstrap.servers": BOOT,
+        "request.timeout.ms": "200",
+        "retries": "3",
+        "client.id": "connector-adminclient-c-0",
+    }
+
+
+def test_admin_listeners_rest_setting_does_not_leak_into_admin_client() -> None:
+    # `admin.listeners` is a REST server key of the worker (Kafka's RestServerConfig), not an
+    # admin client setting; librdkafka rejects unknown properties like "listeners".
+    worker = {"admin.listeners": "http://localhost:8084", "admin.retries": "3"}
+    cfg = admin_config(BOOT, worker, None, ALL, "a")
+    assert "listeners" not in cfg
+    assert cfg["retries"] == "3"
+
+
+# --- Java-only keys ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "key.serializer",
+        "value.serializer",
+        "max.block.ms",
+        "delivery.timeout.ms",
+        "buffer.memory",
+        "interceptor.classes",
+    ],
+)
+def test_java_only_producer_keys_are_dropped(key: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients"):
+        cfg = producer({f"producer.{key}": "x"}, {f"producer.override.{key}": "y"})
+    assert key not in cfg
+    assert any(key in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["key.deserializer", "value.deserializer", "max.poll.records", "default.api.timeout.ms"],
+)
+def test_java_only_consumer_keys_are_dropped(key: str) -> None:
+    cfg = consumer({f"consumer.{key}": "10"}, {f"consumer.override.{key}": "20"})
+    assert key not in cfg
+    assert cfg["group.id"] == "connect-c"
+
+
+def test_java_only_admin_keys_are_dropped() -> None:
+    cfg = admin_config(BOOT, {"admin.default.api.timeout.ms": "1"}, None, ALL, "a")
+    assert "default.api.timeout.ms" not in cfg
+
+
+# --- override policies ---------------------------------------------------------------------
+
+
+def test_unknown_policy_name() -> None:
+    with pytest.raises(
+        ConfigError, match=r"Unknown connector\.client\.config\.override\.policy"
+    ) as e:
+        OverridePolicy("Some")
+    assert e.value.name == "connector.client.config.override.policy"
+
+
+def test_all_policy_allows_everything() -> None:
+    conn = {
+        "producer.override.acks": "1",
+        "consumer.override.fetch.min.bytes": "1",
+        "admin.override.retries": "1",
+    }
+    assert ALL.violations(conn) == {}
+
+
+def test_none_policy_message_is_kafkas() -> None:
+    assert NONE.violations({"producer.override.acks": "1", "name": "c"}) == {
+        "producer.override.acks": "The 'None' policy does not allow 'acks' to be overridden "
+        "in the connector configuration."
+    }
+
+
+def test_none_policy_rejects_every_client_prefix() -> None:
+    conn = {
+        "producer.override.acks": "1",
+        "consumer.override.fetch.min.bytes": "1",
+        "admin.override.retries": "1",
+        "producer.acks": "not an override",
+    }
+    v = NONE.violations(conn)
+    assert set(v) == {
+        "producer.override.acks",
+        "consumer.override.fetch.min.bytes",
+        "admin.override.retries",
+    }
+    assert v["admin.override.retries"] == (
+        "The 'None' policy does not allow 'retries' to be overridden in the connector "
+        "configuration."
+    )
+
+
+def test_principal_policy_allows_only_security_keys() -> None:
+    conn = {
+        "producer.override.sasl.jaas.config": "x",
+        "consumer.override.sasl.mechanism": "PLAIN",
+        "admin.override.security.protocol": "SASL_SSL",
+        "producer.override.acks": "1",
+    }
+    assert PRINCIPAL.violations(conn) == {
+        "producer.override.acks": "The 'Principal' policy does not allow 'acks' to be "
+        "overridden in the connector configuration."
+    }
+
+
+def test_none_policy_rejects_override_when_building_clients() -> None:
+    conn = {"producer.override.acks": "1"}
+    with pytest.raises(ConfigError) as ei:
+        producer({}, conn, NONE)
+    assert str(ei.value) == (
+        "The 'None' policy does not allow 'acks' to be overridden in the connector configuration."
+    )
+    assert ei.value.name == "producer.override.acks"
+    with pytest.raises(ConfigError):
+        consumer({}, conn, NONE)  # any violation fails every client of the connector
+    with pytest.raises(ConfigError):
+        admin_config(BOOT, {}, conn, NONE, "a")
+
+
+def test_principal_policy_applies_allowed_overrides() -> None:
+    conn = {"consumer.override.security.protocol": "SASL_SSL"}
+    assert consumer({}, conn, PRINCIPAL)["security.protocol"] == "SASL_SSL"
+
+
+def test_none_policy_still_applies_worker_settings() -> None:
+    assert consumer({"consumer.fetch.min.bytes": "5"}, {"name": "c"}, NONE)["fetch.min.bytes"] == (
+        "5"
+    )
+
+
+# --- max.poll.records ---------------------------------------------------------------------------
+
+
+def test_max_poll_records_default() -> None:
+    assert max_poll_records({}, {}) == MAX_POLL_RECORDS_DEFAULT == 500
+
+
+def test_max_poll_records_from_worker() -> None:
+    assert max_poll_records({"consumer.max.poll.records": "100"}, {}) == 100
+
+
+def test_max_poll_records_connector_override_wins() -> None:
+    worker = {"consumer.max.poll.records": "100"}
+    assert max_poll_records(worker, {"consumer.override.max.poll.records": "7"}) == 7
+
+
+def test_max_poll_records_invalid() -> None:
+    with pytest.raises(ConfigError, match=r"max\.poll\.records") as ei:
+        max_poll_records({}, {"consumer.override.max.poll.records": "many"})
+    assert "many" in str(ei.value)
