@@ -24,9 +24,7 @@ def config_table(definition: ConfigDef) -> str:
         else:
             rendered = render_value(key.default, key.type)
             default = "null" if rendered is None else f"`{rendered}`" if rendered else '`""`'
-        rows.append(
-            f"| `{key.name}` | {key.type.value} | {default} | {_cell(key.documentation)} |"
-        )
+        rows.append(f"| `{key.name}` | {key.type.value} | {default} | {_cell(key.documentation)} |")
     return "\n".join(rows)
 
 

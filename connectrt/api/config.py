@@ -6,8 +6,8 @@ per-field validation (:meth:`ConfigDef.validate`, the shape the REST validate en
 and the generated plugin docs. Values arrive as strings (properties files, REST) or already typed
 (JSON files); both are accepted.
 
-Secrets use :attr:`ConfigType.PASSWORD` and are parsed into :class:`Password`, whose ``str`` and
-``repr`` are ``[hidden]`` so they never leak through logging or error messages.
+Secrets use :attr:`ConfigType.PASSWORD` and are parsed into :class:`Password`, whose ``str`` is
+``[hidden]`` (and ``repr`` ``Password([hidden])``), so they never leak through logs or errors.
 
 ConfigDef objects are built once (usually at import time) and are read-only afterwards, so they
 may be shared across threads.
@@ -190,7 +190,8 @@ class NonEmptyString:
     """The value must be a non-empty, non-blank string."""
 
     def __call__(self, name: str, value: Any) -> None:
-        if value is not None and not str(value).strip():
+        text = value.value if isinstance(value, Password) else value
+        if text is not None and not str(text).strip():
             raise ConfigError("String must be non-empty", name, value)
 
     def __str__(self) -> str:
@@ -449,7 +450,10 @@ class ConfigDef:
         """
         result: dict[str, ConfigValue] = {}
         for key in self._keys.values():
-            cv = ConfigValue(key.name, props.get(key.name, None))
+            raw = props.get(key.name, None)
+            if key.type is ConfigType.PASSWORD and raw is not None:
+                raw = raw if isinstance(raw, Password) else Password(str(raw))
+            cv = ConfigValue(key.name, raw)
             try:
                 cv.value = self._parse_one(key, props)
             except ConfigError as e:

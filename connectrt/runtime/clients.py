@@ -117,6 +117,10 @@ def _clean(cfg: dict[str, Any], kind: str) -> dict[str, Any]:
     return cfg
 
 
+# Worker keys that share a client prefix but configure something else (the REST admin listener).
+_NOT_CLIENT_KEYS = {"admin": ("listeners",)}
+
+
 def _layer(
     kind: str,
     defaults: Mapping[str, Any],
@@ -127,7 +131,10 @@ def _layer(
 ) -> dict[str, Any]:
     cfg: dict[str, Any] = dict(defaults)
     cfg["bootstrap.servers"] = bootstrap
-    cfg.update(with_prefix(worker_props, f"{kind}."))
+    skip = _NOT_CLIENT_KEYS.get(kind, ())
+    cfg.update(
+        (k, v) for k, v in with_prefix(worker_props, f"{kind}.").items() if not k.startswith(skip)
+    )
     if connector_config is not None:
         bad = policy.violations(connector_config)
         if bad:

@@ -379,11 +379,13 @@ def validate_connector_config(
         _check_topics(config, values)
     for key, message in policy.violations({k: v or "" for k, v in config.items()}).items():
         values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
+    null_error = "Null value can not be supplied as the configuration value."
     for key, raw in config.items():
-        if raw is None and key not in values:
-            values[key] = ConfigValue(
-                key, None, errors=["Null value can not be supplied as the configuration value."]
-            )
+        if raw is None:
+            cv = values.setdefault(key, ConfigValue(key, None))
+            cv.errors = [e for e in cv.errors if not e.startswith("Missing required")]
+            if null_error not in cv.errors:
+                cv.errors.append(null_error)
     groups = list(framework.groups)
     for g in own.groups:
         if g not in groups:
@@ -405,7 +407,8 @@ def _check_topics(config: Mapping[str, str | None], values: dict[str, ConfigValu
     dlq = (config.get("errors.deadletterqueue.topic.name") or "").strip()
     if dlq:
         listed = [t.strip() for t in topics.split(",")] if topics else []
-        if dlq in listed or (regex and re.fullmatch(regex, dlq)):
+        regex_ok = not values["topics.regex"].errors
+        if dlq in listed or (regex and regex_ok and re.fullmatch(regex, dlq)):
             values["errors.deadletterqueue.topic.name"].errors.append(
                 f"The DLQ topic '{dlq}' may not be included in the list of topics "
                 "('topics' or 'topics.regex') to consume"

@@ -199,11 +199,14 @@ class PluginRegistry:
         return cls
 
     def canonical_name(self, cls: type) -> str:
-        path = f"{cls.__module__}.{cls.__qualname__}"
+        """Kafka's class name for a bundled plugin, else the class's Python path."""
         for p in self.plugins():
-            if p.python_path == path:
-                return p.class_name
-        return path
+            try:
+                if p.load() is cls:
+                    return p.class_name
+            except (ImportError, AttributeError):
+                continue
+        return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _kinds(kind: str) -> set[str]:

@@ -12,7 +12,8 @@ from connectrt.api.errors import ConfigError
 
 __all__ = ["load_connector_file", "load_properties", "parse_properties"]
 
-_SEP = re.compile(r"(?<!\\)[=:]|(?<!\\)\s")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # Java ends lines only at these
+_WHITESPACE = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
@@ -24,7 +25,10 @@ def _unescape(s: str) -> str:
         if c == "\\" and i + 1 < len(s):
             n = s[i + 1]
             if n == "u" and i + 5 < len(s):
-                out.append(chr(int(s[i + 2 : i + 6], 16)))
+                try:
+                    out.append(chr(int(s[i + 2 : i + 6], 16)))
+                except ValueError:
+                    raise ConfigError(f"Malformed \\uxxxx encoding in {s!r}") from None
                 i += 6
                 continue
             out.append(_ESCAPES.get(n, n))
@@ -39,29 +43,40 @@ def parse_properties(text: str) -> dict[str, str]:
     """Parse the Java ``.properties`` syntax: ``#``/``!`` comments, ``=``, ``:`` or whitespace
     separators, backslash line continuations and escapes. Later keys win."""
     props: dict[str, str] = {}
-    lines = text.splitlines()
+    lines = _LINE_BREAK.split(text)
     i = 0
     while i < len(lines):
-        line = lines[i].lstrip()
+        line = lines[i].lstrip(_WHITESPACE)
         i += 1
         if not line or line[0] in "#!":
             continue
         while _continues(line) and i < len(lines):
-            line = line[:-1] + lines[i].lstrip()
+            line = line[:-1] + lines[i].lstrip(_WHITESPACE)
             i += 1
         if _continues(line):
             line = line[:-1]
-        m = _SEP.search(line)
-        if m is None:
-            key, value = line, ""
-        else:
-            key = line[: m.start()]
-            rest = line[m.end() :].lstrip()
-            if m.group().isspace() and rest[:1] in ("=", ":"):
-                rest = rest[1:].lstrip()
-            value = rest
+        key, value = _split_key_value(line)
         props[_unescape(key)] = _unescape(value)
     return props
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    """Split at the first unescaped ``=``, ``:`` or whitespace (Java's rules)."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            i += 2  # the escaped character belongs to the key
+            continue
+        if c in "=:":
+            return line[:i], line[i + 1 :].lstrip(_WHITESPACE)
+        if c in _WHITESPACE:
+            rest = line[i:].lstrip(_WHITESPACE)
+            if rest[:1] in ("=", ":"):
+                rest = rest[1:].lstrip(_WHITESPACE)
+            return line[:i], rest
+        i += 1
+    return line, ""
 
 
 def _continues(line: str) -> bool:
@@ -103,6 +118,12 @@ def load_connector_file(path: str | Path) -> tuple[str, dict[str, str], str | No
         if isinstance(doc.get("config"), dict):
             config = {k: _str(v) for k, v in doc["config"].items()}
             name = doc.get("name") or config.get("name")
+            if config.get("name") and name and config["name"].strip() != str(name).strip():
+                raise ConfigError(
+                    f"Connector name configuration ({config['name']}) doesn't match connector "
+                    f"name ({name}) in {p}",
+                    "name",
+                )
             initial_state = doc.get("initial_state")
         else:
             config = {k: _str(v) for k, v in doc.items()}
@@ -113,7 +134,7 @@ def load_connector_file(path: str | Path) -> tuple[str, dict[str, str], str | No
     if not name or not str(name).strip():
         raise ConfigError(f"Connector config file {p} has no 'name'", "name")
     name = str(name).strip()
-    config.setdefault("name", name)
+    config["name"] = name
     return name, config, initial_state
 
 

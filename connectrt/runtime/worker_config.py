@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from connectrt.api.config import (
     ConfigDef,
@@ -219,9 +220,8 @@ class WorkerConfig:
 
     @property
     def worker_id(self) -> str:
-        host = self.values.get("rest.advertised.host.name") or "127.0.0.1"
-        port = self.values.get("rest.advertised.port")
-        if port is None:
-            listener = (self.values.get("listeners") or ["http://:8083"])[0]
-            port = listener.rsplit(":", 1)[-1] or "8083"
+        """``host:port`` as Kafka reports it: rest.advertised.* first, else the first listener."""
+        listener = urlsplit((self.values.get("listeners") or ["http://:8083"])[0])
+        host = self.values.get("rest.advertised.host.name") or listener.hostname or "127.0.0.1"
+        port = self.values.get("rest.advertised.port") or listener.port or 8083
         return f"{host}:{port}"
