@@ -1,0 +1,156 @@
+"""Connector and task status in a Kafka topic, compatible with Kafka Connect's status topic.
+
+The record format is in :mod:`connectrt.storage.status_store`. Statuses are written without
+waiting (a task thread reporting a state change must not block on the network); ``flush``
+waits for them and ``stop`` flushes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from connectrt.api.errors import ConnectError
+from connectrt.runtime.status import Status
+from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.status_store import (
+    TopicStatus,
+    TopicStatusRecord,
+    _StatusView,
+    _to_record,
+    decode_status_record,
+    status_record,
+    topic_status_record,
+)
+
+__all__ = ["KafkaStatusStore"]
+
+log = logging.getLogger(__name__)
+
+
+class KafkaStatusStore:
+    """A :class:`~connectrt.storage.status_store.StatusStore` over a :class:`TopicLog`.
+
+    ``start()`` creates the topic if needed (``partitions``, default 5 like Kafka Connect's
+    ``status.storage.partitions``) and replays it to partition EOF, so statuses written before
+    a restart are served until this worker overwrites them. Afterwards the topic is not read
+    again: this worker is the only writer (last write wins, see the module docs of
+    :mod:`~connectrt.storage.status_store`). ``put``, ``put_topic`` and ``remove_topics``
+    update memory at once and queue the record; records of one key reach the topic in the
+    order of the calls (both happen under one lock, and the producer is idempotent). Delivery
+    failures surface in :meth:`flush` as :class:`ConnectError`; ``stop`` logs them instead.
+    Thread-safe.
+    """
+
+    def __init__(
+        self,
+        topic: str = "connect-status",
+        *,
+        bootstrap_servers: str | None = None,
+        partitions: int = 5,
+        replication_factor: int = -1,
+        producer_config: Mapping[str, Any] | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        admin_config: Mapping[str, Any] | None = None,
+        topic_configs: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        common: dict[str, Any] = {}
+        if bootstrap_servers is not None:
+            common["bootstrap.servers"] = bootstrap_servers
+        self._lock = threading.Lock()
+        self._view = _StatusView()
+        self._started = False
+        self._log = TopicLog(
+            topic,
+            {**common, **(producer_config or {})},
+            {**common, **(consumer_config or {})},
+            {**common, **(admin_config or {})},
+            self._on_record,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            topic_configs=topic_configs,
+            timeout=timeout,
+        )
+
+    @property
+    def topic(self) -> str:
+        return self._log.topic
+
+    @property
+    def log(self) -> TopicLog:
+        return self._log
+
+    def start(self) -> None:
+        self._log.start()
+        self._started = True
+
+    def stop(self, flush_timeout: float = 5.0) -> None:
+        """Flush queued statuses (bounded; failures are logged) and close. Idempotent."""
+        if self._started:
+            self._started = False
+            try:
+                self.flush(flush_timeout)
+            except ConnectError as exc:
+                log.warning("Status records to %s may be lost: %s", self.topic, exc)
+        self._log.stop(flush_timeout)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every queued status record is acknowledged (ConnectError otherwise)."""
+        self._log.flush(timeout)
+
+    def _on_record(
+        self, key: bytes | None, value: bytes | None, partition: int, offset: int
+    ) -> None:
+        # Only during start(): records of one key share a partition, so replaying each
+        # partition in order leaves the latest value of every key.
+        record = decode_status_record(key, value)
+        with self._lock:
+            self._view.apply(record)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def put(self, status: Status) -> None:
+        """Record a connector or task status (DESTROYED deletes it); does not wait."""
+        key, value = status_record(status)
+        with self._lock:
+            self._log.send(key, value)
+            self._view.apply(_to_record(status))
+
+    def put_topic(self, connector: str, topic: str, task: int, discovered_ms: int) -> None:
+        """Track ``topic`` as active for ``connector``; a topic already tracked is kept as is
+        (with its first discovery time, as Kafka Connect does). Does not wait."""
+        ts = TopicStatus(topic, connector, task, discovered_ms)
+        with self._lock:
+            if self._view.has_topic(connector, topic):
+                return
+            self._log.send(*topic_status_record(ts))
+            self._view.apply(TopicStatusRecord(topic, connector, ts))
+
+    def remove_topics(self, connector: str) -> None:
+        """Write a tombstone for every active topic of ``connector`` and wait for them."""
+        with self._lock:
+            for topic in self._view.topic_names(connector):
+                self._log.send(*topic_status_record(None, topic, connector))
+                self._view.apply(TopicStatusRecord(topic, connector, None))
+        self.flush()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def connector(self, name: str) -> Status | None:
+        with self._lock:
+            return self._view.connector(name)
+
+    def tasks(self, name: str) -> list[Status]:
+        with self._lock:
+            return self._view.task_list(name)
+
+    def connectors(self) -> list[str]:
+        with self._lock:
+            return self._view.connector_names()
+
+    def topics(self, connector: str) -> list[str]:
+        with self._lock:
+            return self._view.topic_names(connector)
