@@ -35,6 +35,12 @@ def _cmd_standalone(args: argparse.Namespace) -> int:
     return run_standalone(args.worker_config, args.connector_configs)
 
 
+def _cmd_worker(args: argparse.Namespace) -> int:
+    from connectrt.runtime.standalone import run_distributed
+
+    return run_distributed(args.worker_config)
+
+
 def _cmd_broker(args: argparse.Namespace) -> int:
     from connectrt.testing.broker import run_broker_cli
 
@@ -53,7 +59,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from connectrt.demo import run_demo
 
-    return run_demo(args.dir, args.lines, args.duration)
+    return run_demo(args.dir, args.lines, args.duration, args.port)
 
 
 def _cmd_config_docs(args: argparse.Namespace) -> int:
@@ -74,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("connector_configs", nargs="*")
     p.set_defaults(func=_cmd_standalone)
 
+    p = sub.add_parser(
+        "worker", help="run a worker managed over REST, with configs and status in Kafka topics"
+    )
+    p.add_argument("worker_config")
+    p.set_defaults(func=_cmd_worker)
+
     p = sub.add_parser("broker", help="run the embedded Kafka-protocol broker")
     p.add_argument("--port", type=int, default=None)
     p.set_defaults(func=_cmd_broker)
@@ -87,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run the file -> Kafka -> file demo on an embedded broker")
     p.add_argument("--dir", default="demo-data", help="working directory for the demo files")
     p.add_argument("--lines", type=int, default=1000, help="lines written up front")
+    p.add_argument("--port", type=int, default=8083, help="REST API port")
     p.add_argument(
         "--duration",
         type=float,

@@ -14,10 +14,8 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from connectrt.runtime.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.standalone import create_offset_store
-from connectrt.runtime.worker import Worker
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.testing.broker import EmbeddedBroker
 
 __all__ = ["run_demo"]
@@ -33,7 +31,7 @@ def _count_lines(path: Path) -> int:
         return 0
 
 
-def _write_configs(d: Path, bootstrap: str) -> tuple[Path, Path, Path]:
+def _write_configs(d: Path, bootstrap: str, port: int) -> tuple[Path, Path, Path]:
     worker = d / "worker.properties"
     worker.write_text(
         "# Written by `connectrt demo`\n"
@@ -46,7 +44,7 @@ def _write_configs(d: Path, bootstrap: str) -> tuple[Path, Path, Path]:
         "offset.flush.interval.ms=2000\n"
         "consumer.session.timeout.ms=6000\n"
         "consumer.heartbeat.interval.ms=500\n"
-        "listeners=http://127.0.0.1:8083\n"
+        f"listeners=http://127.0.0.1:{port}\n"
     )
     source = d / "file-source.properties"
     source.write_text(
@@ -67,7 +65,7 @@ def _write_configs(d: Path, bootstrap: str) -> tuple[Path, Path, Path]:
     return worker, source, sink
 
 
-def run_demo(directory: str, initial_lines: int, duration: float | None) -> int:
+def run_demo(directory: str, initial_lines: int, duration: float | None, port: int = 8083) -> int:
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     input_path, output_path = d / "input.txt", d / "output.txt"
@@ -84,24 +82,38 @@ def run_demo(directory: str, initial_lines: int, duration: float | None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _on_signal)
 
+    n = initial_lines
     with EmbeddedBroker() as broker:
-        worker_path, source_path, sink_path = _write_configs(d, broker.bootstrap_servers)
-        wc = WorkerConfig.from_props(load_properties(worker_path))
-        worker = Worker(wc, create_offset_store(wc))
-        worker.start()
+        worker_path, source_path, sink_path = _write_configs(d, broker.bootstrap_servers, port)
+        process = WorkerProcess.build(load_properties(worker_path), "standalone")
+        initial = [load_connector_file(p) for p in (source_path, sink_path)]
+        worker_stop = threading.Event()
+        failure: list[BaseException] = []
+
+        def _run() -> None:
+            try:
+                process.run(initial, worker_stop)
+            except BaseException as e:  # reported on the main thread
+                failure.append(e)
+
+        runner = threading.Thread(target=_run, name="demo-worker")
+        runner.start()
+        while not process.herder.ready and runner.is_alive():
+            time.sleep(0.05)
+        if failure:
+            raise failure[0]
         try:
-            for path in (source_path, sink_path):
-                name, config, _ = load_connector_file(path)
-                worker.start_connector(name, config)
+            url = process.rest.url
             print(f"connectrt demo running on embedded broker {broker.bootstrap_servers}")
             print(f"  worker config : {worker_path}")
             print(f"  source        : {input_path} -> topic {TOPIC}")
             print(f"  sink          : topic {TOPIC} -> {output_path}")
+            print(f"  REST API      : {url}  (try: curl -s '{url}/connectors?expand=status')")
             print("  lines are appended to the input every 100 ms; Ctrl-C stops the demo")
-            n = initial_lines
             deadline = None if duration is None else time.monotonic() + duration
             last_report = 0.0
-            while not stop.wait(0.1):
+            status = process.herder.worker.status
+            while not stop.wait(0.1) and runner.is_alive():
                 with input_path.open("a") as f:
                     f.write(f"demo line {n}\n")
                 n += 1
@@ -109,12 +121,8 @@ def run_demo(directory: str, initial_lines: int, duration: float | None) -> int:
                 if now - last_report >= 2.0:
                     last_report = now
                     states = {
-                        name: (
-                            worker.status.connector(name).state.value  # type: ignore[union-attr]
-                            if worker.status.connector(name)
-                            else "?"
-                        )
-                        for name in worker.connectors()
+                        name: (s.state.value if (s := status.connector(name)) else "?")
+                        for name in process.herder.connectors()
                     }
                     print(
                         f"  input {n} lines, output {_count_lines(output_path)} lines, "
@@ -124,7 +132,10 @@ def run_demo(directory: str, initial_lines: int, duration: float | None) -> int:
                 if deadline is not None and now >= deadline:
                     break
         finally:
-            worker.stop()
+            worker_stop.set()
+            runner.join(60)
+    if failure:
+        raise failure[0]
     print(
         f"demo stopped: input {n} lines, output {_count_lines(output_path)} lines ({output_path})"
     )

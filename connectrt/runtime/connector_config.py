@@ -377,6 +377,11 @@ def validate_connector_config(
     values.update(connector.validate({k: v for k, v in config.items() if v is not None}))
     if issubclass(cls, SinkConnector):
         _check_topics(config, values)
+    for key, raw in config.items():
+        # Keys the definitions do not know (client overrides, converter and transform
+        # settings, extra connector keys) are listed too, with no definition (Kafka's shape).
+        if key not in values:
+            values[key] = ConfigValue(key, raw)
     for key, message in policy.violations({k: v or "" for k, v in config.items()}).items():
         values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
     null_error = "Null value can not be supplied as the configuration value."

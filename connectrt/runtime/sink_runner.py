@@ -98,8 +98,10 @@ class SinkTaskRunner(TaskRunner):
         max_poll_records: int = 500,
         target_state: TargetState = TargetState.STARTED,
         consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
+        on_topic: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__(task_id, task_config, status, target_state)
+        super().__init__(task_id, task_config, status, target_state, on_topic)
+        self._topics_seen: set[str] = set()
         self.task = task
         self.converters = converters
         self._consumer_config = consumer_config
@@ -155,6 +157,10 @@ class SinkTaskRunner(TaskRunner):
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         tps = [TopicPartition(p.topic, p.partition) for p in partitions]
         self.assigned.update(tps)
+        for tp in tps:
+            if tp.topic not in self._topics_seen:
+                self._topics_seen.add(tp.topic)
+                self.on_topic(tp.topic)
         self.task.open(tps)
         for p in partitions:
             tp = TopicPartition(p.topic, p.partition)

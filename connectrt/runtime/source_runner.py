@@ -85,8 +85,9 @@ class SourceTaskRunner(TaskRunner):
         offset_flush_timeout_ms: int,
         target_state: TargetState = TargetState.STARTED,
         producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
+        on_topic: Callable[[str], None] | None = None,
     ) -> None:
-        super().__init__(task_id, task_config, status, target_state)
+        super().__init__(task_id, task_config, status, target_state, on_topic)
         self.task = task
         self.converters = converters
         self._producer_config = producer_config
@@ -223,6 +224,7 @@ class SourceTaskRunner(TaskRunner):
                 sent += 1
                 if topic not in topics:
                     topics.add(topic)
+                    self.on_topic(topic)
                 sp = record.source_partition
                 if sp is not None:
                     if sp is not last_partition:

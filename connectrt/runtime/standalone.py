@@ -15,21 +15,18 @@ from types import FrameType
 
 from connectrt.api.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.connector_config import check_connector_config
+from connectrt.runtime.plugins import registry
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.status import TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["create_offset_store", "run_standalone"]
+__all__ = ["create_offset_store", "run_distributed", "run_standalone"]
 
-_INITIAL_STATES = {
-    "RUNNING": TargetState.STARTED,
-    "PAUSED": TargetState.PAUSED,
-    "STOPPED": TargetState.STOPPED,
-}
+_INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 
 
 def create_offset_store(wc: WorkerConfig) -> OffsetStore:
@@ -74,18 +71,7 @@ def build_worker(worker_props_path: str) -> Worker:
     return Worker(wc, create_offset_store(wc))
 
 
-def run_standalone(
-    worker_props_path: str,
-    connector_paths: Sequence[str],
-    stop_event: threading.Event | None = None,
-) -> int:
-    """Run until SIGINT/SIGTERM (or ``stop_event``). Raises ConfigError for bad input."""
-    connectors = [load_connector_file(p) for p in connector_paths]
-    worker = build_worker(worker_props_path)
-    for _name, config, _ in connectors:
-        worker.validate(config)
-    stop = stop_event or threading.Event()
-
+def _install_signal_handlers(stop: threading.Event) -> None:
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("Received signal %d, stopping", signum)
         stop.set()
@@ -93,15 +79,42 @@ def run_standalone(
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, _on_signal)
-    worker.start()
-    try:
-        for name, config, initial in connectors:
-            target = _INITIAL_STATES.get((initial or "RUNNING").upper())
-            if target is None:
-                raise ConfigError(f"Invalid initial_state {initial} for connector {name}")
-            worker.start_connector(name, config, target)
-            log.info("Created connector %s", name)
-        stop.wait()
-    finally:
-        worker.stop()
+
+
+def run_standalone(
+    worker_props_path: str,
+    connector_paths: Sequence[str],
+    stop_event: threading.Event | None = None,
+) -> int:
+    """``connectrt standalone``: the command-line connectors, plus the REST API.
+
+    Connector configs live in memory (as with Kafka's connect-standalone): the files given on
+    the command line are started again at every start. Runs until SIGINT/SIGTERM (or
+    ``stop_event``). Raises ConfigError for bad input, before anything starts.
+    """
+    from connectrt.runtime.assembly import WorkerProcess
+
+    connectors = [load_connector_file(p) for p in connector_paths]
+    props = load_properties(worker_props_path)
+    wc = WorkerConfig.from_props(props)
+    policy = OverridePolicy(wc["connector.client.config.override.policy"])
+    registry.add_plugin_path(wc["plugin.path"])
+    for _name, config, initial in connectors:
+        check_connector_config(config, registry, policy)
+        if (initial or "RUNNING").upper() not in _INITIAL_STATES:
+            raise ConfigError(f"Invalid initial_state {initial} for connector {_name}")
+    stop = stop_event or threading.Event()
+    _install_signal_handlers(stop)
+    WorkerProcess.build(props, "standalone").run(connectors, stop)
+    return 0
+
+
+def run_distributed(worker_props_path: str, stop_event: threading.Event | None = None) -> int:
+    """``connectrt worker``: connectors are managed over REST and stored in Kafka topics."""
+    from connectrt.runtime.assembly import WorkerProcess
+
+    props = load_properties(worker_props_path)
+    stop = stop_event or threading.Event()
+    _install_signal_handlers(stop)
+    WorkerProcess.build(props, "worker").run((), stop)
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,8 +84,10 @@ class TaskRunner(threading.Thread):
         task_config: dict[str, str],
         status: StatusBoard,
         target_state: TargetState = TargetState.STARTED,
+        on_topic: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(name=f"task-{task_id}", daemon=True)
+        self.on_topic = on_topic or (lambda topic: None)
         self.id = task_id
         self.task_config = task_config
         self.status = status

@@ -14,7 +14,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,13 +66,37 @@ class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
         return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
+def _identity(config: Mapping[str, str]) -> dict[str, str]:
+    return dict(config)
+
+
+def _ignore(*args: Any) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class WorkerHooks:
+    """How the worker reaches the rest of the process (the herder fills these in).
+
+    ``resolve`` turns a raw config (with ``${provider:...}`` references) into the values handed
+    to connectors, tasks, converters and clients. ``on_task_configs(name, configs)`` is called
+    with newly generated task configs (resolved; the herder persists them). ``on_topic(name,
+    topic, task)`` is called from task threads the first time a task uses a topic.
+    """
+
+    resolve: Callable[[Mapping[str, str]], dict[str, str]] = _identity
+    on_task_configs: Callable[[str, list[dict[str, str]]], None] = _ignore
+    on_topic: Callable[[str, str, int], None] = _ignore
+
+
 @dataclass
 class _ConnectorState:
     name: str
-    config: dict[str, str]
+    config: dict[str, str]  # raw, as given (may hold ${provider:...} references)
     connector: Connector | None
     target: TargetState
     task_configs: list[dict[str, str]] = field(default_factory=list)
+    resolved: dict[str, str] = field(default_factory=dict)
     runners: dict[int, TaskRunner] = field(default_factory=dict)
 
 
@@ -83,8 +107,10 @@ class Worker:
         offset_store: OffsetStore,
         plugins: PluginRegistry = registry,
         status: StatusBoard | None = None,
+        hooks: WorkerHooks | None = None,
     ) -> None:
         self.config = config
+        self.hooks = hooks or WorkerHooks()
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
@@ -149,16 +175,21 @@ class Worker:
         check_connector_config(config, self.plugins, self.policy)
 
     def start_connector(
-        self, name: str, config: Mapping[str, str], target: TargetState = TargetState.STARTED
+        self,
+        name: str,
+        config: Mapping[str, str],
+        target: TargetState = TargetState.STARTED,
+        validate: bool = True,
     ) -> None:
-        """Validate, start the connector and its tasks.
+        """Validate (unless the caller did), start the connector and its tasks.
 
         Invalid configs raise ConfigError (nothing is started). A connector whose ``start()``
         or ``task_configs()`` raises is kept, reported FAILED with the trace.
         """
         config = dict(config)
         config.setdefault("name", name)
-        check_connector_config(config, self.plugins, self.policy)
+        if validate:
+            check_connector_config(self.hooks.resolve(config), self.plugins, self.policy)
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
@@ -172,12 +203,14 @@ class Worker:
             self.status.put(name, None, State.STOPPED)
             return
         try:
+            state.resolved = self.hooks.resolve(state.config)
             cls = self.plugins.connector_class(state.config["connector.class"])
             connector = cls()
             connector.initialize(_ConnectorContext(self, name))
             state.connector = connector
-            connector.start(state.config)
-            self._generate_task_configs(state)
+            connector.start(state.resolved)
+            if self._generate_task_configs(state):
+                self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
         except Exception:
             trace = traceback.format_exc()
             log.error("Connector %s failed to start\n%s", name, trace)
@@ -192,9 +225,10 @@ class Worker:
         """Ask the connector for task configs; True if they changed."""
         connector = state.connector
         assert connector is not None
-        max_tasks = int(state.config.get("tasks.max", "1"))
+        config = state.resolved
+        max_tasks = int(config.get("tasks.max", "1"))
         raw = connector.task_configs(max_tasks)
-        enforce = str(state.config.get("tasks.max.enforce", "true")).lower() != "false"
+        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
         if len(raw) > max_tasks and enforce:
             raise ConnectError(
                 f"The connector {state.name} has generated {len(raw)} tasks, which is greater "
@@ -208,8 +242,8 @@ class Worker:
             tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
             if isinstance(connector, SinkConnector):
                 for key in ("topics", "topics.regex"):
-                    if state.config.get(key):
-                        tc[key] = state.config[key]
+                    if config.get(key):
+                        tc[key] = config[key]
             configs.append(tc)
         changed = configs != state.task_configs
         state.task_configs = configs
@@ -259,16 +293,17 @@ class Worker:
         task_cls = connector.task_class()
         task = task_cls()
         converters = TaskConverters(
-            key=self._converter(state.config, "key"),
-            value=self._converter(state.config, "value"),
-            header=self._converter(state.config, "header"),
+            key=self._converter(state.resolved, "key"),
+            value=self._converter(state.resolved, "value"),
+            header=self._converter(state.resolved, "header"),
         )
+        on_topic = self.hooks.on_topic
         wc = self.config
         if isinstance(task, SourceTask):
             pcfg = producer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.config,
+                state.resolved,
                 self.policy,
                 f"connector-producer-{task_id}",
             )
@@ -283,12 +318,13 @@ class Worker:
                 wc["offset.flush.interval.ms"],
                 wc["offset.flush.timeout.ms"],
                 state.target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
             )
         if isinstance(task, SinkTask):
             ccfg = consumer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.config,
+                state.resolved,
                 self.policy,
                 f"connector-consumer-{task_id}",
                 f"connect-{state.name}",
@@ -301,8 +337,9 @@ class Worker:
                 ccfg,
                 self.status,
                 wc["offset.flush.interval.ms"],
-                max_poll_records(wc.originals, state.config),
+                max_poll_records(wc.originals, state.resolved),
                 state.target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
             )
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
@@ -350,8 +387,13 @@ class Worker:
             if target is TargetState.STOPPED:
                 self._stop_tasks(state)
                 if state.connector is not None:
-                    state.connector.stop()
+                    try:
+                        state.connector.stop()
+                    except Exception:
+                        log.exception("Error stopping connector %s", name)
                     state.connector = None
+                for i in range(len(state.task_configs)):
+                    self.status.put(name, i, State.DESTROYED)
                 state.task_configs = []
                 self.status.put(name, None, State.STOPPED)
                 return
@@ -377,6 +419,66 @@ class Worker:
             self.status.put(name, None, State.RESTARTING)
             self._start_connector_instance(state)
 
+    def restart_connector_instance(self, name: str) -> None:
+        """Restart only the Connector object (Kafka's plain ``POST .../restart``): stop and
+        start it; tasks restart only if its new task configs differ."""
+        with self._lock:
+            state = self._get(name)
+            if state.target is TargetState.STOPPED:
+                return
+            if state.connector is not None:
+                try:
+                    state.connector.stop()
+                except Exception:
+                    log.exception("Error stopping connector %s", name)
+                state.connector = None
+            self.status.put(name, None, State.RESTARTING)
+            old = list(state.task_configs)
+            try:
+                state.resolved = self.hooks.resolve(state.config)
+                cls = self.plugins.connector_class(state.config["connector.class"])
+                connector = cls()
+                connector.initialize(_ConnectorContext(self, name))
+                state.connector = connector
+                connector.start(state.resolved)
+                changed = self._generate_task_configs(state)
+            except Exception:
+                trace = traceback.format_exc()
+                log.error("Connector %s failed to restart\n%s", name, trace)
+                self.status.put(name, None, State.FAILED, trace)
+                return
+            self.status.put(
+                name, None, State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
+            )
+            if changed or len(old) != len(state.task_configs):
+                self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+                self._stop_tasks(state)
+                for i in range(len(state.task_configs), len(old)):
+                    self.status.put(name, i, State.DESTROYED)
+                self._start_tasks(state)
+
+    def reconfigure_connector(self, name: str, config: Mapping[str, str]) -> None:
+        """Replace a connector's config: stop it and its tasks, start with the new config in
+        the same target state. Validation is the caller's job."""
+        with self._lock:
+            state = self._get(name)
+            old_tasks = len(state.task_configs)
+            self._stop_tasks(state)
+            if state.connector is not None:
+                try:
+                    state.connector.stop()
+                except Exception:
+                    log.exception("Error stopping connector %s", name)
+            state.connector = None
+            state.config = dict(config)
+            state.task_configs = []
+            self._start_connector_instance(state)
+            for i in range(len(state.task_configs), old_tasks):
+                self.status.put(name, i, State.DESTROYED)
+
+    def target_state(self, name: str) -> TargetState:
+        return self._get(name).target
+
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
             state = self._get(name)
@@ -401,6 +503,7 @@ class Worker:
                         continue
                     if self._generate_task_configs(state):
                         log.info("Connector %s task configs changed; restarting tasks", name)
+                        self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
                         self._stop_tasks(state)
                         self._start_tasks(state)
             except Exception:

@@ -145,8 +145,8 @@ WORKER_CONFIG_DEF = (
         "http://:8083",
         None,
         Importance.LOW,
-        "REST API listeners (protocol://host:port). The REST API is not served yet; the "
-        "first listener's port is used in worker_id.",
+        "REST API listener (protocol://host:port; the first one is served, an empty host "
+        "means all interfaces).",
     )
     .define(
         "rest.advertised.host.name",
@@ -163,6 +163,136 @@ WORKER_CONFIG_DEF = (
         None,
         Importance.LOW,
         "Port reported as worker_id.",
+    )
+    .define(
+        "group.id",
+        ConfigType.STRING,
+        "connect-cluster",
+        None,
+        Importance.HIGH,
+        "Identifies this worker's cluster in its internal topics (one live worker per group).",
+    )
+    .define(
+        "config.storage.topic",
+        ConfigType.STRING,
+        "connect-configs",
+        None,
+        Importance.HIGH,
+        "`connectrt worker`: compacted topic holding connector configs and target states.",
+    )
+    .define(
+        "config.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the config topic when created; -1 = broker default.",
+    )
+    .define(
+        "status.storage.topic",
+        ConfigType.STRING,
+        "connect-status",
+        None,
+        Importance.HIGH,
+        "`connectrt worker`: compacted topic holding connector and task states.",
+    )
+    .define(
+        "status.storage.partitions",
+        ConfigType.INT,
+        5,
+        Range.at_least(1),
+        Importance.LOW,
+        "Partitions of the status topic when connectrt creates it.",
+    )
+    .define(
+        "status.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the status topic when created; -1 = broker default.",
+    )
+    .define(
+        "topic.tracking.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Record the topics each connector uses (GET /connectors/{name}/topics).",
+    )
+    .define(
+        "topic.tracking.allow.reset",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Allow PUT /connectors/{name}/topics/reset.",
+    )
+    .define(
+        "rest.auth.type",
+        ConfigType.STRING,
+        "none",
+        ValidString.of("none", "basic", "bearer"),
+        Importance.MEDIUM,
+        "REST authentication: none, basic (rest.auth.credentials.file) or bearer "
+        "(rest.auth.tokens.file).",
+    )
+    .define(
+        "rest.auth.credentials.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Lines user:pbkdf2_sha256$... (see `connectrt auth hash-password`).",
+    )
+    .define(
+        "rest.auth.tokens.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Lines sha256:<hex> of accepted bearer tokens (see `connectrt auth hash-token`).",
+    )
+    .define(
+        "rest.auth.health.open",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Serve GET /health without authentication.",
+    )
+    .define(
+        "listeners.https.ssl.certificate.location",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "PEM certificate (chain) for an https:// listener.",
+    )
+    .define(
+        "listeners.https.ssl.key.location",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "PEM private key for an https:// listener.",
+    )
+    .define(
+        "control.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Optional topic of JSON control events (STOP, PAUSE, RESUME, RESTART, RESET_TO_*).",
+    )
+    .define(
+        "config.providers",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Config provider names; each needs config.providers.<name>.class (file, directory, "
+        "env built in) and optional config.providers.<name>.param.* settings.",
     )
     .define(
         "connector.client.config.override.policy",

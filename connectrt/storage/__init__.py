@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from connectrt.storage.config_store import ConfigSnapshot, ConfigStore, MemoryConfigStore
 from connectrt.storage.murmur2 import java_partition, murmur2
 from connectrt.storage.offset_codec import (
     decode_key,
@@ -17,16 +18,26 @@ from connectrt.storage.offset_codec import (
     validate_offset_map,
 )
 from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+from connectrt.storage.status_store import MemoryStatusStore, StatusStore
 
 if TYPE_CHECKING:
+    from connectrt.storage.kafka_config import KafkaConfigStore
     from connectrt.storage.kafka_log import TopicLog
     from connectrt.storage.kafka_offsets import KafkaOffsetStore
+    from connectrt.storage.kafka_status import KafkaStatusStore
 
 __all__ = [
+    "ConfigSnapshot",
+    "ConfigStore",
     "FileOffsetStore",
+    "KafkaConfigStore",
     "KafkaOffsetStore",
+    "KafkaStatusStore",
+    "MemoryConfigStore",
     "MemoryOffsetStore",
+    "MemoryStatusStore",
     "OffsetStore",
+    "StatusStore",
     "TopicLog",
     "decode_key",
     "decode_value",
@@ -43,6 +54,14 @@ def __getattr__(name: str) -> Any:
         from connectrt.storage.kafka_offsets import KafkaOffsetStore
 
         return KafkaOffsetStore
+    if name == "KafkaConfigStore":
+        from connectrt.storage.kafka_config import KafkaConfigStore
+
+        return KafkaConfigStore
+    if name == "KafkaStatusStore":
+        from connectrt.storage.kafka_status import KafkaStatusStore
+
+        return KafkaStatusStore
     if name == "TopicLog":
         from connectrt.storage.kafka_log import TopicLog
 

@@ -114,6 +114,7 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         "offset.flush.interval.ms=1000\n"
         "consumer.session.timeout.ms=6000\n"
         "consumer.heartbeat.interval.ms=500\n"
+        "listeners=http://127.0.0.1:0\n"
     )
     (tmp_path / "source.properties").write_text(
         f"name=src\nconnector.class=FileStreamSource\nfile={src}\ntopic={topic}\nbatch.size=500\n"

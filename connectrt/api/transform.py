@@ -1,0 +1,93 @@
+"""Single message transformations (SMTs) and predicates: the plugin-author contracts.
+
+A :class:`Transformation` changes one record at a time between the connector and the converter
+(source side) or between the converter and the sink task (sink side). A :class:`Predicate` gates
+a transformation: the runtime applies the transformation only to records the predicate accepts
+(or rejects, when the connector config sets ``transforms.<alias>.negate=true``).
+
+Lifecycle (both types): the runtime creates one instance per alias **per task**, calls
+``configure(config)`` once with the alias' keys (``transforms.<alias>.`` or
+``predicates.<alias>.`` stripped), then ``apply``/``test`` for each record, and ``close()`` once
+when the task stops. ``config_def()`` may be called on an un-configured instance (the REST
+validate endpoint does this), so it must not depend on ``configure``.
+
+Threading: all calls for one instance come from that task's thread, never concurrently, so
+implementations need no locking; they must not share mutable state between instances.
+
+Results of :meth:`Transformation.apply`:
+
+* a record - the (usually new) record that continues down the chain;
+* ``None`` - drop the record (source records dropped this way are still committed);
+* a list of records - fan out: each continues down the chain, in order (connectrt extension;
+  Kafka's SMTs return exactly one record or null). An empty list drops the record.
+
+Records are not mutated in place: derive a changed copy with ``record.new_record(**changes)``.
+A record that cannot be transformed raises :class:`~connectrt.api.errors.DataError`; bad
+configuration raises :class:`~connectrt.api.errors.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from connectrt.api.config import ConfigDef
+from connectrt.api.records import ConnectRecord
+
+__all__ = ["Predicate", "R", "Transformation"]
+
+R = TypeVar("R", bound=ConnectRecord)
+"""The record type a transformation or predicate handles (SourceRecord or SinkRecord)."""
+
+
+class Transformation(abc.ABC, Generic[R]):
+    """A single message transformation.
+
+    Subclasses usually declare their keys once as the class attribute ``CONFIG_DEF`` and parse
+    them in :meth:`configure` with ``self.config_def().parse(config)``.
+    """
+
+    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
+
+    def config_def(self) -> ConfigDef:
+        """The keys this transformation understands (``CONFIG_DEF`` by default)."""
+        return self.CONFIG_DEF
+
+    @abc.abstractmethod
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """Called once before the first :meth:`apply`. Raise ConfigError naming a bad key."""
+
+    @abc.abstractmethod
+    def apply(self, record: R) -> R | list[R] | None:
+        """Transform one record: return it (changed or not), None to drop it, or a list."""
+
+    def close(self) -> None:
+        """Release resources; called once when the task stops. The default does nothing."""
+
+    def version(self) -> str:
+        return "unknown"
+
+
+class Predicate(abc.ABC, Generic[R]):
+    """A condition on a record that decides whether a transformation applies to it."""
+
+    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
+
+    def config_def(self) -> ConfigDef:
+        """The keys this predicate understands (``CONFIG_DEF`` by default)."""
+        return self.CONFIG_DEF
+
+    @abc.abstractmethod
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """Called once before the first :meth:`test`. Raise ConfigError naming a bad key."""
+
+    @abc.abstractmethod
+    def test(self, record: R) -> bool:
+        """True when the record matches. Must not change the record."""
+
+    def close(self) -> None:
+        """Release resources; called once when the task stops. The default does nothing."""
+
+    def version(self) -> str:
+        return "unknown"

@@ -1,0 +1,372 @@
+"""The FastAPI application: Kafka Connect's REST API over a :class:`Herder`.
+
+Every route calls one herder method and shapes its answer; no logic lives here. Errors become
+Kafka's ``{"error_code": <status>, "message": "..."}`` bodies through one set of exception
+handlers. Handlers are plain ``def`` functions: FastAPI runs them in its thread pool, and the
+herder is thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from connectrt import __version__
+from connectrt.api.errors import (
+    AlreadyExistsError,
+    ConfigError,
+    ConnectError,
+    NotFoundError,
+)
+from connectrt.rest import wire
+from connectrt.rest.auth import Authenticator
+from connectrt.rest.metrics import render_prometheus
+from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
+from connectrt.runtime.herder import Herder
+
+log = logging.getLogger(__name__)
+
+__all__ = ["create_app"]
+
+
+class _JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return _JSON({"error_code": status, "message": message}, status_code=status, headers=headers)
+
+
+async def _body(request: Request, required: bool = True) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        if required:
+            raise BadRequestError("Request body is required")
+        return {}
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        raise BadRequestError(f"Invalid JSON in request body: {e}") from None
+
+
+def _string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise BadRequestError("Connector configuration must be a JSON object of strings")
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        if v is None and allow_null:
+            out[k] = None
+        elif isinstance(v, bool):
+            out[k] = "true" if v else "false"
+        elif isinstance(v, str | int | float):
+            out[k] = str(v)
+        else:
+            raise BadRequestError(f"Configuration value for '{k}' must be a string")
+    return out
+
+
+def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
+    auth = auth or Authenticator()
+    app = FastAPI(
+        title="connectrt",
+        version=__version__,
+        description="Kafka Connect-compatible REST API of a connectrt worker.",
+        default_response_class=_JSON,
+    )
+
+    # -- errors -------------------------------------------------------------------------------
+    @app.exception_handler(NotFoundError)
+    def _not_found(request: Request, exc: NotFoundError) -> Response:
+        return _error(404, str(exc))
+
+    @app.exception_handler(AlreadyExistsError)
+    def _exists(request: Request, exc: AlreadyExistsError) -> Response:
+        return _error(409, str(exc))
+
+    @app.exception_handler(ConflictError)
+    def _conflict(request: Request, exc: ConflictError) -> Response:
+        return _error(409, str(exc))
+
+    @app.exception_handler(ForbiddenError)
+    def _forbidden(request: Request, exc: ForbiddenError) -> Response:
+        return _error(403, str(exc))
+
+    @app.exception_handler(BadRequestError)
+    def _bad_request(request: Request, exc: BadRequestError) -> Response:
+        return _error(400, str(exc))
+
+    @app.exception_handler(ConfigError)
+    def _config_error(request: Request, exc: ConfigError) -> Response:
+        return _error(400, str(exc))
+
+    @app.exception_handler(ConnectError)
+    def _connect_error(request: Request, exc: ConnectError) -> Response:
+        log.warning("Request %s %s failed: %s", request.method, request.url.path, exc)
+        return _error(500, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    def _http(request: Request, exc: StarletteHTTPException) -> Response:
+        reason = {404: "Not Found", 405: "Method Not Allowed"}.get(exc.status_code, exc.detail)
+        return _error(exc.status_code, f"HTTP {exc.status_code} {reason}")
+
+    @app.exception_handler(RequestValidationError)
+    def _validation(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _error(400, f"Invalid request: {where}: {first.get('msg', 'invalid')}")
+
+    @app.exception_handler(Exception)
+    def _unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("Unexpected error serving %s %s", request.method, request.url.path)
+        return _error(500, f"{type(exc).__name__}: {exc}")
+
+    # -- auth ---------------------------------------------------------------------------------
+    if auth.enabled:
+
+        @app.middleware("http")
+        async def _authenticate(request: Request, call_next: Any) -> Response:
+            path = request.url.path
+            if auth.health_open and path == "/health":
+                return await call_next(request)
+            if not auth.check(request.headers.get("authorization")):
+                return _error(401, "Unauthorized", {"WWW-Authenticate": auth.challenge})
+            return await call_next(request)
+
+    # -- root ---------------------------------------------------------------------------------
+    @app.get("/", summary="Worker version and Kafka cluster id")
+    def root() -> Any:
+        return herder.server_info()
+
+    @app.get("/health", summary="Worker health (KIP-1017)")
+    def health() -> Response:
+        status, message = herder.health()
+        code = 200 if status == "healthy" else 503
+        return _JSON({"status": status, "message": message}, status_code=code)
+
+    @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
+    def metrics() -> Response:
+        return PlainTextResponse(
+            render_prometheus(herder.metrics_snapshot()),
+            media_type="text/plain; version=0.0.4; charset=utf-8",
+        )
+
+    # -- connectors ---------------------------------------------------------------------------
+    @app.get("/connectors", summary="List connectors")
+    def list_connectors(expand: list[str] = Query(default=[])) -> Any:  # noqa: B008
+        names = herder.connectors()
+        wanted = {e for e in expand if e in ("status", "info")}
+        if not wanted:
+            return names
+        out: dict[str, Any] = {}
+        for name in names:
+            entry: dict[str, Any] = {}
+            try:
+                if "status" in wanted:
+                    entry["status"] = wire.connector_state_info(herder.connector_status(name))
+                if "info" in wanted:
+                    entry["info"] = wire.connector_info(herder.connector_info(name))
+            except NotFoundError:
+                continue  # deleted during the lookup
+            out[name] = entry
+        return out
+
+    @app.post("/connectors", status_code=201, summary="Create a connector")
+    async def create_connector(request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict):
+            raise BadRequestError("Request body must be a JSON object")
+        name = body.get("name")
+        config = _string_map(body.get("config") or {})
+        if not isinstance(name, str) or not name.strip():
+            name = config.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BadRequestError("Connector name is required")
+        initial = body.get("initial_state")
+        if initial is not None and not isinstance(initial, str):
+            raise BadRequestError("initial_state must be a string")
+        info = await run_in_threadpool(herder.create_connector, name.strip(), config, initial)
+        return _JSON(
+            wire.connector_info(info),
+            status_code=201,
+            headers={"Location": f"/connectors/{info.name}"},
+        )
+
+    @app.get("/connectors/{connector}", summary="Connector info")
+    def get_connector(connector: str) -> Any:
+        return wire.connector_info(herder.connector_info(connector))
+
+    @app.delete("/connectors/{connector}", status_code=204, summary="Delete a connector")
+    def delete_connector(connector: str) -> Response:
+        herder.delete_connector(connector)
+        return Response(status_code=204)
+
+    @app.get("/connectors/{connector}/config", summary="Connector config (secrets hidden)")
+    def get_config(connector: str) -> Any:
+        return herder.connector_config(connector)
+
+    @app.put("/connectors/{connector}/config", summary="Create or replace a connector config")
+    async def put_config(connector: str, request: Request) -> Response:
+        config = _string_map(await _body(request))
+        created, info = await run_in_threadpool(herder.put_connector_config, connector, config)
+        if created:
+            return _JSON(
+                wire.connector_info(info),
+                status_code=201,
+                headers={"Location": f"/connectors/{info.name}"},
+            )
+        return _JSON(wire.connector_info(info))
+
+    @app.patch("/connectors/{connector}/config", summary="Patch a connector config (KIP-477)")
+    async def patch_config(connector: str, request: Request) -> Any:
+        patch = _string_map(await _body(request), allow_null=True)
+        info = await run_in_threadpool(herder.patch_connector_config, connector, patch)
+        return wire.connector_info(info)
+
+    @app.get("/connectors/{connector}/status", summary="Connector and task states")
+    def get_status(connector: str) -> Any:
+        return wire.connector_state_info(herder.connector_status(connector))
+
+    @app.get("/connectors/{connector}/tasks", summary="Task configs (secrets hidden)")
+    def get_tasks(connector: str) -> Any:
+        return [
+            {"id": {"connector": connector, "task": t}, "config": config}
+            for t, config in herder.task_configs(connector)
+        ]
+
+    @app.get("/connectors/{connector}/tasks-config", summary="Task configs (deprecated)")
+    def get_tasks_config(connector: str) -> Any:
+        return {f"{connector}-{t}": config for t, config in herder.task_configs(connector)}
+
+    @app.get("/connectors/{connector}/tasks/{task}/status", summary="One task's state")
+    def get_task_status(connector: str, task: int) -> Any:
+        return wire.task_state(task, herder.task_status(connector, task))
+
+    @app.post("/connectors/{connector}/tasks/{task}/restart", status_code=204)
+    def restart_task(connector: str, task: int) -> Response:
+        herder.restart_task(connector, task)
+        return Response(status_code=204)
+
+    @app.post("/connectors/{connector}/restart", summary="Restart (KIP-745 flags)")
+    def restart_connector(
+        connector: str,
+        includeTasks: bool = False,
+        onlyFailed: bool = False,
+    ) -> Response:
+        plan = herder.restart_connector(connector, includeTasks, onlyFailed)
+        if plan is None:
+            return Response(status_code=204)
+        return _JSON(wire.connector_state_info(plan), status_code=202)
+
+    @app.put("/connectors/{connector}/pause", status_code=202)
+    def pause(connector: str) -> Response:
+        herder.pause(connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/resume", status_code=202)
+    def resume(connector: str) -> Response:
+        herder.resume(connector)
+        return Response(status_code=202)
+
+    @app.put("/connectors/{connector}/stop", status_code=204)
+    def stop(connector: str) -> Response:
+        herder.stop_connector(connector)
+        return Response(status_code=204)
+
+    @app.get("/connectors/{connector}/topics", summary="Topics the connector used (KIP-558)")
+    def topics(connector: str) -> Any:
+        return {connector: {"topics": herder.connector_topics(connector)}}
+
+    @app.put("/connectors/{connector}/topics/reset", status_code=202)
+    def reset_topics(connector: str) -> Response:
+        herder.reset_connector_topics(connector)
+        return Response(status_code=202)
+
+    # -- offsets ------------------------------------------------------------------------------
+    @app.get("/connectors/{connector}/offsets", summary="Committed offsets (KIP-875)")
+    def get_offsets(connector: str) -> Any:
+        return {"offsets": herder.get_offsets(connector)}
+
+    @app.patch("/connectors/{connector}/offsets", summary="Alter offsets (KIP-875)")
+    async def alter_offsets(connector: str, request: Request) -> Any:
+        body = await _body(request, required=False)
+        offsets = body.get("offsets") if isinstance(body, dict) else None
+        message = await run_in_threadpool(herder.alter_offsets, connector, offsets)
+        return {"message": message}
+
+    @app.delete("/connectors/{connector}/offsets", summary="Reset offsets (KIP-875)")
+    def delete_offsets(connector: str) -> Any:
+        return {"message": herder.reset_offsets(connector)}
+
+    @app.post(
+        "/connectors/{connector}/offsets/reset",
+        summary="connectrt: rewind a connector (stop, move offsets, resume)",
+        description=(
+            'Body: `{"to": "earliest"|"latest"|"timestamp"|"offset", "timestamp": '
+            'ISO-8601, "offset": N, "topic": optional}`. Sinks move their consumer group; '
+            "sources support `earliest` (delete their offsets)."
+        ),
+    )
+    async def rewind(connector: str, request: Request) -> Any:
+        body = await _body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("to"), str):
+            raise BadRequestError("Body must be a JSON object with a 'to' string")
+        when = None
+        if body.get("timestamp") is not None:
+            try:
+                when = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
+            except ValueError:
+                raise BadRequestError(f"Invalid ISO-8601 timestamp {body['timestamp']}") from None
+        offset = body.get("offset")
+        if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
+            raise BadRequestError("'offset' must be an integer")
+        topic = body.get("topic")
+        if topic is not None and not isinstance(topic, str):
+            raise BadRequestError("'topic' must be a string")
+        return await run_in_threadpool(herder.rewind, connector, body["to"], when, offset, topic)
+
+    # -- plugins ------------------------------------------------------------------------------
+    @app.get("/connector-plugins", summary="Installed plugins")
+    def plugins(connectorsOnly: bool = True) -> Any:
+        return [wire.plugin_info(p) for p in herder.plugins_list(connectorsOnly)]
+
+    @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
+    def plugin_config(plugin: str) -> Any:
+        return [wire.config_key_info(k) for k in herder.plugin_config(plugin)]
+
+    @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
+    async def validate(plugin: str, request: Request) -> Any:
+        config = _string_map(await _body(request), allow_null=True)
+        result = await run_in_threadpool(herder.validate, plugin, config)
+        definition = result.definition
+        return wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
+
+    # -- loggers ------------------------------------------------------------------------------
+    @app.get("/admin/loggers", summary="Log levels")
+    def loggers() -> Any:
+        return herder.loggers()
+
+    @app.get("/admin/loggers/{name}", summary="One logger's level")
+    def logger(name: str) -> Any:
+        return herder.logger(name)
+
+    @app.put("/admin/loggers/{name}", summary="Set a log level")
+    async def set_logger(name: str, request: Request, scope: str = "worker") -> Response:
+        body = await _body(request, required=False)
+        level = body.get("level") if isinstance(body, dict) else None
+        if not level or not isinstance(level, str):
+            raise BadRequestError("Desired 'level' parameter was not specified in request.")
+        changed = herder.set_logger_level(name, level)
+        if scope.lower() == "cluster":
+            return Response(status_code=204)
+        return _JSON(changed)
+
+    return app

@@ -1,0 +1,126 @@
+"""Optional REST authentication: HTTP Basic against a credentials file, or bearer tokens.
+
+Worker settings:
+
+* ``rest.auth.type``: ``none`` (default), ``basic`` or ``bearer``;
+* ``rest.auth.credentials.file``: for ``basic``, lines ``user:pbkdf2_sha256$<iterations>$<salt
+  b64>$<hash b64>`` (make one with ``connectrt auth hash-password``);
+* ``rest.auth.tokens.file``: for ``bearer``, one ``sha256:<hex digest of the token>`` per line
+  (``connectrt auth hash-token``), so the file holds no usable secret;
+* ``rest.auth.health.open``: ``true`` (default) leaves ``GET /health`` open for probes.
+
+Passwords are compared in constant time; credentials files are read once at start.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from connectrt.api.errors import ConfigError
+
+__all__ = ["Authenticator", "hash_password", "hash_token"]
+
+_ITERATIONS = 200_000
+
+
+def hash_password(password: str, iterations: int = _ITERATIONS) -> str:
+    salt = os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    salt_text, digest_text = base64.b64encode(salt).decode(), base64.b64encode(digest).decode()
+    return f"pbkdf2_sha256${iterations}${salt_text}${digest_text}"
+
+
+def _check_password(password: str, stored: str) -> bool:
+    try:
+        scheme, iterations, salt, digest = stored.split("$")
+    except ValueError:
+        return False
+    if scheme != "pbkdf2_sha256":
+        return False
+    actual = hashlib.pbkdf2_hmac(
+        "sha256", password.encode(), base64.b64decode(salt), int(iterations)
+    )
+    return hmac.compare_digest(actual, base64.b64decode(digest))
+
+
+def hash_token(token: str) -> str:
+    return "sha256:" + hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass
+class Authenticator:
+    kind: str = "none"
+    users: dict[str, str] = field(default_factory=dict)
+    token_hashes: set[str] = field(default_factory=set)
+    health_open: bool = True
+
+    @classmethod
+    def from_worker_config(cls, props: Mapping[str, str]) -> Authenticator:
+        kind = props.get("rest.auth.type", "none").strip().lower()
+        health_open = props.get("rest.auth.health.open", "true").strip().lower() != "false"
+        if kind == "none":
+            return cls("none", health_open=health_open)
+        if kind == "basic":
+            path = props.get("rest.auth.credentials.file")
+            if not path:
+                raise ConfigError(
+                    "rest.auth.type=basic needs rest.auth.credentials.file",
+                    "rest.auth.credentials.file",
+                )
+            users = {}
+            for line in _lines(path):
+                user, sep, stored = line.partition(":")
+                if not sep:
+                    raise ConfigError(f"Malformed line in {path}: expected user:hash")
+                users[user] = stored
+            return cls("basic", users=users, health_open=health_open)
+        if kind == "bearer":
+            path = props.get("rest.auth.tokens.file")
+            if not path:
+                raise ConfigError(
+                    "rest.auth.type=bearer needs rest.auth.tokens.file", "rest.auth.tokens.file"
+                )
+            return cls("bearer", token_hashes=set(_lines(path)), health_open=health_open)
+        raise ConfigError(
+            f"Unknown rest.auth.type {kind}: use none, basic or bearer", "rest.auth.type"
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.kind != "none"
+
+    def check(self, authorization: str | None) -> bool:
+        if not self.enabled:
+            return True
+        if not authorization:
+            return False
+        scheme, _, credentials = authorization.partition(" ")
+        if self.kind == "basic" and scheme.lower() == "basic":
+            try:
+                user, _, password = base64.b64decode(credentials).decode().partition(":")
+            except (ValueError, UnicodeDecodeError):
+                return False
+            stored = self.users.get(user)
+            return stored is not None and _check_password(password, stored)
+        if self.kind == "bearer" and scheme.lower() == "bearer":
+            digest = hash_token(credentials.strip())
+            return any(hmac.compare_digest(digest, h) for h in self.token_hashes)
+        return False
+
+    @property
+    def challenge(self) -> str:
+        return 'Basic realm="connectrt"' if self.kind == "basic" else "Bearer"
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"Cannot read {path}: {e.strerror}") from None
+    return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]

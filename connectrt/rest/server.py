@@ -1,0 +1,88 @@
+"""Serving the REST app with uvicorn on a background thread (``listeners``)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+import uvicorn
+from fastapi import FastAPI
+
+from connectrt.api.errors import ConfigError, ConnectError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["RestServer", "parse_listener"]
+
+
+def parse_listener(listener: str) -> tuple[str, str, int]:
+    """``http://:8083`` -> ("http", "0.0.0.0", 8083); an empty host means all interfaces."""
+    parts = urlsplit(listener.strip())
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(
+            f"Invalid listener {listener}: the protocol must be http or https", "listeners"
+        )
+    try:
+        port = parts.port if parts.port is not None else 8083
+    except ValueError:
+        raise ConfigError(f"Invalid listener {listener}: bad port", "listeners") from None
+    return parts.scheme, parts.hostname or "0.0.0.0", port
+
+
+class RestServer:
+    """Runs ``app`` on the first listener. ``start`` returns once the socket is bound (or
+    raises ConnectError); ``stop`` shuts down gracefully. One instance per worker."""
+
+    def __init__(self, app: FastAPI, listener: str, ssl: Mapping[str, str] | None = None):
+        self.scheme, self.host, self.port = parse_listener(listener)
+        ssl = ssl or {}
+        if self.scheme == "https" and not (ssl.get("certfile") and ssl.get("keyfile")):
+            raise ConfigError(
+                "An https listener needs listeners.https.ssl.certificate.location and "
+                "listeners.https.ssl.key.location",
+                "listeners",
+            )
+        self._config = uvicorn.Config(
+            app,
+            host=self.host,
+            port=self.port,
+            log_level="warning",
+            access_log=False,
+            ssl_certfile=ssl.get("certfile") if self.scheme == "https" else None,
+            ssl_keyfile=ssl.get("keyfile") if self.scheme == "https" else None,
+            timeout_graceful_shutdown=5,
+        )
+        self._server = uvicorn.Server(self._config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> None:
+        self._thread = threading.Thread(target=self._server.run, name="rest-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise ConnectError(
+                    f"The REST API could not listen on {self.host}:{self.port} (is the port in "
+                    "use? set listeners=http://host:port)"
+                )
+            if time.monotonic() > deadline:
+                raise ConnectError(f"The REST API did not start on {self.host}:{self.port}")
+            time.sleep(0.02)
+        if self.port == 0:  # an ephemeral port was asked for: report the one bound
+            for server in self._server.servers:
+                for sock in server.sockets:
+                    self.port = sock.getsockname()[1]
+        log.info("REST API listening on %s", self.url)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)

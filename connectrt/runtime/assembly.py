@@ -1,0 +1,156 @@
+"""Wiring a worker process together: stores, worker, herder, REST server.
+
+``standalone`` keeps connector configs in memory (the command-line files are the source of
+truth, as with Kafka's connect-standalone); ``worker`` keeps configs, target states and status
+in Kafka topics so that they survive restarts, and refuses to start next to another live worker
+on the same config topic.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.rest.app import create_app
+from connectrt.rest.auth import Authenticator
+from connectrt.rest.server import RestServer
+from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.config_providers import ConfigProviders
+from connectrt.runtime.herder import Herder
+from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.plugins import PluginRegistry, registry
+from connectrt.runtime.secrets import SecretMasker, install_redacting_filter
+from connectrt.runtime.standalone import create_offset_store
+from connectrt.runtime.worker import Worker, WorkerHooks
+from connectrt.runtime.worker_config import WorkerConfig
+
+log = logging.getLogger(__name__)
+
+__all__ = ["WorkerProcess", "create_herder"]
+
+
+def _client_configs(wc: WorkerConfig, role: str) -> dict[str, Any]:
+    policy = OverridePolicy("None")
+    bootstrap = wc.bootstrap_servers
+    return {
+        "bootstrap_servers": bootstrap,
+        "producer_config": producer_config(
+            bootstrap, wc.originals, None, policy, f"connect-{role}-producer"
+        ),
+        "consumer_config": consumer_config(
+            bootstrap,
+            wc.originals,
+            None,
+            policy,
+            f"connect-{role}-consumer",
+            f"connect-{role}-reader",
+        ),
+        "admin_config": admin_config(
+            bootstrap, wc.originals, None, policy, f"connect-{role}-admin"
+        ),
+        "timeout": wc["worker.startup.timeout.ms"] / 1000.0,
+    }
+
+
+def create_herder(
+    wc: WorkerConfig, mode: str = "standalone", plugins: PluginRegistry = registry
+) -> Herder:
+    """Build (not start) the herder for ``mode`` = ``standalone`` or ``worker``."""
+    from connectrt.storage.config_store import MemoryConfigStore
+    from connectrt.storage.status_store import MemoryStatusStore
+
+    providers = ConfigProviders.from_worker_config(wc.originals)
+    redactor = install_redacting_filter(logging.getLogger())
+    guard = None
+    if mode == "worker":
+        from connectrt.storage.kafka_config import KafkaConfigStore
+        from connectrt.storage.kafka_status import KafkaStatusStore
+        from connectrt.storage.worker_lock import SingleWorkerGuard
+
+        config_store: Any = KafkaConfigStore(
+            wc["config.storage.topic"],
+            replication_factor=wc["config.storage.replication.factor"],
+            **_client_configs(wc, "configs"),
+        )
+        status_store: Any = KafkaStatusStore(
+            wc["status.storage.topic"],
+            partitions=wc["status.storage.partitions"],
+            replication_factor=wc["status.storage.replication.factor"],
+            **_client_configs(wc, "status"),
+        )
+        guard = SingleWorkerGuard(config_store, wc["group.id"], wc.worker_id)
+    else:
+        config_store = MemoryConfigStore()
+        status_store = MemoryStatusStore()
+    herder_box: list[Herder] = []
+    hooks = WorkerHooks(
+        resolve=lambda config: herder_box[0].resolve(config),
+        on_task_configs=lambda name, configs: herder_box[0].on_task_configs(name, configs),
+        on_topic=lambda name, topic, task: herder_box[0].on_topic(name, topic, task),
+    )
+    worker = Worker(wc, create_offset_store(wc), plugins, hooks=hooks)
+    herder = Herder(
+        wc,
+        worker,
+        config_store,
+        status_store,
+        OffsetAdmin(
+            wc.bootstrap_servers,
+            admin_config(
+                wc.bootstrap_servers, wc.originals, None, OverridePolicy("None"), "connect-admin"
+            ),
+        ),
+        plugins,
+        SecretMasker(),
+        providers=providers,
+        guard=guard,
+        redactor=redactor,
+    )
+    herder_box.append(herder)
+    return herder
+
+
+@dataclass
+class WorkerProcess:
+    """A herder plus its REST server: what ``connectrt standalone``/``worker`` run."""
+
+    herder: Herder
+    rest: RestServer
+
+    @classmethod
+    def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
+        wc = WorkerConfig.from_props(props)
+        herder = create_herder(wc, mode)
+        auth = Authenticator.from_worker_config(wc.originals)
+        ssl = {
+            "certfile": wc.get("listeners.https.ssl.certificate.location") or "",
+            "keyfile": wc.get("listeners.https.ssl.key.location") or "",
+        }
+        rest = RestServer(create_app(herder, auth), wc["listeners"][0], ssl)
+        return cls(herder, rest)
+
+    def run(
+        self,
+        initial: Sequence[tuple[str, Mapping[str, str], str | None]] = (),
+        stop: threading.Event | None = None,
+    ) -> None:
+        """Start the REST API (503 until ready), the herder and its connectors; block until
+        ``stop`` is set; then stop everything gracefully."""
+        stop = stop or threading.Event()
+        self.rest.start()
+        if self.herder.config.get("rest.advertised.port") is None:
+            # worker_id names the port actually bound (listeners may ask for port 0).
+            host = self.herder.worker.status.worker_id.rsplit(":", 1)[0]
+            self.herder.worker.status.worker_id = f"{host}:{self.rest.port}"
+        try:
+            self.herder.start(initial)
+            log.info("connectrt worker ready; REST API at %s", self.rest.url)
+            stop.wait()
+        finally:
+            try:
+                self.herder.stop()
+            finally:
+                self.rest.stop()
