@@ -6,64 +6,24 @@ bodies (Kafka Connect's REST API is the compatibility target).
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
-from connectrt.runtime.assembly import WorkerProcess
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
+from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
 
-class Running:
-    def __init__(self, process: WorkerProcess, thread: threading.Thread, stop: threading.Event):
-        self.process = process
-        self.thread = thread
-        self.stop_event = stop
-        self.http = httpx.Client(base_url=process.rest.url, timeout=60)
-
-    def stop(self) -> None:
-        self.http.close()
-        self.stop_event.set()
-        self.thread.join(60)
+Running = RestWorker
 
 
-def start_worker(bootstrap: str, tmp: Path, **extra: str) -> Running:
-    run = uuid.uuid4().hex[:8]
-    props = {
-        "bootstrap.servers": bootstrap,
-        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-        "offset.storage.topic": f"offsets-{run}",
-        "offset.storage.partitions": "3",
-        "config.storage.topic": f"configs-{run}",
-        "status.storage.topic": f"status-{run}",
-        "group.id": f"cluster-{run}",
-        "offset.flush.interval.ms": "500",
-        "consumer.session.timeout.ms": "6000",
-        "consumer.heartbeat.interval.ms": "500",
-        "listeners": "http://127.0.0.1:0",
-        "task.shutdown.graceful.timeout.ms": "5000",
-        **extra,
-    }
-    process = WorkerProcess.build(props, "worker")
-    stop = threading.Event()
-    thread = threading.Thread(target=process.run, args=((), stop), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not process.herder.ready:
-        assert thread.is_alive(), "worker died during start"
-        assert time.monotonic() < deadline, "worker did not become ready"
-        time.sleep(0.05)
-    return Running(process, thread, stop)
+def start_worker(bootstrap: str, tmp: Path, **extra: str) -> RestWorker:
+    return start_rest_worker(bootstrap, **extra)
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +31,6 @@ def worker(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> 
     running = start_worker(broker.bootstrap_servers, tmp_path_factory.mktemp("rest"))
     yield running
     running.stop()
-
-
-def wait_for(predicate: Any, timeout: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def source_config(tmp: Path, topic: str, **extra: str) -> dict[str, str]:
