@@ -21,7 +21,7 @@ test: setup
 	$(BIN)/pytest -q
 
 demo: setup
-	$(BIN)/connectrt demo
+	$(BIN)/connectrt demo $(DEMO_ARGS)
 
 bench: setup
 	$(BIN)/python bench/run_all.py

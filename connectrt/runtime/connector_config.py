@@ -30,6 +30,7 @@ from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.api.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.plugins import PluginRegistry
+from connectrt.transforms.chain import validate_transforms
 
 __all__ = [
     "COMMON_CONFIG_DEF",
@@ -377,6 +378,10 @@ def validate_connector_config(
     values.update(connector.validate({k: v for k, v in config.items() if v is not None}))
     if issubclass(cls, SinkConnector):
         _check_topics(config, values)
+    present = {k: v for k, v in config.items() if v is not None}
+    if present.get("transforms") or present.get("predicates"):
+        for key, errors in validate_transforms(present, plugins.transform_class).items():
+            values.setdefault(key, ConfigValue(key, config.get(key))).errors.extend(errors)
     for key, raw in config.items():
         # Keys the definitions do not know (client overrides, converter and transform
         # settings, extra connector keys) are listed too, with no definition (Kafka's shape).

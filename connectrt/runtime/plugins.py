@@ -124,6 +124,12 @@ class PluginRegistry:
         self._aliases: dict[str, PluginDesc] = {}
         for python_path, java_name, type_ in builtins:
             self.register(python_path, type_, java_name)
+        from connectrt.transforms import KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS
+
+        for java_name, python_path in KAFKA_TRANSFORMATIONS.items():
+            self.register(python_path, "transformation", java_name)
+        for java_name, python_path in KAFKA_PREDICATES.items():
+            self.register(python_path, "predicate", java_name)
 
     def register_class(self, cls: type, type_: str | None = None) -> PluginDesc:
         """Register a class object (e.g. one defined inside a test) under its names."""
@@ -192,6 +198,10 @@ class PluginRegistry:
                 name,
             ) from None
 
+    def transform_class(self, name: str) -> type:
+        """Resolver for ``transforms.*.type`` / ``predicates.*.type`` values."""
+        return self.load_class(name, "Transformation or Predicate")
+
     def connector_class(self, name: str) -> type[Connector]:
         cls = self.load_class(name, "Connector")
         if not (isinstance(cls, type) and issubclass(cls, Connector)):
@@ -214,6 +224,7 @@ def _kinds(kind: str) -> set[str]:
         "Connector": {"source", "sink"},
         "Converter": {"converter"},
         "HeaderConverter": {"header_converter", "converter"},
+        "Transformation or Predicate": {"transformation", "predicate"},
     }.get(kind, set(_SUFFIX))
 
 

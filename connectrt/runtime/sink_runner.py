@@ -35,6 +35,7 @@ from connectrt.runtime.task_runner import (
     TaskRunner,
     TaskStage,
 )
+from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +100,10 @@ class SinkTaskRunner(TaskRunner):
         target_state: TargetState = TargetState.STARTED,
         consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
         on_topic: Callable[[str], None] | None = None,
+        transforms: TransformationChain[SinkRecord] | None = None,
     ) -> None:
         super().__init__(task_id, task_config, status, target_state, on_topic)
+        self._transforms = transforms if transforms else None
         self._topics_seen: set[str] = set()
         self.task = task
         self.converters = converters
@@ -234,6 +237,8 @@ class SinkTaskRunner(TaskRunner):
             if msgs:
                 t0 = time.perf_counter()
                 records, first_offsets, next_offsets = self._convert(msgs)
+                if records and self._transforms is not None:
+                    records = self._transform(records)
                 if records:
                     self._deliver(records, first_offsets, next_offsets)
                 metrics.observe_batch(time.perf_counter() - t0)
@@ -331,6 +336,22 @@ class SinkTaskRunner(TaskRunner):
             ends[(run_topic, run_partition)] = last_offset + 1
         self.metrics.records_polled += consumed
         return records, first, ends
+
+    def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
+        """Apply the SMT chain; dropped records are committed like delivered ones."""
+        chain = self._transforms
+        assert chain is not None
+        out: list[SinkRecord] = []
+        for record in records:
+            try:
+                result = chain.apply(record)
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.TRANSFORMATION, repr(e), record) from e
+            if result:
+                out.extend(result)
+            else:
+                self.metrics.records_skipped += 1
+        return out
 
     def _consume_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:
@@ -474,3 +495,8 @@ class SinkTaskRunner(TaskRunner):
                     self.task.stop()
                 finally:
                     consumer.close()
+                    if self._transforms is not None:
+                        try:
+                            self._transforms.close()
+                        except Exception:
+                            log.exception("Task %s: error closing transformations", self.id)

@@ -39,6 +39,7 @@ from connectrt.runtime.task_runner import (
 )
 from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
 from connectrt.storage.offsets import OffsetStore
+from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,10 @@ class SourceTaskRunner(TaskRunner):
         target_state: TargetState = TargetState.STARTED,
         producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
         on_topic: Callable[[str], None] | None = None,
+        transforms: TransformationChain[SourceRecord] | None = None,
     ) -> None:
         super().__init__(task_id, task_config, status, target_state, on_topic)
+        self._transforms = transforms if transforms else None
         self.task = task
         self.converters = converters
         self._producer_config = producer_config
@@ -132,13 +135,22 @@ class SourceTaskRunner(TaskRunner):
         try:
             self._loop()
         except BaseException:
+            self._close_transforms()
             # Still store the offsets of what was acknowledged before the failure.
             try:
                 self._final_commit()
             except Exception:
                 log.exception("Task %s: final offset commit after failure failed", self.id)
             raise
+        self._close_transforms()
         self._final_commit()
+
+    def _close_transforms(self) -> None:
+        if self._transforms is not None:
+            try:
+                self._transforms.close()
+            except Exception:
+                log.exception("Task %s: error closing transformations", self.id)
 
     def _loop(self) -> None:
         producer = self._producer
@@ -162,6 +174,8 @@ class SourceTaskRunner(TaskRunner):
             if records:
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
+                if self._transforms is not None:
+                    records = self._transform(records)
                 self._send(records, producer)
                 metrics.observe_batch(time.perf_counter() - t0)
             producer.poll(0)
@@ -237,6 +251,28 @@ class SourceTaskRunner(TaskRunner):
             raise TaskFailure(self.id, stage, repr(e), record) from e
         finally:
             self._pending_records += sent
+
+    def _transform(self, records: list[SourceRecord]) -> list[SourceRecord]:
+        """Apply the SMT chain. A dropped record's offset still becomes committable (it is
+        stored once everything before it is acknowledged) and ``commit_record(r, None)``."""
+        chain = self._transforms
+        assert chain is not None
+        out: list[SourceRecord] = []
+        for record in records:
+            try:
+                result = chain.apply(record)
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.TRANSFORMATION, repr(e), record) from e
+            if result:
+                out.extend(result)
+                continue
+            self.metrics.records_skipped += 1
+            if record.source_partition is not None:
+                key = encode_key(self.id.connector, record.source_partition)
+                self._pending[key] = record.source_offset
+            if self._wants_commit_record:
+                self.task.commit_record(record, None)
+        return out
 
     def _produce_options(self, record: SourceRecord) -> dict[str, Any]:
         """Keyword arguments for ``produce`` beyond topic, value and key (the slower path)."""

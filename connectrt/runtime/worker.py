@@ -43,6 +43,7 @@ from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import OffsetStore
+from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +299,9 @@ class Worker:
             header=self._converter(state.resolved, "header"),
         )
         on_topic = self.hooks.on_topic
+        transforms: TransformationChain[Any] | None = None
+        if state.resolved.get("transforms", "").strip():
+            transforms = TransformationChain(state.resolved, self.plugins.transform_class)
         wc = self.config
         if isinstance(task, SourceTask):
             pcfg = producer_config(
@@ -319,6 +323,7 @@ class Worker:
                 wc["offset.flush.timeout.ms"],
                 state.target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
             )
         if isinstance(task, SinkTask):
             ccfg = consumer_config(
@@ -340,6 +345,7 @@ class Worker:
                 max_poll_records(wc.originals, state.resolved),
                 state.target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
             )
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 

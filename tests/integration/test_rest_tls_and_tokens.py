@@ -26,14 +26,17 @@ def test_https_listener_with_bearer_tokens(broker: EmbeddedBroker, tmp_path: Pat
     tokens = tmp_path / "tokens"
     tokens.write_text(f"# operators\n{hash_token('t0ken-abc')}\n")
 
-    worker = start_rest_worker(broker.bootstrap_servers, **{
-        "listeners": "https://127.0.0.1:0",
-        "listeners.https.ssl.certificate.location": str(cert_file),
-        "listeners.https.ssl.key.location": str(key_file),
-        "rest.auth.type": "bearer",
-        "rest.auth.tokens.file": str(tokens),
-        "rest.auth.health.open": "false",
-    })
+    worker = start_rest_worker(
+        broker.bootstrap_servers,
+        **{
+            "listeners": "https://127.0.0.1:0",
+            "listeners.https.ssl.certificate.location": str(cert_file),
+            "listeners.https.ssl.key.location": str(key_file),
+            "rest.auth.type": "bearer",
+            "rest.auth.tokens.file": str(tokens),
+            "rest.auth.health.open": "false",
+        },
+    )
     try:
         assert worker.url.startswith("https://")
         context = ssl.create_default_context(cafile=str(ca_file))
@@ -41,8 +44,10 @@ def test_https_listener_with_bearer_tokens(broker: EmbeddedBroker, tmp_path: Pat
             denied = client.get("/health")
             assert denied.status_code == 401  # health is closed when configured so
             assert denied.headers["www-authenticate"] == "Bearer"
-            assert client.get("/connectors", headers={"Authorization": "Bearer wrong"}
-                              ).status_code == 401
+            assert (
+                client.get("/connectors", headers={"Authorization": "Bearer wrong"}).status_code
+                == 401
+            )
             ok = client.get("/connectors", headers={"Authorization": "Bearer t0ken-abc"})
             assert ok.status_code == 200 and ok.json() == []
         # A client that does not trust the CA cannot talk to it.
