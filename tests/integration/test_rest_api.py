@@ -6,6 +6,7 @@ bodies (Kafka Connect's REST API is the compatibility target).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -535,3 +536,37 @@ def test_authentication(broker: EmbeddedBroker, tmp_path: Path):
         assert secured.http.get("/connectors", auth=("admin", "pw")).json() == []
     finally:
         secured.stop()
+
+
+def test_sink_rewind_to_a_datetime(
+    worker: Running, broker: EmbeddedBroker, tmp_path: Path, unique_name
+):
+    from datetime import UTC, datetime
+
+    topic, name = unique_name("when"), unique_name("timesink")
+    create_topic(broker.bootstrap_servers, topic, partitions=1)
+    envelope = b'{"schema":{"type":"string","optional":false},"payload":"%s"}'
+    produce(broker.bootstrap_servers, topic, (envelope % b"a%d" % i for i in range(5)))
+    time.sleep(1.5)
+    between = datetime.now(UTC)
+    time.sleep(1.5)
+    produce(broker.bootstrap_servers, topic, (envelope % b"b%d" % i for i in range(5)))
+    out = tmp_path / "timed.txt"
+    worker.http.post(
+        "/connectors",
+        json={
+            "name": name,
+            "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
+        },
+    )
+    wait_for(lambda: out.exists() and len(out.read_text().splitlines()) == 10, what="10 lines")
+    r = worker.http.post(
+        f"/connectors/{name}/offsets/reset",
+        json={"to": "timestamp", "timestamp": between.isoformat()},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["offsets"][0]["offset"] == {"kafka_offset": 5}
+    wait_for(lambda: len(out.read_text().splitlines()) == 15, what="batch b re-read")
+    time.sleep(1)
+    lines = out.read_text().splitlines()
+    assert lines == [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(5)] * 2
