@@ -30,6 +30,7 @@ from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.api.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.secrets import mask
 from connectrt.transforms.chain import validate_transforms
 
 __all__ = [
@@ -367,7 +368,7 @@ def validate_connector_config(
     class_name = config.get("connector.class")
     if not class_name:
         raise ConfigError(
-            f"Connector config {dict(config)} contains no connector type", "connector.class"
+            f"Connector config {mask(config, None)} contains no connector type", "connector.class"
         )
     cls = plugins.connector_class(class_name)
     connector = cls()
