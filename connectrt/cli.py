@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from connectrt import __version__
 from connectrt.api.errors import ConnectError
+from connectrt.cli_manage import add_management_commands
 
 __all__ = ["main"]
 
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop after this many seconds (default: run until Ctrl-C)",
     )
     p.set_defaults(func=_cmd_demo)
+    add_management_commands(sub)
     return parser
 
 

@@ -118,9 +118,7 @@ class ConnectClient:
         headers = {"Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        tls: bool | ssl.SSLContext = verify
-        if isinstance(verify, str):
-            tls = ssl.create_default_context(cafile=verify)
+        tls = ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
         self._http = httpx.Client(
             base_url=self.url,
             auth=auth,

@@ -333,6 +333,12 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
             raise BadRequestError("'topic' must be a string")
         return await run_in_threadpool(herder.rewind, connector, body["to"], when, offset, topic)
 
+    # -- control topic ------------------------------------------------------------------------
+    @app.get("/control/events", summary="connectrt: outcomes of recent control-topic events")
+    def control_events() -> Any:
+        control = getattr(herder, "control", None)  # set when control.topic is configured
+        return control.outcomes() if control is not None else []
+
     # -- plugins ------------------------------------------------------------------------------
     @app.get("/connector-plugins", summary="Installed plugins")
     def plugins(connectorsOnly: bool = True) -> Any:

@@ -19,6 +19,7 @@ from connectrt.rest.auth import Authenticator
 from connectrt.rest.server import RestServer
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.config_providers import ConfigProviders
+from connectrt.runtime.control_topic import ControlTopicListener
 from connectrt.runtime.herder import Herder
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugins import PluginRegistry, registry
@@ -119,6 +120,7 @@ class WorkerProcess:
 
     herder: Herder
     rest: RestServer
+    control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
@@ -130,7 +132,27 @@ class WorkerProcess:
             "keyfile": wc.get("listeners.https.ssl.key.location") or "",
         }
         rest = RestServer(create_app(herder, auth), wc["listeners"][0], ssl)
-        return cls(herder, rest)
+        control = None
+        if wc.get("control.topic"):
+            policy = OverridePolicy("None")
+            control = ControlTopicListener(
+                herder,
+                wc.bootstrap_servers,
+                wc["control.topic"],
+                consumer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    None,
+                    policy,
+                    "connect-control-consumer",
+                    "connect-control",
+                ),
+                admin_config=admin_config(
+                    wc.bootstrap_servers, wc.originals, None, policy, "connect-control-admin"
+                ),
+            )
+            herder.control = control  # type: ignore[attr-defined]  # read by GET /control/events
+        return cls(herder, rest, control)
 
     def run(
         self,
@@ -146,11 +168,18 @@ class WorkerProcess:
             host = self.herder.worker.status.worker_id.rsplit(":", 1)[0]
             self.herder.worker.status.worker_id = f"{host}:{self.rest.port}"
         try:
-            self.herder.start(initial)
+            self.herder.start(initial, ready=self.control is None)
+            if self.control is not None:
+                self.control.start()  # its start position is fixed before we report ready
+                self.herder.mark_ready()
             log.info("connectrt worker ready; REST API at %s", self.rest.url)
             stop.wait()
         finally:
             try:
-                self.herder.stop()
+                if self.control is not None:
+                    self.control.stop()
             finally:
-                self.rest.stop()
+                try:
+                    self.herder.stop()
+                finally:
+                    self.rest.stop()

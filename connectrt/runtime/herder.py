@@ -131,9 +131,14 @@ class Herder:
         self.started_at = time.time()
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def start(self, initial: Sequence[tuple[str, Mapping[str, str], str | None]] = ()) -> None:
+    def start(
+        self,
+        initial: Sequence[tuple[str, Mapping[str, str], str | None]] = (),
+        ready: bool = True,
+    ) -> None:
         """Read the stores, start the worker and every stored connector in its target state,
-        then the ``initial`` connectors (standalone command-line files)."""
+        then the ``initial`` connectors (standalone command-line files). With ``ready=False``
+        the caller reports readiness itself (:meth:`mark_ready`) once its own parts run."""
         self.config_store.start()
         self.status_store.start()
         if self.guard is not None:
@@ -148,8 +153,12 @@ class Herder:
                 self.put_connector_config(name, config)
             else:
                 self.create_connector(name, config, initial_state)
-        self._ready.set()
+        if ready:
+            self._ready.set()
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
+
+    def mark_ready(self) -> None:
+        self._ready.set()
 
     def _start_stored(self, name: str, config: dict[str, str], target: TargetState) -> None:
         try:
