@@ -203,24 +203,32 @@ class Worker:
         if state.target is TargetState.STOPPED:
             self.status.put(name, None, State.STOPPED)
             return
+        changed = self._run_connector(state, "start")
+        if changed is None:
+            return
+        if changed:
+            self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+        self._start_tasks(state)
+
+    def _run_connector(self, state: _ConnectorState, verb: str) -> bool | None:
+        """Instantiate and start the Connector, generate its task configs and report it
+        RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
             state.resolved = self.hooks.resolve(state.config)
             cls = self.plugins.connector_class(state.config["connector.class"])
             connector = cls()
-            connector.initialize(_ConnectorContext(self, name))
+            connector.initialize(_ConnectorContext(self, state.name))
             state.connector = connector
             connector.start(state.resolved)
-            if self._generate_task_configs(state):
-                self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+            changed = self._generate_task_configs(state)
         except Exception:
             trace = traceback.format_exc()
-            log.error("Connector %s failed to start\n%s", name, trace)
-            self.status.put(name, None, State.FAILED, trace)
-            return
-        self.status.put(
-            name, None, State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
-        )
-        self._start_tasks(state)
+            log.error("Connector %s failed to %s\n%s", state.name, verb, trace)
+            self.status.put(state.name, None, State.FAILED, trace)
+            return None
+        running = State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
+        self.status.put(state.name, None, running)
+        return changed
 
     def _generate_task_configs(self, state: _ConnectorState) -> bool:
         """Ask the connector for task configs; True if they changed."""
@@ -440,22 +448,9 @@ class Worker:
                 state.connector = None
             self.status.put(name, None, State.RESTARTING)
             old = list(state.task_configs)
-            try:
-                state.resolved = self.hooks.resolve(state.config)
-                cls = self.plugins.connector_class(state.config["connector.class"])
-                connector = cls()
-                connector.initialize(_ConnectorContext(self, name))
-                state.connector = connector
-                connector.start(state.resolved)
-                changed = self._generate_task_configs(state)
-            except Exception:
-                trace = traceback.format_exc()
-                log.error("Connector %s failed to restart\n%s", name, trace)
-                self.status.put(name, None, State.FAILED, trace)
+            changed = self._run_connector(state, "restart")
+            if changed is None:
                 return
-            self.status.put(
-                name, None, State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
-            )
             if changed or len(old) != len(state.task_configs):
                 self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
                 self._stop_tasks(state)
