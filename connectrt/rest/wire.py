@@ -32,6 +32,8 @@ def _state(info: StateInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"state": info.state, "worker_id": info.worker_id}
     if info.trace:
         out["trace"] = info.trace
+    if info.restarts:
+        out["restarts"] = info.restarts  # connectrt: automatic restarts so far
     return out
 
 

@@ -31,6 +31,7 @@ from connectrt.api.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.secrets import mask
+from connectrt.runtime.topic_creation import validate_topic_creation
 from connectrt.transforms.chain import validate_transforms
 
 __all__ = [
@@ -223,6 +224,32 @@ COMMON_CONFIG_DEF = (
         display_name="Log Errors",
     )
     .define(
+        "errors.task.restart.max.attempts",
+        ConfigType.INT,
+        0,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "connectrt: restart a FAILED task automatically up to this many times (0 = never, "
+        "Kafka's behaviour); the count shows in the task status as 'restarts'.",
+        group=_ERRORS,
+        order_in_group=9,
+        width=Width.SHORT,
+        display_name="Task restart attempts",
+    )
+    .define(
+        "errors.task.restart.backoff.ms",
+        ConfigType.LONG,
+        1000,
+        Range.at_least(0),
+        Importance.LOW,
+        "connectrt: delay before the first automatic restart; doubles on each attempt, at "
+        "most 60 s.",
+        group=_ERRORS,
+        order_in_group=10,
+        width=Width.SHORT,
+        display_name="Task restart backoff",
+    )
+    .define(
         "errors.log.include.messages",
         ConfigType.BOOLEAN,
         False,
@@ -326,6 +353,31 @@ SOURCE_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
         width=Width.LONG,
         display_name="Offsets topic",
     )
+    .define(
+        "topic.creation.default.replication.factor",
+        ConfigType.SHORT,
+        None,
+        None,
+        Importance.LOW,
+        "Replication factor of topics the source tasks create (-1 = broker default). Topic "
+        "creation is used when this and topic.creation.default.partitions are both set.",
+        group="Topic Creation",
+        order_in_group=1,
+        width=Width.LONG,
+        display_name="Replication Factor for Topics in default",
+    )
+    .define(
+        "topic.creation.default.partitions",
+        ConfigType.INT,
+        None,
+        None,
+        Importance.LOW,
+        "Number of partitions of topics the source tasks create (-1 = broker default).",
+        group="Topic Creation",
+        order_in_group=2,
+        width=Width.LONG,
+        display_name="Partition Count for Topics in default",
+    )
 )
 
 
@@ -379,6 +431,10 @@ def validate_connector_config(
     values.update(connector.validate({k: v for k, v in config.items() if v is not None}))
     if issubclass(cls, SinkConnector):
         _check_topics(config, values)
+    elif issubclass(cls, SourceConnector):
+        for key, errors in validate_topic_creation(config).items():
+            cv = values.setdefault(key, ConfigValue(key, config.get(key)))
+            cv.errors.extend(e for e in errors if e not in cv.errors)
     present = {k: v for k, v in config.items() if v is not None}
     if present.get("transforms") or present.get("predicates"):
         for key, errors in validate_transforms(present, plugins.transform_class).items():

@@ -79,6 +79,7 @@ class StateInfo:
     state: str
     worker_id: str
     trace: str | None = None
+    restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
 
 
 @dataclass(frozen=True)
@@ -293,10 +294,10 @@ class Herder:
             )
         return out
 
-    def _state_info(self, status: Status | None) -> StateInfo:
+    def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
-        return StateInfo(status.state.value, status.worker_id, status.trace)
+        return StateInfo(status.state.value, status.worker_id, status.trace, restarts)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         self._require(name)
@@ -305,8 +306,11 @@ class Herder:
         if connector is None:
             raise NotFoundError(f"No status found for connector {name}")
         count = len(self.worker.task_configs(name))
+        restarts = self.worker.restart_counts(name)
         tasks = [
-            (t.task or 0, self._state_info(t)) for t in board.tasks(name) if (t.task or 0) < count
+            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0)))
+            for t in board.tasks(name)
+            if (t.task or 0) < count
         ]
         return ConnectorStateInfo(
             name, self._state_info(connector), tasks, self.connector_type(name)
@@ -317,7 +321,7 @@ class Herder:
         status = self.worker.status.task(name, task)
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
-        return self._state_info(status)
+        return self._state_info(status, self.worker.restart_counts(name).get(task, 0))
 
     # -- create / update / delete ------------------------------------------------------------
     def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.rec
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -25,8 +26,9 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.errors import RetriableError
 from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
-from connectrt.api.task import SinkTask, SinkTaskContext
+from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connectrt.data import Schema
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import (
     TaskConverters,
@@ -47,6 +49,13 @@ _TS_TYPES = (
     TimestampType.LOG_APPEND_TIME,
 )
 _MIN_RETRY_BACKOFF_S = 0.1
+
+
+def _name(obj: object) -> str:
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
 
@@ -85,6 +94,37 @@ class _SinkTaskContext(SinkTaskContext):
     def request_commit(self) -> None:
         self._runner.commit_requested = True
 
+    @property
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        if not self._runner.errors.policy.reporting:
+            return None
+        return _ErrantRecordReporter(self._runner)
+
+
+class _ErrantRecordReporter(ErrantRecordReporter):
+    """KIP-610: a sink task reports records it could not write (stage TASK_PUT).
+
+    A record the runtime gave the task goes to the dead letter queue as the original raw
+    record; one the task built is written as a JSON document. With ``errors.tolerance=none``
+    the report fails the task, as in Kafka. Called on the task thread (from ``put``)."""
+
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        runner = self._runner
+        failure = Failure(
+            TaskStage.TASK_PUT, _name(runner.task), error, runner.raw_for(record), record
+        )
+        runner.errors.metrics.errors += 1
+        runner.errors.report(failure)
+        if not runner.errors.policy.tolerate_all:
+            raise ToleranceExceeded(
+                f"Tolerance exceeded in error handler: task {runner.id} reported a record it "
+                f"could not write: {error!r}"
+            ) from error
+        runner.errors.metrics.records_skipped += 1
+
 
 class SinkTaskRunner(TaskRunner):
     def __init__(
@@ -101,9 +141,13 @@ class SinkTaskRunner(TaskRunner):
         consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
         on_topic: Callable[[str], None] | None = None,
         transforms: TransformationChain[SinkRecord] | None = None,
+        errors: ErrorHandler | None = None,
     ) -> None:
         super().__init__(task_id, task_config, status, target_state, on_topic)
         self._transforms = transforms if transforms else None
+        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+        self.errors.metrics = self.metrics
+        self._batch: list[Any] = []
         self._topics_seen: set[str] = set()
         self.task = task
         self.converters = converters
@@ -123,6 +167,9 @@ class SinkTaskRunner(TaskRunner):
         self._rebalance_epoch = 0
         self._key_passthrough = converters.key.BYTES_PASSTHROUGH
         self._value_passthrough = converters.value.BYTES_PASSTHROUGH
+
+    def on_stop_requested(self) -> None:
+        self.errors.stop()  # interrupt retry backoff
 
     # -- pause/resume ---------------------------------------------------------------------------
     def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
@@ -236,6 +283,7 @@ class SinkTaskRunner(TaskRunner):
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if msgs:
                 t0 = time.perf_counter()
+                self._batch = msgs
                 records, first_offsets, next_offsets = self._convert(msgs)
                 if records and self._transforms is not None:
                     records = self._transform(records)
@@ -268,41 +316,36 @@ class SinkTaskRunner(TaskRunner):
         append = records.append
         first: dict[tuple[str, int], int] = {}
         ends: dict[tuple[str, int], int] = {}
-        stage = TaskStage.KEY_CONVERTER
-        msg = None
         run_topic: str | None = None
         run_partition = -1
         last_offset = -1
         consumed = 0
-        try:
-            for msg in msgs:
-                if msg.error() is not None:
-                    self._consume_error(msg.error())
-                    continue
-                topic = msg.topic()
-                partition = msg.partition()
-                offset = msg.offset()
-                if partition != run_partition or topic != run_topic:
-                    if run_topic is not None:
-                        ends[(run_topic, run_partition)] = last_offset + 1
-                    run_topic, run_partition = topic, partition
-                    first.setdefault((topic, partition), offset)
-                last_offset = offset
-                consumed += 1
+        for msg in msgs:
+            if msg.error() is not None:
+                self._consume_error(msg.error())
+                continue
+            topic = msg.topic()
+            partition = msg.partition()
+            offset = msg.offset()
+            if partition != run_partition or topic != run_topic:
+                if run_topic is not None:
+                    ends[(run_topic, run_partition)] = last_offset + 1
+                run_topic, run_partition = topic, partition
+                first.setdefault((topic, partition), offset)
+            last_offset = offset
+            consumed += 1
+            try:
                 if key_conv is None:
                     ks, kv = bytes_schema, msg.key()
                 else:
-                    stage = TaskStage.KEY_CONVERTER
                     ks, kv = key_conv(topic, msg.key())
                 if value_conv is None:
                     vs, vv = bytes_schema, msg.value()
                 else:
-                    stage = TaskStage.VALUE_CONVERTER
                     vs, vv = value_conv(topic, msg.value())
                 raw_headers = msg.headers()
                 headers = None
                 if raw_headers:
-                    stage = TaskStage.HEADER_CONVERTER
                     headers = []
                     for hk, hv in raw_headers:
                         hs, hval = header_conv(topic, hk, hv)
@@ -325,17 +368,79 @@ class SinkTaskRunner(TaskRunner):
                         offset,
                     )
                 )
-        except Exception as e:
-            where = (
-                f"topic={msg.topic()}, partition={msg.partition()}, offset={msg.offset()}"
-                if msg is not None
-                else ""
-            )
-            raise TaskFailure(self.id, stage, f"{e!r} (record {where})") from e
+            except Exception:
+                # Slow path for this one record: retries, tolerance, DLQ per stage.
+                record = self._convert_slow(msg)
+                if record is not None:
+                    append(record)
+                else:
+                    self.metrics.records_skipped += 1
         if run_topic is not None:
             ends[(run_topic, run_partition)] = last_offset + 1
         self.metrics.records_polled += consumed
         return records, first, ends
+
+    def _convert_slow(self, msg: Any) -> SinkRecord | None:
+        """Convert one record stage by stage under the error policy; None if it was skipped."""
+        errors = self.errors
+        topic = msg.topic()
+        conv = self.converters
+        ok, key = errors.call(
+            TaskStage.KEY_CONVERTER,
+            _name(conv.key),
+            lambda: conv.key.to_connect_data(topic, msg.key()),
+            raw=msg,
+        )
+        if not ok:
+            return None
+        ok, value = errors.call(
+            TaskStage.VALUE_CONVERTER,
+            _name(conv.value),
+            lambda: conv.value.to_connect_data(topic, msg.value()),
+            raw=msg,
+        )
+        if not ok:
+            return None
+        headers = None
+        if msg.headers():
+
+            def convert_headers() -> list[Header]:
+                out = []
+                for hk, hv in msg.headers():
+                    hs, hval = conv.header.to_connect_header(topic, hk, hv)
+                    out.append(Header(hk, hval, hs))
+                return out
+
+            ok, headers = errors.call(
+                TaskStage.HEADER_CONVERTER, _name(conv.header), convert_headers, raw=msg
+            )
+            if not ok:
+                return None
+        ts_type, ts = msg.timestamp()
+        return SinkRecord(
+            topic,
+            msg.partition(),
+            key[0],
+            key[1],
+            value[0],
+            value[1],
+            msg.offset(),
+            ts if ts_type else None,
+            _TS_TYPES[ts_type],
+            headers,
+        )
+
+    def raw_for(self, record: SinkRecord) -> Any:
+        """The consumed message a record of the current batch came from (failure paths only)."""
+        coords = (
+            record.original_topic,
+            record.original_kafka_partition,
+            record.original_kafka_offset,
+        )
+        for msg in self._batch:
+            if (msg.topic(), msg.partition(), msg.offset()) == coords:
+                return msg
+        return None
 
     def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
         """Apply the SMT chain; dropped records are committed like delivered ones."""
@@ -345,8 +450,17 @@ class SinkTaskRunner(TaskRunner):
         for record in records:
             try:
                 result = chain.apply(record)
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.TRANSFORMATION, repr(e), record) from e
+            except Exception:
+                ok, result = self.errors.call(
+                    TaskStage.TRANSFORMATION,
+                    type(chain).__name__,
+                    functools.partial(chain.apply, record),
+                    raw=self.raw_for(record),
+                    record=record,
+                )
+                if not ok:
+                    self.metrics.records_skipped += 1
+                    continue
             if result:
                 out.extend(result)
             else:
@@ -419,6 +533,7 @@ class SinkTaskRunner(TaskRunner):
         if not current:
             return
         try:
+            self.errors.flush()  # DLQ records are safe before the offsets that skip them
             to_commit = self.task.pre_commit(current)
         except Exception:
             log.exception(
@@ -495,6 +610,7 @@ class SinkTaskRunner(TaskRunner):
                     self.task.stop()
                 finally:
                     consumer.close()
+                    self.errors.close()
                     if self._transforms is not None:
                         try:
                             self._transforms.close()

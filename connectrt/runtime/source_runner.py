@@ -18,6 +18,7 @@ are then re-polled after a restart (at-least-once, never lost).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from confluent_kafka import KafkaError, Message, Producer
 from connectrt.api.errors import RetriableError
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, SourceTaskContext
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import (
@@ -37,9 +39,16 @@ from connectrt.runtime.task_runner import (
     TaskRunner,
     TaskStage,
 )
+from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
+
+
+def _name(obj: object) -> str:
+    cls = type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +97,13 @@ class SourceTaskRunner(TaskRunner):
         producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
         on_topic: Callable[[str], None] | None = None,
         transforms: TransformationChain[SourceRecord] | None = None,
+        errors: ErrorHandler | None = None,
+        topic_creator: TopicCreator | None = None,
     ) -> None:
         super().__init__(task_id, task_config, status, target_state, on_topic)
         self._transforms = transforms if transforms else None
+        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+        self.errors.metrics = self.metrics
         self.task = task
         self.converters = converters
         self._producer_config = producer_config
@@ -105,6 +118,7 @@ class SourceTaskRunner(TaskRunner):
         # Only tasks that override commit_record pay for per-record delivery callbacks.
         self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._topics: set[str] = set()
+        self._topic_creator = topic_creator
 
     @property
     def topics(self) -> set[str]:
@@ -112,6 +126,7 @@ class SourceTaskRunner(TaskRunner):
         return set(self._topics)
 
     def on_stop_requested(self) -> None:
+        self.errors.stop()
         try:
             self.task.stop()
         except Exception:
@@ -119,6 +134,17 @@ class SourceTaskRunner(TaskRunner):
 
     # -- delivery callbacks (called from producer.poll/flush on this thread) ----------------
     def _on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None and self.errors.policy.tolerate_all:
+            self.metrics.errors += 1
+            self.metrics.records_skipped += 1
+            log.warning(
+                "Task %s: delivery to %s-%s failed, skipped (errors.tolerance=all): %s",
+                self.id,
+                msg.topic(),
+                msg.partition(),
+                err.str(),
+            )
+            return
         if err is not None and self._delivery_error is None:
             self._delivery_error = (err, f"topic={msg.topic()} partition={msg.partition()}")
 
@@ -201,29 +227,34 @@ class SourceTaskRunner(TaskRunner):
         per_record_cb = self._wants_commit_record
         last_partition: object = None
         last_key = b""
-        stage = TaskStage.KEY_CONVERTER
-        record: SourceRecord | None = None
         sent = 0
         try:
             for record in records:
                 topic = record.topic
-                key = record.key
                 kb: bytes | None
-                if key is None and record.key_schema is None:
-                    kb = None
-                elif key_pass and type(key) is bytes:
-                    kb = key
-                else:
-                    stage = TaskStage.KEY_CONVERTER
-                    kb = key_conv(topic, record.key_schema, key)
-                value = record.value
                 vb: bytes | None
-                if value_pass and type(value) is bytes:
-                    vb = value
-                else:
-                    stage = TaskStage.VALUE_CONVERTER
-                    vb = value_conv(topic, record.value_schema, value)
-                stage = TaskStage.KAFKA_PRODUCE
+                try:
+                    key = record.key
+                    if key is None and record.key_schema is None:
+                        kb = None
+                    elif key_pass and type(key) is bytes:
+                        kb = key
+                    else:
+                        kb = key_conv(topic, record.key_schema, key)
+                    value = record.value
+                    if value_pass and type(value) is bytes:
+                        vb = value
+                    else:
+                        vb = value_conv(topic, record.value_schema, value)
+                except Exception:
+                    # Slow path for this one record: retries, tolerance, DLQ per stage.
+                    converted = self._convert_slow(record)
+                    if converted is None:
+                        self._skipped(record)
+                        continue
+                    kb, vb = converted
+                if topic not in topics:
+                    self._first_send_to(topic, record)
                 try:
                     if record.headers or record.kafka_partition is not None or per_record_cb:
                         kwargs = self._produce_options(record)
@@ -235,43 +266,106 @@ class SourceTaskRunner(TaskRunner):
                 except BufferError:
                     if not self._produce_when_room(producer, topic, vb, kb, record):
                         break  # stopping: unsent records are not committed, re-polled later
+                except TaskFailure:
+                    raise
+                except Exception as e:
+                    self._produce_failed(record, e)
+                    continue
                 sent += 1
-                if topic not in topics:
-                    topics.add(topic)
-                    self.on_topic(topic)
                 sp = record.source_partition
                 if sp is not None:
                     if sp is not last_partition:
                         last_key = encode_key(connector, sp)
                         last_partition = sp
                     pending[last_key] = record.source_offset
-        except TaskFailure:
-            raise
-        except Exception as e:
-            raise TaskFailure(self.id, stage, repr(e), record) from e
         finally:
             self._pending_records += sent
 
+    def _first_send_to(self, topic: str, record: SourceRecord) -> None:
+        """Before the first record to ``topic``: create it if topic creation is used, then
+        track it."""
+        if self._topic_creator is not None:
+            try:
+                self._topic_creator.ensure(topic)
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.KAFKA_PRODUCE, str(e), record) from e
+        self._topics.add(topic)
+        self.on_topic(topic)
+
+    def _convert_slow(self, record: SourceRecord) -> tuple[bytes | None, bytes | None] | None:
+        """Convert one record stage by stage under the error policy; None if skipped."""
+        conv, errors, topic = self.converters, self.errors, record.topic
+        kb: bytes | None = None
+        if record.key is not None or record.key_schema is not None:
+            ok, kb = errors.call(
+                TaskStage.KEY_CONVERTER,
+                _name(conv.key),
+                lambda: conv.key.from_connect_data(topic, record.key_schema, record.key),
+                record=record,
+            )
+            if not ok:
+                return None
+        ok, vb = errors.call(
+            TaskStage.VALUE_CONVERTER,
+            _name(conv.value),
+            lambda: conv.value.from_connect_data(topic, record.value_schema, record.value),
+            record=record,
+        )
+        if not ok:
+            return None
+        if record.headers:
+            ok, _ = errors.call(
+                TaskStage.HEADER_CONVERTER,
+                _name(conv.header),
+                lambda: self._produce_options(record),
+                record=record,
+            )
+            if not ok:
+                return None
+        return kb, vb
+
+    def _produce_failed(self, record: SourceRecord, error: Exception) -> None:
+        """``produce()`` raised (e.g. a record too large): skip it under errors.tolerance=all,
+        otherwise fail the task (stage KAFKA_PRODUCE)."""
+        failure = Failure(TaskStage.KAFKA_PRODUCE, "confluent_kafka.Producer", error, record=record)
+        if not self.errors.policy.tolerate_all:
+            raise TaskFailure(self.id, TaskStage.KAFKA_PRODUCE, repr(error), record) from error
+        self.metrics.errors += 1
+        self.errors.report(failure)
+        self._skipped(record)
+
+    def _skipped(self, record: SourceRecord) -> None:
+        """A record that will not be produced: its offset still becomes committable (stored
+        once everything before it is acknowledged) and ``commit_record(r, None)``."""
+        self.metrics.records_skipped += 1
+        if record.source_partition is not None:
+            key = encode_key(self.id.connector, record.source_partition)
+            self._pending[key] = record.source_offset
+        if self._wants_commit_record:
+            self.task.commit_record(record, None)
+
     def _transform(self, records: list[SourceRecord]) -> list[SourceRecord]:
-        """Apply the SMT chain. A dropped record's offset still becomes committable (it is
-        stored once everything before it is acknowledged) and ``commit_record(r, None)``."""
+        """Apply the SMT chain; dropped or tolerated records are :meth:`_skipped`."""
         chain = self._transforms
         assert chain is not None
         out: list[SourceRecord] = []
         for record in records:
             try:
                 result = chain.apply(record)
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.TRANSFORMATION, repr(e), record) from e
+            except Exception:
+                ok, result = self.errors.call(
+                    TaskStage.TRANSFORMATION,
+                    type(chain).__name__,
+                    functools.partial(chain.apply, record),
+                    record=record,
+                )
+                if not ok:
+                    self._skipped(record)
+                    continue
             if result:
                 out.extend(result)
-                continue
-            self.metrics.records_skipped += 1
-            if record.source_partition is not None:
-                key = encode_key(self.id.connector, record.source_partition)
-                self._pending[key] = record.source_offset
-            if self._wants_commit_record:
-                self.task.commit_record(record, None)
+            else:
+                self._skipped(record)
         return out
 
     def _produce_options(self, record: SourceRecord) -> dict[str, Any]:
@@ -341,6 +435,7 @@ class SourceTaskRunner(TaskRunner):
             return False
         remaining = producer.flush(self._flush_timeout)
         self._check_delivery()
+        self.errors.flush()  # DLQ records are durable before the offsets that skip them
         if remaining > 0:
             log.warning(
                 "Task %s: %d records not acknowledged within offset.flush.timeout.ms; "
@@ -382,6 +477,7 @@ class SourceTaskRunner(TaskRunner):
             self._close_producer()
 
     def _close_producer(self) -> None:
+        self.errors.close()
         producer, self._producer = self._producer, None
         if producer is not None:
             producer.flush(min(self._flush_timeout, 5.0))

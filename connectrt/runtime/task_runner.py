@@ -88,6 +88,7 @@ class TaskRunner(threading.Thread):
     ) -> None:
         super().__init__(name=f"task-{task_id}", daemon=True)
         self.on_topic = on_topic or (lambda topic: None)
+        self.on_failure: Callable[[TaskRunner], None] | None = None
         self.id = task_id
         self.task_config = task_config
         self.status = status
@@ -133,6 +134,8 @@ class TaskRunner(threading.Thread):
                 self.close_after_failure()
             except Exception:
                 log.exception("Error while closing failed task %s", self.id)
+            if self.on_failure is not None:
+                self.on_failure(self)
             return
         if not self.failed:
             self.status.put(self.id.connector, self.id.task, State.UNASSIGNED)

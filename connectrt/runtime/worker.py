@@ -29,11 +29,13 @@ from connectrt.api.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.api.task import SinkTask, SourceTask
 from connectrt.runtime.clients import (
     OverridePolicy,
+    admin_config,
     consumer_config,
     max_poll_records,
     producer_config,
 )
 from connectrt.runtime.connector_config import check_connector_config
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.plugins import PluginRegistry, registry
@@ -41,6 +43,7 @@ from connectrt.runtime.sink_runner import SinkTaskRunner
 from connectrt.runtime.source_runner import SourceTaskRunner
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
@@ -120,6 +123,7 @@ class Worker:
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
         self._reconfig_thread: threading.Thread | None = None
+        self._auto_restarts: dict[tuple[str, int], int] = {}
         self._started = False
         plugins.add_plugin_path(config["plugin.path"])
 
@@ -272,8 +276,54 @@ class Worker:
             self.status.put(state.name, index, State.FAILED, trace)
             return
         state.runners[index] = runner
+        runner.on_failure = self._task_failed
         self.status.put(state.name, index, State.UNASSIGNED)
         runner.start()
+
+    # -- automatic restarts (errors.task.restart.*) --------------------------------------------
+    def restart_counts(self, name: str) -> dict[int, int]:
+        """Automatic restarts so far per task of a connector."""
+        with self._lock:
+            return {t: n for (c, t), n in self._auto_restarts.items() if c == name}
+
+    def _task_failed(self, runner: TaskRunner) -> None:
+        """Called on the failed task's thread: schedule an automatic restart if configured."""
+        name, task = runner.id.connector, runner.id.task
+        with self._lock:
+            state = self._connectors.get(name)
+            if state is None or state.runners.get(task) is not runner:
+                return
+            limit = int(state.resolved.get("errors.task.restart.max.attempts", "0") or 0)
+            done = self._auto_restarts.get((name, task), 0)
+            if done >= limit:
+                return
+            self._auto_restarts[(name, task)] = done + 1
+            backoff = int(state.resolved.get("errors.task.restart.backoff.ms", "1000") or 0)
+        delay = min(backoff * 2**done, 60000) / 1000.0
+        log.warning(
+            "Task %s failed; automatic restart %d of %d in %.1f s",
+            runner.id,
+            done + 1,
+            limit,
+            delay,
+        )
+        timer = threading.Timer(delay, self._auto_restart, (name, task, runner))
+        timer.daemon = True
+        timer.start()
+
+    def _auto_restart(self, name: str, task: int, failed: TaskRunner) -> None:
+        with self._lock:
+            state = self._connectors.get(name)
+            if (
+                state is None
+                or state.runners.get(task) is not failed
+                or state.target is TargetState.STOPPED
+                or task >= len(state.task_configs)
+            ):
+                return  # deleted, stopped, reconfigured or restarted by hand meanwhile
+            state.runners.pop(task, None)
+            self.status.put(name, task, State.RESTARTING)
+            self._start_task(state, task, state.task_configs[task])
 
     def _converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         key = f"{kind}.converter"
@@ -311,6 +361,30 @@ class Worker:
         if state.resolved.get("transforms", "").strip():
             transforms = TransformationChain(state.resolved, self.plugins.transform_class)
         wc = self.config
+        policy = ErrorPolicy.from_config(state.resolved)
+        errors = ErrorHandler(
+            task_id,
+            policy,
+            TaskMetrics(task_id.connector, task_id.task),
+            producer_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                state.resolved,
+                self.policy,
+                f"connector-dlq-producer-{task_id}",
+            )
+            if policy.dlq_topic
+            else None,
+            admin_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                state.resolved,
+                self.policy,
+                f"connector-adminclient-{task_id}",
+            )
+            if policy.dlq_topic
+            else None,
+        )
         if isinstance(task, SourceTask):
             pcfg = producer_config(
                 wc.bootstrap_servers,
@@ -319,6 +393,19 @@ class Worker:
                 self.policy,
                 f"connector-producer-{task_id}",
             )
+            creator = None
+            creation = None
+            if wc["topic.creation.enable"]:
+                creation = TopicCreationConfig.from_connector_config(state.resolved)
+            if creation is not None:
+                acfg = admin_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    state.resolved,
+                    self.policy,
+                    f"connector-adminclient-{task_id}",
+                )
+                creator = TopicCreator(acfg, creation)
             return SourceTaskRunner(
                 task_id,
                 task,
@@ -332,6 +419,8 @@ class Worker:
                 state.target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
+                errors=errors,
+                topic_creator=creator,
             )
         if isinstance(task, SinkTask):
             ccfg = consumer_config(
@@ -354,6 +443,7 @@ class Worker:
                 state.target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
+                errors=errors,
             )
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
@@ -485,6 +575,7 @@ class Worker:
             state = self._get(name)
             if task >= len(state.task_configs):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
+            self._auto_restarts.pop((name, task), None)  # an operator restart resets it
             runner = state.runners.pop(task, None)
             if runner is not None:
                 runner.stop()

@@ -1,0 +1,351 @@
+"""Retries, tolerance, error logging and the dead letter queue (Kafka's ``errors.*``).
+
+:class:`ErrorHandler` is what the task runners consult when a record fails in a stage. It
+follows Kafka Connect's RetryWithToleranceOperator:
+
+* a :class:`~connectrt.api.RetriableError` is retried with exponential backoff (300 ms,
+  doubling, capped by ``errors.retry.delay.max.ms``, never past ``errors.retry.timeout``;
+  ``-1`` retries forever);
+* with ``errors.tolerance=all``, any failure in the converter and transformation stages (and
+  retriable failures elsewhere, once retries are exhausted) is tolerated: the record is
+  skipped, logged if ``errors.log.enable`` and sent to the dead letter queue if one is set;
+* otherwise the task fails with "Tolerance exceeded in error handler", its trace naming the
+  stage, the connector, the task and the record's coordinates.
+
+The dead letter queue serves sink connectors as in Kafka (the original raw record, with the
+``__connect.errors.*`` context headers when enabled) and, beyond Kafka, source connectors too:
+a source record that fails conversion or transformation is written as a JSON document of the
+record (topic, source partition and offset, key, value, headers) with the same context headers.
+
+The hot paths do not call this module for records that succeed: runners catch the exception
+and hand that one record here. One handler per task, used from the task thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from connectrt.api.errors import ConnectError, RetriableError
+from connectrt.api.records import SinkRecord, SourceRecord
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.task_runner import TaskId, TaskStage
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ErrorHandler", "ErrorPolicy", "ToleranceExceeded"]
+
+_TOLERABLE_STAGES = frozenset(
+    {
+        TaskStage.KEY_CONVERTER,
+        TaskStage.VALUE_CONVERTER,
+        TaskStage.HEADER_CONVERTER,
+        TaskStage.TRANSFORMATION,
+    }
+)
+_BACKOFF_START_MS = 300
+_H = "__connect.errors."
+
+
+class ToleranceExceeded(ConnectError):
+    """A failure the error policy does not tolerate; the task fails with it."""
+
+
+@dataclass(frozen=True)
+class ErrorPolicy:
+    retry_timeout_ms: int = 0
+    retry_delay_max_ms: int = 60000
+    tolerate_all: bool = False
+    log_enable: bool = False
+    log_include_messages: bool = False
+    dlq_topic: str = ""
+    dlq_replication_factor: int = 3
+    dlq_context_headers: bool = False
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, str]) -> ErrorPolicy:
+        def flag(key: str) -> bool:
+            return str(config.get(key, "false")).strip().lower() == "true"
+
+        return cls(
+            retry_timeout_ms=int(config.get("errors.retry.timeout", 0) or 0),
+            retry_delay_max_ms=int(config.get("errors.retry.delay.max.ms", 60000) or 60000),
+            tolerate_all=str(config.get("errors.tolerance", "none")).strip().lower() == "all",
+            log_enable=flag("errors.log.enable"),
+            log_include_messages=flag("errors.log.include.messages"),
+            dlq_topic=str(config.get("errors.deadletterqueue.topic.name", "") or "").strip(),
+            dlq_replication_factor=int(
+                config.get("errors.deadletterqueue.topic.replication.factor", 3) or 3
+            ),
+            dlq_context_headers=flag("errors.deadletterqueue.context.headers.enable"),
+        )
+
+    @property
+    def reporting(self) -> bool:
+        return self.log_enable or bool(self.dlq_topic)
+
+
+@dataclass
+class Failure:
+    """One failed attempt: where it happened and what was being processed."""
+
+    stage: str
+    executing_class: str
+    error: BaseException
+    raw: Any = None  # sink: the consumed confluent_kafka.Message
+    record: SourceRecord | SinkRecord | None = None
+
+
+class ErrorHandler:
+    """Retry/tolerate/report for one task (see the module docstring)."""
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        policy: ErrorPolicy,
+        metrics: TaskMetrics,
+        producer_config: Mapping[str, Any] | None = None,
+        admin_config: Mapping[str, Any] | None = None,
+        stopping: Callable[[], bool] = lambda: False,
+        sleep: Callable[[float], Any] | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self.policy = policy
+        self.metrics = metrics
+        self._stopping = stopping
+        self._stop_event = threading.Event()
+        self._sleep = sleep or (lambda s: self._stop_event.wait(s))
+        self._producer_config = dict(producer_config or {})
+        self._admin_config = dict(admin_config or {})
+        self._dlq: Producer | None = None
+        self._dlq_errors: list[str] = []
+
+    # -- retries -------------------------------------------------------------------------------
+    def call(
+        self,
+        stage: str,
+        executing_class: str,
+        fn: Callable[[], Any],
+        raw: Any = None,
+        record: Any = None,
+    ) -> tuple[bool, Any]:
+        """Run ``fn`` with retries; ``(True, result)``, or ``(False, None)`` when the failure
+        was tolerated (skip the record). Raises ToleranceExceeded otherwise."""
+        deadline = None
+        attempt = 0
+        while True:
+            try:
+                return True, fn()
+            except RetriableError as e:
+                attempt += 1
+                if deadline is None:
+                    timeout = self.policy.retry_timeout_ms
+                    deadline = float("inf") if timeout < 0 else time.monotonic() + timeout / 1000
+                delay = self._backoff(attempt, deadline)
+                if delay is None or self._stopping():
+                    return self.failed(Failure(stage, executing_class, e, raw, record))
+                self.metrics.retries += 1
+                self._sleep(delay)
+            except Exception as e:
+                return self.failed(Failure(stage, executing_class, e, raw, record))
+
+    def _backoff(self, attempt: int, deadline: float) -> float | None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        delay_ms = _BACKOFF_START_MS * 2 ** (attempt - 1)
+        cap = self.policy.retry_delay_max_ms
+        if delay_ms > cap:
+            delay_ms = random.uniform(0, cap)
+        return min(delay_ms / 1000, remaining)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+    # -- tolerance -----------------------------------------------------------------------------
+    def tolerates(self, failure: Failure) -> bool:
+        if not self.policy.tolerate_all:
+            return False
+        return failure.stage in _TOLERABLE_STAGES or isinstance(failure.error, RetriableError)
+
+    def failed(self, failure: Failure) -> tuple[bool, Any]:
+        """Handle a failure that retries did not fix: report it, then skip or raise."""
+        self.metrics.errors += 1
+        self.report(failure)
+        if self.tolerates(failure):
+            return False, None  # the caller skips the record (and counts it)
+        raise ToleranceExceeded(
+            f"Tolerance exceeded in error handler: task {self.task_id} failed in stage "
+            f"{failure.stage} ({failure.executing_class}){_coordinates(failure)}: "
+            f"{failure.error!r}"
+        ) from failure.error
+
+    # -- reporting -----------------------------------------------------------------------------
+    def report(self, failure: Failure) -> None:
+        if self.policy.log_enable:
+            self._log(failure)
+        if self.policy.dlq_topic:
+            self._send_to_dlq(failure)
+
+    def _log(self, failure: Failure) -> None:
+        message = (
+            f"Error encountered in task {self.task_id}. Executing stage '{failure.stage}' with "
+            f"class '{failure.executing_class}'{_coordinates(failure)}."
+        )
+        if self.policy.log_include_messages:
+            message += f" Record: {_describe(failure)}"
+        log.error(message, exc_info=failure.error)
+
+    def _dlq_producer(self) -> Producer:
+        if self._dlq is None:
+            self._create_dlq_topic()
+            config = dict(self._producer_config)
+            config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
+            config["on_delivery"] = self._on_dlq_delivery
+            self._dlq = Producer(config)
+        return self._dlq
+
+    def _create_dlq_topic(self) -> None:
+        admin = AdminClient(dict(self._admin_config))
+        topic = self.policy.dlq_topic
+        if topic in admin.list_topics(timeout=15).topics:
+            return
+        futures = admin.create_topics([NewTopic(topic, 1, self.policy.dlq_replication_factor)])
+        try:
+            futures[topic].result(15)
+        except Exception as e:
+            if "TOPIC_ALREADY_EXISTS" not in str(e):
+                raise ConnectError(
+                    f"Could not create the dead letter queue topic {topic}: {e}"
+                ) from e
+
+    def _on_dlq_delivery(self, err: Any, msg: Any) -> None:
+        if err is not None:
+            self._dlq_errors.append(str(err))
+
+    def _send_to_dlq(self, failure: Failure) -> None:
+        producer = self._dlq_producer()
+        headers: list[tuple[str, bytes]] = []
+        if failure.raw is not None:  # sink: the original raw record
+            raw = failure.raw
+            key, value = raw.key(), raw.value()
+            headers.extend(raw.headers() or [])
+            ts_type, ts = raw.timestamp()
+            timestamp = ts if ts_type else None
+            topic, partition, offset = raw.topic(), raw.partition(), raw.offset()
+        else:  # source (beyond Kafka): the record as a JSON document
+            record = failure.record
+            key = None
+            value = orjson.dumps(_as_document(record), default=str, option=orjson.OPT_NON_STR_KEYS)
+            timestamp = getattr(record, "timestamp", None)
+            topic = getattr(record, "topic", None)
+            partition = getattr(record, "kafka_partition", None)
+            offset = getattr(record, "kafka_offset", None)
+        if self.policy.dlq_context_headers:
+            context = {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "connector.name": self.task_id.connector,
+                "task.id": self.task_id.task,
+                "stage": failure.stage,
+                "class.name": failure.executing_class,
+                "exception.class.name": _class_name(failure.error),
+                "exception.message": str(failure.error),
+                "exception.stacktrace": "".join(traceback.format_exception(failure.error)),
+            }
+            headers.extend((_H + k, str(v).encode()) for k, v in context.items() if v is not None)
+        kwargs: dict[str, Any] = {"headers": headers}
+        if timestamp is not None:
+            kwargs["timestamp"] = timestamp
+        while True:
+            try:
+                producer.produce(self.policy.dlq_topic, value, key, **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        producer.poll(0)
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait for every DLQ record; called before offsets are committed."""
+        if self._dlq is None:
+            return
+        if self._dlq.flush(timeout) > 0:
+            raise ConnectError("Timed out writing to the dead letter queue")
+        if self._dlq_errors:
+            errors, self._dlq_errors = self._dlq_errors, []
+            raise ConnectError(f"Writing to the dead letter queue failed: {errors[0]}")
+
+    def close(self) -> None:
+        self.stop()
+        if self._dlq is not None:
+            try:
+                self._dlq.flush(10)
+            finally:
+                self._dlq = None
+
+
+def _class_name(error: BaseException) -> str:
+    cls = type(error)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _coordinates(failure: Failure) -> str:
+    raw = failure.raw
+    if raw is not None:
+        return f" (record topic={raw.topic()}, partition={raw.partition()}, offset={raw.offset()})"
+    record = failure.record
+    if isinstance(record, SinkRecord):
+        return (
+            f" (record topic={record.original_topic}, partition="
+            f"{record.original_kafka_partition}, offset={record.original_kafka_offset})"
+        )
+    if isinstance(record, SourceRecord):
+        return (
+            f" (record topic={record.topic}, source partition={record.source_partition}, "
+            f"source offset={record.source_offset})"
+        )
+    return ""
+
+
+def _describe(failure: Failure) -> str:
+    if failure.raw is not None:
+        raw = failure.raw
+        return f"key={raw.key()!r} value={raw.value()!r}"
+    return repr(failure.record)
+
+
+def _as_document(record: Any) -> dict[str, Any]:
+    if record is None:
+        return {}
+    headers = [{"key": h.key, "value": h.value} for h in (getattr(record, "headers", None) or [])]
+    return {
+        "topic": getattr(record, "topic", None),
+        "kafka_partition": getattr(record, "kafka_partition", None),
+        "source_partition": getattr(record, "source_partition", None),
+        "source_offset": getattr(record, "source_offset", None),
+        "key": _plain(getattr(record, "key", None)),
+        "value": _plain(getattr(record, "value", None)),
+        "timestamp": getattr(record, "timestamp", None),
+        "headers": headers,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-friendly view of Connect data (Structs as dicts, bytes as text)."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return value
