@@ -2,7 +2,8 @@
 
 * ``connectrt standalone WORKER.properties [CONNECTOR.properties|.json ...]``
 * ``connectrt broker [--port N]``: the embedded Kafka-protocol broker, for local use
-* ``connectrt plugins``: the connectors and converters connectrt can load
+* ``connectrt plugins [--plugin-path DIR]``: the plugins connectrt can load (bundled, from
+  entry points and from DIR), then those that failed to load
 * ``connectrt demo``: embedded broker + standalone worker running file -> topic -> file
 
 Bad input (missing file, bad key, unknown connector class, unreachable broker) ends with a
@@ -49,11 +50,20 @@ def _cmd_broker(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from connectrt.runtime.plugins import registry
+    from connectrt.runtime.plugins import PUBLIC_PLUGIN_TYPES, registry
 
-    for p in sorted(registry.plugins(), key=lambda p: (p.type, p.class_name)):
+    dirs = [d.strip() for arg in args.plugin_path or [] for d in arg.split(",") if d.strip()]
+    registry.discover(dirs)
+    types = [*PUBLIC_PLUGIN_TYPES, "configprovider"]
+    for p in sorted(registry.plugins(types), key=lambda p: (p.type, p.class_name)):
         version = p.version() or ""
         print(f"{p.type:<17} {p.class_name:<60} {version}".rstrip())
+    failures = registry.failures()
+    if failures:
+        print()
+        print(f"failed to load ({len(failures)}):")
+        for f in failures:
+            print(f"  {f.name} ({f.source}): {f.error}")
     return 0
 
 
@@ -92,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_broker)
 
     p = sub.add_parser("plugins", help="list available plugins")
+    p.add_argument(
+        "--plugin-path",
+        action="append",
+        metavar="DIR",
+        help="also scan this plugin.path directory (repeatable, or comma-separated)",
+    )
     p.set_defaults(func=_cmd_plugins)
 
     p = sub.add_parser("config-docs", help="print the configuration reference (Markdown)")

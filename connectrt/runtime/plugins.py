@@ -9,14 +9,24 @@ A name may be:
   suffix (``FileStreamSource``), for every registered plugin.
 
 The registry is filled with the bundled plugins at import time; :meth:`PluginRegistry.register`
-adds more. Discovery on ``plugin.path`` directories adds them to ``sys.path`` so their modules
-import by Python path. Thread-safe for lookups once populated.
+adds more. :meth:`PluginRegistry.discover` (also run by :meth:`PluginRegistry.add_plugin_path`,
+which the worker calls with ``plugin.path``) registers the plugins of installed distributions'
+entry points and of ``plugin.path`` directories (see :mod:`connectrt.runtime.plugin_discovery`);
+plugins that fail to load are kept in :meth:`PluginRegistry.failures`. Each directory, and the
+entry points, are scanned once per registry. Thread-safe.
+
+Config providers are registered with type ``configprovider``; :meth:`PluginRegistry.plugins`
+leaves them out unless asked for (``/connector-plugins`` does not list them, as in Kafka).
 """
 
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
+import inspect
+import logging
+import os
 import sys
 import threading
 from collections.abc import Iterable
@@ -25,8 +35,16 @@ from typing import Any
 
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.api.errors import ConfigError
+from connectrt.runtime.plugin_discovery import (
+    DiscoveredPlugin,
+    PluginFailure,
+    scan_directory,
+    scan_entry_points,
+)
 
-__all__ = ["PluginDesc", "PluginRegistry", "registry"]
+__all__ = ["PUBLIC_PLUGIN_TYPES", "PluginDesc", "PluginFailure", "PluginRegistry", "registry"]
+
+log = logging.getLogger(__name__)
 
 _BUILTINS: list[tuple[str, str, str]] = [
     # (python path, kafka java class, type)
@@ -60,7 +78,35 @@ _BUILTINS: list[tuple[str, str, str]] = [
         "org.apache.kafka.connect.storage.SimpleHeaderConverter",
         "header_converter",
     ),
+    (
+        "connectrt.runtime.config_providers.FileConfigProvider",
+        "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "configprovider",
+    ),
+    (
+        "connectrt.runtime.config_providers.DirectoryConfigProvider",
+        "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+        "configprovider",
+    ),
+    (
+        "connectrt.runtime.config_providers.EnvVarConfigProvider",
+        "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+        "configprovider",
+    ),
 ]
+
+PUBLIC_PLUGIN_TYPES: tuple[str, ...] = (
+    "source",
+    "sink",
+    "converter",
+    "header_converter",
+    "transformation",
+    "predicate",
+)
+"""The kinds :meth:`PluginRegistry.plugins` returns by default (those ``/connector-plugins``
+lists); ``configprovider`` plugins are only returned when asked for by type."""
+
+_ALL_TYPES: tuple[str, ...] = (*PUBLIC_PLUGIN_TYPES, "configprovider")
 
 _SUFFIX = {
     "source": "Connector",
@@ -69,6 +115,7 @@ _SUFFIX = {
     "header_converter": "HeaderConverter",
     "transformation": "Transformation",
     "predicate": "Predicate",
+    "configprovider": "ConfigProvider",
 }
 
 
@@ -85,12 +132,47 @@ class PluginDesc:
         return self.cls if self.cls is not None else _import(self.python_path)
 
     def version(self) -> str | None:
+        """The plugin's ``version()``, or None when undefined (``"unknown"``) or unavailable.
+
+        Computed once per class (cached): the class is instantiated without arguments only
+        when its constructor allows that; failures of any kind give None.
+        """
         try:
             cls = self.load()
-            v = cls().version() if hasattr(cls, "version") else None
         except Exception:
             return None
-        return None if v in (None, "unknown") else str(v)
+        return _class_version(cls)
+
+
+@functools.cache
+def _class_version(cls: type) -> str | None:
+    attr = inspect.getattr_static(cls, "version", None)
+    if attr is None:
+        return None
+    if isinstance(attr, str):
+        v: Any = attr
+    else:
+        if not _constructible_without_args(cls):
+            return None
+        try:
+            v = cls().version()
+        except Exception:
+            return None
+    return None if v in (None, "unknown", "") else str(v)
+
+
+def _constructible_without_args(cls: type) -> bool:
+    if inspect.isabstract(cls):
+        return False
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return True  # no introspectable signature (e.g. a C type): just try
+    return all(
+        p.default is not inspect.Parameter.empty
+        or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        for p in sig.parameters.values()
+    )
 
 
 def _import(path: str) -> type:
@@ -118,10 +200,25 @@ def plugin_type_of(cls: type) -> str | None:
 
 
 class PluginRegistry:
-    def __init__(self, builtins: Iterable[tuple[str, str, str]] = _BUILTINS) -> None:
+    """Plugin names -> classes. ``publish_config_providers``: also make discovered config
+    providers resolvable by ``config.providers.<name>.class`` (only the process-wide registry
+    does, so throw-away registries in tests leave no trace)."""
+
+    def __init__(
+        self,
+        builtins: Iterable[tuple[str, str, str]] = _BUILTINS,
+        *,
+        publish_config_providers: bool = False,
+    ) -> None:
         self._lock = threading.Lock()
         self._plugins: list[PluginDesc] = []
         self._aliases: dict[str, PluginDesc] = {}
+        self._by_path: dict[tuple[str, str], PluginDesc] = {}
+        self._discover_lock = threading.RLock()
+        self._entry_points_scanned = False
+        self._scanned_dirs: set[str] = set()
+        self._failures: list[PluginFailure] = []
+        self._publish_config_providers = publish_config_providers
         for python_path, java_name, type_ in builtins:
             self.register(python_path, type_, java_name)
         from connectrt.transforms import KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS
@@ -144,33 +241,96 @@ class PluginRegistry:
         type_: str,
         class_name: str | None = None,
         cls: type | None = None,
+        *,
+        aliases: Iterable[str] = (),
+        override: bool | None = None,
     ) -> PluginDesc:
-        """Register a plugin by Python path under its canonical and short names."""
+        """Register a plugin by Python path under its canonical and short names.
+
+        ``aliases``: extra names (an entry point's name). ``override``: whether these names
+        replace a plugin already registered under them; by default a class object passed as
+        ``cls`` wins and a plugin registered by path does not.
+        """
         desc = PluginDesc(class_name or python_path, python_path, type_, cls)
-        simple = desc.class_name.replace(":", ".").rsplit(".", 1)[-1]
-        names = {desc.class_name, python_path, python_path.replace(":", "."), simple}
-        suffix = _SUFFIX.get(type_)
-        if suffix and simple.endswith(suffix) and simple != suffix:
-            names.add(simple[: -len(suffix)])
+        names = _alias_names(desc) | {a for a in aliases if a}
+        replace = cls is not None if override is None else override
         with self._lock:
             self._plugins.append(desc)
+            self._by_path.setdefault((python_path.replace(":", "."), type_), desc)
             for n in names:
-                if cls is not None:
-                    self._aliases[n] = desc  # an explicitly registered class wins
+                if replace:
+                    self._aliases[n] = desc
                 else:
                     self._aliases.setdefault(n, desc)
         return desc
 
+    # -- discovery ---------------------------------------------------------------------------
+
     def add_plugin_path(self, dirs: Iterable[str]) -> None:
-        """Make modules in ``plugin.path`` directories importable by Python path."""
-        for d in dirs:
-            if d and d not in sys.path:
-                sys.path.insert(0, d)
+        """Put ``plugin.path`` directories on ``sys.path`` and discover plugins (see
+        :meth:`discover`)."""
+        self.discover(dirs)
+
+    def discover(self, dirs: Iterable[str] = ()) -> list[PluginFailure]:
+        """Register entry-point plugins and the plugins in ``dirs``; return the new failures.
+
+        Idempotent: entry points are scanned on the first call only, and each directory
+        (by real path) once. Directories are inserted at the front of ``sys.path``. Plugins
+        that fail to load are logged, kept in :meth:`failures` and otherwise skipped.
+        """
+        new_failures: list[PluginFailure] = []
+        with self._discover_lock:
+            if not self._entry_points_scanned:
+                self._entry_points_scanned = True
+                found, failed = scan_entry_points()
+                self._add_discovered(found)
+                new_failures += failed
+            for d in dirs:
+                if not d:
+                    continue
+                if d not in sys.path:
+                    sys.path.insert(0, d)
+                real = os.path.realpath(d)
+                if real in self._scanned_dirs:
+                    continue
+                self._scanned_dirs.add(real)
+                found, failed = scan_directory(d)
+                self._add_discovered(found)
+                new_failures += failed
+            with self._lock:
+                self._failures.extend(new_failures)
+        return new_failures
+
+    def failures(self) -> list[PluginFailure]:
+        """Plugins that failed to load during discovery, in the order they were found."""
+        with self._lock:
+            return list(self._failures)
+
+    def _add_discovered(self, found: Iterable[DiscoveredPlugin]) -> None:
+        for d in found:
+            with self._lock:
+                existing = self._by_path.get((d.python_path, d.type))
+            if existing is not None:
+                desc = existing
+                with self._lock:
+                    for a in d.aliases:
+                        self._aliases.setdefault(a, desc)
+            else:
+                desc = self.register(
+                    d.python_path, d.type, None, d.cls, aliases=d.aliases, override=False
+                )
+                log.debug("Registered %s plugin %s (%s)", d.type, d.python_path, d.source)
+            if d.type == "configprovider" and self._publish_config_providers:
+                from connectrt.runtime.config_providers import CONFIG_PROVIDER_ALIASES
+
+                for n in _alias_names(desc) | set(d.aliases):
+                    CONFIG_PROVIDER_ALIASES.setdefault(n, d.cls)
 
     def plugins(self, types: Iterable[str] | None = None) -> list[PluginDesc]:
-        wanted = set(types) if types is not None else None
+        """Registered plugins of ``types`` (default :data:`PUBLIC_PLUGIN_TYPES`)."""
+        wanted = set(types) if types is not None else set(PUBLIC_PLUGIN_TYPES)
         with self._lock:
-            return [p for p in self._plugins if wanted is None or p.type in wanted]
+            return [p for p in self._plugins if p.type in wanted]
 
     def find(self, name: str) -> PluginDesc | None:
         return self._aliases.get(name.strip())
@@ -185,9 +345,7 @@ class PluginRegistry:
         except (ImportError, AttributeError, ValueError) as e:
             known = ", ".join(
                 sorted(
-                    p.class_name
-                    for p in self.plugins()
-                    if kind == "plugin" or p.type in _kinds(kind)
+                    p.class_name for p in self.plugins(None if kind == "plugin" else _kinds(kind))
                 )
             )
             raise ConfigError(
@@ -210,7 +368,7 @@ class PluginRegistry:
 
     def canonical_name(self, cls: type) -> str:
         """Kafka's class name for a bundled plugin, else the class's Python path."""
-        for p in self.plugins():
+        for p in self.plugins(_ALL_TYPES):
             try:
                 if p.load() is cls:
                     return p.class_name
@@ -219,14 +377,26 @@ class PluginRegistry:
         return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _alias_names(desc: PluginDesc) -> set[str]:
+    """Canonical name, Python path(s), simple name and simple name without the type suffix."""
+    simple = desc.class_name.replace(":", ".").rsplit(".", 1)[-1]
+    python_path = desc.python_path
+    names = {desc.class_name, python_path, python_path.replace(":", "."), simple}
+    suffix = _SUFFIX.get(desc.type)
+    if suffix and simple.endswith(suffix) and simple != suffix:
+        names.add(simple[: -len(suffix)])
+    return names
+
+
 def _kinds(kind: str) -> set[str]:
     return {
         "Connector": {"source", "sink"},
         "Converter": {"converter"},
         "HeaderConverter": {"header_converter", "converter"},
         "Transformation or Predicate": {"transformation", "predicate"},
+        "ConfigProvider": {"configprovider"},
     }.get(kind, set(_SUFFIX))
 
 
-registry = PluginRegistry()
+registry = PluginRegistry(publish_config_providers=True)
 """The process-wide plugin registry."""
