@@ -110,6 +110,10 @@ class TransformationStage(Generic[R]):
         return self.predicate.test(record) != self.negate
 
 
+def _note(exc: Exception, stage: TransformationStage[Any]) -> None:
+    exc.add_note(f"in transformation {stage.alias!r} ({type(stage.transformation).__name__})")
+
+
 class TransformationChain(Generic[R]):
     """The ordered SMT stages of one connector, built from its config.
 
@@ -188,8 +192,26 @@ class TransformationChain(Generic[R]):
         through the following stages. Exceptions from a stage propagate with a note naming the
         stage alias (the runtime attributes them to the TRANSFORMATION stage).
         """
-        records = [record]
-        for stage in self._stages:
+        # Fast path: one record moving through the stages (the common case); a fan-out
+        # switches to the general path for the remaining stages.
+        current = record
+        for index, stage in enumerate(self._stages):
+            try:
+                if stage.predicate is not None and not stage.applies_to(current):
+                    continue
+                result = stage.transformation.apply(current)
+            except Exception as exc:
+                _note(exc, stage)
+                raise
+            if result is None:
+                return []
+            if isinstance(result, list):
+                return self._apply_from(result, index + 1)
+            current = result
+        return [current]
+
+    def _apply_from(self, records: list[R], start: int) -> list[R]:
+        for stage in self._stages[start:]:
             out: list[R] = []
             for r in records:
                 try:
@@ -198,9 +220,7 @@ class TransformationChain(Generic[R]):
                         continue
                     result = stage.transformation.apply(r)
                 except Exception as exc:
-                    exc.add_note(
-                        f"in transformation {stage.alias!r} ({type(stage.transformation).__name__})"
-                    )
+                    _note(exc, stage)
                     raise
                 if result is None:
                     continue

@@ -54,10 +54,16 @@ class RegexRouter(BundledTransformation[R]):
         parsed = self.config_def().parse(config)
         self._regex = compile_java_regex(parsed[REGEX], REGEX)
         self._parts = parse_java_replacement(parsed[REPLACEMENT], self._regex, REPLACEMENT)
+        self._routes: dict[str, str | None] = {}  # topic -> new topic (None: no match)
 
     def apply(self, record: R) -> R:
-        m = self._regex.fullmatch(record.topic)
-        if m is None:
-            return record
-        topic = expand_java_replacement(self._parts, m)
-        return copy_record(record, topic=topic)
+        topic = record.topic
+        routes = self._routes
+        if topic in routes:
+            new = routes[topic]
+        else:
+            m = self._regex.fullmatch(topic)
+            new = None if m is None else expand_java_replacement(self._parts, m)
+            if len(routes) < 10000:  # topics are few; bound it anyway
+                routes[topic] = new
+        return record if new is None else copy_record(record, topic=new)

@@ -102,6 +102,14 @@ class ReplaceField(KeyOrValueTransformation[R]):
         self._renames = parse_renames(parsed[RENAMES])
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
         self._cache = SchemaCache()
+        self._plans: dict[tuple[Any, ...], tuple[tuple[Any, Any], ...]] = {}
+
+    def _plan(self, data: Mapping[Any, Any]) -> tuple[tuple[Any, Any], ...]:
+        """(old, new) key pairs for maps with these keys; cached, as maps usually repeat."""
+        plan = tuple((k, self._renamed(k)) for k in data if self._keep(k))
+        if len(self._plans) < 1000:
+            self._plans[tuple(data)] = plan
+        return plan
 
     def _keep(self, name: str) -> bool:
         return name not in self._exclude and (not self._include or name in self._include)
@@ -117,8 +125,10 @@ class ReplaceField(KeyOrValueTransformation[R]):
         smt = self.smt_name()
         if schema is None:
             data = require_map(value, _PURPOSE, smt)
-            updated = {self._renamed(k): v for k, v in data.items() if self._keep(k)}
-            return self.new_record(record, None, updated)
+            plan = self._plans.get(tuple(data))
+            if plan is None:
+                plan = self._plan(data)
+            return self.new_record(record, None, {new: data[old] for old, new in plan})
         struct = require_struct(value, _PURPOSE, smt)
         new_schema = self._updated_schema(struct.schema)
         out = Struct(new_schema)
