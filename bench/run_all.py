@@ -1,4 +1,4 @@
-"""Run the four benchmarks in sequence, each in its own subprocess (and so with its own fresh
+"""Run the benchmarks in sequence, each in its own subprocess (and so with its own fresh
 embedded broker), then print a summary. ``make bench`` runs this.
 
 Usage: ``python bench/run_all.py [--quick]`` (``--quick`` uses smaller volumes).
@@ -21,6 +21,12 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_sink", [], ["--records", "300000", "--rounds", "1"]),
     ("bench_file_pipeline", [], ["--records", "100000", "--rounds", "1"]),
     ("bench_memory", [], ["--duration", "10"]),
+    (
+        "bench_transforms",
+        [],
+        ["--records", "50000", "--repeats", "3", "--e2e-records", "50000", "--e2e-rounds", "1"],
+    ),
+    ("bench_rest", [], ["--connectors", "20", "--status-requests", "300", "--list-requests", "30"]),
 ]
 
 

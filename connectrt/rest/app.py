@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 from fastapi import FastAPI, Query, Request
@@ -126,7 +127,7 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
 
     @app.exception_handler(Exception)
     def _unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("Unexpected error serving %s %s", request.method, request.url.path)
+        log.error("Unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
         return _error(500, f"{type(exc).__name__}: {exc}")
 
     # -- auth ---------------------------------------------------------------------------------
@@ -197,7 +198,7 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
         return _JSON(
             wire.connector_info(info),
             status_code=201,
-            headers={"Location": f"/connectors/{info.name}"},
+            headers={"Location": f"/connectors/{quote(info.name, safe='')}"},
         )
 
     @app.get("/connectors/{connector}", summary="Connector info")
@@ -221,7 +222,7 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
             return _JSON(
                 wire.connector_info(info),
                 status_code=201,
-                headers={"Location": f"/connectors/{info.name}"},
+                headers={"Location": f"/connectors/{quote(info.name, safe='')}"},
             )
         return _JSON(wire.connector_info(info))
 

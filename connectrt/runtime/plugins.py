@@ -180,8 +180,8 @@ def _import(path: str) -> type:
         module_name, _, attr = path.partition(":")
     else:
         module_name, _, attr = path.rpartition(".")
-    if not module_name:
-        raise ImportError(path)
+    if not module_name or module_name.startswith("."):
+        raise ImportError(f"{path} is not an absolute Python path")
     module = importlib.import_module(module_name)
     obj: Any = module
     for part in attr.split("."):
@@ -342,7 +342,7 @@ class PluginRegistry:
             return desc.load()
         try:
             return _import(name.strip())
-        except (ImportError, AttributeError, ValueError) as e:
+        except (ImportError, AttributeError, ValueError, TypeError) as e:
             known = ", ".join(
                 sorted(
                     p.class_name for p in self.plugins(None if kind == "plugin" else _kinds(kind))

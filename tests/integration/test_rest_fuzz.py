@@ -1,0 +1,294 @@
+"""Schemathesis against the OpenAPI schema a running worker serves: no operation may answer 5xx.
+
+A real worker (``start_rest_worker``: Kafka-backed configs and status on the session broker)
+serves the API; schemathesis (4.x) loads its ``/openapi.json`` and, for every operation (one
+pytest test each, collected from the app's routes), runs the schema's explicit examples, then
+:data:`MAX_EXAMPLES` generated cases mixing positive (schema-valid) and negative (schema-
+violating) data, with only the ``not_a_server_error`` check: Kafka Connect's API answers client
+mistakes with 4xx, so any 5xx is a bug. A failure prints schemathesis' curl reproducer. Nothing
+is excluded: the fuzzer may create, reconfigure, pause, stop, rewind and delete connectors.
+
+Why not ``@schemathesis.pytest.from_fixture(...).parametrize()``: with schemathesis 4.32.5 and
+pytest 9.2 it fails before running anything (it sets ``request.node._nodeid``, which pytest 9.2
+no longer has). The same generation is driven here through the public
+``APIOperation.as_strategy`` / ``get_strategies_from_examples`` and ``Case.call_and_validate``.
+
+The served schema is used as it is, with additions made only where it declares nothing itself
+(so they disappear once the app declares its own):
+
+* request bodies: most handlers read the raw request (``await request.body()``), so the served
+  schema has no ``requestBody`` and a fuzzer would never send one. :data:`BODIES` gives each
+  such operation the body shape Kafka Connect documents, loose enough that negative mode
+  produces wrong types, missing keys and non-objects; :data:`BODY_EXAMPLES` are fixed cases;
+* path examples: ``{connector}`` and ``{plugin}`` get the names of two connectors (re)created
+  before each operation's run and :data:`PLUGIN_NAMES`, so operations on existing connectors
+  and plugins are reached (a random string only ever gives a 404).
+
+The worker runs with the current directory set to a temporary one, so a fuzzed FileStream
+connector with a relative ``file`` writes there and not into the checkout. Generation is
+derandomized (the same cases every run; ``CONNECTRT_FUZZ_RANDOM=1`` explores new ones).
+Bounded: ~40-60 s for the module on 2 cores.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+
+from connectrt.rest.app import create_app
+from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+
+pytestmark = pytest.mark.integration
+
+MAX_EXAMPLES = 25
+# The same cases every run (CI must not flake on a newly drawn bug); CONNECTRT_FUZZ_RANDOM=1
+# draws new ones, to explore locally.
+RANDOM = os.environ.get("CONNECTRT_FUZZ_RANDOM", "") not in ("", "0")
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+# Class names a request may carry: real plugins (so configs validate and connectors start) and
+# names that are no plugin (a relative module, a missing one): those must give a 4xx.
+PLUGIN_NAMES = [SOURCE, SINK, "FileStreamSource", "FileStreamSink", ".rel.Mod", "no.such.Mod"]
+EXISTING = ["fuzz-source", "fuzz-sink"]
+
+_TOPIC = {"type": "string", "pattern": "^[a-zA-Z0-9._-]{1,30}$"}
+_NAME = {"anyOf": [{"type": "string", "pattern": "^[a-z][a-z0-9-]{0,20}$"}, {"type": "string"}]}
+# Positive cases are valid FileStream configs (with random extra keys), so connectors really
+# get created and started; negative cases break one constraint at a time.
+_CONNECTOR_CONFIG = {
+    "type": "object",
+    "properties": {
+        "connector.class": {"type": "string", "enum": PLUGIN_NAMES},
+        "tasks.max": {"type": "string", "pattern": "^[1-3]$"},
+        "topic": _TOPIC,
+        "topics": _TOPIC,
+        "file": {"type": "string", "pattern": "^[a-z]{1,10}[.]txt$"},
+    },
+    # Both topic keys: a source ignores "topics", a sink "topic". "file" keeps a source from
+    # reading the worker's stdin.
+    "required": ["connector.class", "topic", "topics", "file"],
+    "additionalProperties": {"type": "string"},
+}
+_NULLABLE_STRING_MAP = {
+    "type": "object",
+    "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+}
+_OFFSETS = {
+    "type": "object",
+    "properties": {
+        "offsets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "partition": {"type": "object"},
+                    "offset": {"anyOf": [{"type": "object"}, {"type": "null"}]},
+                },
+                "required": ["partition", "offset"],
+            },
+        }
+    },
+}
+
+# (method, path) -> JSON schema of the body the handler reads (Kafka Connect's documented shape).
+BODIES: dict[tuple[str, str], dict[str, Any]] = {
+    ("post", "/connectors"): {
+        "type": "object",
+        "properties": {
+            "name": _NAME,
+            "config": _CONNECTOR_CONFIG,
+            "initial_state": {"type": "string", "enum": ["RUNNING", "PAUSED", "STOPPED"]},
+        },
+        "required": ["name", "config"],
+    },
+    ("put", "/connectors/{connector}/config"): _CONNECTOR_CONFIG,
+    ("patch", "/connectors/{connector}/config"): _NULLABLE_STRING_MAP,
+    ("patch", "/connectors/{connector}/offsets"): _OFFSETS,
+    ("post", "/connectors/{connector}/offsets/reset"): {
+        "type": "object",
+        "properties": {
+            "to": {"type": "string", "enum": ["earliest", "latest", "timestamp", "offset"]},
+            "timestamp": {"type": "string", "format": "date-time"},
+            "offset": {"type": "integer"},
+            "topic": {"type": "string"},
+        },
+        "required": ["to"],
+    },
+    ("put", "/connector-plugins/{plugin}/config/validate"): {
+        **_NULLABLE_STRING_MAP,
+        "properties": {"connector.class": {"type": "string", "enum": PLUGIN_NAMES}},
+    },
+    ("put", "/admin/loggers/{name}"): {
+        "type": "object",
+        "properties": {"level": {"type": "string"}},
+        "required": ["level"],
+    },
+}
+# Explicit cases run every time (schemathesis' examples phase), beside the generated ones: a
+# valid config under a name outside Latin-1 (HTTP headers such as Location are Latin-1).
+_VALID_SOURCE = {"connector.class": "FileStreamSource", "file": "ex.txt", "topic": "ex-topic"}
+BODY_EXAMPLES: dict[tuple[str, str], list[Any]] = {
+    ("post", "/connectors"): [{"name": "ex-\u023e-source", "config": _VALID_SOURCE}],
+    ("put", "/connectors/{connector}/config"): [_VALID_SOURCE],
+}
+PATH_EXAMPLES = {"connector": [*EXISTING, "ex-\u023e-put"], "plugin": PLUGIN_NAMES}
+
+
+def enrich(served: dict[str, Any]) -> dict[str, Any]:
+    """The served schema plus :data:`BODIES` (with :data:`BODY_EXAMPLES`) and
+    :data:`PATH_EXAMPLES` where it has none."""
+    doc = copy.deepcopy(served)
+    paths = doc["paths"]
+    for (method, path), body in BODIES.items():
+        # A missing operation is a KeyError here: the table must follow the app's routes.
+        op = paths[path][method]
+        if "requestBody" not in op:
+            media: dict[str, Any] = {"schema": body}
+            examples = BODY_EXAMPLES.get((method, path))
+            if examples:
+                media["examples"] = {f"ex{i}": {"value": v} for i, v in enumerate(examples)}
+            op["requestBody"] = {"required": True, "content": {"application/json": media}}
+    for ops in paths.values():
+        for op in ops.values():
+            for param in op.get("parameters", []):
+                names = PATH_EXAMPLES.get(param["name"])
+                if param["in"] == "path" and names and "examples" not in param:
+                    param["examples"] = {n: {"value": n} for n in names}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def fuzz_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fuzz-cwd")
+
+
+@pytest.fixture(scope="module")
+def fuzz_worker(broker: Any, fuzz_dir: Path) -> Iterator[RestWorker]:
+    workdir = fuzz_dir
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(workdir)
+        worker = start_rest_worker(broker.bootstrap_servers)
+        try:
+            _create_existing(worker, workdir)
+            yield worker
+        finally:
+            worker.stop()
+
+
+EXISTING_CONFIGS = {
+    EXISTING[0]: {"connector.class": SOURCE, "file": "in.txt", "topic": "fuzz-topic"},
+    EXISTING[1]: {"connector.class": SINK, "file": "out.txt", "topics": "fuzz-topic"},
+}
+
+
+def _create_existing(worker: RestWorker, workdir: Path) -> None:
+    """Make sure the two known connectors exist, with their original configs, not paused or
+    stopped (an earlier operation may have deleted, reconfigured or paused them). Only what
+    changed is redone: replacing a sink's config restarts it, which takes seconds."""
+    (workdir / "in.txt").write_text("a\nb\n")
+    for name, config in EXISTING_CONFIGS.items():
+        current = worker.http.get(f"/connectors/{name}/config")
+        if current.status_code != 200 or current.json() != {**config, "name": name}:
+            r = worker.http.put(f"/connectors/{name}/config", json=config)
+            assert r.status_code in (200, 201), r.text
+        state = worker.http.get(f"/connectors/{name}/status").json()["connector"]["state"]
+        if state in ("PAUSED", "STOPPED"):
+            r = worker.http.put(f"/connectors/{name}/resume")
+            assert r.status_code == 202, r.text
+        elif state == "FAILED":
+            r = worker.http.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
+            assert r.status_code in (202, 204), r.text
+    for name in EXISTING:
+        wait_for(
+            lambda n=name: (
+                worker.http.get(f"/connectors/{n}/status").json()["connector"]["state"] == "RUNNING"
+            ),
+            30,
+            f"{name} RUNNING",
+        )
+
+
+@pytest.fixture(scope="module")
+def api_schema(fuzz_worker: RestWorker) -> Any:
+    served = fuzz_worker.http.get("/openapi.json")
+    assert served.status_code == 200, served.text
+    return schemathesis.openapi.from_dict(enrich(served.json()))
+
+
+@pytest.fixture(scope="module")
+def http_session() -> Iterator[requests.Session]:
+    with requests.Session() as s:
+        yield s
+
+
+def _app_operations() -> list[str]:
+    """``METHOD /path`` of every route, from the app itself (no worker needed to collect)."""
+    doc = create_app(cast(Any, None)).openapi()
+    return [f"{m.upper()} {p}" for p, ops in doc["paths"].items() for m in ops]
+
+
+OPERATIONS = _app_operations()
+
+
+def test_served_schema_has_every_operation(api_schema: Any) -> None:
+    """Nothing is skipped silently: every route is a fuzz test below, and the served (enriched)
+    schema loads each one without a schema error."""
+    served = {}
+    for result in api_schema.get_all_operations():
+        op = result.ok()  # raises on an operation schemathesis cannot load
+        served[op.label] = op
+    assert sorted(served) == sorted(OPERATIONS)
+    assert len(OPERATIONS) >= 30
+    assert served["POST /connectors"].body, "request body not attached"
+
+
+@pytest.mark.parametrize("label", OPERATIONS)
+def test_no_server_errors(
+    label: str,
+    api_schema: Any,
+    fuzz_worker: RestWorker,
+    fuzz_dir: Path,
+    http_session: requests.Session,
+) -> None:
+    _create_existing(fuzz_worker, fuzz_dir)  # an earlier operation may have deleted them
+    op = next(r.ok() for r in api_schema.get_all_operations() if r.ok().label == label)
+
+    def run(strategy: Any, max_examples: int) -> None:
+        @given(case=strategy)
+        @settings(
+            max_examples=max_examples,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+            derandomize=not RANDOM,
+        )
+        def check(case: Any) -> None:
+            case.call_and_validate(
+                base_url=fuzz_worker.url,
+                session=http_session,
+                checks=[not_a_server_error],
+                timeout=30,
+            )
+
+        check()
+
+    # 1. every explicit example (path and body examples), each on its own so none is left out.
+    for strategy in op.get_strategies_from_examples():
+        run(strategy, 3)
+    # 2. generated cases, half schema-valid, half schema-violating.
+    run(
+        st.one_of(op.as_strategy(GenerationMode.POSITIVE), op.as_strategy(GenerationMode.NEGATIVE)),
+        MAX_EXAMPLES,
+    )
