@@ -280,19 +280,16 @@ class Herder:
         )
 
     def task_configs(self, name: str) -> list[tuple[int, dict[str, str]]]:
+        """Task configs as stored: provider references put back, secrets masked."""
         self._require(name)
-        out = []
-        for i, tc in enumerate(self.worker.task_configs(name)):
-            out.append(
-                (
-                    i,
-                    self.masker.mask(
-                        tc,
-                        self.definition(tc) or self.definition(self.worker.connector_config(name)),
-                    ),
-                )
-            )
-        return out
+        raw = self.worker.connector_config(name)
+        configs = self.worker.task_configs(name)
+        if self.providers is not None:
+            from connectrt.runtime.config_providers import unresolve_task_configs
+
+            configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
+        definition = self.definition(raw)
+        return [(i, self.masker.mask(tc, definition)) for i, tc in enumerate(configs)]
 
     def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
         if status is None:
