@@ -12,6 +12,8 @@ from connectrt.testing.rest import start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
+KAFKA_PROVIDERS = "org.apache.kafka.common.config.provider"
+
 
 def test_file_and_env_references_resolve_only_inside_the_worker(
     broker: EmbeddedBroker,
@@ -31,8 +33,8 @@ def test_file_and_env_references_resolve_only_inside_the_worker(
         broker.bootstrap_servers,
         **{
             "config.providers": "file,env",
-            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
-            "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+            "config.providers.file.class": f"{KAFKA_PROVIDERS}.FileConfigProvider",
+            "config.providers.env.class": f"{KAFKA_PROVIDERS}.EnvVarConfigProvider",
         },
     )
     try:
