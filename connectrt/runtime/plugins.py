@@ -74,6 +74,11 @@ _BUILTINS: list[tuple[str, str, str]] = [
         "converter",
     ),
     (
+        "connectrt.converters.avro.AvroConverter",
+        "io.confluent.connect.avro.AvroConverter",
+        "converter",
+    ),
+    (
         "connectrt.converters.headers.SimpleHeaderConverter",
         "org.apache.kafka.connect.storage.SimpleHeaderConverter",
         "header_converter",
