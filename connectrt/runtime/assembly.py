@@ -121,6 +121,7 @@ class WorkerProcess:
     herder: Herder
     rest: RestServer
     control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
+    registry: Any = None  # a SchemaRegistryServer when ``schema.registry.enable=true``
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
@@ -152,7 +153,35 @@ class WorkerProcess:
                 ),
             )
             herder.control = control  # type: ignore[attr-defined]  # read by GET /control/events
-        return cls(herder, rest, control)
+        schema_registry = None
+        if wc.get("schema.registry.enable"):
+            from connectrt.registry.server import SchemaRegistryServer
+
+            policy = OverridePolicy("None")
+            bootstrap = wc.bootstrap_servers
+            schema_registry = SchemaRegistryServer(
+                bootstrap,
+                wc["schema.registry.topic"],
+                wc["schema.registry.listener"],
+                default_compatibility=wc["schema.registry.compatibility"],
+                replication_factor=wc["schema.registry.topic.replication.factor"],
+                producer_config=producer_config(
+                    bootstrap, wc.originals, None, policy, "connect-schemas-producer"
+                ),
+                consumer_config=consumer_config(
+                    bootstrap,
+                    wc.originals,
+                    None,
+                    policy,
+                    "connect-schemas-consumer",
+                    "connect-schemas-reader",
+                ),
+                admin_config=admin_config(
+                    bootstrap, wc.originals, None, policy, "connect-schemas-admin"
+                ),
+                timeout=wc["worker.startup.timeout.ms"] / 1000.0,
+            )
+        return cls(herder, rest, control, schema_registry)
 
     def run(
         self,
@@ -168,6 +197,9 @@ class WorkerProcess:
             host = self.herder.worker.status.worker_id.rsplit(":", 1)[0]
             self.herder.worker.status.worker_id = f"{host}:{self.rest.port}"
         try:
+            if self.registry is not None:
+                self.registry.start()  # before connectors, whose converters may use it
+                log.info("Schema registry at %s", self.registry.url)
             self.herder.start(initial, ready=self.control is None)
             if self.control is not None:
                 self.control.start()  # its start position is fixed before we report ready
@@ -183,3 +215,5 @@ class WorkerProcess:
                     self.herder.stop()
                 finally:
                     self.rest.stop()
+                    if self.registry is not None:
+                        self.registry.stop()

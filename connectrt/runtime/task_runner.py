@@ -123,6 +123,25 @@ class TaskRunner(threading.Thread):
     # -- thread body -------------------------------------------------------------------------
     def run(self) -> None:
         try:
+            self._run()
+        finally:
+            self.close_converters()
+
+    def close_converters(self) -> None:
+        """Release converter resources (e.g. a schema registry client) once the task ends."""
+        converters = getattr(self, "converters", None)
+        if converters is None:
+            return
+        for converter in (converters.key, converters.value, converters.header):
+            close = getattr(converter, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    log.exception("Task %s: error closing %s", self.id, type(converter).__name__)
+
+    def _run(self) -> None:
+        try:
             self.execute()
         except BaseException as e:
             self.failed = e

@@ -286,6 +286,54 @@ WORKER_CONFIG_DEF = (
         "Optional topic of JSON control events (STOP, PAUSE, RESUME, RESTART, RESET_TO_*).",
     )
     .define(
+        "schema.registry.enable",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Serve the built-in Confluent-compatible schema registry (schemas in a Kafka topic).",
+    )
+    .define(
+        "schema.registry.listener",
+        ConfigType.STRING,
+        "http://0.0.0.0:8081",
+        None,
+        Importance.LOW,
+        "Listener of the built-in schema registry; point converters' schema.registry.url here.",
+    )
+    .define(
+        "schema.registry.topic",
+        ConfigType.STRING,
+        "_schemas",
+        None,
+        Importance.LOW,
+        "Compacted topic holding the built-in registry's schemas.",
+    )
+    .define(
+        "schema.registry.topic.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the schemas topic when created; -1 = broker default.",
+    )
+    .define(
+        "schema.registry.compatibility",
+        ConfigType.STRING,
+        "BACKWARD",
+        ValidString.of(
+            "NONE",
+            "BACKWARD",
+            "BACKWARD_TRANSITIVE",
+            "FORWARD",
+            "FORWARD_TRANSITIVE",
+            "FULL",
+            "FULL_TRANSITIVE",
+        ),
+        Importance.LOW,
+        "Default compatibility level of the built-in registry.",
+    )
+    .define(
         "config.providers",
         ConfigType.LIST,
         "",
