@@ -20,7 +20,7 @@ from connectrt.api.config import ConfigDef, ConfigValue
 
 if TYPE_CHECKING:
     from connectrt.api.records import TopicPartition
-    from connectrt.api.task import OffsetStorageReader, SinkTask, SourceTask, Task
+    from connectrt.api.task import OffsetStorageReader, Task
 
 __all__ = [
     "Connector",
@@ -135,8 +135,3 @@ class SinkConnector(Connector):
     ) -> bool:
         """See :meth:`SourceConnector.alter_offsets`; offsets are Kafka offsets per partition."""
         return False
-
-
-def task_class_of(connector: Connector) -> type[SourceTask] | type[SinkTask]:
-    """The connector's task class, typed (helper for the runtime)."""
-    return connector.task_class()  # type: ignore[return-value]

@@ -43,6 +43,17 @@ class _JSON(JSONResponse):
         return orjson.dumps(content)
 
 
+# Errors the herder raises and the HTTP status Kafka Connect answers them with.
+_ERROR_STATUS: dict[type[Exception], int] = {
+    NotFoundError: 404,
+    AlreadyExistsError: 409,
+    ConflictError: 409,
+    ForbiddenError: 403,
+    BadRequestError: 400,
+    ConfigError: 400,
+}
+
+
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     return _JSON({"error_code": status, "message": message}, status_code=status, headers=headers)
 
@@ -85,29 +96,14 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     )
 
     # -- errors -------------------------------------------------------------------------------
-    @app.exception_handler(NotFoundError)
-    def _not_found(request: Request, exc: NotFoundError) -> Response:
-        return _error(404, str(exc))
+    def _handler(status: int) -> Any:
+        def handle(request: Request, exc: Exception) -> Response:
+            return _error(status, str(exc))
 
-    @app.exception_handler(AlreadyExistsError)
-    def _exists(request: Request, exc: AlreadyExistsError) -> Response:
-        return _error(409, str(exc))
+        return handle
 
-    @app.exception_handler(ConflictError)
-    def _conflict(request: Request, exc: ConflictError) -> Response:
-        return _error(409, str(exc))
-
-    @app.exception_handler(ForbiddenError)
-    def _forbidden(request: Request, exc: ForbiddenError) -> Response:
-        return _error(403, str(exc))
-
-    @app.exception_handler(BadRequestError)
-    def _bad_request(request: Request, exc: BadRequestError) -> Response:
-        return _error(400, str(exc))
-
-    @app.exception_handler(ConfigError)
-    def _config_error(request: Request, exc: ConfigError) -> Response:
-        return _error(400, str(exc))
+    for error_type, status in _ERROR_STATUS.items():
+        app.add_exception_handler(error_type, _handler(status))
 
     @app.exception_handler(ConnectError)
     def _connect_error(request: Request, exc: ConnectError) -> Response:

@@ -39,7 +39,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connectrt.api.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.task_runner import TaskId, TaskStage
+from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
 
 log = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ class ErrorHandler:
                 "task.id": self.task_id.task,
                 "stage": failure.stage,
                 "class.name": failure.executing_class,
-                "exception.class.name": _class_name(failure.error),
+                "exception.class.name": class_path(failure.error),
                 "exception.message": str(failure.error),
                 "exception.stacktrace": "".join(traceback.format_exception(failure.error)),
             }
@@ -293,11 +293,6 @@ class ErrorHandler:
                 self._dlq.flush(10)
             finally:
                 self._dlq = None
-
-
-def _class_name(error: BaseException) -> str:
-    cls = type(error)
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _coordinates(failure: Failure) -> str:

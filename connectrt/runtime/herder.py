@@ -38,7 +38,7 @@ from connectrt.runtime.connector_config import (
 )
 from connectrt.runtime.errors import BadRequestError, ForbiddenError
 from connectrt.runtime.offset_admin import OffsetAdmin
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry
+from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
@@ -712,7 +712,7 @@ class Herder:
                 cls = self.plugins.load_class(name)
             except ConfigError:
                 raise NotFoundError(f"Unknown plugin {name}.") from None
-            desc = PluginDesc(name, name, _plugin_kind(cls) or "unknown", cls)
+            desc = PluginDesc(name, name, plugin_type_of(cls) or "unknown", cls)
         if desc.type not in (
             "source",
             "sink",
@@ -838,12 +838,6 @@ def _offsets_message(verb: str, handled: bool) -> str:
         "successfully. However, if this connector manages offsets externally, they will need to "
         f"be manually {verb} in the system that the connector uses."
     )
-
-
-def _plugin_kind(cls: type) -> str | None:
-    from connectrt.runtime.plugins import plugin_type_of
-
-    return plugin_type_of(cls)
 
 
 _CONVERTER_TYPES = {

@@ -36,6 +36,7 @@ from connectrt.runtime.task_runner import (
     TaskId,
     TaskRunner,
     TaskStage,
+    class_path,
 )
 from connectrt.transforms.chain import TransformationChain
 
@@ -49,11 +50,6 @@ _TS_TYPES = (
     TimestampType.LOG_APPEND_TIME,
 )
 _MIN_RETRY_BACKOFF_S = 0.1
-
-
-def _name(obj: object) -> str:
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
@@ -114,7 +110,7 @@ class _ErrantRecordReporter(ErrantRecordReporter):
     def report(self, record: SinkRecord, error: BaseException) -> None:
         runner = self._runner
         failure = Failure(
-            TaskStage.TASK_PUT, _name(runner.task), error, runner.raw_for(record), record
+            TaskStage.TASK_PUT, class_path(runner.task), error, runner.raw_for(record), record
         )
         runner.errors.metrics.errors += 1
         runner.errors.report(failure)
@@ -387,7 +383,7 @@ class SinkTaskRunner(TaskRunner):
         conv = self.converters
         ok, key = errors.call(
             TaskStage.KEY_CONVERTER,
-            _name(conv.key),
+            class_path(conv.key),
             lambda: conv.key.to_connect_data(topic, msg.key()),
             raw=msg,
         )
@@ -395,7 +391,7 @@ class SinkTaskRunner(TaskRunner):
             return None
         ok, value = errors.call(
             TaskStage.VALUE_CONVERTER,
-            _name(conv.value),
+            class_path(conv.value),
             lambda: conv.value.to_connect_data(topic, msg.value()),
             raw=msg,
         )
@@ -412,7 +408,7 @@ class SinkTaskRunner(TaskRunner):
                 return out
 
             ok, headers = errors.call(
-                TaskStage.HEADER_CONVERTER, _name(conv.header), convert_headers, raw=msg
+                TaskStage.HEADER_CONVERTER, class_path(conv.header), convert_headers, raw=msg
             )
             if not ok:
                 return None

@@ -38,17 +38,12 @@ from connectrt.runtime.task_runner import (
     TaskId,
     TaskRunner,
     TaskStage,
+    class_path,
 )
 from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
-
-
-def _name(obj: object) -> str:
-    cls = type(obj)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
 
 log = logging.getLogger(__name__)
 
@@ -299,7 +294,7 @@ class SourceTaskRunner(TaskRunner):
         if record.key is not None or record.key_schema is not None:
             ok, kb = errors.call(
                 TaskStage.KEY_CONVERTER,
-                _name(conv.key),
+                class_path(conv.key),
                 lambda: conv.key.from_connect_data(topic, record.key_schema, record.key),
                 record=record,
             )
@@ -307,7 +302,7 @@ class SourceTaskRunner(TaskRunner):
                 return None
         ok, vb = errors.call(
             TaskStage.VALUE_CONVERTER,
-            _name(conv.value),
+            class_path(conv.value),
             lambda: conv.value.from_connect_data(topic, record.value_schema, record.value),
             record=record,
         )
@@ -316,7 +311,7 @@ class SourceTaskRunner(TaskRunner):
         if record.headers:
             ok, _ = errors.call(
                 TaskStage.HEADER_CONVERTER,
-                _name(conv.header),
+                class_path(conv.header),
                 lambda: self._produce_options(record),
                 record=record,
             )

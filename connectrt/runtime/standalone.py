@@ -18,7 +18,6 @@ from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_con
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 
@@ -64,11 +63,6 @@ def create_offset_store(wc: WorkerConfig) -> OffsetStore:
         admin_config=admin_config(bootstrap, wc.originals, None, policy, "connect-offsets-admin"),
         timeout=wc["worker.startup.timeout.ms"] / 1000.0,
     )
-
-
-def build_worker(worker_props_path: str) -> Worker:
-    wc = WorkerConfig.from_props(load_properties(worker_props_path))
-    return Worker(wc, create_offset_store(wc))
 
 
 def _install_signal_handlers(stop: threading.Event) -> None:

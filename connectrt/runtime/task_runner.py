@@ -21,7 +21,7 @@ from connectrt.runtime.status import State, StatusBoard, TargetState
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TaskConverters", "TaskId", "TaskRunner", "TaskStage"]
+__all__ = ["TaskConverters", "TaskId", "TaskRunner", "TaskStage", "class_path"]
 
 
 @dataclass(frozen=True, order=True)
@@ -31,6 +31,13 @@ class TaskId:
 
     def __str__(self) -> str:
         return f"{self.connector}-{self.task}"
+
+
+def class_path(obj: object) -> str:
+    """``module.QualName`` of a class, or of an instance's class (used in traces and DLQ
+    headers as Kafka uses class names)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 class TaskStage:

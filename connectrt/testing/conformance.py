@@ -42,6 +42,7 @@ from connectrt.api import (
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry
+from connectrt.runtime.task_runner import class_path
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 
@@ -93,10 +94,6 @@ class _SinkContext(SinkTaskContext):
 
     def request_commit(self) -> None:
         pass
-
-
-def _class_path(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -159,7 +156,7 @@ class _ConnectorConformance:
             assert key.documentation.strip(), f"config key {key.name} has no documentation"
         config = {
             "name": "conformance",
-            "connector.class": _class_path(self.connector_class),
+            "connector.class": class_path(self.connector_class),
             **self.connector_config(tmp_path, unique_name("t")),
         }
         result = validate_connector_config(config, registry, OverridePolicy("All"))
