@@ -1,4 +1,4 @@
-"""pytest fixtures for connector authors: ``broker`` and ``unique_name``.
+"""pytest fixtures for connector authors: ``broker``, ``unique_name``, ``postgres``, ``spark``.
 
 Enable in a ``conftest.py`` with ``pytest_plugins = ["connectrt.testing.pytest_plugin"]``.
 """
@@ -9,10 +9,16 @@ import itertools
 import re
 import uuid
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from connectrt.testing.broker import EmbeddedBroker
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from connectrt.testing.postgres import PostgresServer
 
 _counter = itertools.count()
 
@@ -40,3 +46,25 @@ def unique_name(request: pytest.FixtureRequest) -> Callable[[str], str]:
         return f"{prefix}-{test}-{run}-{next(_counter)}"
 
     return make
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A private PostgreSQL server for the session (Debian's binaries, installed when missing).
+
+    Isolate tests with ``postgres.create_database(name)``, never by restarting the server.
+    """
+    from connectrt.testing.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local SparkSession for the session (see :mod:`connectrt.testing.spark`)."""
+    from connectrt.testing.spark import local_spark_session
+
+    session = local_spark_session()
+    yield session
+    session.stop()
