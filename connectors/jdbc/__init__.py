@@ -1,0 +1,1 @@
+"""JDBC-style source and sink connectors on SQLAlchemy (Confluent JDBC connector config keys)."""
