@@ -50,7 +50,7 @@ from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Worker"]
+__all__ = ["Worker", "create_converter"]
 
 
 class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -76,6 +76,35 @@ def _identity(config: Mapping[str, str]) -> dict[str, str]:
 
 def _ignore(*args: Any) -> None:
     return None
+
+
+def create_converter(
+    plugins: PluginRegistry,
+    config: Mapping[str, Any],
+    kind: str,
+    defaults: Callable[[], tuple[str, Mapping[str, Any]]],
+) -> Any:
+    """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
+
+    ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
+    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
+    worker and the Spark bridge.
+    """
+    key = f"{kind}.converter"
+    if config.get(key):
+        class_name = str(config[key])
+        prefix = key + "."
+        cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+    else:
+        class_name, default_config = defaults()
+        cfg = dict(default_config)
+    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+    conv = cls()
+    if kind == "header":
+        conv.configure(cfg)
+    else:
+        conv.configure(cfg, kind == "key")
+    return conv
 
 
 @dataclass(frozen=True)
@@ -326,23 +355,12 @@ class Worker:
             self._start_task(state, task, state.task_configs[task])
 
     def _converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
-        key = f"{kind}.converter"
-        if conn_config.get(key):
-            class_name = conn_config[key]
-            prefix = key + "."
-            cfg = {k[len(prefix) :]: v for k, v in conn_config.items() if k.startswith(prefix)}
-        else:
-            class_name = self.config.converter_class(kind)
-            cfg = self.config.converter_config(kind)
-        cls = self.plugins.load_class(
-            class_name, "HeaderConverter" if kind == "header" else "Converter"
+        return create_converter(
+            self.plugins,
+            conn_config,
+            kind,
+            lambda: (self.config.converter_class(kind), self.config.converter_config(kind)),
         )
-        conv = cls()
-        if kind == "header":
-            conv.configure(cfg)
-        else:
-            conv.configure(cfg, kind == "key")
-        return conv
 
     def _build_runner(
         self, state: _ConnectorState, task_id: TaskId, task_config: dict[str, str]
