@@ -63,18 +63,29 @@ class StatusBoard:
     def put(self, connector: str, task: int | None, state: State, trace: str | None = None) -> None:
         status = Status(connector, task, state, self.worker_id, trace)
         with self._lock:
-            if task is None:
-                if state is State.DESTROYED:
-                    self._connectors.pop(connector, None)
-                else:
-                    self._connectors[connector] = status
-            elif state is State.DESTROYED:
-                self._tasks.pop((connector, task), None)
-            else:
-                self._tasks[(connector, task)] = status
+            self._store(status)
             self._changed.notify_all()
         for listener in self._listeners:
             listener(status)
+
+    def record(self, status: Status) -> None:
+        """Show a status reported elsewhere (e.g. by a task running in another process, which
+        already persisted it): stored as given, worker id included; listeners are not called."""
+        with self._lock:
+            self._store(status)
+            self._changed.notify_all()
+
+    def _store(self, status: Status) -> None:
+        connector, task, state = status.connector, status.task, status.state
+        if task is None:
+            if state is State.DESTROYED:
+                self._connectors.pop(connector, None)
+            else:
+                self._connectors[connector] = status
+        elif state is State.DESTROYED:
+            self._tasks.pop((connector, task), None)
+        else:
+            self._tasks[(connector, task)] = status
 
     def connector(self, name: str) -> Status | None:
         with self._lock:

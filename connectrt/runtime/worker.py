@@ -1,7 +1,10 @@
 """The Worker: runs connectors and their tasks in this process.
 
-The worker owns the offset store, the status board and one :class:`TaskRunner` thread per
-task. Public methods are called by one management thread at a time (the CLI or, later, the
+The worker owns the offset store, the status board and the connectors' task handles. Where
+tasks run is the :class:`TaskExecutor`'s business: by default (:class:`ThreadTaskExecutor`) one
+:class:`TaskRunner` thread per task in this process; another executor (e.g. Spark) may run
+them elsewhere and hand back :class:`TaskHandle` objects with the same control surface.
+Public methods are called by one management thread at a time (the CLI or, later, the
 herder); they are serialized by a lock, so calling them from several threads is safe.
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
@@ -16,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from connectrt.api.connector import (
     Connector,
@@ -122,6 +125,79 @@ class WorkerHooks:
     on_topic: Callable[[str, str, int], None] = _ignore
 
 
+class TaskHandle(Protocol):
+    """One running task as the worker controls it (a :class:`TaskRunner` is one).
+
+    ``stop()`` asks the task to commit and exit and returns at once; ``join`` waits for it;
+    ``transition_to`` pauses or resumes it. ``on_failure`` is set by the worker before the task
+    starts and is called (from any thread) once when the task has failed for good.
+    """
+
+    id: TaskId
+    metrics: TaskMetrics
+    failed: BaseException | None
+    on_failure: Callable[[Any], None] | None
+
+    def stop(self) -> None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def transition_to(self, target: TargetState) -> None: ...
+
+
+class TaskExecutor(Protocol):
+    """Where a worker's tasks run.
+
+    ``start_tasks`` is called by the worker under its lock with the tasks of one connector to
+    start (index, resolved task config). It builds and starts them, calling ``on_failure`` from
+    each task when it fails for good, and returns a handle per started task; a task that cannot
+    start is reported FAILED on the worker's status board and gets no handle. ``stop`` is called
+    once when the worker stops, after every task was stopped.
+    """
+
+    def start_tasks(
+        self,
+        worker: Worker,
+        connector: str,
+        tasks: list[tuple[int, dict[str, str]]],
+        on_failure: Callable[[Any], None],
+    ) -> dict[int, TaskHandle]: ...
+
+    def stop(self) -> None: ...
+
+
+class ThreadTaskExecutor:
+    """The default executor: one :class:`TaskRunner` thread per task, in this process."""
+
+    def start_tasks(
+        self,
+        worker: Worker,
+        connector: str,
+        tasks: list[tuple[int, dict[str, str]]],
+        on_failure: Callable[[Any], None],
+    ) -> dict[int, TaskHandle]:
+        handles: dict[int, TaskHandle] = {}
+        for index, task_config in tasks:
+            task_id = TaskId(connector, index)
+            try:
+                runner = worker.build_runner(task_id, task_config)
+            except Exception:
+                trace = traceback.format_exc()
+                log.error("Failed to start task %s\n%s", task_id, trace)
+                worker.status.put(connector, index, State.FAILED, trace)
+                continue
+            runner.on_failure = on_failure
+            worker.status.put(connector, index, State.UNASSIGNED)
+            runner.start()
+            handles[index] = runner
+        return handles
+
+    def stop(self) -> None:
+        return None
+
+
 @dataclass
 class _ConnectorState:
     name: str
@@ -130,7 +206,7 @@ class _ConnectorState:
     target: TargetState
     task_configs: list[dict[str, str]] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
-    runners: dict[int, TaskRunner] = field(default_factory=dict)
+    runners: dict[int, TaskHandle] = field(default_factory=dict)
 
 
 class Worker:
@@ -141,9 +217,11 @@ class Worker:
         plugins: PluginRegistry = registry,
         status: StatusBoard | None = None,
         hooks: WorkerHooks | None = None,
+        executor: TaskExecutor | None = None,
     ) -> None:
         self.config = config
         self.hooks = hooks or WorkerHooks()
+        self.executor: TaskExecutor = executor or ThreadTaskExecutor()
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
@@ -175,7 +253,10 @@ class Worker:
         self._reconfig_queue.put(None)
         if self._reconfig_thread is not None:
             self._reconfig_thread.join(5)
-        self.offset_store.stop()
+        try:
+            self.executor.stop()
+        finally:
+            self.offset_store.stop()
         self._started = False
         log.info("Worker %s stopped", self.config.worker_id)
 
@@ -186,6 +267,10 @@ class Worker:
 
     def connector_config(self, name: str) -> dict[str, str]:
         return dict(self._get(name).config)
+
+    def resolved_config(self, name: str) -> dict[str, str]:
+        """The connector's config with provider references resolved (what its tasks get)."""
+        return dict(self._get(name).resolved)
 
     def task_configs(self, name: str) -> list[dict[str, str]]:
         return [dict(c) for c in self._get(name).task_configs]
@@ -292,22 +377,16 @@ class Worker:
         return changed
 
     def _start_tasks(self, state: _ConnectorState) -> None:
-        for i, tc in enumerate(state.task_configs):
-            self._start_task(state, i, tc)
+        self._launch(state, list(enumerate(state.task_configs)))
 
     def _start_task(self, state: _ConnectorState, index: int, task_config: dict[str, str]) -> None:
-        task_id = TaskId(state.name, index)
-        try:
-            runner = self._build_runner(state, task_id, task_config)
-        except Exception:
-            trace = traceback.format_exc()
-            log.error("Failed to start task %s\n%s", task_id, trace)
-            self.status.put(state.name, index, State.FAILED, trace)
+        self._launch(state, [(index, task_config)])
+
+    def _launch(self, state: _ConnectorState, tasks: list[tuple[int, dict[str, str]]]) -> None:
+        if not tasks:
             return
-        state.runners[index] = runner
-        runner.on_failure = self._task_failed
-        self.status.put(state.name, index, State.UNASSIGNED)
-        runner.start()
+        handles = self.executor.start_tasks(self, state.name, tasks, self._task_failed)
+        state.runners.update(handles)
 
     # -- automatic restarts (errors.task.restart.*) --------------------------------------------
     def restart_counts(self, name: str) -> dict[int, int]:
@@ -315,7 +394,7 @@ class Worker:
         with self._lock:
             return {t: n for (c, t), n in self._auto_restarts.items() if c == name}
 
-    def _task_failed(self, runner: TaskRunner) -> None:
+    def _task_failed(self, runner: TaskHandle) -> None:
         """Called on the failed task's thread: schedule an automatic restart if configured."""
         name, task = runner.id.connector, runner.id.task
         with self._lock:
@@ -340,7 +419,7 @@ class Worker:
         timer.daemon = True
         timer.start()
 
-    def _auto_restart(self, name: str, task: int, failed: TaskRunner) -> None:
+    def _auto_restart(self, name: str, task: int, failed: TaskHandle) -> None:
         with self._lock:
             state = self._connectors.get(name)
             if (
@@ -362,24 +441,40 @@ class Worker:
             lambda: (self.config.converter_class(kind), self.config.converter_config(kind)),
         )
 
-    def _build_runner(
-        self, state: _ConnectorState, task_id: TaskId, task_config: dict[str, str]
-    ) -> TaskRunner:
+    def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner:
+        """Build (not start) the runner of a task of a started connector of this worker."""
+        state = self._get(task_id.connector)
         connector = state.connector
         assert connector is not None
-        task_cls = connector.task_class()
+        return self.create_runner(
+            task_id, connector.task_class(), task_config, state.resolved, state.target
+        )
+
+    def create_runner(
+        self,
+        task_id: TaskId,
+        task_cls: type,
+        task_config: dict[str, str],
+        connector_config: Mapping[str, str],
+        target: TargetState = TargetState.STARTED,
+    ) -> TaskRunner:
+        """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
+        connector config. Used for local tasks and by executors that rebuild a task elsewhere
+        (the worker then needs no running connector)."""
+        resolved = connector_config
+        name = task_id.connector
         task = task_cls()
         converters = TaskConverters(
-            key=self._converter(state.resolved, "key"),
-            value=self._converter(state.resolved, "value"),
-            header=self._converter(state.resolved, "header"),
+            key=self._converter(resolved, "key"),
+            value=self._converter(resolved, "value"),
+            header=self._converter(resolved, "header"),
         )
         on_topic = self.hooks.on_topic
         transforms: TransformationChain[Any] | None = None
-        if state.resolved.get("transforms", "").strip():
-            transforms = TransformationChain(state.resolved, self.plugins.transform_class)
+        if resolved.get("transforms", "").strip():
+            transforms = TransformationChain(resolved, self.plugins.transform_class)
         wc = self.config
-        policy = ErrorPolicy.from_config(state.resolved)
+        policy = ErrorPolicy.from_config(resolved)
         errors = ErrorHandler(
             task_id,
             policy,
@@ -387,7 +482,7 @@ class Worker:
             producer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.resolved,
+                resolved,
                 self.policy,
                 f"connector-dlq-producer-{task_id}",
             )
@@ -396,7 +491,7 @@ class Worker:
             admin_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.resolved,
+                resolved,
                 self.policy,
                 f"connector-adminclient-{task_id}",
             )
@@ -407,19 +502,19 @@ class Worker:
             pcfg = producer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.resolved,
+                resolved,
                 self.policy,
                 f"connector-producer-{task_id}",
             )
             creator = None
             creation = None
             if wc["topic.creation.enable"]:
-                creation = TopicCreationConfig.from_connector_config(state.resolved)
+                creation = TopicCreationConfig.from_connector_config(resolved)
             if creation is not None:
                 acfg = admin_config(
                     wc.bootstrap_servers,
                     wc.originals,
-                    state.resolved,
+                    resolved,
                     self.policy,
                     f"connector-adminclient-{task_id}",
                 )
@@ -434,7 +529,7 @@ class Worker:
                 self.status,
                 wc["offset.flush.interval.ms"],
                 wc["offset.flush.timeout.ms"],
-                state.target,
+                target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
@@ -444,10 +539,10 @@ class Worker:
             ccfg = consumer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                state.resolved,
+                resolved,
                 self.policy,
                 f"connector-consumer-{task_id}",
-                f"connect-{state.name}",
+                f"connect-{name}",
             )
             return SinkTaskRunner(
                 task_id,
@@ -457,8 +552,8 @@ class Worker:
                 ccfg,
                 self.status,
                 wc["offset.flush.interval.ms"],
-                max_poll_records(wc.originals, state.resolved),
-                state.target,
+                max_poll_records(wc.originals, resolved),
+                target,
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
@@ -626,5 +721,5 @@ class Worker:
         with self._lock:
             return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
 
-    def runners(self, name: str) -> dict[int, TaskRunner]:
+    def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)
