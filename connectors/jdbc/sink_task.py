@@ -1,0 +1,353 @@
+"""JdbcSinkTask: writes each ``put()`` batch to the database in one transaction.
+
+Per batch: records are grouped into runs of the same *write plan* (destination table, record
+shape, operation), each run is executed with ``executemany`` (``batch.size`` rows per call), all
+inside one transaction, which commits before ``put()`` returns. ``flush()`` therefore has
+nothing left to do and committed consumer offsets never pass what the database holds.
+
+Plans (columns, row function, statement) are built once per (topic, key schema, value schema,
+operation) and cached; that is also when tables are created or evolved. The per-record work is
+one identity check against the previous record's schemas and the plan's row function.
+
+Transient database errors (lock timeouts, a busy SQLite file, lost connections) roll the batch
+back and raise RetriableError after ``context.timeout(retry.backoff.ms)``, so the runtime
+redelivers the same batch without restarting the task; after ``max.retries`` consecutive
+failures the task fails. Records that cannot be mapped to their table (SchemaMismatch and other
+DataErrors) go to the errant record reporter when one is configured, else fail the task.
+
+Exactly once (``exactly.once.enabled``): each batch also upserts, in the same transaction, the
+next offset of every partition it covers into the offsets table. ``open()`` reads those back and
+rewinds the consumer with ``context.offset``; records below the stored offset of their
+partition are skipped (a batch that spans a rewind is not applied twice); ``pre_commit``
+returns the stored offsets. A crash between the database commit and the consumer commit
+therefore replays nothing that is already in the table.
+
+Threading: every method runs on the task thread (see :mod:`connectrt.api.task`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import Executable
+
+from connectors.jdbc.connection import (
+    CONNECTION_ATTEMPTS_CONFIG,
+    CONNECTION_BACKOFF_MS_CONFIG,
+    create_engine,
+    redacted_url,
+)
+from connectors.jdbc.sink_config import SinkConfig, parse_sink_config
+from connectors.jdbc.sink_fields import RecordFields, Row, record_fields
+from connectors.jdbc.sink_offsets import OffsetsTable
+from connectors.jdbc.sink_statements import delete_statement, write_statement
+from connectors.jdbc.sink_tables import TableManager
+from connectrt.api import (
+    ConnectError,
+    DataError,
+    ErrantRecordReporter,
+    RetriableError,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+
+__all__ = ["VERSION", "JdbcSinkTask", "connect", "is_transient"]
+
+log = logging.getLogger(__name__)
+
+VERSION = "0.1.0"
+_UNSET: Any = object()
+
+
+def connect(config: Mapping[str, Any]) -> Engine:
+    """An engine for the parsed ``config`` whose database answered a connection attempt.
+
+    Tries ``connection.attempts`` times, ``connection.backoff.ms`` apart; raises ConnectError
+    naming the (password-masked) URL and the driver's reason.
+    """
+    engine = create_engine(config, pool_pre_ping=True)
+    attempts = int(config.get(CONNECTION_ATTEMPTS_CONFIG) or 1)
+    backoff = int(config.get(CONNECTION_BACKOFF_MS_CONFIG) or 0) / 1000.0
+    reason: BaseException | None = None
+    for attempt in range(1, attempts + 1):
+        try:
+            with engine.connect():
+                return engine
+        except sa.exc.DBAPIError as exc:
+            reason = exc.orig if exc.orig is not None else exc
+        except Exception as exc:  # e.g. a missing driver module
+            reason = exc
+        if attempt < attempts:
+            time.sleep(backoff)
+    engine.dispose()
+    raise ConnectError(
+        f"Could not connect to {redacted_url(engine.url)} after {attempts} attempt(s): "
+        f"{str(reason).strip()}"
+    )
+
+
+def is_transient(exc: sa.exc.DBAPIError, dialect: str) -> bool:
+    """Whether a database error is worth retrying (the same statements may then succeed)."""
+    if exc.connection_invalidated:
+        return True
+    if not isinstance(exc, sa.exc.OperationalError):
+        return False
+    if dialect == "sqlite":  # sqlite3 also reports "no such table" etc. as OperationalError
+        text = str(exc.orig).lower()
+        return "locked" in text or "busy" in text
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How records of one shape are written: table, columns/row function, statement."""
+
+    table: str
+    fields: RecordFields
+    statement: Executable | None
+
+
+class JdbcSinkTask(SinkTask):
+    """See the module docstring. Create with no arguments; the runtime calls ``start``."""
+
+    def __init__(self) -> None:
+        self._config: SinkConfig | None = None
+        self._engine: Engine | None = None
+        self._tables: TableManager | None = None
+        self._offsets: OffsetsTable | None = None
+        self._plans: dict[tuple[Any, ...], _Plan | DataError] = {}
+        self._table_names: dict[str, str] = {}
+        self._stored: dict[tuple[str, int], int] = {}
+        self._retries_left = 0
+        self._reporter: ErrantRecordReporter | Any | None = _UNSET
+        self.records_skipped_as_applied = 0
+
+    def version(self) -> str:
+        return VERSION
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self, config: Mapping[str, str]) -> None:
+        cfg = self._config = parse_sink_config(config)
+        engine = self._engine = connect(cfg.raw)
+        self._tables = TableManager(
+            engine,
+            quote=cfg.quote_identifiers,
+            auto_create=cfg.auto_create,
+            auto_evolve=cfg.auto_evolve,
+        )
+        self._retries_left = cfg.max_retries
+        self._plans.clear()
+        self._stored.clear()
+        if cfg.exactly_once:
+            self._offsets = OffsetsTable(
+                engine, cfg.offsets_table, cfg.connector_name, cfg.quote_identifiers
+            )
+            self._offsets.ensure()
+
+    def stop(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+
+    # -- partitions and offsets -----------------------------------------------------------------
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        if self._offsets is None:
+            return
+        stored = self._offsets.read(partitions)
+        self._stored.update({(tp.topic, tp.partition): o for tp, o in stored.items()})
+        if stored:
+            log.info("Rewinding to the offsets stored in the database: %s", stored)
+            self.context.offset(stored)
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            self._stored.pop((tp.topic, tp.partition), None)
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        if self._offsets is None:
+            return offsets  # every put() committed its transaction already
+        stored = self._stored
+        return {
+            tp: stored[(tp.topic, tp.partition)]
+            for tp in offsets
+            if (tp.topic, tp.partition) in stored
+        }
+
+    # -- writing --------------------------------------------------------------------------------
+    def put(self, records: list[SinkRecord]) -> None:
+        if not records:
+            return
+        cfg = self._config
+        if cfg is None:
+            raise ConnectError("put() before start()")
+        exactly_once = self._offsets is not None
+        stored = self._stored
+        positions: dict[tuple[str, int], int] = {}
+        segments: list[tuple[_Plan, list[Row]]] = []
+        plan: _Plan | None = None
+        rows: list[Row] = []
+        row_fn: Any = None
+        last_topic: Any = _UNSET
+        last_ks: Any = _UNSET
+        last_vs: Any = _UNSET
+        last_delete = False
+        skipped = 0
+        for record in records:
+            if exactly_once:
+                tp: Any = (record.original_topic, record.original_kafka_partition)
+                offset: Any = record.original_kafka_offset
+                if offset < stored.get(tp, 0):
+                    skipped += 1
+                    continue
+                positions[tp] = offset + 1
+            delete = record.value is None
+            if (
+                record.value_schema is last_vs
+                and record.key_schema is last_ks
+                and delete is last_delete
+                and record.topic == last_topic
+            ):
+                try:
+                    rows.append(row_fn(record))
+                except Exception as exc:
+                    self._bad(record, exc)
+                continue
+            try:
+                found = self._plan_for(record, delete)
+                row = found.fields.row(record)
+            except DataError as exc:
+                self._bad(record, exc)
+                last_topic = _UNSET
+                continue
+            if found is not plan:
+                plan, rows = found, []
+                segments.append((plan, rows))
+            rows.append(row)
+            row_fn = found.fields.row
+            if found.fields.schemaless:
+                last_topic = _UNSET  # map keys may differ record to record: look up each time
+            else:
+                last_topic, last_ks, last_vs, last_delete = (
+                    record.topic,
+                    record.key_schema,
+                    record.value_schema,
+                    delete,
+                )
+        if skipped:
+            self.records_skipped_as_applied += skipped
+            log.info("Skipped %d records already written (below the stored offsets)", skipped)
+        if segments or positions:
+            self._write(segments, positions, len(records) - skipped)
+        if positions:
+            stored.update(positions)
+
+    def _bad(self, record: SinkRecord, exc: Exception) -> None:
+        """Report an unwritable record, or fail the task when no reporter is configured."""
+        error = exc if isinstance(exc, DataError) else DataError(f"{type(exc).__name__}: {exc}")
+        if self._reporter is _UNSET:
+            self._reporter = self.context.errant_record_reporter
+        where = f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
+        if self._reporter is None:
+            raise ConnectError(f"Cannot write record {where}: {error}") from exc
+        log.warning("Reporting record %s: %s", where, error)
+        self._reporter.report(record, error)
+
+    def _table_name(self, topic: str) -> str:
+        name = self._table_names.get(topic)
+        if name is None:
+            assert self._config is not None
+            name = self._table_names[topic] = self._config.table_name_format.replace(
+                "${topic}", topic
+            )
+        return name
+
+    def _plan_for(self, record: SinkRecord, delete: bool) -> _Plan:
+        cfg = self._config
+        assert cfg is not None and self._tables is not None and self._engine is not None
+        value, key = record.value, record.key
+        shape: Any = (
+            tuple(value) if record.value_schema is None and isinstance(value, dict) else None
+        )
+        key_shape: Any = None
+        if cfg.pk_mode == "record_key":
+            if record.key_schema is not None:
+                key_shape = record.key_schema
+            elif isinstance(key, dict):
+                key_shape = tuple(key)
+            else:
+                key_shape = type(key)
+        if delete and not cfg.delete_enabled:
+            raise DataError(
+                "The record has a null value (a tombstone) but delete.enabled=false; "
+                "enable deletes (with pk.mode=record_key) or drop tombstones with a Filter"
+            )
+        cache_key = (record.topic, key_shape, record.value_schema, shape, delete)
+        cached = self._plans.get(cache_key)
+        if isinstance(cached, _Plan):
+            return cached
+        if cached is not None:
+            raise cached
+        table_name = self._table_name(record.topic)
+        try:
+            fields = record_fields(cfg, record, delete)
+            table = self._tables.table_for(table_name, fields)
+        except DataError as exc:
+            self._plans[cache_key] = exc
+            raise
+        statement = (
+            delete_statement(table, fields)
+            if delete
+            else write_statement(table, fields, cfg.insert_mode, self._engine.dialect.name)
+        )
+        plan = _Plan(table_name, fields, statement)
+        self._plans[cache_key] = plan
+        return plan
+
+    def _write(
+        self,
+        segments: list[tuple[_Plan, list[Row]]],
+        positions: Mapping[tuple[str, int], int],
+        count: int,
+    ) -> None:
+        cfg, engine = self._config, self._engine
+        assert cfg is not None and engine is not None
+        size = cfg.batch_size
+        try:
+            with engine.begin() as conn:
+                for plan, rows in segments:
+                    if plan.statement is None or not rows:
+                        continue
+                    if len(rows) <= size:
+                        conn.execute(plan.statement, rows)
+                    else:
+                        for i in range(0, len(rows), size):
+                            conn.execute(plan.statement, rows[i : i + size])
+                if self._offsets is not None and positions:
+                    self._offsets.write(conn, positions)
+        except sa.exc.DBAPIError as exc:
+            tables = sorted({plan.table for plan, _ in segments})
+            reason = str(exc.orig if exc.orig is not None else exc).strip()
+            if is_transient(exc, engine.dialect.name):
+                if self._retries_left <= 0:
+                    raise ConnectError(
+                        f"Writing {count} records to {tables} failed after {cfg.max_retries} "
+                        f"retries: {reason}"
+                    ) from exc
+                self._retries_left -= 1
+                self.context.timeout(cfg.retry_backoff_ms)
+                log.warning(
+                    "Transient error writing to %s (%d retries left): %s",
+                    tables,
+                    self._retries_left,
+                    reason,
+                )
+                raise RetriableError(f"Transient database error: {reason}") from exc
+            raise ConnectError(f"Writing {count} records to {tables} failed: {reason}") from exc
+        self._retries_left = cfg.max_retries
