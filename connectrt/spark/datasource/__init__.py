@@ -1,0 +1,38 @@
+"""The Spark DataFrame bridge: Kafka topics as DataFrames, DataFrames into sink connectors.
+
+``register(spark)`` makes ``format("connectrt")`` available to a SparkSession::
+
+    from connectrt.spark.datasource import register
+
+    register(spark)
+    df = (spark.read.format("connectrt")
+          .option("kafka.bootstrap.servers", "localhost:9092")
+          .option("topic", "orders")
+          .option("value.converter", "org.apache.kafka.connect.json.JsonConverter")
+          .load())
+    (df.select("value.*").write.format("connectrt")
+       .option("connector.class", "FileStreamSink").option("file", "out.txt").save())
+
+Reading: :mod:`.source` (options, schema planning), :mod:`.offsets` (partition ends),
+:mod:`.decode` (converters, transforms, ``errors.*``), :mod:`.schema` (type mapping).
+Writing: :mod:`.sink`. Needs pyspark >= 4.2 and pyarrow.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["FORMAT", "register"]
+
+FORMAT = "connectrt"
+
+
+def register(spark: SparkSession) -> str:
+    """Register the ``connectrt`` data source with ``spark``; returns the format name."""
+    from connectrt.spark.datasource.source import ConnectrtDataSource
+
+    spark.dataSource.register(ConnectrtDataSource)
+    return FORMAT

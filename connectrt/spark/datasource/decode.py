@@ -1,0 +1,318 @@
+"""Consumed Kafka messages -> Connect records -> Arrow record batches, under ``errors.*``.
+
+A :class:`RecordDecoder` holds what a sink task runner would: the key/value/header converters
+(built by :func:`connectrt.runtime.worker.create_converter` from the connector-style options,
+defaults JsonConverter and SimpleHeaderConverter as on a worker), the optional SMT chain
+(``transforms=...``) and an :class:`~connectrt.runtime.error_handling.ErrorHandler` for the
+``errors.*`` options. Undecodable records take the handler's slow path stage by stage: with
+``errors.tolerance=none`` the read fails with "Tolerance exceeded ... stage VALUE_CONVERTER
+... (record topic=t, partition=p, offset=o)"; with ``all`` they are skipped, logged if asked
+and sent to ``errors.deadletterqueue.topic.name`` with the ``__connect.errors.*`` headers.
+A value that does not fit the planned Spark schema fails in the VALUE_CONVERTER (or
+KEY_CONVERTER) stage likewise.
+
+Lifecycle: create one per Spark task (it is not picklable), feed it message lists, then
+:meth:`close` it (flushes the dead letter queue). Single-threaded.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+from connectrt.api.records import Header, SinkRecord, TimestampType
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugins import registry
+from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
+from connectrt.runtime.worker import create_converter
+from connectrt.spark.datasource.options import BridgeOptions
+from connectrt.spark.datasource.schema import arrow_type, json_text, to_arrow_value
+from connectrt.transforms.chain import TransformationChain
+
+__all__ = ["METADATA_FIELDS", "RecordDecoder", "build_converters", "output_schema"]
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+_TS_TYPES = (
+    TimestampType.NO_TIMESTAMP_TYPE,
+    TimestampType.CREATE_TIME,
+    TimestampType.LOG_APPEND_TIME,
+)
+HEADERS_TYPE = T.ArrayType(
+    T.StructType(
+        [T.StructField("key", T.StringType(), True), T.StructField("value", T.StringType(), True)]
+    ),
+    True,
+)
+METADATA_FIELDS = [
+    T.StructField("topic", T.StringType(), True),
+    T.StructField("partition", T.IntegerType(), True),
+    T.StructField("offset", T.LongType(), True),
+    T.StructField("timestamp", T.TimestampType(), True),
+    T.StructField("headers", HEADERS_TYPE, True),
+]
+_META_NAMES = [f.name for f in METADATA_FIELDS]
+
+
+def output_schema(key: T.DataType, value: T.DataType) -> T.StructType:
+    """The rows the bridge yields: key, value, then the record's coordinates and headers."""
+    return T.StructType(
+        [T.StructField("key", key, True), T.StructField("value", value, True), *METADATA_FIELDS]
+    )
+
+
+def build_converters(config: Mapping[str, str]) -> tuple[Any, Any, Any]:
+    """Key, value and header converters as a worker would build them for ``config``."""
+    return (
+        create_converter(registry, config, "key", lambda: (JSON_CONVERTER, {})),
+        create_converter(registry, config, "value", lambda: (JSON_CONVERTER, {})),
+        create_converter(registry, config, "header", lambda: (HEADER_CONVERTER, {})),
+    )
+
+
+def _header_rows(headers: list[Header] | None) -> list[dict[str, Any]] | None:
+    if not headers:
+        return None
+    return [{"key": h.key, "value": json_text(h.value)} for h in headers]
+
+
+class RecordDecoder:
+    """Decodes message batches for one Spark task (see the module docstring)."""
+
+    def __init__(self, options: BridgeOptions, schema: T.StructType | None, task: int = 0) -> None:
+        config = options.connector
+        self.key_conv, self.value_conv, self.header_conv = build_converters(config)
+        self.transforms: TransformationChain[SinkRecord] | None = None
+        if config.get("transforms", "").strip():
+            self.transforms = TransformationChain(config, registry.transform_class)
+        self.metrics = TaskMetrics(options.name, task)
+        policy = ErrorPolicy.from_config(config)
+        client = {"bootstrap.servers": options.bootstrap_servers, **options.kafka}
+        self.errors = ErrorHandler(
+            TaskId(options.name, task),
+            policy,
+            self.metrics,
+            client if policy.dlq_topic else None,
+            client if policy.dlq_topic else None,
+        )
+        self.schema = schema
+        self._columns: list[T.StructField] = []
+        self._key_fn: Callable[[Any], Any] | None = None
+        self._value_fn: Callable[[Any], Any] | None = None
+        if schema is not None:
+            self._plan(schema)
+
+    def _plan(self, schema: T.StructType) -> None:
+        names = schema.fieldNames()
+        self._columns = list(schema.fields)
+        self._arrow = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
+        self._key_fn = to_arrow_value(schema["key"].dataType) if "key" in names else None
+        self._value_fn = to_arrow_value(schema["value"].dataType) if "value" in names else None
+        unknown = set(names) - {"key", "value", *_META_NAMES}
+        if unknown:
+            raise ValueError(
+                f"Unknown columns {sorted(unknown)}: the bridge yields key, value, "
+                + ", ".join(_META_NAMES)
+            )
+
+    # -- Kafka message -> SinkRecord ---------------------------------------------------------
+    def records(self, msgs: list[Any]) -> list[tuple[Any, SinkRecord]]:
+        """(message, record) pairs; failed or dropped records are left out."""
+        key_conv = self.key_conv.to_connect_data
+        value_conv = self.value_conv.to_connect_data
+        header_conv = self.header_conv.to_connect_header
+        out: list[tuple[Any, SinkRecord]] = []
+        for msg in msgs:
+            topic = msg.topic()
+            try:
+                ks, kv = key_conv(topic, msg.key())
+                vs, vv = value_conv(topic, msg.value())
+                raw_headers = msg.headers()
+                headers = None
+                if raw_headers:
+                    headers = []
+                    for hk, hv in raw_headers:
+                        hs, hval = header_conv(topic, hk, hv)
+                        headers.append(Header(hk, hval, hs))
+                ts_type, ts = msg.timestamp()
+                record = SinkRecord(
+                    topic,
+                    msg.partition(),
+                    ks,
+                    kv,
+                    vs,
+                    vv,
+                    msg.offset(),
+                    ts if ts_type else None,
+                    _TS_TYPES[ts_type],
+                    headers,
+                )
+            except Exception:
+                slow = self._convert_slow(msg)
+                if slow is None:
+                    self.metrics.records_skipped += 1
+                    continue
+                record = slow
+            if self.transforms is not None:
+                for transformed in self._transform(msg, record):
+                    out.append((msg, transformed))
+            else:
+                out.append((msg, record))
+        return out
+
+    def _convert_slow(self, msg: Any) -> SinkRecord | None:
+        topic = msg.topic()
+        call = self.errors.call
+        ok, key = call(
+            TaskStage.KEY_CONVERTER,
+            class_path(self.key_conv),
+            lambda: self.key_conv.to_connect_data(topic, msg.key()),
+            raw=msg,
+        )
+        if not ok:
+            return None
+        ok, value = call(
+            TaskStage.VALUE_CONVERTER,
+            class_path(self.value_conv),
+            lambda: self.value_conv.to_connect_data(topic, msg.value()),
+            raw=msg,
+        )
+        if not ok:
+            return None
+
+        def convert_headers() -> list[Header]:
+            return [
+                Header(hk, *reversed(self.header_conv.to_connect_header(topic, hk, hv)))
+                for hk, hv in msg.headers() or []
+            ]
+
+        ok, headers = call(
+            TaskStage.HEADER_CONVERTER, class_path(self.header_conv), convert_headers, raw=msg
+        )
+        if not ok:
+            return None
+        ts_type, ts = msg.timestamp()
+        return SinkRecord(
+            topic,
+            msg.partition(),
+            key[0],
+            key[1],
+            value[0],
+            value[1],
+            msg.offset(),
+            ts if ts_type else None,
+            _TS_TYPES[ts_type],
+            headers or None,
+        )
+
+    def _transform(self, msg: Any, record: SinkRecord) -> list[SinkRecord]:
+        chain = self.transforms
+        assert chain is not None
+        try:
+            result = chain.apply(record)
+        except Exception:
+            ok, result = self.errors.call(
+                TaskStage.TRANSFORMATION,
+                type(chain).__name__,
+                lambda: chain.apply(record),
+                raw=msg,
+                record=record,
+            )
+            if not ok:
+                self.metrics.records_skipped += 1
+                return []
+        if not result:
+            self.metrics.records_skipped += 1
+        return result or []
+
+    # -- SinkRecord -> Arrow --------------------------------------------------------------
+    def _row(self, record: SinkRecord) -> dict[str, Any]:
+        key_fn, value_fn = self._key_fn, self._value_fn
+        ts = record.timestamp
+        return {
+            "key": key_fn(record.key) if key_fn is not None else None,
+            "value": value_fn(record.value) if value_fn is not None else None,
+            "topic": record.topic,
+            "partition": record.kafka_partition,
+            "offset": record.kafka_offset,
+            "timestamp": None if ts is None else ts * 1000,
+            "headers": _header_rows(record.headers),
+        }
+
+    def batch(self, msgs: list[Any]) -> pa.RecordBatch | None:
+        """One Arrow record batch for ``msgs`` in the planned schema (None if all dropped)."""
+        rows: list[dict[str, Any]] = []
+        append = rows.append
+        for msg, record in self.records(msgs):
+            try:
+                append(self._row(record))
+            except Exception:
+                ok, row = self.errors.call(
+                    TaskStage.VALUE_CONVERTER,
+                    "connectrt.spark.datasource.schema.to_arrow_value",
+                    functools.partial(self._checked_row, record),
+                    raw=msg,
+                    record=record,
+                )
+                if ok:
+                    append(row)
+                else:
+                    self.metrics.records_skipped += 1
+        if not rows:
+            return None
+        try:
+            return self._to_arrow(rows)
+        except (pa.ArrowException, OverflowError, TypeError, ValueError):
+            return self._to_arrow(self._fitting_rows(msgs, rows))
+
+    def _to_arrow(self, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+        arrays = [
+            pa.array([r[f.name] for r in rows], type=self._arrow.field(f.name).type)
+            for f in self._columns
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=self._arrow)
+
+    def _checked_row(self, record: SinkRecord) -> dict[str, Any]:
+        row = self._row(record)
+        self._to_arrow([row])  # raises when a value does not fit its column
+        return row
+
+    def _fitting_rows(self, msgs: list[Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Slow path after a batch failed to convert: check row by row under errors.*."""
+        by_coords = {(m.topic(), m.partition(), m.offset()): m for m in msgs}
+        kept = []
+        for row in rows:
+            try:
+                self._to_arrow([row])
+                kept.append(row)
+            except (pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+                msg = by_coords.get((row["topic"], row["partition"], row["offset"]))
+
+                def fail(error: Exception = e) -> Any:
+                    raise error
+
+                self.errors.call(
+                    TaskStage.VALUE_CONVERTER,
+                    "connectrt.spark.datasource.schema.to_arrow_value",
+                    fail,
+                    raw=msg,
+                )
+                self.metrics.records_skipped += 1
+        return kept
+
+    def close(self) -> None:
+        try:
+            self.errors.flush()
+        finally:
+            self.errors.close()
+            if self.transforms is not None:
+                self.transforms.close()
+            for conv in (self.key_conv, self.value_conv, self.header_conv):
+                close = getattr(conv, "close", None)
+                if callable(close):
+                    close()

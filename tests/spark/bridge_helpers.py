@@ -1,0 +1,70 @@
+"""Helpers shared by the Spark bridge tests: Connect test data and producing it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from confluent_kafka import Producer
+
+from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
+
+ITEM = (
+    SchemaBuilder.struct()
+    .name("Item")
+    .field("sku", Schema.STRING_SCHEMA)
+    .field("qty", Schema.INT32_SCHEMA)
+    .build()
+)
+ORDER = (
+    SchemaBuilder.struct()
+    .name("Order")
+    .field("id", Schema.INT64_SCHEMA)
+    .field("customer", Schema.OPTIONAL_STRING_SCHEMA)
+    .field("amount", Decimal.builder(2).parameter("connect.decimal.precision", "10").build())
+    .field("day", Date.SCHEMA)
+    .field("at", Timestamp.SCHEMA)
+    .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+    .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build())
+    .field("item", ITEM)
+    .build()
+)
+
+
+def order(i: int) -> Struct:
+    item = Struct(ITEM).put("sku", f"sku-{i % 7}").put("qty", i % 5)
+    return (
+        Struct(ORDER)
+        .put("id", i)
+        .put("customer", None if i % 10 == 0 else f"c{i % 3}")
+        .put("amount", decimal.Decimal(i) / 4 + decimal.Decimal("0.25"))
+        .put("day", dt.date(2026, 1, 1) + dt.timedelta(days=i % 30))
+        .put("at", dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i))
+        .put("tags", [f"t{i % 2}", "x"])
+        .put("attrs", {"n": i, "sq": i * i})
+        .put("item", item)
+    )
+
+
+def produce_raw(
+    bootstrap: str,
+    topic: str,
+    records: Iterable[tuple[bytes | None, bytes | None, int]],
+    headers: Sequence[tuple[str, bytes]] | None = None,
+) -> int:
+    """Produce (key, value, partition) triples; waits for every acknowledgement."""
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    n = 0
+    kwargs: dict[str, Any] = {"headers": list(headers)} if headers else {}
+    for key, value, partition in records:
+        while True:
+            try:
+                producer.produce(topic, value, key, partition=partition, **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        n += 1
+    assert producer.flush(30) == 0
+    return n

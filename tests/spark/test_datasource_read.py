@@ -1,0 +1,192 @@
+"""spark.read.format("connectrt"): Connect schemas become Spark schemas, records become rows.
+
+Real embedded broker, real schema registry, the session's local SparkSession.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import types as T
+
+from connectrt.converters.avro import AvroConverter
+from connectrt.converters.json import JsonConverter
+from connectrt.registry.server import SchemaRegistryServer
+from connectrt.spark.datasource import register
+from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic
+from tests.spark.bridge_helpers import order, produce_raw
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+AVRO = "io.confluent.connect.avro.AvroConverter"
+N = 40
+
+ITEM_TYPE = T.StructType(
+    [T.StructField("sku", T.StringType(), True), T.StructField("qty", T.IntegerType(), True)]
+)
+
+
+def expected_value_type(precision: int) -> T.StructType:
+    return T.StructType(
+        [
+            T.StructField("id", T.LongType(), True),
+            T.StructField("customer", T.StringType(), True),
+            T.StructField("amount", T.DecimalType(precision, 2), True),
+            T.StructField("day", T.DateType(), True),
+            T.StructField("at", T.TimestampType(), True),
+            T.StructField("tags", T.ArrayType(T.StringType(), True), True),
+            T.StructField("attrs", T.MapType(T.StringType(), T.LongType(), True), True),
+            T.StructField("item", ITEM_TYPE, True),
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def bridge(spark: SparkSession) -> SparkSession:
+    register(spark)
+    return spark
+
+
+def check_order_row(value: Any, i: int) -> None:
+    expected = order(i)
+    assert value["id"] == i
+    assert value["customer"] == expected.get("customer")
+    assert value["amount"] == expected.get("amount")
+    assert value["day"] == expected.get("day")
+    at = value["at"]  # Spark hands back naive local time: compare as instants
+    assert at.astimezone(dt.UTC) == expected.get("at")
+    assert value["tags"] == expected.get("tags")
+    assert value["attrs"] == expected.get("attrs")
+    assert (value["item"]["sku"], value["item"]["qty"]) == (f"sku-{i % 7}", i % 5)
+
+
+def test_batch_read_json_with_schemas(
+    bridge: SparkSession, broker: EmbeddedBroker, unique_name: Callable[[str], str]
+) -> None:
+    topic = unique_name("orders")
+    create_topic(broker.bootstrap_servers, topic, 2)
+    conv = JsonConverter()
+    conv.configure({"schemas.enable": "true"}, False)
+    produce_raw(
+        broker.bootstrap_servers,
+        topic,
+        (
+            (f"k{i}".encode(), conv.from_connect_data(topic, order(i).schema, order(i)), i % 2)
+            for i in range(N)
+        ),
+        headers=[("origin", b"unit-test")],
+    )
+
+    def load(**extra: str) -> Any:
+        reader = (
+            bridge.read.format("connectrt")
+            .option("kafka.bootstrap.servers", broker.bootstrap_servers)
+            .option("topic", topic)
+            .option("key.converter", STRING)
+            .option("value.converter", JSON)
+            .option("value.converter.schemas.enable", "true")
+        )
+        for k, v in extra.items():
+            reader = reader.option(k, v)
+        return reader.load()
+
+    df = load()
+    assert df.schema["key"].dataType == T.StringType()
+    assert df.schema["value"].dataType == expected_value_type(10)
+    assert [f.name for f in df.schema.fields] == [
+        "key",
+        "value",
+        "topic",
+        "partition",
+        "offset",
+        "timestamp",
+        "headers",
+    ]
+    assert df.rdd.getNumPartitions() == 2  # one Spark partition per Kafka partition
+    rows = df.collect()
+    assert len(rows) == N
+    for row in rows:
+        i = row["value"]["id"]
+        check_order_row(row["value"], i)
+        assert row["key"] == f"k{i}"
+        assert (row["topic"], row["partition"], row["offset"]) == (topic, i % 2, i // 2)
+        assert row["timestamp"] is not None
+        assert [(h["key"], h["value"]) for h in row["headers"]] == [("origin", "unit-test")]
+
+    # offset ranges: per-partition JSON, -2 = earliest
+    starting = json.dumps({topic: {"0": 5, "1": -2}})
+    ending = json.dumps({topic: {"0": 10, "1": 3}})
+    ranged = load(startingOffsets=starting, endingOffsets=ending).select("partition", "offset")
+    got = sorted((r[0], r[1]) for r in ranged.collect())
+    assert got == [(0, o) for o in range(5, 10)] + [(1, o) for o in range(3)]
+
+    # SQL over the typed columns
+    total = df.selectExpr("sum(value.amount) AS s").collect()[0]["s"]
+    assert total == sum((order(i).get("amount") for i in range(N)), decimal.Decimal(0))
+
+
+@pytest.fixture
+def registry_server(broker: EmbeddedBroker, unique_name: Callable[[str], str]) -> Iterator[str]:
+    server = SchemaRegistryServer(
+        broker.bootstrap_servers, unique_name("schemas"), "http://127.0.0.1:0", timeout=10.0
+    )
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def test_batch_read_avro_through_registry(
+    bridge: SparkSession,
+    broker: EmbeddedBroker,
+    registry_server: str,
+    unique_name: Callable[[str], str],
+) -> None:
+    topic = unique_name("avro-orders")
+    create_topic(broker.bootstrap_servers, topic, 1)
+    conv = AvroConverter()
+    conv.configure({"schema.registry.url": registry_server}, False)
+    try:
+        payloads = [conv.from_connect_data(topic, order(i).schema, order(i)) for i in range(N)]
+    finally:
+        conv.close()
+    assert all(p is not None and p[0] == 0 for p in payloads)  # Confluent wire format
+    produce_raw(broker.bootstrap_servers, topic, ((None, p, 0) for p in payloads))
+
+    def load(**extra: str) -> Any:
+        reader = (
+            bridge.read.format("connectrt")
+            .option("kafka.bootstrap.servers", broker.bootstrap_servers)
+            .option("topic", topic)
+            .option("key.converter", STRING)
+            .option("value.converter", AVRO)
+            .option("value.converter.schema.registry.url", registry_server)
+        )
+        for k, v in extra.items():
+            reader = reader.option(k, v)
+        return reader.load()
+
+    sampled = load()
+    assert sampled.schema["value"].dataType == expected_value_type(10)
+    rows = sorted(sampled.collect(), key=lambda r: r["offset"])
+    assert [r["value"]["id"] for r in rows] == list(range(N))
+    for row in rows:
+        check_order_row(row["value"], row["value"]["id"])
+        assert row["key"] is None
+
+    # the schema from the registry subject instead of a sample: same Spark schema
+    by_subject = load(**{"value.schema.subject": f"{topic}-value"})
+    assert by_subject.schema == sampled.schema
+    assert by_subject.filter("value.customer = 'c1'").count() == sum(
+        1 for i in range(N) if i % 10 and i % 3 == 1
+    )
