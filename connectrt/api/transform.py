@@ -60,7 +60,24 @@ class Transformation(abc.ABC, Generic[R]):
 
     @abc.abstractmethod
     def apply(self, record: R) -> R | list[R] | None:
-        """Transform one record: return it (changed or not), None to drop it, or a list."""
+        """Transform one record: return it (changed or not), None to drop it, or a list.
+
+        Do not change ``record`` itself (the runtime keeps it to report errors with the
+        original record); derive a changed copy with ``record.new_record(...)``. A record you
+        return that is not ``record`` must be new, referenced by nothing else: the runtime takes
+        ownership of it.
+        """
+
+    def apply_owned(self, record: R) -> R | list[R] | None:
+        """:meth:`apply` for a record the runtime owns; the default just calls :meth:`apply`.
+
+        The runtime calls this instead of :meth:`apply` when ``record`` was created by an
+        earlier transformation of the same chain, so nothing else refers to it. An override may
+        then set the record's own attributes (topic, key, value, their schemas, the headers
+        list) in place and return ``record``, saving a copy. The objects those attributes point
+        to (a value dict, a Struct) may be shared with the original record: never mutate them.
+        """
+        return self.apply(record)
 
     def close(self) -> None:
         """Release resources; called once when the task stops. The default does nothing."""

@@ -221,9 +221,21 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
         return record.key if self.IS_KEY else record.value
 
     def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
+        """A copy of ``record`` with the operated-on part (key or value) replaced."""
+        r: Any = record
         if self.IS_KEY:
-            return copy_record(record, key_schema=schema, key=value)
-        return copy_record(record, value_schema=schema, value=value)
+            return r._with(r.topic, schema, value, r.value_schema, r.value)
+        return r._with(r.topic, r.key_schema, r.key, schema, value)
+
+    def set_in_place(self, record: R, schema: Schema | None, value: Any) -> R:
+        """``record`` with the operated-on part replaced in place (only for owned records)."""
+        if self.IS_KEY:
+            record.key_schema = schema
+            record.key = value
+        else:
+            record.value_schema = schema
+            record.value = value
+        return record
 
     def version(self) -> str:
         return connectrt.__version__

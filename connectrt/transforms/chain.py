@@ -110,6 +110,23 @@ class TransformationStage(Generic[R]):
         return self.predicate.test(record) != self.negate
 
 
+_PlanStep = tuple[
+    TransformationStage[R],
+    Predicate[R] | None,
+    bool,
+    Callable[[R], R | list[R] | None],
+    Callable[[R], R | list[R] | None],
+]
+
+
+def _plan_of(stages: Sequence[TransformationStage[R]]) -> list[_PlanStep[R]]:
+    """Pre-bound methods per stage, so the per-record loop does no attribute lookups."""
+    return [
+        (s, s.predicate, s.negate, s.transformation.apply, s.transformation.apply_owned)
+        for s in stages
+    ]
+
+
 def _note(exc: Exception, stage: TransformationStage[Any]) -> None:
     exc.add_note(f"in transformation {stage.alias!r} ({type(stage.transformation).__name__})")
 
@@ -132,8 +149,10 @@ class TransformationChain(Generic[R]):
         stages: Sequence[TransformationStage[R]] | None = None,
     ) -> None:
         self._predicates: list[Predicate[R]] = []
+        self._plan: list[_PlanStep[R]] = []
         if stages is not None:
             self._stages: list[TransformationStage[R]] = list(stages)
+            self._plan = _plan_of(self._stages)
             return
         self._stages = []
         if config is None:
@@ -143,6 +162,7 @@ class TransformationChain(Generic[R]):
         except BaseException:
             self.close()
             raise
+        self._plan = _plan_of(self._stages)
 
     def _build(self, config: Mapping[str, Any], resolve: Resolver) -> None:
         transform_aliases = _as_list(config.get(TRANSFORMS))
@@ -190,24 +210,34 @@ class TransformationChain(Generic[R]):
 
         An SMT returning None drops the record; a list fans out, each element continuing
         through the following stages. Exceptions from a stage propagate with a note naming the
-        stage alias (the runtime attributes them to the TRANSFORMATION stage).
+        stage alias (the runtime attributes them to the TRANSFORMATION stage). ``record`` itself
+        is never changed: once a stage has returned a new record, later stages get it through
+        :meth:`~connectrt.api.transform.Transformation.apply_owned` and may update it in place.
         """
         # Fast path: one record moving through the stages (the common case); a fan-out
         # switches to the general path for the remaining stages.
         current = record
-        for index, stage in enumerate(self._stages):
+        owned = False
+        index = 0
+        for stage, predicate, negate, apply, apply_owned in self._plan:
             try:
-                if stage.predicate is not None and not stage.applies_to(current):
+                if predicate is not None and predicate.test(current) == negate:
+                    index += 1
                     continue
-                result = stage.transformation.apply(current)
+                result = apply_owned(current) if owned else apply(current)
             except Exception as exc:
                 _note(exc, stage)
                 raise
+            if result is current:
+                index += 1
+                continue
             if result is None:
                 return []
             if isinstance(result, list):
                 return self._apply_from(result, index + 1)
             current = result
+            owned = True
+            index += 1
         return [current]
 
     def _apply_from(self, records: list[R], start: int) -> list[R]:
@@ -246,6 +276,7 @@ class TransformationChain(Generic[R]):
             except Exception as exc:
                 first = first or exc
         self._stages = []
+        self._plan = []
         self._predicates = []
         if first is not None:
             raise first

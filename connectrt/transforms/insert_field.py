@@ -24,7 +24,6 @@ from connectrt.transforms._util import (
     KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
-    field_value,
     put_field,
     require_map,
     require_sink_record,
@@ -96,7 +95,21 @@ class InsertField(KeyOrValueTransformation[R]):
         self._static = InsertionSpec.parse(parsed[STATIC_FIELD])
         self._static_value: str | None = parsed[STATIC_VALUE]
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
+        # The field name when a static value is the only insertion (the common case).
+        only_static = self._static and not (
+            self._topic or self._partition or self._offset or self._timestamp
+        )
+        self._only_static = self._static.name if only_static and self._static else ""
+        # With a schema, the static value can be appended unchecked when it is the only
+        # insertion and fits its (optional string, or required and present) field.
+        self._static_fits = bool(self._only_static) and (
+            self._static_value is not None or bool(self._static and self._static.optional)
+        )
         self._cache = SchemaCache()
+        # The plan for the schema of the previous record, matched by identity (schemas of one
+        # stream are usually the same object).
+        self._last_schema: Schema | None = None
+        self._last_plan: tuple[Schema, tuple[tuple[int, Any], ...]] = (Schema.STRING_SCHEMA, ())
 
     def _insertions(self, record: ConnectRecord, with_schema: bool) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
@@ -117,23 +130,60 @@ class InsertField(KeyOrValueTransformation[R]):
         return out
 
     def apply(self, record: R) -> R:
-        value = self.operating_value(record)
+        value = record.key if self.IS_KEY else record.value
         if value is None:
             return record
-        schema = self.operating_schema(record)
-        smt = self.smt_name()
+        schema, updated = self._inserted(record, value)
+        return self.new_record(record, schema, updated)
+
+    def apply_owned(self, record: R) -> R:
+        value = record.key if self.IS_KEY else record.value
+        if value is None:
+            return record
+        schema, updated = self._inserted(record, value)
+        return self.set_in_place(record, schema, updated)
+
+    def _inserted(self, record: R, value: Any) -> tuple[Schema | None, Any]:
+        schema = record.key_schema if self.IS_KEY else record.value_schema
         if schema is None:
-            updated = dict(require_map(value, _PURPOSE, smt))
-            updated.update(self._insertions(record, False))
-            return self.new_record(record, None, updated)
-        struct = require_struct(value, _PURPOSE, smt)
-        new_schema = self._updated_schema(struct.schema)
-        out = Struct(new_schema)
-        for f in struct.schema.fields:
-            out.put(f.name, field_value(struct, f, self._replace_null))
+            if type(value) is not dict:
+                value = require_map(value, _PURPOSE, self.smt_name())
+            updated = dict(value)
+            if self._only_static:
+                updated[self._only_static] = self._static_value
+            else:
+                updated.update(self._insertions(record, False))
+            return None, updated
+        struct = (
+            value if type(value) is Struct else require_struct(value, _PURPOSE, self.smt_name())
+        )
+        source = struct.schema
+        plan = self._last_plan if self._last_schema is source else self._struct_plan(source)
+        new_schema, default_fill = plan
+        values = list(struct._values)
+        for index, default in default_fill:
+            if values[index] is None:
+                values[index] = default
+        out = Struct._from_values(new_schema, values)
+        if self._static_fits:
+            # The static value was checked against its field schema once, in configure().
+            values.append(self._static_value)
+            return new_schema, out
+        values.extend([None] * (len(new_schema.fields) - len(values)))
         for name, v in self._insertions(record, True):
-            put_field(out, name, v, smt)
-        return self.new_record(record, new_schema, out)
+            put_field(out, name, v, self.smt_name())
+        return new_schema, out
+
+    def _struct_plan(self, source: Schema) -> tuple[Schema, tuple[tuple[int, Any], ...]]:
+        """(updated schema, (index, default) of fields whose null reads as a default)."""
+        fill: tuple[tuple[int, Any], ...] = ()
+        if self._replace_null:
+            fill = tuple(
+                (f.index, f.schema.default) for f in source.fields if f.schema.default is not None
+            )
+        plan = (self._updated_schema(source), fill)
+        self._last_schema, self._last_plan = source, plan
+        return plan
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)

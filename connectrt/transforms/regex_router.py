@@ -15,7 +15,6 @@ from connectrt.api.transform import R
 from connectrt.transforms._util import (
     BundledTransformation,
     compile_java_regex,
-    copy_record,
     expand_java_replacement,
     parse_java_replacement,
 )
@@ -56,14 +55,26 @@ class RegexRouter(BundledTransformation[R]):
         self._parts = parse_java_replacement(parsed[REPLACEMENT], self._regex, REPLACEMENT)
         self._routes: dict[str, str | None] = {}  # topic -> new topic (None: no match)
 
+    def _route(self, topic: str) -> str | None:
+        m = self._regex.fullmatch(topic)
+        new = None if m is None else expand_java_replacement(self._parts, m)
+        if len(self._routes) < 10000:  # topics are few; bound it anyway
+            self._routes[topic] = new
+        return new
+
     def apply(self, record: R) -> R:
         topic = record.topic
         routes = self._routes
-        if topic in routes:
-            new = routes[topic]
-        else:
-            m = self._regex.fullmatch(topic)
-            new = None if m is None else expand_java_replacement(self._parts, m)
-            if len(routes) < 10000:  # topics are few; bound it anyway
-                routes[topic] = new
-        return record if new is None else copy_record(record, topic=new)
+        new = routes[topic] if topic in routes else self._route(topic)
+        if new is None:
+            return record
+        r: Any = record
+        return r._with(new, r.key_schema, r.key, r.value_schema, r.value)
+
+    def apply_owned(self, record: R) -> R:
+        topic = record.topic
+        routes = self._routes
+        new = routes[topic] if topic in routes else self._route(topic)
+        if new is not None:
+            record.topic = new
+        return record

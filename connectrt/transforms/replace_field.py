@@ -20,7 +20,6 @@ from connectrt.transforms._util import (
     KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
-    field_value,
     require_map,
     require_struct,
 )
@@ -52,6 +51,9 @@ def parse_renames(mappings: list[str]) -> dict[str, str]:
 
 def _valid_renames(name: str, value: Any) -> None:
     parse_renames(value or [])
+
+
+_StructPlan = tuple[Schema, tuple[int, ...], tuple[tuple[int, Any], ...]]
 
 
 class ReplaceField(KeyOrValueTransformation[R]):
@@ -103,6 +105,9 @@ class ReplaceField(KeyOrValueTransformation[R]):
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
         self._cache = SchemaCache()
         self._plans: dict[tuple[Any, ...], tuple[tuple[Any, Any], ...]] = {}
+        # The plan for the previous record's schema, matched by identity.
+        self._last_schema: Schema | None = None
+        self._last_plan: _StructPlan = (Schema.STRING_SCHEMA, (), ())
 
     def _plan(self, data: Mapping[Any, Any]) -> tuple[tuple[Any, Any], ...]:
         """(old, new) key pairs for maps with these keys; cached, as maps usually repeat."""
@@ -118,24 +123,55 @@ class ReplaceField(KeyOrValueTransformation[R]):
         return self._renames.get(name, name)
 
     def apply(self, record: R) -> R:
-        value = self.operating_value(record)
+        value = record.key if self.IS_KEY else record.value
         if value is None:
             return record
-        schema = self.operating_schema(record)
-        smt = self.smt_name()
+        schema, updated = self._replaced(record, value)
+        return self.new_record(record, schema, updated)
+
+    def apply_owned(self, record: R) -> R:
+        value = record.key if self.IS_KEY else record.value
+        if value is None:
+            return record
+        schema, updated = self._replaced(record, value)
+        return self.set_in_place(record, schema, updated)
+
+    def _replaced(self, record: R, value: Any) -> tuple[Schema | None, Any]:
+        schema = record.key_schema if self.IS_KEY else record.value_schema
         if schema is None:
-            data = require_map(value, _PURPOSE, smt)
-            plan = self._plans.get(tuple(data))
+            if type(value) is not dict:
+                value = require_map(value, _PURPOSE, self.smt_name())
+            plan = self._plans.get(tuple(value))
             if plan is None:
-                plan = self._plan(data)
-            return self.new_record(record, None, {new: data[old] for old, new in plan})
-        struct = require_struct(value, _PURPOSE, smt)
-        new_schema = self._updated_schema(struct.schema)
-        out = Struct(new_schema)
-        for f in struct.schema.fields:
-            if self._keep(f.name):
-                out.put(self._renamed(f.name), field_value(struct, f, self._replace_null))
-        return self.new_record(record, new_schema, out)
+                plan = self._plan(value)
+            return None, {new: value[old] for old, new in plan}
+        struct = (
+            value if type(value) is Struct else require_struct(value, _PURPOSE, self.smt_name())
+        )
+        source = struct.schema
+        new_schema, indices, default_fill = (
+            self._last_plan if self._last_schema is source else self._struct_plan(source)
+        )
+        old_values = struct._values
+        values = [old_values[i] for i in indices]
+        for position, default in default_fill:
+            if values[position] is None:
+                values[position] = default
+        return new_schema, Struct._from_values(new_schema, values)
+
+    def _struct_plan(self, source: Schema) -> _StructPlan:
+        """(updated schema, kept source indices in order, (position, default) to fill)."""
+        kept = [f for f in source.fields if self._keep(f.name)]
+        fill: tuple[tuple[int, Any], ...] = ()
+        if self._replace_null:
+            fill = tuple(
+                (pos, f.schema.default)
+                for pos, f in enumerate(kept)
+                if f.schema.default is not None
+            )
+        plan = (self._updated_schema(source), tuple(f.index for f in kept), fill)
+        self._last_schema, self._last_plan = source, plan
+        return plan
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)
