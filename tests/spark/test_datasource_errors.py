@@ -106,7 +106,7 @@ def test_tolerated_records_are_skipped_and_sent_to_the_dlq(
     assert got == [i for i in range(N) if i not in bad]
 
     dead = read_topic(broker.bootstrap_servers, dlq)
-    assert sorted(v for _, v in dead[0]) == sorted(payload(i) for i in bad)
+    assert sorted(v or b"" for _, v in dead[0]) == sorted(payload(i) for i in bad)
     consumer = Consumer(
         {"bootstrap.servers": broker.bootstrap_servers, "group.id": unique_name("g")}
     )
