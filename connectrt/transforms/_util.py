@@ -220,8 +220,22 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
     def operating_value(self, record: ConnectRecord) -> Any:
         return record.key if self.IS_KEY else record.value
 
+    # True while apply_owned() runs: new_record() then updates the chain-owned record in place.
+    _owned: bool = False
+
+    def apply_owned(self, record: R) -> R | list[R] | None:
+        """:meth:`apply` with :meth:`new_record` updating ``record`` in place instead of
+        copying it (the chain owns ``record``). Subclasses may override with a direct path."""
+        self._owned = True
+        try:
+            return self.apply(record)
+        finally:
+            self._owned = False
+
     def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
         """A copy of ``record`` with the operated-on part (key or value) replaced."""
+        if self._owned:
+            return self.set_in_place(record, schema, value)
         r: Any = record
         if self.IS_KEY:
             return r._with(r.topic, schema, value, r.value_schema, r.value)

@@ -135,3 +135,23 @@ def test_required_static_field_without_value_still_fails() -> None:
     record = SourceRecord(None, None, "t", None, None, None, SCHEMA, struct)
     with pytest.raises(DataError, match="origin"):
         chain.apply(record)
+
+
+def test_generic_owned_path_of_other_smts_keeps_original() -> None:
+    """MaskField and HoistField use the base class' apply_owned (in-place new_record)."""
+    config = {
+        **CHAIN,
+        "transforms": "insert,mask,hoist",
+        "transforms.mask.type": T + "MaskField$Value",
+        "transforms.mask.fields": "name",
+        "transforms.hoist.type": T + "HoistField$Value",
+        "transforms.hoist.field": "payload",
+    }
+    chain: TransformationChain[SourceRecord] = TransformationChain(config)
+    value = {"id": 1, "name": "secret"}
+    original = SourceRecord(None, None, "t", value=value)
+    [out] = chain.apply(original)
+    assert out.value == {"payload": {"id": 1, "name": "", "origin": "bench"}}
+    assert original.value is value and value == {"id": 1, "name": "secret"}
+    mask = chain.stages[1].transformation
+    assert getattr(mask, "_owned", None) is False  # reset after the call
