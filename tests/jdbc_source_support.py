@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
-from collections.abc import Iterable, Mapping
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import pytest
+import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.source_task import JdbcSourceTask
@@ -155,3 +162,77 @@ def field_schema(record: SourceRecord, name: str) -> Schema:
     field = value_schema(record).field(name)
     assert field is not None, f"no field {name}"
     return field.schema
+
+
+# -- databases: a SQLite file and a database on the private PostgreSQL server --------------
+
+
+@dataclass
+class Db:
+    kind: str
+    engine: sa.Engine
+    config: dict[str, str]  # connection.* keys for the connector
+
+    def now(self) -> dt.datetime:
+        """Naive UTC wall time (what TIMESTAMP WITHOUT TIME ZONE columns hold here)."""
+        return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+DB_KINDS = [
+    "sqlite",
+    pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.integration]),
+]
+"""Parameters for a ``db`` fixture: use ``@pytest.fixture(params=DB_KINDS)`` + :func:`open_db`."""
+
+
+def open_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """A fresh SQLite file or PostgreSQL database (``request.param``), disposed afterwards."""
+    if request.param == "sqlite":
+        path = tmp_path / "source.db"
+        engine = sa.create_engine(f"sqlite:///{path}")
+        config = {"connection.url": f"jdbc:sqlite:{path}"}
+    else:
+        postgres = request.getfixturevalue("postgres")
+        name = f"src_{uuid.uuid4().hex[:10]}"
+        engine = sa.create_engine(postgres.create_database(name))
+        config = {"connection.url": postgres.jdbc_url(name), "connection.user": postgres.user}
+    yield Db(request.param, engine, config)
+    engine.dispose()
+
+
+def items_table(metadata: sa.MetaData, name: str = "items") -> sa.Table:
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("name", sa.String(50), nullable=False),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("updated", sa.DateTime, nullable=False),
+    )
+
+
+def create_items(db: Db) -> sa.Table:
+    table = items_table(sa.MetaData())
+    table.metadata.create_all(db.engine)
+    return table
+
+
+def insert(db: Db, table: sa.Table, names: list[str], ts: dt.datetime | None = None) -> None:
+    base = ts or db.now() - dt.timedelta(seconds=2)
+    with db.engine.begin() as c:
+        c.execute(
+            table.insert(),
+            [
+                {"name": n, "version": 1, "updated": base + dt.timedelta(milliseconds=i)}
+                for i, n in enumerate(names)
+            ],
+        )
+
+
+def touch(db: Db, table: sa.Table, row_id: int, ts: dt.datetime | None = None) -> None:
+    with db.engine.begin() as c:
+        c.execute(
+            table.update()
+            .where(table.c.id == row_id)
+            .values(version=table.c.version + 1, updated=ts or db.now() - dt.timedelta(seconds=1))
+        )

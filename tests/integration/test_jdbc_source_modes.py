@@ -10,9 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import threading
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +19,17 @@ import sqlalchemy as sa
 
 from connectrt.data import Schema, Type
 from tests.jdbc_source_support import (
+    DB_KINDS,
+    Db,
     MemoryOffsets,
+    create_items,
     drain,
     field_schema,
+    insert,
+    open_db,
     poll_until,
     start_tasks,
+    touch,
     value_schema,
     values,
 )
@@ -33,74 +37,14 @@ from tests.jdbc_source_support import (
 UTC = dt.UTC
 
 
-@dataclass
-class Db:
-    kind: str
-    engine: sa.Engine
-    config: dict[str, str]  # connection.* keys for the connector
-
-    def now(self) -> dt.datetime:
-        """Naive UTC wall time (what TIMESTAMP WITHOUT TIME ZONE columns hold here)."""
-        return dt.datetime.now(UTC).replace(tzinfo=None)
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.integration]),
-    ]
-)
+@pytest.fixture(params=DB_KINDS)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    if request.param == "sqlite":
-        path = tmp_path / "source.db"
-        engine = sa.create_engine(f"sqlite:///{path}")
-        config = {"connection.url": f"jdbc:sqlite:{path}"}
-    else:
-        postgres = request.getfixturevalue("postgres")
-        name = f"src_{uuid.uuid4().hex[:10]}"
-        engine = sa.create_engine(postgres.create_database(name))
-        config = {"connection.url": postgres.jdbc_url(name), "connection.user": postgres.user}
-    yield Db(request.param, engine, config)
-    engine.dispose()
-
-
-def items_table(metadata: sa.MetaData, name: str = "items") -> sa.Table:
-    return sa.Table(
-        name,
-        metadata,
-        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column("name", sa.String(50), nullable=False),
-        sa.Column("version", sa.Integer, nullable=False),
-        sa.Column("updated", sa.DateTime, nullable=False),
-    )
+    yield from open_db(request, tmp_path)
 
 
 @pytest.fixture
 def items(db: Db) -> sa.Table:
-    table = items_table(sa.MetaData())
-    table.metadata.create_all(db.engine)
-    return table
-
-
-def insert(db: Db, table: sa.Table, names: list[str], ts: dt.datetime | None = None) -> None:
-    base = ts or db.now() - dt.timedelta(seconds=2)
-    with db.engine.begin() as c:
-        c.execute(
-            table.insert(),
-            [
-                {"name": n, "version": 1, "updated": base + dt.timedelta(milliseconds=i)}
-                for i, n in enumerate(names)
-            ],
-        )
-
-
-def touch(db: Db, table: sa.Table, row_id: int, ts: dt.datetime | None = None) -> None:
-    with db.engine.begin() as c:
-        c.execute(
-            table.update()
-            .where(table.c.id == row_id)
-            .values(version=table.c.version + 1, updated=ts or db.now() - dt.timedelta(seconds=1))
-        )
+    return create_items(db)
 
 
 def config(db: Db, mode: str, **extra: str) -> dict[str, str]:
