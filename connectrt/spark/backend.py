@@ -1,0 +1,288 @@
+"""The Spark task executor: a worker's connector tasks run as long-running Spark tasks.
+
+:class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.Worker` as its
+:class:`~connectrt.runtime.worker.TaskExecutor`; the herder, the REST API and the Kafka-topic
+stores stay as in ``connectrt worker``, in the Spark driver.
+
+Launch: each task launch is a Spark job of one partition (its :class:`TaskPayload`), submitted
+from a driver thread of its own, in the connector's job group ``connectrt:<connector>`` and
+with a job tag of its own. One job per task, not one job for all of a connector's tasks,
+because a Spark job fails as a whole: a task that exhausts ``spark.task.maxFailures`` would
+kill its healthy siblings without their final commit, and the driver learns that a partition
+ended only when its job does; per task, a launch ends exactly when its task does.
+
+Control: pause, resume and stop are signals in the signal topic (:mod:`.signals`); the task
+commits and returns, so its job ends. Only a task that has not ended
+``task.shutdown.graceful.timeout.ms`` after its stop signal is cancelled
+(``cancelJobsWithTag``: a hard kill, no final commit; the next run resumes from the last
+commit). Status flows back through the status topic (:mod:`.status_relay`). Before a launch,
+:class:`~.slots.SlotLedger` checks that the cluster keeps ``task.executor.spark.free.slots``
+slots free beyond every running task; otherwise the tasks and the connector are reported FAILED
+with the reason.
+
+Threading: ``start_tasks`` is called under the worker's lock; handles are controlled from the
+worker's threads; each launch has its own driver thread; the status relay has one thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.status import State, Status, TargetState
+from connectrt.runtime.task_runner import TaskId
+from connectrt.runtime.worker import TaskHandle, Worker
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.spark.config import SparkBackendConfig
+from connectrt.spark.executor_task import TaskPayload, run_task_partition
+from connectrt.spark.signals import Signal, SignalWriter
+from connectrt.spark.slots import NotEnoughSlots, SlotLedger
+from connectrt.spark.status_relay import StatusRelay
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+
+__all__ = ["SparkTaskExecutor", "SparkTaskHandle"]
+
+log = logging.getLogger(__name__)
+
+
+def job_group(connector: str) -> str:
+    return f"connectrt:{connector}"
+
+
+class SparkTaskHandle:
+    """One task launch on Spark, as the worker controls it (see :class:`TaskHandle`)."""
+
+    def __init__(
+        self,
+        backend: SparkTaskExecutor,
+        payload: TaskPayload,
+        on_failure: Callable[[Any], None],
+    ) -> None:
+        self.backend = backend
+        self.payload = payload
+        self.id = TaskId(payload.connector, payload.task)
+        self.generation = payload.generation
+        self.metrics = TaskMetrics(payload.connector, payload.task)
+        self.failed: BaseException | None = None
+        self.on_failure: Callable[[Any], None] | None = on_failure
+        self.result: dict[str, Any] | None = None
+        self.cancelled = False
+        self.tag = f"connectrt:{payload.connector}:{payload.task}:g{payload.generation}"
+        self._target = TargetState(payload.target)
+        self._stop_requested = False
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- TaskHandle ----------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stop_requested = True
+        self.backend.send_signal(self, Signal("", 0, self._target, stop=True))
+
+    def transition_to(self, target: TargetState) -> None:
+        self._target = target
+        self.backend.send_signal(self, Signal("", 0, target))
+
+    def is_alive(self) -> bool:
+        return not self._done.is_set()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the task to end; a task asked to stop that is still running when
+        ``timeout`` passes is cancelled (the last resort)."""
+        if self._done.wait(timeout) or not self._stop_requested:
+            return
+        log.error(
+            "Task %s did not stop within task.shutdown.graceful.timeout.ms; cancelling its "
+            "Spark job (no final commit: the next run resumes from the last committed offsets)",
+            self.id,
+        )
+        self.cancelled = True
+        self.backend.cancel(self)
+        self._done.wait(self.backend.config.cancel_wait_s)
+
+    # -- the driver thread ---------------------------------------------------------------------
+    def start(self) -> None:
+        from pyspark import InheritableThread
+
+        self._thread = InheritableThread(target=self._run, name=f"spark-task-{self.id}")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _run(self) -> None:
+        sc = self.backend.sc
+        try:
+            sc.setJobGroup(
+                job_group(self.id.connector),
+                f"connectrt connector {self.id.connector}",
+                interruptOnCancel=True,
+            )
+            sc.addJobTag(self.tag)
+            rdd = sc.parallelize([self.payload], 1).mapPartitions(run_task_partition)
+            results = rdd.collect()
+            self.result = results[0] if results else None
+            metrics = (self.result or {}).get("metrics") or {}
+            for key, value in metrics.items():
+                if key not in ("connector", "task") and hasattr(self.metrics, key):
+                    setattr(self.metrics, key, value)
+        except Exception as e:
+            if self._stop_requested:
+                log.info("Spark job of task %s ended while stopping: %s", self.id, e)
+            else:
+                self.failed = e
+                trace = "".join(traceback.format_exception(e))
+                log.error("Task %s failed on Spark (no attempts left)\n%s", self.id, trace)
+                self.backend.task_failed(self, trace)
+        finally:
+            try:
+                sc.removeJobTag(self.tag)
+            except Exception:
+                log.debug("Could not remove job tag %s", self.tag, exc_info=True)
+            self.backend.ended(self)
+            self._done.set()
+        if self.failed is not None and self.on_failure is not None:
+            self.on_failure(self)
+
+
+class SparkTaskExecutor:
+    """See the module docstring. ``start`` before the worker starts connectors."""
+
+    def __init__(self, sc: SparkContext, wc: WorkerConfig, config: SparkBackendConfig) -> None:
+        self.sc = sc
+        self.worker_config = wc
+        self.config = config
+        self.run_id = uuid.uuid4().hex
+        self.slots = SlotLedger(config.slots or int(sc.defaultParallelism), config.free_slots)
+        self._generations = itertools.count(1)
+        self._lock = threading.Lock()
+        self._live: dict[tuple[str, int], SparkTaskHandle] = {}
+        self._worker: Worker | None = None
+        self._signals = SignalWriter(wc, config.signal_topic)
+        self._relay = StatusRelay(wc, self._accept_status, self._on_topic)
+        self.launches = 0
+        self.cancels = 0
+
+    def start(self) -> None:
+        self._signals.start()
+        self._relay.start()
+        log.info(
+            "Spark task executor ready: %d slot(s) (%d kept free), signals in %s",
+            self.slots.total,
+            self.slots.free,
+            self._signals.topic,
+        )
+
+    def stop(self) -> None:
+        self._relay.stop()
+        self._signals.stop()
+
+    # -- TaskExecutor --------------------------------------------------------------------------
+    def start_tasks(
+        self,
+        worker: Worker,
+        connector: str,
+        tasks: list[tuple[int, dict[str, str]]],
+        on_failure: Callable[[Any], None],
+    ) -> dict[int, TaskHandle]:
+        self._worker = worker
+        try:
+            self.slots.reserve(connector, len(tasks))
+        except NotEnoughSlots as e:
+            message = str(e)
+            log.error("%s", message)
+            for index, _ in tasks:
+                worker.status.put(connector, index, State.FAILED, message)
+            worker.status.put(connector, None, State.FAILED, message)
+            return {}
+        resolved = worker.resolved_config(connector)
+        target = worker.target_state(connector)
+        kind = worker.connector_type(connector)
+        handles: dict[int, TaskHandle] = {}
+        for index, task_config in tasks:
+            payload = TaskPayload(
+                connector=connector,
+                task=index,
+                kind=kind,
+                target=target.value,
+                run=self.run_id,
+                generation=next(self._generations),
+                signal_topic=self.config.signal_topic,
+                worker_props=dict(self.worker_config.originals),
+                connector_config=resolved,
+                task_config=dict(task_config),
+            )
+            handle = SparkTaskHandle(self, payload, on_failure)
+            try:
+                self._signals.send(connector, index, Signal(self.run_id, handle.generation, target))
+            except Exception:
+                trace = traceback.format_exc()
+                log.error("Could not launch task %s\n%s", handle.id, trace)
+                self.slots.release(connector)
+                worker.status.put(connector, index, State.FAILED, trace)
+                continue
+            with self._lock:
+                self._live[(connector, index)] = handle
+            worker.status.put(connector, index, State.UNASSIGNED)
+            handle.start()
+            self.launches += 1
+            handles[index] = handle
+        return handles
+
+    # -- called by handles ---------------------------------------------------------------------
+    def send_signal(self, handle: SparkTaskHandle, signal: Signal) -> None:
+        stamped = Signal(self.run_id, handle.generation, signal.target, signal.stop)
+        try:
+            self._signals.send(handle.id.connector, handle.id.task, stamped)
+        except Exception:
+            log.exception("Could not signal task %s", handle.id)
+
+    def cancel(self, handle: SparkTaskHandle) -> None:
+        self.cancels += 1
+        self.sc.cancelJobsWithTag(handle.tag)
+
+    def ended(self, handle: SparkTaskHandle) -> None:
+        """The launch's job is over: forget it, free its slot, and read the offsets it
+        committed into the driver's offset store (served by ``GET .../offsets``)."""
+        worker = self._worker
+        refresh = getattr(worker.offset_store, "refresh", None) if worker is not None else None
+        if refresh is not None:
+            try:
+                refresh()
+            except Exception:
+                log.warning("Could not read the offsets committed by task %s", handle.id)
+        with self._lock:
+            if self._live.get((handle.id.connector, handle.id.task)) is handle:
+                del self._live[(handle.id.connector, handle.id.task)]
+        self.slots.release(handle.id.connector)
+
+    def task_failed(self, handle: SparkTaskHandle, trace: str) -> None:
+        worker = self._worker
+        if worker is not None:
+            worker.status.put(handle.id.connector, handle.id.task, State.FAILED, trace)
+
+    # -- status relay --------------------------------------------------------------------------
+    def _accept_status(self, status: Status) -> None:
+        worker = self._worker
+        if worker is None or status.task is None:
+            return
+        with self._lock:
+            handle = self._live.get((status.connector, status.task))
+            if handle is None or handle.generation != status.generation:
+                return
+            worker.status.record(status)
+
+    def _on_topic(self, connector: str, topic: str, task: int) -> None:
+        worker = self._worker
+        if worker is not None:
+            worker.hooks.on_topic(connector, topic, task)
+
+    # -- observation ---------------------------------------------------------------------------
+    def live_tasks(self, connector: str | None = None) -> list[TaskId]:
+        with self._lock:
+            return sorted(h.id for h in self._live.values() if connector in (None, h.id.connector))

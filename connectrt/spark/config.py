@@ -1,0 +1,103 @@
+"""Worker settings of the Spark executor backend (``task.executor=spark``).
+
+Every ``spark.*`` key of the worker properties is handed to the SparkSession builder as is
+(``spark.master``, ``spark.task.maxFailures``, ``spark.submit.pyFiles``...). The backend's own
+keys start with ``task.executor.spark.`` so that Spark never sees them. Pure Python: importing
+this module does not import pyspark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.api.errors import ConfigError
+
+__all__ = ["SPARK_BACKEND_CONFIG_DEF", "SparkBackendConfig", "spark_conf"]
+
+SPARK_BACKEND_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        "task.executor",
+        ConfigType.STRING,
+        "threads",
+        ValidString.of("threads", "spark"),
+        Importance.MEDIUM,
+        "Where connector tasks run: 'threads' (this worker process) or 'spark' (long-running "
+        "Spark tasks on executors; `connectrt spark` sets it). spark.* keys go to Spark.",
+    )
+    .define(
+        "task.executor.spark.signal.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Topic carrying pause/resume/stop signals from the driver to tasks on executors "
+        "(default: <config.storage.topic>-spark-signals; created with one partition).",
+    )
+    .define(
+        "task.executor.spark.slots",
+        ConfigType.INT,
+        0,
+        Range.at_least(0),
+        Importance.LOW,
+        "Task slots of the Spark cluster (executor cores); 0 = SparkContext.defaultParallelism.",
+    )
+    .define(
+        "task.executor.spark.free.slots",
+        ConfigType.INT,
+        1,
+        Range.at_least(1),
+        Importance.LOW,
+        "Slots kept free beyond the long-running connector tasks (for other Spark jobs); a "
+        "connector whose tasks would leave fewer free is refused (FAILED with the reason).",
+    )
+    .define(
+        "task.executor.spark.cancel.wait.ms",
+        ConfigType.LONG,
+        10000,
+        Range.at_least(0),
+        Importance.LOW,
+        "After task.shutdown.graceful.timeout.ms a task still running is cancelled (its "
+        "Spark job is killed, no final commit); how long to wait for the cancel to finish.",
+    )
+)
+
+
+@dataclass(frozen=True)
+class SparkBackendConfig:
+    """The parsed ``task.executor*`` keys (immutable)."""
+
+    executor: str
+    signal_topic: str
+    slots: int
+    free_slots: int
+    cancel_wait_s: float
+
+    @classmethod
+    def from_props(cls, props: Mapping[str, str]) -> SparkBackendConfig:
+        known = {k: v for k, v in props.items() if k in SPARK_BACKEND_CONFIG_DEF.keys}
+        values: dict[str, Any] = SPARK_BACKEND_CONFIG_DEF.parse(known)
+        topic = values["task.executor.spark.signal.topic"] or (
+            f"{props.get('config.storage.topic', 'connect-configs')}-spark-signals"
+        )
+        if props.get("offset.storage.type", "kafka") != "kafka":
+            raise ConfigError(
+                "task.executor=spark needs offset.storage.type=kafka: tasks on executors read "
+                "and commit source offsets through the offsets topic",
+                "offset.storage.type",
+            )
+        return cls(
+            values["task.executor"],
+            topic,
+            values["task.executor.spark.slots"],
+            values["task.executor.spark.free.slots"],
+            values["task.executor.spark.cancel.wait.ms"] / 1000.0,
+        )
+
+
+def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
+    """The ``spark.*`` keys of the worker properties, for the SparkSession builder."""
+    return {k: str(v) for k, v in props.items() if k.startswith("spark.")}

@@ -1,0 +1,86 @@
+"""``connectrt spark WORKER.properties``: the distributed worker with its tasks on Spark.
+
+The Spark driver runs what ``connectrt worker`` runs (herder, REST API, config/status/offset
+topics, control topic, schema registry); only the worker's task executor differs
+(:class:`~connectrt.spark.backend.SparkTaskExecutor`). Under ``spark-submit`` the session
+comes from spark-submit's settings; run directly, the worker properties' ``spark.*`` keys
+build it (``spark.master`` defaults to ``local[*]``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from connectrt.runtime.properties import load_properties
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.spark.backend import SparkTaskExecutor
+from connectrt.spark.config import SparkBackendConfig, spark_conf
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from connectrt.runtime.assembly import WorkerProcess
+
+__all__ = ["build_spark_worker", "run_spark_worker", "spark_session_from_props"]
+
+log = logging.getLogger(__name__)
+
+
+def spark_session_from_props(props: Mapping[str, str]) -> SparkSession:
+    """Get or create the SparkSession the ``spark.*`` worker properties describe."""
+    conf = spark_conf(props)
+    master = conf.get("spark.master") or os.environ.get("MASTER")
+    if (master or "local").startswith("local"):
+        # Local executors are this machine's Python workers: run them with this interpreter.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(conf.pop("spark.app.name", "connectrt"))
+    if "spark.master" not in conf and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master("local[*]")  # not under spark-submit and no master given
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def build_spark_worker(
+    props: Mapping[str, str], session: SparkSession
+) -> tuple[WorkerProcess, SparkTaskExecutor]:
+    """A worker process (``worker`` mode) whose tasks run on ``session``'s cluster.
+
+    Starts the executor (creates the signal topic, begins relaying statuses); the caller runs
+    the process (:meth:`WorkerProcess.run`), whose stop also stops the executor.
+    """
+    from connectrt.runtime.assembly import WorkerProcess
+
+    props = {**props, "task.executor": "spark"}
+    config = SparkBackendConfig.from_props(props)
+    wc = WorkerConfig.from_props(props)
+    process = WorkerProcess.build(props, "worker")
+    executor = SparkTaskExecutor(session.sparkContext, wc, config)
+    process.herder.worker.executor = executor
+    executor.start()
+    return process, executor
+
+
+def run_spark_worker(worker_props_path: str, stop_event: threading.Event | None = None) -> int:
+    """Run until SIGINT/SIGTERM (or ``stop_event``); bad input raises ConfigError first."""
+    from connectrt.runtime.standalone import _install_signal_handlers
+
+    props = load_properties(worker_props_path)
+    SparkBackendConfig.from_props(props)  # fail on bad settings before Spark starts
+    WorkerConfig.from_props(props)
+    session = spark_session_from_props(props)
+    stop = stop_event or threading.Event()
+    _install_signal_handlers(stop)
+    try:
+        process, _executor = build_spark_worker(props, session)
+        process.run((), stop)
+    finally:
+        session.stop()
+    return 0

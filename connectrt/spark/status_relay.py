@@ -1,0 +1,142 @@
+"""Task status between executors and the driver, through the status topic.
+
+Executors write their tasks' states (RUNNING, PAUSED, FAILED with the trace, UNASSIGNED at a
+clean exit) and the topics they produce to straight into ``status.storage.topic``, in Kafka
+Connect's format, with ``worker_id`` = the executor's ``host:pid`` and ``generation`` = the
+launch generation of the task (:class:`ExecutorStatusWriter`). The driver tails the topic
+(:class:`StatusRelay`) and shows those statuses on its status board (which the REST API
+serves) without writing them again; records of launches that are no longer live, of other
+workers and from before the driver started are ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from connectrt.api.errors import ConnectError
+from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.status import Status
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.status_store import (
+    TaskStatusRecord,
+    TopicStatus,
+    TopicStatusRecord,
+    decode_status_record,
+    status_record,
+    topic_status_record,
+)
+
+__all__ = ["ExecutorStatusWriter", "StatusRelay"]
+
+log = logging.getLogger(__name__)
+
+_POLL_PAUSE_S = 0.1
+
+
+def _status_log(wc: WorkerConfig, role: str, on_record: object) -> TopicLog:
+    policy = OverridePolicy("None")
+    bootstrap = wc.bootstrap_servers
+    consumer = consumer_config(
+        bootstrap, wc.originals, None, policy, f"connect-{role}-consumer", f"connect-{role}"
+    )
+    consumer["fetch.wait.max.ms"] = 100
+    return TopicLog(
+        wc["status.storage.topic"],
+        producer_config(bootstrap, wc.originals, None, policy, f"connect-{role}-producer"),
+        consumer,
+        admin_config(bootstrap, wc.originals, None, policy, f"connect-{role}-admin"),
+        on_record,  # type: ignore[arg-type]
+        partitions=wc["status.storage.partitions"],
+        replication_factor=wc["status.storage.replication.factor"],
+        timeout=wc["worker.startup.timeout.ms"] / 1000.0,
+    )
+
+
+class ExecutorStatusWriter:
+    """A status-board listener on an executor: writes each status (stamped with the launch
+    ``generation``) and topic record to the status topic without waiting; ``flush`` waits.
+    ``start`` before the task starts, ``stop`` (flushes) after it ended."""
+
+    def __init__(self, wc: WorkerConfig, generation: int) -> None:
+        self._generation = generation
+        self._log = _status_log(wc, "spark-status", lambda *record: None)
+
+    def start(self) -> None:
+        self._log.start()
+
+    def put(self, status: Status) -> None:
+        self._log.send(*status_record(dataclasses.replace(status, generation=self._generation)))
+
+    def put_topic(self, connector: str, topic: str, task: int) -> None:
+        ts = TopicStatus(topic, connector, task, int(time.time() * 1000))
+        self._log.send(*topic_status_record(ts))
+
+    def flush(self, timeout: float | None = None) -> None:
+        self._log.flush(timeout)
+
+    def stop(self) -> None:
+        try:
+            self._log.flush(10.0)
+        except ConnectError as exc:
+            log.warning("Task status records may be lost: %s", exc)
+        self._log.stop(1.0)
+
+
+class StatusRelay:
+    """The driver's tail of the status topic (one thread).
+
+    ``accept(status)`` decides (under the caller's lock) whether an executor's task status
+    belongs to a live launch and records it; ``on_topic(connector, topic, task)`` receives the
+    topics executors report. Records present when :meth:`start` is called are skipped.
+    """
+
+    def __init__(
+        self,
+        wc: WorkerConfig,
+        accept: Callable[[Status], None],
+        on_topic: Callable[[str, str, int], None],
+    ) -> None:
+        self._accept = accept
+        self._on_topic = on_topic
+        self._live = False
+        self._log = _status_log(wc, "spark-status-relay", self._on_record)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._tail, name="spark-status-relay", daemon=True)
+
+    def _on_record(
+        self, key: bytes | None, value: bytes | None, partition: int, offset: int
+    ) -> None:
+        if not self._live or key is None:
+            return
+        record = decode_status_record(key, value)
+        if isinstance(record, TaskStatusRecord) and record.status is not None:
+            self._accept(record.status)
+        elif isinstance(record, TopicStatusRecord) and record.status is not None:
+            ts = record.status
+            self._on_topic(ts.connector, ts.topic, ts.task)
+
+    def start(self) -> None:
+        self._log.start()  # replays to EOF with _live False: old records are skipped
+        self._live = True
+        self._thread.start()
+
+    def _tail(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._log.read_to_end()
+            except ConnectError:
+                log.warning("Reading task statuses from %s failed; retrying", self._log.topic)
+            except Exception:
+                log.exception("Error relaying task statuses")
+            self._stopping.wait(_POLL_PAUSE_S)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+        self._log.stop(1.0)

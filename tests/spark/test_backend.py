@@ -1,0 +1,322 @@
+"""The Spark executor backend end to end: the driver (herder, REST, Kafka-topic stores) in this
+process, connector tasks as long-running Spark tasks in Spark's Python workers (``local[N,F]``
+from the ``spark`` fixture), real broker, real HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+from connectrt.runtime.assembly import WorkerProcess
+from connectrt.spark.backend import SparkTaskExecutor
+from connectrt.spark.driver import build_spark_worker
+from connectrt.storage.offset_codec import decode_value, encode_key
+from connectrt.storage.status_store import TaskStatusRecord, decode_status_record
+from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.rest import rest_worker_props, wait_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+SOURCE = "tests.plugins.sequence.SequenceSource"
+SINK = "tests.plugins.sequence.SequenceFileSink"
+
+
+@dataclass
+class SparkWorker:
+    process: WorkerProcess
+    executor: SparkTaskExecutor
+    http: httpx.Client
+    props: dict[str, str]
+    bootstrap: str
+
+    def status(self, name: str) -> dict[str, Any]:
+        response = self.http.get(f"/connectors/{name}/status")
+        return response.json() if response.status_code == 200 else {}
+
+    def tasks_in(self, name: str, state: str, count: int) -> bool:
+        tasks = self.status(name).get("tasks", [])
+        return len(tasks) == count and all(t["state"] == state for t in tasks)
+
+    def delete(self, name: str) -> None:
+        assert self.http.delete(f"/connectors/{name}").status_code == 204
+
+
+@pytest.fixture(scope="module")
+def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]:
+    props = rest_worker_props(broker.bootstrap_servers, **{"offset.flush.interval.ms": "300"})
+    process, executor = build_spark_worker(props, spark)
+    stop = threading.Event()
+    thread = threading.Thread(target=process.run, args=((), stop), daemon=True)
+    thread.start()
+    wait_for(lambda: process.herder.ready, 60, "the Spark driver's herder")
+    http = httpx.Client(base_url=process.rest.url, timeout=60)
+    yield SparkWorker(process, executor, http, props, broker.bootstrap_servers)
+    http.close()
+    stop.set()
+    thread.join(60)
+
+
+def source_config(topic: str, tasks: int, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": SOURCE,
+        "tasks.max": str(tasks),
+        "topic": topic,
+        "key.converter": STRING,
+        "value.converter": STRING,
+        **extra,
+    }
+
+
+def values_of(bootstrap: str, topic: str) -> list[str]:
+    return [
+        v.decode() for records in read_topic(bootstrap, topic).values() for _, v in records if v
+    ]
+
+
+def scan_until(bootstrap: str, topic: str, done: Callable[[list[str]], bool]) -> None:
+    """Read ``topic`` from the start until ``done(values so far)`` holds (no partition EOF is
+    needed: while tasks produce, a reader may never see one)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"scan-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in parts])
+        seen: list[str] = []
+        deadline = time.monotonic() + 60
+        while not done(seen):
+            assert time.monotonic() < deadline, f"{topic}: condition not met in {len(seen)}"
+            seen.extend(m.value().decode() for m in consumer.consume(500, 0.2) if not m.error())
+    finally:
+        consumer.close()
+
+
+def parse(value: str) -> tuple[int, int, int, str]:
+    task, seq, attempt, tag = value.split(":", 3)
+    return int(task), int(seq), int(attempt), tag
+
+
+def test_source_and_sink_four_tasks_each_survive_crashes(worker: SparkWorker, tmp_path: Path):
+    """4 source + 4 sink tasks on Spark; source task 1's Python worker dies (os._exit) on its
+    first attempt, sink task 2 raises on its first attempt. Spark re-runs both; they resume
+    from committed offsets: no record lost, duplicates only from the last commit on."""
+    run = os.urandom(4).hex()
+    topic, src, snk = f"seq-{run}", f"seq-source-{run}", f"seq-sink-{run}"
+    create_topic(worker.bootstrap, topic, partitions=4)
+    per_task, crash_at = 2000, 1200
+    out = tmp_path / "sink"
+    out.mkdir()
+    r = worker.http.put(
+        f"/connectors/{snk}/config",
+        json={
+            "connector.class": SINK,
+            "tasks.max": "4",
+            "topics": topic,
+            "dir": str(out),
+            "key.converter": STRING,
+            "value.converter": STRING,
+            "crash.task": "2",
+            "crash.after": "300",
+        },
+    )
+    assert r.status_code == 201, r.text
+    r = worker.http.put(
+        f"/connectors/{src}/config",
+        json=source_config(
+            topic,
+            4,
+            **{
+                "records.per.task": str(per_task),
+                "batch.size": "50",
+                "batch.interval.ms": "25",
+                "crash.task": "1",
+                "crash.at": str(crash_at),
+                "crash.mode": "exit",
+            },
+        ),
+    )
+    assert r.status_code == 201, r.text
+
+    def sink_lines() -> dict[str, list[str]]:
+        return {p.name: p.read_text().splitlines() for p in sorted(out.glob("*.txt"))}
+
+    wanted = {(t, s) for t in range(4) for s in range(per_task)}
+
+    def delivered() -> set[tuple[int, int]]:
+        return {
+            parse(line)[:2] for lines in sink_lines().values() for line in lines if line[0] != "#"
+        }
+
+    wait_for(lambda: delivered() >= wanted, 150, "every record in the sink files")
+
+    # Tasks ran in Spark's Python workers (not this process), reported through the status topic.
+    status = worker.status(src)
+    assert [t["id"] for t in status["tasks"]] == [0, 1, 2, 3]
+    worker_ids = {t["worker_id"] for t in status["tasks"]}
+    assert all(not w.endswith(f":{os.getpid()}") for w in worker_ids), worker_ids
+    assert len(worker_ids) == 4  # four concurrent Python workers
+    assert status["connector"]["worker_id"] == worker.process.herder.worker.status.worker_id
+
+    # Source: task 1 resumed from a committed offset C > 0; the only duplicates are C..crash.
+    produced = values_of(worker.bootstrap, topic)
+    by_seq: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for value in produced:
+        task, seq, attempt, _ = parse(value)
+        by_seq[(task, seq)].append(attempt)
+    assert set(by_seq) == wanted  # nothing lost
+    attempts_of_1 = {a for (t, _), attempts in by_seq.items() if t == 1 for a in attempts}
+    assert attempts_of_1 == {0, 1}  # Spark re-ran the crashed task
+    resumed_at = min(s for (t, s), attempts in by_seq.items() if t == 1 and 1 in attempts)
+    duplicated = sorted(k for k, attempts in by_seq.items() if len(attempts) > 1)
+    assert 0 < resumed_at <= crash_at
+    assert duplicated == [(1, s) for s in range(resumed_at, crash_at)]
+    assert all(sorted(by_seq[k]) == [0, 1] for k in duplicated)
+    committed = offsets_committed(worker, src, 1)
+    assert resumed_at in committed  # the resume point was a committed offset
+    assert max(committed[: committed.index(resumed_at) + 1]) == resumed_at
+
+    # Sink: task 2 failed (FAILED with the trace in the status topic), was re-run, and every
+    # record written twice was written after the failed attempt's last flush (uncommitted).
+    traces = task_traces(worker, snk, 2)
+    assert any("injected sink failure" in t for t in traces), traces
+    lines = sink_lines()
+    crashed = [n for n in lines if n.startswith(f"{snk}-2-a0-")]
+    assert len(crashed) == 1
+    retried = [n for n in lines if n.startswith(f"{snk}-2-a1-")]
+    assert retried, sorted(lines)
+    crashed_lines = lines[crashed[0]]
+    last_flush = max((i for i, v in enumerate(crashed_lines) if v == "#flush"), default=-1)
+    uncommitted = set(crashed_lines[last_flush + 1 :])
+    counts = Counter(v for ls in lines.values() for v in ls if v != "#flush")
+    twice = {v for v, n in counts.items() if n > 1}
+    assert all(counts[v] == 2 for v in twice)
+    assert twice <= uncommitted, sorted(twice - uncommitted)[:5]
+    assert len(twice) <= len(uncommitted) <= 300
+
+    # Deleting stops the tasks cooperatively (no Spark job cancelled) and frees their slots.
+    cancels = worker.executor.cancels
+    worker.delete(src)
+    worker.delete(snk)
+    assert worker.executor.cancels == cancels
+    assert worker.executor.live_tasks(src) == [] and worker.executor.live_tasks(snk) == []
+    assert worker.executor.slots.held() == 0
+
+
+def offsets_committed(worker: SparkWorker, connector: str, task: int) -> list[int]:
+    """Every ``seq`` committed for a task's source partition, in the offsets topic's order."""
+    topic = worker.props["offset.storage.topic"]
+    key = encode_key(connector, {"task": task})
+    return [
+        int((decode_value(v) or {})["seq"])
+        for records in read_topic(worker.bootstrap, topic).values()
+        for k, v in records
+        if k == key and v is not None
+    ]
+
+
+def task_traces(worker: SparkWorker, connector: str, task: int) -> list[str]:
+    """Traces of every FAILED status of a task in the status topic."""
+    out = []
+    for records in read_topic(worker.bootstrap, worker.props["status.storage.topic"]).values():
+        for k, v in records:
+            record = decode_status_record(k, v)
+            if (
+                isinstance(record, TaskStatusRecord)
+                and record.name == connector
+                and record.task == task
+                and record.status is not None
+                and record.status.state == "FAILED"
+            ):
+                out.append(record.status.trace or "")
+    return out
+
+
+def test_pause_resume_update_stop_over_rest_and_slot_check(worker: SparkWorker):
+    run = os.urandom(4).hex()
+    topic, name = f"ctl-{run}", f"ctl-source-{run}"
+    create_topic(worker.bootstrap, topic, partitions=2)
+    config = source_config(topic, 4, **{"batch.size": "20", "batch.interval.ms": "50", "tag": "v1"})
+    assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 90, "4 tasks RUNNING on Spark")
+    driver_id = worker.process.herder.worker.status.worker_id
+    assert all(t["worker_id"] != driver_id for t in worker.status(name)["tasks"])
+
+    # Slot check: a connector taking every remaining slot is refused, with the numbers.
+    total, held = worker.executor.slots.total, worker.executor.slots.held()
+    assert held == 4
+    greedy = f"greedy-{run}"
+    r = worker.http.put(
+        f"/connectors/{greedy}/config", json=source_config(topic, total - held, tag="greedy")
+    )
+    assert r.status_code == 201, r.text
+    status = worker.status(greedy)
+    assert status["connector"]["state"] == "FAILED"
+    trace = status["connector"]["trace"]
+    assert f"Not enough Spark task slots for connector {greedy}" in trace
+    assert f"the cluster has {total} slot(s), {held} held by running connector tasks" in trace
+    assert f"({name}: 4)" in trace and "1 must stay free" in trace
+    assert [t["state"] for t in status["tasks"]] == ["FAILED"] * (total - held)
+    assert worker.executor.slots.held() == held
+    worker.delete(greedy)
+
+    # Pause: every task reports PAUSED from its executor and produces nothing more.
+    assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
+    wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 30, "4 tasks PAUSED")
+    time.sleep(0.5)
+    paused_count = len(values_of(worker.bootstrap, topic))
+    time.sleep(1.5)
+    assert len(values_of(worker.bootstrap, topic)) == paused_count
+
+    # Resume: RUNNING again and producing.
+    assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 30, "4 tasks RUNNING again")
+    scan_until(worker.bootstrap, topic, lambda seen: len(seen) > paused_count)
+
+    # Config update: 2 tasks with tag v2; the old launches end cooperatively.
+    cancels = worker.executor.cancels
+    updated = {**config, "tasks.max": "2", "tag": "v2"}
+    assert worker.http.put(f"/connectors/{name}/config", json=updated).status_code == 200
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 2), 60, "2 reconfigured tasks RUNNING")
+
+    def v2_tasks(values: list[str]) -> set[int]:
+        return {t for t, _, _, tag in map(parse, values) if tag == "v2"}
+
+    scan_until(worker.bootstrap, topic, lambda seen: v2_tasks(seen) == {0, 1})
+    assert worker.executor.slots.held(name) == 2
+    assert worker.executor.cancels == cancels
+
+    # Stop: tasks commit and exit, no job cancelled; the committed offsets cover every record.
+    assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
+    wait_for(lambda: worker.status(name)["connector"]["state"] == "STOPPED", 30, "STOPPED")
+    assert worker.status(name)["tasks"] == []
+    assert worker.executor.live_tasks(name) == []
+    assert worker.executor.cancels == cancels
+    last_seq: dict[int, int] = {}
+    for t, s, _, _ in map(parse, values_of(worker.bootstrap, topic)):
+        last_seq[t] = max(s, last_seq.get(t, -1))
+    offsets = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
+    committed = {o["partition"]["task"]: o["offset"]["seq"] for o in offsets}
+    assert committed == {t: s + 1 for t, s in last_seq.items()}
+    worker.delete(name)
+    assert worker.executor.slots.held() == 0
