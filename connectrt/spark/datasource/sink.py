@@ -13,7 +13,7 @@ plus:
   ``key.columns`` (comma-separated), which form a struct key;
 * ``tasks.max`` (default 1): ``task_configs()`` is asked for this many configs; Spark
   partition *i* runs config ``i % n``;
-* ``batch.size`` (default 5000): records per ``put()``;
+* ``put.batch.size`` (default 5000): records per ``put()``;
 * ``batch.id``: the batch id of a ``df.write`` (streaming writes use the micro-batch id).
 
 Lifecycle: the driver starts the connector once per query plan (validating its config) and
@@ -57,7 +57,7 @@ __all__ = ["BatchSinkWriter", "SinkCommit", "StreamSinkWriter", "run_sink_task"]
 
 OFFSET_STRIDE = 1 << 32
 _BRIDGE_KEYS = frozenset(
-    {"connector.class", "topic", "key.columns", "batch.size", "batch.id", "path"}
+    {"connector.class", "topic", "key.columns", "put.batch.size", "batch.id", "path"}
 )
 
 
@@ -180,7 +180,7 @@ def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
         value_index=value_index,
         key_type=_column_type(schema, key_index),
         value_type=_column_type(schema, value_index),
-        batch_size=int(opts.get("batch.size", "5000") or 5000),
+        batch_size=int(opts.get("put.batch.size", "5000") or 5000),
         batch_id=int(opts.get("batch.id", "0") or 0),
         config=config,
     )
