@@ -46,6 +46,7 @@ def _fill(broker: EmbeddedBroker, registry: SchemaRegistryServer, topic: str) ->
         good = [converter.from_connect_data(topic, Schema.STRING_SCHEMA, v) for v in "ac"]
     finally:
         converter.close()
+    assert good[0] is not None and good[1] is not None
     create_topic(broker.bootstrap_servers, topic)
     produce(broker.bootstrap_servers, topic, [good[0], UNKNOWN, good[1]])
 
