@@ -1,14 +1,21 @@
-"""The demo behind ``connectrt demo``: file -> Kafka -> file on an embedded broker.
+"""The demo behind ``connectrt demo``: two pipelines on an embedded broker.
 
-Starts the embedded broker, writes a worker config and two connector configs into the demo
-directory, runs a standalone worker in this process (FileStreamSource -> topic ``demo-lines``
--> FileStreamSink) and keeps appending lines to the input file, printing progress until
-Ctrl-C or ``--duration`` seconds.
+Starts the embedded broker, writes a worker config and three connector configs into the demo
+directory and runs a standalone worker in this process that also serves the built-in schema
+registry. Pipelines:
+
+* file -> Kafka -> file: FileStreamSource -> topic ``demo-lines`` -> FileStreamSink, while
+  lines keep being appended to the input file;
+* datagen -> Avro: the datagen ``orders`` quickstart -> topic ``demo-orders`` as Avro
+  (AvroConverter through the built-in registry, Confluent wire format).
+
+Progress of both is printed every 2 s until Ctrl-C or ``--duration`` seconds.
 """
 
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -21,6 +28,9 @@ from connectrt.testing.broker import EmbeddedBroker
 __all__ = ["run_demo"]
 
 TOPIC = "demo-lines"
+ORDERS_TOPIC = "demo-orders"
+ORDERS_CONNECTOR = "demo-datagen-orders"
+ORDERS_RATE = 50  # records/s: enough to watch, little enough for the in-memory broker
 
 
 def _count_lines(path: Path) -> int:
@@ -31,7 +41,16 @@ def _count_lines(path: Path) -> int:
         return 0
 
 
-def _write_configs(d: Path, bootstrap: str, port: int) -> tuple[Path, Path, Path]:
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _write_configs(
+    d: Path, bootstrap: str, port: int, registry_url: str
+) -> tuple[Path, list[Path]]:
     worker = d / "worker.properties"
     worker.write_text(
         "# Written by `connectrt demo`\n"
@@ -45,6 +64,9 @@ def _write_configs(d: Path, bootstrap: str, port: int) -> tuple[Path, Path, Path
         "consumer.session.timeout.ms=6000\n"
         "consumer.heartbeat.interval.ms=500\n"
         f"listeners=http://127.0.0.1:{port}\n"
+        "schema.registry.enable=true\n"
+        f"schema.registry.listener={registry_url}\n"
+        "schema.registry.topic=_schemas\n"
     )
     source = d / "file-source.properties"
     source.write_text(
@@ -62,7 +84,18 @@ def _write_configs(d: Path, bootstrap: str, port: int) -> tuple[Path, Path, Path
         f"file={(d / 'output.txt').resolve()}\n"
         f"topics={TOPIC}\n"
     )
-    return worker, source, sink
+    orders = d / "datagen-orders.properties"
+    orders.write_text(
+        f"name={ORDERS_CONNECTOR}\n"
+        "connector.class=connectors.datagen.DatagenConnector\n"
+        "tasks.max=1\n"
+        "quickstart=orders\n"
+        f"kafka.topic={ORDERS_TOPIC}\n"
+        f"rate={ORDERS_RATE}\n"
+        "value.converter=io.confluent.connect.avro.AvroConverter\n"
+        f"value.converter.schema.registry.url={registry_url}\n"
+    )
+    return worker, [source, sink, orders]
 
 
 def run_demo(directory: str, initial_lines: int, duration: float | None, port: int = 8083) -> int:
@@ -83,10 +116,14 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
         signal.signal(sig, _on_signal)
 
     n = initial_lines
+    orders = 0
     with EmbeddedBroker() as broker:
-        worker_path, source_path, sink_path = _write_configs(d, broker.bootstrap_servers, port)
+        registry_url = f"http://127.0.0.1:{_free_port()}"
+        worker_path, connector_paths = _write_configs(
+            d, broker.bootstrap_servers, port, registry_url
+        )
         process = WorkerProcess.build(load_properties(worker_path), "standalone")
-        initial = [load_connector_file(p) for p in (source_path, sink_path)]
+        initial = [load_connector_file(p) for p in connector_paths]
         worker_stop = threading.Event()
         failure: list[BaseException] = []
 
@@ -108,6 +145,14 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
             print(f"  worker config : {worker_path}")
             print(f"  source        : {input_path} -> topic {TOPIC}")
             print(f"  sink          : topic {TOPIC} -> {output_path}")
+            print(
+                f"  datagen       : quickstart orders, {ORDERS_RATE}/s -> topic {ORDERS_TOPIC} "
+                "as Avro (Confluent wire format)"
+            )
+            print(
+                f"  schema registry: {registry_url}  "
+                f"(try: curl -s {registry_url}/subjects/{ORDERS_TOPIC}-value/versions/latest)"
+            )
             print(f"  REST API      : {url}  (try: curl -s '{url}/connectors?expand=status')")
             print("  lines are appended to the input every 100 ms; Ctrl-C stops the demo")
             deadline = None if duration is None else time.monotonic() + duration
@@ -126,17 +171,29 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
                     }
                     print(
                         f"  input {n} lines, output {_count_lines(output_path)} lines, "
+                        f"orders {_produced(process, ORDERS_CONNECTOR)} Avro records, "
                         f"connectors {states}",
                         flush=True,
                     )
                 if deadline is not None and now >= deadline:
                     break
         finally:
+            orders = _produced(process, ORDERS_CONNECTOR)
             worker_stop.set()
             runner.join(60)
     if failure:
         raise failure[0]
     print(
-        f"demo stopped: input {n} lines, output {_count_lines(output_path)} lines ({output_path})"
+        f"demo stopped: input {n} lines, output {_count_lines(output_path)} lines "
+        f"({output_path}); orders: {orders} Avro records in topic {ORDERS_TOPIC}"
     )
     return 0
+
+
+def _produced(process: WorkerProcess, connector: str) -> int:
+    """Records of ``connector``'s tasks acknowledged by the broker so far."""
+    try:
+        handles = process.herder.worker.runners(connector)
+    except Exception:  # not started (yet) or already stopped
+        return 0
+    return sum(h.metrics.records_produced for h in handles.values())
