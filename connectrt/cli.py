@@ -1,6 +1,8 @@
 """The ``connectrt`` command.
 
 * ``connectrt standalone WORKER.properties [CONNECTOR.properties|.json ...]``
+* ``connectrt spark WORKER.properties``: the same worker with its connector tasks running as
+  long-running Spark tasks (also ``connectrt worker`` with ``task.executor=spark``)
 * ``connectrt broker [--port N]``: the embedded Kafka-protocol broker, for local use
 * ``connectrt plugins [--plugin-path DIR]``: the plugins connectrt can load (bundled, from
   entry points and from DIR), then those that failed to load
@@ -38,9 +40,18 @@ def _cmd_standalone(args: argparse.Namespace) -> int:
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    from connectrt.runtime.properties import load_properties
     from connectrt.runtime.standalone import run_distributed
 
+    if load_properties(args.worker_config).get("task.executor", "threads") == "spark":
+        return _cmd_spark(args)
     return run_distributed(args.worker_config)
+
+
+def _cmd_spark(args: argparse.Namespace) -> int:
+    from connectrt.spark.driver import run_spark_worker
+
+    return run_spark_worker(args.worker_config)
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
@@ -96,6 +107,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("worker_config")
     p.set_defaults(func=_cmd_worker)
+
+    p = sub.add_parser(
+        "spark",
+        help="run a worker (REST, Kafka-topic stores) in the Spark driver, its connector tasks "
+        "as long-running Spark tasks; spark.* worker properties configure Spark",
+    )
+    p.add_argument("worker_config")
+    p.set_defaults(func=_cmd_spark)
 
     p = sub.add_parser("broker", help="run the embedded Kafka-protocol broker")
     p.add_argument("--port", type=int, default=None)

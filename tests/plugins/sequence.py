@@ -32,7 +32,8 @@ from connectrt.spark import task_attempt
 class SequenceSource(SourceConnector):
     """Configs: ``topic``, ``tasks.max``, ``records.per.task`` (0 = endless), ``batch.size``,
     ``batch.interval.ms``, ``tag``, ``crash.task``/``crash.at``/``crash.mode`` (exit: the
-    process dies at once; raise: the task fails) on attempt 0 only."""
+    process dies at once; raise: the task fails) on attempt 0 only, ``hang`` (true: poll()
+    never returns, ignoring stop: a task only a cancel can end)."""
 
     def start(self, config: Mapping[str, str]) -> None:
         self._config = dict(config)
@@ -70,8 +71,11 @@ class SequenceSourceTask(SourceTask):
         stored = self.context.offset_storage_reader.offset(self.partition)
         self.seq = int(stored["seq"]) if stored else 0
         self._stopped = False
+        self.hang = config.get("hang") == "true"
 
     def poll(self) -> list[SourceRecord] | None:
+        while self.hang:
+            time.sleep(0.05)
         if self._stopped:
             return None
         time.sleep(self.interval)

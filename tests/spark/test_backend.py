@@ -320,3 +320,37 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(worker: SparkWorker):
     assert committed == {t: s + 1 for t, s in last_seq.items()}
     worker.delete(name)
     assert worker.executor.slots.held() == 0
+
+
+def test_restart_task_and_last_resort_cancel(worker: SparkWorker):
+    """A task restarted over REST is a new launch on Spark; a task that ignores its stop
+    signal is cancelled after task.shutdown.graceful.timeout.ms, and its slot is freed."""
+    run = os.urandom(4).hex()
+    topic, name = f"hang-{run}", f"hang-source-{run}"
+    create_topic(worker.bootstrap, topic, partitions=1)
+    config = source_config(topic, 2, **{"batch.size": "10", "batch.interval.ms": "50"})
+    assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 2), 60, "2 tasks RUNNING")
+
+    cancels = worker.executor.cancels
+    launches = worker.executor.launches
+    assert worker.http.post(f"/connectors/{name}/tasks/1/restart").status_code == 204
+    assert worker.executor.launches == launches + 1
+    # RUNNING again: reported by the new launch (the restart left the task UNASSIGNED).
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 2), 60, "task 1 RUNNING again")
+    assert worker.executor.cancels == cancels  # the old launch stopped cooperatively
+    assert worker.executor.slots.held(name) == 2
+
+    # Reconfigure into tasks that never return from poll(): stopping them needs a cancel.
+    hanging = {**config, "hang": "true"}
+    assert worker.http.put(f"/connectors/{name}/config", json=hanging).status_code == 200
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 2), 60, "2 hanging tasks RUNNING")
+    t0 = time.monotonic()
+    assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
+    waited = time.monotonic() - t0
+    assert worker.executor.cancels == cancels + 2
+    assert waited >= int(worker.props["task.shutdown.graceful.timeout.ms"]) / 1000.0
+    assert worker.executor.live_tasks(name) == []
+    assert worker.executor.slots.held() == 0
+    assert worker.status(name)["connector"]["state"] == "STOPPED"
+    worker.delete(name)

@@ -1,0 +1,102 @@
+"""The Spark backend's pure parts: slot arithmetic, settings, signal records, CLI errors.
+No SparkSession and no broker needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connectrt.api.errors import ConfigError
+from connectrt.cli import main
+from connectrt.runtime.status import TargetState
+from connectrt.spark.config import SparkBackendConfig, spark_conf
+from connectrt.spark.signals import Signal, signal_key
+from connectrt.spark.slots import NotEnoughSlots, SlotLedger
+
+
+def test_slots_keep_one_free_beyond_running_tasks():
+    ledger = SlotLedger(total=10, free=1)
+    ledger.reserve("a", 4)
+    ledger.reserve("b", 5)  # 4 + 5 + 1 free = 10
+    assert ledger.held() == 9 and ledger.held("a") == 4
+    with pytest.raises(NotEnoughSlots) as info:
+        ledger.reserve("c", 1)
+    message = str(info.value)
+    assert "connector c: its 1 task(s) need 1 slot(s)" in message
+    assert "the cluster has 10 slot(s), 9 held" in message
+    assert "(a: 4, b: 5)" in message and "Lower tasks.max" in message
+    assert ledger.held() == 9  # a refused launch holds nothing
+    ledger.release("b", 5)
+    ledger.reserve("c", 5)
+    assert ledger.held("c") == 5 and ledger.held("b") == 0
+
+
+def test_slots_more_free_and_bad_totals():
+    ledger = SlotLedger(total=4, free=2)
+    ledger.reserve("a", 2)
+    with pytest.raises(NotEnoughSlots, match="2 must stay free"):
+        ledger.reserve("b", 1)
+    with pytest.raises(ValueError, match="at least one slot"):
+        SlotLedger(total=0)
+    ledger.release("zzz")  # releasing what was never held is harmless
+    assert ledger.held() == 2
+
+
+def test_backend_config_defaults_and_passthrough():
+    props = {
+        "config.storage.topic": "cfg",
+        "spark.master": "local[3]",
+        "spark.task.maxFailures": "4",
+    }
+    config = SparkBackendConfig.from_props(props)
+    assert config.signal_topic == "cfg-spark-signals"
+    assert (config.executor, config.slots, config.free_slots) == ("threads", 0, 1)
+    assert config.cancel_wait_s == 10.0
+    assert spark_conf({**props, "task.executor": "spark"}) == {
+        "spark.master": "local[3]",
+        "spark.task.maxFailures": "4",
+    }
+    explicit = SparkBackendConfig.from_props(
+        {"task.executor.spark.signal.topic": "sig", "task.executor.spark.slots": "16"}
+    )
+    assert (explicit.signal_topic, explicit.slots) == ("sig", 16)
+
+
+@pytest.mark.parametrize(
+    ("props", "key"),
+    [
+        ({"offset.storage.type": "file"}, "offset.storage.type"),
+        ({"task.executor.spark.free.slots": "0"}, "task.executor.spark.free.slots"),
+        ({"task.executor": "yarn"}, "task.executor"),
+        ({"task.executor.spark.slots": "many"}, "task.executor.spark.slots"),
+    ],
+)
+def test_backend_config_errors(props: dict[str, str], key: str):
+    with pytest.raises(ConfigError) as info:
+        SparkBackendConfig.from_props(props)
+    assert key in str(info.value)
+
+
+def test_signal_records_round_trip_and_reject_garbage():
+    signal = Signal("run1", 7, TargetState.PAUSED, stop=False)
+    assert Signal.decode(signal.encode()) == signal
+    assert Signal.decode(Signal("r", 1, TargetState.STARTED, stop=True).encode()) == Signal(
+        "r", 1, TargetState.STARTED, True
+    )
+    assert signal_key("orders-sink", 3) == b"orders-sink/3"
+    for garbage in (b"not json", b"{}", b'{"run":"r","generation":1,"target":"NOPE","stop":0}'):
+        assert Signal.decode(garbage) is None
+
+
+def test_cli_spark_rejects_bad_settings_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    props = tmp_path / "worker.properties"
+    props.write_text("bootstrap.servers=127.0.0.1:1\noffset.storage.type=file\n")
+    assert main(["spark", str(props)]) == 1
+    assert "task.executor=spark needs offset.storage.type=kafka" in capsys.readouterr().err
+    # `connectrt worker` with task.executor=spark takes the same path.
+    props.write_text("task.executor=spark\noffset.storage.type=memory\n")
+    assert main(["worker", str(props)]) == 1
+    assert "task.executor=spark needs offset.storage.type=kafka" in capsys.readouterr().err
