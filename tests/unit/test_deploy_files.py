@@ -32,6 +32,7 @@ from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.properties import load_connector_file, load_properties, parse_properties
 from connectrt.runtime.worker_config import WORKER_CONFIG_DEF, WorkerConfig
+from connectrt.spark.config import SPARK_BACKEND_CONFIG_DEF, SparkBackendConfig, spark_conf
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -63,6 +64,7 @@ def test_the_expected_files_exist() -> None:
         "compose/worker.properties",
         "worker/connectors/file-source.json",
         "worker/connectors/file-sink.json",
+        "spark/worker.properties",
     } <= names
     assert len(WORKER_FILES) >= 3
     assert len(CONNECTOR_FILES) >= 5
@@ -86,8 +88,10 @@ def test_worker_file_parses(path: Path) -> None:
 
 
 def _known_worker_key(key: str) -> bool:
-    if key in WORKER_CONFIG_DEF.keys:
+    if key in WORKER_CONFIG_DEF.keys or key in SPARK_BACKEND_CONFIG_DEF.keys:
         return True
+    if key.startswith("spark."):
+        return True  # handed to Spark as is (deploy/spark)
     prefixes = ("producer.", "consumer.", "admin.", "config.providers.")
     converters = tuple(f"{k}.converter." for k in ("key", "value", "header"))
     return key.startswith(prefixes + converters)
@@ -149,6 +153,29 @@ def test_distributed_worker_file_documents_auth_https_and_control_topic() -> Non
     assert wc["listeners"][0].startswith("https://")
     assert wc["listeners.https.ssl.certificate.location"]
     assert wc["listeners.https.ssl.key.location"]
+
+
+def test_spark_worker_file_and_submit_script() -> None:
+    """deploy/spark: a distributed worker with task.executor=spark whose spark.* keys reach
+    Spark; the spark-submit script runs the launcher, which runs `connectrt spark`."""
+    spark_dir = DEPLOY / "spark"
+    props = load_properties(spark_dir / "worker.properties")
+    config = SparkBackendConfig.from_props(props)
+    assert config.executor == "spark" and config.free_slots >= 1
+    assert config.signal_topic not in {props[k] for k in props if k.endswith("storage.topic")}
+    conf = spark_conf(props)
+    assert conf["spark.master"].startswith("local[") and "spark.task.maxFailures" in conf
+    for line in _commented_examples(spark_dir / "worker.properties"):
+        assert line.startswith("spark."), line
+    script = (spark_dir / "submit.sh").read_text(encoding="utf-8")
+    assert script.startswith("#!/bin/sh") and "exec spark-submit" in script
+    assert "connectrt_spark.py" in script and "spark.pyspark.python" in script
+    if shutil.which("sh"):
+        subprocess.run(["sh", "-n", str(spark_dir / "submit.sh")], check=True)
+    launcher = (spark_dir / "connectrt_spark.py").read_text(encoding="utf-8")
+    assert 'main(["spark", *sys.argv[1:]])' in launcher
+    compile(launcher, "connectrt_spark.py", "exec")
+    assert "submit.sh" in (DEPLOY / "README.md").read_text(encoding="utf-8")
 
 
 # -- connector files -------------------------------------------------------------------------
