@@ -189,6 +189,7 @@ class Querier:
         return self._records(rows)
 
     def _records(self, rows: Sequence[Any]) -> list[SourceRecord]:
+        """Rows -> records. One loop per offset shape keeps the per-row work minimal."""
         if not rows:
             return []
         schema, topic, partition = self.schema, self.topic, self.partition
@@ -196,32 +197,46 @@ class Querier:
         from_values = Struct._from_values
         records: list[SourceRecord] = []
         append = records.append
-        last_inc = self.last_incrementing
-        last_ts = self.last_timestamp
-        offset: dict[str, Any] | None = None
+        epoch, us = EPOCH, _US
+        single_ts = ts_is[0] if len(ts_is) == 1 else None
+        values: list[Any] = []
         for row in rows:
             values = list(row)
             for i, convert in converters:
                 values[i] = convert(values[i])
-            if partition is not None:
-                offset = {}
-                if inc_i is not None:
-                    last_inc = int(values[inc_i])
-                    offset[INCREMENTING_FIELD] = last_inc
-                if ts_is:
+            if partition is None:
+                offset = None
+            elif not ts_is:
+                offset = {INCREMENTING_FIELD: int(values[inc_i])}  # type: ignore[index]
+            else:
+                if single_ts is not None:
+                    ts = values[single_ts]
+                else:
                     ts = next((values[i] for i in ts_is if values[i] is not None), None)
-                    if ts is not None:
-                        last_ts = ts
-                        millis, nanos = timestamp_to_offset(ts)
-                        offset[TIMESTAMP_FIELD] = millis
-                        offset[TIMESTAMP_NANOS_FIELD] = nanos
+                micros = (ts - epoch) // us
+                if inc_i is None:
+                    offset = {
+                        TIMESTAMP_FIELD: micros // 1000,
+                        TIMESTAMP_NANOS_FIELD: micros % 1_000_000 * 1000,
+                    }
+                else:
+                    offset = {
+                        INCREMENTING_FIELD: int(values[inc_i]),
+                        TIMESTAMP_FIELD: micros // 1000,
+                        TIMESTAMP_NANOS_FIELD: micros % 1_000_000 * 1000,
+                    }
             append(
                 SourceRecord(
                     partition, offset, topic, None, None, None, schema, from_values(schema, values)
                 )
             )
-        self.last_incrementing = last_inc
-        self.last_timestamp = last_ts
+        if partition is not None:  # the last row is the new position
+            if inc_i is not None:
+                self.last_incrementing = int(values[inc_i])
+            if ts_is:
+                last = next((values[i] for i in ts_is if values[i] is not None), None)
+                if last is not None:
+                    self.last_timestamp = last
         return records
 
     def close(self) -> None:

@@ -47,6 +47,8 @@ __all__ = ["ColumnMapping", "Converter", "column_mapping"]
 
 Converter = Callable[[Any], Any]
 
+_EXACT = decimal.Context(prec=1000)  # quantize never rounds because of the context
+
 
 @dataclass(frozen=True)
 class ColumnMapping:
@@ -99,10 +101,8 @@ def _decimal_converter(scale: int) -> Converter:
         if value is None:
             return None
         if type(value) is not decimal.Decimal:
-            value = decimal.Decimal(str(value) if isinstance(value, float) else value)
-        if value.as_tuple().exponent == -scale:
-            return value
-        rounded = value.quantize(quantum)
+            value = decimal.Decimal(repr(value) if type(value) is float else value)
+        rounded = value.quantize(quantum, context=_EXACT)
         if rounded != value:
             raise DataError(f"Value {value} has more than {scale} decimal places")
         return rounded
