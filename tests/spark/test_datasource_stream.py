@@ -1,0 +1,104 @@
+"""Streaming read with a kill -9 of the driver and a restart from the same checkpoint.
+
+A separate driver process streams a topic through the bridge into the JDBC sink (SQLite,
+exactly-once mode, plain inserts: a duplicate would be a second row). It is killed with
+SIGKILL mid-stream; the test then restarts the same query on the same checkpoint and checks
+that every record is in the table exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+import sqlalchemy as sa
+from pyspark.sql import SparkSession
+
+from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic
+from tests.spark.bridge_helpers import produce_raw
+from tests.spark.stream_driver import start_query
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+N = 1500
+KILL_AFTER = 250
+ROW = {"type": "struct", "fields": [{"field": "n", "type": "int32", "optional": False}]}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def count(url: str) -> int:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not sa.inspect(conn).has_table("events"):
+                return 0
+            return int(conn.execute(sa.text('SELECT count(*) FROM "events"')).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def test_kill_9_of_the_driver_and_restart_loses_and_duplicates_nothing(
+    spark: SparkSession,
+    broker: EmbeddedBroker,
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    topic = unique_name("stream")
+    create_topic(broker.bootstrap_servers, topic, 2)
+    produce_raw(
+        broker.bootstrap_servers,
+        topic,
+        (
+            (None, json.dumps({"schema": ROW, "payload": {"n": i}}).encode(), i % 2)
+            for i in range(N)
+        ),
+    )
+    db = tmp_path / "events.db"
+    args = [broker.bootstrap_servers, topic, str(tmp_path / "ckpt"), f"sqlite:///{db}", "eos"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.stream_driver", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while count(f"sqlite:///{db}") < KILL_AFTER:
+            assert driver.poll() is None, "the driver process exited on its own"
+            assert time.monotonic() < deadline, "the streaming query wrote nothing in 120 s"
+            time.sleep(0.2)
+        family = psutil.Process(driver.pid).children(recursive=True)
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(10)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait(10)
+    psutil.wait_procs(family, timeout=30)  # the JVM exits once its gateway's stdin closes
+    at_kill = count(f"sqlite:///{db}")
+    assert KILL_AFTER <= at_kill < N  # killed mid-stream
+
+    query = start_query(spark, args, available_now=True)
+    assert query.awaitTermination(180)  # type: ignore[attr-defined]
+    assert query.exception() is None  # type: ignore[attr-defined]
+
+    engine = sa.create_engine(f"sqlite:///{db}")
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text('SELECT src_partition, src_offset, n FROM "events"')).all()
+    finally:
+        engine.dispose()
+    assert len(rows) == N  # nothing lost, nothing duplicated
+    assert sorted(r[2] for r in rows) == list(range(N))
+    assert {(r[0], r[1]) for r in rows} == {(i % 2, i // 2) for i in range(N)}
