@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from connectors.jdbc.source import JdbcSourceConnector
 from connectrt.data import Schema, Type
 from tests.jdbc_source_support import (
     DB_KINDS,
@@ -368,3 +369,52 @@ def test_numeric_best_fit(db: Db) -> None:
     assert (v["n2"], v["n4"], v["n9"], v["n18"]) == (12, 1234, 123456789, 123456789012345678)
     assert v["f"] == 12.5 and v["big"] == decimal.Decimal("7.2500")
     assert field_schema(record, "n2") == Schema.OPTIONAL_INT8_SCHEMA
+
+
+def test_several_timestamp_columns_are_coalesced(db: Db) -> None:
+    md = sa.MetaData()
+    table = sa.Table(
+        "docs",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("modified", sa.DateTime, nullable=True),
+        sa.Column("created", sa.DateTime, nullable=False),
+    )
+    md.create_all(db.engine)
+    base = db.now() - dt.timedelta(seconds=10)
+    with db.engine.begin() as c:
+        c.execute(
+            table.insert(),
+            [
+                {"id": 1, "modified": None, "created": base + dt.timedelta(seconds=3)},
+                {"id": 2, "modified": base + dt.timedelta(seconds=1), "created": base},
+                {"id": 3, "modified": None, "created": base + dt.timedelta(seconds=2)},
+            ],
+        )
+    cfg = config(db, "timestamp", timestamp_column_name="modified,created")
+    offsets = MemoryOffsets()
+    [task] = start_tasks(cfg, offsets)
+    try:
+        assert values(drain(task, offsets), "id") == [2, 3, 1]  # ordered by COALESCE
+        with db.engine.begin() as c:
+            c.execute(table.update().where(table.c.id == 3).values(modified=db.now()))
+        assert values(drain(task, offsets, quiet=0.4), "id") == [3]
+    finally:
+        task.stop()
+
+
+def test_validation_reports_bad_columns_and_queries(db: Db, items: sa.Table) -> None:
+    def errors(**extra: str) -> dict[str, list[str]]:
+        result = JdbcSourceConnector().validate(config(db, "timestamp+incrementing", **extra))
+        return {k: v.errors for k, v in result.items() if v.errors}
+
+    assert errors() == {}
+    assert (
+        "column 'nope' not found"
+        in errors(incrementing_column_name="nope")["incrementing.column.name"][0]
+    )
+    assert (
+        "not a TIMESTAMP column" in errors(timestamp_column_name="name")["timestamp.column.name"][0]
+    )
+    failing = errors(query="SELECT * FROM missing_table", topic_prefix="q")
+    assert "the query fails" in failing["query"][0] and "missing_table" in failing["query"][0]
