@@ -66,6 +66,12 @@ class TableManager:
         """The table ``name`` holding every column of ``fields`` (created/evolved if allowed)."""
         table = self._tables.get(name)
         if table is None:
+            limit = self._engine.dialect.max_identifier_length
+            if limit and len(name) > limit:
+                raise ConnectError(
+                    f"Table name '{name}' is {len(name)} characters long, more than the "
+                    f"database allows ({limit}); shorten it with table.name.format"
+                )
             table = self._reflect(name)
         if table is None:
             table = self._create(name, fields)
