@@ -52,6 +52,7 @@ __all__ = ["EPOCH", "Querier", "build_querier", "offset_to_timestamp", "timestam
 log = logging.getLogger(__name__)
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_NAIVE_EPOCH = EPOCH.replace(tzinfo=None)  # naive timestamps are UTC (db.timezone=UTC)
 _US = dt.timedelta(microseconds=1)
 INCREMENTING_FIELD = "incrementing"
 TIMESTAMP_FIELD = "timestamp"
@@ -197,7 +198,7 @@ class Querier:
         from_values = Struct._from_values
         records: list[SourceRecord] = []
         append = records.append
-        epoch, us = EPOCH, _US
+        epoch, naive_epoch, us = EPOCH, _NAIVE_EPOCH, _US
         single_ts = ts_is[0] if len(ts_is) == 1 else None
         values: list[Any] = []
         for row in rows:
@@ -213,7 +214,7 @@ class Querier:
                     ts = values[single_ts]
                 else:
                     ts = next((values[i] for i in ts_is if values[i] is not None), None)
-                micros = (ts - epoch) // us
+                micros = (ts - (naive_epoch if ts.tzinfo is None else epoch)) // us
                 if inc_i is None:
                     offset = {
                         TIMESTAMP_FIELD: micros // 1000,
@@ -236,7 +237,7 @@ class Querier:
             if ts_is:
                 last = next((values[i] for i in ts_is if values[i] is not None), None)
                 if last is not None:
-                    self.last_timestamp = last
+                    self.last_timestamp = last if last.tzinfo else last.replace(tzinfo=dt.UTC)
         return records
 
     def close(self) -> None:

@@ -397,3 +397,36 @@ def test_sql_statement_shape(sqlite_db: tuple[str, sa.Engine]) -> None:
     assert 'FROM "items"' in sql
     assert 'coalesce("items"."maybe", "items"."updated") < ?' in sql
     assert '"items"."id" > ?' in sql and "ORDER BY coalesce" in sql
+
+
+def test_db_timezone_reads_naive_timestamps_in_that_zone(sqlite_db: tuple[str, sa.Engine]) -> None:
+    url, engine = sqlite_db
+    with engine.begin() as c:
+        for i, ts in enumerate(["2024-01-01 00:00:00.000000", "2024-07-01 00:00:00.000000"]):
+            c.exec_driver_sql("INSERT INTO items (name, updated) VALUES (?, ?)", (f"r{i}", ts))
+    cfg = {
+        "connection.url": url,
+        "mode": "timestamp",
+        "table.whitelist": "items",
+        "timestamp.column.name": "updated",
+        "db.timezone": "America/New_York",
+        "poll.interval.ms": "20",
+    }
+    offsets = MemoryOffsets()
+    [task] = start_tasks(cfg, offsets)
+    try:
+        records = drain(task, offsets, quiet=0.1)
+        stamps = [r.value["updated"].astimezone(dt.UTC) for r in records]
+        assert stamps == [
+            dt.datetime(2024, 1, 1, 5, tzinfo=dt.UTC),  # EST
+            dt.datetime(2024, 7, 1, 4, tzinfo=dt.UTC),  # EDT
+        ]
+        assert records[-1].source_offset == {"timestamp": 1719806400000, "timestamp_nanos": 0}
+    finally:
+        task.stop()
+    # The stored offset (UTC) is compared in New York wall time: nothing is read twice.
+    [task] = start_tasks(cfg, offsets)
+    try:
+        assert drain(task, quiet=0.1) == []
+    finally:
+        task.stop()
