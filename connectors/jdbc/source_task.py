@@ -22,7 +22,6 @@ import threading
 import time
 import zoneinfo
 from collections.abc import Mapping
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
@@ -57,6 +56,7 @@ class JdbcSourceTask(SourceTask):
     def start(self, config: Mapping[str, str]) -> None:
         settings, parsed = parse_source_config(config)
         self._settings = settings
+        self._queriers = []
         self._stopping.clear()
         zone: dt.tzinfo = zoneinfo.ZoneInfo(settings.db_timezone)
         if settings.db_timezone.upper() in ("UTC", "ETC/UTC"):
@@ -151,10 +151,3 @@ class JdbcSourceTask(SourceTask):
             engine, self._engine = self._engine, None
             if engine is not None:
                 engine.dispose()
-
-    # For tests and tools: the queriers' current positions.
-    def positions(self) -> dict[str, dict[str, Any]]:
-        return {
-            q.description: {"incrementing": q.last_incrementing, "timestamp": q.last_timestamp}
-            for q in self._queriers
-        }
