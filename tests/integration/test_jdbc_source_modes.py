@@ -30,6 +30,7 @@ from tests.jdbc_source_support import (
     open_db,
     poll_until,
     start_tasks,
+    started_connector,
     touch,
     value_schema,
     values,
@@ -420,3 +421,34 @@ def test_validation_reports_bad_columns_and_queries(db: Db, items: sa.Table) -> 
     )
     failing = errors(query="SELECT * FROM missing_table", topic_prefix="q")
     assert "the query fails" in failing["query"][0] and "missing_table" in failing["query"][0]
+
+
+@pytest.mark.postgres
+@pytest.mark.integration
+@pytest.mark.parametrize("db", [pytest.param("postgres")], indirect=True)
+def test_postgres_schemas_pattern_and_qualified_names(db: Db) -> None:
+    with db.engine.begin() as c:
+        c.exec_driver_sql("CREATE SCHEMA sales")
+        c.exec_driver_sql("CREATE TABLE sales.orders (id SERIAL PRIMARY KEY, what TEXT)")
+        c.exec_driver_sql("CREATE TABLE public.orders (id SERIAL PRIMARY KEY, what TEXT)")
+        c.exec_driver_sql("INSERT INTO sales.orders (what) VALUES ('sold')")
+        c.exec_driver_sql("INSERT INTO public.orders (what) VALUES ('public')")
+    for extra, expected in [
+        ({}, ["public.orders", "sales.orders"]),
+        ({"schema.pattern": "sal%"}, ["sales.orders"]),
+        ({"table.whitelist": "sales.orders"}, ["sales.orders"]),
+        ({"table.blacklist": "public.orders"}, ["sales.orders"]),
+    ]:
+        connector, _ = started_connector({**config(db, "incrementing"), **extra})
+        try:
+            assert [t.fqn for t in connector.tables()] == expected, extra
+        finally:
+            connector.stop()
+    cfg = {**config(db, "incrementing"), "schema.pattern": "sales"}
+    [task] = start_tasks(cfg)
+    try:
+        [record] = poll_until(task, 1)
+    finally:
+        task.stop()
+    assert record.value["what"] == "sold" and record.topic == "db-orders"
+    assert record.source_partition == {"protocol": "1", "table": "sales.orders"}
