@@ -252,7 +252,7 @@ class _Reader:
 
 def _parse(avro: Any) -> Any:
     try:
-        return fastavro.parse_schema(strip_logical_types(avro), _write_hint=False)
+        return fastavro.parse_schema(strip_logical_types(avro))
     except Exception as exc:  # fastavro raises SchemaParseException, ValueError, ...
         raise DataError(f"Invalid Avro schema: {exc}") from exc
 
@@ -580,13 +580,17 @@ def _encoder_nonnull(schema: Schema) -> Fn:
                 )
             raise DataError(f"Invalid value {type(v).__name__} for schema type STRUCT")
         vals = v._values
-        out = {}
+        try:
+            return {name: enc(vals[index]) for name, index, enc in fields}
+        except DataError:
+            pass
+        # Slow path, only to name the field at fault.
         for name, index, enc in fields:
             try:
-                out[name] = enc(vals[index])
+                enc(vals[index])
             except DataError as exc:
                 raise DataError(f"Field {name}: {exc}") from exc
-        return out
+        raise AssertionError("unreachable")  # pragma: no cover
 
     return enc_struct
 
@@ -636,10 +640,20 @@ def _decoder_nonnull(schema: Schema) -> Fn | None:
         return lambda v: {kdec(e["key"]): vdec(e["value"]) for e in v}
     if t is Type.STRUCT:
         fields = [(f.name, _decoder(f.schema)) for f in schema.fields]
+        names = [name for name, _ in fields]
+        # fastavro returns a record's fields in writer-schema order, which is this schema's
+        # field order (the schema is derived from the writer schema): take the values as a
+        # list and decode only the fields that need it.
+        converted = [(i, dec) for i, (_, dec) in enumerate(fields) if dec is not _identity]
         from_values = Struct._from_values
 
         def dec_struct(v: Any) -> Any:
-            return from_values(schema, [dec(v.get(name)) for name, dec in fields])
+            if list(v) != names:  # defensive: another field order
+                return from_values(schema, [dec(v.get(name)) for name, dec in fields])
+            values = list(v.values())
+            for i, dec in converted:
+                values[i] = dec(values[i])
+            return from_values(schema, values)
 
         return dec_struct
     return None
