@@ -11,7 +11,7 @@ timestamp+incrementing):
   ``stream_results`` and drained with ``fetchmany(5000)``, rows touched but not converted.
 
 No broker: this measures the connector, not the producer (bench_source.py covers that).
-Prints rows/s and the ratio; nothing is asserted.
+Alternating rounds (``--rounds``, median). Prints rows/s and the ratio; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import statistics
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -142,7 +143,7 @@ def run_raw(engine: sa.Engine, config: dict[str, str], rows: int) -> float:
 
 
 def bench_database(
-    name: str, engine: sa.Engine, base: dict[str, str], rows: int
+    name: str, engine: sa.Engine, base: dict[str, str], rows: int, rounds: int
 ) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     fill(engine, rows)
@@ -158,8 +159,11 @@ def bench_database(
             "batch.max.rows": str(BATCH),
             "poll.interval.ms": "60000",
         }
-        raw = run_raw(engine, config, rows)
-        ours = run_connectrt(config, rows)
+        raws, ours_all = [], []
+        for _ in range(rounds):  # alternating rounds, median: the machine is shared
+            raws.append(run_raw(engine, config, rows))
+            ours_all.append(run_connectrt(config, rows))
+        raw, ours = statistics.median(raws), statistics.median(ours_all)
         result = {
             "bench": f"jdbc_source_{name}_{mode}",
             "connectrt_rows_per_s": rows / ours,
@@ -178,15 +182,15 @@ def bench_database(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds (median)")
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
     args = ap.parse_args()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         engine = sa.create_engine(f"sqlite:///{path}")
-        results += bench_database(
-            "sqlite", engine, {"connection.url": f"jdbc:sqlite:{path}"}, args.rows
-        )
+        base = {"connection.url": f"jdbc:sqlite:{path}"}
+        results += bench_database("sqlite", engine, base, args.rows, args.rounds)
         engine.dispose()
     if not args.no_postgres:
         from connectrt.testing.postgres import PostgresServer
@@ -195,7 +199,7 @@ def main() -> None:
             url = server.create_database("bench")
             engine = sa.create_engine(url)
             base = {"connection.url": server.jdbc_url("bench"), "connection.user": server.user}
-            results += bench_database("postgres", engine, base, args.rows)
+            results += bench_database("postgres", engine, base, args.rows, args.rounds)
             engine.dispose()
     for r in results:
         print("BENCH_RESULT " + json.dumps(r))
