@@ -56,6 +56,7 @@ def test_write_through_the_file_sink(spark: SparkSession, tmp_path: Path) -> Non
         df.write.format("connectrt")
         .option("connector.class", "FileStreamSink")
         .option("file", str(out))
+        .option("value.column", "value")
         .mode("append")
         .save()
     )
@@ -64,7 +65,7 @@ def test_write_through_the_file_sink(spark: SparkSession, tmp_path: Path) -> Non
 
 def test_unknown_connector_class_is_a_clear_error(spark: SparkSession) -> None:
     register(spark)
-    df = spark.createDataFrame([(1,)], "value int")
+    df = spark.createDataFrame([(1,)], "n int")
     with pytest.raises(Exception, match="NoSuchSink"):
         df.write.format("connectrt").option("connector.class", "NoSuchSink").mode("append").save()
 

@@ -7,10 +7,10 @@ plus:
 
 * ``topic`` (default ``spark``): the topic name the sink sees on every record (what
   ``${topic}`` table name formats use);
-* record key and value: as Spark's Kafka sink, columns named ``value`` (and ``key``) are the
-  record's value (and key), with their own types (a struct column becomes a Connect struct);
-  without a ``value`` column the value is a struct of all columns except those listed in
-  ``key.columns`` (comma-separated), which form a struct key;
+* record value: a struct of all columns except the key's, or, with ``value.column``, that one
+  column with its own type (a struct column becomes a Connect struct, a string a string);
+* record key: none, ``key.column`` (one column as it is) or ``key.columns`` (comma-separated
+  columns as a struct);
 * ``tasks.max`` (default 1): ``task_configs()`` is asked for this many configs; Spark
   partition *i* runs config ``i % n``;
 * ``put.batch.size`` (default 5000): records per ``put()``;
@@ -57,7 +57,16 @@ __all__ = ["BatchSinkWriter", "SinkCommit", "StreamSinkWriter", "run_sink_task"]
 
 OFFSET_STRIDE = 1 << 32
 _BRIDGE_KEYS = frozenset(
-    {"connector.class", "topic", "key.columns", "put.batch.size", "batch.id", "path"}
+    {
+        "connector.class",
+        "topic",
+        "key.column",
+        "key.columns",
+        "value.column",
+        "put.batch.size",
+        "batch.id",
+        "path",
+    }
 )
 
 
@@ -149,16 +158,26 @@ def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
     names = schema.fieldNames()
     key_index: list[int] | int | None = None
     value_index: list[int] | int
+
+    def column(key: str) -> int:
+        name = opts[key].strip()
+        if name not in names:
+            raise ConfigError(f"{key} {name!r} is not a column of the DataFrame ({names})")
+        return names.index(name)
+
     key_columns = [c.strip() for c in opts.get("key.columns", "").split(",") if c.strip()]
-    if "value" in names and not key_columns:
-        value_index = names.index("value")
-        key_index = names.index("key") if "key" in names else None
+    missing = [c for c in key_columns if c not in names]
+    if missing:
+        raise ConfigError(f"key.columns {missing} are not columns of the DataFrame ({names})")
+    if opts.get("key.column", "").strip():
+        key_index = column("key.column")
+    elif key_columns:
+        key_index = [names.index(c) for c in key_columns]
+    if opts.get("value.column", "").strip():
+        value_index = column("value.column")
     else:
-        missing = [c for c in key_columns if c not in names]
-        if missing:
-            raise ConfigError(f"key.columns {missing} are not columns of the DataFrame ({names})")
-        key_index = [names.index(c) for c in key_columns] or None
-        value_index = [i for i in range(len(names)) if i not in (key_index or [])]
+        taken = {key_index} if isinstance(key_index, int) else set(key_index or [])
+        value_index = [i for i in range(len(names)) if i not in taken]
     tasks_max = int(config.get("tasks.max", "1") or 1)
     connector = cls()
     connector.initialize(_ConnectorContext())

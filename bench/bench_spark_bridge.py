@@ -1,0 +1,270 @@
+"""Spark DataFrame bridge throughput: read path vs a raw consume, write path vs the worker.
+
+Setup (not timed): an embedded broker, a 4-partition topic pre-filled with N JSON-with-schema
+records (a 4-field struct, ~190 B each), a local SparkSession (``local[4]``) with the bridge
+registered; one warm-up job per kind so Python workers are running.
+
+Read path, in the same run:
+
+* raw: one confluent-kafka consumer ``assign()``-ed to the 4 partitions, ``consume(5000,
+  0.2)`` to partition EOF, touching ``msg.value()`` (no decoding);
+* bridge, bytes: ``spark.read.format("connectrt")`` with ByteArrayConverter, forcing every
+  row with ``sum(length(value))`` (Arrow record batches, transport only);
+* bridge, typed: JsonConverter with schemas -> a struct column, ``sum(value.n)``.
+
+Write path: M rows through the JDBC sink into a SQLite file,
+
+* bridge: a cached DataFrame written with ``df.write.format("connectrt")`` (4 partitions,
+  so 4 sink tasks on 4 Spark slots writing the same SQLite file);
+* worker: the same sink in a standalone in-process worker (one task) reading the M records
+  from a topic; the clock runs from the first row in the table to the M-th (group join left
+  out).
+
+Prints rows/s and ratios; asserts nothing about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+import _common as c
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from connectrt.testing.broker import EmbeddedBroker
+
+TOPIC = "bridge-in"
+SINK_TOPIC = "bridge-sink-in"
+PARTITIONS = 4
+ROW = {
+    "type": "struct",
+    "name": "Reading",
+    "fields": [
+        {"field": "n", "type": "int64", "optional": False},
+        {"field": "sensor", "type": "string", "optional": False},
+        {"field": "value", "type": "double", "optional": False},
+        {"field": "ok", "type": "boolean", "optional": False},
+    ],
+}
+
+
+def payload(i: int) -> bytes:
+    value = {"n": i, "sensor": f"sensor-{i % 97}", "value": i * 0.5, "ok": i % 3 == 0}
+    return json.dumps({"schema": ROW, "payload": value}).encode()
+
+
+def prefill(bootstrap: str, topic: str, n: int) -> None:
+    producer = Producer(c.producer_settings(bootstrap))
+    for i in range(n):
+        while True:
+            try:
+                producer.produce(topic, payload(i), partition=i % PARTITIONS)
+                break
+            except BufferError:
+                producer.poll(0.05)
+    if producer.flush(60):
+        raise RuntimeError("prefill not acknowledged")
+
+
+def raw_read(bootstrap: str, n: int) -> float:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench-raw",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+            "fetch.queue.backoff.ms": 10,
+        }
+    )
+    consumer.assign([KafkaTopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    t0 = time.perf_counter()
+    count = nbytes = 0
+    eof: set[int] = set()
+    while len(eof) < PARTITIONS:
+        for msg in consumer.consume(5000, 0.2):
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    eof.add(msg.partition())
+                continue
+            count += 1
+            nbytes += len(msg.value())
+    secs = time.perf_counter() - t0
+    consumer.close()
+    if count != n:
+        raise RuntimeError(f"raw read {count} of {n}")
+    return secs
+
+
+def bridge_read(spark: object, bootstrap: str, n: int, typed: bool) -> float:
+    reader = (
+        spark.read.format("connectrt")  # type: ignore[attr-defined]
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", TOPIC)
+        .option("key.converter", c.BYTES)
+    )
+    if typed:
+        reader = reader.option("value.converter", c.JSON)
+        expr = ["count(*) AS rows", "sum(value.n) AS total"]
+    else:
+        reader = reader.option("value.converter", c.BYTES)
+        expr = ["count(*) AS rows", "sum(length(value)) AS total"]
+    t0 = time.perf_counter()
+    row = reader.load().selectExpr(*expr).collect()[0]
+    secs = time.perf_counter() - t0
+    if row["rows"] != n:
+        raise RuntimeError(f"bridge read {row['rows']} of {n}")
+    return secs
+
+
+def table_count(db: Path, table: str) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0  # not created yet
+
+
+def bridge_write(spark: object, db: Path, m: int, table: str) -> float:
+    df = (
+        spark.range(m)  # type: ignore[attr-defined]
+        .selectExpr(
+            "id AS n",
+            "concat('sensor-', id % 97) AS sensor",
+            "id * 0.5 AS value",
+            "id % 3 = 0 AS ok",
+        )
+        .repartition(PARTITIONS)
+        .cache()
+    )
+    df.count()
+    t0 = time.perf_counter()
+    (
+        df.write.format("connectrt")
+        .option("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector")
+        .option("connection.url", f"jdbc:sqlite:{db}")
+        .option("topic", table)
+        .option("auto.create", "true")
+        .mode("append")
+        .save()
+    )
+    secs = time.perf_counter() - t0
+    df.unpersist()
+    if table_count(db, table) != m:
+        raise RuntimeError(f"bridge wrote {table_count(db, table)} of {m}")
+    return secs
+
+
+def worker_write(bootstrap: str, db: Path, m: int) -> float:
+    props = c.worker_props(bootstrap, **{"value.converter": c.JSON})
+    worker = c.make_worker(props)
+    try:
+        worker.start_connector(
+            "bench-jdbc-sink",
+            {
+                "connector.class": "io.confluent.connect.jdbc.JdbcSinkConnector",
+                "tasks.max": "1",
+                "topics": SINK_TOPIC,
+                "connection.url": f"jdbc:sqlite:{db}",
+                "auto.create": "true",
+            },
+        )
+        deadline = time.monotonic() + 600
+        while table_count(db, SINK_TOPIC) == 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the worker's JDBC sink wrote nothing")
+            time.sleep(0.005)
+        t0 = time.perf_counter()
+        first = table_count(db, SINK_TOPIC)
+        while (done := table_count(db, SINK_TOPIC)) < m:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the worker's JDBC sink wrote {done} of {m}")
+            time.sleep(0.02)
+        secs = time.perf_counter() - t0
+        return secs * m / max(1, m - first)  # scale to all m rows
+    finally:
+        worker.stop()
+
+
+def main() -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=200_000, help="records read")
+    ap.add_argument("--rows", type=int, default=50_000, help="rows written")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    c.setup_logging()
+    print(f"machine: {c.machine()}")
+    with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
+        bootstrap = broker.bootstrap_servers
+        c.create_topics(bootstrap, {TOPIC: PARTITIONS, SINK_TOPIC: 1})
+        prefill(bootstrap, TOPIC, args.records)
+        prefill_sink = Producer(c.producer_settings(bootstrap))
+        for i in range(args.rows):
+            while True:
+                try:
+                    prefill_sink.produce(SINK_TOPIC, payload(i))
+                    break
+                except BufferError:
+                    prefill_sink.poll(0.05)
+        prefill_sink.flush(60)
+        del prefill_sink
+
+        from connectrt.spark.datasource import register
+        from connectrt.testing.spark import local_spark_session
+
+        spark = local_spark_session("local[4]", app_name="bench-spark-bridge")
+        register(spark)
+        bridge_read(spark, bootstrap, args.records, typed=False)  # warm-up
+        bridge_read(spark, bootstrap, args.records, typed=True)
+        raw, as_bytes, typed = [], [], []
+        for _ in range(args.rounds):
+            raw.append(raw_read(bootstrap, args.records))
+            as_bytes.append(bridge_read(spark, bootstrap, args.records, typed=False))
+            typed.append(bridge_read(spark, bootstrap, args.records, typed=True))
+        n = args.records
+        reads = c.report(
+            f"read path, {n:,} records, 4 partitions, best of {args.rounds}",
+            [
+                ("raw consume (1 consumer)", n, min(raw)),
+                ("bridge, bytes (Arrow)", n, min(as_bytes)),
+                ("bridge, typed struct (Arrow)", n, min(typed)),
+            ],
+        )
+        db = Path(tmp) / "bench.db"
+        bridge_write(spark, db, min(1000, args.rows), "warmup")
+        bridge_secs = bridge_write(spark, db, args.rows, "bridge_out")
+        spark.stop()
+        worker_secs = worker_write(bootstrap, db, args.rows)
+        writes = c.report(
+            f"write path, {args.rows:,} rows into SQLite through the JDBC sink",
+            [
+                ("bridge (4 Spark tasks)", args.rows, bridge_secs),
+                ("standalone worker (1 task)", args.rows, worker_secs),
+            ],
+        )
+    raw_rate = reads["raw consume (1 consumer)"]
+    result = {
+        "raw_read_rps": raw_rate,
+        "bridge_bytes_rps": reads["bridge, bytes (Arrow)"],
+        "bridge_typed_rps": reads["bridge, typed struct (Arrow)"],
+        "bytes_vs_raw": reads["bridge, bytes (Arrow)"] / raw_rate,
+        "typed_vs_raw": reads["bridge, typed struct (Arrow)"] / raw_rate,
+        "bridge_write_rps": writes["bridge (4 Spark tasks)"],
+        "worker_write_rps": writes["standalone worker (1 task)"],
+    }
+    result["write_ratio"] = result["bridge_write_rps"] / result["worker_write_rps"]
+    print(
+        f"\nratios: bytes/raw={result['bytes_vs_raw']:.2f} typed/raw={result['typed_vs_raw']:.2f}"
+        f" bridge-write/worker-write={result['write_ratio']:.2f}"
+    )
+    c.emit("bench_spark_bridge", result)
+    return result
+
+
+if __name__ == "__main__":
+    main()
