@@ -57,17 +57,21 @@ class RecordFields:
         return tuple(c.name for c in self.columns if not c.primary_key)
 
 
+def _adapter(schema: Schema | None, aware_ok: bool) -> Callable[[Any], Any] | None:
+    return None if aware_ok else value_adapter(schema)
+
+
 def _struct_reader(
-    schema: Schema, names: Sequence[str], out_names: Sequence[str]
+    schema: Schema, names: Sequence[str], out_names: Sequence[str], aware_ok: bool
 ) -> Callable[[Struct], Row]:
     """Read ``names`` of a struct of ``schema`` into a dict keyed by ``out_names``."""
     fields = [schema.fields[schema._field_map[n].index] for n in names]
     idxs = [f.index for f in fields]
     keys = tuple(out_names)
     fixes = [
-        (out, value_adapter(f.schema), f.schema.default)
+        (out, _adapter(f.schema, aware_ok), f.schema.default)
         for out, f in zip(keys, fields, strict=True)
-        if value_adapter(f.schema) is not None or f.schema.default is not None
+        if _adapter(f.schema, aware_ok) is not None or f.schema.default is not None
     ]
     if not idxs:
 
@@ -85,14 +89,14 @@ def _struct_reader(
     elif idxs == list(range(len(schema.fields))):
 
         def read_all(struct: Struct) -> Row:
-            return dict(zip(keys, struct._values, strict=True))
+            return dict(zip(keys, struct._values))  # noqa: B905 (same length by construction)
 
         base = read_all
     else:
         getter = itemgetter(*idxs)
 
         def read_some(struct: Struct) -> Row:
-            return dict(zip(keys, getter(struct._values), strict=True))
+            return dict(zip(keys, getter(struct._values)))  # noqa: B905
 
         base = read_some
     if not fixes:
@@ -136,7 +140,7 @@ def _pick(available: Sequence[str], wanted: Sequence[str], what: str) -> list[st
 
 
 def _key_part(
-    config: SinkConfig, record: SinkRecord, pk_prefix: str
+    config: SinkConfig, record: SinkRecord, pk_prefix: str, aware_ok: bool
 ) -> tuple[list[ColumnSpec], Callable[[SinkRecord], Row] | None]:
     """Primary-key columns taken from the Kafka coordinates or the record key."""
     mode = config.pk_mode
@@ -157,7 +161,7 @@ def _key_part(
     if ks is not None and ks.type is Type.STRUCT:
         names = _pick([f.name for f in ks.fields], config.pk_fields, "key schema")
         specs = [ColumnSpec(n, ks.fields[ks._field_map[n].index].schema, True) for n in names]
-        read = _struct_reader(ks, names, [pk_prefix + n for n in names])
+        read = _struct_reader(ks, names, [pk_prefix + n for n in names], aware_ok)
 
         def struct_key(r: SinkRecord) -> Row:
             return read(r.key)
@@ -178,7 +182,7 @@ def _key_part(
         )
     name = config.pk_fields[0]
     out = pk_prefix + name
-    adapt = value_adapter(ks)
+    adapt = _adapter(ks, aware_ok)
 
     def primitive_key(r: SinkRecord) -> Row:
         return {out: r.key if adapt is None else adapt(r.key)}
@@ -186,15 +190,20 @@ def _key_part(
     return [ColumnSpec(name, ks, True)], primitive_key
 
 
-def record_fields(config: SinkConfig, record: SinkRecord, delete: bool = False) -> RecordFields:
+def record_fields(
+    config: SinkConfig, record: SinkRecord, delete: bool = False, aware_ok: bool = False
+) -> RecordFields:
     """The columns and row function for records shaped like ``record``.
+
+    ``aware_ok``: the connection binds UTC-aware datetimes correctly into TIMESTAMP columns
+    (SQLite; PostgreSQL sessions set to UTC), so Timestamp values need no per-record change.
 
     ``delete``: the record is a tombstone; only its primary-key columns are read, under
     prefixed bind names. In ``insert.mode=update`` primary-key columns are prefixed too.
     Raises DataError when the record cannot be mapped (wrong value type, unknown pk.fields).
     """
     pk_prefix = PK_BIND_PREFIX if delete or config.insert_mode == "update" else ""
-    key_specs, key_fn = _key_part(config, record, pk_prefix)
+    key_specs, key_fn = _key_part(config, record, pk_prefix, aware_ok)
     taken = {c.name for c in key_specs}
     if delete:
         if key_fn is None:
@@ -231,7 +240,7 @@ def record_fields(config: SinkConfig, record: SinkRecord, delete: bool = False) 
         specs = [
             ColumnSpec(n, vs.fields[vs._field_map[n].index].schema, n in value_pk) for n in names
         ]
-        value_fn = _struct_reader(vs, names, out_names)
+        value_fn = _struct_reader(vs, names, out_names, aware_ok)
     columns = tuple(key_specs + specs)
     for spec in columns:
         if spec.schema is not None:

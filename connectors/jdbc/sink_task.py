@@ -64,15 +64,29 @@ log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
 _UNSET: Any = object()
+# Dialects whose connections (see connect()) bind UTC-aware datetimes as UTC wall-clock time.
+_UTC_AWARE_DIALECTS = frozenset({"sqlite", "postgresql"})
+
+
+def _utc_session(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("SET TIME ZONE 'UTC'")
+    cursor.close()
+    dbapi_connection.commit()
 
 
 def connect(config: Mapping[str, Any]) -> Engine:
     """An engine for the parsed ``config`` whose database answered a connection attempt.
 
+    PostgreSQL sessions run in UTC, so Timestamp values (UTC-aware datetimes) land in TIMESTAMP
+    columns as UTC wall-clock time without per-record conversion.
+
     Tries ``connection.attempts`` times, ``connection.backoff.ms`` apart; raises ConnectError
     naming the (password-masked) URL and the driver's reason.
     """
     engine = create_engine(config, pool_pre_ping=True)
+    if engine.dialect.name == "postgresql":  # Timestamps are UTC (Confluent's db.timezone=UTC)
+        sa.event.listen(engine, "connect", _utc_session)
     attempts = int(config.get(CONNECTION_ATTEMPTS_CONFIG) or 1)
     backoff = int(config.get(CONNECTION_BACKOFF_MS_CONFIG) or 0) / 1000.0
     reason: BaseException | None = None
@@ -126,6 +140,7 @@ class JdbcSinkTask(SinkTask):
         self._table_names: dict[str, str] = {}
         self._stored: dict[tuple[str, int], int] = {}
         self._retries_left = 0
+        self._aware_ok = False
         self._reporter: ErrantRecordReporter | Any | None = _UNSET
         self.records_skipped_as_applied = 0
 
@@ -136,6 +151,7 @@ class JdbcSinkTask(SinkTask):
     def start(self, config: Mapping[str, str]) -> None:
         cfg = self._config = parse_sink_config(config)
         engine = self._engine = connect(cfg.raw)
+        self._aware_ok = engine.dialect.name in _UTC_AWARE_DIALECTS
         self._tables = TableManager(
             engine,
             quote=cfg.quote_identifiers,
@@ -296,7 +312,7 @@ class JdbcSinkTask(SinkTask):
             raise cached
         table_name = self._table_name(record.topic)
         try:
-            fields = record_fields(cfg, record, delete)
+            fields = record_fields(cfg, record, delete, self._aware_ok)
             table = self._tables.table_for(table_name, fields)
         except DataError as exc:
             self._plans[cache_key] = exc
