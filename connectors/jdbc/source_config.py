@@ -17,8 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidList
-from connectrt.api.config import ValidString
+from connectrt.api import (
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    Importance,
+    Range,
+    ValidList,
+    ValidString,
+)
 
 from .connection import CONNECTION_CONFIG_DEF
 
