@@ -27,6 +27,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
         ["--records", "50000", "--repeats", "3", "--e2e-records", "50000", "--e2e-rounds", "1"],
     ),
     ("bench_rest", [], ["--connectors", "20", "--status-requests", "300", "--list-requests", "30"]),
+    ("bench_avro", [], ["--records", "20000", "--rounds", "1", "--lookups", "500"]),
     ("bench_jdbc_sink", [], ["--records", "20000", "--rounds", "1"]),
     ("bench_jdbc_source", [], ["--rows", "50000"]),
     ("bench_spark", ["--records", "300000"], ["--records", "50000"]),
