@@ -247,15 +247,7 @@ class SparkTaskExecutor:
         self.sc.cancelJobsWithTag(handle.tag)
 
     def ended(self, handle: SparkTaskHandle) -> None:
-        """The launch's job is over: forget it, free its slot, and read the offsets it
-        committed into the driver's offset store (served by ``GET .../offsets``)."""
-        worker = self._worker
-        refresh = getattr(worker.offset_store, "refresh", None) if worker is not None else None
-        if refresh is not None:
-            try:
-                refresh()
-            except Exception:
-                log.warning("Could not read the offsets committed by task %s", handle.id)
+        """The launch's job is over: forget it and free its slot."""
         with self._lock:
             if self._live.get((handle.id.connector, handle.id.task)) is handle:
                 del self._live[(handle.id.connector, handle.id.task)]

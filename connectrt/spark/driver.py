@@ -20,6 +20,7 @@ from connectrt.runtime.properties import load_properties
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.backend import SparkTaskExecutor
 from connectrt.spark.config import SparkBackendConfig, spark_conf
+from connectrt.spark.offsets_view import FreshOffsetStore
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,6 +63,8 @@ def build_spark_worker(
     config = SparkBackendConfig.from_props(props)
     wc = WorkerConfig.from_props(props)
     process = WorkerProcess.build(props, "worker")
+    worker = process.herder.worker
+    worker.offset_store = FreshOffsetStore(worker.offset_store)
     executor = SparkTaskExecutor(session.sparkContext, wc, config)
     process.herder.worker.executor = executor
     executor.start()

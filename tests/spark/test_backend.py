@@ -252,7 +252,9 @@ def task_traces(worker: SparkWorker, connector: str, task: int) -> list[str]:
     return out
 
 
-def test_pause_resume_update_stop_over_rest_and_slot_check(worker: SparkWorker):
+def test_pause_resume_update_stop_over_rest_and_slot_check(
+    worker: SparkWorker, spark: SparkSession
+):
     run = os.urandom(4).hex()
     topic, name = f"ctl-{run}", f"ctl-source-{run}"
     create_topic(worker.bootstrap, topic, partitions=2)
@@ -261,6 +263,11 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(worker: SparkWorker):
     wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 90, "4 tasks RUNNING on Spark")
     driver_id = worker.process.herder.worker.status.worker_id
     assert all(t["worker_id"] != driver_id for t in worker.status(name)["tasks"])
+    # One job group per connector, holding one running job per task.
+    tracker = spark.sparkContext.statusTracker()
+    jobs = tracker.getJobIdsForGroup(f"connectrt:{name}")
+    assert len(jobs) == 4
+    assert all(tracker.getJobInfo(j).status == "RUNNING" for j in jobs)
 
     # Slot check: a connector taking every remaining slot is refused, with the numbers.
     total, held = worker.executor.slots.total, worker.executor.slots.held()
@@ -283,6 +290,10 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(worker: SparkWorker):
     # Pause: every task reports PAUSED from its executor and produces nothing more.
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
     wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 30, "4 tasks PAUSED")
+    # Offsets the executors committed are served by the driver while the tasks run.
+    running_offsets = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
+    assert sorted(o["partition"]["task"] for o in running_offsets) == [0, 1, 2, 3]
+    assert all(o["offset"]["seq"] > 0 for o in running_offsets)
     time.sleep(0.5)
     paused_count = len(values_of(worker.bootstrap, topic))
     time.sleep(1.5)
