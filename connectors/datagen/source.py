@@ -250,6 +250,8 @@ class DatagenTask(SourceTask):
             wait = (self._paced_count / self._rate) - (now - self._paced_from)
             return 0, max(wait, 0.001)
         if self._max_interval > 0:
+            if self._next_due < now - 1.0:
+                self._next_due = now  # after a pause: resume the pace instead of a burst
             due = 0
             while self._next_due <= now and due < self._batch:
                 due += 1
