@@ -32,7 +32,8 @@ from connectrt.spark import task_attempt
 class SequenceSource(SourceConnector):
     """Configs: ``topic``, ``tasks.max``, ``records.per.task`` (0 = endless), ``batch.size``,
     ``batch.interval.ms``, ``tag``, ``crash.task``/``crash.at``/``crash.mode`` (exit: the
-    process dies at once; raise: the task fails) on attempt 0 only, ``hang`` (true: poll()
+    process dies at once; raise: the task fails) on attempt 0 only (every attempt with
+    ``crash.every.attempt=true``), ``hang`` (true: poll()
     never returns, ignoring stop: a task only a cancel can end)."""
 
     def start(self, config: Mapping[str, str]) -> None:
@@ -61,9 +62,12 @@ class SequenceSourceTask(SourceTask):
         self.tag = config.get("tag", "")
         self.attempt = task_attempt()
         crash = config.get("crash.task")
+        every_attempt = config.get("crash.every.attempt") == "true"
         self.crash_at = (
             int(config["crash.at"])
-            if crash is not None and int(crash) == self.index and self.attempt == 0
+            if crash is not None
+            and int(crash) == self.index
+            and (self.attempt == 0 or every_attempt)
             else -1
         )
         self.crash_mode = config.get("crash.mode", "exit")
