@@ -4,7 +4,7 @@ The Spark driver runs what ``connectrt worker`` runs (herder, REST API, config/s
 topics, control topic, schema registry); only the worker's task executor differs
 (:class:`~connectrt.spark.backend.SparkTaskExecutor`). Under ``spark-submit`` the session
 comes from spark-submit's settings; run directly, the worker properties' ``spark.*`` keys
-build it (``spark.master`` defaults to ``local[*]``).
+build it (``spark.master`` defaults to ``local[*,4]``: all cores, 4 attempts per task).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def spark_session_from_props(props: Mapping[str, str]) -> SparkSession:
 
     builder = SparkSession.builder.appName(conf.pop("spark.app.name", "connectrt"))
     if "spark.master" not in conf and "PYSPARK_GATEWAY_PORT" not in os.environ:
-        builder = builder.master("local[*]")  # not under spark-submit and no master given
+        # No spark-submit and no master given: all cores, retries as on a cluster.
+        builder = builder.master("local[*,4]")
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
