@@ -76,6 +76,10 @@ class TableManager:
         if table is None:
             table = self._create(name, fields)
         missing = [c for c in fields.columns if c.name not in table.c]
+        if missing:  # another task may have added them since we reflected: look again
+            fresh = self._reflect(name)
+            table = table if fresh is None else fresh
+            missing = [c for c in fields.columns if c.name not in table.c]
         if missing:
             table = self._evolve(table, name, missing, fields)
         for spec in fields.columns:
@@ -153,14 +157,21 @@ class TableManager:
                 )
         dialect = self._engine.dialect
         table_sql = dialect.identifier_preparer.format_table(table)
-        with self._engine.begin() as conn:
-            for spec in missing:
-                column = self._column(name, spec, create=False)
-                sa.Table(table.name, sa.MetaData(), column)  # CreateColumn needs a parent
-                column_sql = str(CreateColumn(column).compile(dialect=dialect))
-                ddl = f"ALTER TABLE {table_sql} ADD COLUMN {column_sql}"
-                conn.execute(sa.DDL(ddl.replace("%", "%%")))
+        for spec in missing:
+            column = self._column(name, spec, create=False)
+            sa.Table(table.name, sa.MetaData(), column)  # CreateColumn needs a parent
+            column_sql = str(CreateColumn(column).compile(dialect=dialect))
+            ddl = f"ALTER TABLE {table_sql} ADD COLUMN {column_sql}"
+            try:
+                with self._engine.begin() as conn:
+                    conn.execute(sa.DDL(ddl.replace("%", "%%")))
                 log.info("Table %s: added column %s", name, spec.name)
+            except sa.exc.DBAPIError as exc:  # e.g. added by another task meanwhile
+                current = self._reflect(name)
+                if current is None or spec.name not in current.c:
+                    raise ConnectError(
+                        f"Could not add column '{spec.name}' to table '{name}': {exc.orig}"
+                    ) from exc
         evolved = self._reflect(name)
         assert evolved is not None
         return evolved

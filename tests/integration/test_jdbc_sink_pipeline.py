@@ -2,8 +2,10 @@
 
 Each database gets one worker running one connector per mode at once (their consumer groups
 join in parallel): insert with auto.create, pk.mode=kafka upserts, record_key upserts with
-deletes, record_value updates of a pre-existing table, auto.evolve, and an incompatible
-evolution that must fail its task naming table and column. On PostgreSQL a table lock that
+deletes, record_value updates of a pre-existing table, auto.evolve, an incompatible evolution
+that must fail its task naming table and column, an unmappable record going to the dead letter
+queue under errors.tolerance=all, and an unreachable database failing its connector with the
+reason while the worker and the other connectors carry on. On PostgreSQL a table lock that
 outlasts ``lock_timeout`` is retried (RetriableError) until it is released: every record lands
 once and the task is never restarted.
 """
@@ -22,7 +24,7 @@ import sqlalchemy as sa
 
 from connectrt.runtime.status import State
 from connectrt.testing.broker import EmbeddedBroker
-from connectrt.testing.harness import WorkerHarness, create_topic, produce
+from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 
 pytestmark = [pytest.mark.integration]
 
@@ -107,6 +109,7 @@ def _wait(harness: WorkerHarness, check: Callable[[], bool], what: str) -> None:
         worker = harness.running
         for name in worker.connectors():
             print(name, [(s.state, (s.trace or "")[-500:]) for s in harness.task_states(name)])
+            print("   ", [m.snapshot() for m in harness.metrics(name).values()])
         raise
 
 
@@ -115,7 +118,10 @@ def test_every_mode_through_the_worker(
 ) -> None:
     url, connector_url, user = database
     bs = broker.bootstrap_servers
-    t = {m: unique_name(m).replace("-", "_") for m in ("ins", "kafka", "key", "upd", "evo", "bad")}
+    modes = ("ins", "kafka", "key", "upd", "evo", "bad", "dlq")
+    t = {m: unique_name(m).replace("-", "_") for m in modes}
+    dlq = unique_name("dlq-out")
+    create_topic(bs, dlq, partitions=1)
     for mode, topic in t.items():  # ordered modes get one partition
         create_topic(bs, topic, partitions=2 if mode in ("ins", "kafka", "upd") else 1)
     engine = sa.create_engine(url)
@@ -142,6 +148,9 @@ def test_every_mode_through_the_worker(
         [value(i) for i in range(5)] + [value(i, schema=V2, colour="red") for i in range(5, 10)],
     )
     produce(bs, t["bad"], [value(1), value(2, schema=V2_REQUIRED, size=3)])
+    nested = {**V1, "fields": [ID, {"field": "inner", "type": "struct", "fields": [ID]}]}
+    odd = json.dumps({"schema": nested, "payload": {"id": 5, "inner": {"id": 1}}}).encode()
+    produce(bs, t["dlq"], [value(1), odd, value(2)])
     common = {
         "connector.class": SINK,
         "connection.url": connector_url,
@@ -163,10 +172,21 @@ def test_every_mode_through_the_worker(
         "upd": {"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "update"},
         "evo": {"auto.create": "true", "auto.evolve": "true", "tasks.max": "1"},
         "bad": {"auto.create": "true", "auto.evolve": "true", "tasks.max": "1"},
+        "dlq": {
+            "auto.create": "true",
+            "tasks.max": "1",
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        },
     }
     with WorkerHarness(bs) as harness:
         for mode, extra in configs.items():
-            harness.start_connector(f"jdbc-{mode}", {**common, "topics": t[mode], **extra})
+            harness.start_connector(t[mode], {**common, "topics": t[mode], **extra})
+        harness.start_connector(
+            f"{t['ins']}-down",
+            {**common, "topics": t["ins"], "connection.url": "jdbc:postgresql://127.0.0.1:1/x"},
+        )
         _wait(
             harness,
             lambda: _query(url, f'SELECT count(DISTINCT id) FROM "{t["ins"]}"') == [(60,)],
@@ -196,14 +216,24 @@ def test_every_mode_through_the_worker(
             lambda: _query(url, f'SELECT count(*), count(colour) FROM "{t["evo"]}"') == [(10, 5)],
             "evolved table",
         )
-        failed = harness.wait_for_tasks("jdbc-bad", State.FAILED, 1, timeout=60)
+        _wait(
+            harness,
+            lambda: _query(url, f'SELECT id FROM "{t["dlq"]}" ORDER BY id') == [(1,), (2,)],
+            "rows around the unmappable record",
+        )
+        _wait(harness, lambda: sum(map(len, read_topic(bs, dlq).values())) == 1, "DLQ record")
+        down = harness.running.status.connector(f"{t['ins']}-down")
+        assert down is not None and down.state is State.FAILED
+        assert "Could not connect to postgresql+psycopg://" in (down.trace or "")
+        assert "127.0.0.1:1/x after 1 attempt(s)" in (down.trace or "")
+        failed = harness.wait_for_tasks(t["bad"], State.FAILED, 1, timeout=60)
         trace = failed[0].trace or ""
         assert f"Cannot evolve table '{t['bad']}': new field 'size' is required" in trace
         # The running connectors are unaffected by the failed one.
         assert all(
             s.state is State.RUNNING
-            for m in ("ins", "key", "evo")
-            for s in harness.task_states(f"jdbc-{m}")
+            for m in ("ins", "key", "evo", "dlq")
+            for s in harness.task_states(t[m])
         )
     amounts = _query(url, f'SELECT amount, at FROM "{t["ins"]}" WHERE id = 7')
     assert float(amounts[0][0]) == 7.25
@@ -236,7 +266,7 @@ def test_postgres_lock_timeouts_are_retried_without_restart(
         produce(bs, topic, (value(i) for i in range(200)))
         with WorkerHarness(bs) as harness:
             harness.start_connector(
-                "jdbc-locked",
+                topic,
                 {
                     "connector.class": SINK,
                     "topics": topic,
@@ -246,16 +276,16 @@ def test_postgres_lock_timeouts_are_retried_without_restart(
                     "retry.backoff.ms": "100",
                 },
             )
-            harness.wait_for_tasks("jdbc-locked", State.RUNNING, 1)
-            runner = harness.running.runners("jdbc-locked")[0]
+            harness.wait_for_tasks(topic, State.RUNNING, 1)
+            runner = harness.running.runners(topic)[0]
             harness.wait_until(lambda: runner.metrics.retries >= 3, 60, "retries under the lock")
             tx.rollback()
             released.set()
             harness.wait_until(
                 lambda: _query(url, f'SELECT count(*) FROM "{topic}"') == [(200,)], 60, "all rows"
             )
-            assert harness.running.runners("jdbc-locked")[0] is runner, "the task was restarted"
-            assert [s.state for s in harness.task_states("jdbc-locked")] == [State.RUNNING]
+            assert harness.running.runners(topic)[0] is runner, "the task was restarted"
+            assert [s.state for s in harness.task_states(topic)] == [State.RUNNING]
         assert _query(url, f'SELECT count(DISTINCT id), count(*) FROM "{topic}"') == [(200, 200)]
     finally:
         if not released.is_set():
