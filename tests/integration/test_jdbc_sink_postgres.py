@@ -1,0 +1,171 @@
+"""JdbcSinkTask in process against PostgreSQL: types, every write mode, hostile identifiers
+(psycopg's ``%`` placeholders included), the identifier length limit and exactly-once offsets.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from connectors.jdbc.sink_task import JdbcSinkTask
+from connectrt.api import ConnectError, TopicPartition
+from connectrt.data import Schema, SchemaBuilder, Struct
+from tests.unit.test_jdbc_sink import Context, key, order, rec
+
+pytestmark = [pytest.mark.integration, pytest.mark.postgres]
+
+
+@pytest.fixture
+def pg(postgres: Any, request: pytest.FixtureRequest) -> Iterator[tuple[str, Any]]:
+    name = "sinkpg_" + "".join(ch for ch in request.node.name if ch.isalnum())[-30:].lower()
+    url = postgres.create_database(name)
+    engine = sa.create_engine(url)
+    yield url, engine
+    engine.dispose()
+
+
+def _task(url: str, **props: str) -> tuple[JdbcSinkTask, Context]:
+    config = {"name": "pg-sink", "connection.url": url, "auto.create": "true", **props}
+    task = JdbcSinkTask()
+    context = Context(config)
+    task.initialize(context)
+    task.start(config)
+    return task, context
+
+
+def _rows(engine: sa.Engine, sql: str) -> list[tuple[Any, ...]]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(sa.text(sql))]
+
+
+def test_types_and_modes_on_postgres(pg: tuple[str, Any]) -> None:
+    url, engine = pg
+    task, _ = _task(
+        url, **{"pk.mode": "record_key", "insert.mode": "upsert", "delete.enabled": "true"}
+    )
+    try:
+        task.put([rec(order(i), i, k=key(i)) for i in range(4)])
+        task.put([rec(order(1, "one"), 4, k=key(1)), rec(None, 5, k=key(2))])
+    finally:
+        task.stop()
+    types = dict(
+        _rows(
+            engine,
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'orders'",
+        )
+    )
+    assert types == {
+        "id": "bigint",
+        "name": "text",
+        "amount": "numeric",
+        "day": "date",
+        "at": "timestamp without time zone",
+        "ok": "boolean",
+        "blob": "bytea",
+        "ratio": "double precision",
+    }
+    got = _rows(engine, "SELECT id, name, amount, day, at, ok, ratio FROM orders ORDER BY id")
+    assert got == [
+        (
+            0,
+            "n0",
+            decimal.Decimal("0.25"),
+            dt.date(2024, 1, 1),
+            dt.datetime(2024, 1, 1, 12),
+            True,
+            0.0,
+        ),
+        (
+            1,
+            "one",
+            decimal.Decimal("1.25"),
+            dt.date(2024, 1, 2),
+            dt.datetime(2024, 1, 1, 12, 0, 1),
+            False,
+            0.25,
+        ),
+        (
+            3,
+            "n3",
+            decimal.Decimal("3.25"),
+            dt.date(2024, 1, 4),
+            dt.datetime(2024, 1, 1, 12, 0, 3),
+            False,
+            0.75,
+        ),
+    ]
+    task, _ = _task(url, **{"pk.mode": "record_value", "pk.fields": "id", "insert.mode": "update"})
+    try:
+        task.put([rec(order(3, "three"), 6), rec(order(8, "ghost"), 7)])
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT id, name FROM orders ORDER BY id") == [
+        (0, "n0"),
+        (1, "one"),
+        (3, "three"),
+    ]
+
+
+def test_hostile_names_and_identifier_limit_on_postgres(pg: tuple[str, Any]) -> None:
+    url, engine = pg
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE keep (v INTEGER)"))
+        conn.execute(sa.text("INSERT INTO keep VALUES (1)"))
+    schema = (
+        SchemaBuilder.struct()
+        .field('a"b; DELETE FROM keep', Schema.INT32_SCHEMA)
+        .field("100% (sure) %s %(x)s", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
+    value = Struct(schema).put('a"b; DELETE FROM keep', 5).put("100% (sure) %s %(x)s", "yes")
+    topic = 'x"; DROP TABLE keep; --'
+    task, _ = _task(
+        url,
+        **{
+            "pk.mode": "record_value",
+            "pk.fields": 'a"b; DELETE FROM keep',
+            "insert.mode": "upsert",
+        },
+    )
+    try:
+        task.put([rec(value, 0, topic=topic), rec(value, 1, topic=topic)])
+    finally:
+        task.stop()
+    task, _ = _task(url)
+    try:
+        with pytest.raises(ConnectError, match="more than the database allows \\(63\\)"):
+            task.put([rec(order(1), 2, topic="t" * 70)])
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT * FROM keep") == [(1,)]
+    assert _rows(engine, 'SELECT * FROM "x""; DROP TABLE keep; --"') == [(5, "yes")]
+
+
+def test_exactly_once_offsets_on_postgres(pg: tuple[str, Any]) -> None:
+    url, engine = pg
+    props = {"exactly.once.enabled": "true"}
+    p0 = TopicPartition("orders", 0)
+    task, _ = _task(url, **props)
+    try:
+        task.open([p0])
+        task.put([rec(order(i), i) for i in range(5)])
+    finally:
+        task.stop()
+    task, context = _task(url, **props)
+    try:
+        task.open([p0])
+        assert context.rewinds == {p0: 5}
+        task.put([rec(order(i), i) for i in range(3, 7)])
+        assert task.pre_commit({p0: 7}) == {p0: 7}
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT count(*), count(DISTINCT id) FROM orders") == [(7, 7)]
+    assert _rows(
+        engine, "SELECT connector, topic, kafka_partition, next_offset FROM __connect_offsets"
+    ) == [("pg-sink", "orders", 0, 7)]
