@@ -30,8 +30,11 @@ def config_table(definition: ConfigDef) -> str:
 
 def config_reference() -> str:
     """Markdown for the worker, connector framework and bundled connector configs."""
+    from connectors.datagen.config import CONFIG_DEF as DATAGEN
     from connectors.file.sink import CONFIG_DEF as FILE_SINK
     from connectors.file.source import CONFIG_DEF as FILE_SOURCE
+    from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
+    from connectors.jdbc.source_config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectrt.runtime.connector_config import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,
@@ -49,5 +52,8 @@ def config_reference() -> str:
         ("Source connectors", source_only),
         ("FileStreamSource", FILE_SOURCE),
         ("FileStreamSink", FILE_SINK),
+        ("JdbcSourceConnector", JDBC_SOURCE),
+        ("JdbcSinkConnector", JDBC_SINK),
+        ("DatagenConnector", DATAGEN),
     ]
     return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"

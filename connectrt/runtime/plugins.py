@@ -59,6 +59,21 @@ _BUILTINS: list[tuple[str, str, str]] = [
         "sink",
     ),
     (
+        "connectors.jdbc.source.JdbcSourceConnector",
+        "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "source",
+    ),
+    (
+        "connectors.jdbc.sink.JdbcSinkConnector",
+        "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "sink",
+    ),
+    (
+        "connectors.datagen.DatagenConnector",
+        "io.confluent.kafka.connect.datagen.DatagenConnector",
+        "source",
+    ),
+    (
         "connectrt.converters.json.JsonConverter",
         "org.apache.kafka.connect.json.JsonConverter",
         "converter",

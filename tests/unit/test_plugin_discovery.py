@@ -198,8 +198,9 @@ def test_only_public_concrete_plugins_defined_in_the_module_are_registered(
     # FileStreamSinkConnector is imported by the module, not defined there.
     assert not any(n.startswith("acme_disc_good.FileStream") for n in names)
     sinks = fresh.plugins(["sink"])
-    assert [p.class_name for p in sinks] == [
-        "org.apache.kafka.connect.file.FileStreamSinkConnector"
+    assert sorted(p.class_name for p in sinks) == [
+        "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]
 
 

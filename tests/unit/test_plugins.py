@@ -221,9 +221,13 @@ def test_plugins_filtering_by_type(fresh: PluginRegistry) -> None:
     assert {p.class_name for p in connectors} == {
         "org.apache.kafka.connect.file.FileStreamSourceConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "io.confluent.connect.jdbc.JdbcSourceConnector",
+        "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "io.confluent.kafka.connect.datagen.DatagenConnector",
     }
-    assert [p.class_name for p in fresh.plugins(["sink"])] == [
-        "org.apache.kafka.connect.file.FileStreamSinkConnector"
+    assert sorted(p.class_name for p in fresh.plugins(["sink"])) == [
+        "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]
     converters = {p.class_name for p in fresh.plugins(["converter"])}
     assert "org.apache.kafka.connect.json.JsonConverter" in converters
