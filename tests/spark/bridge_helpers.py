@@ -53,12 +53,16 @@ def produce_raw(
     topic: str,
     records: Iterable[tuple[bytes | None, bytes | None, int]],
     headers: Sequence[tuple[str, bytes]] | None = None,
+    timestamps: Sequence[int] | None = None,
 ) -> int:
-    """Produce (key, value, partition) triples; waits for every acknowledgement."""
+    """Produce (key, value, partition) triples (with the i-th of ``timestamps`` as create
+    time, if given); waits for every acknowledgement."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     n = 0
     kwargs: dict[str, Any] = {"headers": list(headers)} if headers else {}
     for key, value, partition in records:
+        if timestamps is not None:
+            kwargs["timestamp"] = timestamps[n]
         while True:
             try:
                 producer.produce(topic, value, key, partition=partition, **kwargs)

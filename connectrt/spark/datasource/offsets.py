@@ -147,7 +147,10 @@ def resolve(
         out: Offsets = {}
         for tp in found:
             lo, hi = limits[(tp.topic, tp.partition)]
-            out[(tp.topic, tp.partition)] = hi if tp.offset < 0 else min(max(tp.offset, lo), hi)
+            candidate = hi if tp.offset < 0 else min(max(tp.offset, lo), hi)
+            out[(tp.topic, tp.partition)] = _first_at_or_after(
+                c, (tp.topic, tp.partition), candidate, hi, spec.timestamp, timeout
+            )
         return out
     out = {}
     for tp, (lo, hi) in limits.items():
@@ -161,6 +164,33 @@ def resolve(
         else:
             out[tp] = min(max(given, lo), hi)
     return out
+
+
+def _first_at_or_after(
+    c: Consumer, tp: TP, start: int, end: int, timestamp: int, timeout: float
+) -> int:
+    """The first offset in ``[start, end)`` whose record timestamp is >= ``timestamp``, else
+    ``end``. Checks the broker's answer by reading: the embedded broker answers every
+    timestamp lookup with offset 0; on Kafka the first record read already qualifies."""
+    if start >= end:
+        return end
+    c.assign([KafkaTopicPartition(tp[0], tp[1], start)])
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in c.consume(1000, 0.05):
+                err = msg.error()
+                if err is not None:
+                    if err.code() == KafkaError._PARTITION_EOF:
+                        return end
+                    raise ConnectError(f"Reading {tp[0]}[{tp[1]}] failed: {err}")
+                if msg.offset() >= end:
+                    return end
+                if msg.timestamp()[1] >= timestamp:
+                    return int(msg.offset())
+        raise ConnectError(f"Looking up timestamp {timestamp} in {tp[0]}[{tp[1]}] timed out")
+    finally:
+        c.unassign()
 
 
 def read_range(

@@ -22,6 +22,7 @@ it keeps its probing consumer between calls. ``read()`` is stateless.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Iterator, Sequence
@@ -137,7 +138,10 @@ def _sample(options: BridgeOptions) -> tuple[Schema | None, Schema | None]:
         limits = ko.bounds(c, ko.topic_partitions(c, options))
     finally:
         c.close()
-    decoder = RecordDecoder(options, None)
+    # Sampling reports nothing: a bad record is passed over here and handled by errors.*
+    # (logged, sent to the dead letter queue) once, when it is read.
+    quiet = {k: v for k, v in options.connector.items() if not k.startswith("errors.")}
+    decoder = RecordDecoder(dataclasses.replace(options, connector=quiet), None)
     try:
         for (topic, partition), (lo, hi) in sorted(limits.items()):
             if hi <= lo:
