@@ -37,6 +37,7 @@ RETRY_BACKOFF_MS = "retry.backoff.ms"
 QUOTE_IDENTIFIERS = "quote.sql.identifiers"
 EXACTLY_ONCE = "exactly.once.enabled"
 OFFSETS_TABLE = "exactly.once.offsets.table"
+PG_COPY = "postgresql.copy.enabled"
 
 DEFAULT_KAFKA_PK_FIELDS = ("__connect_topic", "__connect_partition", "__connect_offset")
 
@@ -133,6 +134,17 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         order_in_group=8,
     )
     .define(
+        PG_COPY,
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.LOW,
+        "PostgreSQL, insert.mode=insert: write each batch with COPY ... FROM STDIN instead of "
+        "INSERT (faster for large batches; same transaction). Ignored on other databases.",
+        group=_WRITES,
+        order_in_group=9,
+    )
+    .define(
         AUTO_CREATE,
         ConfigType.BOOLEAN,
         False,
@@ -220,6 +232,7 @@ class SinkConfig:
     quote_identifiers: bool
     exactly_once: bool
     offsets_table: str
+    postgresql_copy: bool
 
 
 def check_sink_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -242,6 +255,8 @@ def check_sink_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
         errors.append((PK_FIELDS, "pk.fields is set but pk.mode is none"))
     if not str(parsed[TABLE_NAME_FORMAT]).strip():
         errors.append((TABLE_NAME_FORMAT, "table.name.format must not be empty"))
+    if parsed[PG_COPY] and insert_mode != "insert":
+        errors.append((PG_COPY, "postgresql.copy.enabled needs insert.mode=insert"))
     if parsed[EXACTLY_ONCE] and not str(parsed[OFFSETS_TABLE]).strip():
         errors.append((OFFSETS_TABLE, "exactly.once.offsets.table must not be empty"))
     return errors
@@ -275,4 +290,5 @@ def parse_sink_config(config: Mapping[str, Any]) -> SinkConfig:
         quote_identifiers=str(parsed[QUOTE_IDENTIFIERS]).lower() == "always",
         exactly_once=bool(parsed[EXACTLY_ONCE]),
         offsets_table=str(parsed[OFFSETS_TABLE]).strip(),
+        postgresql_copy=bool(parsed[PG_COPY]),
     )

@@ -44,6 +44,7 @@ from connectors.jdbc.connection import (
     redacted_url,
 )
 from connectors.jdbc.sink_config import SinkConfig, parse_sink_config
+from connectors.jdbc.sink_copy import copy_rows
 from connectors.jdbc.sink_fields import RecordFields, Row, record_fields
 from connectors.jdbc.sink_offsets import OffsetsTable
 from connectors.jdbc.sink_statements import delete_statement, write_statement
@@ -121,11 +122,13 @@ def is_transient(exc: sa.exc.DBAPIError, dialect: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """How records of one shape are written: table, columns/row function, statement."""
+    """How records of one shape are written: table, columns/row function, statement (or
+    ``copy_into``: the table to COPY the rows into)."""
 
     table: str
     fields: RecordFields
     statement: Executable | None
+    copy_into: sa.Table | None = None
 
 
 class JdbcSinkTask(SinkTask):
@@ -141,6 +144,7 @@ class JdbcSinkTask(SinkTask):
         self._stored: dict[tuple[str, int], int] = {}
         self._retries_left = 0
         self._aware_ok = False
+        self._copy = False
         self._reporter: ErrantRecordReporter | Any | None = _UNSET
         self.records_skipped_as_applied = 0
 
@@ -152,6 +156,7 @@ class JdbcSinkTask(SinkTask):
         cfg = self._config = parse_sink_config(config)
         engine = self._engine = connect(cfg.raw)
         self._aware_ok = engine.dialect.name in _UTC_AWARE_DIALECTS
+        self._copy = cfg.postgresql_copy and engine.dialect.name == "postgresql"
         self._tables = TableManager(
             engine,
             quote=cfg.quote_identifiers,
@@ -322,7 +327,8 @@ class JdbcSinkTask(SinkTask):
             if delete
             else write_statement(table, fields, cfg.insert_mode, self._engine.dialect.name)
         )
-        plan = _Plan(table_name, fields, statement)
+        copy_into = table if self._copy and not delete else None
+        plan = _Plan(table_name, fields, statement, copy_into)
         self._plans[cache_key] = plan
         return plan
 
@@ -340,7 +346,9 @@ class JdbcSinkTask(SinkTask):
                 for plan, rows in segments:
                     if plan.statement is None or not rows:
                         continue
-                    if len(rows) <= size:
+                    if plan.copy_into is not None:
+                        copy_rows(conn, plan.copy_into, rows)
+                    elif len(rows) <= size:
                         conn.execute(plan.statement, rows)
                     else:
                         for i in range(0, len(rows), size):

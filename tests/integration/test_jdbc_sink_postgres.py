@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from connectors.jdbc.sink_task import JdbcSinkTask
-from connectrt.api import ConnectError, TopicPartition
+from connectrt.api import ConnectError, RetriableError, TopicPartition
 from connectrt.data import Schema, SchemaBuilder, Struct
 from tests.unit.test_jdbc_sink import Context, key, order, rec
 
@@ -169,3 +169,65 @@ def test_exactly_once_offsets_on_postgres(pg: tuple[str, Any]) -> None:
     assert _rows(
         engine, "SELECT connector, topic, kafka_partition, next_offset FROM __connect_offsets"
     ) == [("pg-sink", "orders", 0, 7)]
+
+
+def test_copy_fast_path_writes_the_same_rows_with_offsets(pg: tuple[str, Any]) -> None:
+    url, engine = pg
+    props = {"postgresql.copy.enabled": "true", "exactly.once.enabled": "true"}
+    task, _ = _task(url, **props)
+    try:
+        task.open([TopicPartition("orders", 0)])
+        task.put([rec(order(i), i) for i in range(4)])
+        task.put([rec(order(i), i) for i in range(2, 6)])  # 2, 3 already applied: skipped
+    finally:
+        task.stop()
+    got = _rows(engine, "SELECT id, name, amount, day, at, ok, blob, ratio FROM orders ORDER BY id")
+    assert len(got) == 6
+    assert got[3] == (
+        3,
+        "n3",
+        decimal.Decimal("3.25"),
+        dt.date(2024, 1, 4),
+        dt.datetime(2024, 1, 1, 12, 0, 3),
+        False,
+        b"\x03",
+        0.75,
+    )
+    assert _rows(engine, "SELECT next_offset FROM __connect_offsets") == [(6,)]
+
+
+def test_copy_errors_roll_back_and_lock_timeouts_are_retriable(pg: tuple[str, Any]) -> None:
+    url, engine = pg
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text("CREATE TABLE orders (id BIGINT NOT NULL CHECK (id < 100), name TEXT)")
+        )
+    narrow = (
+        SchemaBuilder.struct()
+        .field("id", Schema.INT64_SCHEMA)
+        .field("name", Schema.OPTIONAL_STRING_SCHEMA)
+        .build()
+    )
+    task, context = _task(
+        f"{url}?options=-c%20lock_timeout%3D100",
+        **{"postgresql.copy.enabled": "true", "exactly.once.enabled": "true"},
+    )
+    try:
+        task.open([TopicPartition("orders", 0)])
+        with pytest.raises(ConnectError, match="violates check constraint"):
+            task.put([rec(Struct(narrow).put("id", i), i) for i in (1, 2, 500)])
+        locker = engine.connect()
+        tx = locker.begin()
+        locker.execute(sa.text("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"))
+        try:
+            with pytest.raises(RetriableError, match="lock timeout"):
+                task.put([rec(Struct(narrow).put("id", 1), 0)])
+            assert context.timeouts
+        finally:
+            tx.rollback()
+            locker.close()
+        task.put([rec(Struct(narrow).put("id", 1), 0)])
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT id FROM orders") == [(1,)]
+    assert _rows(engine, "SELECT next_offset FROM __connect_offsets") == [(1,)]
