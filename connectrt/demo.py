@@ -87,7 +87,7 @@ def _write_configs(
     orders = d / "datagen-orders.properties"
     orders.write_text(
         f"name={ORDERS_CONNECTOR}\n"
-        "connector.class=connectors.datagen.DatagenConnector\n"
+        "connector.class=io.confluent.kafka.connect.datagen.DatagenConnector\n"
         "tasks.max=1\n"
         "quickstart=orders\n"
         f"kafka.topic={ORDERS_TOPIC}\n"

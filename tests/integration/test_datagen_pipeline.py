@@ -29,7 +29,7 @@ with warnings.catch_warnings():
 
 pytestmark = pytest.mark.integration
 
-DATAGEN = "connectors.datagen.DatagenConnector"
+DATAGEN = "io.confluent.kafka.connect.datagen.DatagenConnector"
 
 
 def _records(broker: EmbeddedBroker, topic: str) -> list[tuple[bytes | None, bytes | None]]:
