@@ -606,3 +606,19 @@ def test_alter_offsets_updates_the_offsets_table(tmp_path: Path, tasks: list) ->
     p0, p1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
     assert JdbcSinkConnector().alter_offsets(props, {p0: 1, p1: None}) is True
     assert rows(tmp_path, "SELECT kafka_partition, next_offset FROM __connect_offsets") == [(0, 1)]
+
+
+def test_copy_needs_insert_mode_and_is_ignored_off_postgres(tmp_path: Path, tasks: list) -> None:
+    config = {
+        "connection.url": db_url(tmp_path),
+        "postgresql.copy.enabled": "true",
+        "insert.mode": "upsert",
+        "pk.mode": "kafka",
+    }
+    assert JdbcSinkConnector().validate(config)["postgresql.copy.enabled"].errors == [
+        "postgresql.copy.enabled needs insert.mode=insert"
+    ]
+    task, _ = make_task(tmp_path, **{"postgresql.copy.enabled": "true"})
+    tasks.append(task)
+    task.put([rec(order(i), i) for i in range(3)])  # SQLite: plain INSERT
+    assert rows(tmp_path, "SELECT count(*) FROM orders") == [(3,)]
