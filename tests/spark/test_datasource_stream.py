@@ -102,3 +102,51 @@ def test_kill_9_of_the_driver_and_restart_loses_and_duplicates_nothing(
     assert len(rows) == N  # nothing lost, nothing duplicated
     assert sorted(r[2] for r in rows) == list(range(N))
     assert {(r[0], r[1]) for r in rows} == {(i % 2, i // 2) for i in range(N)}
+
+
+def test_stream_from_latest_delivers_only_later_records_to_the_file_sink(
+    spark: SparkSession,
+    broker: EmbeddedBroker,
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    topic = unique_name("latest")
+    create_topic(broker.bootstrap_servers, topic, 2)
+
+    def produce(numbers: range) -> None:
+        produce_raw(
+            broker.bootstrap_servers,
+            topic,
+            (
+                (None, json.dumps({"schema": ROW, "payload": {"n": i}}).encode(), i % 2)
+                for i in numbers
+            ),
+        )
+
+    produce(range(20))  # before the query: skipped by startingOffsets=latest
+    out = tmp_path / "out.txt"
+    from connectrt.spark.datasource import register
+
+    register(spark)
+    query = (
+        spark.readStream.format("connectrt")
+        .option("kafka.bootstrap.servers", broker.bootstrap_servers)
+        .option("topic", topic)
+        .option("startingOffsets", "latest")
+        .load()
+        .selectExpr("CAST(value.n AS STRING) AS line")
+        .writeStream.format("connectrt")
+        .option("connector.class", "FileStreamSink")
+        .option("file", str(out))
+        .option("value.column", "line")
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+    try:
+        query.processAllAvailable()  # batch 0 fixes the starting offsets
+        produce(range(20, 30))
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert sorted(int(line) for line in out.read_text().splitlines()) == list(range(20, 30))
