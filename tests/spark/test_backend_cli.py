@@ -1,0 +1,126 @@
+"""``connectrt spark WORKER.properties`` as a process of its own: its own SparkSession from the
+``spark.*`` properties, the REST API, tasks on the executors, and a graceful stop on SIGINT
+(tasks commit their offsets before Spark stops)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from connectrt.storage.offset_codec import decode_value, encode_key
+from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.rest import wait_for
+
+pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
+    broker: EmbeddedBroker, tmp_path: Path
+):
+    run = uuid.uuid4().hex[:8]
+    port = _free_port()
+    offsets_topic = f"cli-offsets-{run}"
+    props = tmp_path / "worker.properties"
+    props.write_text(
+        "\n".join(
+            [
+                f"bootstrap.servers={broker.bootstrap_servers}",
+                f"group.id=cli-{run}",
+                f"config.storage.topic=cli-configs-{run}",
+                f"status.storage.topic=cli-status-{run}",
+                f"offset.storage.topic={offsets_topic}",
+                "offset.storage.partitions=2",
+                "offset.flush.interval.ms=60000",  # only the final commit at stop
+                f"listeners=http://127.0.0.1:{port}",
+                "spark.master=local[3,2]",
+                "spark.ui.enabled=false",
+                "spark.ui.showConsoleProgress=false",
+                "spark.driver.host=127.0.0.1",
+                "spark.driver.bindAddress=127.0.0.1",
+            ]
+        )
+        + "\n"
+    )
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+    }
+    log = tmp_path / "connectrt.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+        def healthy() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                return http.get("/health").json().get("status") == "healthy"
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, 120, "connectrt spark to be healthy")
+        topic, name = f"cli-{run}", f"cli-source-{run}"
+        create_topic(broker.bootstrap_servers, topic, partitions=1)
+        config = {
+            "connector.class": "tests.plugins.sequence.SequenceSource",
+            "tasks.max": "2",
+            "topic": topic,
+            "records.per.task": "500",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        }
+        assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
+
+        def running_on_executors() -> bool:
+            tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
+            return len(tasks) == 2 and all(
+                t["state"] == "RUNNING" and t["worker_id"] != f"127.0.0.1:{port}" for t in tasks
+            )
+
+        wait_for(running_on_executors, 90, "2 tasks RUNNING on executors")
+        wait_for(
+            lambda: (
+                sum(len(r) for r in read_topic(broker.bootstrap_servers, topic).values()) == 1000
+            ),
+            60,
+            "1000 records",
+        )
+        http.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    text = log.read_text()
+    assert "cancelling its Spark job" not in text
+    # The tasks' final commits (the only ones: the flush interval is a minute) reached Kafka.
+    stored = {
+        k: decode_value(v)
+        for records in read_topic(broker.bootstrap_servers, offsets_topic).values()
+        for k, v in records
+    }
+    for task in (0, 1):
+        assert stored[encode_key(name, {"task": task})] == {"seq": 500}
