@@ -7,12 +7,16 @@ from __future__ import annotations
 import importlib
 import json
 import warnings
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
 
 import orjson
 import pytest
 
+from connectors.datagen import DatagenConnector
 from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.conformance import SourceConnectorConformance
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from connectrt.testing.rest import start_rest_worker, wait_for
 
@@ -143,3 +147,21 @@ def test_restart_continues_each_tasks_sequence(broker: EmbeddedBroker, unique_na
     # iteration hints continue across the restart too (ordertime: +10 s per order)
     by_id = {o["orderid"]: o for o in everything}
     assert by_id[101]["ordertime"] - by_id[100]["ordertime"] == 10_000
+
+
+class TestDatagenConformance(SourceConnectorConformance):
+    """The shared suite; "input" is made available by raising ``iterations``."""
+
+    connector_class = DatagenConnector
+
+    def connector_config(self, tmp_path: Path, topic: str) -> dict[str, str]:
+        return {
+            "kafka.topic": topic,
+            "quickstart": "pageviews",
+            "iterations": "0",
+            "max.interval": "0",
+            "random.seed": "3",
+        }
+
+    def add_input(self, config: Mapping[str, str], start: int, count: int) -> None:
+        cast(dict[str, str], config)["iterations"] = str(start + count)
