@@ -122,10 +122,10 @@ def start_query(spark: Any, bootstrap: str, totals_db: Path, checkpoint: Path) -
         .option("value.converter.schemas.enable", "true")
         .load()
     )
-    from pyspark.sql import functions as F
-
-    totals = orders.groupBy(F.col("value.customer").alias("customer")).agg(
-        F.sum("value.amount_cents").alias("cents"), F.count("*").alias("orders")
+    orders.createOrReplaceTempView("orders")
+    totals = spark.sql(
+        "SELECT value.customer AS customer, sum(value.amount_cents) AS cents, "
+        "count(*) AS orders FROM orders GROUP BY value.customer"
     )
     return (
         totals.writeStream.outputMode("complete")
