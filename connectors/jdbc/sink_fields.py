@@ -5,7 +5,8 @@ map) together with ``pk.mode``, ``pk.fields`` and ``fields.whitelist`` and retur
 :class:`RecordFields`: the column specs (name, Connect schema, primary key or not) and a
 compiled ``row(record) -> dict`` for every later record of the same shape. It is built once per
 (table, key schema, value schema) by the task; the row function does only dictionary work per
-record: struct values are read positionally, adapters run only for the few types that need
+record: struct values are read positionally (``Struct``'s value list, in field order, as the
+converters fill it), adapters run only for the few types that need
 them (timestamps), and schema defaults are applied only for fields that have one.
 
 Update and delete statements bind primary-key values under prefixed names (``pk_prefix``) so
@@ -22,7 +23,7 @@ from typing import Any
 from connectors.jdbc.sink_config import SinkConfig
 from connectors.jdbc.sink_types import column_type, value_adapter
 from connectrt.api import DataError, SinkRecord
-from connectrt.data import Schema, Struct, Type
+from connectrt.data import Field, Schema, Struct, Type
 
 __all__ = ["PK_BIND_PREFIX", "ColumnSpec", "RecordFields", "record_fields"]
 
@@ -57,6 +58,13 @@ class RecordFields:
         return tuple(c.name for c in self.columns if not c.primary_key)
 
 
+def _field(schema: Schema, name: str) -> Field:
+    field = schema.field(name)
+    if field is None:
+        raise DataError(f"Struct schema has no field {name!r}")
+    return field
+
+
 def _adapter(schema: Schema | None, aware_ok: bool) -> Callable[[Any], Any] | None:
     return None if aware_ok else value_adapter(schema)
 
@@ -65,7 +73,7 @@ def _struct_reader(
     schema: Schema, names: Sequence[str], out_names: Sequence[str], aware_ok: bool
 ) -> Callable[[Struct], Row]:
     """Read ``names`` of a struct of ``schema`` into a dict keyed by ``out_names``."""
-    fields = [schema.fields[schema._field_map[n].index] for n in names]
+    fields = [_field(schema, n) for n in names]
     idxs = [f.index for f in fields]
     keys = tuple(out_names)
     fixes = [
@@ -160,7 +168,7 @@ def _key_part(
         raise DataError("pk.mode=record_key needs a record key, but the key is null")
     if ks is not None and ks.type is Type.STRUCT:
         names = _pick([f.name for f in ks.fields], config.pk_fields, "key schema")
-        specs = [ColumnSpec(n, ks.fields[ks._field_map[n].index].schema, True) for n in names]
+        specs = [ColumnSpec(n, _field(ks, n).schema, True) for n in names]
         read = _struct_reader(ks, names, [pk_prefix + n for n in names], aware_ok)
 
         def struct_key(r: SinkRecord) -> Row:
@@ -237,9 +245,7 @@ def record_fields(
         value_fn: Callable[[Any], Row] = _map_reader(names, out_names)
     else:
         assert vs is not None
-        specs = [
-            ColumnSpec(n, vs.fields[vs._field_map[n].index].schema, n in value_pk) for n in names
-        ]
+        specs = [ColumnSpec(n, _field(vs, n).schema, n in value_pk) for n in names]
         value_fn = _struct_reader(vs, names, out_names, aware_ok)
     columns = tuple(key_specs + specs)
     for spec in columns:
