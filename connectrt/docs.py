@@ -41,12 +41,17 @@ def config_reference() -> str:
         SOURCE_CONFIG_DEF,
     )
     from connectrt.runtime.worker_config import WORKER_CONFIG_DEF
+    from connectrt.spark.config import SPARK_BACKEND_CONFIG_DEF
 
     common = set(COMMON_CONFIG_DEF.keys)
     sink_only = ConfigDef(k for n, k in SINK_CONFIG_DEF.keys.items() if n not in common)
     source_only = ConfigDef(k for n, k in SOURCE_CONFIG_DEF.keys.items() if n not in common)
     sections = [
         ("Worker (`WORKER.properties`)", WORKER_CONFIG_DEF),
+        (
+            "Worker on Spark (`connectrt spark`; `spark.*` keys go to Spark)",
+            SPARK_BACKEND_CONFIG_DEF,
+        ),
         ("Every connector", COMMON_CONFIG_DEF),
         ("Sink connectors", sink_only),
         ("Source connectors", source_only),
