@@ -101,33 +101,25 @@ def table_rows(url: str, table: str) -> list[tuple[Any, ...]]:
         engine.dispose()
 
 
-def check_jdbc(
+def check_upserts(
     spark: SparkSession, url: str | tuple[str, str], sa_url: str, name: Callable[[str], str]
 ) -> None:
-    register(spark)
-    # upsert keyed by the value's id: writing twice leaves one row per id with the new data
+    """Upserts keyed by the value's id: writing twice leaves one row per id, the new data."""
     table = name("orders")
-    write_jdbc(
-        spark,
-        url,
-        table,
-        rows(),
-        **{"insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id"},
-    )
+    upsert = {"insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id"}
+    write_jdbc(spark, url, table, rows(), **upsert)
     changed = [(i, f"new-{i}", *rest) for i, _, *rest in rows()]
-    write_jdbc(
-        spark,
-        url,
-        table,
-        changed,
-        **{"insert.mode": "upsert", "pk.mode": "record_value", "pk.fields": "id"},
-    )
+    write_jdbc(spark, url, table, changed, **upsert)
     got = table_rows(sa_url, table)
     assert [r[0] for r in got] == list(range(N))
     assert [r[1] for r in got] == [f"new-{i}" for i in range(N)]
     assert [decimal.Decimal(str(r[2])) for r in got] == [decimal.Decimal(i) / 4 for i in range(N)]
 
-    # exactly once: a replayed batch id writes nothing, a new one appends
+
+def check_exactly_once(
+    spark: SparkSession, url: str | tuple[str, str], sa_url: str, name: Callable[[str], str]
+) -> None:
+    """exactly.once.enabled: a replayed batch id writes nothing, a new one appends."""
     table = name("events")
     eos = {"exactly.once.enabled": "true", "name": name("bridge")}
     write_jdbc(spark, url, table, rows(), **eos, **{"batch.id": "7"})
@@ -140,9 +132,12 @@ def check_jdbc(
 def test_write_through_the_jdbc_sink_on_sqlite(
     spark: SparkSession, tmp_path: Path, unique_name: Callable[[str], str]
 ) -> None:
+    register(spark)
     db = tmp_path / "bridge.db"
     names = iter(range(100))
-    check_jdbc(spark, f"jdbc:sqlite:{db}", f"sqlite:///{db}", lambda p: f"{p}_{next(names)}")
+    url, sa_url = f"jdbc:sqlite:{db}", f"sqlite:///{db}"
+    check_upserts(spark, url, sa_url, lambda p: f"{p}_{next(names)}")
+    check_exactly_once(spark, url, sa_url, lambda p: f"{p}_{next(names)}")
 
 
 @pytest.mark.postgres
@@ -152,5 +147,7 @@ def test_write_through_the_jdbc_sink_on_postgresql(
     database = f"bridge_{uuid.uuid4().hex[:8]}"
     url = postgres.create_database(database)
     names = iter(range(100))
+    register(spark)
     target = (postgres.jdbc_url(database), postgres.user)
-    check_jdbc(spark, target, url, lambda p: f"{p}_{next(names)}")
+    # upserts are covered on SQLite; here the exactly-once offsets table on PostgreSQL
+    check_exactly_once(spark, target, url, lambda p: f"{p}_{next(names)}")
