@@ -17,6 +17,8 @@ Thread-safety: configure once, then use from a single task thread (caches are no
 
 from __future__ import annotations
 
+import datetime as _dt
+import decimal as _decimal
 import io
 import json
 import struct as _struct
@@ -55,6 +57,12 @@ TIMEOUT_CONFIG: Final = "schema.registry.timeout.ms"
 CONTENT_TYPE: Final = "application/vnd.schemaregistry.v1+json"
 MAGIC_BYTE: Final = 0
 _HEADER: Final = _struct.Struct(">bI")
+
+# Exact decimal arithmetic (no rounding), as connectrt.data.logical uses.
+_EXACT: Final = _decimal.Context(
+    prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
+)
+_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 _STRATEGIES: Final = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
 
@@ -97,6 +105,9 @@ CONFIG_KEYS: ConfigKeys = {
 }
 
 Fn = Callable[[Any], Any]
+
+_read: Final = fastavro.schemaless_reader
+_write: Final = fastavro.schemaless_writer
 
 
 class SchemaRegistryClient:
@@ -287,6 +298,8 @@ class AvroConverter(Converter):
         self._last_schema: Schema | None = None
         self._last_topic: str | None = None
         self._last_out: tuple[bytes, _Writer, Any] | None = None
+        self._last_id = -1
+        self._last_reader: Any = None
 
     @property
     def client(self) -> SchemaRegistryClient:
@@ -334,6 +347,7 @@ class AvroConverter(Converter):
         self._writers, self._ids, self._readers = _LRU(size), _LRU(size), _LRU(size)
         self._latest = _LRU(size)
         self._last_schema = self._last_topic = self._last_out = None
+        self._last_id, self._last_reader = -1, None
         if self._client is not None:
             self._client.close()
         self._client = SchemaRegistryClient(url, auth, timeout, transport)
@@ -370,7 +384,7 @@ class AvroConverter(Converter):
             datum = writer.encode(value)
             out = io.BytesIO()
             out.write(header)
-            fastavro.schemaless_writer(out, parsed, datum)
+            _write(out, parsed, datum)
         except DataError:
             raise
         except Exception as exc:  # fastavro: ValueError, TypeError, AttributeError, ...
@@ -412,15 +426,18 @@ class AvroConverter(Converter):
         magic, schema_id = _HEADER.unpack_from(data)
         if magic != MAGIC_BYTE:
             raise DataError(f"Unknown magic byte {magic} in Avro message for topic {topic}")
-        reader = self._readers.get(schema_id)
-        if reader is None:
-            reader = _Reader(self.client.get_schema(schema_id))
-            self._readers.put(schema_id, reader)
+        if schema_id == self._last_id:
+            reader = self._last_reader
+        else:
+            reader = self._readers.get(schema_id)
+            if reader is None:
+                reader = _Reader(self.client.get_schema(schema_id))
+                self._readers.put(schema_id, reader)
+            self._last_id, self._last_reader = schema_id, reader
         buf = io.BytesIO(data)
         buf.seek(5)
         try:
-            datum = fastavro.schemaless_reader(buf, reader.parsed, None)
-            value = reader.decode(datum)
+            value = reader.decode(_read(buf, reader.parsed, None))
         except DataError:
             raise
         except Exception as exc:
@@ -596,10 +613,14 @@ def _encoder_nonnull(schema: Schema) -> Fn:
 
 
 def _decoder(schema: Schema) -> Fn:
-    """Compile fastavro datum -> Connect value for ``schema``."""
+    """Compile fastavro datum -> Connect value for ``schema`` (None passes through)."""
     inner = _decoder_nonnull(schema)
     if inner is None:
         return _identity
+    if not schema.optional:
+        # Only a ``["null", T]`` union maps to an optional schema: fastavro cannot yield None
+        # for any other Avro type, so required values skip the None check.
+        return inner
 
     def dec(v: Any) -> Any:
         return None if v is None else inner(v)
@@ -611,21 +632,49 @@ def _identity(v: Any) -> Any:
     return v
 
 
+def _decimal_decoder(scale: int) -> Fn:
+    """Big-endian two's-complement unscaled bytes -> ``Decimal`` (as ``Decimal.to_logical``)."""
+    exponent = -scale
+    from_bytes = int.from_bytes
+    create = _EXACT.create_decimal
+
+    def dec_decimal(v: Any) -> Any:
+        if not v:
+            raise DataError("Invalid bytes for Decimal field")
+        return create(from_bytes(v, "big", signed=True)).scaleb(exponent, _EXACT)
+
+    return dec_decimal
+
+
+def _timestamp_decoder() -> Fn:
+    """Milliseconds since the epoch -> aware UTC ``datetime`` (as ``Timestamp.to_logical``)."""
+    epoch = _EPOCH
+    delta = _dt.timedelta
+
+    def dec_timestamp(v: Any) -> Any:
+        try:
+            return epoch + delta(milliseconds=v)
+        except (OverflowError, TypeError) as exc:
+            raise DataError(f"Invalid Timestamp value {v!r}: {exc}") from exc
+
+    return dec_timestamp
+
+
 def _decoder_nonnull(schema: Schema) -> Fn | None:
+    """The decoder of a non-null datum, or None when fastavro's value is the Connect value."""
     t = schema.type
     lname = logical.logical_name(schema)
     if lname == logical.Decimal.LOGICAL_NAME:
-        return lambda v: logical.Decimal.to_logical(schema, v)
+        return _decimal_decoder(logical.Decimal.scale(schema))
     if lname == logical.Date.LOGICAL_NAME:
         return lambda v: logical.Date.to_logical(schema, v)
     if lname == logical.Time.LOGICAL_NAME:
         return lambda v: logical.Time.to_logical(schema, v)
     if lname == logical.Timestamp.LOGICAL_NAME:
-        return lambda v: logical.Timestamp.to_logical(schema, v)
+        return _timestamp_decoder()
     if t is Type.ARRAY:
         assert schema.value_schema is not None
-        item = _decoder_nonnull(schema.value_schema)
-        if item is None:
+        if _decoder_nonnull(schema.value_schema) is None:
             return None
         item_dec = _decoder(schema.value_schema)
         return lambda v: [item_dec(x) for x in v]
@@ -639,21 +688,42 @@ def _decoder_nonnull(schema: Schema) -> Fn | None:
             return lambda v: {k: vdec(x) for k, x in v.items()}
         return lambda v: {kdec(e["key"]): vdec(e["value"]) for e in v}
     if t is Type.STRUCT:
-        fields = [(f.name, _decoder(f.schema)) for f in schema.fields]
-        names = [name for name, _ in fields]
-        # fastavro returns a record's fields in writer-schema order, which is this schema's
-        # field order (the schema is derived from the writer schema): take the values as a
-        # list and decode only the fields that need it.
-        converted = [(i, dec) for i, (_, dec) in enumerate(fields) if dec is not _identity]
-        from_values = Struct._from_values
+        return _struct_decoder(schema)
+    return None
 
-        def dec_struct(v: Any) -> Any:
-            if list(v) != names:  # defensive: another field order
-                return from_values(schema, [dec(v.get(name)) for name, dec in fields])
+
+def _struct_decoder(schema: Schema) -> Fn:
+    """A record dict -> ``Struct``: its values in field order, converted only where needed.
+
+    fastavro builds a record's dict by walking the writer schema's fields in order, and this
+    Connect schema was derived from that same writer schema, so ``dict.values()`` is already
+    in field order. Fields needing a conversion (logical types, nested records, collections
+    of those) are converted in place; a None (an optional field's null) stays None.
+    """
+    from_values = Struct._from_values
+    converted = [
+        (f.index, dec) for f in schema.fields if (dec := _decoder_nonnull(f.schema)) is not None
+    ]
+    if not converted:
+        return lambda v: from_values(schema, list(v.values()))
+    if len(converted) == 1:
+        ((i0, dec0),) = converted
+
+        def dec_struct1(v: Any) -> Any:
             values = list(v.values())
-            for i, dec in converted:
-                values[i] = dec(values[i])
+            x = values[i0]
+            if x is not None:
+                values[i0] = dec0(x)
             return from_values(schema, values)
 
-        return dec_struct
-    return None
+        return dec_struct1
+
+    def dec_struct(v: Any) -> Any:
+        values = list(v.values())
+        for i, dec in converted:
+            x = values[i]
+            if x is not None:
+                values[i] = dec(x)
+        return from_values(schema, values)
+
+    return dec_struct
