@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from connectrt.spark.datasource import register
+from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import read_topic
 from connectrt.testing.postgres import PostgresServer
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -151,3 +154,45 @@ def test_write_through_the_jdbc_sink_on_postgresql(
     target = (postgres.jdbc_url(database), postgres.user)
     # upserts are covered on SQLite; here the exactly-once offsets table on PostgreSQL
     check_exactly_once(spark, target, url, lambda p: f"{p}_{next(names)}")
+
+
+def test_records_the_sink_rejects_follow_errors_tolerance(
+    spark: SparkSession,
+    broker: EmbeddedBroker,
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
+) -> None:
+    register(spark)
+    db = tmp_path / "rejects.db"
+    # a string value: the JDBC sink writes structs only and reports each record (KIP-610)
+    df = spark.createDataFrame([(f"text {i}",) for i in range(5)], "line string")
+
+    def write(**extra: str) -> None:
+        writer = (
+            df.write.format("connectrt")
+            .option("connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector")
+            .option("connection.url", f"jdbc:sqlite:{db}")
+            .option("value.column", "line")
+            .option("topic", "lines")
+            .option("auto.create", "true")
+            .mode("append")
+        )
+        for k, v in extra.items():
+            writer = writer.option(k, v)
+        writer.save()
+
+    with pytest.raises(Exception, match="writes struct values"):
+        write()
+    dlq = unique_name("write-dlq")
+    write(
+        **{
+            "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": dlq,
+            "errors.deadletterqueue.topic.replication.factor": "1",
+            "errors.deadletterqueue.context.headers.enable": "true",
+            "kafka.bootstrap.servers": broker.bootstrap_servers,
+        }
+    )
+    dead = [json.loads(v or b"{}") for _, v in read_topic(broker.bootstrap_servers, dlq)[0]]
+    assert sorted(d["value"] for d in dead) == [f"text {i}" for i in range(5)]
+    assert {d["topic"] for d in dead} == {"lines"}

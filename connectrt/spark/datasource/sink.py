@@ -14,7 +14,12 @@ plus:
 * ``tasks.max`` (default 1): ``task_configs()`` is asked for this many configs; Spark
   partition *i* runs config ``i % n``;
 * ``put.batch.size`` (default 5000): records per ``put()``;
-* ``batch.id``: the batch id of a ``df.write`` (streaming writes use the micro-batch id).
+* ``batch.id``: the batch id of a ``df.write`` (streaming writes use the micro-batch id);
+* ``errors.tolerance``, ``errors.log.*``, ``errors.deadletterqueue.*`` (with
+  ``kafka.bootstrap.servers`` and ``kafka.*`` for the dead letter queue's producer): the sink
+  task's errant record reporter (KIP-610), as on a worker: a record the sink reports fails the
+  Spark task with ``none``; with ``all`` it is skipped, logged if asked and written to the
+  dead letter queue as a JSON document of the record (with the context headers if enabled).
 
 Lifecycle: the driver starts the connector once per query plan (validating its config) and
 takes its task configs. Each Spark task (one partition of one micro-batch) creates a task,
@@ -47,8 +52,11 @@ from connectrt.api.config import ConfigError
 from connectrt.api.connector import SinkConnector, SinkConnectorContext
 from connectrt.api.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, TimestampType, TopicPartition
-from connectrt.api.task import SinkTask, SinkTaskContext
+from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
+from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugins import registry
+from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
 from connectrt.spark.datasource.schema import connect_schema, row_converter
 
 log = logging.getLogger(__name__)
@@ -87,14 +95,45 @@ class _ConnectorContext(SinkConnectorContext):
         raise error
 
 
+class _Reporter(ErrantRecordReporter):
+    """KIP-610 for bridged sink tasks: report under the ``errors.*`` policy (the sink task's
+    thread only)."""
+
+    def __init__(self, handler: ErrorHandler, task: SinkTask) -> None:
+        self.handler = handler
+        self.task = task
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        handler = self.handler
+        handler.metrics.errors += 1
+        handler.report(Failure(TaskStage.TASK_PUT, class_path(self.task), error, None, record))
+        if not handler.policy.tolerate_all:
+            raise ToleranceExceeded(
+                f"Tolerance exceeded in error handler: task {handler.task_id} reported a record "
+                f"it could not write (topic={record.topic}, partition={record.kafka_partition}, "
+                f"offset={record.kafka_offset}): {error!r}"
+            ) from error
+        handler.metrics.records_skipped += 1
+
+
 class BridgeTaskContext(SinkTaskContext):
     """The sink task's view of its one synthetic partition (one Spark task's thread only)."""
 
-    def __init__(self, config: Mapping[str, str], tp: TopicPartition) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, str],
+        tp: TopicPartition,
+        reporter: ErrantRecordReporter | None = None,
+    ) -> None:
         self._config = dict(config)
         self._tp = tp
+        self._reporter = reporter
         self.rewinds: dict[TopicPartition, int] = {}
         self.timeout_ms = 1000
+
+    @property
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self._reporter
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -140,6 +179,7 @@ class SinkPlan:
     batch_id: int
     max_retries: int = 10
     config: dict[str, str] = field(default_factory=dict)
+    kafka: dict[str, str] = field(default_factory=dict)
 
 
 def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
@@ -151,7 +191,13 @@ def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
     cls = registry.connector_class(class_name)
     if not issubclass(cls, SinkConnector):
         raise ConfigError(f"{class_name} is not a sink connector", "connector.class", class_name)
-    config = {k: v for k, v in opts.items() if k not in _BRIDGE_KEYS}
+    config = {k: v for k, v in opts.items() if k not in _BRIDGE_KEYS and not k.startswith("kafka.")}
+    kafka = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
+    policy = ErrorPolicy.from_config(config)
+    if policy.dlq_topic and not kafka.get("bootstrap.servers"):
+        raise ConfigError(
+            "errors.deadletterqueue.topic.name needs kafka.bootstrap.servers for its producer"
+        )
     config.setdefault("name", "spark-bridge")
     topic = opts.get("topic") or "spark"
     config.setdefault("topics", topic)
@@ -202,6 +248,7 @@ def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
         batch_size=int(opts.get("put.batch.size", "5000") or 5000),
         batch_id=int(opts.get("batch.id", "0") or 0),
         config=config,
+        kafka=kafka,
     )
 
 
@@ -246,8 +293,19 @@ def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id:
     value_optional = isinstance(plan.value_index, int)
     value_schema, to_value = _extractor(plan.value_type, plan.value_index, value_optional)
     key_schema, to_key = _extractor(plan.key_type, plan.key_index, isinstance(plan.key_index, int))
-    ctx = BridgeTaskContext(task_config, tp)
     task = plan.task_class()
+    policy = ErrorPolicy.from_config(plan.config)
+    handler = None
+    if policy.reporting:
+        client = plan.kafka if policy.dlq_topic else None
+        handler = ErrorHandler(
+            TaskId(plan.config["name"], partition),
+            policy,
+            TaskMetrics(plan.config["name"], partition),
+            client,
+            client,
+        )
+    ctx = BridgeTaskContext(task_config, tp, None if handler is None else _Reporter(handler, task))
     task.initialize(ctx)
     task.start(task_config)
     base = batch_id * OFFSET_STRIDE
@@ -289,10 +347,16 @@ def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id:
             written += len(records)
         offsets = {tp: next_offset}
         task.flush(offsets)
+        if handler is not None:
+            handler.flush()  # dead letters are written before the batch counts as done
         task.pre_commit(offsets)
         task.close([tp])
     finally:
-        task.stop()
+        try:
+            task.stop()
+        finally:
+            if handler is not None:
+                handler.close()
     return SinkCommit(partition, written, skipped)
 
 
