@@ -131,7 +131,7 @@ def test_unreachable_database_fails_the_connector_not_the_worker(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     bad = {
-        "connector.class": CONNECTOR,
+        "connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector",  # Confluent's name
         "connection.url": f"jdbc:postgresql://127.0.0.1:{port}/shop?user=u&password=topsecret",
         "mode": "bulk",
         "topic.prefix": "nowhere-",
