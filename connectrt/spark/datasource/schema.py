@@ -209,11 +209,18 @@ def to_arrow_value(data_type: T.DataType) -> Fn:
     if isinstance(data_type, T.StructType):
         plan = [(f.name, to_arrow_value(f.dataType)) for f in data_type.fields]
 
+        seen: dict[int, tuple[Any, frozenset[str]]] = {}  # schema id -> (schema, field names)
+
         def struct(v: Any) -> Any:
             if v is None:
                 return None
             if isinstance(v, Struct):
-                fields = v.schema._field_map
+                schema = v.schema
+                known = seen.get(id(schema))
+                if known is None or known[0] is not schema:
+                    known = (schema, frozenset(f.name for f in schema.fields))
+                    seen[id(schema)] = known
+                fields = known[1]
                 return {n: fn(v.get(n)) if n in fields else None for n, fn in plan}
             if isinstance(v, dict):
                 return {n: fn(v.get(n)) for n, fn in plan}
