@@ -63,6 +63,7 @@ _EXACT: Final = _decimal.Context(
     prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
 )
 _EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_Dec: Final = _decimal.Decimal
 
 _STRATEGIES: Final = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
 
@@ -244,7 +245,8 @@ class _Writer:
         self.avro = connect_to_avro(schema)
         self.text = json.dumps(self.avro, separators=(",", ":"))
         self.parsed = _parse(self.avro)
-        self.encode = _encoder(schema)
+        # The value is never None here (a None value is a tombstone): no null handling.
+        self.encode = _encoder_nonnull(schema)
         self.record_name = _record_name(self.avro)
 
 
@@ -492,6 +494,25 @@ def _encoder(schema: Schema) -> Fn:
     return enc_required
 
 
+def _on_null(schema: Schema) -> Callable[[], Any]:
+    """What a None field value encodes to (as :func:`_encoder`): null, the default, or an error."""
+    if schema.default is not None:
+        inner = _encoder_nonnull(schema)
+        default = schema.default
+        return lambda: inner(default)
+    if schema.optional:
+        return _null
+    return _null_for_required
+
+
+def _null() -> None:
+    return None
+
+
+def _null_for_required() -> Any:
+    raise DataError("Conversion error: null value for field that is required")
+
+
 def _encoder_nonnull(schema: Schema) -> Fn:
     t = schema.type
     lname = logical.logical_name(schema)
@@ -499,7 +520,13 @@ def _encoder_nonnull(schema: Schema) -> Fn:
         scale = logical.Decimal.scale(schema)
 
         def enc_decimal(v: Any) -> Any:
-            n = logical.Decimal.unscaled(v, scale)
+            if type(v) is _Dec and v.is_finite():
+                unscaled = v.scaleb(scale, _EXACT)
+                n = int(unscaled)
+                if unscaled != n:  # more digits than the scale: Decimal.unscaled raises
+                    n = logical.Decimal.unscaled(v, scale)
+            else:
+                n = logical.Decimal.unscaled(v, scale)
             bits = n.bit_length() if n >= 0 else (~n).bit_length()
             return n.to_bytes(bits // 8 + 1, "big", signed=True)
 
@@ -588,6 +615,10 @@ def _encoder_nonnull(schema: Schema) -> Fn:
         return enc_map_entries
     # STRUCT
     fields = [(f.name, f.index, _encoder(f.schema)) for f in schema.fields]
+    # The hot path: each field's non-null encoder called directly, nulls handled inline.
+    plan = [
+        (f.name, f.index, _encoder_nonnull(f.schema), _on_null(f.schema)) for f in schema.fields
+    ]
 
     def enc_struct(v: Any) -> Any:
         if not isinstance(v, Struct) or not v.schema.equals_ignoring_default(schema):
@@ -598,7 +629,10 @@ def _encoder_nonnull(schema: Schema) -> Fn:
             raise DataError(f"Invalid value {type(v).__name__} for schema type STRUCT")
         vals = v._values
         try:
-            return {name: enc(vals[index]) for name, index, enc in fields}
+            return {
+                name: enc(x) if (x := vals[index]) is not None else on_null()
+                for name, index, enc, on_null in plan
+            }
         except DataError:
             pass
         # Slow path, only to name the field at fault.
