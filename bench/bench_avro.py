@@ -17,7 +17,8 @@ it receives.
   in ``put()`` as ``Struct``s); clock from first record to the N-th (group join excluded).
 * pass-through = N / (produce time + consume time) per side; target >= 0.85 x hand-rolled.
 
-The pre-made records are frozen out of the garbage collector (``gc.freeze()``) before timing.
+The pre-made records are frozen out of the garbage collector (``gc.freeze()``) before timing,
+and the worker's GC setting (:mod:`connectrt.runtime.gc_tuning`) applies to both sides.
 Also: the converter alone (µs/record each way vs fastavro alone), registry lookups by id per
 second over HTTP (uncached, keep-alive client), and the registry requests received while the
 converter runs in steady state (expected: 0) and during each worker phase (the first lookup).
@@ -44,6 +45,7 @@ from confluent_kafka import Consumer, Producer
 from bench.connectors import PROGRESS, progress
 from connectrt.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Task
 from connectrt.data import Struct
+from connectrt.runtime.gc_tuning import tune_gc
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
 SCHEMA_FILE = c.ROOT / "schemas" / "orders.avsc"
@@ -390,6 +392,9 @@ def main() -> dict[str, float]:
     # them out of the garbage collector's scans so neither side pays for them.
     gc.collect()
     gc.freeze()
+    # The worker raises the young-generation GC threshold when it starts (process-wide):
+    # apply it up front so the hand-rolled loops run under the same setting in every round.
+    tune_gc()
     prod: tuple[list[float], list[float]] = ([], [])
     cons: tuple[list[float], list[float]] = ([], [])
     phase_requests: list[int] = []

@@ -39,6 +39,7 @@ from connectrt.runtime.clients import (
 )
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.plugins import PluginRegistry, registry
@@ -236,6 +237,7 @@ class Worker:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
+        tune_gc()  # record batches outlive CPython's default young generation
         self.offset_store.start()
         self._reconfig_thread = threading.Thread(
             target=self._reconfig_loop, name="worker-reconfig", daemon=True
