@@ -11,6 +11,10 @@ it receives.
   connectrt = a real in-process ``Worker`` running a source task that returns the pre-made
   ``SourceRecord``s (batches of 2000) with ``value.converter=AvroConverter``; clock from its
   first ``poll()`` to the task stopped after its final commit (= all acknowledged).
+  Both producers first send one warm-up record and the clock starts once it is acknowledged
+  (the hand-rolled loop flushes it; the source task waits until the bench reads it back):
+  librdkafka's idempotent producer holds everything until it has its producer id, which on
+  this broker took a fixed ~1 s after creation in some runs and not others.
 * consume (the topic connectrt produced): hand-rolled = ``consume(500)`` + header check +
   ``schemaless_reader`` with the writer schema looked up once per id; connectrt = a ``Worker``
   running ``bench.connectors.NoopSink`` with ``value.converter=AvroConverter`` (values arrive
@@ -40,7 +44,7 @@ from typing import Any
 import _common as c
 import fastavro
 import httpx
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 
 from bench.connectors import PROGRESS, progress
 from connectrt.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Task
@@ -53,6 +57,9 @@ HEADER = struct.Struct(">bI")
 
 RECORDS: list[SourceRecord] = []
 """The pre-made records the source task returns (set before the worker starts)."""
+
+WARMED = threading.Event()
+"""Set by the bench once the source task's warm-up record is readable (its producer is up)."""
 
 
 class PreMadeSourceConnector(SourceConnector):
@@ -79,14 +86,22 @@ class PreMadeSourceConnector(SourceConnector):
 
 
 class PreMadeSourceTask(SourceTask):
-    """Returns ``RECORDS`` in batches of 2000, then idles."""
+    """Returns one warm-up tombstone to ``warmup.topic``, waits for ``WARMED``, then returns
+    ``RECORDS`` in batches of 2000, then idles."""
 
     def start(self, config: Mapping[str, str]) -> None:
         self._next = 0
         self._progress = progress(config["bench.id"], len(RECORDS))
         self._stopping = threading.Event()
+        self._warmup_topic: str | None = config["warmup.topic"]
 
     def poll(self) -> list[SourceRecord] | None:
+        if self._warmup_topic is not None:
+            topic, self._warmup_topic = self._warmup_topic, None
+            return [SourceRecord(None, None, topic, None, None, None, None, None)]
+        if not WARMED.is_set():
+            WARMED.wait(0.05)
+            return None
         if self._next >= len(RECORDS):
             self._stopping.wait(0.2)
             return None
@@ -162,6 +177,9 @@ def raw_produce(bootstrap: str, topic: str, datums: list[dict[str, Any]], schema
     producer = Producer(c.producer_settings(bootstrap))
     produce, poll = producer.produce, producer.poll
     writer = fastavro.schemaless_writer
+    producer.produce(topic, None)  # warm-up: the idempotent producer's id is acquired
+    if producer.flush(60):
+        raise RuntimeError("raw producer: warm-up record not acknowledged")
     t0 = time.perf_counter()
     for i, datum in enumerate(datums):
         buf = io.BytesIO()
@@ -187,6 +205,9 @@ def connectrt_produce(
     bootstrap: str, topic: str, url: str, rnd: str
 ) -> tuple[float, dict[str, Any]]:
     name, bench_id = f"avro-source-{rnd}", f"avrosrc{rnd}"
+    warmup = f"{topic}-warmup"
+    c.create_topics(bootstrap, {warmup: 1})
+    WARMED.clear()
     for r in RECORDS:
         r.topic = topic
     worker = c.make_worker(c.worker_props(bootstrap))
@@ -197,10 +218,13 @@ def connectrt_produce(
                 "connector.class": f"{__name__}.PreMadeSourceConnector",
                 "tasks.max": "1",
                 "bench.id": bench_id,
+                "warmup.topic": warmup,
                 "value.converter": AVRO,
                 "value.converter.schema.registry.url": url,
             },
         )
+        _await_one_record(bootstrap, warmup)
+        WARMED.set()
         c.wait_for(lambda: bench_id in PROGRESS, 30, "source task start")
         p = PROGRESS[bench_id]
         if not p.done.wait(600):
@@ -210,12 +234,27 @@ def connectrt_produce(
         runner.join(120)
         end = time.perf_counter()
         m = runner.metrics
-        if runner.failed or m.records_produced != len(RECORDS):
+        if runner.failed or m.records_produced != len(RECORDS) + 1:  # + the warm-up record
             raise RuntimeError(f"source task: failed={runner.failed!r} metrics={m}")
         assert p.first is not None
         return end - p.first, m.snapshot()
     finally:
         worker.stop()
+
+
+def _await_one_record(bootstrap: str, topic: str) -> None:
+    """Read ``topic`` (partition 0, no group) until one record arrived: it was acknowledged."""
+    consumer = Consumer(c.consumer_settings(bootstrap, f"warmup-{topic}"))
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                return
+        raise TimeoutError(f"warm-up record not readable from {topic}")
+    finally:
+        consumer.close()
 
 
 # ---------------------------------------------------------------------------------- consume
