@@ -218,18 +218,15 @@ class TransformationChain(Generic[R]):
         # switches to the general path for the remaining stages.
         current = record
         owned = False
-        index = 0
-        for stage, predicate, negate, apply, apply_owned in self._plan:
+        for index, (stage, predicate, negate, apply, apply_owned) in enumerate(self._plan):
             try:
                 if predicate is not None and predicate.test(current) == negate:
-                    index += 1
                     continue
                 result = apply_owned(current) if owned else apply(current)
             except Exception as exc:
                 _note(exc, stage)
                 raise
             if result is current:
-                index += 1
                 continue
             if result is None:
                 return []
@@ -237,7 +234,6 @@ class TransformationChain(Generic[R]):
                 return self._apply_from(result, index + 1)
             current = result
             owned = True
-            index += 1
         return [current]
 
     def _apply_from(self, records: list[R], start: int) -> list[R]:
