@@ -25,10 +25,11 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.errors import RetriableError
-from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
+from connectrt.api.records import Header, SinkRecord, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connectrt.data import Schema
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
+from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import (
     TaskConverters,
@@ -44,11 +45,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["SinkTaskRunner"]
 
-_TS_TYPES = (
-    TimestampType.NO_TIMESTAMP_TYPE,
-    TimestampType.CREATE_TIME,
-    TimestampType.LOG_APPEND_TIME,
-)
 _MIN_RETRY_BACKOFF_S = 0.1
 
 
@@ -306,7 +302,7 @@ class SinkTaskRunner(TaskRunner):
         value_conv = None if self._value_passthrough else self.converters.value.to_connect_data
         header_conv = self.converters.header.to_connect_header
         bytes_schema: Schema | None = OPTIONAL_BYTES_SCHEMA
-        ts_types = _TS_TYPES
+        ts_types = TIMESTAMP_TYPES
         make = SinkRecord
         records: list[SinkRecord] = []
         append = records.append
@@ -378,53 +374,8 @@ class SinkTaskRunner(TaskRunner):
 
     def _convert_slow(self, msg: Any) -> SinkRecord | None:
         """Convert one record stage by stage under the error policy; None if it was skipped."""
-        errors = self.errors
-        topic = msg.topic()
         conv = self.converters
-        ok, key = errors.call(
-            TaskStage.KEY_CONVERTER,
-            class_path(conv.key),
-            lambda: conv.key.to_connect_data(topic, msg.key()),
-            raw=msg,
-        )
-        if not ok:
-            return None
-        ok, value = errors.call(
-            TaskStage.VALUE_CONVERTER,
-            class_path(conv.value),
-            lambda: conv.value.to_connect_data(topic, msg.value()),
-            raw=msg,
-        )
-        if not ok:
-            return None
-        headers = None
-        if msg.headers():
-
-            def convert_headers() -> list[Header]:
-                out = []
-                for hk, hv in msg.headers():
-                    hs, hval = conv.header.to_connect_header(topic, hk, hv)
-                    out.append(Header(hk, hval, hs))
-                return out
-
-            ok, headers = errors.call(
-                TaskStage.HEADER_CONVERTER, class_path(conv.header), convert_headers, raw=msg
-            )
-            if not ok:
-                return None
-        ts_type, ts = msg.timestamp()
-        return SinkRecord(
-            topic,
-            msg.partition(),
-            key[0],
-            key[1],
-            value[0],
-            value[1],
-            msg.offset(),
-            ts if ts_type else None,
-            _TS_TYPES[ts_type],
-            headers,
-        )
+        return message_to_record_tolerant(msg, conv.key, conv.value, conv.header, self.errors)
 
     def raw_for(self, record: SinkRecord) -> Any:
         """The consumed message a record of the current batch came from (failure paths only)."""

@@ -24,11 +24,12 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from connectrt.api.records import Header, SinkRecord, TimestampType
+from connectrt.api.records import Header, SinkRecord
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.message_records import message_to_record, message_to_record_tolerant
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugins import registry
-from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
+from connectrt.runtime.task_runner import TaskId, TaskStage
 from connectrt.runtime.worker import create_converter
 from connectrt.spark.datasource.options import BridgeOptions
 from connectrt.spark.datasource.schema import arrow_type, json_text, to_arrow_value
@@ -38,11 +39,6 @@ __all__ = ["METADATA_FIELDS", "RecordDecoder", "build_converters", "output_schem
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
-_TS_TYPES = (
-    TimestampType.NO_TIMESTAMP_TYPE,
-    TimestampType.CREATE_TIME,
-    TimestampType.LOG_APPEND_TIME,
-)
 HEADERS_TYPE = T.ArrayType(
     T.StructType(
         [T.StructField("key", T.StringType(), True), T.StructField("value", T.StringType(), True)]
@@ -123,37 +119,13 @@ class RecordDecoder:
     # -- Kafka message -> SinkRecord ---------------------------------------------------------
     def records(self, msgs: list[Any]) -> list[tuple[Any, SinkRecord]]:
         """(message, record) pairs; failed or dropped records are left out."""
-        key_conv = self.key_conv.to_connect_data
-        value_conv = self.value_conv.to_connect_data
-        header_conv = self.header_conv.to_connect_header
+        key, value, header = self.key_conv, self.value_conv, self.header_conv
         out: list[tuple[Any, SinkRecord]] = []
         for msg in msgs:
-            topic = msg.topic()
             try:
-                ks, kv = key_conv(topic, msg.key())
-                vs, vv = value_conv(topic, msg.value())
-                raw_headers = msg.headers()
-                headers = None
-                if raw_headers:
-                    headers = []
-                    for hk, hv in raw_headers:
-                        hs, hval = header_conv(topic, hk, hv)
-                        headers.append(Header(hk, hval, hs))
-                ts_type, ts = msg.timestamp()
-                record = SinkRecord(
-                    topic,
-                    msg.partition(),
-                    ks,
-                    kv,
-                    vs,
-                    vv,
-                    msg.offset(),
-                    ts if ts_type else None,
-                    _TS_TYPES[ts_type],
-                    headers,
-                )
+                record = message_to_record(msg, key, value, header)
             except Exception:
-                slow = self._convert_slow(msg)
+                slow = message_to_record_tolerant(msg, key, value, header, self.errors)
                 if slow is None:
                     self.metrics.records_skipped += 1
                     continue
@@ -164,51 +136,6 @@ class RecordDecoder:
             else:
                 out.append((msg, record))
         return out
-
-    def _convert_slow(self, msg: Any) -> SinkRecord | None:
-        topic = msg.topic()
-        call = self.errors.call
-        ok, key = call(
-            TaskStage.KEY_CONVERTER,
-            class_path(self.key_conv),
-            lambda: self.key_conv.to_connect_data(topic, msg.key()),
-            raw=msg,
-        )
-        if not ok:
-            return None
-        ok, value = call(
-            TaskStage.VALUE_CONVERTER,
-            class_path(self.value_conv),
-            lambda: self.value_conv.to_connect_data(topic, msg.value()),
-            raw=msg,
-        )
-        if not ok:
-            return None
-
-        def convert_headers() -> list[Header]:
-            return [
-                Header(hk, *reversed(self.header_conv.to_connect_header(topic, hk, hv)))
-                for hk, hv in msg.headers() or []
-            ]
-
-        ok, headers = call(
-            TaskStage.HEADER_CONVERTER, class_path(self.header_conv), convert_headers, raw=msg
-        )
-        if not ok:
-            return None
-        ts_type, ts = msg.timestamp()
-        return SinkRecord(
-            topic,
-            msg.partition(),
-            key[0],
-            key[1],
-            value[0],
-            value[1],
-            msg.offset(),
-            ts if ts_type else None,
-            _TS_TYPES[ts_type],
-            headers or None,
-        )
 
     def _transform(self, msg: Any, record: SinkRecord) -> list[SinkRecord]:
         chain = self.transforms
