@@ -27,7 +27,7 @@ import datetime as dt
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,9 @@ import sqlalchemy as sa
 
 from connectors.jdbc.sink_statements import upsert
 from connectors.jdbc.sink_task import JdbcSinkTask
-from connectrt.api import SinkRecord, SinkTaskContext, TopicPartition
+from connectrt.api import SinkRecord
 from connectrt.data import Schema, SchemaBuilder, Struct, Timestamp
+from connectrt.testing.contexts import RecordingSinkTaskContext
 
 BATCH = 500
 VALUE = (
@@ -58,33 +59,6 @@ VARIANTS: dict[str, dict[str, str]] = {
     "insert+copy": {"postgresql.copy.enabled": "true"},
 }
 POSTGRES_ONLY = {"insert+copy"}
-
-
-class _Context(SinkTaskContext):
-    def __init__(self, config: Mapping[str, str]) -> None:
-        self._config = config
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    def offset(self, offsets: Any, offset: int | None = None) -> None:
-        pass
-
-    def timeout(self, timeout_ms: int) -> None:
-        pass
-
-    def assignment(self) -> set[TopicPartition]:
-        return set()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def request_commit(self) -> None:
-        pass
 
 
 def make_batches(n: int) -> tuple[list[list[SinkRecord]], list[list[dict[str, Any]]]]:
@@ -129,7 +103,7 @@ def run_sink(url: str, variant: dict[str, str], batches: list[list[SinkRecord]])
         **variant,
     }
     task = JdbcSinkTask()
-    task.initialize(_Context(config))
+    task.initialize(RecordingSinkTaskContext(config))
     task.start(config)
     try:
         task.put(batches[0][:1])  # create the table and the plan outside the clock
@@ -147,7 +121,7 @@ def put_cost_us(url: str, batches: list[list[SinkRecord]]) -> float:
     """Microseconds per record of ``put()`` minus the database write (median of 5 passes)."""
     config = {"name": "bench-cpu", "connection.url": url, "table.name.format": "events_cpu"}
     task = JdbcSinkTask()
-    task.initialize(_Context({**config, "auto.create": "true"}))
+    task.initialize(RecordingSinkTaskContext({**config, "auto.create": "true"}))
     task.start({**config, "auto.create": "true"})
     try:
         task.put(batches[0][:1])

@@ -22,7 +22,6 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,40 +30,10 @@ import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.source_task import JdbcSourceTask
-from connectrt.api import OffsetStorageReader, SourceConnectorContext, SourceTaskContext
+from connectrt.testing.contexts import RecordingConnectorContext, StandaloneSourceTaskContext
 
 MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")
 BATCH = 5000
-
-
-class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
-        return [None for _ in partitions]
-
-
-class _TaskContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str]) -> None:
-        self._config = config
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
-
-
-class _ConnectorContext(SourceConnectorContext):
-    def request_task_reconfiguration(self) -> None:
-        pass
-
-    def raise_error(self, error: BaseException) -> None:
-        raise error
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
 
 
 def fill(engine: sa.Engine, rows: int) -> None:
@@ -91,12 +60,12 @@ def fill(engine: sa.Engine, rows: int) -> None:
 
 def start_task(config: dict[str, str]) -> JdbcSourceTask:
     connector = JdbcSourceConnector()
-    connector.initialize(_ConnectorContext())
+    connector.initialize(RecordingConnectorContext())
     connector.start(config)
     [task_config] = connector.task_configs(1)
     connector.stop()
     task = JdbcSourceTask()
-    task.initialize(_TaskContext(task_config))
+    task.initialize(StandaloneSourceTaskContext(task_config))
     task.start(task_config)
     return task
 

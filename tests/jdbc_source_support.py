@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -17,66 +16,12 @@ import sqlalchemy as sa
 from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.source_task import JdbcSourceTask
 from connectrt.api import (
-    OffsetStorageReader,
-    SourceConnectorContext,
     SourceRecord,
-    SourceTaskContext,
 )
 from connectrt.data import Schema
-
-
-def _key(partition: Mapping[str, Any]) -> str:
-    return json.dumps(dict(partition), sort_keys=True)
-
-
-class MemoryOffsets(OffsetStorageReader):
-    """Offsets as a task committed them: ``commit(records)`` keeps the last offset per
-    partition, like the runtime after the records were acknowledged."""
-
-    def __init__(self) -> None:
-        self.stored: dict[str, dict[str, Any] | None] = {}
-
-    def commit(self, records: Iterable[SourceRecord]) -> None:
-        for r in records:
-            if r.source_partition is not None:
-                offset = None if r.source_offset is None else dict(r.source_offset)
-                self.stored[_key(r.source_partition)] = offset
-
-    def put(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> None:
-        self.stored[_key(partition)] = dict(offset)
-
-    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
-        return [self.stored.get(_key(p)) for p in partitions]
-
-
-class TaskContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str], offsets: MemoryOffsets) -> None:
-        self._config = config
-        self._offsets = offsets
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return self._offsets
-
-
-class ConnectorContext(SourceConnectorContext):
-    def __init__(self) -> None:
-        self.reconfigurations = 0
-        self.errors: list[BaseException] = []
-
-    def request_task_reconfiguration(self) -> None:
-        self.reconfigurations += 1
-
-    def raise_error(self, error: BaseException) -> None:
-        self.errors.append(error)
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return MemoryOffsets()
+from connectrt.testing.contexts import MemoryOffsetReader as MemoryOffsets
+from connectrt.testing.contexts import RecordingConnectorContext as ConnectorContext
+from connectrt.testing.contexts import StandaloneSourceTaskContext as TaskContext
 
 
 def started_connector(config: Mapping[str, str]) -> tuple[JdbcSourceConnector, ConnectorContext]:

@@ -19,7 +19,7 @@ What is checked:
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,15 +28,10 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api import (
     Connector,
-    OffsetStorageReader,
     SinkConnector,
-    SinkConnectorContext,
     SinkTask,
-    SinkTaskContext,
     SourceConnector,
-    SourceConnectorContext,
     SourceTask,
-    SourceTaskContext,
     TopicPartition,
 )
 from connectrt.runtime.clients import OverridePolicy
@@ -44,74 +39,16 @@ from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.task_runner import class_path
 from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.contexts import (
+    RecordingConnectorContext,
+    RecordingSinkTaskContext,
+    StandaloneSourceTaskContext,
+)
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 
 __all__ = ["SinkConnectorConformance", "SourceConnectorConformance"]
 
 NameFactory = Callable[[str], str]
-
-
-class _NoOffsets(OffsetStorageReader):
-    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
-        return [None for _ in partitions]
-
-
-class _SourceContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str]) -> None:
-        self._config = config
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
-
-
-class _SinkContext(SinkTaskContext):
-    def __init__(self, config: Mapping[str, str]) -> None:
-        self._config = config
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    def offset(self, offsets: Any, offset: int | None = None) -> None:
-        pass
-
-    def timeout(self, timeout_ms: int) -> None:
-        pass
-
-    def assignment(self) -> set[TopicPartition]:
-        return set()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def request_commit(self) -> None:
-        pass
-
-
-class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
-    """A context outside any worker: reconfiguration requests and errors are recorded."""
-
-    def __init__(self) -> None:
-        self.reconfiguration_requests = 0
-        self.errors: list[BaseException] = []
-
-    def request_task_reconfiguration(self) -> None:
-        self.reconfiguration_requests += 1
-
-    def raise_error(self, error: BaseException) -> None:
-        self.errors.append(error)
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _NoOffsets()
 
 
 class _ConnectorConformance:
@@ -124,7 +61,7 @@ class _ConnectorConformance:
 
     def _started_connector(self, config: Mapping[str, str]) -> Connector:
         connector = self.connector_class()
-        connector.initialize(_ConnectorContext())
+        connector.initialize(RecordingConnectorContext())
         connector.start(config)
         return connector
 
@@ -169,9 +106,9 @@ class _ConnectorConformance:
         connector.stop()
         task = connector.task_class()()
         if isinstance(task, SourceTask):
-            task.initialize(_SourceContext(task_config))
+            task.initialize(StandaloneSourceTaskContext(task_config))
         elif isinstance(task, SinkTask):
-            task.initialize(_SinkContext(task_config))
+            task.initialize(RecordingSinkTaskContext(task_config))
         task.start(task_config)
         task.stop()
         task.stop()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import sqlite3
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,10 @@ from connectrt.api import (
     ErrantRecordReporter,
     RetriableError,
     SinkRecord,
-    SinkTaskContext,
     TopicPartition,
 )
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
+from connectrt.testing.contexts import RecordingSinkTaskContext as Context
 
 # --- test doubles -----------------------------------------------------------------------------
 
@@ -41,46 +40,6 @@ class Reporter(ErrantRecordReporter):
     def report(self, record: SinkRecord, error: BaseException) -> None:
         self.reported.append((record, error))
 
-
-class Context(SinkTaskContext):
-    """Records rewinds and timeouts, as the runtime's context would apply them."""
-
-    def __init__(self, config: Mapping[str, str], reporter: Reporter | None = None) -> None:
-        self._config = dict(config)
-        self.rewinds: dict[TopicPartition, int] = {}
-        self.timeouts: list[int] = []
-        self._reporter = reporter
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    def offset(self, offsets: Any, offset: int | None = None) -> None:
-        if isinstance(offsets, TopicPartition):
-            offsets = {offsets: offset}
-        self.rewinds.update(offsets)
-
-    def timeout(self, timeout_ms: int) -> None:
-        self.timeouts.append(timeout_ms)
-
-    def assignment(self) -> set[TopicPartition]:
-        return set()
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        pass
-
-    def request_commit(self) -> None:
-        pass
-
-    @property
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        return self._reporter
-
-
-# --- helpers ----------------------------------------------------------------------------------
 
 VALUE = (
     SchemaBuilder.struct()
