@@ -460,14 +460,12 @@ class KafkaSchemaStore(_RegistryCore):
         timeout: float = 30.0,
     ) -> None:
         super().__init__(default_compatibility)
-        common: dict[str, Any] = {}
-        if bootstrap_servers is not None:
-            common["bootstrap.servers"] = bootstrap_servers
-        self._log = TopicLog(
+        self._log = TopicLog.for_clients(
             topic,
-            {**common, **(producer_config or {})},
-            {**common, **(consumer_config or {})},
-            {**common, **(admin_config or {})},
+            bootstrap_servers,
+            producer_config,
+            consumer_config,
+            admin_config,
             self._on_record,
             partitions=1,
             replication_factor=replication_factor,

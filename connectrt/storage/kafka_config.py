@@ -57,20 +57,18 @@ class KafkaConfigStore:
         topic_configs: Mapping[str, str] | None = None,
         timeout: float = 30.0,
     ) -> None:
-        common: dict[str, Any] = {}
-        if bootstrap_servers is not None:
-            common["bootstrap.servers"] = bootstrap_servers
         self._view = _ConfigView()
         self._listeners: list[ConfigListener] = []
         self._write_lock = threading.Lock()
         self._events_lock = threading.Lock()
         self._pending: list[tuple[str, str]] = []
         self._started = False
-        self._log = TopicLog(
+        self._log = TopicLog.for_clients(
             topic,
-            {**common, **(producer_config or {})},
-            {**common, **(consumer_config or {})},
-            {**common, **(admin_config or {})},
+            bootstrap_servers,
+            producer_config,
+            consumer_config,
+            admin_config,
             self._on_record,
             partitions=1,
             replication_factor=replication_factor,

@@ -118,6 +118,31 @@ class TopicLog:
         self._delivery_errors: list[str] = []
         self._last_client_error: str | None = None
 
+    @classmethod
+    def for_clients(
+        cls,
+        topic: str,
+        bootstrap_servers: str | None,
+        producer_config: Mapping[str, Any] | None,
+        consumer_config: Mapping[str, Any] | None,
+        admin_config: Mapping[str, Any] | None,
+        on_record: RecordCallback,
+        **options: Any,
+    ) -> TopicLog:
+        """A log whose three clients share ``bootstrap.servers`` (when given) plus their own
+        settings; ``options`` are the keyword options of the constructor."""
+        common: dict[str, Any] = {}
+        if bootstrap_servers is not None:
+            common["bootstrap.servers"] = bootstrap_servers
+        return cls(
+            topic,
+            {**common, **(producer_config or {})},
+            {**common, **(consumer_config or {})},
+            {**common, **(admin_config or {})},
+            on_record,
+            **options,
+        )
+
     # -- properties -------------------------------------------------------------------------
 
     @property

@@ -57,17 +57,15 @@ class KafkaStatusStore:
         topic_configs: Mapping[str, str] | None = None,
         timeout: float = 30.0,
     ) -> None:
-        common: dict[str, Any] = {}
-        if bootstrap_servers is not None:
-            common["bootstrap.servers"] = bootstrap_servers
         self._lock = threading.Lock()
         self._view = _StatusView()
         self._started = False
-        self._log = TopicLog(
+        self._log = TopicLog.for_clients(
             topic,
-            {**common, **(producer_config or {})},
-            {**common, **(consumer_config or {})},
-            {**common, **(admin_config or {})},
+            bootstrap_servers,
+            producer_config,
+            consumer_config,
+            admin_config,
             self._on_record,
             partitions=partitions,
             replication_factor=replication_factor,
