@@ -15,7 +15,6 @@ Progress of both is printed every 2 s until Ctrl-C or ``--duration`` seconds.
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from types import FrameType
 from connectrt.runtime.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
 from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.ports import free_port
 
 __all__ = ["run_demo"]
 
@@ -39,13 +39,6 @@ def _count_lines(path: Path) -> int:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
     except FileNotFoundError:
         return 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _write_configs(
@@ -118,7 +111,7 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
     n = initial_lines
     orders = 0
     with EmbeddedBroker() as broker:
-        registry_url = f"http://127.0.0.1:{_free_port()}"
+        registry_url = f"http://127.0.0.1:{free_port()}"
         worker_path, connector_paths = _write_configs(
             d, broker.bootstrap_servers, port, registry_url
         )

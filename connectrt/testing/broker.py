@@ -16,7 +16,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,6 +24,7 @@ from types import FrameType, TracebackType
 from typing import IO
 
 from connectrt.api.errors import ConnectError
+from connectrt.testing.ports import free_port
 
 __all__ = ["EmbeddedBroker", "run_broker_cli"]
 
@@ -35,13 +35,6 @@ _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Environment variables Tansu reads that would override or extend what we pass on the command
 # line (the flags win for the listener/storage settings, but not for these).
 _SCRUBBED_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "SCHEMA_REGISTRY")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class EmbeddedBroker:
@@ -103,7 +96,7 @@ class EmbeddedBroker:
         if self._proc is not None:
             raise ConnectError("EmbeddedBroker already started")
         binary = self._broker_bin or self._resolve_binary()
-        self._port = self._requested_port if self._requested_port is not None else _free_port()
+        self._port = self._requested_port if self._requested_port is not None else free_port()
         url = f"tcp://127.0.0.1:{self._port}"
         cmd = [
             binary,

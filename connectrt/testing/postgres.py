@@ -22,6 +22,8 @@ import tempfile
 import time
 from types import TracebackType
 
+from connectrt.testing.ports import free_port
+
 __all__ = ["PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
 
 _SUPERUSER = "connectrt"
@@ -29,13 +31,6 @@ _SUPERUSER = "connectrt"
 
 class PostgresUnavailable(RuntimeError):
     """PostgreSQL binaries are missing and could not be installed."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def find_postgres_bin() -> str | None:
@@ -103,7 +98,7 @@ class PostgresServer:
         if self._run_as is not None:
             os.chmod(self._dir, 0o755)
             os.chown(self._dir, self._run_as.pw_uid, self._run_as.pw_gid)
-        self.port = _free_port()
+        self.port = free_port()
         self._run(
             [
                 os.path.join(self._bin, "initdb"),

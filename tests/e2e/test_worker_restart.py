@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,14 +21,9 @@ import pytest
 
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _write_worker(tmp: Path, bootstrap: str, run: str, port: int) -> Path:
@@ -100,7 +94,7 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
     bootstrap, run = broker.bootstrap_servers, uuid.uuid4().hex[:8]
     topic = f"restart-{run}"
     create_topic(bootstrap, topic, partitions=2)
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     worker_file = _write_worker(tmp_path, bootstrap, run, port)
     src, out, other = tmp_path / "in.txt", tmp_path / "out.txt", tmp_path / "other.txt"
@@ -161,7 +155,7 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         _wait(lambda: http.get("/connectors/src/offsets").json()["offsets"], "source offsets")
 
         # A second worker on the same config topic is refused while the first is alive.
-        second_port = _free_port()
+        second_port = free_port()
         second = subprocess.run(
             [
                 sys.executable,

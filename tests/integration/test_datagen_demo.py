@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import re
 import signal
-import socket
 from pathlib import Path
 
 import pytest
 
 from connectrt.demo import run_demo
+from connectrt.testing.ports import free_port
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def test_demo_runs_both_pipelines(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        assert run_demo(str(tmp_path), 200, 8.0, _free_port()) == 0
+        assert run_demo(str(tmp_path), 200, 8.0, free_port()) == 0
     finally:
         for sig, handler in handlers.items():
             signal.signal(sig, handler)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -18,22 +17,17 @@ import pytest
 from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.ports import free_port
 from connectrt.testing.rest import wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
     broker: EmbeddedBroker, tmp_path: Path
 ):
     run = uuid.uuid4().hex[:8]
-    port = _free_port()
+    port = free_port()
     offsets_topic = f"cli-offsets-{run}"
     props = tmp_path / "worker.properties"
     props.write_text(
