@@ -8,7 +8,7 @@ import decimal
 import io
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,52 +21,25 @@ from connectors.datagen.quickstarts import QUICKSTARTS, quickstart_dir
 from connectors.datagen.source import BLOCK, task_record_count
 from connectrt.api import (
     ConfigError,
-    OffsetStorageReader,
-    SourceConnectorContext,
     SourceRecord,
     SourceTaskContext,
 )
 from connectrt.data import Schema, Struct
+from connectrt.testing.contexts import (
+    MemoryOffsetReader,
+    RecordingConnectorContext,
+    StandaloneSourceTaskContext,
+)
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 
 
-class _Offsets(OffsetStorageReader):
-    def __init__(self, stored: Mapping[int, int]) -> None:
-        self.stored = stored
-
-    def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> list[dict[str, Any] | None]:
-        out: list[dict[str, Any] | None] = []
-        for p in partitions:
-            n = self.stored.get(p["task.id"])
-            out.append(None if n is None else {"current.iteration": n})
-        return out
-
-
-class _TaskContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str], stored: Mapping[int, int]) -> None:
-        self._config = config
-        self._reader = _Offsets(stored)
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return self._reader
-
-
-class _ConnectorContext(SourceConnectorContext):
-    def request_task_reconfiguration(self) -> None:
-        pass
-
-    def raise_error(self, error: BaseException) -> None:
-        raise error
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReader:
-        return _Offsets({})
+def _task_context(config: Mapping[str, str], stored: Mapping[int, int]) -> SourceTaskContext:
+    """A task context whose offsets say task ``t`` generated ``stored[t]`` records."""
+    offsets = MemoryOffsetReader()
+    for task_id, iteration in stored.items():
+        offsets.put({"task.id": task_id}, {"current.iteration": iteration})
+    return StandaloneSourceTaskContext(config, offsets)
 
 
 def config(**extra: str) -> dict[str, str]:
@@ -77,7 +50,7 @@ def config(**extra: str) -> dict[str, str]:
 
 def task_configs(cfg: Mapping[str, str], tasks: int = 1) -> list[dict[str, str]]:
     connector = DatagenConnector()
-    connector.initialize(_ConnectorContext())
+    connector.initialize(RecordingConnectorContext())
     connector.start(cfg)
     return connector.task_configs(tasks)
 
@@ -86,7 +59,7 @@ def run_task(
     task_config: Mapping[str, str], count: int, stored: Mapping[int, int] | None = None
 ) -> list[SourceRecord]:
     task = DatagenTask()
-    task.initialize(_TaskContext(task_config, stored or {}))
+    task.initialize(_task_context(task_config, stored or {}))
     task.start(task_config)
     records: list[SourceRecord] = []
     while len(records) < count:
@@ -141,7 +114,7 @@ def test_iteration_continues_after_restart_and_iterations_limit_holds():
     ids = [v["orderid"] for v in values(first + rest)]
     assert ids == list(range(1, 51))  # a sequence: no gap, no repeat, stops at iterations
     done = DatagenTask()
-    done.initialize(_TaskContext(tc, {0: 50}))
+    done.initialize(_task_context(tc, {0: 50}))
     done.start(tc)
     assert done.poll() is None
     done.stop()
@@ -411,7 +384,7 @@ def test_keyfield_is_the_field_value_as_string_and_no_keyfield_means_null_keys()
 def test_poll_returns_batches_of_batch_size_when_unpaced():
     (tc,) = task_configs(config(quickstart="pageviews", batch_size="250"))
     task = DatagenTask()
-    task.initialize(_TaskContext(tc, {}))
+    task.initialize(_task_context(tc, {}))
     task.start(tc)
     batch = task.poll()
     assert batch is not None and len(batch) == 250
