@@ -79,6 +79,31 @@ class Transformation(abc.ABC, Generic[R]):
         """
         return self.apply(record)
 
+    def apply_batch_owned(self, records: list[R]) -> bool:
+        """Transform a batch of runtime-owned records one to one, in place; the batch fast path.
+
+        Every record in ``records`` is a copy the runtime made for this chain (nothing else
+        refers to it). Replace element ``i`` by what :meth:`apply_owned` would return for it -
+        usually by updating the record's attributes in place, as :meth:`apply_owned` may. Keep
+        the list's length and order and return True.
+
+        Return False, leaving the list in any state, when a record would be dropped or fanned
+        out: the runtime then discards this batch's copies, runs the whole batch record by
+        record through :meth:`apply` and no longer uses the batch path for this chain. An
+        exception is handled the same way for that one batch, so that the failure is reported
+        against the record that caused it. The default calls :meth:`apply_owned` per record;
+        override it to save the per-record call where it matters.
+        """
+        apply_owned = self.apply_owned
+        for index, record in enumerate(records):
+            result = apply_owned(record)
+            if result is record:
+                continue
+            if result is None or isinstance(result, list):
+                return False
+            records[index] = result
+        return True
+
     def close(self) -> None:
         """Release resources; called once when the task stops. The default does nothing."""
 

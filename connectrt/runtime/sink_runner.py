@@ -393,6 +393,10 @@ class SinkTaskRunner(TaskRunner):
         """Apply the SMT chain; dropped records are committed like delivered ones."""
         chain = self._transforms
         assert chain is not None
+        transformed = chain.apply_batch(records)
+        if transformed is not None:
+            return transformed
+        # Record by record: a stage drops or fans out records, or one failed.
         out: list[SinkRecord] = []
         for record in records:
             try:

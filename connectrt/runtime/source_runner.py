@@ -343,6 +343,10 @@ class SourceTaskRunner(TaskRunner):
         """Apply the SMT chain; dropped or tolerated records are :meth:`_skipped`."""
         chain = self._transforms
         assert chain is not None
+        transformed = chain.apply_batch(records)
+        if transformed is not None:
+            return transformed
+        # Record by record: a stage drops or fans out records, or one failed.
         out: list[SourceRecord] = []
         for record in records:
             try:

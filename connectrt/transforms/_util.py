@@ -232,6 +232,22 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
         finally:
             self._owned = False
 
+    def apply_batch_owned(self, records: list[R]) -> bool:
+        """:meth:`apply_owned` per record, with the in-place switch set once per batch."""
+        self._owned = True
+        try:
+            apply = self.apply
+            for index, record in enumerate(records):
+                result = apply(record)
+                if result is record:
+                    continue
+                if result is None or isinstance(result, list):
+                    return False
+                records[index] = result
+            return True
+        finally:
+            self._owned = False
+
     def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
         """A copy of ``record`` with the operated-on part (key or value) replaced."""
         if self._owned:

@@ -127,6 +127,29 @@ def _plan_of(stages: Sequence[TransformationStage[R]]) -> list[_PlanStep[R]]:
     ]
 
 
+_BatchStep = tuple[TransformationStage[R], Predicate[R] | None, bool, Callable[[list[R]], bool]]
+
+
+def _batch_plan_of(stages: Sequence[TransformationStage[R]]) -> list[_BatchStep[R]]:
+    return [(s, s.predicate, s.negate, s.transformation.apply_batch_owned) for s in stages]
+
+
+def _apply_matching(
+    stage: TransformationStage[R], predicate: Predicate[R], negate: bool, owned: list[R]
+) -> bool:
+    """A predicated stage over a batch of owned records: transform those that match."""
+    test = predicate.test
+    matching = [i for i, r in enumerate(owned) if test(r) != negate]
+    if not matching:
+        return True
+    subset = [owned[i] for i in matching]
+    if not stage.transformation.apply_batch_owned(subset):
+        return False
+    for i, r in zip(matching, subset, strict=True):
+        owned[i] = r
+    return True
+
+
 def _note(exc: Exception, stage: TransformationStage[Any]) -> None:
     exc.add_note(f"in transformation {stage.alias!r} ({type(stage.transformation).__name__})")
 
@@ -150,9 +173,13 @@ class TransformationChain(Generic[R]):
     ) -> None:
         self._predicates: list[Predicate[R]] = []
         self._plan: list[_PlanStep[R]] = []
+        self._batch_plan: list[_BatchStep[R]] = []
+        # Set once a stage was not one to one: apply_batch() then always returns None.
+        self._per_record = False
         if stages is not None:
             self._stages: list[TransformationStage[R]] = list(stages)
             self._plan = _plan_of(self._stages)
+            self._batch_plan = _batch_plan_of(self._stages)
             return
         self._stages = []
         if config is None:
@@ -163,6 +190,7 @@ class TransformationChain(Generic[R]):
             self.close()
             raise
         self._plan = _plan_of(self._stages)
+        self._batch_plan = _batch_plan_of(self._stages)
 
     def _build(self, config: Mapping[str, Any], resolve: Resolver) -> None:
         transform_aliases = _as_list(config.get(TRANSFORMS))
@@ -236,6 +264,36 @@ class TransformationChain(Generic[R]):
             owned = True
         return [current]
 
+    def apply_batch(self, records: list[R]) -> list[R] | None:
+        """The batch fast path: every record of ``records`` through every stage, one to one.
+
+        Returns the transformed records in input order (element ``i`` comes from
+        ``records[i]``), or None when the chain does not transform this batch one to one - a
+        stage dropped or fanned out a record (from then on this chain always returns None) or
+        raised. On None the caller runs the batch through :meth:`apply` record by record,
+        which reports a failure against its record. ``records`` is never changed: the chain
+        works on copies it owns, so each stage runs through
+        :meth:`~connectrt.api.transform.Transformation.apply_batch_owned` without copying again.
+        """
+        if self._per_record:
+            return None
+        owned: list[Any] = [
+            r._with(r.topic, r.key_schema, r.key, r.value_schema, r.value)  # type: ignore[attr-defined]
+            for r in records
+        ]
+        for stage, predicate, negate, apply_batch_owned in self._batch_plan:
+            try:
+                if predicate is None:
+                    one_to_one = apply_batch_owned(owned)
+                else:
+                    one_to_one = _apply_matching(stage, predicate, negate, owned)
+            except Exception:
+                return None
+            if not one_to_one:
+                self._per_record = True
+                return None
+        return owned
+
     def _apply_from(self, records: list[R], start: int) -> list[R]:
         for stage in self._stages[start:]:
             out: list[R] = []
@@ -273,6 +331,7 @@ class TransformationChain(Generic[R]):
                 first = first or exc
         self._stages = []
         self._plan = []
+        self._batch_plan = []
         self._predicates = []
         if first is not None:
             raise first

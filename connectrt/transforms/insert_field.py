@@ -143,6 +143,46 @@ class InsertField(KeyOrValueTransformation[R]):
         schema, updated = self._inserted(record, value)
         return self.set_in_place(record, schema, updated)
 
+    def apply_batch_owned(self, records: list[R]) -> bool:
+        if self.IS_KEY or not self._only_static:
+            for r in records:
+                if self.IS_KEY:
+                    if r.key is not None:
+                        r.key_schema, r.key = self._inserted(r, r.key)
+                elif r.value is not None:
+                    r.value_schema, r.value = self._inserted(r, r.value)
+            return True
+        # One static value into record values (the common case): _inserted() inlined, as this
+        # loop runs once per record.
+        name, static, static_fits = self._only_static, self._static_value, self._static_fits
+        new_struct = Struct.__new__
+        for r in records:
+            value = r.value
+            if value is None:
+                continue
+            if r.value_schema is None and type(value) is dict:
+                updated = value.copy()
+                updated[name] = static
+                r.value = updated
+            elif static_fits and r.value_schema is not None and type(value) is Struct:
+                source = value._schema
+                new_schema, default_fill = (
+                    self._last_plan if self._last_schema is source else self._struct_plan(source)
+                )
+                values = value._values.copy()
+                for index, default in default_fill:
+                    if values[index] is None:
+                        values[index] = default
+                values.append(static)
+                struct = new_struct(Struct)
+                struct._schema = new_schema
+                struct._values = values
+                r.value_schema = new_schema
+                r.value = struct
+            else:
+                r.value_schema, r.value = self._inserted(r, value)
+        return True
+
     def _inserted(self, record: R, value: Any) -> tuple[Schema | None, Any]:
         schema = record.key_schema if self.IS_KEY else record.value_schema
         if schema is None:

@@ -78,3 +78,12 @@ class RegexRouter(BundledTransformation[R]):
         if new is not None:
             record.topic = new
         return record
+
+    def apply_batch_owned(self, records: list[R]) -> bool:
+        routes = self._routes
+        for r in records:
+            topic = r.topic
+            new = routes[topic] if topic in routes else self._route(topic)
+            if new is not None:
+                r.topic = new
+        return True

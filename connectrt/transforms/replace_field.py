@@ -136,6 +136,47 @@ class ReplaceField(KeyOrValueTransformation[R]):
         schema, updated = self._replaced(record, value)
         return self.set_in_place(record, schema, updated)
 
+    def apply_batch_owned(self, records: list[R]) -> bool:
+        if self.IS_KEY:
+            for r in records:
+                if r.key is not None:
+                    r.key_schema, r.key = self._replaced(r, r.key)
+            return True
+        # The value paths of _replaced() inlined: this loop runs once per record.
+        plans = self._plans
+        renamed = None if self._exclude or self._include else self._renames.get
+        new_struct = Struct.__new__
+        for r in records:
+            value = r.value
+            if value is None:
+                continue
+            if r.value_schema is None and type(value) is dict:
+                if renamed is not None:  # renames only: every key is kept, in order
+                    r.value = {renamed(k, k): v for k, v in value.items()}
+                    continue
+                plan = plans.get(tuple(value))
+                if plan is None:
+                    plan = self._plan(value)
+                r.value = {new: value[old] for old, new in plan}
+            elif r.value_schema is not None and type(value) is Struct:
+                source = value._schema
+                new_schema, indices, default_fill = (
+                    self._last_plan if self._last_schema is source else self._struct_plan(source)
+                )
+                old_values = value._values
+                values = [old_values[i] for i in indices]
+                for position, default in default_fill:
+                    if values[position] is None:
+                        values[position] = default
+                struct = new_struct(Struct)
+                struct._schema = new_schema
+                struct._values = values
+                r.value_schema = new_schema
+                r.value = struct
+            else:
+                r.value_schema, r.value = self._replaced(r, value)
+        return True
+
     def _replaced(self, record: R, value: Any) -> tuple[Schema | None, Any]:
         schema = record.key_schema if self.IS_KEY else record.value_schema
         if schema is None:
