@@ -277,10 +277,7 @@ class TransformationChain(Generic[R]):
         """
         if self._per_record:
             return None
-        owned: list[Any] = [
-            r._with(r.topic, r.key_schema, r.key, r.value_schema, r.value)  # type: ignore[attr-defined]
-            for r in records
-        ]
+        owned: list[Any] = [r._copy() for r in records]  # type: ignore[attr-defined]
         for stage, predicate, negate, apply_batch_owned in self._batch_plan:
             try:
                 if predicate is None:
