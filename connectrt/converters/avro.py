@@ -17,7 +17,6 @@ Thread-safety: configure once, then use from a single task thread (caches are no
 
 from __future__ import annotations
 
-import datetime as _dt
 import decimal as _decimal
 import io
 import json
@@ -57,12 +56,13 @@ TIMEOUT_CONFIG: Final = "schema.registry.timeout.ms"
 CONTENT_TYPE: Final = "application/vnd.schemaregistry.v1+json"
 MAGIC_BYTE: Final = 0
 _HEADER: Final = _struct.Struct(">bI")
+_NULL: Final = SchemaAndValue(None, None)
+_new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
 
 # Exact decimal arithmetic (no rounding), as connectrt.data.logical uses.
 _EXACT: Final = _decimal.Context(
     prec=_decimal.MAX_PREC, Emax=_decimal.MAX_EMAX, Emin=_decimal.MIN_EMIN
 )
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _Dec: Final = _decimal.Decimal
 
 _STRATEGIES: Final = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -422,7 +422,7 @@ class AvroConverter(Converter):
         self, topic: str, data: bytes | None, headers: RawHeaders | None = None
     ) -> SchemaAndValue:
         if data is None:
-            return SchemaAndValue(None, None)
+            return _NULL
         if len(data) < 5:
             raise DataError(f"Avro message for topic {topic} is too short ({len(data)} bytes)")
         magic, schema_id = _HEADER.unpack_from(data)
@@ -446,7 +446,7 @@ class AvroConverter(Converter):
             raise DataError(
                 f"Failed to deserialize Avro data for topic {topic} (schema id {schema_id}): {exc}"
             ) from exc
-        return SchemaAndValue(reader.schema, value)
+        return _new_sav(SchemaAndValue, (reader.schema, value))
 
     def close(self) -> None:
         if self._client is not None:
@@ -680,20 +680,6 @@ def _decimal_decoder(scale: int) -> Fn:
     return dec_decimal
 
 
-def _timestamp_decoder() -> Fn:
-    """Milliseconds since the epoch -> aware UTC ``datetime`` (as ``Timestamp.to_logical``)."""
-    epoch = _EPOCH
-    delta = _dt.timedelta
-
-    def dec_timestamp(v: Any) -> Any:
-        try:
-            return epoch + delta(milliseconds=v)
-        except (OverflowError, TypeError) as exc:
-            raise DataError(f"Invalid Timestamp value {v!r}: {exc}") from exc
-
-    return dec_timestamp
-
-
 def _decoder_nonnull(schema: Schema) -> Fn | None:
     """The decoder of a non-null datum, or None when fastavro's value is the Connect value."""
     t = schema.type
@@ -705,7 +691,7 @@ def _decoder_nonnull(schema: Schema) -> Fn | None:
     if lname == logical.Time.LOGICAL_NAME:
         return lambda v: logical.Time.to_logical(schema, v)
     if lname == logical.Timestamp.LOGICAL_NAME:
-        return _timestamp_decoder()
+        return logical.millis_to_datetime
     if t is Type.ARRAY:
         assert schema.value_schema is not None
         if _decoder_nonnull(schema.value_schema) is None:

@@ -1004,7 +1004,7 @@ class JsonConverter(Converter, HeaderConverter):
         if type(data) is not bytes:
             data = bytes(data)
         if not self._schemas_enable:
-            return SchemaAndValue(None, _parse(data))
+            return _new_sav(SchemaAndValue, (None, _parse(data)))
         last = self._last_de
         if last is not None and data.startswith(last[0]) and data.endswith(b"}"):
             try:

@@ -25,6 +25,8 @@ from connectrt.data.schema import Schema
 
 __all__ = ["CONFIG_KEYS", "StringConverter"]
 
+_new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
+
 ENCODING_CONFIG = "converter.encoding"
 SERIALIZER_ENCODING_CONFIG = "serializer.encoding"
 DESERIALIZER_ENCODING_CONFIG = "deserializer.encoding"
@@ -93,8 +95,9 @@ class StringConverter(Converter, HeaderConverter):
     ) -> SchemaAndValue:
         if data is None:
             return SchemaAndValue(Schema.OPTIONAL_STRING_SCHEMA, None)
-        return SchemaAndValue(
-            Schema.OPTIONAL_STRING_SCHEMA, bytes(data).decode(self._read_encoding, "replace")
+        return _new_sav(
+            SchemaAndValue,
+            (Schema.OPTIONAL_STRING_SCHEMA, bytes(data).decode(self._read_encoding, "replace")),
         )
 
     def from_connect_header(

@@ -21,7 +21,15 @@ from typing import ClassVar
 from connectrt.api.errors import DataError
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 
-__all__ = ["LOGICAL_TYPE_NAMES", "Date", "Decimal", "Time", "Timestamp", "logical_name"]
+__all__ = [
+    "LOGICAL_TYPE_NAMES",
+    "Date",
+    "Decimal",
+    "Time",
+    "Timestamp",
+    "logical_name",
+    "millis_to_datetime",
+]
 
 # Enough precision that scaleb/quantize never round.
 _EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
@@ -205,10 +213,28 @@ class Timestamp:
 
     @staticmethod
     def to_logical(schema: Schema | None, value: int) -> dt.datetime:
+        return millis_to_datetime(value)
+
+
+# Below this many milliseconds from the epoch (year 2106 either way) the float number of seconds
+# is within 0.25 us of the exact value, so fromtimestamp's rounding to the microsecond is exact.
+_FLOAT_EXACT_MS = (1 << 32) * 1000
+_fromtimestamp = dt.datetime.fromtimestamp
+
+
+def millis_to_datetime(value: int) -> dt.datetime:
+    """Milliseconds since the epoch -> aware UTC ``datetime``, exactly (``Timestamp``'s
+    ``to_logical``; the converters' decoders call it directly). DataError for a non-integer or
+    a value outside ``datetime``'s range."""
+    if type(value) is int and -_FLOAT_EXACT_MS < value < _FLOAT_EXACT_MS:
         try:
-            return _EPOCH + dt.timedelta(milliseconds=value)
-        except (OverflowError, TypeError) as exc:
-            raise DataError(f"Invalid Timestamp value {value!r}: {exc}") from exc
+            return _fromtimestamp(value / 1000, dt.UTC)  # ~3x faster than adding a timedelta
+        except (OverflowError, OSError, ValueError):
+            pass  # a platform without negative timestamps: the exact path below
+    try:
+        return _EPOCH + dt.timedelta(milliseconds=value)
+    except (OverflowError, TypeError) as exc:
+        raise DataError(f"Invalid Timestamp value {value!r}: {exc}") from exc
 
 
 Date.SCHEMA = Date.builder().build()

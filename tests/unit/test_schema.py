@@ -292,6 +292,27 @@ def test_timestamp_conversions() -> None:
         Timestamp.to_logical(Timestamp.SCHEMA, 10**18)
 
 
+def test_timestamp_to_logical_is_exact_across_the_range() -> None:
+    """The fast float path agrees with exact timedelta arithmetic to the microsecond, around
+    its limits and for negative values; non-numbers and out-of-range values are DataErrors."""
+    import random
+
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    limit = (1 << 32) * 1000
+    rng = random.Random(7)
+    samples = [rng.randrange(-limit, limit) for _ in range(20_000)]
+    samples += [0, 1, -1, 999, -999, limit - 1, -limit + 1, limit, -limit, limit + 1]
+    samples += [253_402_300_799_999, -62_135_596_800_000]  # 9999-12-31T23:59:59.999, 0001-01-01
+    for ms in samples:
+        got = Timestamp.to_logical(Timestamp.SCHEMA, ms)
+        assert got == epoch + dt.timedelta(milliseconds=ms), ms
+        assert got.tzinfo is dt.UTC
+        assert Timestamp.from_logical(Timestamp.SCHEMA, got) == ms
+    for bad in (253_402_300_800_000, -62_135_596_800_001, "1", None):
+        with pytest.raises(DataError):
+            Timestamp.to_logical(Timestamp.SCHEMA, bad)  # type: ignore[arg-type]
+
+
 # -- validate_value ---------------------------------------------------------------------------
 
 
