@@ -239,14 +239,16 @@ class _LRU:
 class _Writer:
     """Everything needed to write values of one Connect schema."""
 
-    __slots__ = ("avro", "encode", "parsed", "record_name", "text")
+    __slots__ = ("avro", "check", "encode", "parsed", "record_name", "text")
 
     def __init__(self, schema: Schema) -> None:
         self.avro = connect_to_avro(schema)
         self.text = json.dumps(self.avro, separators=(",", ":"))
         self.parsed = _parse(self.avro)
         # The value is never None here (a None value is a tombstone): no null handling.
-        self.encode = _encoder_nonnull(schema)
+        self.encode = _fast_encoder_nonnull(schema)
+        # Every value checked: names the field at fault when encode's datum fails to write.
+        self.check = _encoder_nonnull(schema)
         self.record_name = _record_name(self.avro)
 
 
@@ -390,6 +392,7 @@ class AvroConverter(Converter):
         except DataError:
             raise
         except Exception as exc:  # fastavro: ValueError, TypeError, AttributeError, ...
+            writer.check(value)  # a DataError naming the field, where one does not fit
             raise DataError(f"Failed to serialize Avro data for topic {topic}: {exc}") from exc
         return out.getvalue()
 
@@ -492,6 +495,61 @@ def _encoder(schema: Schema) -> Fn:
         return inner(v)
 
     return enc_required
+
+
+# Primitive types whose Struct field values Struct.put() already checked and fastavro writes
+# as they are (it raises for a None in a required field, as for any value it cannot write).
+_PASSED_THROUGH: Final = frozenset(
+    {
+        Type.INT8,
+        Type.INT16,
+        Type.INT32,
+        Type.INT64,
+        Type.FLOAT32,
+        Type.FLOAT64,
+        Type.BOOLEAN,
+        Type.STRING,
+    }
+)
+
+
+def _fast_encoder_nonnull(schema: Schema) -> Fn:
+    """:func:`_encoder_nonnull` for the write hot path: a Struct's plain primitive fields (no
+    logical type, no default) go to fastavro as they are, without a call per field.
+
+    Only Struct fields are passed through: ``Struct.put`` checked their values against the
+    field schema. A value fastavro cannot write still fails; the converter then runs the
+    checked encoder to report the field. Anything else than a Struct of this schema takes the
+    checked encoder directly.
+    """
+    if schema.type is not Type.STRUCT:
+        return _encoder_nonnull(schema)
+    checked = _encoder_nonnull(schema)
+    passed: list[tuple[str, int]] = []
+    converted: list[tuple[str, int, Fn, Callable[[], Any]]] = []
+    for f in schema.fields:
+        fs = f.schema
+        if fs.type in _PASSED_THROUGH and fs.default is None and not logical.logical_name(fs):
+            passed.append((f.name, f.index))
+        else:
+            converted.append((f.name, f.index, _fast_encoder_nonnull(fs), _on_null(fs)))
+
+    def enc_struct_fast(v: Any) -> Any:
+        if type(v) is not Struct or (
+            v._schema is not schema and not v._schema.equals_ignoring_default(schema)
+        ):
+            return checked(v)
+        vals = v._values
+        datum = {name: vals[index] for name, index in passed}
+        try:
+            for name, index, enc, on_null in converted:
+                x = vals[index]
+                datum[name] = enc(x) if x is not None else on_null()
+        except DataError:
+            return checked(v)  # raises the error again, naming the field
+        return datum
+
+    return enc_struct_fast
 
 
 def _on_null(schema: Schema) -> Callable[[], Any]:

@@ -331,6 +331,34 @@ def test_bad_values_raise_data_error(registry: tuple[Registry, str]) -> None:
         conv.from_connect_data("t", None, "schemaless")
 
 
+def test_write_fast_path_matches_checked_encoder_and_names_the_field(
+    registry: tuple[Registry, str],
+) -> None:
+    """The write path passes a Struct's checked primitive fields to fastavro as they are; its
+    datum equals the field-by-field checked encoder's, and a value fastavro cannot write is
+    still reported with the field's name (top level and nested)."""
+    from connectrt.converters.avro import _Writer
+
+    writer = _Writer(ALL)
+    for i in range(-3, 4):
+        value = all_value(i)
+        if i % 2:
+            value.put("os", f"o{i}").put("oaddr", Struct(ALL.field("oaddr").schema).put("zip", i))  # type: ignore[union-attr]
+        assert writer.encode(value) == writer.check(value)
+    _, url = registry
+    conv = make(url)
+    missing_s = all_value()
+    missing_s._values[ALL.field("s").index] = None  # type: ignore[union-attr]
+    with pytest.raises(DataError, match=r"Field s: .*required"):
+        conv.from_connect_data("t", ALL, missing_s)
+    empty_addr = all_value()  # put() would refuse the incomplete nested Struct
+    addr_schema = ALL.field("addr").schema  # type: ignore[union-attr]
+    empty_addr._values[ALL.field("addr").index] = Struct(addr_schema)  # type: ignore[union-attr]
+    with pytest.raises(DataError, match=r"Field addr: Field city: .*required"):
+        conv.from_connect_data("t", ALL, empty_addr)
+    assert conv.from_connect_data("t", ALL, all_value()) is not None  # still usable
+
+
 def test_subject_name_strategies(registry: tuple[Registry, str]) -> None:
     reg, url = registry
     make(url).from_connect_data("orders", ALL, all_value())
