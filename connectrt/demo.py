@@ -23,11 +23,13 @@ from types import FrameType
 from connectrt.runtime.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
 from connectrt.testing.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic
 from connectrt.testing.ports import free_port
 
 __all__ = ["run_demo"]
 
 TOPIC = "demo-lines"
+TOPIC_PARTITIONS = 4
 ORDERS_TOPIC = "demo-orders"
 ORDERS_CONNECTOR = "demo-datagen-orders"
 ORDERS_RATE = 50  # records/s: enough to watch, little enough for the in-memory broker
@@ -115,6 +117,9 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
         worker_path, connector_paths = _write_configs(
             d, broker.bootstrap_servers, port, registry_url
         )
+        # The sink subscribes as soon as it starts: create its topic first, so that it does not
+        # wait for a metadata refresh to see the topic the source would create on first produce.
+        create_topic(broker.bootstrap_servers, TOPIC, TOPIC_PARTITIONS)
         process = WorkerProcess.build(load_properties(worker_path), "standalone")
         initial = [load_connector_file(p) for p in connector_paths]
         worker_stop = threading.Event()
