@@ -13,7 +13,10 @@ Transient database errors (lock timeouts, a busy SQLite file, lost connections) 
 back and raise RetriableError after ``context.timeout(retry.backoff.ms)``, so the runtime
 redelivers the same batch without restarting the task; after ``max.retries`` consecutive
 failures the task fails. Records that cannot be mapped to their table (SchemaMismatch and other
-DataErrors) go to the errant record reporter when one is configured, else fail the task.
+DataErrors) go to the errant record reporter when one is configured, else fail the task. So do
+rows the database rejects (constraint violations): with a reporter, a batch that failed that way
+is written again in one transaction with a savepoint per row, and only the rejected rows' records
+are reported.
 
 Exactly once (``exactly.once.enabled``): each batch also upserts, in the same transaction, the
 next offset of every partition it covers into the offsets table. ``open()`` reads those back and
@@ -211,9 +214,10 @@ class JdbcSinkTask(SinkTask):
         exactly_once = self._offsets is not None
         stored = self._stored
         positions: dict[tuple[str, int], int] = {}
-        segments: list[tuple[_Plan, list[Row]]] = []
+        segments: list[_Segment] = []
         plan: _Plan | None = None
         rows: list[Row] = []
+        written: list[SinkRecord] = []  # the record of each row, to report a rejected one
         row_fn: Any = None
         last_topic: Any = _UNSET
         last_ks: Any = _UNSET
@@ -239,6 +243,8 @@ class JdbcSinkTask(SinkTask):
                     rows.append(row_fn(record))
                 except Exception as exc:
                     self._bad(record, exc)
+                    continue
+                written.append(record)
                 continue
             try:
                 found = self._plan_for(record, delete)
@@ -248,9 +254,10 @@ class JdbcSinkTask(SinkTask):
                 last_topic = _UNSET
                 continue
             if found is not plan:
-                plan, rows = found, []
-                segments.append((plan, rows))
+                plan, rows, written = found, [], []
+                segments.append((plan, rows, written))
             rows.append(row)
+            written.append(record)
             row_fn = found.fields.row
             if found.fields.schemaless:
                 last_topic = _UNSET  # map keys may differ record to record: look up each time
@@ -272,13 +279,18 @@ class JdbcSinkTask(SinkTask):
     def _bad(self, record: SinkRecord, exc: Exception) -> None:
         """Report an unwritable record, or fail the task when no reporter is configured."""
         error = exc if isinstance(exc, DataError) else DataError(f"{type(exc).__name__}: {exc}")
-        if self._reporter is _UNSET:
-            self._reporter = self.context.errant_record_reporter
+        reporter = self._errant_reporter()
         where = f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-        if self._reporter is None:
+        if reporter is None:
             raise ConnectError(f"Cannot write record {where}: {error}") from exc
         log.warning("Reporting record %s: %s", where, error)
-        self._reporter.report(record, error)
+        reporter.report(record, error)
+
+    def _errant_reporter(self) -> ErrantRecordReporter | None:
+        if self._reporter is _UNSET:
+            self._reporter = self.context.errant_record_reporter
+        reporter: ErrantRecordReporter | None = self._reporter
+        return reporter
 
     def _table_name(self, topic: str) -> str:
         name = self._table_names.get(topic)
@@ -334,31 +346,30 @@ class JdbcSinkTask(SinkTask):
 
     def _write(
         self,
-        segments: list[tuple[_Plan, list[Row]]],
+        segments: list[_Segment],
         positions: Mapping[tuple[str, int], int],
         count: int,
     ) -> None:
         cfg, engine = self._config, self._engine
         assert cfg is not None and engine is not None
-        size = cfg.batch_size
+        dialect = engine.dialect.name
         try:
-            with engine.begin() as conn:
-                for plan, rows in segments:
-                    if plan.statement is None or not rows:
-                        continue
-                    if plan.copy_into is not None:
-                        copy_rows(conn, plan.copy_into, rows)
-                    elif len(rows) <= size:
-                        conn.execute(plan.statement, rows)
-                    else:
-                        for i in range(0, len(rows), size):
-                            conn.execute(plan.statement, rows[i : i + size])
-                if self._offsets is not None and positions:
-                    self._offsets.write(conn, positions)
+            try:
+                self._write_batch(segments, positions)
+            except sa.exc.DBAPIError as exc:
+                if is_transient(exc, dialect) or self._errant_reporter() is None:
+                    raise
+                log.warning(
+                    "Writing %d records failed (%s); writing them one by one to report the "
+                    "records the database rejects",
+                    count,
+                    _reason(exc),
+                )
+                self._write_one_by_one(segments, positions)
         except sa.exc.DBAPIError as exc:
-            tables = sorted({plan.table for plan, _ in segments})
-            reason = str(exc.orig if exc.orig is not None else exc).strip()
-            if is_transient(exc, engine.dialect.name):
+            tables = sorted({plan.table for plan, _, _ in segments})
+            reason = _reason(exc)
+            if is_transient(exc, dialect):
                 if self._retries_left <= 0:
                     raise ConnectError(
                         f"Writing {count} records to {tables} failed after {cfg.max_retries} "
@@ -375,3 +386,62 @@ class JdbcSinkTask(SinkTask):
                 raise RetriableError(f"Transient database error: {reason}") from exc
             raise ConnectError(f"Writing {count} records to {tables} failed: {reason}") from exc
         self._retries_left = cfg.max_retries
+
+    def _write_batch(
+        self, segments: list[_Segment], positions: Mapping[tuple[str, int], int]
+    ) -> None:
+        """The batch in one transaction (with the exactly-once offsets): the fast path."""
+        cfg, engine = self._config, self._engine
+        assert cfg is not None and engine is not None
+        size = cfg.batch_size
+        with engine.begin() as conn:
+            for plan, rows, _ in segments:
+                if plan.statement is None or not rows:
+                    continue
+                if plan.copy_into is not None:
+                    copy_rows(conn, plan.copy_into, rows)
+                elif len(rows) <= size:
+                    conn.execute(plan.statement, rows)
+                else:
+                    for i in range(0, len(rows), size):
+                        conn.execute(plan.statement, rows[i : i + size])
+            if self._offsets is not None and positions:
+                self._offsets.write(conn, positions)
+
+    def _write_one_by_one(
+        self, segments: list[_Segment], positions: Mapping[tuple[str, int], int]
+    ) -> None:
+        """The batch after the database rejected it, with an errant record reporter: still
+        one transaction (with the exactly-once offsets), each row in a savepoint; a row the
+        database rejects is rolled back to its savepoint and its record reported, the others
+        are written. A transient error propagates (the whole batch is retried)."""
+        engine = self._engine
+        assert engine is not None
+        dialect = engine.dialect.name
+        with engine.begin() as conn:
+            if dialect == "sqlite" and not conn.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
+                # pysqlite begins a transaction only before DML: without an explicit BEGIN the
+                # first SAVEPOINT would be the outermost transaction and its RELEASE a commit.
+                conn.exec_driver_sql("BEGIN")
+            for plan, rows, records in segments:
+                if plan.statement is None:
+                    continue
+                for row, record in zip(rows, records, strict=True):
+                    try:
+                        with conn.begin_nested():
+                            conn.execute(plan.statement, [row])
+                    except sa.exc.DBAPIError as exc:
+                        if is_transient(exc, dialect):
+                            raise
+                        self._bad(record, DataError(f"The database rejected it: {_reason(exc)}"))
+            if self._offsets is not None and positions:
+                self._offsets.write(conn, positions)
+
+
+def _reason(exc: sa.exc.DBAPIError) -> str:
+    """The driver's message of a database error, without SQLAlchemy's statement dump."""
+    return str(exc.orig if exc.orig is not None else exc).strip()
+
+
+_Segment = tuple[_Plan, list[Row], list[SinkRecord]]
+"""A run of records with the same plan: their rows and the records themselves."""

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from connectors.jdbc.sink_task import JdbcSinkTask
 from connectrt.api import ConnectError, RetriableError, TopicPartition
 from connectrt.data import Schema, SchemaBuilder, Struct
-from tests.unit.test_jdbc_sink import Context, key, order, rec
+from tests.unit.test_jdbc_sink import Context, Reporter, key, order, rec
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -231,3 +231,38 @@ def test_copy_errors_roll_back_and_lock_timeouts_are_retriable(pg: tuple[str, An
         task.stop()
     assert _rows(engine, "SELECT id FROM orders") == [(1,)]
     assert _rows(engine, "SELECT next_offset FROM __connect_offsets") == [(1,)]
+
+
+@pytest.mark.parametrize("copy", ["false", "true"])
+def test_rejected_rows_are_reported_one_by_one_with_offsets_on_postgres(
+    pg: tuple[str, Any], copy: str
+) -> None:
+    """A duplicate key and a CHECK violation fail the batch (executemany or COPY); with a
+    reporter the batch is rewritten row by row in savepoints, the two rows are reported and the
+    rest lands with the exactly-once offsets in the same transaction."""
+    url, engine = pg
+    props = {
+        "pk.mode": "record_value",
+        "pk.fields": "id",
+        "exactly.once.enabled": "true",
+        "postgresql.copy.enabled": copy,
+    }
+    reporter = Reporter()
+    config = {"name": "pg-sink", "connection.url": url, "auto.create": "true", **props}
+    task = JdbcSinkTask()
+    task.initialize(Context(config, reporter))
+    task.start(config)
+    try:
+        task.open([TopicPartition("orders", 0)])
+        task.put([rec(order(1), 0)])
+        with engine.begin() as conn:
+            conn.execute(sa.text("ALTER TABLE orders ADD CONSTRAINT no_twos CHECK (id <> 2)"))
+        task.put([rec(order(i), off) for off, i in ((1, 3), (2, 1), (3, 2), (4, 4))])
+        task.put([rec(order(5), 5)])
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT id FROM orders ORDER BY id") == [(1,), (3,), (4,), (5,)]
+    errors = {r.kafka_offset: str(e) for r, e in reporter.reported}
+    assert set(errors) == {2, 3}
+    assert "duplicate key" in errors[2] and "no_twos" in errors[3]
+    assert _rows(engine, "SELECT next_offset FROM __connect_offsets") == [(6,)]

@@ -442,6 +442,81 @@ def test_unmappable_records_go_to_the_reporter(tmp_path: Path, tasks: list) -> N
     assert "the value is STRING" in errors[2]
 
 
+class RaisingReporter(Reporter):
+    """Fails on its first report, as a worker would when the dead letter queue is down."""
+
+    def report(self, record: SinkRecord, error: BaseException) -> None:
+        super().report(record, error)
+        raise RuntimeError("dead letter queue unavailable")
+
+
+def _no_twos(tmp_path: Path) -> None:
+    con = sqlite3.connect(tmp_path / "sink.db")
+    con.execute(
+        "CREATE TRIGGER no_twos BEFORE INSERT ON orders WHEN NEW.id = 2 "
+        "BEGIN SELECT RAISE(ABORT, 'no twos'); END"
+    )
+    con.commit()
+    con.close()
+
+
+def test_rows_the_database_rejects_go_to_the_reporter_and_the_rest_is_written(
+    tmp_path: Path, tasks: list
+) -> None:
+    """A duplicate key and a row a trigger refuses fail the batch's executemany; with a
+    reporter the batch is written row by row in savepoints: exactly those two are reported."""
+    reporter = Reporter()
+    task, _ = make_task(tmp_path, reporter, **{"pk.mode": "record_value", "pk.fields": "id"})
+    tasks.append(task)
+    task.put([rec(order(1), 0)])
+    _no_twos(tmp_path)
+    task.put([rec(order(i), i) for i in (3, 1, 2, 4)])  # offsets 3, 1 (duplicate id), 2, 4
+    assert rows(tmp_path, "SELECT id FROM orders ORDER BY id") == [(1,), (3,), (4,)]
+    errors = {r.kafka_offset: str(e) for r, e in reporter.reported}
+    assert set(errors) == {1, 2}
+    assert "UNIQUE constraint failed" in errors[1] and "no twos" in errors[2]
+    assert all(e.startswith("The database rejected it") for e in errors.values())
+    task.put([rec(order(5), 5)])  # the task goes on
+    assert rows(tmp_path, "SELECT count(*) FROM orders") == [(4,)]
+
+
+def test_rejected_rows_without_a_reporter_fail_the_task_and_write_nothing(
+    tmp_path: Path, tasks: list
+) -> None:
+    task, _ = make_task(tmp_path, **{"pk.mode": "record_value", "pk.fields": "id"})
+    tasks.append(task)
+    task.put([rec(order(1), 0)])
+    with pytest.raises(ConnectError, match="UNIQUE constraint failed"):
+        task.put([rec(order(3), 1), rec(order(1), 2)])
+    assert rows(tmp_path, "SELECT id FROM orders") == [(1,)]
+
+
+def test_row_by_row_retry_keeps_exactly_once_offsets_in_the_same_transaction(
+    tmp_path: Path, tasks: list
+) -> None:
+    props = {"exactly.once.enabled": "true", "pk.mode": "record_value", "pk.fields": "id"}
+    reporter = Reporter()
+    task, _ = make_task(tmp_path, reporter, **props)
+    tasks.append(task)
+    task.open([TopicPartition("orders", 0)])
+    task.put([rec(order(0), 0)])
+    _no_twos(tmp_path)
+    task.put([rec(order(1), 1), rec(order(2), 2), rec(order(3), 3)])
+    assert rows(tmp_path, "SELECT id FROM orders ORDER BY id") == [(0,), (1,), (3,)]
+    assert rows(tmp_path, "SELECT next_offset FROM __connect_offsets") == [(4,)]
+    assert [r.kafka_offset for r, _ in reporter.reported] == [2]
+    # A failure during the row-by-row pass (the reporter raises) rolls back its rows and
+    # offsets together: nothing of the batch is in the database.
+    task.stop()
+    task, _ = make_task(tmp_path, RaisingReporter(), **props)
+    tasks.append(task)
+    task.open([TopicPartition("orders", 0)])
+    with pytest.raises(RuntimeError, match="dead letter queue unavailable"):
+        task.put([rec(order(5), 4), rec(order(2), 5), rec(order(6), 6)])
+    assert rows(tmp_path, "SELECT id FROM orders ORDER BY id") == [(0,), (1,), (3,)]
+    assert rows(tmp_path, "SELECT next_offset FROM __connect_offsets") == [(4,)]
+
+
 def test_hostile_topic_and_field_names_are_quoted(tmp_path: Path, tasks: list) -> None:
     task, _ = make_task(tmp_path, **{"table.name.format": "t_${topic}"})
     tasks.append(task)
