@@ -412,7 +412,7 @@ def registry_lookups(registry: Registry, schema_id: int, count: int) -> float:
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=100_000, help="orders per side per round")
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lookups", type=int, default=2000, help="registry lookups by id")
     args = ap.parse_args()
     c.setup_logging()

@@ -301,7 +301,7 @@ def end_to_end(n: int, rounds: int) -> dict[str, float]:
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=200_000, help="in-process records per repeat")
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--e2e-records", type=int, default=200_000, help="0 skips the broker part")
     ap.add_argument("--e2e-rounds", type=int, default=2)
     args = ap.parse_args()

@@ -53,7 +53,9 @@ def _valid_renames(name: str, value: Any) -> None:
     parse_renames(value or [])
 
 
-_StructPlan = tuple[Schema, tuple[int, ...], tuple[tuple[int, Any], ...]]
+_StructPlan = tuple[Schema, tuple[int, ...] | None, tuple[tuple[int, Any], ...]]
+"""(updated schema, kept source indices in order or None when every field is kept in order,
+(position, default) of the fields whose null reads as their default)."""
 
 
 class ReplaceField(KeyOrValueTransformation[R]):
@@ -164,7 +166,9 @@ class ReplaceField(KeyOrValueTransformation[R]):
                     self._last_plan if self._last_schema is source else self._struct_plan(source)
                 )
                 old_values = value._values
-                values = [old_values[i] for i in indices]
+                values = (
+                    old_values.copy() if indices is None else [old_values[i] for i in indices]
+                )
                 for position, default in default_fill:
                     if values[position] is None:
                         values[position] = default
@@ -194,14 +198,14 @@ class ReplaceField(KeyOrValueTransformation[R]):
             self._last_plan if self._last_schema is source else self._struct_plan(source)
         )
         old_values = struct._values
-        values = [old_values[i] for i in indices]
+        values = old_values.copy() if indices is None else [old_values[i] for i in indices]
         for position, default in default_fill:
             if values[position] is None:
                 values[position] = default
         return new_schema, Struct._from_values(new_schema, values)
 
     def _struct_plan(self, source: Schema) -> _StructPlan:
-        """(updated schema, kept source indices in order, (position, default) to fill)."""
+        """The :data:`_StructPlan` for structs of ``source``, kept as the last plan."""
         kept = [f for f in source.fields if self._keep(f.name)]
         fill: tuple[tuple[int, Any], ...] = ()
         if self._replace_null:
@@ -210,7 +214,10 @@ class ReplaceField(KeyOrValueTransformation[R]):
                 for pos, f in enumerate(kept)
                 if f.schema.default is not None
             )
-        plan = (self._updated_schema(source), tuple(f.index for f in kept), fill)
+        indices: tuple[int, ...] | None = tuple(f.index for f in kept)
+        if indices == tuple(range(len(source.fields))):
+            indices = None  # renames only: the value list is copied as it is
+        plan = (self._updated_schema(source), indices, fill)
         self._last_schema, self._last_plan = source, plan
         return plan
 
