@@ -166,9 +166,7 @@ class ReplaceField(KeyOrValueTransformation[R]):
                     self._last_plan if self._last_schema is source else self._struct_plan(source)
                 )
                 old_values = value._values
-                values = (
-                    old_values.copy() if indices is None else [old_values[i] for i in indices]
-                )
+                values = old_values.copy() if indices is None else [old_values[i] for i in indices]
                 for position, default in default_fill:
                     if values[position] is None:
                         values[position] = default
