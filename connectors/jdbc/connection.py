@@ -18,6 +18,7 @@ pool and disposes it in ``stop()``).
 from __future__ import annotations
 
 import urllib.parse
+import zoneinfo
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "CONNECTION_URL_CONFIG",
     "CONNECTION_USER_CONFIG",
     "ValidDatabaseUrl",
+    "ValidTimezone",
     "create_engine",
     "redacted_url",
     "to_sqlalchemy_url",
@@ -166,6 +168,19 @@ def to_sqlalchemy_url(url: str) -> URL:
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
+
+
+class ValidTimezone:
+    """Validator of an IANA time zone name (``db.timezone``)."""
+
+    def __call__(self, name: str, value: Any) -> None:
+        try:
+            zoneinfo.ZoneInfo(str(value))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"Invalid time zone: {value}", name, value) from None
+
+    def __str__(self) -> str:
+        return "an IANA time zone"
 
 
 def redacted_url(url: URL) -> str:

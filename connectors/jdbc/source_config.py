@@ -12,7 +12,6 @@ Everything here is immutable after import and safe to share between threads.
 from __future__ import annotations
 
 import re
-import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,7 @@ from connectrt.api import (
     ValidString,
 )
 
-from .connection import CONNECTION_CONFIG_DEF
+from .connection import CONNECTION_CONFIG_DEF, ValidTimezone
 
 __all__ = [
     "MODE_BULK",
@@ -87,17 +86,6 @@ class _ValidTopicPrefix:
 
     def __str__(self) -> str:
         return "at most 249 of [A-Za-z0-9._-]"
-
-
-class _ValidTimezone:
-    def __call__(self, name: str, value: Any) -> None:
-        try:
-            zoneinfo.ZoneInfo(str(value))
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            raise ConfigError(f"Invalid time zone: {value}", name, value) from None
-
-    def __str__(self) -> str:
-        return "an IANA time zone"
 
 
 _MODE = "Mode"
@@ -178,7 +166,7 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         DB_TIMEZONE_CONFIG,
         ConfigType.STRING,
         "UTC",
-        _ValidTimezone(),
+        ValidTimezone(),
         Importance.MEDIUM,
         "Time zone of TIMESTAMP WITHOUT TIME ZONE values (and timestamp offsets compared "
         "with them).",
