@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.jdbc.connection import CONNECTION_CONFIG_DEF
+from connectors.jdbc.connection import CONNECTION_CONFIG_DEF, ValidTimezone
 from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidString
 
 __all__ = [
@@ -38,6 +38,7 @@ QUOTE_IDENTIFIERS = "quote.sql.identifiers"
 EXACTLY_ONCE = "exactly.once.enabled"
 OFFSETS_TABLE = "exactly.once.offsets.table"
 PG_COPY = "postgresql.copy.enabled"
+DB_TIMEZONE = "db.timezone"
 
 DEFAULT_KAFKA_PK_FIELDS = ("__connect_topic", "__connect_partition", "__connect_offset")
 
@@ -145,6 +146,17 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         order_in_group=9,
     )
     .define(
+        DB_TIMEZONE,
+        ConfigType.STRING,
+        "UTC",
+        ValidTimezone(),
+        Importance.MEDIUM,
+        "Time zone in which Timestamp values are written to TIMESTAMP (without time zone) "
+        "columns: their wall-clock time in this zone.",
+        group=_WRITES,
+        order_in_group=10,
+    )
+    .define(
         AUTO_CREATE,
         ConfigType.BOOLEAN,
         False,
@@ -233,6 +245,7 @@ class SinkConfig:
     exactly_once: bool
     offsets_table: str
     postgresql_copy: bool
+    db_timezone: str
 
 
 def check_sink_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -291,4 +304,5 @@ def parse_sink_config(config: Mapping[str, Any]) -> SinkConfig:
         exactly_once=bool(parsed[EXACTLY_ONCE]),
         offsets_table=str(parsed[OFFSETS_TABLE]).strip(),
         postgresql_copy=bool(parsed[PG_COPY]),
+        db_timezone=str(parsed[DB_TIMEZONE]),
     )

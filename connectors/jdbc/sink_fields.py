@@ -15,6 +15,7 @@ that they never clash with the SET columns. Pure functions, thread-safe.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -65,21 +66,21 @@ def _field(schema: Schema, name: str) -> Field:
     return field
 
 
-def _adapter(schema: Schema | None, aware_ok: bool) -> Callable[[Any], Any] | None:
-    return None if aware_ok else value_adapter(schema)
+def _adapter(schema: Schema | None, zone: dt.tzinfo | None) -> Callable[[Any], Any] | None:
+    return None if zone is None else value_adapter(schema, zone)
 
 
 def _struct_reader(
-    schema: Schema, names: Sequence[str], out_names: Sequence[str], aware_ok: bool
+    schema: Schema, names: Sequence[str], out_names: Sequence[str], zone: dt.tzinfo | None
 ) -> Callable[[Struct], Row]:
     """Read ``names`` of a struct of ``schema`` into a dict keyed by ``out_names``."""
     fields = [_field(schema, n) for n in names]
     idxs = [f.index for f in fields]
     keys = tuple(out_names)
     fixes = [
-        (out, _adapter(f.schema, aware_ok), f.schema.default)
+        (out, _adapter(f.schema, zone), f.schema.default)
         for out, f in zip(keys, fields, strict=True)
-        if _adapter(f.schema, aware_ok) is not None or f.schema.default is not None
+        if _adapter(f.schema, zone) is not None or f.schema.default is not None
     ]
     if not idxs:
 
@@ -148,7 +149,7 @@ def _pick(available: Sequence[str], wanted: Sequence[str], what: str) -> list[st
 
 
 def _key_part(
-    config: SinkConfig, record: SinkRecord, pk_prefix: str, aware_ok: bool
+    config: SinkConfig, record: SinkRecord, pk_prefix: str, zone: dt.tzinfo | None
 ) -> tuple[list[ColumnSpec], Callable[[SinkRecord], Row] | None]:
     """Primary-key columns taken from the Kafka coordinates or the record key."""
     mode = config.pk_mode
@@ -169,7 +170,7 @@ def _key_part(
     if ks is not None and ks.type is Type.STRUCT:
         names = _pick([f.name for f in ks.fields], config.pk_fields, "key schema")
         specs = [ColumnSpec(n, _field(ks, n).schema, True) for n in names]
-        read = _struct_reader(ks, names, [pk_prefix + n for n in names], aware_ok)
+        read = _struct_reader(ks, names, [pk_prefix + n for n in names], zone)
 
         def struct_key(r: SinkRecord) -> Row:
             return read(r.key)
@@ -190,7 +191,7 @@ def _key_part(
         )
     name = config.pk_fields[0]
     out = pk_prefix + name
-    adapt = _adapter(ks, aware_ok)
+    adapt = _adapter(ks, zone)
 
     def primitive_key(r: SinkRecord) -> Row:
         return {out: r.key if adapt is None else adapt(r.key)}
@@ -199,19 +200,23 @@ def _key_part(
 
 
 def record_fields(
-    config: SinkConfig, record: SinkRecord, delete: bool = False, aware_ok: bool = False
+    config: SinkConfig,
+    record: SinkRecord,
+    delete: bool = False,
+    zone: dt.tzinfo | None = dt.UTC,
 ) -> RecordFields:
     """The columns and row function for records shaped like ``record``.
 
-    ``aware_ok``: the connection binds UTC-aware datetimes correctly into TIMESTAMP columns
-    (SQLite; PostgreSQL sessions set to UTC), so Timestamp values need no per-record change.
+    ``zone``: Timestamp values (aware UTC datetimes) are bound as naive wall-clock time in this
+    zone (``db.timezone``); None when the connection already binds them that way (PostgreSQL
+    sessions in ``db.timezone``; SQLite with UTC), so they need no per-record change.
 
     ``delete``: the record is a tombstone; only its primary-key columns are read, under
     prefixed bind names. In ``insert.mode=update`` primary-key columns are prefixed too.
     Raises DataError when the record cannot be mapped (wrong value type, unknown pk.fields).
     """
     pk_prefix = PK_BIND_PREFIX if delete or config.insert_mode == "update" else ""
-    key_specs, key_fn = _key_part(config, record, pk_prefix, aware_ok)
+    key_specs, key_fn = _key_part(config, record, pk_prefix, zone)
     taken = {c.name for c in key_specs}
     if delete:
         if key_fn is None:
@@ -246,7 +251,7 @@ def record_fields(
     else:
         assert vs is not None
         specs = [ColumnSpec(n, _field(vs, n).schema, n in value_pk) for n in names]
-        value_fn = _struct_reader(vs, names, out_names, aware_ok)
+        value_fn = _struct_reader(vs, names, out_names, zone)
     columns = tuple(key_specs + specs)
     for spec in columns:
         if spec.schema is not None:

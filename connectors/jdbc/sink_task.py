@@ -30,9 +30,11 @@ Threading: every method runs on the task thread (see :mod:`connectrt.api.task`).
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
-from collections.abc import Collection, Mapping
+import zoneinfo
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +48,7 @@ from connectors.jdbc.connection import (
     create_engine,
     redacted_url,
 )
-from connectors.jdbc.sink_config import SinkConfig, parse_sink_config
+from connectors.jdbc.sink_config import DB_TIMEZONE, SinkConfig, parse_sink_config
 from connectors.jdbc.sink_copy import copy_rows
 from connectors.jdbc.sink_fields import RecordFields, Row, record_fields
 from connectors.jdbc.sink_offsets import OffsetsTable
@@ -68,29 +70,44 @@ log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
 _UNSET: Any = object()
-# Dialects whose connections (see connect()) bind UTC-aware datetimes as UTC wall-clock time.
-_UTC_AWARE_DIALECTS = frozenset({"sqlite", "postgresql"})
 
 
-def _utc_session(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("SET TIME ZONE 'UTC'")
-    cursor.close()
-    dbapi_connection.commit()
+def _session_time_zone(zone: str) -> Callable[[Any, Any], None]:
+    """A connect hook setting a PostgreSQL session's TimeZone to ``zone`` (a bound value)."""
+
+    def set_time_zone(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("SELECT set_config('TimeZone', %s, false)", (zone,))
+        cursor.close()
+        dbapi_connection.commit()
+
+    return set_time_zone
+
+
+def timestamp_zone(dialect: str, db_timezone: str) -> dt.tzinfo | None:
+    """The zone the sink converts Timestamp values to before binding them, or None when the
+    connection already writes aware datetimes as wall-clock time in ``db_timezone``:
+    PostgreSQL (its sessions run in ``db_timezone``, see :func:`connect`) and SQLite with UTC
+    (it stores an aware datetime's own, UTC, wall-clock time)."""
+    if dialect == "postgresql" or (dialect == "sqlite" and db_timezone == "UTC"):
+        return None
+    return zoneinfo.ZoneInfo(db_timezone)
 
 
 def connect(config: Mapping[str, Any]) -> Engine:
     """An engine for the parsed ``config`` whose database answered a connection attempt.
 
-    PostgreSQL sessions run in UTC, so Timestamp values (UTC-aware datetimes) land in TIMESTAMP
-    columns as UTC wall-clock time without per-record conversion.
+    PostgreSQL sessions run in ``db.timezone`` (UTC by default), so Timestamp values (aware
+    datetimes) land in TIMESTAMP columns as wall-clock time in that zone without per-record
+    conversion.
 
     Tries ``connection.attempts`` times, ``connection.backoff.ms`` apart; raises ConnectError
     naming the (password-masked) URL and the driver's reason.
     """
     engine = create_engine(config, pool_pre_ping=True)
-    if engine.dialect.name == "postgresql":  # Timestamps are UTC (Confluent's db.timezone=UTC)
-        sa.event.listen(engine, "connect", _utc_session)
+    if engine.dialect.name == "postgresql":
+        zone = str(config.get(DB_TIMEZONE) or "UTC")
+        sa.event.listen(engine, "connect", _session_time_zone(zone))
     attempts = int(config.get(CONNECTION_ATTEMPTS_CONFIG) or 1)
     backoff = int(config.get(CONNECTION_BACKOFF_MS_CONFIG) or 0) / 1000.0
     reason: BaseException | None = None
@@ -146,7 +163,7 @@ class JdbcSinkTask(SinkTask):
         self._table_names: dict[str, str] = {}
         self._stored: dict[tuple[str, int], int] = {}
         self._retries_left = 0
-        self._aware_ok = False
+        self._zone: dt.tzinfo | None = dt.UTC
         self._copy = False
         self._reporter: ErrantRecordReporter | Any | None = _UNSET
         self.records_skipped_as_applied = 0
@@ -158,7 +175,7 @@ class JdbcSinkTask(SinkTask):
     def start(self, config: Mapping[str, str]) -> None:
         cfg = self._config = parse_sink_config(config)
         engine = self._engine = connect(cfg.raw)
-        self._aware_ok = engine.dialect.name in _UTC_AWARE_DIALECTS
+        self._zone = timestamp_zone(engine.dialect.name, cfg.db_timezone)
         self._copy = cfg.postgresql_copy and engine.dialect.name == "postgresql"
         self._tables = TableManager(
             engine,
@@ -329,7 +346,7 @@ class JdbcSinkTask(SinkTask):
             raise cached
         table_name = self._table_name(record.topic)
         try:
-            fields = record_fields(cfg, record, delete, self._aware_ok)
+            fields = record_fields(cfg, record, delete, self._zone)
             table = self._tables.table_for(table_name, fields)
         except DataError as exc:
             self._plans[cache_key] = exc

@@ -17,12 +17,13 @@ BYTES                  BYTEA                           BLOB
 Decimal(scale)         NUMERIC(precision, scale)       NUMERIC(precision, scale)
 Date                   DATE                            DATE
 Time                   TIME                            TIME
-Timestamp              TIMESTAMP (UTC, no time zone)   DATETIME (UTC)
+Timestamp              TIMESTAMP (no time zone)        DATETIME
 =====================  ==============================  ============================
 
 Decimal precision comes from the schema parameter ``connect.decimal.precision`` when present,
 else 38. Struct, array and map fields have no column type (a clear DataError). Timestamps are
-written as naive UTC datetimes (Confluent's ``db.timezone=UTC``). Pure functions, thread-safe.
+written as wall-clock time in ``db.timezone`` (UTC by default, as Confluent's JDBC sink does).
+Pure functions, thread-safe.
 """
 
 from __future__ import annotations
@@ -92,17 +93,23 @@ def column_type(schema: Schema, column: str) -> sa.types.TypeEngine[Any]:
     return factory()
 
 
-def _naive_utc(value: Any) -> Any:
-    if isinstance(value, dt.datetime) and value.tzinfo is not None:
-        return value.astimezone(dt.UTC).replace(tzinfo=None)
-    return value
+def _wall_clock_in(zone: dt.tzinfo) -> Callable[[Any], Any]:
+    """Aware datetimes -> naive wall-clock time in ``zone`` (``db.timezone``)."""
+
+    def naive(value: Any) -> Any:
+        if isinstance(value, dt.datetime) and value.tzinfo is not None:
+            return value.astimezone(zone).replace(tzinfo=None)
+        return value
+
+    return naive
 
 
-def value_adapter(schema: Schema | None) -> Callable[[Any], Any] | None:
+def value_adapter(schema: Schema | None, zone: dt.tzinfo = dt.UTC) -> Callable[[Any], Any] | None:
     """A function turning a Connect value into the bind value for its column, or None when the
-    value is bound as is (the common case: no per-record work)."""
+    value is bound as is (the common case: no per-record work). Timestamps become naive
+    wall-clock time in ``zone``."""
     if schema is not None and schema.name == Timestamp.LOGICAL_NAME:
-        return _naive_utc
+        return _wall_clock_in(zone)
     return None
 
 

@@ -266,3 +266,20 @@ def test_rejected_rows_are_reported_one_by_one_with_offsets_on_postgres(
     assert set(errors) == {2, 3}
     assert "duplicate key" in errors[2] and "no_twos" in errors[3]
     assert _rows(engine, "SELECT next_offset FROM __connect_offsets") == [(6,)]
+
+
+def test_db_timezone_on_postgres(pg: tuple[str, Any]) -> None:
+    """The session runs in db.timezone: a TIMESTAMP column gets the zone's wall-clock time,
+    and a hostile zone name is a bound value, never SQL."""
+    url, engine = pg
+    task, _ = _task(url, **{"db.timezone": "America/New_York"})
+    try:
+        value = order(1)
+        value.put("at", dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.UTC))  # 08:00 EDT
+        task.put([rec(value, 0)])
+    finally:
+        task.stop()
+    assert _rows(engine, "SELECT at FROM orders") == [(dt.datetime(2024, 7, 1, 8, 0),)]
+    with pytest.raises(Exception, match="Invalid time zone"):
+        _task(url, **{"db.timezone": "UTC'; DROP TABLE orders; --"})
+    assert _rows(engine, "SELECT count(*) FROM orders") == [(1,)]

@@ -373,6 +373,29 @@ def test_missing_table_without_auto_create_fails(tmp_path: Path, tasks: list) ->
         task.put([rec(order(1), 0)])
 
 
+def test_db_timezone_writes_timestamps_as_wall_clock_time_in_that_zone(
+    tmp_path: Path, tasks: list
+) -> None:
+    task, _ = make_task(tmp_path, **{"db.timezone": "Europe/Paris"})
+    tasks.append(task)
+    winter = order(1)  # at = 2024-01-01 12:00:01 UTC: 13:00:01 in Paris (UTC+1)
+    summer = order(2)
+    summer.put("at", dt.datetime(2024, 7, 1, 12, 0, tzinfo=dt.UTC))  # 14:00 (UTC+2)
+    task.put([rec(winter, 0), rec(summer, 1)])
+    assert rows(tmp_path, "SELECT id, at FROM orders ORDER BY id") == [
+        (1, "2024-01-01 13:00:01.000000"),
+        (2, "2024-07-01 14:00:00.000000"),
+    ]
+
+
+def test_invalid_db_timezone_is_a_per_field_error() -> None:
+    config = {"connection.url": "sqlite://", "topics": "t", "db.timezone": "Mars/Olympus"}
+    errors = {name: v.errors for name, v in JdbcSinkConnector().validate(config).items()}
+    assert errors["db.timezone"] == ["Invalid time zone: Mars/Olympus"]
+    with pytest.raises(ConfigError, match="Invalid time zone: Mars/Olympus"):
+        JdbcSinkTask().start(config)
+
+
 def test_bad_urls_fail_clearly(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="Unsupported JDBC URL scheme 'jdbc:oracle:'"):
         JdbcSinkConnector().start({"connection.url": "jdbc:oracle:thin:@h:1521:x"})
