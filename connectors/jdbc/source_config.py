@@ -55,6 +55,7 @@ SCHEMA_PATTERN_CONFIG = "schema.pattern"
 TABLE_TYPES_CONFIG = "table.types"
 TABLE_POLL_INTERVAL_MS_CONFIG = "table.poll.interval.ms"
 QUERY_CONFIG = "query"
+QUERY_SUFFIX_CONFIG = "query.suffix"
 TOPIC_PREFIX_CONFIG = "topic.prefix"
 POLL_INTERVAL_MS_CONFIG = "poll.interval.ms"
 BATCH_MAX_ROWS_CONFIG = "batch.max.rows"
@@ -258,6 +259,16 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         order_in_group=7,
     )
     .define(
+        QUERY_SUFFIX_CONFIG,
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="SQL appended to the end of every generated query, e.g. a row-locking "
+        "clause or a LIMIT (operator-written SQL, like query).",
+        group=_MODE,
+        order_in_group=8,
+    )
+    .define(
         TOPIC_PREFIX_CONFIG,
         ConfigType.STRING,
         "",
@@ -325,6 +336,7 @@ class SourceSettings:
     quote_identifiers: bool
     connection_attempts: int
     connection_backoff_ms: int
+    query_suffix: str = ""
 
     @property
     def uses_incrementing(self) -> bool:
@@ -356,6 +368,7 @@ def settings_of(parsed: Mapping[str, Any]) -> SourceSettings:
     return SourceSettings(
         mode=parsed[MODE_CONFIG],
         query=parsed[QUERY_CONFIG].strip(),
+        query_suffix=str(parsed[QUERY_SUFFIX_CONFIG] or "").strip().rstrip(";"),
         whitelist=tuple(whitelist),
         blacklist=tuple(blacklist),
         schema_pattern=parsed[SCHEMA_PATTERN_CONFIG] or None,

@@ -341,6 +341,8 @@ def build_querier(
         stmt = stmt.where(inc_expr > last_inc)
     if order:
         stmt = stmt.order_by(*order)
+    if settings.query_suffix:
+        stmt = stmt.suffix_with(settings.query_suffix)
     builder = SchemaBuilder.struct()
     if table is not None:
         builder.name(table.name)

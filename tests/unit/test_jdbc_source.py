@@ -10,6 +10,7 @@ import datetime as dt
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -428,5 +429,39 @@ def test_db_timezone_reads_naive_timestamps_in_that_zone(sqlite_db: tuple[str, s
     [task] = start_tasks(cfg, offsets)
     try:
         assert drain(task, quiet=0.1) == []
+    finally:
+        task.stop()
+
+
+def test_query_suffix_ends_every_generated_query(sqlite_db: tuple[str, sa.Engine]) -> None:
+    """query.suffix (Confluent's key) is appended after ORDER BY: with LIMIT 2 each poll of the
+    incrementing mode reads two more rows, in order, and the offsets carry on from there."""
+    url, engine = sqlite_db
+    with engine.begin() as c:
+        for i in range(5):
+            c.exec_driver_sql(
+                "INSERT INTO items (name, updated) VALUES (?, '2024-01-01 00:00:00')", (f"r{i}",)
+            )
+    cfg = {
+        "connection.url": url,
+        "mode": "incrementing",
+        "table.whitelist": "items",
+        "query.suffix": "LIMIT 2;",
+        "poll.interval.ms": "10",
+    }
+    offsets = MemoryOffsets()
+    [task] = start_tasks(cfg, offsets)
+    try:
+        assert str(task._queriers[0].statement.compile(engine)).rstrip().endswith("LIMIT 2")
+        batches: list[int] = []
+        records: list[Any] = []
+        while sum(batches) < 5:
+            polled = task.poll()
+            if polled:
+                batches.append(len(polled))
+                offsets.commit(polled)
+                records = polled
+        assert batches == [2, 2, 1]
+        assert records[-1].source_offset == {"incrementing": 5}
     finally:
         task.stop()
