@@ -39,7 +39,7 @@ from connectrt.runtime.task_runner import (
     TaskStage,
     class_path,
 )
-from connectrt.transforms.chain import TransformationChain
+from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
 
@@ -401,10 +401,10 @@ class SinkTaskRunner(TaskRunner):
         for record in records:
             try:
                 result = chain.apply(record)
-            except Exception:
+            except Exception as exc:
                 ok, result = self.errors.call(
                     TaskStage.TRANSFORMATION,
-                    type(chain).__name__,
+                    failed_transformation(exc) or type(chain).__name__,
                     functools.partial(chain.apply, record),
                     raw=self.raw_for(record),
                     record=record,

@@ -43,7 +43,7 @@ from connectrt.runtime.task_runner import (
 from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
 from connectrt.storage.offsets import OffsetStore
-from connectrt.transforms.chain import TransformationChain
+from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
 
@@ -351,10 +351,10 @@ class SourceTaskRunner(TaskRunner):
         for record in records:
             try:
                 result = chain.apply(record)
-            except Exception:
+            except Exception as exc:
                 ok, result = self.errors.call(
                     TaskStage.TRANSFORMATION,
-                    type(chain).__name__,
+                    failed_transformation(exc) or type(chain).__name__,
                     functools.partial(chain.apply, record),
                     record=record,
                 )

@@ -32,6 +32,7 @@ __all__ = [
     "TransformationStage",
     "default_resolve",
     "enriched_config_def",
+    "failed_transformation",
     "validate_transforms",
 ]
 
@@ -150,8 +151,23 @@ def _apply_matching(
     return True
 
 
+_FAILED_CLASS = "_connectrt_transformation_class"
+
+
 def _note(exc: Exception, stage: TransformationStage[Any]) -> None:
-    exc.add_note(f"in transformation {stage.alias!r} ({type(stage.transformation).__name__})")
+    cls = type(stage.transformation)
+    exc.add_note(f"in transformation {stage.alias!r} ({cls.__name__})")
+    try:
+        setattr(exc, _FAILED_CLASS, f"{cls.__module__}.{cls.__qualname__}")
+    except AttributeError:  # an exception type with __slots__: the caller names the chain
+        pass
+
+
+def failed_transformation(exc: BaseException) -> str | None:
+    """The class path of the SMT whose failure ``exc`` is (raised through a chain), if known:
+    what the runtime reports as the failing class of the TRANSFORMATION stage."""
+    name = getattr(exc, _FAILED_CLASS, None)
+    return name if isinstance(name, str) else None
 
 
 class TransformationChain(Generic[R]):

@@ -211,3 +211,79 @@ def test_failed_task_is_restarted_automatically_with_backoff(broker: EmbeddedBro
         assert h.task_states("phoenix")[0].state is State.RUNNING
         assert h.running.restart_counts("phoenix") == {0: 2}
     assert flaky_tasks.STARTS[store] == 3
+
+
+_DLQ_ALL = {
+    "errors.tolerance": "all",
+    "errors.deadletterqueue.context.headers.enable": "true",
+    "errors.deadletterqueue.topic.replication.factor": "1",
+}
+_CAST_TO_INT = {
+    "transforms": "toint",
+    "transforms.toint.type": "org.apache.kafka.connect.transforms.Cast$Value",
+    "transforms.toint.spec": "int32",
+}
+
+
+def test_sink_transformation_failure_goes_to_the_dlq_and_the_rest_is_delivered(
+    broker: EmbeddedBroker, tmp_path: Path, unique_name
+):
+    """The chain transforms a consumed batch at once; when one record fails, the batch is
+    redone record by record, so exactly that record reaches the DLQ with the SMT's stage and
+    class, and the others are delivered once."""
+    topic, dlq = unique_name("smt"), unique_name("smtdlq")
+    _fill(broker, topic, [b"1", b"2", b"x", b"4"])
+    out = tmp_path / "out.txt"
+    with WorkerHarness(broker.bootstrap_servers) as h:
+        _sink(
+            h,
+            "smt-sink",
+            topic,
+            out,
+            **{
+                "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+                **_CAST_TO_INT,
+                **_DLQ_ALL,
+                "errors.deadletterqueue.topic.name": dlq,
+            },
+        )
+        h.wait_until(lambda: h.metrics("smt-sink")[0].records_committed >= 4, what="commit")
+        assert h.task_states("smt-sink")[0].state is State.RUNNING
+    assert out.read_text().splitlines() == ["1", "2", "4"]
+    ((_key, value, headers),) = _dlq(broker, dlq)
+    assert value == b"x"
+    assert headers["__connect.errors.stage"] == "TRANSFORMATION"
+    assert headers["__connect.errors.offset"] == "2"
+    assert headers["__connect.errors.class.name"] == "connectrt.transforms.cast.CastValue"
+    assert "toint" in headers["__connect.errors.exception.stacktrace"]
+
+
+def test_source_transformation_failure_goes_to_the_dlq(
+    broker: EmbeddedBroker, tmp_path: Path, unique_name
+):
+    topic, dlq = unique_name("srcsmt"), unique_name("srcsmtdlq")
+    create_topic(broker.bootstrap_servers, topic)
+    source = tmp_path / "in.txt"
+    source.write_text("1\n2\nx\n4\n")
+    with WorkerHarness(broker.bootstrap_servers) as h:
+        h.start_connector(
+            "smt-source",
+            {
+                "connector.class": "FileStreamSource",
+                "file": str(source),
+                "topic": topic,
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "false",
+                **_CAST_TO_INT,
+                **_DLQ_ALL,
+                "errors.deadletterqueue.topic.name": dlq,
+            },
+        )
+        h.wait_until(lambda: h.metrics("smt-source")[0].records_skipped == 1, what="skipped")
+        h.wait_until(lambda: h.metrics("smt-source")[0].offset_commits >= 1, what="committed")
+        assert h.task_states("smt-source")[0].state is State.RUNNING
+    assert [v for _, v in read_topic(broker.bootstrap_servers, topic)[0]] == [b"1", b"2", b"4"]
+    ((_, value, headers),) = _dlq(broker, dlq)
+    assert orjson.loads(value or b"{}")["value"] == "x"
+    assert headers["__connect.errors.stage"] == "TRANSFORMATION"
+    assert headers["__connect.errors.class.name"] == "connectrt.transforms.cast.CastValue"

@@ -291,3 +291,19 @@ def test_custom_transformation_uses_default_batch_hook() -> None:
     out = chain.apply_batch(dicts(3))
     assert out is not None
     assert [r.value for r in out] == [{"id": i, "origin": "batch", "seen": True} for i in range(3)]
+
+
+def test_a_failure_names_the_failing_transformation_class() -> None:
+    from connectrt.transforms.chain import failed_transformation
+
+    config = {
+        **chain_config("insert_static"),
+        "transforms": "insert_static,fail",
+        "transforms.fail.type": f"{__name__}.FailOn",
+    }
+    chain: TransformationChain[SourceRecord] = TransformationChain(config)
+    with pytest.raises(ValueError) as info:
+        chain.apply(dicts(4)[3])
+    assert failed_transformation(info.value) == f"{__name__}.FailOn"
+    assert "in transformation 'fail' (FailOn)" in (info.value.__notes__ or [])
+    assert failed_transformation(ValueError("elsewhere")) is None

@@ -33,7 +33,7 @@ from connectrt.runtime.task_runner import TaskId, TaskStage
 from connectrt.runtime.worker import create_converter
 from connectrt.spark.datasource.options import BridgeOptions
 from connectrt.spark.datasource.schema import arrow_type, json_text, to_arrow_value
-from connectrt.transforms.chain import TransformationChain
+from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 __all__ = ["METADATA_FIELDS", "RecordDecoder", "build_converters", "output_schema"]
 
@@ -142,10 +142,10 @@ class RecordDecoder:
         assert chain is not None
         try:
             result = chain.apply(record)
-        except Exception:
+        except Exception as exc:
             ok, result = self.errors.call(
                 TaskStage.TRANSFORMATION,
-                type(chain).__name__,
+                failed_transformation(exc) or type(chain).__name__,
                 lambda: chain.apply(record),
                 raw=msg,
                 record=record,
