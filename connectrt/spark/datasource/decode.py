@@ -130,12 +130,16 @@ class RecordDecoder:
                     self.metrics.records_skipped += 1
                     continue
                 record = slow
-            if self.transforms is not None:
-                for transformed in self._transform(msg, record):
-                    out.append((msg, transformed))
-            else:
-                out.append((msg, record))
-        return out
+            out.append((msg, record))
+        chain = self.transforms
+        if chain is None or not out:
+            return out
+        # The whole batch through the chain at once, as the sink runner does; record by record
+        # when a stage drops, fans out or fails (errors.* then handles the failing record).
+        transformed = chain.apply_batch([record for _, record in out])
+        if transformed is not None:
+            return [(msg, t) for (msg, _), t in zip(out, transformed, strict=True)]
+        return [(msg, t) for msg, record in out for t in self._transform(msg, record)]
 
     def _transform(self, msg: Any, record: SinkRecord) -> list[SinkRecord]:
         chain = self.transforms
