@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # so ``bench.connectors.X`` resolves as a plugin class
     sys.path.insert(0, str(ROOT))
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
@@ -131,3 +132,22 @@ def emit(name: str, result: Mapping[str, float]) -> None:
     import json
 
     print(f"BENCH_RESULT {json.dumps({'bench': name, **result})}", flush=True)
+
+
+def await_one_record(bootstrap: str, topic: str) -> None:
+    """Read ``topic`` (partition 0) until one record arrived: it was acknowledged.
+
+    A producing task's warm-up record: librdkafka's idempotent producer holds every record
+    until it has its producer id (a fixed ~1 s after creation in some runs), so benches start
+    their clocks once a first record is readable."""
+    consumer = Consumer(consumer_settings(bootstrap, f"warmup-{topic}"))
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.2)
+            if msg is not None and msg.error() is None:
+                return
+        raise TimeoutError(f"warm-up record not readable from {topic}")
+    finally:
+        consumer.close()

@@ -44,7 +44,7 @@ from typing import Any
 import _common as c
 import fastavro
 import httpx
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer
 
 from bench.connectors import PROGRESS, progress
 from connectrt.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Task
@@ -223,7 +223,7 @@ def connectrt_produce(
                 "value.converter.schema.registry.url": url,
             },
         )
-        _await_one_record(bootstrap, warmup)
+        c.await_one_record(bootstrap, warmup)
         WARMED.set()
         c.wait_for(lambda: bench_id in PROGRESS, 30, "source task start")
         p = PROGRESS[bench_id]
@@ -240,21 +240,6 @@ def connectrt_produce(
         return end - p.first, m.snapshot()
     finally:
         worker.stop()
-
-
-def _await_one_record(bootstrap: str, topic: str) -> None:
-    """Read ``topic`` (partition 0, no group) until one record arrived: it was acknowledged."""
-    consumer = Consumer(c.consumer_settings(bootstrap, f"warmup-{topic}"))
-    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            msg = consumer.poll(0.2)
-            if msg is not None and msg.error() is None:
-                return
-        raise TimeoutError(f"warm-up record not readable from {topic}")
-    finally:
-        consumer.close()
 
 
 # ---------------------------------------------------------------------------------- consume
