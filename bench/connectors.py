@@ -4,7 +4,9 @@
 * :class:`PreSerializedSourceConnector`: each task emits ``records`` pre-serialized byte values
   (``record.bytes`` long, keys None) in batches of ``batch.size``, optionally rate limited by
   ``records.per.second``; then idles. The source partition map is one shared object and the
-  offset maps are shared by a whole batch, so the task itself costs almost nothing.
+  offset maps are shared by a whole batch, so the task itself costs almost nothing. With
+  ``warmup.topic`` it first emits one warm-up record there and waits until the driving script
+  sets its progress' ``warmed`` (the record was acknowledged: the producer is up).
 * :class:`NoopSinkConnector`: ``put()`` only counts, and records the time of the first and of
   the ``expected``-th record (so group join time is excluded from measurements).
 
@@ -40,6 +42,7 @@ class Progress:
         self.first: float | None = None
         self.last: float | None = None
         self.done = threading.Event()
+        self.warmed = threading.Event()
 
 
 PROGRESS: dict[str, Progress] = {}
@@ -99,8 +102,17 @@ class PreSerializedSourceTask(SourceTask):
         self._sent = 0
         self._t0 = 0.0
         self._stopping = threading.Event()
+        self._warmup_topic: str | None = config.get("warmup.topic") or None
+        if self._warmup_topic is None:
+            self._progress.warmed.set()
 
     def poll(self) -> list[SourceRecord] | None:
+        if self._warmup_topic is not None:
+            topic, self._warmup_topic = self._warmup_topic, None
+            return [SourceRecord({"warmup": "1"}, {"n": 0}, topic, None, None, None, None, b"w")]
+        if not self._progress.warmed.is_set():
+            self._progress.warmed.wait(0.05)
+            return None
         if self._remaining <= 0:
             self._stopping.wait(0.2)
             return None
