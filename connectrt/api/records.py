@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 if TYPE_CHECKING:
     from connectrt.data import Schema
@@ -73,6 +73,35 @@ class ConnectRecord:
             self.headers = []
         return self.headers
 
+    def new_record(self, **changes: Any) -> Self:
+        """A copy with the given fields replaced (used by transformations); a sink record's
+        ``original_*`` coordinates are kept unless given."""
+        r = self._copy()
+        for k, v in changes.items():
+            setattr(r, k, v)
+        return r
+
+    def _with(
+        self,
+        topic: str,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+    ) -> Self:
+        """A copy with topic, key and value replaced (the transforms' fast path)."""
+        r = self._copy()
+        r.topic = topic
+        r.key_schema = key_schema
+        r.key = key
+        r.value_schema = value_schema
+        r.value = value
+        return r
+
+    def _copy(self) -> Self:
+        """A copy sharing everything but the headers list (each record type copies its slots)."""
+        raise NotImplementedError
+
 
 @dataclass(slots=True, eq=True)
 class SourceRecord(ConnectRecord):
@@ -116,49 +145,9 @@ class SourceRecord(ConnectRecord):
         self.timestamp = timestamp
         self.headers = headers
 
-    def new_record(self, **changes: Any) -> SourceRecord:
-        """A copy with the given fields replaced (used by transformations)."""
-        r = SourceRecord(
-            self.source_partition,
-            self.source_offset,
-            self.topic,
-            self.kafka_partition,
-            self.key_schema,
-            self.key,
-            self.value_schema,
-            self.value,
-            self.timestamp,
-            None if self.headers is None else list(self.headers),
-        )
-        for k, v in changes.items():
-            setattr(r, k, v)
-        return r
-
-    def _with(
-        self,
-        topic: str,
-        key_schema: Schema | None,
-        key: Any,
-        value_schema: Schema | None,
-        value: Any,
-    ) -> SourceRecord:
-        """A copy with topic, key and value replaced (the transforms' fast path)."""
-        return SourceRecord(
-            self.source_partition,
-            self.source_offset,
-            topic,
-            self.kafka_partition,
-            key_schema,
-            key,
-            value_schema,
-            value,
-            self.timestamp,
-            None if self.headers is None else list(self.headers),
-        )
-
     def _copy(self) -> SourceRecord:
-        """A copy sharing everything but the headers list (the SMT chain's batch path; slot by
-        slot, which is cheaper than calling the constructor)."""
+        """A copy sharing everything but the headers list, slot by slot (cheaper than calling
+        the constructor: the SMT chain copies every record of a batch)."""
         copy = _new(SourceRecord)
         copy.source_partition = self.source_partition
         copy.source_offset = self.source_offset
@@ -222,55 +211,9 @@ class SinkRecord(ConnectRecord):
             kafka_offset if original_kafka_offset is None else original_kafka_offset
         )
 
-    def new_record(self, **changes: Any) -> SinkRecord:
-        """A copy with the given fields replaced; the ``original_*`` coordinates are kept."""
-        r = SinkRecord(
-            self.topic,
-            self.kafka_partition,
-            self.key_schema,
-            self.key,
-            self.value_schema,
-            self.value,
-            self.kafka_offset,
-            self.timestamp,
-            self.timestamp_type,
-            None if self.headers is None else list(self.headers),
-            self.original_topic,
-            self.original_kafka_partition,
-            self.original_kafka_offset,
-        )
-        for k, v in changes.items():
-            setattr(r, k, v)
-        return r
-
-    def _with(
-        self,
-        topic: str,
-        key_schema: Schema | None,
-        key: Any,
-        value_schema: Schema | None,
-        value: Any,
-    ) -> SinkRecord:
-        """A copy with topic, key and value replaced (the transforms' fast path)."""
-        return SinkRecord(
-            topic,
-            self.kafka_partition,
-            key_schema,
-            key,
-            value_schema,
-            value,
-            self.kafka_offset,
-            self.timestamp,
-            self.timestamp_type,
-            None if self.headers is None else list(self.headers),
-            self.original_topic,
-            self.original_kafka_partition,
-            self.original_kafka_offset,
-        )
-
     def _copy(self) -> SinkRecord:
-        """A copy sharing everything but the headers list (the SMT chain's batch path; slot by
-        slot, which is cheaper than calling the constructor)."""
+        """A copy sharing everything but the headers list, slot by slot (cheaper than calling
+        the constructor: the SMT chain copies every record of a batch)."""
         copy = _new(SinkRecord)
         copy.topic = self.topic
         copy.kafka_partition = self.kafka_partition

@@ -29,13 +29,13 @@ configuration raises :class:`~connectrt.api.errors.ConfigError` naming the key.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
 from connectrt.api.config import ConfigDef
 from connectrt.api.records import ConnectRecord
 
-__all__ = ["Predicate", "R", "Transformation"]
+__all__ = ["Predicate", "R", "Transformation", "apply_each_in_place"]
 
 R = TypeVar("R", bound=ConnectRecord)
 """The record type a transformation or predicate handles (SourceRecord or SinkRecord)."""
@@ -94,15 +94,7 @@ class Transformation(abc.ABC, Generic[R]):
         against the record that caused it. The default calls :meth:`apply_owned` per record;
         override it to save the per-record call where it matters.
         """
-        apply_owned = self.apply_owned
-        for index, record in enumerate(records):
-            result = apply_owned(record)
-            if result is record:
-                continue
-            if result is None or isinstance(result, list):
-                return False
-            records[index] = result
-        return True
+        return apply_each_in_place(records, self.apply_owned)
 
     def close(self) -> None:
         """Release resources; called once when the task stops. The default does nothing."""
@@ -133,3 +125,17 @@ class Predicate(abc.ABC, Generic[R]):
 
     def version(self) -> str:
         return "unknown"
+
+
+def apply_each_in_place(records: list[R], apply: Callable[[R], R | list[R] | None]) -> bool:
+    """``records[i] = apply(records[i])`` for each record, as long as ``apply`` returns one
+    record; False at the first None or list (the batch is not one to one). The loop behind
+    :meth:`Transformation.apply_batch_owned`."""
+    for index, record in enumerate(records):
+        result = apply(record)
+        if result is record:
+            continue
+        if result is None or isinstance(result, list):
+            return False
+        records[index] = result
+    return True

@@ -13,7 +13,7 @@ import connectrt
 from connectrt.api.config import ConfigError, ConfigType, Importance
 from connectrt.api.errors import DataError
 from connectrt.api.records import ConnectRecord, SinkRecord
-from connectrt.api.transform import R, Transformation
+from connectrt.api.transform import R, Transformation, apply_each_in_place
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
 from connectrt.data.schema import Field, Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
@@ -124,7 +124,7 @@ def _type_name(value: Any) -> str:
 
 def copy_record(record: R, **changes: Any) -> R:
     """``record.new_record(**changes)``, typed for any record class."""
-    return record.new_record(**changes)  # type: ignore[attr-defined]
+    return record.new_record(**changes)
 
 
 def put_field(struct: Struct, name: str, value: Any, smt: str) -> None:
@@ -236,15 +236,7 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
         """:meth:`apply_owned` per record, with the in-place switch set once per batch."""
         self._owned = True
         try:
-            apply = self.apply
-            for index, record in enumerate(records):
-                result = apply(record)
-                if result is record:
-                    continue
-                if result is None or isinstance(result, list):
-                    return False
-                records[index] = result
-            return True
+            return apply_each_in_place(records, self.apply)
         finally:
             self._owned = False
 
@@ -252,7 +244,7 @@ class KeyOrValueTransformation(Transformation[R], Generic[R]):
         """A copy of ``record`` with the operated-on part (key or value) replaced."""
         if self._owned:
             return self.set_in_place(record, schema, value)
-        r: Any = record
+        r = record
         if self.IS_KEY:
             return r._with(r.topic, schema, value, r.value_schema, r.value)
         return r._with(r.topic, r.key_schema, r.key, schema, value)

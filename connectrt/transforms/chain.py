@@ -293,7 +293,7 @@ class TransformationChain(Generic[R]):
         """
         if self._per_record:
             return None
-        owned: list[Any] = [r._copy() for r in records]  # type: ignore[attr-defined]
+        owned = [r._copy() for r in records]
         for stage, predicate, negate, apply_batch_owned in self._batch_plan:
             try:
                 if predicate is None:

@@ -68,8 +68,7 @@ class RegexRouter(BundledTransformation[R]):
         new = routes[topic] if topic in routes else self._route(topic)
         if new is None:
             return record
-        r: Any = record
-        return r._with(new, r.key_schema, r.key, r.value_schema, r.value)
+        return record._with(new, record.key_schema, record.key, record.value_schema, record.value)
 
     def apply_owned(self, record: R) -> R:
         topic = record.topic
