@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from connectrt import __version__
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.cli_manage import add_management_commands
 
 __all__ = ["main"]

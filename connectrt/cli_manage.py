@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 if TYPE_CHECKING:
     from connectrt.client import ConnectClient

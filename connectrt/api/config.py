@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 __all__ = [
     "NO_DEFAULT",

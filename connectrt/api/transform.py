@@ -22,8 +22,8 @@ Results of :meth:`Transformation.apply`:
   Kafka's SMTs return exactly one record or null). An empty list drops the record.
 
 Records are not mutated in place: derive a changed copy with ``record.new_record(**changes)``.
-A record that cannot be transformed raises :class:`~connectrt.api.errors.DataError`; bad
-configuration raises :class:`~connectrt.api.errors.ConfigError` naming the key.
+A record that cannot be transformed raises :class:`~connectrt.errors.DataError`; bad
+configuration raises :class:`~connectrt.errors.ConfigError` naming the key.
 """
 
 from __future__ import annotations

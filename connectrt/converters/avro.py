@@ -30,7 +30,7 @@ import fastavro
 import httpx
 
 from connectrt.api.converter import ConfigKeys, Converter, RawHeaders, SchemaAndValue
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.converters.avro_schema import (
     avro_to_connect,
     connect_to_avro,

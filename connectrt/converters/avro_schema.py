@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data import logical
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct

@@ -16,7 +16,7 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data.schema import Schema, Type
 
 __all__ = ["CONFIG_KEYS", "ByteArrayConverter"]

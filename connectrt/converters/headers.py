@@ -70,7 +70,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.converter import ConfigKeys, HeaderConverter, SchemaAndValue
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data.logical import Date, Time, Timestamp
 from connectrt.data.logical import Decimal as DecimalType
 from connectrt.data.schema import Schema, SchemaBuilder, Type

@@ -51,7 +51,7 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.data import logical
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct

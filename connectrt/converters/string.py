@@ -20,7 +20,7 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.data.schema import Schema
 
 __all__ = ["CONFIG_KEYS", "StringConverter"]

@@ -18,7 +18,7 @@ import datetime as dt
 import decimal
 from typing import ClassVar
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 
 __all__ = [

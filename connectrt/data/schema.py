@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from connectrt.api.errors import DataError, SchemaBuilderError
+from connectrt.errors import DataError, SchemaBuilderError
 
 __all__ = ["Field", "Schema", "SchemaBuilder", "Type"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data import values as _values
 from connectrt.data.schema import Field, Schema, Type
 

@@ -25,7 +25,7 @@ import decimal
 from collections.abc import Callable
 from typing import Any
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data import logical as _logical
 from connectrt.data import struct as _struct
 from connectrt.data.schema import Schema, Type

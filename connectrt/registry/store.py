@@ -443,7 +443,7 @@ class KafkaSchemaStore(_RegistryCore):
 
     ``start()`` creates the topic if needed and replays it, so ids and versions survive a
     restart. Writes wait for ``acks=all`` and are then applied; a failed write raises
-    :class:`~connectrt.api.errors.ConnectError` and changes nothing.
+    :class:`~connectrt.errors.ConnectError` and changes nothing.
     """
 
     def __init__(

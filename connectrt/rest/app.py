@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from connectrt import __version__
-from connectrt.api.errors import (
+from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,

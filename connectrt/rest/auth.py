@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 __all__ = ["Authenticator", "hash_password", "hash_token"]
 

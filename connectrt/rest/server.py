@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import uvicorn
 from fastapi import FastAPI
 
-from connectrt.api.errors import ConfigError, ConnectError
+from connectrt.errors import ConfigError, ConnectError
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.config import with_prefix
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

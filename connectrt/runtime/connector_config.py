@@ -27,7 +27,7 @@ from connectrt.api.config import (
     Width,
 )
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.secrets import mask

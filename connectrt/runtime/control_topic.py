@@ -58,7 +58,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import (
+from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,

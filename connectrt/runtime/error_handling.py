@@ -36,7 +36,7 @@ import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import ConnectError, RetriableError
+from connectrt.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.task_runner import TaskId, TaskStage, class_path

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 
 __all__ = ["BadRequestError", "ConflictError", "ForbiddenError"]
 

@@ -24,7 +24,7 @@ from typing import Any
 from connectrt import __version__
 from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
-from connectrt.api.errors import (
+from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,

@@ -19,7 +19,7 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.api.records import TopicPartition
 
 __all__ = ["OffsetAdmin"]

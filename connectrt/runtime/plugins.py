@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.plugin_discovery import (
     DiscoveredPlugin,
     PluginFailure,

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 __all__ = ["load_connector_file", "load_properties", "parse_properties"]
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 
 from connectrt.api.config import ConfigDef, ConfigType, Password
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.config_providers import is_single_reference
 
 __all__ = [

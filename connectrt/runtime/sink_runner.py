@@ -24,7 +24,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.api.errors import RetriableError
+from connectrt.errors import RetriableError
 from connectrt.api.records import Header, SinkRecord, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connectrt.data import Schema

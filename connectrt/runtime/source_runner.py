@@ -26,7 +26,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from connectrt.api.errors import RetriableError
+from connectrt.errors import RetriableError
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, SourceTaskContext
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from types import FrameType
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.plugins import registry

@@ -42,7 +42,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.api.config import ConfigType, parse_type
-from connectrt.api.errors import ConfigError, ConnectError
+from connectrt.errors import ConfigError, ConnectError
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from connectrt.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
-from connectrt.api.errors import ConfigError, ConnectError, NotFoundError
+from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.api.task import SinkTask, SourceTask
 from connectrt.runtime.clients import (
     OverridePolicy,

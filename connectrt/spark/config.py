@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 __all__ = ["SPARK_BACKEND_CONFIG_DEF", "SparkBackendConfig", "spark_conf"]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.worker_config import WorkerConfig

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.status import Status
 from connectrt.runtime.worker_config import WorkerConfig

@@ -37,7 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.status import TargetState
 
 __all__ = [

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.status import TargetState
 from connectrt.storage.config_store import (
     ConfigListener,

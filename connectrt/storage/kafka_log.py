@@ -45,7 +45,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 
 __all__ = ["RecordCallback", "TopicLog"]
 

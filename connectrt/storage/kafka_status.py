@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.status import Status
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.status_store import (

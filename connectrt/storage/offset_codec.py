@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 
 __all__ = [
     "decode_key",

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 
 __all__ = ["FileOffsetStore", "MemoryOffsetStore", "OffsetStore"]
 

@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.storage.config_store import Heartbeat
 
 __all__ = ["HeartbeatLog", "SingleWorkerGuard"]

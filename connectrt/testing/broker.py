@@ -23,7 +23,7 @@ import time
 from types import FrameType, TracebackType
 from typing import IO
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.testing.ports import free_port
 
 __all__ = ["EmbeddedBroker", "run_broker_cli"]

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Generic
 
 import connectrt
 from connectrt.api.config import ConfigError, ConfigType, Importance
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.api.records import ConnectRecord, SinkRecord
 from connectrt.api.transform import R, Transformation, apply_each_in_place
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name

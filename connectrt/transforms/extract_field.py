@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.api.transform import R
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,

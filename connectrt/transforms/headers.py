@@ -16,7 +16,7 @@ from connectrt.api.config import (
     NonEmptyString,
     ValidString,
 )
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.api.records import Header
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp

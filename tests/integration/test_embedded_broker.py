@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.testing.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import ConfigError, ConnectError
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.storage.kafka_config import KafkaConfigStore
 from connectrt.storage.kafka_status import KafkaStatusStore

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.murmur2 import java_partition

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry

@@ -97,7 +97,7 @@ def test_filtered_source_records_still_commit_offsets(
 
 
 def test_invalid_transform_config_is_rejected_per_field(broker: EmbeddedBroker, unique_name):
-    from connectrt.api.errors import ConfigError
+    from connectrt.errors import ConfigError
 
     with WorkerHarness(broker.bootstrap_servers) as h, pytest.raises(ConfigError) as err:
         h.start_connector(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.cli import main
 from connectrt.runtime.status import TargetState
 from connectrt.spark.config import SparkBackendConfig, spark_conf

@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.converters.avro import AvroConverter
 from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp

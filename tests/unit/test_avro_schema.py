@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 

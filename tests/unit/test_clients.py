@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
     CONSUMER_DEFAULTS,
     MAX_POLL_RECORDS_DEFAULT,

@@ -22,7 +22,7 @@ from connectrt.api.config import (
     Width,
     with_prefix,
 )
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 
 SECRET = "s3cr3t-Value-42"
 NULL_MSG = "Null value can not be supplied as the configuration value."

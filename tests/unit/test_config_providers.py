@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.config_providers import (
     ConfigData,
     ConfigProvider,

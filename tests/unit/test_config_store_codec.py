@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.status import TargetState
 from connectrt.storage.config_store import (
     CommitRecord,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connectrt.api.config import ConfigValue
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import (
     COMMON_CONFIG_DEF,

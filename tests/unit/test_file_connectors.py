@@ -18,7 +18,7 @@ from connectors.file import (
     FileStreamSourceTask,
 )
 from connectrt.api import SinkRecord, SourceRecord, TopicPartition
-from connectrt.api.errors import ConfigError, ConnectError
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.api.task import OffsetStorageReader, SourceTaskContext
 from connectrt.data import Schema
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.converters import JsonConverter
 from connectrt.converters.json import ENVELOPE_ERROR, NULL_REQUIRED_ERROR
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.storage.config_store import ConfigSnapshot, ConfigStore, Heartbeat, MemoryConfigStore
 from connectrt.storage.status_store import MemoryStatusStore, StatusStore

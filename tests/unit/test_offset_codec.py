@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.storage.offset_codec import (
     decode_key,
     decode_value,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.storage.offset_codec import encode_key, encode_value
 from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 

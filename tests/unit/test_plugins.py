@@ -10,7 +10,7 @@ import pytest
 
 from connectors.file import FileStreamSinkConnector, FileStreamSourceConnector
 from connectrt.api import ConfigDef, SinkConnector, SourceConnector, Task
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.converters.bytearray import ByteArrayConverter
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter

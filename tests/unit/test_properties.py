@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.properties import load_connector_file, load_properties, parse_properties
 
 # --- parse_properties -----------------------------------------------------------------------

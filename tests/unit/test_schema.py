@@ -7,7 +7,7 @@ import decimal
 
 import pytest
 
-from connectrt.api.errors import DataError, SchemaBuilderError
+from connectrt.errors import DataError, SchemaBuilderError
 from connectrt.data import (
     Date,
     Decimal,

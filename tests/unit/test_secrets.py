@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from connectrt.api.config import ConfigDef, ConfigType
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.connector_config import SINK_CONFIG_DEF
 from connectrt.runtime.secrets import (
     HIDDEN,

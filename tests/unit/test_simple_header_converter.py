@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from connectrt.api.converter import HeaderConverter, SchemaAndValue
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.converters import headers as headers_module
 from connectrt.converters.headers import SimpleHeaderConverter, convert_to_string, parse_string
 from connectrt.converters.json import JsonConverter

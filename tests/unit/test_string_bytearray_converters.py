@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.converters import ByteArrayConverter, SimpleHeaderConverter, StringConverter
 from connectrt.data import Schema
 

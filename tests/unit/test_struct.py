@@ -6,7 +6,7 @@ import decimal
 
 import pytest
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct
 
 ADDRESS = (

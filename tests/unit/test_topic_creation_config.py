@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from connectrt.api.errors import ConfigError, ConnectError
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.topic_creation import (
     TopicCreationConfig,
     TopicCreator,

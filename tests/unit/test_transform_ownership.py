@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.api.transform import Transformation
 from connectrt.data import Schema, SchemaBuilder, Struct

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
 from connectrt.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connectrt.transforms.headers import (

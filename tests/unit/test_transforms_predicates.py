@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.api.transform import Predicate, Transformation
 from connectrt.transforms import KAFKA_ALIASES, KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms.regex_router import RegexRouter

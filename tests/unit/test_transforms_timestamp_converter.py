@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.api.errors import ConfigError, DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord
 from connectrt.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp
 from connectrt.transforms.timestamp_converter import (

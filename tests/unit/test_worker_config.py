@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connectrt.api.errors import ConfigError
+from connectrt.errors import ConfigError
 from connectrt.runtime.worker_config import (
     JSON_CONVERTER,
     SIMPLE_HEADER_CONVERTER,

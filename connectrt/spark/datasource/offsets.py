@@ -25,7 +25,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.config import ConfigError
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.spark.datasource.options import BridgeOptions, OffsetSpec
 
 __all__ = [

@@ -41,7 +41,7 @@ import orjson
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from connectrt.api.errors import DataError
+from connectrt.errors import DataError
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from connectrt.data.logical import logical_name
 

@@ -50,7 +50,7 @@ from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, Wri
 
 from connectrt.api.config import ConfigError
 from connectrt.api.connector import SinkConnector, SinkConnectorContext
-from connectrt.api.errors import ConnectError, RetriableError
+from connectrt.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, TimestampType, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded

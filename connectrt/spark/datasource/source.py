@@ -45,7 +45,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from connectrt.api.config import ConfigError
-from connectrt.api.errors import ConnectError
+from connectrt.errors import ConnectError
 from connectrt.data import Schema
 from connectrt.spark.datasource import offsets as ko
 from connectrt.spark.datasource.decode import RecordDecoder, output_schema

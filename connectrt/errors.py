@@ -1,4 +1,4 @@
-"""The error types plugins raise and the runtime interprets.
+"""The error types of connectrt: what plugins raise and the runtime interprets.
 
 One root, :class:`ConnectError`. The runtime decides per stage what is retried, tolerated or
 fails the task; plugins only say *what kind* of failure happened:
