@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from connectors.datagen.regex import compile_regex
-from connectrt.errors import DataError
+from connectrt.api.errors import DataError
 from connectrt.converters.avro_schema import ENUM_PARAM, default_from_avro
 from connectrt.data import Schema, Struct, Type, validate_value
 
