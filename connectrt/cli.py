@@ -20,8 +20,8 @@ import sys
 from collections.abc import Sequence
 
 from connectrt import __version__
-from connectrt.errors import ConnectError
 from connectrt.cli_manage import add_management_commands
+from connectrt.errors import ConnectError
 
 __all__ = ["main"]
 

@@ -29,7 +29,7 @@ from connectrt.api.connector import (
     SourceConnectorContext,
 )
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
-from connectrt.errors import (
+from connectrt.api.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,

@@ -30,7 +30,6 @@ import fastavro
 import httpx
 
 from connectrt.api.converter import ConfigKeys, Converter, RawHeaders, SchemaAndValue
-from connectrt.errors import ConfigError, DataError
 from connectrt.converters.avro_schema import (
     avro_to_connect,
     connect_to_avro,
@@ -40,6 +39,7 @@ from connectrt.data import logical
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
+from connectrt.errors import ConfigError, DataError
 
 __all__ = ["AvroConverter", "SchemaRegistryClient"]
 

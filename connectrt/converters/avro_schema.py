@@ -29,10 +29,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from connectrt.errors import DataError
 from connectrt.data import logical
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
+from connectrt.errors import DataError
 
 __all__ = [
     "AVRO_NAMESPACE",

@@ -16,8 +16,8 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.errors import DataError
 from connectrt.data.schema import Schema, Type
+from connectrt.errors import DataError
 
 __all__ = ["CONFIG_KEYS", "ByteArrayConverter"]
 

@@ -70,11 +70,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.converter import ConfigKeys, HeaderConverter, SchemaAndValue
-from connectrt.errors import DataError
 from connectrt.data.logical import Date, Time, Timestamp
 from connectrt.data.logical import Decimal as DecimalType
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
+from connectrt.errors import DataError
 
 __all__ = ["SimpleHeaderConverter", "convert_to_string", "parse_string"]
 

@@ -51,11 +51,11 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.errors import ConfigError, DataError
 from connectrt.data import logical
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
+from connectrt.errors import ConfigError, DataError
 
 __all__ = ["CONFIG_KEYS", "ENVELOPE_ERROR", "NULL_REQUIRED_ERROR", "JsonConverter"]
 

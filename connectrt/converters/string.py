@@ -20,8 +20,8 @@ from connectrt.api.converter import (
     RawHeaders,
     SchemaAndValue,
 )
-from connectrt.errors import ConfigError, DataError
 from connectrt.data.schema import Schema
+from connectrt.errors import ConfigError, DataError
 
 __all__ = ["CONFIG_KEYS", "StringConverter"]
 

@@ -18,8 +18,8 @@ import datetime as dt
 import decimal
 from typing import ClassVar
 
-from connectrt.errors import DataError
 from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.errors import DataError
 
 __all__ = [
     "LOGICAL_TYPE_NAMES",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectrt.errors import DataError
 from connectrt.data import values as _values
 from connectrt.data.schema import Field, Schema, Type
+from connectrt.errors import DataError
 
 __all__ = ["Struct"]
 

@@ -25,10 +25,10 @@ import decimal
 from collections.abc import Callable
 from typing import Any
 
-from connectrt.errors import DataError
 from connectrt.data import logical as _logical
 from connectrt.data import struct as _struct
 from connectrt.data.schema import Schema, Type
+from connectrt.errors import DataError
 
 __all__ = ["INT_RANGES", "validate_value"]
 

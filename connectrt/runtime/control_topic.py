@@ -58,13 +58,13 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from connectrt.api.records import TopicPartition
 from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,
     NotFoundError,
 )
-from connectrt.api.records import TopicPartition
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
 from connectrt.runtime.offset_admin import OffsetAdmin

@@ -36,8 +36,8 @@ import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, SourceRecord
+from connectrt.errors import ConnectError, RetriableError
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
 

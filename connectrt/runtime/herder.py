@@ -24,13 +24,13 @@ from typing import Any
 from connectrt import __version__
 from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.api.records import TopicPartition
 from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
     ConnectError,
     NotFoundError,
 )
-from connectrt.api.records import TopicPartition
 from connectrt.runtime.connector_config import (
     ValidationResult,
     framework_def_for,

@@ -19,8 +19,8 @@ from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, 
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 
-from connectrt.errors import ConnectError
 from connectrt.api.records import TopicPartition
+from connectrt.errors import ConnectError
 
 __all__ = ["OffsetAdmin"]
 

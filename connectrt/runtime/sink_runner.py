@@ -24,10 +24,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.errors import RetriableError
 from connectrt.api.records import Header, SinkRecord, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
 from connectrt.data import Schema
+from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
 from connectrt.runtime.status import StatusBoard, TargetState

@@ -26,9 +26,9 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from connectrt.errors import RetriableError
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, SourceTaskContext
+from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.status import StatusBoard, TargetState

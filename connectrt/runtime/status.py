@@ -1,4 +1,6 @@
-"""Connector and task states, and the in-memory status board the worker reports to.
+"""The in-memory status board the worker reports connector and task states to.
+
+The state types live in :mod:`connectrt.storage.states`.
 
 The worker writes a state change whenever a connector or task starts, pauses, fails or stops;
 readers (the CLI, the REST API, tests) take consistent snapshots. A :class:`StatusListener`
@@ -7,45 +9,13 @@ readers (the CLI, the REST API, tests) take consistent snapshots. A :class:`Stat
 
 from __future__ import annotations
 
-import enum
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+
+from connectrt.storage.states import State, Status, StatusListener, TargetState
 
 __all__ = ["State", "Status", "StatusBoard", "TargetState"]
-
-
-class State(enum.StrEnum):
-    UNASSIGNED = "UNASSIGNED"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
-    FAILED = "FAILED"
-    RESTARTING = "RESTARTING"
-    DESTROYED = "DESTROYED"
-
-
-class TargetState(enum.StrEnum):
-    STARTED = "STARTED"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
-
-
-@dataclass(frozen=True)
-class Status:
-    """The state of one connector (``task is None``) or one task."""
-
-    connector: str
-    task: int | None
-    state: State
-    worker_id: str
-    trace: str | None = None
-    generation: int = 0
-    timestamp_ms: int = field(default_factory=lambda: int(time.time() * 1000))
-
-
-StatusListener = Callable[[Status], None]
 
 
 class StatusBoard:

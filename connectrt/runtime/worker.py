@@ -28,8 +28,8 @@ from connectrt.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
-from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.api.task import SinkTask, SourceTask
+from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import (
     OverridePolicy,
     admin_config,

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 import orjson
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.status import TargetState
+from connectrt.storage.states import TargetState
 
 __all__ = [
     "CommitRecord",

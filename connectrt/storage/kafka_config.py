@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.status import TargetState
 from connectrt.storage.config_store import (
     ConfigListener,
     ConfigSnapshot,
@@ -27,6 +26,7 @@ from connectrt.storage.config_store import (
     task_configs_records,
 )
 from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.states import TargetState
 
 __all__ = ["KafkaConfigStore"]
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.status import Status
 from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.states import Status
 from connectrt.storage.status_store import (
     TopicStatus,
     TopicStatusRecord,

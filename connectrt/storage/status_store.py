@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-from connectrt.runtime.status import State, Status
+from connectrt.storage.states import State, Status
 
 __all__ = [
     "ConnectorStatusRecord",

@@ -11,12 +11,12 @@ from typing import Any, ClassVar, Generic
 
 import connectrt
 from connectrt.api.config import ConfigError, ConfigType, Importance
-from connectrt.errors import DataError
 from connectrt.api.records import ConnectRecord, SinkRecord
 from connectrt.api.transform import R, Transformation, apply_each_in_place
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
 from connectrt.data.schema import Field, Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
+from connectrt.errors import DataError
 
 __all__ = [
     "REPLACE_NULL_WITH_DEFAULT",

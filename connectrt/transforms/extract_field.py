@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from connectrt.errors import DataError
 from connectrt.api.transform import R
+from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,

@@ -16,13 +16,13 @@ from connectrt.api.config import (
     NonEmptyString,
     ValidString,
 )
-from connectrt.errors import DataError
 from connectrt.api.records import Header
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp
 from connectrt.data.schema import Schema, SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
+from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,

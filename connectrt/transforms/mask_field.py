@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
-from connectrt.errors import DataError
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
+from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance, ValidString
-from connectrt.errors import DataError
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Time, Timestamp, logical_name
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
+from connectrt.errors import DataError
 from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,

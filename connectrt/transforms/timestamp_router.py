@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
-from connectrt.errors import DataError
 from connectrt.api.transform import R
+from connectrt.errors import DataError
 from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms._util import BundledTransformation, copy_record
 

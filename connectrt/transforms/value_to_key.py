@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
-from connectrt.errors import DataError
 from connectrt.api.transform import R
 from connectrt.data.schema import Schema, SchemaBuilder
 from connectrt.data.struct import Struct
+from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,

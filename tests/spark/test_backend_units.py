@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.errors import ConfigError
 from connectrt.cli import main
+from connectrt.errors import ConfigError
 from connectrt.runtime.status import TargetState
 from connectrt.spark.config import SparkBackendConfig, spark_conf
 from connectrt.spark.signals import Signal, signal_key

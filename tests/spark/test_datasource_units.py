@@ -13,8 +13,8 @@ import pytest
 from pyspark.sql import types as T
 
 from connectrt.api.config import ConfigError
-from connectrt.errors import DataError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct, Time
+from connectrt.errors import DataError
 from connectrt.spark.datasource.options import BridgeOptions
 from connectrt.spark.datasource.schema import (
     arrow_type,

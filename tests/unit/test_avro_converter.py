@@ -20,10 +20,10 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.converters.avro import AvroConverter
 from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.errors import ConfigError, DataError
 
 CT = "application/vnd.schemaregistry.v1+json"
 

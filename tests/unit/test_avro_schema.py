@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectrt.errors import DataError
 from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from connectrt.errors import DataError
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"
 

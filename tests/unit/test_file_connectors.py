@@ -18,9 +18,9 @@ from connectors.file import (
     FileStreamSourceTask,
 )
 from connectrt.api import SinkRecord, SourceRecord, TopicPartition
-from connectrt.errors import ConfigError, ConnectError
 from connectrt.api.task import OffsetStorageReader, SourceTaskContext
 from connectrt.data import Schema
+from connectrt.errors import ConfigError, ConnectError
 
 # --- test doubles -----------------------------------------------------------------------------
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
-from connectrt.errors import ConfigError, DataError
 from connectrt.converters import JsonConverter
 from connectrt.converters.json import ENVELOPE_ERROR, NULL_REQUIRED_ERROR
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.errors import ConfigError, DataError
 
 D = decimal.Decimal
 T = "topic"

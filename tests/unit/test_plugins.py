@@ -10,11 +10,11 @@ import pytest
 
 from connectors.file import FileStreamSinkConnector, FileStreamSourceConnector
 from connectrt.api import ConfigDef, SinkConnector, SourceConnector, Task
-from connectrt.errors import ConfigError
 from connectrt.converters.bytearray import ByteArrayConverter
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
+from connectrt.errors import ConfigError
 from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of, registry
 
 

@@ -7,7 +7,6 @@ import decimal
 
 import pytest
 
-from connectrt.errors import DataError, SchemaBuilderError
 from connectrt.data import (
     Date,
     Decimal,
@@ -20,6 +19,7 @@ from connectrt.data import (
     Type,
     validate_value,
 )
+from connectrt.errors import DataError, SchemaBuilderError
 
 D = decimal.Decimal
 

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from connectrt.api.converter import HeaderConverter, SchemaAndValue
-from connectrt.errors import DataError
 from connectrt.converters import headers as headers_module
 from connectrt.converters.headers import SimpleHeaderConverter, convert_to_string, parse_string
 from connectrt.converters.json import JsonConverter
@@ -21,6 +20,7 @@ from connectrt.data.logical import Decimal as DecimalType
 from connectrt.data.schema import Schema, SchemaBuilder, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import validate_value
+from connectrt.errors import DataError
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.worker import Worker
 

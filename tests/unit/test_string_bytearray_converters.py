@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
-from connectrt.errors import ConfigError, DataError
 from connectrt.converters import ByteArrayConverter, SimpleHeaderConverter, StringConverter
 from connectrt.data import Schema
+from connectrt.errors import ConfigError, DataError
 
 T = "topic"
 

@@ -6,8 +6,8 @@ import decimal
 
 import pytest
 
-from connectrt.errors import DataError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct
+from connectrt.errors import DataError
 
 ADDRESS = (
     SchemaBuilder.struct()

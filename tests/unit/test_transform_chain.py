@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from connectrt.api.config import ConfigDef, ConfigType
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.api.transform import Predicate, Transformation
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.chain import (
     TransformationChain,
     TransformationStage,

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import DataError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.api.transform import Transformation
 from connectrt.data import Schema, SchemaBuilder, Struct
+from connectrt.errors import DataError
 from connectrt.transforms.chain import TransformationChain
 
 T = "org.apache.kafka.connect.transforms."

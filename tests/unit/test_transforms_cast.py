@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp, Type
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.cast import CastKey, CastValue, java_double_str
 
 

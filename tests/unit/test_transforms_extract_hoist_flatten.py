@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.extract_field import ExtractFieldKey, ExtractFieldValue
 from connectrt.transforms.field_path import SingleFieldPath
 from connectrt.transforms.flatten import FlattenKey, FlattenValue

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.replace_field import ReplaceFieldKey, ReplaceFieldValue
 from connectrt.transforms.set_schema_metadata import SetSchemaMetadataKey, SetSchemaMetadataValue
 from connectrt.transforms.value_to_key import ValueToKey

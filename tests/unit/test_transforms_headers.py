@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.headers import (
     DropHeaders,
     HeaderFromKey,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.insert_field import InsertFieldKey, InsertFieldValue, InsertionSpec
 from connectrt.transforms.mask_field import MaskFieldKey, MaskFieldValue
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError
 from connectrt.api.records import Header, SinkRecord, SourceRecord
 from connectrt.api.transform import Predicate, Transformation
+from connectrt.errors import ConfigError
 from connectrt.transforms import KAFKA_ALIASES, KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS
 from connectrt.transforms.chain import default_resolve
 from connectrt.transforms.filter import Filter

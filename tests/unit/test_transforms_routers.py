@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord, SourceRecord
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms.regex_router import RegexRouter
 from connectrt.transforms.timestamp_router import TimestampRouter

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from connectrt.errors import ConfigError, DataError
 from connectrt.api.records import SinkRecord
 from connectrt.data import Date, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.errors import ConfigError, DataError
 from connectrt.transforms.timestamp_converter import (
     TimestampConverterKey,
     TimestampConverterValue,

@@ -41,9 +41,9 @@ import orjson
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from connectrt.errors import DataError
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
 from connectrt.data.logical import logical_name
+from connectrt.errors import DataError
 
 __all__ = [
     "DECIMAL_PRECISION",

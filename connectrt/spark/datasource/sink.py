@@ -50,9 +50,9 @@ from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, Wri
 
 from connectrt.api.config import ConfigError
 from connectrt.api.connector import SinkConnector, SinkConnectorContext
-from connectrt.errors import ConnectError, RetriableError
 from connectrt.api.records import SinkRecord, TimestampType, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connectrt.errors import ConnectError, RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugins import registry

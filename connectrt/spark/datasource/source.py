@@ -45,8 +45,8 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from connectrt.api.config import ConfigError
-from connectrt.errors import ConnectError
 from connectrt.data import Schema
+from connectrt.errors import ConnectError
 from connectrt.spark.datasource import offsets as ko
 from connectrt.spark.datasource.decode import RecordDecoder, output_schema
 from connectrt.spark.datasource.options import BridgeOptions
