@@ -148,7 +148,7 @@ class Registry:
     """The built-in registry on its own listener, counting the requests it receives."""
 
     def __init__(self, bootstrap: str) -> None:
-        from connectrt.registry.server import SchemaRegistryServer
+        from connectrt.schema_registry.server import SchemaRegistryServer
 
         self.server = SchemaRegistryServer(bootstrap, "_schemas_bench", "http://127.0.0.1:0")
         self.requests = 0

@@ -155,7 +155,7 @@ class WorkerProcess:
             herder.control = control  # type: ignore[attr-defined]  # read by GET /control/events
         schema_registry = None
         if wc.get("schema.registry.enable"):
-            from connectrt.registry.server import SchemaRegistryServer
+            from connectrt.schema_registry.server import SchemaRegistryServer
 
             policy = OverridePolicy("None")
             bootstrap = wc.bootstrap_servers

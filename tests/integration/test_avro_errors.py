@@ -15,8 +15,8 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.converters.avro import AvroConverter
 from connectrt.data import Schema
-from connectrt.registry.server import SchemaRegistryServer
 from connectrt.runtime.status import State
+from connectrt.schema_registry.server import SchemaRegistryServer
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, produce
 

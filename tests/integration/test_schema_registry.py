@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from connectrt.registry.server import SchemaRegistryServer
+from connectrt.schema_registry.server import SchemaRegistryServer
 from connectrt.testing.broker import EmbeddedBroker
 
 with warnings.catch_warnings():

@@ -19,7 +19,7 @@ from pyspark.sql import types as T
 
 from connectrt.converters.avro import AvroConverter
 from connectrt.converters.json import JsonConverter
-from connectrt.registry.server import SchemaRegistryServer
+from connectrt.schema_registry.server import SchemaRegistryServer
 from connectrt.spark.datasource import register
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic

@@ -9,15 +9,15 @@ from typing import Any
 import httpx
 import pytest
 
-from connectrt.registry.app import CONTENT_TYPE, create_registry_app
-from connectrt.registry.compatibility import (
+from connectrt.rest.server import RestServer
+from connectrt.schema_registry.app import CONTENT_TYPE, create_registry_app
+from connectrt.schema_registry.compatibility import (
     InvalidSchemaError,
     can_read,
     check_compatibility,
     parse_avro,
 )
-from connectrt.registry.store import MemorySchemaStore, RegistryError
-from connectrt.rest.server import RestServer
+from connectrt.schema_registry.store import MemorySchemaStore, RegistryError
 
 
 def rec(*fields: dict[str, Any], name: str = "R", **extra: Any) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from connectrt.registry.app import create_registry_app
-from connectrt.registry.store import DEFAULT_COMPATIBILITY, KafkaSchemaStore
 from connectrt.rest.server import RestServer
+from connectrt.schema_registry.app import create_registry_app
+from connectrt.schema_registry.store import DEFAULT_COMPATIBILITY, KafkaSchemaStore
 
 __all__ = ["SchemaRegistryServer"]
 

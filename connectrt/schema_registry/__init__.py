@@ -1,9 +1,9 @@
 """A Confluent Schema Registry-compatible REST API (Avro), persisted in a Kafka topic."""
 
-from connectrt.registry.app import create_registry_app
-from connectrt.registry.compatibility import LEVELS, check_compatibility, parse_avro
-from connectrt.registry.server import SchemaRegistryServer
-from connectrt.registry.store import (
+from connectrt.schema_registry.app import create_registry_app
+from connectrt.schema_registry.compatibility import LEVELS, check_compatibility, parse_avro
+from connectrt.schema_registry.server import SchemaRegistryServer
+from connectrt.schema_registry.store import (
     KafkaSchemaStore,
     MemorySchemaStore,
     RegistryError,

@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from connectrt.registry.store import RegistryError, SchemaStore, SchemaVersion
+from connectrt.schema_registry.store import RegistryError, SchemaStore, SchemaVersion
 
 log = logging.getLogger(__name__)
 

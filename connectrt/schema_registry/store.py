@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from connectrt.registry.compatibility import (
+from connectrt.schema_registry.compatibility import (
     LEVELS,
     InvalidSchemaError,
     ParsedSchema,
