@@ -439,7 +439,7 @@ def _read_secret(prompt: str, confirm: bool) -> str:
 
 
 def _hash_password(args: argparse.Namespace) -> int:
-    from connectrt.rest.auth import hash_password
+    from connectrt.listener.auth import hash_password
 
     if args.user is not None and (":" in args.user or not args.user.strip()):
         raise ConfigError(f"Invalid user name {args.user!r}: it must be non-empty, without ':'")
@@ -457,7 +457,7 @@ def _hash_password(args: argparse.Namespace) -> int:
 
 
 def _hash_token(args: argparse.Namespace) -> int:
-    from connectrt.rest.auth import hash_token
+    from connectrt.listener.auth import hash_token
 
     token = _read_secret("Token", confirm=False).strip()
     if not token:

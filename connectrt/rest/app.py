@@ -27,8 +27,8 @@ from connectrt.errors import (
     ConnectError,
     NotFoundError,
 )
+from connectrt.listener.auth import Authenticator
 from connectrt.rest import wire
-from connectrt.rest.auth import Authenticator
 from connectrt.rest.metrics import render_prometheus
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.listener.auth import Authenticator
+from connectrt.listener.server import HttpServer
 from connectrt.rest.app import create_app
-from connectrt.rest.auth import Authenticator
-from connectrt.rest.server import RestServer
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.config_providers import ConfigProviders
 from connectrt.runtime.control_topic import ControlTopicListener
@@ -119,7 +119,7 @@ class WorkerProcess:
     """A herder plus its REST server: what ``connectrt standalone``/``worker`` run."""
 
     herder: Herder
-    rest: RestServer
+    rest: HttpServer
     control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
     registry: Any = None  # a SchemaRegistryServer when ``schema.registry.enable=true``
 
@@ -132,7 +132,7 @@ class WorkerProcess:
             "certfile": wc.get("listeners.https.ssl.certificate.location") or "",
             "keyfile": wc.get("listeners.https.ssl.key.location") or "",
         }
-        rest = RestServer(create_app(herder, auth), wc["listeners"][0], ssl)
+        rest = HttpServer(create_app(herder, auth), wc["listeners"][0], ssl)
         control = None
         if wc.get("control.topic"):
             policy = OverridePolicy("None")

@@ -1,11 +1,11 @@
-"""Serving the schema registry on its own listener: a :class:`KafkaSchemaStore` + RestServer."""
+"""Serving the schema registry on its own listener: a :class:`KafkaSchemaStore` + HttpServer."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from connectrt.rest.server import RestServer
+from connectrt.listener.server import HttpServer
 from connectrt.schema_registry.app import create_registry_app
 from connectrt.schema_registry.store import DEFAULT_COMPATIBILITY, KafkaSchemaStore
 
@@ -39,7 +39,7 @@ class SchemaRegistryServer:
             **store_options,
         )
         self.app = create_registry_app(self.store)
-        self._server = RestServer(self.app, listener, ssl)
+        self._server = HttpServer(self.app, listener, ssl)
         self._started = False
 
     @property

@@ -21,7 +21,7 @@ import pytest
 import trustme
 
 from connectrt.cli import main
-from connectrt.rest.auth import Authenticator, _check_password, hash_password, hash_token
+from connectrt.listener.auth import Authenticator, _check_password, hash_password, hash_token
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for

@@ -517,7 +517,7 @@ def test_secrets_are_hidden_everywhere_and_survive_round_trips(
 
 
 def test_authentication(broker: EmbeddedBroker, tmp_path: Path):
-    from connectrt.rest.auth import hash_password
+    from connectrt.listener.auth import hash_password
 
     creds = tmp_path / "users"
     creds.write_text(f"admin:{hash_password('pw', iterations=1000)}\n")

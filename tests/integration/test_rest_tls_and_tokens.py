@@ -9,7 +9,7 @@ import httpx
 import pytest
 import trustme
 
-from connectrt.rest.auth import hash_token
+from connectrt.listener.auth import hash_token
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.rest import start_rest_worker
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from connectrt.rest.server import RestServer
+from connectrt.listener.server import HttpServer
 from connectrt.schema_registry.app import CONTENT_TYPE, create_registry_app
 from connectrt.schema_registry.compatibility import (
     InvalidSchemaError,
@@ -248,7 +248,7 @@ def test_memory_store_subject_delete_and_config() -> None:
 
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
-    server = RestServer(create_registry_app(MemorySchemaStore()), "http://127.0.0.1:0")
+    server = HttpServer(create_registry_app(MemorySchemaStore()), "http://127.0.0.1:0")
     server.start()
     try:
         with httpx.Client(base_url=server.url, timeout=10) as http:

@@ -1,4 +1,4 @@
-"""Serving the REST app with uvicorn on a background thread (``listeners``)."""
+"""Serving an ASGI app with uvicorn on a background thread (``listeners``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from connectrt.errors import ConfigError, ConnectError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RestServer", "parse_listener"]
+__all__ = ["HttpServer", "parse_listener"]
 
 
 def parse_listener(listener: str) -> tuple[str, str, int]:
@@ -32,7 +32,7 @@ def parse_listener(listener: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname or "0.0.0.0", port
 
 
-class RestServer:
+class HttpServer:
     """Runs ``app`` on the first listener. ``start`` returns once the socket is bound (or
     raises ConnectError); ``stop`` shuts down gracefully. One instance per worker."""
 
