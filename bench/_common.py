@@ -78,7 +78,7 @@ def worker_props(bootstrap: str, **extra: str) -> dict[str, str]:
 
 
 def make_worker(props: Mapping[str, str]) -> Any:
-    from connectrt.runtime.standalone import create_offset_store
+    from connectrt.runtime.offset_stores import create_offset_store
     from connectrt.runtime.worker import Worker
     from connectrt.runtime.worker_config import WorkerConfig
 

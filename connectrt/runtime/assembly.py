@@ -22,9 +22,9 @@ from connectrt.runtime.config_providers import ConfigProviders
 from connectrt.runtime.control_topic import ControlTopicListener
 from connectrt.runtime.herder import Herder
 from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.secrets import SecretMasker, install_redacting_filter
-from connectrt.runtime.standalone import create_offset_store
 from connectrt.runtime.worker import Worker, WorkerHooks
 from connectrt.runtime.worker_config import WorkerConfig
 

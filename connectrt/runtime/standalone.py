@@ -14,58 +14,20 @@ from collections.abc import Sequence
 from types import FrameType
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.properties import load_connector_file, load_properties
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["create_offset_store", "run_distributed", "run_standalone"]
+__all__ = ["install_signal_handlers", "run_distributed", "run_standalone"]
 
 _INITIAL_STATES = ("RUNNING", "PAUSED", "STOPPED")
 
 
-def create_offset_store(wc: WorkerConfig) -> OffsetStore:
-    kind = wc["offset.storage.type"]
-    if kind == "memory":
-        return MemoryOffsetStore()
-    if kind == "file":
-        path = wc["offset.storage.file.filename"]
-        if not path:
-            raise ConfigError(
-                "offset.storage.type=file needs offset.storage.file.filename",
-                "offset.storage.file.filename",
-            )
-        return FileOffsetStore(path)
-    from connectrt.storage.kafka_offsets import KafkaOffsetStore
-
-    policy = OverridePolicy("None")
-    bootstrap = wc.bootstrap_servers
-    return KafkaOffsetStore(
-        wc["offset.storage.topic"],
-        bootstrap_servers=bootstrap,
-        partitions=wc["offset.storage.partitions"],
-        replication_factor=wc["offset.storage.replication.factor"],
-        producer_config=producer_config(
-            bootstrap, wc.originals, None, policy, "connect-offsets-producer"
-        ),
-        consumer_config=consumer_config(
-            bootstrap,
-            wc.originals,
-            None,
-            policy,
-            "connect-offsets-consumer",
-            "connect-offsets-reader",
-        ),
-        admin_config=admin_config(bootstrap, wc.originals, None, policy, "connect-offsets-admin"),
-        timeout=wc["worker.startup.timeout.ms"] / 1000.0,
-    )
-
-
-def _install_signal_handlers(stop: threading.Event) -> None:
+def install_signal_handlers(stop: threading.Event) -> None:
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("Received signal %d, stopping", signum)
         stop.set()
@@ -98,7 +60,7 @@ def run_standalone(
         if (initial or "RUNNING").upper() not in _INITIAL_STATES:
             raise ConfigError(f"Invalid initial_state {initial} for connector {_name}")
     stop = stop_event or threading.Event()
-    _install_signal_handlers(stop)
+    install_signal_handlers(stop)
     WorkerProcess.build(props, "standalone").run(connectors, stop)
     return 0
 
@@ -109,6 +71,6 @@ def run_distributed(worker_props_path: str, stop_event: threading.Event | None =
 
     props = load_properties(worker_props_path)
     stop = stop_event or threading.Event()
-    _install_signal_handlers(stop)
+    install_signal_handlers(stop)
     WorkerProcess.build(props, "worker").run((), stop)
     return 0

@@ -74,14 +74,14 @@ def build_spark_worker(
 
 def run_spark_worker(worker_props_path: str, stop_event: threading.Event | None = None) -> int:
     """Run until SIGINT/SIGTERM (or ``stop_event``); bad input raises ConfigError first."""
-    from connectrt.runtime.standalone import _install_signal_handlers
+    from connectrt.runtime.standalone import install_signal_handlers
 
     props = load_properties(worker_props_path)
     SparkBackendConfig.from_props(props)  # fail on bad settings before Spark starts
     WorkerConfig.from_props(props)
     session = spark_session_from_props(props)
     stop = stop_event or threading.Event()
-    _install_signal_handlers(stop)
+    install_signal_handlers(stop)
     try:
         process, _executor = build_spark_worker(props, session)
         process.run((), stop)

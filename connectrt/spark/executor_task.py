@@ -27,8 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import registry
-from connectrt.runtime.standalone import create_offset_store
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskId
 from connectrt.runtime.worker import Worker, WorkerHooks

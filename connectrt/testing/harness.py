@@ -19,8 +19,8 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.standalone import create_offset_store
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
