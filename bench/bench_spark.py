@@ -103,7 +103,7 @@ def run_threads(bootstrap: str, counts: list[int], records: int, timing: Path) -
 
 
 def run_spark(bootstrap: str, counts: list[int], records: int, timing: Path) -> dict[int, Any]:
-    from connectrt.spark.driver import build_spark_worker
+    from connectrt.process.spark_worker import build_spark_worker
     from connectrt.testing.spark import local_spark_session
 
     master = f"local[{max(counts) + 1}]"

@@ -34,14 +34,14 @@ def _setup_logging(level: str) -> None:
 
 
 def _cmd_standalone(args: argparse.Namespace) -> int:
-    from connectrt.runtime.standalone import run_standalone
+    from connectrt.process.standalone import run_standalone
 
     return run_standalone(args.worker_config, args.connector_configs)
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
+    from connectrt.process.standalone import run_distributed
     from connectrt.runtime.properties import load_properties
-    from connectrt.runtime.standalone import run_distributed
 
     if load_properties(args.worker_config).get("task.executor", "threads") == "spark":
         return _cmd_spark(args)
@@ -49,7 +49,7 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 
 def _cmd_spark(args: argparse.Namespace) -> int:
-    from connectrt.spark.driver import run_spark_worker
+    from connectrt.process.spark_worker import run_spark_worker
 
     return run_spark_worker(args.worker_config)
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from connectrt.runtime.assembly import WorkerProcess
+from connectrt.process.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
 from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic

@@ -96,7 +96,7 @@ class _LoggerState:
 
 
 class Herder:
-    """See the module docstring. Build it with :func:`connectrt.runtime.assembly.create_herder`."""
+    """See the module docstring. Build it with :func:`connectrt.process.assembly.create_herder`."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """A REST-managed worker running in this process, for tests: real HTTP, real stores.
 
-``start_rest_worker(bootstrap)`` builds a :class:`~connectrt.runtime.assembly.WorkerProcess`
+``start_rest_worker(bootstrap)`` builds a :class:`~connectrt.process.assembly.WorkerProcess`
 in ``worker`` mode (configs and status in fresh, uniquely named Kafka topics), serves the REST
 API on an ephemeral port and returns once the herder is ready. ``.http`` is an
 ``httpx.Client`` bound to it. Call ``stop()`` (graceful) when done.
@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from connectrt.runtime.assembly import WorkerProcess
+from connectrt.process.assembly import WorkerProcess
 
 __all__ = ["RestWorker", "rest_worker_props", "start_rest_worker", "wait_for"]
 

@@ -19,10 +19,10 @@ import httpx
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-from connectrt.runtime.assembly import WorkerProcess
+from connectrt.process.assembly import WorkerProcess
+from connectrt.process.spark_worker import build_spark_worker
 from connectrt.runtime.task_runner import TaskId
 from connectrt.spark.backend import SparkTaskExecutor
-from connectrt.spark.driver import build_spark_worker
 from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.storage.status_store import TaskStatusRecord, decode_status_record
 from connectrt.testing.broker import EmbeddedBroker

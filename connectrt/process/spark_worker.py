@@ -10,44 +10,25 @@ build it (``spark.master`` defaults to ``local[*,4]``: all cores, 4 attempts per
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from connectrt.process.assembly import WorkerProcess
+from connectrt.process.standalone import install_signal_handlers
 from connectrt.runtime.properties import load_properties
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.backend import SparkTaskExecutor
-from connectrt.spark.config import SparkBackendConfig, spark_conf
+from connectrt.spark.config import SparkBackendConfig
 from connectrt.spark.offsets_view import FreshOffsetStore
+from connectrt.spark.session import spark_session_from_props
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from connectrt.runtime.assembly import WorkerProcess
-
-__all__ = ["build_spark_worker", "run_spark_worker", "spark_session_from_props"]
+__all__ = ["build_spark_worker", "run_spark_worker"]
 
 log = logging.getLogger(__name__)
-
-
-def spark_session_from_props(props: Mapping[str, str]) -> SparkSession:
-    """Get or create the SparkSession the ``spark.*`` worker properties describe."""
-    conf = spark_conf(props)
-    master = conf.get("spark.master") or os.environ.get("MASTER")
-    if (master or "local").startswith("local"):
-        # Local executors are this machine's Python workers: run them with this interpreter.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    builder = SparkSession.builder.appName(conf.pop("spark.app.name", "connectrt"))
-    if "spark.master" not in conf and "PYSPARK_GATEWAY_PORT" not in os.environ:
-        # No spark-submit and no master given: all cores, retries as on a cluster.
-        builder = builder.master("local[*,4]")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
 
 
 def build_spark_worker(
@@ -58,8 +39,6 @@ def build_spark_worker(
     Starts the executor (creates the signal topic, begins relaying statuses); the caller runs
     the process (:meth:`WorkerProcess.run`), whose stop also stops the executor.
     """
-    from connectrt.runtime.assembly import WorkerProcess
-
     props = {**props, "task.executor": "spark"}
     config = SparkBackendConfig.from_props(props)
     wc = WorkerConfig.from_props(props)
@@ -74,8 +53,6 @@ def build_spark_worker(
 
 def run_spark_worker(worker_props_path: str, stop_event: threading.Event | None = None) -> int:
     """Run until SIGINT/SIGTERM (or ``stop_event``); bad input raises ConfigError first."""
-    from connectrt.runtime.standalone import install_signal_handlers
-
     props = load_properties(worker_props_path)
     SparkBackendConfig.from_props(props)  # fail on bad settings before Spark starts
     WorkerConfig.from_props(props)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from connectrt.errors import ConfigError
+from connectrt.process.assembly import WorkerProcess
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.plugins import registry
@@ -48,7 +49,6 @@ def run_standalone(
     the command line are started again at every start. Runs until SIGINT/SIGTERM (or
     ``stop_event``). Raises ConfigError for bad input, before anything starts.
     """
-    from connectrt.runtime.assembly import WorkerProcess
 
     connectors = [load_connector_file(p) for p in connector_paths]
     props = load_properties(worker_props_path)
@@ -67,7 +67,6 @@ def run_standalone(
 
 def run_distributed(worker_props_path: str, stop_event: threading.Event | None = None) -> int:
     """``connectrt worker``: connectors are managed over REST and stored in Kafka topics."""
-    from connectrt.runtime.assembly import WorkerProcess
 
     props = load_properties(worker_props_path)
     stop = stop_event or threading.Event()
