@@ -406,8 +406,8 @@ def main() -> dict[str, float]:
         f"bench_avro: {n:,} datagen orders per side, {args.rounds} alternating rounds (median "
         f"reported); {c.machine()}"
     )
+    from connectrt.broker import EmbeddedBroker
     from connectrt.runtime.plugins import registry as plugins
-    from connectrt.testing.broker import EmbeddedBroker
 
     plugins.register_class(PreMadeSourceConnector)
     records, datums = make_records(n, "unset")

@@ -270,7 +270,7 @@ def main() -> dict[str, float]:
         f"bench_file_pipeline: {n:,} lines of 101 chars per pipeline, {args.rounds} rounds "
         f"(median reported); {c.machine()}"
     )
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     times: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="crt-bench-") as tmp, EmbeddedBroker() as broker:

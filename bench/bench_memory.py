@@ -92,7 +92,7 @@ def main() -> dict[str, float]:
         f"bench_memory: worker with 2 sources ({args.rate:,.0f} rec/s each) + 2 sinks for "
         f"{args.duration:.0f} s; {c.machine()}"
     )
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     with EmbeddedBroker() as broker:
         bs = broker.bootstrap_servers

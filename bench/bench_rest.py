@@ -63,7 +63,7 @@ def main() -> dict[str, float]:
     n = args.connectors
     print(f"bench_rest: {n} FileStreamSource connectors on one REST worker; {c.machine()}")
 
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
     from connectrt.testing.rest import start_rest_worker
 
     rng = random.Random(args.seed)

@@ -118,7 +118,7 @@ def main() -> dict[str, float]:
         f"bench_sink: {n:,} x {args.size} B in 4 partitions, {args.rounds} alternating rounds "
         f"per variant (median reported); {c.machine()}"
     )
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     times: dict[str, tuple[list[float], list[float]]] = {v: ([], []) for v in VARIANTS}
     with EmbeddedBroker() as broker:

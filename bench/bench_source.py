@@ -108,7 +108,7 @@ def main() -> dict[str, float]:
         f"bench_source: {n:,} x {args.size} B per side, {args.rounds} alternating rounds "
         f"(median reported); {c.machine()}"
     )
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     raw_t: list[float] = []
     crt_t: list[float] = []

@@ -152,7 +152,7 @@ def main() -> dict[str, float]:
         f"bench_spark: {args.records:,} x 100 B per task, tasks {counts}; {c.machine()}",
         flush=True,
     )
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
         timing = Path(tmp)

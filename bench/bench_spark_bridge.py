@@ -36,7 +36,7 @@ import _common as c
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 
 TOPIC = "bridge-in"
 SINK_TOPIC = "bridge-sink-in"

@@ -286,7 +286,7 @@ def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -
 
 
 def end_to_end(n: int, rounds: int) -> dict[str, float]:
-    from connectrt.testing.broker import EmbeddedBroker
+    from connectrt.broker import EmbeddedBroker
 
     plain: list[float] = []
     chained: list[float] = []

@@ -55,7 +55,7 @@ def _cmd_spark(args: argparse.Namespace) -> int:
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
-    from connectrt.testing.broker import run_broker_cli
+    from connectrt.broker import run_broker_cli
 
     return run_broker_cli(args.port)
 

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from connectrt.broker import EmbeddedBroker
+from connectrt.ports import free_port
 from connectrt.process.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
-from connectrt.testing.ports import free_port
 
 __all__ = ["run_demo"]
 

@@ -37,7 +37,7 @@ if str(ROOT) not in sys.path:
 
 from connectrt.process.assembly import WorkerProcess  # noqa: E402
 from connectrt.spark.datasource import register  # noqa: E402
-from connectrt.testing.broker import EmbeddedBroker  # noqa: E402
+from connectrt.broker import EmbeddedBroker  # noqa: E402
 from connectrt.testing.spark import local_spark_session  # noqa: E402
 
 CUSTOMERS = ["ada", "bob", "cleo", "dan", "eve"]

@@ -34,11 +34,11 @@ from connectrt.api import (
     SourceTask,
     TopicPartition,
 )
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.task_runner import class_path
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.contexts import (
     RecordingConnectorContext,
     RecordingSinkTaskContext,

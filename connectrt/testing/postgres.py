@@ -22,7 +22,7 @@ import tempfile
 import time
 from types import TracebackType
 
-from connectrt.testing.ports import free_port
+from connectrt.ports import free_port
 
 __all__ = ["PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

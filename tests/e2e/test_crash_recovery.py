@@ -26,9 +26,9 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offset_codec import decode_value, encode_key
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

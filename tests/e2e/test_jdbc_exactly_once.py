@@ -33,7 +33,7 @@ import sqlalchemy as sa
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.postgres]

@@ -19,9 +19,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
+from connectrt.ports import free_port
 from connectrt.testing.harness import create_topic, read_topic
-from connectrt.testing.ports import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -13,11 +13,11 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.converters.avro import AvroConverter
 from connectrt.data import Schema
 from connectrt.runtime.status import State
 from connectrt.schema_registry.server import SchemaRegistryServer
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, produce
 
 pytestmark = pytest.mark.integration

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import start_rest_worker, wait_for
 

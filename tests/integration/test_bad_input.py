@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic
 
 pytestmark = pytest.mark.integration

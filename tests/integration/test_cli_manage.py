@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import trustme
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.cli import main
 from connectrt.listener.auth import Authenticator, _check_password, hash_password, hash_token
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 

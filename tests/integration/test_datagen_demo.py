@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connectrt.demo import run_demo
-from connectrt.testing.ports import free_port
+from connectrt.ports import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from connectors.datagen import DatagenConnector
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.conformance import SourceConnectorConformance
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from connectrt.testing.rest import start_rest_worker, wait_for

@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConnectError
-from connectrt.testing.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.integration
 
@@ -69,7 +69,7 @@ def test_context_manager_stops_the_process() -> None:
 
 
 def test_cli_prints_bootstrap_and_stops_on_sigterm() -> None:
-    code = "from connectrt.testing.broker import run_broker_cli; raise SystemExit(run_broker_cli())"
+    code = "from connectrt.broker import run_broker_cli; raise SystemExit(run_broker_cli())"
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
         stdout=subprocess.PIPE,

@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
 from connectrt.storage import FileOffsetStore, decode_value, encode_key
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 
 pytestmark = pytest.mark.integration

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 
 pytestmark = [pytest.mark.integration]

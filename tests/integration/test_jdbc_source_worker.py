@@ -14,8 +14,8 @@ import pytest
 import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.conformance import SourceConnectorConformance
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from tests.jdbc_source_support import DB_KINDS, Db, create_items, insert, open_db, touch

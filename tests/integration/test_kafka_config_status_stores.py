@@ -10,13 +10,13 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.storage.kafka_config import KafkaConfigStore
 from connectrt.storage.kafka_status import KafkaStatusStore
 from connectrt.storage.murmur2 import java_partition
 from connectrt.storage.worker_lock import SingleWorkerGuard
-from connectrt.testing.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConnectError
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.murmur2 import java_partition
 from connectrt.storage.offset_codec import decode_key, encode_key, encode_value
-from connectrt.testing.broker import EmbeddedBroker
 
 pytestmark = pytest.mark.integration
 

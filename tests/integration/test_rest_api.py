@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 

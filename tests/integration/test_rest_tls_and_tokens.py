@@ -9,8 +9,8 @@ import httpx
 import pytest
 import trustme
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.listener.auth import hash_token
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.rest import start_rest_worker
 
 pytestmark = pytest.mark.integration

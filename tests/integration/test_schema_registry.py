@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.schema_registry.server import SchemaRegistryServer
-from connectrt.testing.broker import EmbeddedBroker
 
 with warnings.catch_warnings():
     # authlib, imported by the client, warns about its httpx integration on import, after

@@ -11,10 +11,10 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api import RetriableError, SourceConnector, SourceRecord, SourceTask, Task
 from connectrt.api.config import ConfigDef
+from connectrt.broker import EmbeddedBroker
 from connectrt.data import Schema
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.status import State, TargetState
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 from tests.plugins import recording_sink
 from tests.plugins.recording_sink import RECEIVED, RecordingSink

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.plugins import registry
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, produce, read_topic
 
 pytestmark = pytest.mark.integration

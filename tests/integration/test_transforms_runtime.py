@@ -7,9 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.plugins import registry
 from connectrt.storage import decode_value, encode_key
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from tests.plugins.fanout import Twice
 

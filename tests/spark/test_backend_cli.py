@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from connectrt.broker import EmbeddedBroker
+from connectrt.ports import free_port
 from connectrt.storage.offset_codec import decode_value, encode_key
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
-from connectrt.testing.ports import free_port
 from connectrt.testing.rest import wait_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]

@@ -11,8 +11,8 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from pyspark.sql import SparkSession
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.spark.datasource import register
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
 from tests.spark.bridge_helpers import produce_raw
 

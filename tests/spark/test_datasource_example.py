@@ -13,8 +13,8 @@ from types import ModuleType
 import pytest
 from pyspark.sql import SparkSession
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.spark.datasource import register
-from connectrt.testing.broker import EmbeddedBroker
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 

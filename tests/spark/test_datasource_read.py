@@ -17,11 +17,11 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.converters.avro import AvroConverter
 from connectrt.converters.json import JsonConverter
 from connectrt.schema_registry.server import SchemaRegistryServer
 from connectrt.spark.datasource import register
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
 from tests.spark.bridge_helpers import order, produce_raw
 

@@ -22,7 +22,7 @@ import pytest
 import sqlalchemy as sa
 from pyspark.sql import SparkSession
 
-from connectrt.testing.broker import EmbeddedBroker
+from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
 from tests.spark.bridge_helpers import produce_raw
 from tests.spark.stream_driver import start_query

