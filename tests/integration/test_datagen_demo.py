@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.demo import run_demo
+from connectrt.cli.demo import run_demo
 from connectrt.ports import free_port
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from connectrt.api import OffsetStorageReader, SourceTaskContext
-from connectrt.docs import config_reference
+from connectrt.cli.docs import config_reference
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from connectrt import __version__
-from connectrt.cli_manage import add_management_commands
+from connectrt.cli.manage import add_management_commands
 from connectrt.errors import ConnectError
 
 __all__ = ["main"]
@@ -79,13 +79,13 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from connectrt.demo import run_demo
+    from connectrt.cli.demo import run_demo
 
     return run_demo(args.dir, args.lines, args.duration, args.port)
 
 
 def _cmd_config_docs(args: argparse.Namespace) -> int:
-    from connectrt.docs import config_reference
+    from connectrt.cli.docs import config_reference
 
     print(config_reference(), end="")
     return 0
@@ -160,7 +160,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
