@@ -34,8 +34,8 @@ from typing import Any
 import _common as c
 import sqlalchemy as sa
 
-from connectors.jdbc.sink_statements import upsert
-from connectors.jdbc.sink_task import JdbcSinkTask
+from connectors.jdbc.sink.statements import upsert
+from connectors.jdbc.sink.task import JdbcSinkTask
 from connectrt.api import SinkRecord
 from connectrt.data import Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.testing.contexts import RecordingSinkTaskContext

@@ -29,7 +29,7 @@ import _common  # noqa: F401  (puts the repo root on sys.path)
 import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_task import JdbcSourceTask
+from connectors.jdbc.source.task import JdbcSourceTask
 from connectrt.testing.contexts import RecordingConnectorContext, StandaloneSourceTaskContext
 
 MODES = ("bulk", "incrementing", "timestamp", "timestamp+incrementing")

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_task import JdbcSourceTask
+from connectors.jdbc.source.task import JdbcSourceTask
 from connectrt.api import (
     SourceRecord,
 )

@@ -34,7 +34,7 @@ def config_reference() -> str:
     from connectors.file.sink import CONFIG_DEF as FILE_SINK
     from connectors.file.source import CONFIG_DEF as FILE_SOURCE
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
-    from connectors.jdbc.source_config import SOURCE_CONFIG_DEF as JDBC_SOURCE
+    from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectrt.runtime.connector_config import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,

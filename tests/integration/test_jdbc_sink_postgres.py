@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from connectors.jdbc.sink_task import JdbcSinkTask
+from connectors.jdbc.sink.task import JdbcSinkTask
 from connectrt.api import ConnectError, RetriableError, TopicPartition
 from connectrt.data import Schema, SchemaBuilder, Struct
 from tests.unit.test_jdbc_sink import Context, Reporter, key, order, rec

@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from connectors.jdbc.sink import JdbcSinkConnector
-from connectors.jdbc.sink_task import JdbcSinkTask
+from connectors.jdbc.sink.task import JdbcSinkTask
 from connectrt.api import (
     ConfigError,
     ConnectError,

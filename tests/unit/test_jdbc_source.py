@@ -16,9 +16,9 @@ import pytest
 import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector, split_evenly
-from connectors.jdbc.source_querier import offset_to_timestamp, timestamp_to_offset
-from connectors.jdbc.source_tables import TableRef
-from connectors.jdbc.source_task import JdbcSourceTask
+from connectors.jdbc.source.querier import offset_to_timestamp, timestamp_to_offset
+from connectors.jdbc.source.tables import TableRef
+from connectors.jdbc.source.task import JdbcSourceTask
 from connectrt.api import ConfigError, ConnectError
 from tests.jdbc_source_support import (
     MemoryOffsets,

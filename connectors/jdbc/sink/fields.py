@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from connectors.jdbc.sink_config import SinkConfig
-from connectors.jdbc.sink_types import column_type, value_adapter
+from connectors.jdbc.sink.config import SinkConfig
+from connectors.jdbc.sink.types import column_type, value_adapter
 from connectrt.api import DataError, SinkRecord
 from connectrt.data import Field, Schema, Struct, Type
 

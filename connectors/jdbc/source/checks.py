@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from .source_config import (
+from .config import (
     INCREMENTING_COLUMN_NAME_CONFIG,
     TIMESTAMP_COLUMN_NAME_CONFIG,
     SourceSettings,
 )
-from .source_tables import ColumnInfo
+from .tables import ColumnInfo
 
 __all__ = ["ResolvedColumns", "resolve_columns"]
 

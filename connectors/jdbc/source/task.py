@@ -28,11 +28,11 @@ from sqlalchemy.engine import Engine
 
 from connectrt.api import ConnectError, RetriableError, SourceRecord, SourceTask
 
-from .connection import create_engine, redacted_url
-from .source_config import TABLES_CONFIG, SourceSettings, parse_source_config
-from .source_db import connect, db_error_text
-from .source_querier import Querier, build_querier
-from .source_tables import decode_tables
+from ..connection import create_engine, redacted_url
+from .config import TABLES_CONFIG, SourceSettings, parse_source_config
+from .db import connect, db_error_text
+from .querier import Querier, build_querier
+from .tables import decode_tables
 
 __all__ = ["JdbcSourceTask"]
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from connectrt.api import ConnectError
 
-from .connection import redacted_url
+from ..connection import redacted_url
 
 __all__ = ["connect", "db_error_text", "missing_sqlite_file", "now"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from connectors.jdbc.sink_fields import Row
+from connectors.jdbc.sink.fields import Row
 
 __all__ = ["copy_rows"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from connectors.jdbc.sink_config import SINK_CONFIG_DEF, check_sink_rules, parse_sink_config
-from connectors.jdbc.sink_offsets import OffsetsTable
-from connectors.jdbc.sink_task import VERSION, JdbcSinkTask, connect
+from connectors.jdbc.sink.config import SINK_CONFIG_DEF, check_sink_rules, parse_sink_config
+from connectors.jdbc.sink.offsets import OffsetsTable
+from connectors.jdbc.sink.task import VERSION, JdbcSinkTask, connect
 from connectrt.api import ConfigDef, ConfigValue, SinkConnector, Task, TopicPartition
 
 __all__ = ["CONFIG_DEF", "JdbcSinkConnector"]

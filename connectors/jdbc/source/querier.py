@@ -41,11 +41,11 @@ from sqlalchemy.sql.elements import quoted_name
 from connectrt.api import ConfigError, SourceRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
 
-from .source_checks import resolve_columns
-from .source_config import SourceSettings
-from .source_db import connect, now
-from .source_tables import ColumnInfo, TableRef, describe_query, describe_table
-from .source_types import ColumnMapping, column_mapping
+from .checks import resolve_columns
+from .config import SourceSettings
+from .db import connect, now
+from .tables import ColumnInfo, TableRef, describe_query, describe_table
+from .types import ColumnMapping, column_mapping
 
 __all__ = ["EPOCH", "Querier", "build_querier", "offset_to_timestamp", "timestamp_to_offset"]
 

@@ -48,12 +48,12 @@ from connectors.jdbc.connection import (
     create_engine,
     redacted_url,
 )
-from connectors.jdbc.sink_config import DB_TIMEZONE, SinkConfig, parse_sink_config
-from connectors.jdbc.sink_copy import copy_rows
-from connectors.jdbc.sink_fields import RecordFields, Row, record_fields
-from connectors.jdbc.sink_offsets import OffsetsTable
-from connectors.jdbc.sink_statements import delete_statement, write_statement
-from connectors.jdbc.sink_tables import TableManager
+from connectors.jdbc.sink.config import DB_TIMEZONE, SinkConfig, parse_sink_config
+from connectors.jdbc.sink.copy import copy_rows
+from connectors.jdbc.sink.fields import RecordFields, Row, record_fields
+from connectors.jdbc.sink.offsets import OffsetsTable
+from connectors.jdbc.sink.statements import delete_statement, write_statement
+from connectors.jdbc.sink.tables import TableManager
 from connectrt.api import (
     ConnectError,
     DataError,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from connectors.jdbc.sink_statements import upsert
+from connectors.jdbc.sink.statements import upsert
 from connectrt.api import TopicPartition
 
 __all__ = ["OffsetsTable"]

@@ -21,8 +21,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.schema import CreateColumn
 
-from connectors.jdbc.sink_fields import ColumnSpec, RecordFields
-from connectors.jdbc.sink_types import column_type, compatible, describe
+from connectors.jdbc.sink.fields import ColumnSpec, RecordFields
+from connectors.jdbc.sink.types import column_type, compatible, describe
 from connectrt.api import ConnectError, DataError
 
 __all__ = ["SchemaMismatch", "TableManager"]

@@ -4,7 +4,7 @@ Built once per (table, record shape, operation) by the task and reused for every
 is executed with a list of row dicts, which SQLAlchemy runs as one ``executemany``. Upserts are
 the dialect's native ``INSERT ... ON CONFLICT (pk) DO UPDATE`` (PostgreSQL, SQLite) or
 ``ON DUPLICATE KEY UPDATE`` (MySQL). Primary-key values in WHERE clauses are bound under
-prefixed names (see :data:`~connectors.jdbc.sink_fields.PK_BIND_PREFIX`). Pure functions.
+prefixed names (see :data:`~connectors.jdbc.sink.fields.PK_BIND_PREFIX`). Pure functions.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.sql.expression import Executable
 
-from connectors.jdbc.sink_fields import PK_BIND_PREFIX, RecordFields
+from connectors.jdbc.sink.fields import PK_BIND_PREFIX, RecordFields
 from connectrt.api import ConfigError
 
 __all__ = ["delete_statement", "upsert", "write_statement"]

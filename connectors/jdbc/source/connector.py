@@ -36,9 +36,9 @@ from connectrt.api import (
     Task,
 )
 
-from .connection import create_engine, redacted_url
-from .source_checks import resolve_columns
-from .source_config import (
+from ..connection import create_engine, redacted_url
+from .checks import resolve_columns
+from .config import (
     QUERY_CONFIG,
     SOURCE_CONFIG_DEF,
     TABLE_WHITELIST_CONFIG,
@@ -48,8 +48,8 @@ from .source_config import (
     settings_of,
     static_errors,
 )
-from .source_db import connect, db_error_text, missing_sqlite_file
-from .source_tables import (
+from .db import connect, db_error_text, missing_sqlite_file
+from .tables import (
     TableMonitor,
     TableRef,
     describe_query,
@@ -57,7 +57,7 @@ from .source_tables import (
     encode_tables,
     list_tables,
 )
-from .source_task import VERSION, JdbcSourceTask
+from .task import VERSION, JdbcSourceTask
 
 __all__ = ["JdbcSourceConnector", "split_evenly"]
 

@@ -26,7 +26,7 @@ from connectrt.api import (
     ValidString,
 )
 
-from .connection import CONNECTION_CONFIG_DEF, ValidTimezone
+from ..connection import CONNECTION_CONFIG_DEF, ValidTimezone
 
 __all__ = [
     "MODE_BULK",

@@ -24,8 +24,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from .source_config import SourceSettings
-from .source_db import connect, db_error_text
+from .config import SourceSettings
+from .db import connect, db_error_text
 
 __all__ = [
     "TableMonitor",
