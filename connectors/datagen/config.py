@@ -20,8 +20,8 @@ from connectors.datagen.quickstarts import (
     quickstart_path,
 )
 from connectrt.api import ConfigDef, ConfigError, ConfigType, DataError, Importance, Range
-from connectrt.converters.avro_schema import avro_to_connect
 from connectrt.data import Schema
+from connectrt.data.avro_schema import avro_to_connect
 
 __all__ = ["CONFIG_DEF", "DatagenSchema", "load_schema"]
 

@@ -27,7 +27,7 @@ Without hints values are uniform over the type (ints over the whole int range, f
 ``[0, 1)``, dates and timestamps within 2020-2029, strings of 8-16 letters and digits).
 
 Values are Connect values for the Connect schema that
-:func:`connectrt.converters.avro_schema.avro_to_connect` derives from the same Avro schema
+:func:`connectrt.data.avro_schema.avro_to_connect` derives from the same Avro schema
 (``Struct`` for records, ``datetime``/``date``/``time``/``decimal.Decimal`` for logical types),
 so a converter turns them back into the same Avro data.
 
@@ -49,8 +49,8 @@ from typing import Any, Final
 
 from connectors.datagen.regex import compile_regex
 from connectrt.api.errors import DataError
-from connectrt.converters.avro_schema import ENUM_PARAM, default_from_avro
 from connectrt.data import Schema, Struct, Type, validate_value
+from connectrt.data.avro_schema import ENUM_PARAM, default_from_avro
 
 __all__ = ["Gen", "HintError", "compile_generator"]
 

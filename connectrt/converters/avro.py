@@ -2,7 +2,7 @@
 
 Each message is ``0x00`` + the 4-byte big-endian schema id + the Avro binary encoding of the
 value (``fastavro`` underneath). Connect schemas map to Avro as in
-:mod:`connectrt.converters.avro_schema` (Confluent ``AvroData``-compatible).
+:mod:`connectrt.data.avro_schema` (Confluent ``AvroData``-compatible).
 
 Caching (no registry call per record): per Connect schema, the Avro schema, its parsed form and
 a compiled datum encoder; per (subject, Connect schema) the schema id; per schema id the parsed
@@ -30,12 +30,12 @@ import fastavro
 import httpx
 
 from connectrt.api.converter import ConfigKeys, Converter, RawHeaders, SchemaAndValue
-from connectrt.converters.avro_schema import (
+from connectrt.data import logical
+from connectrt.data.avro_schema import (
     avro_to_connect,
     connect_to_avro,
     strip_logical_types,
 )
-from connectrt.data import logical
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES

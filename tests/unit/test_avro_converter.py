@@ -21,8 +21,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from connectrt.converters.avro import AvroConverter
-from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.data.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.errors import ConfigError, DataError
 
 CT = "application/vnd.schemaregistry.v1+json"

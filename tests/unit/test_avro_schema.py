@@ -1,4 +1,4 @@
-"""Connect schema <-> Avro schema mapping (connectrt.converters.avro_schema)."""
+"""Connect schema <-> Avro schema mapping (connectrt.data.avro_schema)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectrt.converters.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, Type
+from connectrt.data.avro_schema import avro_to_connect, connect_to_avro
 from connectrt.errors import DataError
 
 SCHEMAS_DIR = Path(__file__).resolve().parents[2] / "schemas"

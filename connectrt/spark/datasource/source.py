@@ -116,7 +116,7 @@ def _explicit(options: BridgeOptions, kind: str) -> tuple[bool, Schema | None]:
     subject = config.get(f"{kind}.schema.subject", "").strip()
     if subject:
         from connectrt.converters.avro import SchemaRegistryClient
-        from connectrt.converters.avro_schema import avro_to_connect
+        from connectrt.data.avro_schema import avro_to_connect
 
         url = config.get(f"{kind}.converter.schema.registry.url", "").split(",")[0].strip()
         if not url:
