@@ -10,7 +10,7 @@ available as class attributes (``Schema.INT32_SCHEMA``, ``Schema.OPTIONAL_STRING
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -18,6 +18,17 @@ from typing import Any, ClassVar
 from connectrt.errors import DataError, SchemaBuilderError
 
 __all__ = ["Field", "Schema", "SchemaBuilder", "Type"]
+
+
+def _validator_not_loaded(schema: Schema, value: Any, field_name: str | None = None) -> None:
+    raise RuntimeError("connectrt.data.values is not loaded")  # importing connectrt.data loads it
+
+
+#: The value validator, :func:`connectrt.data.values.validate_value`, installed when
+#: ``connectrt.data`` loads. Defaults here and ``Struct.put`` call it through this seam: the
+#: validator needs Struct and the logical types, which need Schema, so importing it from here
+#: would make the data modules a cycle.
+validate_value_hook: Callable[[Schema, Any, str | None], None] = _validator_not_loaded
 
 
 class Type(enum.Enum):
@@ -182,10 +193,8 @@ class Schema:
         )
         if default is not None:
             # Validate against the schema as built so far (no default), as Kafka does.
-            from connectrt.data.values import validate_value
-
             try:
-                validate_value(self, default)
+                validate_value_hook(self, default, None)
             except DataError as exc:
                 raise SchemaBuilderError(f"Invalid default value: {exc}") from exc
             setattr_(self, "default", default)
@@ -384,10 +393,8 @@ class SchemaBuilder:
         self._check_can_set("default", self._default, value)
         if value is not None:
             # Validate against the schema built so far, as Kafka does: set name/type first.
-            from connectrt.data.values import validate_value
-
             try:
-                validate_value(self._build(None), value)
+                validate_value_hook(self._build(None), value, None)
             except DataError as exc:
                 raise SchemaBuilderError(f"Invalid default value: {exc}") from exc
         self._default = value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectrt.data import values as _values
+from connectrt.data import schema as _schema
 from connectrt.data.schema import Field, Schema, Type
 from connectrt.errors import DataError
 
@@ -59,7 +59,7 @@ class Struct:
     def put(self, name: str | Field, value: Any) -> Struct:
         """Set ``name`` to ``value``; DataError names the field when the value does not fit."""
         field = self._lookup(name)
-        _values.validate_value(field.schema, value, field.name)
+        _schema.validate_value_hook(field.schema, value, field.name)
         self._values[field.index] = value
         return self
 
@@ -85,7 +85,7 @@ class Struct:
         values = self._values
         for field in self._schema.fields:
             path = f"{_prefix}.{field.name}" if _prefix else field.name
-            _values.validate_value(field.schema, values[field.index], path)
+            _schema.validate_value_hook(field.schema, values[field.index], path)
 
     def to_dict(self) -> dict[str, Any]:
         """Field name -> value (defaults applied; nested structs converted too)."""

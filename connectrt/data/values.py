@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.data import logical as _logical
+from connectrt.data import schema as _schema_module
 from connectrt.data import struct as _struct
 from connectrt.data.schema import Schema, Type
 from connectrt.errors import DataError
@@ -153,3 +154,6 @@ _LOGICAL_CHECKS: dict[str, Callable[[Schema, Any, str | None], None]] = {
     _logical.Time.LOGICAL_NAME: _check_time,
     _logical.Timestamp.LOGICAL_NAME: _check_timestamp,
 }
+
+
+_schema_module.validate_value_hook = validate_value
