@@ -16,6 +16,7 @@ check: setup
 	$(BIN)/ruff check connectrt connectors tests bench
 	$(BIN)/ruff format --check connectrt connectors tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 test: setup
 	$(BIN)/pytest -q
