@@ -241,10 +241,17 @@ class EmbeddedBroker:
             return
 
 
+#: How long ``connectrt broker`` lets Tansu stop on SIGTERM before it kills it. The broker keeps
+#: everything in memory, so there is nothing to flush: a stop takes at most about this long.
+CLI_STOP_GRACE_S = 0.5
+
+
 def run_broker_cli(port: int | None = None) -> int:
     """Run an embedded broker in the foreground until SIGINT/SIGTERM; return an exit status.
 
-    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready.
+    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready. On a signal the
+    broker process gets SIGTERM and, if it is still there after :data:`CLI_STOP_GRACE_S`,
+    SIGKILL (Tansu occasionally takes seconds to stop), so both are gone within about a second.
     """
     stop_requested = threading.Event()
 
@@ -252,7 +259,7 @@ def run_broker_cli(port: int | None = None) -> int:
         stop_requested.set()
 
     previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    broker = EmbeddedBroker(port)
+    broker = EmbeddedBroker(port, stop_timeout=CLI_STOP_GRACE_S)
     try:
         try:
             broker.start()
@@ -260,7 +267,7 @@ def run_broker_cli(port: int | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             return 1
         print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
-        while not stop_requested.wait(0.5):
+        while not stop_requested.wait(0.2):
             if not broker.is_alive():
                 print(
                     f"error: the embedded broker exited unexpectedly. Last output:\n"

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import psutil
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -84,8 +85,17 @@ def test_cli_prints_bootstrap_and_stops_on_sigterm() -> None:
         port = int(line.rsplit(":", 1)[1])
         admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
         assert admin.list_topics(timeout=5) is not None
+        children = psutil.Process(proc.pid).children()
+        assert len(children) == 1, children  # the Tansu process
+        tansu = children[0]
+        signalled = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
+        elapsed = time.monotonic() - signalled
+        # Both gone when the command returns: it waits for the broker (killing it after a
+        # 0.5 s grace). The bound is generous for a loaded machine; nominally ~0.5 s at most.
+        assert not tansu.is_running() or tansu.status() == psutil.STATUS_ZOMBIE
+        assert elapsed < 3.0, f"connectrt broker took {elapsed:.2f} s to stop"
     finally:
         if proc.poll() is None:
             proc.kill()
