@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check test demo bench clean
+.PHONY: setup check test test-stress demo bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,15 @@ check: setup
 
 test: setup
 	$(BIN)/pytest -q
+
+# The integration, e2e and Spark tests while a CPU hog keeps STRESS_CORES cores busy, as on a
+# laptop doing other work. The hogs are stopped however pytest ends.
+STRESS_CORES ?= 2
+test-stress: setup
+	@bash -c 'pids=(); for i in $$(seq $(STRESS_CORES)); do $(BIN)/python -c "while True: pass" & pids+=($$!); done; \
+	  trap "kill $${pids[*]} 2>/dev/null" EXIT; \
+	  echo "test-stress: $(STRESS_CORES) busy processes: $${pids[*]}"; \
+	  $(BIN)/pytest -q -m "integration or spark" $(PYTEST_ARGS)'
 
 demo: setup
 	$(BIN)/connectrt demo $(DEMO_ARGS)

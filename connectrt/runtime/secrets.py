@@ -12,9 +12,11 @@ Three tools:
   obtains from config providers and the values of secret keys when it resolves a config.
 * :func:`install_redacting_filter` puts one filter on every handler of a logger.
 
-Masking is by key name and type; it cannot see a password embedded in an innocent key such as
-``connection.url=postgresql://u:pw@h/db``. Put such secrets behind a config provider reference:
-the reference is shown as written and the resolved value is redacted from logs.
+Masking is by key name and type, and, for every other key, by looking inside URL-like values:
+a password embedded in ``connection.url=postgresql://u:pw@h/db`` or ``...?password=pw`` is
+shown as ``[hidden]`` (:mod:`connectrt.runtime.url_secrets`), and the herder registers it with
+the log filter. Better still, put such secrets behind a config provider reference: the
+reference is shown as written and the resolved value is redacted from logs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from connectrt.api.config import ConfigDef, ConfigType, Password
 from connectrt.errors import ConfigError
 from connectrt.runtime.config_providers import is_single_reference
+from connectrt.runtime.url_secrets import mask_url_secrets, url_secrets
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
@@ -130,14 +133,22 @@ class SecretMasker:
         (``${file:/secrets.properties:db.password}``) is returned as written: it names where
         the secret lives but holds none, and Kafka returns such raw values too. A value that
         mixes a reference with other text (``${env:USER}:hunter2``) is hidden. None stays None.
+        In the values of other keys, a secret embedded in a URL (userinfo password, a
+        ``password=`` parameter) is replaced by ``[hidden]`` and the rest kept.
         """
         out: dict[str, str | None] = {}
         for k, v in config.items():
-            if v is not None and self.is_secret(k, definition) and not is_single_reference(v):
+            if v is None:
+                out[k] = v
+            elif self.is_secret(k, definition) and not is_single_reference(v):
                 out[k] = HIDDEN
             else:
-                out[k] = v
+                out[k] = mask_url_secrets(v)
         return out
+
+    def embedded_secrets(self, config: Mapping[str, str | None]) -> list[str]:
+        """The secrets embedded in URL-like values of ``config`` (for the log redactor)."""
+        return [secret for v in config.values() if v for secret in url_secrets(v)]
 
     def merge_hidden(
         self,
@@ -152,10 +163,24 @@ class SecretMasker:
         definition (the mask may have been computed with another one, and writing the literal
         ``[hidden]`` over a real secret would be the worse mistake). With no stored value,
         ``[hidden]`` for a secret key is rejected with ConfigError naming the key; for other
-        keys it is kept literally. None (a PATCH delete) and every other value pass through.
+        keys it is kept literally. A URL whose embedded secret is ``[hidden]`` and which is
+        otherwise the stored URL (as a GET showed it) gets the stored URL back; one that
+        differs is rejected with ConfigError (the literal ``[hidden]`` would become the
+        password). None (a PATCH delete) and every other value pass through.
         """
         out: dict[str, str | None] = {}
         for k, v in new.items():
+            if v is not None and v != HIDDEN and url_secrets(v.replace(HIDDEN, "x")):
+                previous = stored.get(k)
+                if HIDDEN in v:
+                    if previous is None or mask_url_secrets(previous) != v:
+                        raise ConfigError(
+                            f"Configuration '{k}' has an embedded {HIDDEN} but is not the "
+                            "stored URL as shown; send the URL with its real credentials",
+                            k,
+                        )
+                    out[k] = previous
+                    continue
             if v == HIDDEN:
                 previous = stored.get(k)
                 if previous is not None:

@@ -4,14 +4,15 @@ records and a sink writing them to files, both able to crash on a chosen Spark a
 Source values are ``"<task>:<seq>:<attempt>:<tag>"`` (StringConverter), source partition
 ``{"task": t}``, offset ``{"seq": next}``. The sink appends each value as a line to
 ``<dir>/<connector>-<task>-a<attempt>-<pid>.txt`` and a ``#flush`` line whenever the runtime
-flushes before committing consumer offsets, so a test can tell what was committed.
+flushes before committing consumer offsets and a ``#close`` line when partitions are revoked or
+lost, so a test can tell what was committed.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import IO
 
 from connectrt.api import (
@@ -159,6 +160,11 @@ class SequenceFileSinkTask(SinkTask):
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         self.file.write("#flush\n")
+        self.file.flush()
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        # Partitions revoked or lost: what was not committed by now may be delivered again.
+        self.file.write("#close\n")
         self.file.flush()
 
     def stop(self) -> None:
