@@ -11,16 +11,36 @@ Secrets use :attr:`ConfigType.PASSWORD` and are parsed into :class:`Password`, w
 
 ConfigDef objects are built once (usually at import time) and are read-only afterwards, so they
 may be shared across threads.
+
+This module holds :class:`ConfigDef`, :class:`ConfigKey` and :class:`ConfigValue`; it re-exports
+the value types and parsing of :mod:`connectrt.api.config_types` and the validators of
+:mod:`connectrt.api.config_validators`, so every config name can be imported from here.
 """
 
 from __future__ import annotations
 
-import enum
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
+from connectrt.api.config_types import (
+    NO_DEFAULT,
+    ConfigType,
+    Importance,
+    Password,
+    Width,
+    parse_type,
+    render_value,
+)
+from connectrt.api.config_validators import (
+    CompositeValidator,
+    NonEmptyString,
+    Range,
+    Validator,
+    ValidList,
+    ValidRegex,
+    ValidString,
+)
 from connectrt.errors import ConfigError
 
 __all__ = [
@@ -39,189 +59,10 @@ __all__ = [
     "ValidString",
     "Validator",
     "Width",
+    "parse_type",
+    "render_value",
     "with_prefix",
 ]
-
-
-class ConfigType(enum.StrEnum):
-    BOOLEAN = "BOOLEAN"
-    STRING = "STRING"
-    INT = "INT"
-    SHORT = "SHORT"
-    LONG = "LONG"
-    DOUBLE = "DOUBLE"
-    LIST = "LIST"
-    CLASS = "CLASS"
-    PASSWORD = "PASSWORD"
-
-
-class Importance(enum.StrEnum):
-    HIGH = "HIGH"
-    MEDIUM = "MEDIUM"
-    LOW = "LOW"
-
-
-class Width(enum.StrEnum):
-    NONE = "NONE"
-    SHORT = "SHORT"
-    MEDIUM = "MEDIUM"
-    LONG = "LONG"
-
-
-class _NoDefault:
-    _instance: _NoDefault | None = None
-
-    def __new__(cls) -> _NoDefault:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "NO_DEFAULT"
-
-
-NO_DEFAULT: Final = _NoDefault()
-"""Marks a key as required: it has no default and must be supplied."""
-
-
-class Password:
-    """A secret config value. ``str()``/``repr()`` never reveal it; use :attr:`value`."""
-
-    __slots__ = ("value",)
-    HIDDEN = "[hidden]"
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __str__(self) -> str:
-        return self.HIDDEN
-
-    def __repr__(self) -> str:
-        return f"Password({self.HIDDEN})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Password) and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
-
-
-Validator = Callable[[str, Any], None]
-"""A validator is called with ``(name, parsed_value)`` and raises ConfigError when invalid."""
-
-
-@dataclass(frozen=True)
-class Range:
-    """Numeric range check; either bound may be None."""
-
-    min: float | None = None
-    max: float | None = None
-
-    @classmethod
-    def at_least(cls, minimum: float) -> Range:
-        return cls(minimum, None)
-
-    @classmethod
-    def between(cls, minimum: float, maximum: float) -> Range:
-        return cls(minimum, maximum)
-
-    def __call__(self, name: str, value: Any) -> None:
-        if value is None:
-            return
-        if self.min is not None and value < self.min:
-            raise ConfigError(f"Value must be at least {_num(self.min)}", name, value)
-        if self.max is not None and value > self.max:
-            raise ConfigError(f"Value must be no more than {_num(self.max)}", name, value)
-
-    def __str__(self) -> str:
-        lo = "..." if self.min is None else _num(self.min)
-        hi = "..." if self.max is None else _num(self.max)
-        return f"[{lo},...,{hi}]"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
-
-
-@dataclass(frozen=True)
-class ValidString:
-    """The value must be one of ``options`` (case-insensitive when asked)."""
-
-    options: tuple[str, ...]
-    case_insensitive: bool = False
-
-    @classmethod
-    def of(cls, *options: str, case_insensitive: bool = False) -> ValidString:
-        return cls(tuple(options), case_insensitive)
-
-    def __call__(self, name: str, value: Any) -> None:
-        if value is None:
-            return
-        allowed = {o.lower() for o in self.options} if self.case_insensitive else set(self.options)
-        probe = str(value).lower() if self.case_insensitive else str(value)
-        if probe not in allowed:
-            raise ConfigError(f"String must be one of: {', '.join(self.options)}", name, value)
-
-    def __str__(self) -> str:
-        return "[" + ", ".join(self.options) + "]"
-
-
-@dataclass(frozen=True)
-class ValidList:
-    """Every list element must be one of ``options``."""
-
-    options: tuple[str, ...]
-
-    def __call__(self, name: str, value: Any) -> None:
-        for item in value or ():
-            if item not in self.options:
-                raise ConfigError(
-                    f"Invalid value {item} for configuration {name}: "
-                    f"String must be one of: {', '.join(self.options)}",
-                    name,
-                    value,
-                )
-
-    def __str__(self) -> str:
-        return "[" + ", ".join(self.options) + "]"
-
-
-class NonEmptyString:
-    """The value must be a non-empty, non-blank string."""
-
-    def __call__(self, name: str, value: Any) -> None:
-        text = value.value if isinstance(value, Password) else value
-        if text is not None and not str(text).strip():
-            raise ConfigError("String must be non-empty", name, value)
-
-    def __str__(self) -> str:
-        return "non-empty string"
-
-
-class ValidRegex:
-    """The value must compile as a regular expression."""
-
-    def __call__(self, name: str, value: Any) -> None:
-        if value:
-            try:
-                re.compile(value)
-            except re.error as e:
-                raise ConfigError(f"Invalid regular expression: {e}", name, value) from e
-
-    def __str__(self) -> str:
-        return "valid regex"
-
-
-@dataclass(frozen=True)
-class CompositeValidator:
-    validators: tuple[Validator, ...]
-
-    def __call__(self, name: str, value: Any) -> None:
-        for v in self.validators:
-            v(name, value)
-
-    def __str__(self) -> str:
-        return ", ".join(str(v) for v in self.validators)
 
 
 @dataclass(frozen=True)
@@ -255,71 +96,6 @@ class ConfigValue:
     recommended_values: list[Any] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     visible: bool = True
-
-
-_INT_BOUNDS = {
-    ConfigType.SHORT: (-(2**15), 2**15 - 1),
-    ConfigType.INT: (-(2**31), 2**31 - 1),
-    ConfigType.LONG: (-(2**63), 2**63 - 1),
-}
-
-
-def parse_type(name: str, value: Any, type_: ConfigType) -> Any:
-    """Parse ``value`` (a string, or an already-typed value) as ``type_``; raise ConfigError."""
-    if value is None:
-        return None
-    try:
-        if type_ is ConfigType.BOOLEAN:
-            if isinstance(value, bool):
-                return value
-            s = str(value).strip().lower()
-            if s in ("true", "false"):
-                return s == "true"
-            raise ConfigError("Expected value to be either true or false", name, value)
-        if type_ in _INT_BOUNDS:
-            if isinstance(value, bool):
-                raise ValueError
-            n = value if isinstance(value, int) else int(str(value).strip())
-            lo, hi = _INT_BOUNDS[type_]
-            if not lo <= n <= hi:
-                raise ValueError
-            return n
-        if type_ is ConfigType.DOUBLE:
-            if isinstance(value, bool):
-                raise ValueError
-            return float(value)
-        if type_ is ConfigType.LIST:
-            if isinstance(value, list | tuple):
-                return [str(v).strip() for v in value]
-            s = str(value).strip()
-            return [p.strip() for p in s.split(",")] if s else []
-        if type_ is ConfigType.PASSWORD:
-            return value if isinstance(value, Password) else Password(str(value))
-        if type_ in (ConfigType.STRING, ConfigType.CLASS):
-            if isinstance(value, type):
-                return f"{value.__module__}.{value.__qualname__}"
-            return str(value).strip() if type_ is ConfigType.CLASS else str(value)
-    except (TypeError, ValueError) as e:
-        article = "an" if type_.value[0] in "AEIOU" else "a"
-        raise ConfigError(
-            f"Invalid value {value} for configuration {name}: Not {article} {type_.value.lower()}",
-            name,
-            value,
-        ) from e
-    raise ConfigError(f"Unknown type {type_}", name, value)  # pragma: no cover
-
-
-def render_value(value: Any, type_: ConfigType | None = None) -> str | None:
-    """Render a parsed value back to its string form (lists comma-joined, secrets hidden)."""
-    if value is None:
-        return None
-    if isinstance(value, Password) or type_ is ConfigType.PASSWORD:
-        return Password.HIDDEN
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 class ConfigDef:

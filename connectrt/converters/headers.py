@@ -72,7 +72,8 @@ from typing import Any
 from connectrt.api.converter import ConfigKeys, HeaderConverter, SchemaAndValue
 from connectrt.data.logical import Date, Time, Timestamp
 from connectrt.data.logical import Decimal as DecimalType
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.errors import DataError
 

@@ -52,7 +52,8 @@ from connectrt.api.converter import (
     SchemaAndValue,
 )
 from connectrt.data import logical
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
 from connectrt.errors import ConfigError, DataError

@@ -5,7 +5,8 @@ This package is part of the plugin-author surface; names mirror Kafka Connect's
 """
 
 from connectrt.data.logical import Date, Decimal, Time, Timestamp
-from connectrt.data.schema import Field, Schema, SchemaBuilder, Type
+from connectrt.data.schema import Field, Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import validate_value
 

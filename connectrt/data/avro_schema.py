@@ -30,7 +30,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from connectrt.data import logical
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.errors import DataError
 

@@ -18,7 +18,8 @@ import datetime as dt
 import decimal
 from typing import ClassVar
 
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.errors import DataError
 
 __all__ = [

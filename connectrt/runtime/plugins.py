@@ -17,103 +17,34 @@ entry points, are scanned once per registry. Thread-safe.
 
 Config providers are registered with type ``configprovider``; :meth:`PluginRegistry.plugins`
 leaves them out unless asked for (``/connector-plugins`` does not list them, as in Kafka).
+
+The bundled plugins are listed in :mod:`connectrt.runtime.plugin_catalog`; a registered plugin
+and the loading of its class are :mod:`connectrt.runtime.plugin_loading` (:class:`PluginDesc`,
+re-exported here).
 """
 
 from __future__ import annotations
 
-import builtins
-import functools
-import importlib
-import inspect
 import logging
 import os
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
+from connectrt.runtime.plugin_catalog import BUNDLED_PLUGINS
 from connectrt.runtime.plugin_discovery import (
     DiscoveredPlugin,
     PluginFailure,
     scan_directory,
     scan_entry_points,
 )
+from connectrt.runtime.plugin_loading import PluginDesc, import_class
 
 __all__ = ["PUBLIC_PLUGIN_TYPES", "PluginDesc", "PluginFailure", "PluginRegistry", "registry"]
 
 log = logging.getLogger(__name__)
-
-_BUILTINS: list[tuple[str, str, str]] = [
-    # (python path, kafka java class, type)
-    (
-        "connectors.file.FileStreamSourceConnector",
-        "org.apache.kafka.connect.file.FileStreamSourceConnector",
-        "source",
-    ),
-    (
-        "connectors.file.FileStreamSinkConnector",
-        "org.apache.kafka.connect.file.FileStreamSinkConnector",
-        "sink",
-    ),
-    (
-        "connectors.jdbc.source.JdbcSourceConnector",
-        "io.confluent.connect.jdbc.JdbcSourceConnector",
-        "source",
-    ),
-    (
-        "connectors.jdbc.sink.JdbcSinkConnector",
-        "io.confluent.connect.jdbc.JdbcSinkConnector",
-        "sink",
-    ),
-    (
-        "connectors.datagen.DatagenConnector",
-        "io.confluent.kafka.connect.datagen.DatagenConnector",
-        "source",
-    ),
-    (
-        "connectrt.converters.json.JsonConverter",
-        "org.apache.kafka.connect.json.JsonConverter",
-        "converter",
-    ),
-    (
-        "connectrt.converters.string.StringConverter",
-        "org.apache.kafka.connect.storage.StringConverter",
-        "converter",
-    ),
-    (
-        "connectrt.converters.bytearray.ByteArrayConverter",
-        "org.apache.kafka.connect.converters.ByteArrayConverter",
-        "converter",
-    ),
-    (
-        "connectrt.converters.avro.AvroConverter",
-        "io.confluent.connect.avro.AvroConverter",
-        "converter",
-    ),
-    (
-        "connectrt.converters.headers.SimpleHeaderConverter",
-        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
-        "header_converter",
-    ),
-    (
-        "connectrt.runtime.config_providers.FileConfigProvider",
-        "org.apache.kafka.common.config.provider.FileConfigProvider",
-        "configprovider",
-    ),
-    (
-        "connectrt.runtime.config_providers.DirectoryConfigProvider",
-        "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
-        "configprovider",
-    ),
-    (
-        "connectrt.runtime.config_providers.EnvVarConfigProvider",
-        "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
-        "configprovider",
-    ),
-]
 
 PUBLIC_PLUGIN_TYPES: tuple[str, ...] = (
     "source",
@@ -139,78 +70,6 @@ _SUFFIX = {
 }
 
 
-@dataclass(frozen=True)
-class PluginDesc:
-    """A registered plugin: its canonical name (Kafka's class name where one exists)."""
-
-    class_name: str
-    python_path: str
-    type: str
-    cls: builtins.type | None = None  # set for classes registered as objects
-
-    def load(self) -> builtins.type:
-        return self.cls if self.cls is not None else _import(self.python_path)
-
-    def version(self) -> str | None:
-        """The plugin's ``version()``, or None when undefined (``"unknown"``) or unavailable.
-
-        Computed once per class (cached): the class is instantiated without arguments only
-        when its constructor allows that; failures of any kind give None.
-        """
-        try:
-            cls = self.load()
-        except Exception:
-            return None
-        return _class_version(cls)
-
-
-@functools.cache
-def _class_version(cls: type) -> str | None:
-    attr = inspect.getattr_static(cls, "version", None)
-    if attr is None:
-        return None
-    if isinstance(attr, str):
-        v: Any = attr
-    else:
-        if not _constructible_without_args(cls):
-            return None
-        try:
-            v = cls().version()
-        except Exception:
-            return None
-    return None if v in (None, "unknown", "") else str(v)
-
-
-def _constructible_without_args(cls: type) -> bool:
-    if inspect.isabstract(cls):
-        return False
-    try:
-        sig = inspect.signature(cls)
-    except (TypeError, ValueError):
-        return True  # no introspectable signature (e.g. a C type): just try
-    return all(
-        p.default is not inspect.Parameter.empty
-        or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        for p in sig.parameters.values()
-    )
-
-
-def _import(path: str) -> type:
-    if ":" in path:
-        module_name, _, attr = path.partition(":")
-    else:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or module_name.startswith("."):
-        raise ImportError(f"{path} is not an absolute Python path")
-    module = importlib.import_module(module_name)
-    obj: Any = module
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not isinstance(obj, type):
-        raise ImportError(f"{path} is not a class")
-    return obj
-
-
 def plugin_type_of(cls: type) -> str | None:
     if issubclass(cls, SourceConnector):
         return "source"
@@ -226,7 +85,7 @@ class PluginRegistry:
 
     def __init__(
         self,
-        builtins: Iterable[tuple[str, str, str]] = _BUILTINS,
+        builtins: Iterable[tuple[str, str, str]] = BUNDLED_PLUGINS,
         *,
         publish_config_providers: bool = False,
     ) -> None:
@@ -361,7 +220,7 @@ class PluginRegistry:
         if desc is not None:
             return desc.load()
         try:
-            return _import(name.strip())
+            return import_class(name.strip())
         except (ImportError, AttributeError, ValueError, TypeError) as e:
             known = ", ".join(
                 sorted(

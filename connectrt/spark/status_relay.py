@@ -22,7 +22,7 @@ from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_con
 from connectrt.runtime.status import Status
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.kafka_log import TopicLog
-from connectrt.storage.status_store import (
+from connectrt.storage.status_codec import (
     TaskStatusRecord,
     TopicStatus,
     TopicStatusRecord,

@@ -1,8 +1,8 @@
 """Connector configurations in a Kafka topic, compatible with Kafka Connect's config topic.
 
-The record format and snapshot rules are in :mod:`connectrt.storage.config_store`. The topic
-has exactly one partition, so records are totally ordered; a topic with more partitions is
-refused, as Kafka Connect does.
+The record format is in :mod:`connectrt.storage.config_codec`, the snapshot rules in
+:mod:`connectrt.storage.config_store`. The topic has exactly one partition, so records are
+totally ordered; a topic with more partitions is refused, as Kafka Connect does.
 """
 
 from __future__ import annotations
@@ -12,19 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectrt.errors import ConfigError
-from connectrt.storage.config_store import (
-    ConfigListener,
-    ConfigSnapshot,
+from connectrt.storage.config_codec import (
     Heartbeat,
     Record,
-    _ConfigView,
     connector_config_record,
-    dispatch,
     heartbeat_record,
     restart_request_record,
     target_state_record,
     task_configs_records,
 )
+from connectrt.storage.config_store import ConfigListener, ConfigSnapshot, _ConfigView, dispatch
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import TargetState
 

@@ -2,7 +2,8 @@
 
 :class:`TopicLog` is the "Kafka-based log" behind the offsets store (and the config and status
 stores): it creates the topic if needed, replays it from the beginning to the end through a
-callback, and writes new records with a Java-compatible key partitioner.
+callback, and writes new records with a Java-compatible key partitioner (the producer side is
+:class:`~connectrt.storage.topic_writer.TopicWriter`).
 
 How "the end" is found. ListOffsets (``get_watermark_offsets(cached=False)``) is not used: the
 embedded test broker answers it wrongly, and consuming to the end is correct everywhere.
@@ -46,6 +47,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.errors import ConnectError
+from connectrt.storage.topic_writer import TopicWriter
 
 __all__ = ["RecordCallback", "TopicLog"]
 
@@ -110,13 +112,16 @@ class TopicLog:
         self._timeout = timeout
         self._fetch_wait_s = float(consumer.get("fetch.wait.max.ms", 500)) / 1000.0
 
-        self._producer: Producer | None = None
         self._consumer: Consumer | None = None
         self._positions: dict[int, int] = {}
         self._read_lock = threading.Lock()
-        self._errors_lock = threading.Lock()
-        self._delivery_errors: list[str] = []
         self._last_client_error: str | None = None
+        self._writer = TopicWriter(
+            topic,
+            timeout=timeout,
+            bootstrap_servers=self.bootstrap_servers,
+            last_client_error=lambda: self._last_client_error,
+        )
 
     @classmethod
     def for_clients(
@@ -171,7 +176,7 @@ class TopicLog:
             consumer = Consumer(self._client_config(self._consumer_config))
             try:
                 partitions = self._wait_for_partitions(consumer)
-                self._producer = Producer(self._client_config(self._producer_config))
+                self._writer.attach(Producer(self._client_config(self._producer_config)))
                 consumer.assign(
                     [TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions]
                 )
@@ -180,13 +185,13 @@ class TopicLog:
                 self._read_until_eof(partitions)
             except BaseException:
                 self._consumer = None
-                self._producer = None
+                self._writer.detach()
                 consumer.close()
                 raise
 
     def stop(self, flush_timeout: float = 5.0) -> None:
         """Flush pending writes (bounded) and close the clients. Idempotent."""
-        producer, self._producer = self._producer, None
+        producer = self._writer.detach()
         if producer is not None:
             remaining = producer.flush(flush_timeout)
             if remaining:
@@ -284,28 +289,15 @@ class TopicLog:
                 return False
         return True
 
-    # -- writing ----------------------------------------------------------------------------
+    # -- writing (by the log's TopicWriter) -------------------------------------------------
 
     def send(self, key: bytes | None, value: bytes | None, partition: int | None = None) -> None:
         """Queue one record (non-blocking). Delivery errors surface in :meth:`flush`."""
-        self._produce(key, value, partition, self._on_delivery)
+        self._writer.send(key, value, partition)
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait until every queued record is acknowledged; raise ConnectError on any failure."""
-        producer = self._require_producer()
-        limit = self._timeout if timeout is None else timeout
-        remaining = producer.flush(limit)
-        with self._errors_lock:
-            errors, self._delivery_errors = self._delivery_errors, []
-        if errors:
-            raise ConnectError(
-                f"{len(errors)} record(s) to topic {self.topic} failed: {'; '.join(errors[:3])}"
-            )
-        if remaining:
-            raise ConnectError(
-                f"{remaining} record(s) to topic {self.topic} were not acknowledged within "
-                f"{limit} s (last client error: {self._last_client_error})"
-            )
+        self._writer.flush(timeout)
 
     def send_and_wait(
         self,
@@ -318,57 +310,7 @@ class TopicLog:
         record failed or ``timeout`` (default: the constructor's) passed; records not yet
         acknowledged then may or may not be written later.
         """
-        producer = self._require_producer()
-        items = list(entries)
-        batch = _Batch(len(items))
-        for index, (key, value) in enumerate(items):
-            self._produce(key, value, None, batch.callback(index))
-        limit = self._timeout if timeout is None else timeout
-        deadline = time.monotonic() + limit
-        while not batch.done.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ConnectError(
-                    f"Writing {len(items)} record(s) to topic {self.topic} at "
-                    f"{self.bootstrap_servers} was not acknowledged within {limit} s "
-                    f"(last client error: {self._last_client_error})"
-                )
-            producer.poll(min(0.05, remaining))
-        if batch.errors:
-            raise ConnectError(
-                f"Writing to topic {self.topic} failed for {len(batch.errors)} record(s): "
-                f"{'; '.join(batch.errors[:3])}"
-            )
-        return batch.results()
-
-    def _produce(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        partition: int | None,
-        on_delivery: Callable[[KafkaError | None, Message], None],
-    ) -> None:
-        producer = self._require_producer()
-        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
-        if partition is not None:
-            kwargs["partition"] = partition
-        deadline = time.monotonic() + self._timeout
-        while True:
-            try:
-                producer.produce(self.topic, **kwargs)
-                break
-            except BufferError as exc:  # local queue full: serve callbacks and retry
-                if time.monotonic() > deadline:
-                    raise ConnectError(f"Producer queue for {self.topic} stayed full") from exc
-                producer.poll(0.05)
-            except KafkaException as exc:
-                raise ConnectError(f"Could not write to topic {self.topic}: {exc}") from exc
-        producer.poll(0)
-
-    def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
-        if err is not None:
-            with self._errors_lock:
-                self._delivery_errors.append(str(err))
+        return self._writer.send_and_wait(entries, timeout)
 
     # -- setup helpers ----------------------------------------------------------------------
 
@@ -442,39 +384,3 @@ class TopicLog:
         if self._consumer is None:
             raise ConnectError(f"TopicLog({self.topic}) is not started")
         return self._consumer
-
-    def _require_producer(self) -> Producer:
-        producer = self._producer
-        if producer is None:
-            raise ConnectError(f"TopicLog({self.topic}) is not started")
-        return producer
-
-
-class _Batch:
-    """Acknowledgement tracking for one ``send_and_wait`` call."""
-
-    def __init__(self, size: int) -> None:
-        self._lock = threading.Lock()
-        self._outstanding = size
-        self._results: list[tuple[int, int]] = [(-1, -1)] * size
-        self.errors: list[str] = []
-        self.done = threading.Event()
-        if size == 0:
-            self.done.set()
-
-    def callback(self, index: int) -> Callable[[KafkaError | None, Message], None]:
-        def on_delivery(err: KafkaError | None, msg: Message) -> None:
-            with self._lock:
-                if err is not None:
-                    self.errors.append(str(err))
-                else:
-                    self._results[index] = (msg.partition() or 0, msg.offset() or 0)
-                self._outstanding -= 1
-                if self._outstanding == 0:
-                    self.done.set()
-
-        return on_delivery
-
-    def results(self) -> list[tuple[int, int]]:
-        with self._lock:
-            return list(self._results)

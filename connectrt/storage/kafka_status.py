@@ -1,6 +1,6 @@
 """Connector and task status in a Kafka topic, compatible with Kafka Connect's status topic.
 
-The record format is in :mod:`connectrt.storage.status_store`. Statuses are written without
+The record format is in :mod:`connectrt.storage.status_codec`. Statuses are written without
 waiting (a task thread reporting a state change must not block on the network); ``flush``
 waits for them and ``stop`` flushes.
 """
@@ -15,15 +15,14 @@ from typing import Any
 from connectrt.errors import ConnectError
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import Status
-from connectrt.storage.status_store import (
+from connectrt.storage.status_codec import (
     TopicStatus,
     TopicStatusRecord,
-    _StatusView,
-    _to_record,
     decode_status_record,
     status_record,
     topic_status_record,
 )
+from connectrt.storage.status_store import _StatusView, _to_record
 
 __all__ = ["KafkaStatusStore"]
 

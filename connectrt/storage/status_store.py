@@ -1,20 +1,6 @@
-"""Connector, task and active-topic status: the :class:`StatusStore` protocol, its memory store
-and the codec of Kafka Connect's status topic (``status.storage.topic``).
-
-Record format (byte-compatible with Kafka Connect; compact JSON, fields in this order):
-
-======================================= ====================================================
-key                                     value
-======================================= ====================================================
-``status-connector-<name>``             ``{"state":"RUNNING","trace":null,"worker_id":"h:8083",
-                                        "generation":0}``
-``status-task-<name>-<n>``              same shape; ``trace`` is the stack trace when FAILED
-``status-topic-<topic>:connector-<c>``  ``{"topic":{"name":"orders","connector":"c","task":0,
-                                        "discoverTimestamp":1700000000000}}``
-======================================= ====================================================
-
-A tombstone deletes (a destroyed connector or task, a reset topic). Unknown keys and malformed
-values are logged and ignored.
+"""Connector, task and active-topic status: the :class:`StatusStore` protocol and its memory
+store. The record format of the status topic (``status.storage.topic``) is in
+:mod:`connectrt.storage.status_codec`.
 
 Write rules: Kafka Connect's "safe writes" (UNASSIGNED/FAILED only over a value from the same
 worker or an older generation) protect against stale workers of a group. connectrt runs one
@@ -24,51 +10,19 @@ worker per config topic (see :mod:`connectrt.storage.worker_lock`), so the rule 
 
 from __future__ import annotations
 
-import logging
 import threading
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-import orjson
+from typing import Protocol, runtime_checkable
 
 from connectrt.storage.states import State, Status
+from connectrt.storage.status_codec import (
+    ConnectorStatusRecord,
+    StatusRecord,
+    TaskStatusRecord,
+    TopicStatus,
+    TopicStatusRecord,
+)
 
-__all__ = [
-    "ConnectorStatusRecord",
-    "MemoryStatusStore",
-    "StatusRecord",
-    "StatusStore",
-    "TaskStatusRecord",
-    "TopicStatus",
-    "TopicStatusRecord",
-    "connector_status_key",
-    "decode_status_record",
-    "encode_status",
-    "encode_topic_status",
-    "status_record",
-    "task_status_key",
-    "topic_status_key",
-    "topic_status_record",
-]
-
-log = logging.getLogger(__name__)
-
-CONNECTOR_STATUS_PREFIX = "status-connector-"
-TASK_STATUS_PREFIX = "status-task-"
-TOPIC_STATUS_PREFIX = "status-topic-"
-TOPIC_STATUS_SEPARATOR = ":connector-"
-
-Record = tuple[bytes, bytes | None]
-
-
-@dataclass(frozen=True)
-class TopicStatus:
-    """A topic a connector has used (KIP-558 active topics)."""
-
-    topic: str
-    connector: str
-    task: int
-    discover_timestamp_ms: int
+__all__ = ["MemoryStatusStore", "StatusStore"]
 
 
 # -- protocol ---------------------------------------------------------------------------------
@@ -103,177 +57,6 @@ class StatusStore(Protocol):
     def remove_topics(self, connector: str) -> None: ...
 
     def topics(self, connector: str) -> list[str]: ...
-
-
-# -- codec ------------------------------------------------------------------------------------
-
-
-def connector_status_key(name: str) -> bytes:
-    return (CONNECTOR_STATUS_PREFIX + name).encode()
-
-
-def task_status_key(name: str, task: int) -> bytes:
-    return f"{TASK_STATUS_PREFIX}{name}-{task}".encode()
-
-
-def topic_status_key(topic: str, connector: str) -> bytes:
-    return f"{TOPIC_STATUS_PREFIX}{topic}{TOPIC_STATUS_SEPARATOR}{connector}".encode()
-
-
-def encode_status(status: Status) -> bytes:
-    """``{"state":..,"trace":..,"worker_id":..,"generation":..}`` (trace null when absent)."""
-    return orjson.dumps(
-        {
-            "state": State(status.state).value,
-            "trace": status.trace,
-            "worker_id": status.worker_id,
-            "generation": int(status.generation),
-        }
-    )
-
-
-def status_record(status: Status) -> Record:
-    """The record for a connector (``task is None``) or task status; DESTROYED: tombstone."""
-    if status.task is None:
-        key = connector_status_key(status.connector)
-    else:
-        key = task_status_key(status.connector, status.task)
-    value = None if status.state is State.DESTROYED else encode_status(status)
-    return key, value
-
-
-def encode_topic_status(ts: TopicStatus) -> bytes:
-    return orjson.dumps(
-        {
-            "topic": {
-                "name": ts.topic,
-                "connector": ts.connector,
-                "task": int(ts.task),
-                "discoverTimestamp": int(ts.discover_timestamp_ms),
-            }
-        }
-    )
-
-
-def topic_status_record(ts: TopicStatus | None, topic: str = "", connector: str = "") -> Record:
-    """The record for an active topic; ``ts=None`` gives the tombstone for topic/connector."""
-    if ts is None:
-        return topic_status_key(topic, connector), None
-    return topic_status_key(ts.topic, ts.connector), encode_topic_status(ts)
-
-
-@dataclass(frozen=True)
-class ConnectorStatusRecord:
-    name: str
-    status: Status | None  # None: tombstone
-
-
-@dataclass(frozen=True)
-class TaskStatusRecord:
-    name: str
-    task: int
-    status: Status | None  # None: tombstone
-
-
-@dataclass(frozen=True)
-class TopicStatusRecord:
-    topic: str
-    connector: str
-    status: TopicStatus | None  # None: tombstone
-
-
-StatusRecord = ConnectorStatusRecord | TaskStatusRecord | TopicStatusRecord
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _decode_status(key: str, name: str, task: int | None, value: bytes) -> Status | None:
-    doc: Any = orjson.loads(value)
-    if not isinstance(doc, dict):
-        log.error("Ignoring status record %s: expected a JSON object, got %.200r", key, doc)
-        return None
-    state, trace = doc.get("state"), doc.get("trace")
-    worker_id, generation = doc.get("worker_id"), doc.get("generation", 0)
-    if (
-        not isinstance(state, str)
-        or state not in State.__members__
-        or not isinstance(worker_id, str)
-        or not (trace is None or isinstance(trace, str))
-        or not _is_int(generation)
-    ):
-        log.error("Ignoring status record %s: invalid status %.300r", key, doc)
-        return None
-    return Status(name, task, State(state), worker_id, trace, generation)
-
-
-def _decode_topic_status(key: str, value: bytes) -> TopicStatus | None:
-    doc: Any = orjson.loads(value)
-    inner = doc.get("topic") if isinstance(doc, dict) else None
-    if isinstance(inner, dict):
-        topic, connector = inner.get("name"), inner.get("connector")
-        task, ts = inner.get("task"), inner.get("discoverTimestamp")
-        if (
-            isinstance(topic, str)
-            and isinstance(connector, str)
-            and isinstance(task, int)
-            and isinstance(ts, int)
-            and _is_int(task)
-            and _is_int(ts)
-        ):
-            return TopicStatus(topic, connector, task, ts)
-    log.error("Ignoring status record %s: invalid topic status %.300r", key, doc)
-    return None
-
-
-def _decode(key: str, value: bytes | None) -> StatusRecord | None:
-    if key.startswith(CONNECTOR_STATUS_PREFIX):
-        name = key[len(CONNECTOR_STATUS_PREFIX) :]
-        if value is None:
-            return ConnectorStatusRecord(name, None)
-        status = _decode_status(key, name, None, value)
-        return None if status is None else ConnectorStatusRecord(name, status)
-    if key.startswith(TASK_STATUS_PREFIX):
-        # Connector names may contain '-': the task number is the last part.
-        name, sep, number = key[len(TASK_STATUS_PREFIX) :].rpartition("-")
-        if not sep or not name or not number.isdigit():
-            log.error("Ignoring status record with an invalid task key: %s", key)
-            return None
-        task = int(number)
-        if value is None:
-            return TaskStatusRecord(name, task, None)
-        status = _decode_status(key, name, task, value)
-        return None if status is None else TaskStatusRecord(name, task, status)
-    if key.startswith(TOPIC_STATUS_PREFIX):
-        # Topic names cannot contain ':', so the first separator ends the topic.
-        topic, sep, connector = key[len(TOPIC_STATUS_PREFIX) :].partition(TOPIC_STATUS_SEPARATOR)
-        if not sep or not topic or not connector:
-            log.error("Ignoring status record with an invalid topic key: %s", key)
-            return None
-        if value is None:
-            return TopicStatusRecord(topic, connector, None)
-        ts = _decode_topic_status(key, value)
-        return None if ts is None else TopicStatusRecord(topic, connector, ts)
-    log.error("Discarding status record with an unknown key: %s", key)
-    return None
-
-
-def decode_status_record(key: bytes | None, value: bytes | None) -> StatusRecord | None:
-    """Decode one status-topic record; None (after logging) for anything unusable."""
-    if key is None:
-        log.error("Ignoring status record without a key")
-        return None
-    try:
-        text = key.decode("utf-8")
-    except UnicodeDecodeError:
-        log.error("Ignoring status record with a non-UTF-8 key %r", key[:200])
-        return None
-    try:
-        return _decode(text, value)
-    except Exception:  # the reader must never fail on a record (bad JSON included)
-        log.exception("Ignoring status record %s that could not be decoded", text)
-        return None
 
 
 # -- the in-memory view shared by the stores --------------------------------------------------

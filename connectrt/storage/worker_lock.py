@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from connectrt.errors import ConnectError
-from connectrt.storage.config_store import Heartbeat
+from connectrt.storage.config_codec import Heartbeat
 
 __all__ = ["HeartbeatLog", "SingleWorkerGuard"]
 

@@ -14,7 +14,8 @@ from connectrt.api.config import ConfigError, ConfigType, Importance
 from connectrt.api.records import ConnectRecord, SinkRecord
 from connectrt.api.transform import R, Transformation, apply_each_in_place
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
-from connectrt.data.schema import Field, Schema, SchemaBuilder, Type
+from connectrt.data.schema import Field, Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.errors import DataError
 

@@ -23,7 +23,8 @@ from typing import Any, ClassVar
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Time, Timestamp, logical_name
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.errors import DataError
 from connectrt.transforms._util import (

@@ -19,7 +19,8 @@ from connectrt.api.config import (
 from connectrt.api.records import Header
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp
-from connectrt.data.schema import Schema, SchemaBuilder
+from connectrt.data.schema import Schema
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
 from connectrt.errors import DataError

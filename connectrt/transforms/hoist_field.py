@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
 from connectrt.api.transform import R
-from connectrt.data.schema import SchemaBuilder
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.transforms._util import KeyOrValueTransformation, SchemaCache, put_field
 

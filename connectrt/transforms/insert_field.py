@@ -16,7 +16,8 @@ from connectrt.api.config import ConfigDef, ConfigType, Importance
 from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.logical import Timestamp
-from connectrt.data.schema import Schema, SchemaBuilder
+from connectrt.data.schema import Schema
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,

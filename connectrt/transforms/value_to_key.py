@@ -7,7 +7,8 @@ from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
 from connectrt.api.transform import R
-from connectrt.data.schema import Schema, SchemaBuilder
+from connectrt.data.schema import Schema
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.errors import DataError
 from connectrt.transforms._util import (

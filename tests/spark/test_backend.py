@@ -25,7 +25,7 @@ from connectrt.process.spark_worker import build_spark_worker
 from connectrt.runtime.task_runner import TaskId
 from connectrt.spark.backend import SparkTaskExecutor
 from connectrt.storage.offset_codec import decode_value, encode_key
-from connectrt.storage.status_store import TaskStatusRecord, decode_status_record
+from connectrt.storage.status_codec import TaskStatusRecord, decode_status_record
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import rest_worker_props, wait_for
 

@@ -445,11 +445,11 @@ def test_config_errors() -> None:
 
 
 def test_plugin_registered() -> None:
-    from connectrt.runtime import plugins
+    from connectrt.runtime.plugin_catalog import BUNDLED_PLUGINS
 
     assert any(
         python == "connectrt.converters.avro.AvroConverter"
-        for python, _java, _type in plugins._BUILTINS
+        for python, _java, _type in BUNDLED_PLUGINS
     )
 
 

@@ -210,7 +210,7 @@ def test_string_is_kept_verbatim() -> None:
 
 def test_class_is_stripped_and_accepts_type_objects() -> None:
     assert one(ConfigType.CLASS, "  a.b.C ") == "a.b.C"
-    assert one(ConfigType.CLASS, Password) == "connectrt.api.config.Password"
+    assert one(ConfigType.CLASS, Password) == "connectrt.api.config_types.Password"
 
 
 def test_password_parses_to_password_object() -> None:

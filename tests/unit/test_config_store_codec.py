@@ -6,7 +6,7 @@ import pytest
 
 from connectrt.errors import ConnectError
 from connectrt.runtime.status import TargetState
-from connectrt.storage.config_store import (
+from connectrt.storage.config_codec import (
     CommitRecord,
     ConnectorConfigRecord,
     Heartbeat,
@@ -15,7 +15,6 @@ from connectrt.storage.config_store import (
     RestartRecord,
     TargetStateRecord,
     TaskConfigRecord,
-    _ConfigView,
     commit_record,
     connector_config_record,
     decode_config_record,
@@ -25,6 +24,7 @@ from connectrt.storage.config_store import (
     task_config_record,
     task_configs_records,
 )
+from connectrt.storage.config_store import _ConfigView
 
 # -- byte-exact encoding ----------------------------------------------------------------------
 
@@ -161,7 +161,7 @@ def test_known_unused_keys_are_ignored_quietly() -> None:
 def test_garbage_is_logged_and_ignored(
     key: bytes | None, value: bytes | None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="connectrt.storage.config_store"):
+    with caplog.at_level(logging.ERROR, logger="connectrt.storage.config_codec"):
         assert decode_config_record(key, value) is None
     assert caplog.records, "an ignored record must be logged"
 

@@ -8,7 +8,8 @@ import pytest
 
 from connectrt.errors import ConnectError
 from connectrt.runtime.status import State, Status, TargetState
-from connectrt.storage.config_store import ConfigSnapshot, ConfigStore, Heartbeat, MemoryConfigStore
+from connectrt.storage.config_codec import Heartbeat
+from connectrt.storage.config_store import ConfigSnapshot, ConfigStore, MemoryConfigStore
 from connectrt.storage.status_store import MemoryStatusStore, StatusStore
 from connectrt.storage.worker_lock import SingleWorkerGuard
 

@@ -17,7 +17,8 @@ from connectrt.converters.headers import SimpleHeaderConverter, convert_to_strin
 from connectrt.converters.json import JsonConverter
 from connectrt.data.logical import Date, Time, Timestamp
 from connectrt.data.logical import Decimal as DecimalType
-from connectrt.data.schema import Schema, SchemaBuilder, Type
+from connectrt.data.schema import Schema, Type
+from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import validate_value
 from connectrt.errors import DataError

@@ -5,7 +5,7 @@ import logging
 import pytest
 
 from connectrt.runtime.status import State, Status
-from connectrt.storage.status_store import (
+from connectrt.storage.status_codec import (
     ConnectorStatusRecord,
     TaskStatusRecord,
     TopicStatus,
@@ -115,6 +115,6 @@ def test_encode_status_accepts_string_state() -> None:
 def test_garbage_is_logged_and_ignored(
     key: bytes | None, value: bytes | None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="connectrt.storage.status_store"):
+    with caplog.at_level(logging.ERROR, logger="connectrt.storage.status_codec"):
         assert decode_status_record(key, value) is None
     assert caplog.records

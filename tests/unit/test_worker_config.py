@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.worker_config import (
-    JSON_CONVERTER,
-    SIMPLE_HEADER_CONVERTER,
-    WORKER_CONFIG_DEF,
-    WorkerConfig,
-)
+from connectrt.runtime.worker_config import JSON_CONVERTER, WORKER_CONFIG_DEF, WorkerConfig
+from connectrt.runtime.worker_config_def import SIMPLE_HEADER_CONVERTER
 
 
 def test_defaults() -> None:

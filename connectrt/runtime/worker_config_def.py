@@ -1,0 +1,355 @@
+"""The worker configuration keys (Kafka Connect's names): :data:`WORKER_CONFIG_DEF`.
+
+Bootstrap servers and converters, offset/config/status storage, REST listeners and
+authentication, the control topic, the built-in schema registry, config providers, the client
+override policy and topic creation. The key order is the order of the generated configuration
+reference. The definition is built at import time and read-only afterwards: safe to share
+across threads. The parsed, typed form is :class:`connectrt.runtime.worker_config.WorkerConfig`.
+"""
+
+from __future__ import annotations
+
+from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+
+__all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
+
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define(
+        "bootstrap.servers",
+        ConfigType.LIST,
+        "localhost:9092",
+        None,
+        Importance.HIGH,
+        "Kafka brokers to connect to (host:port list).",
+    )
+    .define(
+        "key.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.HIGH,
+        "Converter for record keys. Kafka requires it; connectrt defaults to JsonConverter.",
+    )
+    .define(
+        "value.converter",
+        ConfigType.CLASS,
+        None,
+        None,
+        Importance.HIGH,
+        "Converter for record values. Kafka requires it; connectrt defaults to JsonConverter.",
+    )
+    .define(
+        "header.converter",
+        ConfigType.CLASS,
+        SIMPLE_HEADER_CONVERTER,
+        None,
+        Importance.LOW,
+        "Converter for header values.",
+    )
+    .define(
+        "offset.storage.type",
+        ConfigType.STRING,
+        "kafka",
+        ValidString.of("kafka", "file", "memory"),
+        Importance.MEDIUM,
+        "Where source offsets are stored: 'kafka' (the offset.storage.topic, default), "
+        "'file' (offset.storage.file.filename) or 'memory' (lost at exit; tests only).",
+    )
+    .define(
+        "offset.storage.topic",
+        ConfigType.STRING,
+        "connect-offsets",
+        None,
+        Importance.HIGH,
+        "Compacted topic holding source connector offsets (created if absent).",
+    )
+    .define(
+        "offset.storage.partitions",
+        ConfigType.INT,
+        25,
+        Range.at_least(1),
+        Importance.LOW,
+        "Partitions of the offsets topic when connectrt creates it.",
+    )
+    .define(
+        "offset.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the offsets topic when created; -1 = broker default "
+        "(Kafka Connect's default is 3).",
+    )
+    .define(
+        "offset.storage.file.filename",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "File for offsets when offset.storage.type=file.",
+    )
+    .define(
+        "offset.flush.interval.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How often source offsets and sink consumer offsets are committed.",
+    )
+    .define(
+        "offset.flush.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long a commit waits for outstanding records to be acknowledged before it is "
+        "skipped and retried at the next interval.",
+    )
+    .define(
+        "worker.startup.timeout.ms",
+        ConfigType.LONG,
+        30000,
+        Range.at_least(100),
+        Importance.LOW,
+        "connectrt: how long the worker waits for Kafka at start (and for an internal topic "
+        "read to make progress) before failing with a clear error.",
+    )
+    .define(
+        "task.shutdown.graceful.timeout.ms",
+        ConfigType.LONG,
+        5000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long stop waits for tasks to finish and commit.",
+    )
+    .define(
+        "plugin.path",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Directories searched for plugin modules (added to sys.path).",
+    )
+    .define(
+        "listeners",
+        ConfigType.LIST,
+        "http://:8083",
+        None,
+        Importance.LOW,
+        "REST API listener (protocol://host:port; the first one is served, an empty host "
+        "means all interfaces).",
+    )
+    .define(
+        "rest.advertised.host.name",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Host name reported as worker_id.",
+    )
+    .define(
+        "rest.advertised.port",
+        ConfigType.INT,
+        None,
+        None,
+        Importance.LOW,
+        "Port reported as worker_id.",
+    )
+    .define(
+        "group.id",
+        ConfigType.STRING,
+        "connect-cluster",
+        None,
+        Importance.HIGH,
+        "Identifies this worker's cluster in its internal topics (one live worker per group).",
+    )
+    .define(
+        "config.storage.topic",
+        ConfigType.STRING,
+        "connect-configs",
+        None,
+        Importance.HIGH,
+        "`connectrt worker`: compacted topic holding connector configs and target states.",
+    )
+    .define(
+        "config.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the config topic when created; -1 = broker default.",
+    )
+    .define(
+        "status.storage.topic",
+        ConfigType.STRING,
+        "connect-status",
+        None,
+        Importance.HIGH,
+        "`connectrt worker`: compacted topic holding connector and task states.",
+    )
+    .define(
+        "status.storage.partitions",
+        ConfigType.INT,
+        5,
+        Range.at_least(1),
+        Importance.LOW,
+        "Partitions of the status topic when connectrt creates it.",
+    )
+    .define(
+        "status.storage.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the status topic when created; -1 = broker default.",
+    )
+    .define(
+        "topic.tracking.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Record the topics each connector uses (GET /connectors/{name}/topics).",
+    )
+    .define(
+        "topic.tracking.allow.reset",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Allow PUT /connectors/{name}/topics/reset.",
+    )
+    .define(
+        "rest.auth.type",
+        ConfigType.STRING,
+        "none",
+        ValidString.of("none", "basic", "bearer"),
+        Importance.MEDIUM,
+        "REST authentication: none, basic (rest.auth.credentials.file) or bearer "
+        "(rest.auth.tokens.file).",
+    )
+    .define(
+        "rest.auth.credentials.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Lines user:pbkdf2_sha256$... (see `connectrt auth hash-password`).",
+    )
+    .define(
+        "rest.auth.tokens.file",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.MEDIUM,
+        "Lines sha256:<hex> of accepted bearer tokens (see `connectrt auth hash-token`).",
+    )
+    .define(
+        "rest.auth.health.open",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Serve GET /health without authentication.",
+    )
+    .define(
+        "listeners.https.ssl.certificate.location",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "PEM certificate (chain) for an https:// listener.",
+    )
+    .define(
+        "listeners.https.ssl.key.location",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "PEM private key for an https:// listener.",
+    )
+    .define(
+        "control.topic",
+        ConfigType.STRING,
+        None,
+        None,
+        Importance.LOW,
+        "Optional topic of JSON control events (STOP, PAUSE, RESUME, RESTART, RESET_TO_*).",
+    )
+    .define(
+        "schema.registry.enable",
+        ConfigType.BOOLEAN,
+        False,
+        None,
+        Importance.MEDIUM,
+        "Serve the built-in Confluent-compatible schema registry (schemas in a Kafka topic).",
+    )
+    .define(
+        "schema.registry.listener",
+        ConfigType.STRING,
+        "http://0.0.0.0:8081",
+        None,
+        Importance.LOW,
+        "Listener of the built-in schema registry; point converters' schema.registry.url here.",
+    )
+    .define(
+        "schema.registry.topic",
+        ConfigType.STRING,
+        "_schemas",
+        None,
+        Importance.LOW,
+        "Compacted topic holding the built-in registry's schemas.",
+    )
+    .define(
+        "schema.registry.topic.replication.factor",
+        ConfigType.SHORT,
+        -1,
+        None,
+        Importance.LOW,
+        "Replication factor of the schemas topic when created; -1 = broker default.",
+    )
+    .define(
+        "schema.registry.compatibility",
+        ConfigType.STRING,
+        "BACKWARD",
+        ValidString.of(
+            "NONE",
+            "BACKWARD",
+            "BACKWARD_TRANSITIVE",
+            "FORWARD",
+            "FORWARD_TRANSITIVE",
+            "FULL",
+            "FULL_TRANSITIVE",
+        ),
+        Importance.LOW,
+        "Default compatibility level of the built-in registry.",
+    )
+    .define(
+        "config.providers",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "Config provider names; each needs config.providers.<name>.class (file, directory, "
+        "env built in) and optional config.providers.<name>.param.* settings.",
+    )
+    .define(
+        "connector.client.config.override.policy",
+        ConfigType.STRING,
+        "All",
+        ValidString.of("All", "None", "Principal"),
+        Importance.MEDIUM,
+        "Which producer/consumer/admin.override.* keys connectors may set.",
+    )
+    .define(
+        "topic.creation.enable",
+        ConfigType.BOOLEAN,
+        True,
+        None,
+        Importance.LOW,
+        "Allow source connectors to create topics with topic.creation.* settings.",
+    )
+)

@@ -1,0 +1,189 @@
+"""The producer side of a :class:`~connectrt.storage.kafka_log.TopicLog`.
+
+:class:`TopicWriter` writes records to one topic through the log's idempotent producer, either
+queued (:meth:`TopicWriter.send`, delivery failures collected for :meth:`TopicWriter.flush`) or
+waited for one by one (:meth:`TopicWriter.send_and_wait`, which returns where each record was
+written).
+
+Lifecycle: the log creates its writer with itself and hands it the producer
+(:meth:`TopicWriter.attach`) once the topic's partitions are known; :meth:`TopicWriter.detach`
+takes it back when the log stops (the log flushes it). Without a producer every write raises
+:class:`ConnectError`.
+
+Threading: ``send``/``flush``/``send_and_wait`` may be called from any thread; delivery
+callbacks run on whichever thread polls the producer.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+
+from connectrt.errors import ConnectError
+
+__all__ = ["TopicWriter"]
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+
+
+class TopicWriter:
+    """Writes ``(key, value)`` records to ``topic``.
+
+    ``timeout`` is the default bound of :meth:`flush` and :meth:`send_and_wait` and how long a
+    full local queue is waited out. ``bootstrap_servers`` and ``last_client_error`` (the most
+    recent error the log's clients reported) only go into error messages.
+    """
+
+    def __init__(
+        self,
+        topic: str,
+        *,
+        timeout: float,
+        bootstrap_servers: str,
+        last_client_error: Callable[[], str | None],
+    ) -> None:
+        self.topic = topic
+        self._timeout = timeout
+        self._bootstrap_servers = bootstrap_servers
+        self._last_client_error = last_client_error
+        self._producer: Producer | None = None
+        self._errors_lock = threading.Lock()
+        self._delivery_errors: list[str] = []
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def attach(self, producer: Producer) -> None:
+        """Write through ``producer`` from now on."""
+        self._producer = producer
+
+    def detach(self) -> Producer | None:
+        """Stop writing; return the producer (None if none was attached) for the caller to
+        flush."""
+        producer, self._producer = self._producer, None
+        return producer
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def send(self, key: bytes | None, value: bytes | None, partition: int | None = None) -> None:
+        """Queue one record (non-blocking). Delivery errors surface in :meth:`flush`."""
+        self._produce(key, value, partition, self._on_delivery)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until every queued record is acknowledged; raise ConnectError on any failure."""
+        producer = self._require_producer()
+        limit = self._timeout if timeout is None else timeout
+        remaining = producer.flush(limit)
+        with self._errors_lock:
+            errors, self._delivery_errors = self._delivery_errors, []
+        if errors:
+            raise ConnectError(
+                f"{len(errors)} record(s) to topic {self.topic} failed: {'; '.join(errors[:3])}"
+            )
+        if remaining:
+            raise ConnectError(
+                f"{remaining} record(s) to topic {self.topic} were not acknowledged within "
+                f"{limit} s (last client error: {self._last_client_error()})"
+            )
+
+    def send_and_wait(
+        self,
+        entries: Iterable[tuple[bytes | None, bytes | None]],
+        timeout: float | None = None,
+    ) -> list[tuple[int, int]]:
+        """Write ``(key, value)`` records and wait for all acknowledgements.
+
+        Returns ``(partition, offset)`` per record, in input order. Raises ConnectError when any
+        record failed or ``timeout`` (default: the constructor's) passed; records not yet
+        acknowledged then may or may not be written later.
+        """
+        producer = self._require_producer()
+        items = list(entries)
+        batch = _Batch(len(items))
+        for index, (key, value) in enumerate(items):
+            self._produce(key, value, None, batch.callback(index))
+        limit = self._timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while not batch.done.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ConnectError(
+                    f"Writing {len(items)} record(s) to topic {self.topic} at "
+                    f"{self._bootstrap_servers} was not acknowledged within {limit} s "
+                    f"(last client error: {self._last_client_error()})"
+                )
+            producer.poll(min(0.05, remaining))
+        if batch.errors:
+            raise ConnectError(
+                f"Writing to topic {self.topic} failed for {len(batch.errors)} record(s): "
+                f"{'; '.join(batch.errors[:3])}"
+            )
+        return batch.results()
+
+    def _produce(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None,
+        on_delivery: DeliveryCallback,
+    ) -> None:
+        producer = self._require_producer()
+        kwargs: dict[str, Any] = {"key": key, "value": value, "on_delivery": on_delivery}
+        if partition is not None:
+            kwargs["partition"] = partition
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                producer.produce(self.topic, **kwargs)
+                break
+            except BufferError as exc:  # local queue full: serve callbacks and retry
+                if time.monotonic() > deadline:
+                    raise ConnectError(f"Producer queue for {self.topic} stayed full") from exc
+                producer.poll(0.05)
+            except KafkaException as exc:
+                raise ConnectError(f"Could not write to topic {self.topic}: {exc}") from exc
+        producer.poll(0)
+
+    def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            with self._errors_lock:
+                self._delivery_errors.append(str(err))
+
+    def _require_producer(self) -> Producer:
+        producer = self._producer
+        if producer is None:
+            raise ConnectError(f"TopicLog({self.topic}) is not started")
+        return producer
+
+
+class _Batch:
+    """Acknowledgement tracking for one ``send_and_wait`` call."""
+
+    def __init__(self, size: int) -> None:
+        self._lock = threading.Lock()
+        self._outstanding = size
+        self._results: list[tuple[int, int]] = [(-1, -1)] * size
+        self.errors: list[str] = []
+        self.done = threading.Event()
+        if size == 0:
+            self.done.set()
+
+    def callback(self, index: int) -> DeliveryCallback:
+        def on_delivery(err: KafkaError | None, msg: Message) -> None:
+            with self._lock:
+                if err is not None:
+                    self.errors.append(str(err))
+                else:
+                    self._results[index] = (msg.partition() or 0, msg.offset() or 0)
+                self._outstanding -= 1
+                if self._outstanding == 0:
+                    self.done.set()
+
+        return on_delivery
+
+    def results(self) -> list[tuple[int, int]]:
+        with self._lock:
+            return list(self._results)
