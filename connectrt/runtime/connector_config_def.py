@@ -38,9 +38,28 @@ _PREDICATES = "Predicates"
 _ERRORS = "Error Handling"
 
 
-def _no_control_chars(name: str, value: object) -> None:
+def _addressable_name(name: str, value: object) -> None:
     if value is not None and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in str(value)):
         raise ConfigError("Connector name must not contain ISO control characters", name, value)
+    # Every connector must stay manageable at /connectors/{name}: a "/" never reaches the route
+    # (encoded or not, it splits the path) and "." or ".." are collapsed by URL normalisation.
+    # Other characters (spaces, "?", "#", "%", non-ASCII) work when percent-encoded, as
+    # connectrt's CLI and client do.
+    text = str(value) if value is not None else ""
+    if "/" in text:
+        raise ConfigError(
+            "Connector name must not contain '/': it could not be addressed in the REST API's "
+            "URL paths (/connectors/{name})",
+            name,
+            value,
+        )
+    if text.strip() in (".", ".."):
+        raise ConfigError(
+            f"Connector name must not be '{text.strip()}': URL normalisation would remove it "
+            "from the REST API's paths",
+            name,
+            value,
+        )
 
 
 COMMON_CONFIG_DEF = (
@@ -48,7 +67,7 @@ COMMON_CONFIG_DEF = (
     .define(
         "name",
         ConfigType.STRING,
-        validator=CompositeValidator((NonEmptyString(), _no_control_chars)),
+        validator=CompositeValidator((NonEmptyString(), _addressable_name)),
         importance=Importance.HIGH,
         documentation="Globally unique name to use for this connector.",
         group=_COMMON,
