@@ -35,43 +35,39 @@ The "iteration" counter is the record's index ``n`` passed to each generator (so
 is a pure function of the random stream and ``n``: replaying both reproduces a record exactly).
 A compiled generator is immutable and may be shared across threads; each thread passes its own
 ``random.Random``.
+
+This module walks the Avro schema (records, unions, enums, fixed, arrays, maps, named
+references) and assembles the generator; :mod:`connectors.datagen.hints` reads the hints and
+:mod:`connectors.datagen.scalars` generates the primitive and logical-type values.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import math
 import random
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
-from connectors.datagen.regex import compile_regex
+from connectors.datagen.hints import HINTS, HintError, hint_length, merge_hints
+from connectors.datagen.scalars import (
+    INT_BOUNDS,
+    Gen,
+    booleans,
+    choices,
+    dates,
+    decimals,
+    floats,
+    integers,
+    strings,
+    times_of_day,
+    timestamps,
+)
 from connectrt.api.errors import DataError
 from connectrt.data import Schema, Struct, Type, validate_value
 from connectrt.data.avro_schema import ENUM_PARAM, default_from_avro
 
 __all__ = ["Gen", "HintError", "compile_generator"]
 
-Gen = Callable[[random.Random, int], Any]
-"""``gen(rng, n)``: a value for the record with index ``n``, drawing randomness from ``rng``."""
-
-HINTS: Final = "arg.properties"
-
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
-_MS_PER_DAY: Final = 86_400_000
-_DEFAULT_FROM_MS: Final = 1_577_836_800_000  # 2020-01-01T00:00:00Z
-_DEFAULT_TO_MS: Final = 1_893_456_000_000  # 2030-01-01T00:00:00Z
-_ALNUM: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-_INT_BOUNDS: Final = {"int": (-(2**31), 2**31), "long": (-(2**63), 2**63)}
 _FLOAT_TYPES: Final = ("float", "double")
-_MAX_EXACT_SPAN: Final = 2**53
-
-
-class HintError(ValueError):
-    """A generation hint is invalid; the message names the field path and the hint."""
 
 
 def compile_generator(avro: Any, schema: Schema) -> Gen:
@@ -95,7 +91,7 @@ class _Compiler:
             return self.reference(avro, schema, ns, outer, path)
         if not isinstance(avro, Mapping):
             raise HintError(f"{path}: invalid Avro schema {avro!r}")
-        hints = _hints(avro, outer, path)
+        hints = merge_hints(avro, outer, path)
         kind = avro.get("type")
         if isinstance(kind, list | Mapping):
             return self.node(kind, schema, ns, hints, path)
@@ -107,7 +103,7 @@ class _Compiler:
         if kind == "enum":
             full = _full_name(avro, ns)
             self.named[full] = (avro, ns)
-            return _choice(list(avro.get("symbols") or []), path)
+            return choices(list(avro.get("symbols") or []), path)
         if kind == "fixed":
             full = _full_name(avro, ns)
             self.named[full] = (avro, ns)
@@ -118,32 +114,32 @@ class _Compiler:
             if schema.type is Type.MAP:  # an array of MapEntry records: a non-string-key map
                 return self.entry_map(avro, schema, ns, hints, path)
             item = self.node(avro.get("items"), schema.value_schema, ns, {}, f"{path}[]")
-            lo, hi = _length(hints, 0, 5, path)
+            lo, hi = hint_length(hints, 0, 5, path)
             return _array(item, lo, hi)
         if kind == "map":
             assert schema.value_schema is not None
             value = self.node(avro.get("values"), schema.value_schema, ns, {}, f"{path}{{}}")
-            keys = _string({}, hints.get("keys") or {}, f"{path}.keys")
-            lo, hi = _length(hints, 0, 5, path)
+            keys = strings({}, hints.get("keys") or {}, f"{path}.keys")
+            lo, hi = hint_length(hints, 0, 5, path)
             return _map(keys, value, lo, hi)
         if kind == "bytes" and lt == "decimal":
-            return _decimal(avro, hints, path)
+            return decimals(avro, hints, path)
         if kind == "int" and lt == "date":
-            return _date(hints, path)
+            return dates(hints, path)
         if kind == "int" and lt == "time-millis":
-            return _time(hints, path)
+            return times_of_day(hints, path)
         if kind == "long" and lt == "timestamp-millis":
-            return _timestamp(hints, path)
-        if kind in _INT_BOUNDS:
-            return _integer(str(kind), hints, path)
+            return timestamps(hints, path)
+        if kind in INT_BOUNDS:
+            return integers(str(kind), hints, path)
         if kind in _FLOAT_TYPES:
-            return _float(hints, path)
+            return floats(hints, path)
         if kind == "boolean":
-            return _boolean(hints, path)
+            return booleans(hints, path)
         if kind == "string":
-            return _string(avro, hints, path)
+            return strings(avro, hints, path)
         if kind == "bytes":
-            lo, hi = _length(hints, 8, 17, path)
+            lo, hi = hint_length(hints, 8, 17, path)
             return lambda rng, n: rng.randbytes(lo + int(rng.random() * (hi - lo)))
         if kind == "null":
             return lambda rng, n: None
@@ -261,7 +257,7 @@ class _Compiler:
         key_avro, value_avro = (f["type"] for f in entry["fields"])
         keys = self.node(key_avro, ks, ns, {}, f"{path}.key")
         values = self.node(value_avro, vs, ns, {}, f"{path}.value")
-        lo, hi = _length(hints, 0, 5, path)
+        lo, hi = hint_length(hints, 0, 5, path)
         return _map(keys, values, lo, hi)
 
     def options(self, options: Any, schema: Schema, path: str) -> Gen:
@@ -286,17 +282,10 @@ class _Compiler:
                 return default_from_avro(schema, options[int(rng.random() * n_opts)])
 
             return fresh
-        return _choice(values, path)
+        return choices(values, path)
 
 
 # ---------------------------------------------------------------------------------- helpers
-
-
-def _hints(avro: Mapping[str, Any], outer: Mapping[str, Any], path: str) -> dict[str, Any]:
-    own = avro.get(HINTS) or {}
-    if not isinstance(own, Mapping):
-        raise HintError(f"{path}: {HINTS} must be a JSON object")
-    return {**outer, **own}
 
 
 def _full_name(avro: Mapping[str, Any], ns: str | None) -> str:
@@ -309,257 +298,6 @@ def _full_name(avro: Mapping[str, Any], ns: str | None) -> str:
 
 def _null(rng: random.Random, n: int) -> None:
     return None
-
-
-def _choice(values: list[Any], path: str) -> Gen:
-    if not values:
-        raise HintError(f"{path}: nothing to choose from")
-    count = len(values)
-    if count == 1:
-        only = values[0]
-        return lambda rng, n: only
-
-    def choice(rng: random.Random, n: int) -> Any:
-        return values[int(rng.random() * count)]
-
-    return choice
-
-
-def _number(value: Any, what: str, path: str) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise HintError(f"{path}: {what} must be a number, got {value!r}")
-    return value
-
-
-def _range(hints: Mapping[str, Any], lo: Any, hi: Any, path: str) -> tuple[Any, Any]:
-    rng = hints.get("range")
-    if rng is None:
-        return lo, hi
-    if not isinstance(rng, Mapping) or not ({"min", "max"} & set(rng)):
-        raise HintError(f'{path}: range must be {{"min": ..., "max": ...}}')
-    lo = rng.get("min", lo)
-    hi = rng.get("max", hi)
-    return lo, hi
-
-
-def _length(hints: Mapping[str, Any], lo: int, hi: int, path: str) -> tuple[int, int]:
-    length = hints.get("length")
-    if length is None:
-        return lo, hi
-    if isinstance(length, int) and not isinstance(length, bool):
-        lo, hi = length, length + 1
-    elif isinstance(length, Mapping) and ({"min", "max"} & set(length)):
-        lo = length.get("min", 0)
-        hi = length.get("max", max(lo, 0) + 9)
-    else:
-        raise HintError(f'{path}: length must be a number or {{"min": ..., "max": ...}}')
-    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
-        raise HintError(f"{path}: length bounds must be integers")
-    if lo < 0 or hi <= lo:
-        raise HintError(f"{path}: length needs 0 <= min < max (got {lo}, {hi})")
-    return lo, hi
-
-
-def _iteration(hints: Mapping[str, Any], path: str, parse: Callable[[Any], Any]) -> Gen | None:
-    """``start + n * step`` with optional ``initial`` and wrap-around at ``restart``."""
-    it = hints.get("iteration")
-    if it is None:
-        return None
-    if not isinstance(it, Mapping) or "start" not in it:
-        raise HintError(f'{path}: iteration must be {{"start": ..., "step": ...}}')
-    start = parse(it["start"])
-    restart = parse(it["restart"]) if it.get("restart") is not None else None
-    default_step = -1 if restart is not None and restart < start else 1
-    step = _number(it.get("step", default_step), "iteration step", path)
-    first = parse(it["initial"]) if it.get("initial") is not None else start
-    if step == 0:
-        raise HintError(f"{path}: iteration step must not be 0")
-    if restart is None:
-        return lambda rng, n: first + n * step
-    span = restart - start
-    if span == 0 or (span > 0) != (step > 0):
-        raise HintError(f"{path}: iteration restart must lie after start in the step direction")
-    offset = first - start
-    return lambda rng, n: start + (offset + n * step) % span
-
-
-def _integer(kind: str, hints: Mapping[str, Any], path: str) -> Gen:
-    tmin, tmax = _INT_BOUNDS[kind]
-
-    def parse(v: Any) -> int:
-        x = _number(v, "value", path)
-        if not isinstance(x, int) or not tmin <= x < tmax:
-            raise HintError(f"{path}: {v!r} is not a valid {kind}")
-        return x
-
-    iteration = _iteration(hints, path, parse)
-    if iteration is not None:
-        return iteration
-    lo, hi = _range(hints, tmin, tmax, path)
-    lo, hi = math.ceil(_number(lo, "range min", path)), math.ceil(_number(hi, "range max", path))
-    if not tmin <= lo < hi <= tmax:
-        raise HintError(f"{path}: range must satisfy min < max within the {kind} range")
-    return _uniform_int(lo, hi)
-
-
-def _uniform_int(lo: int, hi: int) -> Gen:
-    span = hi - lo
-    if span <= _MAX_EXACT_SPAN:
-        return lambda rng, n: lo + int(rng.random() * span)
-    return lambda rng, n: rng.randrange(lo, hi)
-
-
-def _float(hints: Mapping[str, Any], path: str) -> Gen:
-    iteration = _iteration(hints, path, lambda v: float(_number(v, "value", path)))
-    if iteration is not None:
-        return iteration
-    lo, hi = _range(hints, 0.0, 1.0, path)
-    lo, hi = float(_number(lo, "range min", path)), float(_number(hi, "range max", path))
-    if not lo < hi:
-        raise HintError(f"{path}: range needs min < max")
-    span = hi - lo
-    return lambda rng, n: lo + rng.random() * span
-
-
-def _boolean(hints: Mapping[str, Any], path: str) -> Gen:
-    it = hints.get("iteration")
-    if it is not None:
-        start = it.get("start") if isinstance(it, Mapping) else None
-        if not isinstance(start, bool):
-            raise HintError(f'{path}: boolean iteration must be {{"start": true|false}}')
-        return lambda rng, n: start if n % 2 == 0 else not start
-    odds = hints.get("odds", 0.5)
-    if isinstance(odds, bool) or not isinstance(odds, int | float) or not 0 <= odds <= 1:
-        raise HintError(f"{path}: odds must be a number between 0 and 1")
-    return lambda rng, n: rng.random() < odds
-
-
-def _string(avro: Mapping[str, Any], hints: Mapping[str, Any], path: str) -> Gen:
-    if not isinstance(hints, Mapping):
-        raise HintError(f"{path}: hints must be a JSON object")
-    base: Gen
-    if "options" in hints:
-        options = hints["options"]
-        if not isinstance(options, list) or not options:
-            raise HintError(f"{path}: options must be a non-empty list")
-        base = _choice([str(o) for o in options], path)
-    elif "regex" in hints:
-        try:
-            regex = compile_regex(str(hints["regex"]))
-        except ValueError as exc:
-            raise HintError(f"{path}: {exc}") from exc
-        base = lambda rng, n: regex(rng)  # noqa: E731
-    elif "iteration" in hints:
-        counter = _iteration(hints, path, lambda v: _number(v, "value", path))
-        assert counter is not None
-        base = lambda rng, n: str(counter(rng, n))  # noqa: E731
-    elif hints.get("kind") == "uuid" or (avro.get("logicalType") == "uuid" and not hints):
-        base = lambda rng, n: str(uuid.UUID(int=rng.getrandbits(128), version=4))  # noqa: E731
-    elif "kind" in hints:
-        raise HintError(f"{path}: unsupported kind {hints['kind']!r} (supported: uuid)")
-    else:
-        lo, hi = _length(hints, 8, 17, path)
-        span = hi - lo
-        alnum = _ALNUM
-        k = len(alnum)
-
-        def text(rng: random.Random, n: int) -> str:
-            rnd = rng.random
-            return "".join([alnum[int(rnd() * k)] for _ in range(lo + int(rnd() * span))])
-
-        base = text
-    prefix, suffix = str(hints.get("prefix", "")), str(hints.get("suffix", ""))
-    if prefix or suffix:
-        inner = base
-        return lambda rng, n: f"{prefix}{inner(rng, n)}{suffix}"
-    return base
-
-
-def _decimal(avro: Mapping[str, Any], hints: Mapping[str, Any], path: str) -> Gen:
-    scale = int(avro.get("scale", 0))
-    precision = int(avro.get("precision", 64))
-    limit = decimal.Decimal(10) ** (precision - scale)
-    lo_d, hi_d = _range(hints, 0, min(limit, decimal.Decimal(1000)), path)
-    try:
-        lo_d, hi_d = decimal.Decimal(str(lo_d)), decimal.Decimal(str(hi_d))
-    except decimal.InvalidOperation as exc:
-        raise HintError(f"{path}: decimal range bounds must be numbers") from exc
-    if not -limit <= lo_d < hi_d <= limit:
-        raise HintError(f"{path}: decimal range needs min < max within precision {precision}")
-    factor = decimal.Decimal(10) ** scale
-    lo = int((lo_d * factor).to_integral_value(decimal.ROUND_CEILING))
-    hi = int((hi_d * factor).to_integral_value(decimal.ROUND_CEILING))
-    unscaled = _uniform_int(lo, hi)
-    exp = -scale
-    return lambda rng, n: decimal.Decimal(unscaled(rng, n)).scaleb(exp)
-
-
-def _epoch_ms(value: Any, path: str) -> int:
-    if isinstance(value, str):
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise HintError(f"{path}: {value!r} is not an ISO-8601 date-time") from exc
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.UTC)
-        return (parsed - _EPOCH) // dt.timedelta(milliseconds=1)
-    number = _number(value, "timestamp", path)
-    return int(number)
-
-
-def _epoch_days(value: Any, path: str) -> int:
-    if isinstance(value, str):
-        try:
-            return dt.date.fromisoformat(value).toordinal() - _EPOCH_ORDINAL
-        except ValueError as exc:
-            raise HintError(f"{path}: {value!r} is not an ISO-8601 date") from exc
-    return int(_number(value, "date", path))
-
-
-def _timestamp(hints: Mapping[str, Any], path: str) -> Gen:
-    millis = _iteration(hints, path, lambda v: _epoch_ms(v, path))
-    if millis is None:
-        lo, hi = _range(hints, _DEFAULT_FROM_MS, _DEFAULT_TO_MS, path)
-        lo, hi = _epoch_ms(lo, path), _epoch_ms(hi, path)
-        if not lo < hi:
-            raise HintError(f"{path}: range needs min < max")
-        millis = _uniform_int(lo, hi)
-    ms_gen = millis
-    epoch, one_ms = _EPOCH, dt.timedelta(milliseconds=1)
-    return lambda rng, n: epoch + ms_gen(rng, n) * one_ms
-
-
-def _date(hints: Mapping[str, Any], path: str) -> Gen:
-    days = _iteration(hints, path, lambda v: _epoch_days(v, path))
-    if days is None:
-        lo, hi = _range(hints, _DEFAULT_FROM_MS // _MS_PER_DAY, _DEFAULT_TO_MS // _MS_PER_DAY, path)
-        lo, hi = _epoch_days(lo, path), _epoch_days(hi, path)
-        if not lo < hi:
-            raise HintError(f"{path}: range needs min < max")
-        days = _uniform_int(lo, hi)
-    day_gen = days
-    from_ordinal, base = dt.date.fromordinal, _EPOCH_ORDINAL
-    return lambda rng, n: from_ordinal(base + day_gen(rng, n))
-
-
-def _time(hints: Mapping[str, Any], path: str) -> Gen:
-    millis = _iteration(hints, path, lambda v: int(_number(v, "time", path)) % _MS_PER_DAY)
-    if millis is None:
-        lo, hi = _range(hints, 0, _MS_PER_DAY, path)
-        lo, hi = int(_number(lo, "range min", path)), int(_number(hi, "range max", path))
-        if not 0 <= lo < hi <= _MS_PER_DAY:
-            raise HintError(f"{path}: time range must lie within 0..86400000 ms")
-        millis = _uniform_int(lo, hi)
-    ms_gen = millis
-
-    def time_of_day(rng: random.Random, n: int) -> dt.time:
-        ms = ms_gen(rng, n) % _MS_PER_DAY
-        s, ms = divmod(ms, 1000)
-        m, s = divmod(s, 60)
-        h, m = divmod(m, 60)
-        return dt.time(h, m, s, ms * 1000)
-
-    return time_of_day
 
 
 def _array(item: Gen, lo: int, hi: int) -> Gen:

@@ -1,30 +1,24 @@
-"""The transformation chain a connector config describes, and its validation.
+"""The transformation chain of a connector: its SMT stages run over each record or batch.
 
-Connector keys (Kafka's names)::
+A :class:`TransformationChain` is built per task (from the ``transforms.*``/``predicates.*``
+keys, see :mod:`connectrt.transforms.chain_config`) and used from that task's thread only. It
+owns its SMT and predicate instances and closes them in :meth:`TransformationChain.close`.
 
-    transforms=a,b                      ordered aliases
-    transforms.a.type=<class>           required; Kafka class name or Python path
-    transforms.a.predicate=p            optional; an alias listed in `predicates`
-    transforms.a.negate=true            optional; apply when the predicate does NOT match
-    transforms.a.<key>=...              passed to the SMT as `<key>`
-    predicates=p
-    predicates.p.type=<class>
-    predicates.p.<key>=...              passed to the predicate as `<key>`
-
-A :class:`TransformationChain` is built per task and used from that task's thread only. It owns
-its SMT and predicate instances and closes them in :meth:`TransformationChain.close`.
+This is the runtime's per-record path: :meth:`TransformationChain.apply_batch` (every record of a
+batch, one to one) and :meth:`TransformationChain.apply` (the per-record fallback) run over
+pre-bound methods, without attribute lookups in their loops. Validating the config and the
+config definition of the stages' keys are in :mod:`connectrt.transforms.chain_validation`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic
 
-from connectrt.api.config import ConfigDef, ConfigError, ConfigKey, ConfigType, Importance
-from connectrt.api.config import parse_type as _parse_type
 from connectrt.api.transform import Predicate, R, Transformation
+from connectrt.transforms.chain_config import TransformationStage, build_stages
+from connectrt.transforms.chain_validation import enriched_config_def, validate_transforms
+from connectrt.transforms.resolver import Resolver, default_resolve
 
 __all__ = [
     "Resolver",
@@ -35,80 +29,6 @@ __all__ = [
     "failed_transformation",
     "validate_transforms",
 ]
-
-TRANSFORMS = "transforms"
-PREDICATES = "predicates"
-_STAGE_KEYS = frozenset({"type", "predicate", "negate"})
-
-Resolver = Callable[[str], type]
-"""Turns a ``*.type`` value into a class; raises (ConfigError, ImportError, ...) if unknown."""
-
-
-def _bundled_names() -> dict[str, str]:
-    from connectrt.transforms import KAFKA_ALIASES
-
-    names = dict(KAFKA_ALIASES)
-    for fqcn, path in KAFKA_ALIASES.items():
-        names.setdefault(fqcn.rsplit(".", 1)[-1], path)  # "Cast$Value", "TopicNameMatches"
-        names.setdefault(path.rsplit(".", 1)[-1], path)  # "CastValue"
-    return names
-
-
-def _import(path: str) -> type:
-    if ":" in path:
-        module_name, _, attr = path.partition(":")
-    else:
-        module_name, _, attr = path.rpartition(".")
-    if not module_name or not attr:
-        raise ImportError(f"not a class path: {path}")
-    obj: Any = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not isinstance(obj, type):
-        raise ImportError(f"{path} is not a class")
-    return obj
-
-
-def default_resolve(name: str) -> type:
-    """Resolve a Kafka SMT/predicate class name, its simple name, or a Python class path."""
-    name = name.strip()
-    path = _bundled_names().get(name, name)
-    try:
-        return _import(path)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"Class {name} could not be found.", None, name) from exc
-
-
-def _as_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return [p.strip() for p in str(value).split(",") if p.strip()]
-
-
-def _sub_config(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    n = len(prefix)
-    return {
-        k[n:]: v for k, v in config.items() if k.startswith(prefix) and k[n:] not in _STAGE_KEYS
-    }
-
-
-@dataclass(frozen=True)
-class TransformationStage(Generic[R]):
-    """One configured SMT, optionally gated by a predicate."""
-
-    alias: str
-    transformation: Transformation[R]
-    predicate: Predicate[R] | None = None
-    negate: bool = False
-    predicate_alias: str | None = None
-
-    def applies_to(self, record: R) -> bool:
-        """True when the transformation should run for ``record``."""
-        if self.predicate is None:
-            return True
-        return self.predicate.test(record) != self.negate
 
 
 _PlanStep = tuple[
@@ -201,46 +121,12 @@ class TransformationChain(Generic[R]):
         if config is None:
             return
         try:
-            self._build(config, resolve or default_resolve)
+            build_stages(config, resolve or default_resolve, self._stages, self._predicates)
         except BaseException:
             self.close()
             raise
         self._plan = _plan_of(self._stages)
         self._batch_plan = _batch_plan_of(self._stages)
-
-    def _build(self, config: Mapping[str, Any], resolve: Resolver) -> None:
-        transform_aliases = _as_list(config.get(TRANSFORMS))
-        predicate_aliases = _as_list(config.get(PREDICATES))
-        for key, aliases in ((TRANSFORMS, transform_aliases), (PREDICATES, predicate_aliases)):
-            if len(set(aliases)) != len(aliases):
-                raise ConfigError(
-                    f"Invalid value {','.join(aliases)} for configuration {key}: "
-                    "Duplicate alias provided.",
-                    key,
-                    config.get(key),
-                )
-        predicates: dict[str, Predicate[R]] = {}
-        for alias in predicate_aliases:
-            prefix = f"{PREDICATES}.{alias}."
-            predicate = _instantiate(config, prefix, resolve, Predicate)
-            self._predicates.append(predicate)
-            predicates[alias] = predicate
-        for alias in transform_aliases:
-            prefix = f"{TRANSFORMS}.{alias}."
-            predicate_alias = config.get(prefix + "predicate")
-            predicate_alias = str(predicate_alias).strip() if predicate_alias else None
-            predicate = None
-            if predicate_alias is not None:
-                if predicate_alias not in predicates:
-                    raise ConfigError(_unknown_predicate(predicate_alias), prefix + "predicate")
-                predicate = predicates[predicate_alias]
-            negate = bool(
-                _parse_type(prefix + "negate", config.get(prefix + "negate"), ConfigType.BOOLEAN)
-            )
-            transformation = _instantiate(config, prefix, resolve, Transformation)
-            self._stages.append(
-                TransformationStage(alias, transformation, predicate, negate, predicate_alias)
-            )
 
     @property
     def stages(self) -> list[TransformationStage[R]]:
@@ -358,212 +244,3 @@ class TransformationChain(Generic[R]):
 
     def __repr__(self) -> str:
         return f"TransformationChain({[s.alias for s in self._stages]})"
-
-
-def _unknown_predicate(alias: str) -> str:
-    return f"Predicate alias {alias} is not listed in '{PREDICATES}'"
-
-
-def _instantiate(config: Mapping[str, Any], prefix: str, resolve: Resolver, base: type) -> Any:
-    type_key = prefix + "type"
-    class_name = config.get(type_key)
-    if class_name is None or not str(class_name).strip():
-        raise ConfigError(
-            f'Missing required configuration "{type_key}" which has no default value.', type_key
-        )
-    cls = _resolve(resolve, str(class_name), type_key, base)
-    instance = cls()
-    try:
-        instance.configure(_sub_config(config, prefix))
-    except ConfigError as exc:
-        instance.close()
-        key = prefix + exc.name if exc.name else type_key
-        raise ConfigError(f"{key}: {exc}" if key not in str(exc) else str(exc), key) from exc
-    except BaseException:
-        instance.close()
-        raise
-    return instance
-
-
-def _resolve(resolve: Resolver, class_name: str, type_key: str, base: type) -> type:
-    try:
-        cls = resolve(class_name.strip())
-    except ConfigError as exc:
-        raise ConfigError(
-            f"Invalid value {class_name} for configuration {type_key}: {exc}", type_key
-        ) from exc
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(
-            f"Invalid value {class_name} for configuration {type_key}: "
-            f"Class {class_name} could not be found.",
-            type_key,
-        ) from exc
-    if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise ConfigError(
-            f"Invalid value {class_name} for configuration {type_key}: "
-            f"{class_name} is not a {base.__name__}",
-            type_key,
-        )
-    return cls
-
-
-def _add(errors: dict[str, list[str]], key: str, message: str) -> None:
-    bucket = errors.setdefault(key, [])
-    if message not in bucket:
-        bucket.append(message)
-
-
-def _validate_plugin(
-    config: Mapping[str, Any],
-    prefix: str,
-    resolve: Resolver,
-    base: type,
-    errors: dict[str, list[str]],
-) -> None:
-    type_key = prefix + "type"
-    class_name = config.get(type_key)
-    if class_name is None or not str(class_name).strip():
-        _add(
-            errors,
-            type_key,
-            f'Missing required configuration "{type_key}" which has no default value.',
-        )
-        return
-    try:
-        cls = _resolve(resolve, str(class_name), type_key, base)
-        instance = cls()
-    except ConfigError as exc:
-        _add(errors, type_key, str(exc))
-        return
-    sub = _sub_config(config, prefix)
-    found = False
-    try:
-        for key, value in instance.config_def().validate(sub).items():
-            for message in value.errors:
-                _add(errors, prefix + key, message)
-                found = True
-        if not found:
-            # Cross-key checks live in configure(); run it for the errors it raises.
-            try:
-                instance.configure(sub)
-            except ConfigError as exc:
-                _add(errors, prefix + exc.name if exc.name else type_key, str(exc))
-    finally:
-        try:
-            instance.close()
-        except Exception:
-            pass
-
-
-def validate_transforms(
-    config: Mapping[str, Any], resolve: Resolver | None = None
-) -> dict[str, list[str]]:
-    """Check the transforms/predicates part of a connector config without building a chain.
-
-    Returns ``{config key: [error, ...]}`` for keys with errors only (empty when valid):
-    duplicate aliases, missing or unknown ``*.type``, a class of the wrong kind, a
-    ``transforms.<a>.predicate`` not listed in ``predicates``, a non-boolean ``negate`` and
-    every SMT/predicate key error (``transforms.<a>.<key>``), including those its
-    ``configure`` raises.
-    """
-    resolve = resolve or default_resolve
-    errors: dict[str, list[str]] = {}
-    transform_aliases = _as_list(config.get(TRANSFORMS))
-    predicate_aliases = _as_list(config.get(PREDICATES))
-    for key, aliases in ((TRANSFORMS, transform_aliases), (PREDICATES, predicate_aliases)):
-        if len(set(aliases)) != len(aliases):
-            _add(
-                errors,
-                key,
-                f"Invalid value {','.join(aliases)} for configuration {key}: "
-                "Duplicate alias provided.",
-            )
-    for alias in dict.fromkeys(predicate_aliases):
-        _validate_plugin(config, f"{PREDICATES}.{alias}.", resolve, Predicate, errors)
-    for alias in dict.fromkeys(transform_aliases):
-        prefix = f"{TRANSFORMS}.{alias}."
-        predicate_alias = config.get(prefix + "predicate")
-        if predicate_alias and str(predicate_alias).strip() not in predicate_aliases:
-            _add(errors, prefix + "predicate", _unknown_predicate(str(predicate_alias).strip()))
-        try:
-            _parse_type(prefix + "negate", config.get(prefix + "negate"), ConfigType.BOOLEAN)
-        except ConfigError as exc:
-            _add(errors, prefix + "negate", str(exc))
-        _validate_plugin(config, prefix, resolve, Transformation, errors)
-    return errors
-
-
-def enriched_config_def(config: Mapping[str, Any], resolve: Resolver | None = None) -> ConfigDef:
-    """The stage keys plus every configured SMT's/predicate's keys, prefixed (Kafka's
-    ``ConnectorConfig.enrich``), in groups ``Transforms: <alias>`` / ``Predicates: <alias>``.
-
-    Aliases whose class cannot be resolved contribute only their stage keys.
-    """
-    resolve = resolve or default_resolve
-    keys: list[ConfigKey] = []
-    sections: Iterable[tuple[str, type]] = ((TRANSFORMS, Transformation), (PREDICATES, Predicate))
-    for section, base in sections:
-        group_label = "Transforms" if section == TRANSFORMS else "Predicates"
-        for alias in dict.fromkeys(_as_list(config.get(section))):
-            prefix = f"{section}.{alias}."
-            group = f"{group_label}: {alias}"
-            keys.append(
-                ConfigKey(
-                    prefix + "type",
-                    ConfigType.CLASS,
-                    importance=Importance.HIGH,
-                    documentation=f"Class for the '{alias}' {base.__name__.lower()}.",
-                    group=group,
-                    order_in_group=0,
-                )
-            )
-            if section == TRANSFORMS:
-                keys.append(
-                    ConfigKey(
-                        prefix + "predicate",
-                        ConfigType.STRING,
-                        None,
-                        importance=Importance.MEDIUM,
-                        documentation="The alias of a predicate used to determine whether to "
-                        "apply this transformation.",
-                        group=group,
-                        order_in_group=1,
-                    )
-                )
-                keys.append(
-                    ConfigKey(
-                        prefix + "negate",
-                        ConfigType.BOOLEAN,
-                        False,
-                        importance=Importance.MEDIUM,
-                        documentation="Whether the configured predicate should be negated.",
-                        group=group,
-                        order_in_group=2,
-                    )
-                )
-            class_name = config.get(prefix + "type")
-            if not class_name:
-                continue
-            try:
-                cls = _resolve(resolve, str(class_name), prefix + "type", base)
-                plugin_def = cls().config_def()
-            except ConfigError:
-                continue
-            for i, key in enumerate(plugin_def.keys.values()):
-                keys.append(
-                    ConfigKey(
-                        prefix + key.name,
-                        key.type,
-                        key.default,
-                        key.validator,
-                        key.importance,
-                        key.documentation,
-                        group,
-                        i + 3,
-                        key.width,
-                        key.display_name,
-                        tuple(prefix + d for d in key.dependents),
-                        key.internal,
-                    )
-                )
-    return ConfigDef(keys)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from connectors.jdbc.sink.config import SINK_CONFIG_DEF, check_sink_rules, parse_sink_config
+from connectors.jdbc.sink.database import connect
 from connectors.jdbc.sink.offsets import OffsetsTable
-from connectors.jdbc.sink.task import VERSION, JdbcSinkTask, connect
+from connectors.jdbc.sink.task import VERSION, JdbcSinkTask
 from connectrt.api import ConfigDef, ConfigValue, SinkConnector, Task, TopicPartition
 
 __all__ = ["CONFIG_DEF", "JdbcSinkConnector"]

@@ -6,17 +6,18 @@ inside one transaction, which commits before ``put()`` returns. ``flush()`` ther
 nothing left to do and committed consumer offsets never pass what the database holds.
 
 Plans (columns, row function, statement) are built once per (topic, key schema, value schema,
-operation) and cached; that is also when tables are created or evolved. The per-record work is
-one identity check against the previous record's schemas and the plan's row function.
+operation) and cached (:mod:`connectors.jdbc.sink.plans`); that is also when tables are created
+or evolved. The per-record work is one identity check against the previous record's schemas and
+the plan's row function.
 
-Transient database errors (lock timeouts, a busy SQLite file, lost connections) roll the batch
-back and raise RetriableError after ``context.timeout(retry.backoff.ms)``, so the runtime
-redelivers the same batch without restarting the task; after ``max.retries`` consecutive
-failures the task fails. Records that cannot be mapped to their table (SchemaMismatch and other
-DataErrors) go to the errant record reporter when one is configured, else fail the task. So do
-rows the database rejects (constraint violations): with a reporter, a batch that failed that way
-is written again in one transaction with a savepoint per row, and only the rejected rows' records
-are reported.
+Transient database errors (lock timeouts, a busy SQLite file, lost connections; see
+:mod:`connectors.jdbc.sink.database`) roll the batch back and raise RetriableError after
+``context.timeout(retry.backoff.ms)``, so the runtime redelivers the same batch without
+restarting the task; after ``max.retries`` consecutive failures the task fails. Records that
+cannot be mapped to their table (SchemaMismatch and other DataErrors) go to the errant record
+reporter when one is configured, else fail the task. So do rows the database rejects
+(constraint violations): with a reporter, a batch that failed that way is written again in one
+transaction with a savepoint per row, and only the rejected rows' records are reported.
 
 Exactly once (``exactly.once.enabled``): each batch also upserts, in the same transaction, the
 next offset of every partition it covers into the offsets table. ``open()`` reads those back and
@@ -30,29 +31,19 @@ Threading: every method runs on the task thread (see :mod:`connectrt.api.task`).
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-import time
-import zoneinfo
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from sqlalchemy.sql.expression import Executable
 
-from connectors.jdbc.connection import (
-    CONNECTION_ATTEMPTS_CONFIG,
-    CONNECTION_BACKOFF_MS_CONFIG,
-    create_engine,
-    redacted_url,
-)
-from connectors.jdbc.sink.config import DB_TIMEZONE, SinkConfig, parse_sink_config
+from connectors.jdbc.sink.config import SinkConfig, parse_sink_config
 from connectors.jdbc.sink.copy import copy_rows
-from connectors.jdbc.sink.fields import RecordFields, Row, record_fields
+from connectors.jdbc.sink.database import connect, db_error_reason, is_transient, timestamp_zone
+from connectors.jdbc.sink.fields import Row
 from connectors.jdbc.sink.offsets import OffsetsTable
-from connectors.jdbc.sink.statements import delete_statement, write_statement
+from connectors.jdbc.sink.plans import Segment, WritePlan, WritePlanner
 from connectors.jdbc.sink.tables import TableManager
 from connectrt.api import (
     ConnectError,
@@ -64,91 +55,12 @@ from connectrt.api import (
     TopicPartition,
 )
 
-__all__ = ["VERSION", "JdbcSinkTask", "connect", "is_transient"]
+__all__ = ["VERSION", "JdbcSinkTask"]
 
 log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
 _UNSET: Any = object()
-
-
-def _session_time_zone(zone: str) -> Callable[[Any, Any], None]:
-    """A connect hook setting a PostgreSQL session's TimeZone to ``zone`` (a bound value)."""
-
-    def set_time_zone(dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        cursor.execute("SELECT set_config('TimeZone', %s, false)", (zone,))
-        cursor.close()
-        dbapi_connection.commit()
-
-    return set_time_zone
-
-
-def timestamp_zone(dialect: str, db_timezone: str) -> dt.tzinfo | None:
-    """The zone the sink converts Timestamp values to before binding them, or None when the
-    connection already writes aware datetimes as wall-clock time in ``db_timezone``:
-    PostgreSQL (its sessions run in ``db_timezone``, see :func:`connect`) and SQLite with UTC
-    (it stores an aware datetime's own, UTC, wall-clock time)."""
-    if dialect == "postgresql" or (dialect == "sqlite" and db_timezone == "UTC"):
-        return None
-    return zoneinfo.ZoneInfo(db_timezone)
-
-
-def connect(config: Mapping[str, Any]) -> Engine:
-    """An engine for the parsed ``config`` whose database answered a connection attempt.
-
-    PostgreSQL sessions run in ``db.timezone`` (UTC by default), so Timestamp values (aware
-    datetimes) land in TIMESTAMP columns as wall-clock time in that zone without per-record
-    conversion.
-
-    Tries ``connection.attempts`` times, ``connection.backoff.ms`` apart; raises ConnectError
-    naming the (password-masked) URL and the driver's reason.
-    """
-    engine = create_engine(config, pool_pre_ping=True)
-    if engine.dialect.name == "postgresql":
-        zone = str(config.get(DB_TIMEZONE) or "UTC")
-        sa.event.listen(engine, "connect", _session_time_zone(zone))
-    attempts = int(config.get(CONNECTION_ATTEMPTS_CONFIG) or 1)
-    backoff = int(config.get(CONNECTION_BACKOFF_MS_CONFIG) or 0) / 1000.0
-    reason: BaseException | None = None
-    for attempt in range(1, attempts + 1):
-        try:
-            with engine.connect():
-                return engine
-        except sa.exc.DBAPIError as exc:
-            reason = exc.orig if exc.orig is not None else exc
-        except Exception as exc:  # e.g. a missing driver module
-            reason = exc
-        if attempt < attempts:
-            time.sleep(backoff)
-    engine.dispose()
-    raise ConnectError(
-        f"Could not connect to {redacted_url(engine.url)} after {attempts} attempt(s): "
-        f"{str(reason).strip()}"
-    )
-
-
-def is_transient(exc: sa.exc.DBAPIError, dialect: str) -> bool:
-    """Whether a database error is worth retrying (the same statements may then succeed)."""
-    if exc.connection_invalidated:
-        return True
-    if not isinstance(exc, sa.exc.OperationalError):
-        return False
-    if dialect == "sqlite":  # sqlite3 also reports "no such table" etc. as OperationalError
-        text = str(exc.orig).lower()
-        return "locked" in text or "busy" in text
-    return True
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """How records of one shape are written: table, columns/row function, statement (or
-    ``copy_into``: the table to COPY the rows into)."""
-
-    table: str
-    fields: RecordFields
-    statement: Executable | None
-    copy_into: sa.Table | None = None
 
 
 class JdbcSinkTask(SinkTask):
@@ -157,14 +69,10 @@ class JdbcSinkTask(SinkTask):
     def __init__(self) -> None:
         self._config: SinkConfig | None = None
         self._engine: Engine | None = None
-        self._tables: TableManager | None = None
         self._offsets: OffsetsTable | None = None
-        self._plans: dict[tuple[Any, ...], _Plan | DataError] = {}
-        self._table_names: dict[str, str] = {}
+        self._planner: WritePlanner | None = None
         self._stored: dict[tuple[str, int], int] = {}
         self._retries_left = 0
-        self._zone: dt.tzinfo | None = dt.UTC
-        self._copy = False
         self._reporter: ErrantRecordReporter | Any | None = _UNSET
         self.records_skipped_as_applied = 0
 
@@ -175,16 +83,21 @@ class JdbcSinkTask(SinkTask):
     def start(self, config: Mapping[str, str]) -> None:
         cfg = self._config = parse_sink_config(config)
         engine = self._engine = connect(cfg.raw)
-        self._zone = timestamp_zone(engine.dialect.name, cfg.db_timezone)
-        self._copy = cfg.postgresql_copy and engine.dialect.name == "postgresql"
-        self._tables = TableManager(
+        dialect = engine.dialect.name
+        tables = TableManager(
             engine,
             quote=cfg.quote_identifiers,
             auto_create=cfg.auto_create,
             auto_evolve=cfg.auto_evolve,
         )
+        self._planner = WritePlanner(
+            cfg,
+            tables,
+            dialect,
+            timestamp_zone(dialect, cfg.db_timezone),
+            cfg.postgresql_copy and dialect == "postgresql",
+        )
         self._retries_left = cfg.max_retries
-        self._plans.clear()
         self._stored.clear()
         if cfg.exactly_once:
             self._offsets = OffsetsTable(
@@ -225,14 +138,14 @@ class JdbcSinkTask(SinkTask):
     def put(self, records: list[SinkRecord]) -> None:
         if not records:
             return
-        cfg = self._config
-        if cfg is None:
+        planner = self._planner
+        if planner is None:
             raise ConnectError("put() before start()")
         exactly_once = self._offsets is not None
         stored = self._stored
         positions: dict[tuple[str, int], int] = {}
-        segments: list[_Segment] = []
-        plan: _Plan | None = None
+        segments: list[Segment] = []
+        plan: WritePlan | None = None
         rows: list[Row] = []
         written: list[SinkRecord] = []  # the record of each row, to report a rejected one
         row_fn: Any = None
@@ -264,7 +177,7 @@ class JdbcSinkTask(SinkTask):
                 written.append(record)
                 continue
             try:
-                found = self._plan_for(record, delete)
+                found = planner.plan_for(record, delete)
                 row = found.fields.row(record)
             except DataError as exc:
                 self._bad(record, exc)
@@ -309,61 +222,9 @@ class JdbcSinkTask(SinkTask):
         reporter: ErrantRecordReporter | None = self._reporter
         return reporter
 
-    def _table_name(self, topic: str) -> str:
-        name = self._table_names.get(topic)
-        if name is None:
-            assert self._config is not None
-            name = self._table_names[topic] = self._config.table_name_format.replace(
-                "${topic}", topic
-            )
-        return name
-
-    def _plan_for(self, record: SinkRecord, delete: bool) -> _Plan:
-        cfg = self._config
-        assert cfg is not None and self._tables is not None and self._engine is not None
-        value, key = record.value, record.key
-        shape: Any = (
-            tuple(value) if record.value_schema is None and isinstance(value, dict) else None
-        )
-        key_shape: Any = None
-        if cfg.pk_mode == "record_key":
-            if record.key_schema is not None:
-                key_shape = record.key_schema
-            elif isinstance(key, dict):
-                key_shape = tuple(key)
-            else:
-                key_shape = type(key)
-        if delete and not cfg.delete_enabled:
-            raise DataError(
-                "The record has a null value (a tombstone) but delete.enabled=false; "
-                "enable deletes (with pk.mode=record_key) or drop tombstones with a Filter"
-            )
-        cache_key = (record.topic, key_shape, record.value_schema, shape, delete)
-        cached = self._plans.get(cache_key)
-        if isinstance(cached, _Plan):
-            return cached
-        if cached is not None:
-            raise cached
-        table_name = self._table_name(record.topic)
-        try:
-            fields = record_fields(cfg, record, delete, self._zone)
-            table = self._tables.table_for(table_name, fields)
-        except DataError as exc:
-            self._plans[cache_key] = exc
-            raise
-        statement = (
-            delete_statement(table, fields)
-            if delete
-            else write_statement(table, fields, cfg.insert_mode, self._engine.dialect.name)
-        )
-        copy_into = table if self._copy and not delete else None
-        plan = _Plan(table_name, fields, statement, copy_into)
-        self._plans[cache_key] = plan
-        return plan
-
     def _write(
         self,
-        segments: list[_Segment],
+        segments: list[Segment],
         positions: Mapping[tuple[str, int], int],
         count: int,
     ) -> None:
@@ -380,12 +241,12 @@ class JdbcSinkTask(SinkTask):
                     "Writing %d records failed (%s); writing them one by one to report the "
                     "records the database rejects",
                     count,
-                    _reason(exc),
+                    db_error_reason(exc),
                 )
                 self._write_one_by_one(segments, positions)
         except sa.exc.DBAPIError as exc:
             tables = sorted({plan.table for plan, _, _ in segments})
-            reason = _reason(exc)
+            reason = db_error_reason(exc)
             if is_transient(exc, dialect):
                 if self._retries_left <= 0:
                     raise ConnectError(
@@ -405,7 +266,7 @@ class JdbcSinkTask(SinkTask):
         self._retries_left = cfg.max_retries
 
     def _write_batch(
-        self, segments: list[_Segment], positions: Mapping[tuple[str, int], int]
+        self, segments: list[Segment], positions: Mapping[tuple[str, int], int]
     ) -> None:
         """The batch in one transaction (with the exactly-once offsets): the fast path."""
         cfg, engine = self._config, self._engine
@@ -426,7 +287,7 @@ class JdbcSinkTask(SinkTask):
                 self._offsets.write(conn, positions)
 
     def _write_one_by_one(
-        self, segments: list[_Segment], positions: Mapping[tuple[str, int], int]
+        self, segments: list[Segment], positions: Mapping[tuple[str, int], int]
     ) -> None:
         """The batch after the database rejected it, with an errant record reporter: still
         one transaction (with the exactly-once offsets), each row in a savepoint; a row the
@@ -450,15 +311,8 @@ class JdbcSinkTask(SinkTask):
                     except sa.exc.DBAPIError as exc:
                         if is_transient(exc, dialect):
                             raise
-                        self._bad(record, DataError(f"The database rejected it: {_reason(exc)}"))
+                        self._bad(
+                            record, DataError(f"The database rejected it: {db_error_reason(exc)}")
+                        )
             if self._offsets is not None and positions:
                 self._offsets.write(conn, positions)
-
-
-def _reason(exc: sa.exc.DBAPIError) -> str:
-    """The driver's message of a database error, without SQLAlchemy's statement dump."""
-    return str(exc.orig if exc.orig is not None else exc).strip()
-
-
-_Segment = tuple[_Plan, list[Row], list[SinkRecord]]
-"""A run of records with the same plan: their rows and the records themselves."""

@@ -13,11 +13,8 @@ from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 
-from .config import (
-    INCREMENTING_COLUMN_NAME_CONFIG,
-    TIMESTAMP_COLUMN_NAME_CONFIG,
-    SourceSettings,
-)
+from .config import INCREMENTING_COLUMN_NAME_CONFIG, TIMESTAMP_COLUMN_NAME_CONFIG
+from .settings import SourceSettings
 from .tables import ColumnInfo
 
 __all__ = ["ResolvedColumns", "resolve_columns"]

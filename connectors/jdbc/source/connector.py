@@ -1,12 +1,12 @@
 """JdbcSourceConnector: copies database tables (or a custom query) into Kafka topics.
 
 Configuration follows Confluent's ``io.confluent.connect.jdbc.JdbcSourceConnector`` (see
-:mod:`.source_config`), with the same source partitions and offsets, so a connector config and
+:mod:`.config`), with the same source partitions and offsets, so a connector config and
 its committed offsets can move over from the Java connector.
 
 Lifecycle (runtime contract, see :mod:`connectrt.api.connector`): ``start`` connects (with
 ``connection.attempts``/``connection.backoff.ms``), lists the tables, checks that the mode's
-columns exist, and starts a :class:`~.source_tables.TableMonitor` thread that asks the runtime
+columns exist, and starts a :class:`~.tables.TableMonitor` thread that asks the runtime
 for a task reconfiguration when tables appear or disappear; ``task_configs`` splits the
 current tables evenly (round-robin over the sorted list) into at most ``tasks.max`` tasks;
 a custom query always uses one task; ``stop`` stops the monitor and disposes the engine.
@@ -38,17 +38,9 @@ from connectrt.api import (
 
 from ..connection import create_engine, redacted_url
 from .checks import resolve_columns
-from .config import (
-    QUERY_CONFIG,
-    SOURCE_CONFIG_DEF,
-    TABLE_WHITELIST_CONFIG,
-    TABLES_CONFIG,
-    SourceSettings,
-    parse_source_config,
-    settings_of,
-    static_errors,
-)
+from .config import QUERY_CONFIG, SOURCE_CONFIG_DEF, TABLE_WHITELIST_CONFIG, TABLES_CONFIG
 from .db import connect, db_error_text, missing_sqlite_file
+from .settings import SourceSettings, parse_source_config, settings_of, static_errors
 from .tables import (
     TableMonitor,
     TableRef,

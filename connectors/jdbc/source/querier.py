@@ -42,8 +42,8 @@ from connectrt.api import ConfigError, SourceRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
 
 from .checks import resolve_columns
-from .config import SourceSettings
 from .db import connect, now
+from .settings import SourceSettings
 from .tables import ColumnInfo, TableRef, describe_query, describe_table
 from .types import ColumnMapping, column_mapping
 

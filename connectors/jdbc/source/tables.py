@@ -24,8 +24,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from .config import SourceSettings
 from .db import connect, db_error_text
+from .settings import SourceSettings
 
 __all__ = [
     "TableMonitor",

@@ -1,7 +1,7 @@
 """JdbcSourceTask: polls its tables (or the custom query) and returns rows as records.
 
 Lifecycle (runtime contract, see :mod:`connectrt.api.task`): ``start`` reflects each assigned
-table, builds its :class:`~.source_querier.Querier` and restores its committed offset (the
+table, builds its :class:`~.querier.Querier` and restores its committed offset (the
 protocol-1 partition ``{"protocol": "1", "table": "schema.table"}``, falling back to the legacy
 ``{"table": ...}`` form); ``poll`` serves the querier whose turn is due, returning at most
 ``batch.max.rows`` records, or None after waiting (at most 1 s) when no table is due;
@@ -29,9 +29,10 @@ from sqlalchemy.engine import Engine
 from connectrt.api import ConnectError, RetriableError, SourceRecord, SourceTask
 
 from ..connection import create_engine, redacted_url
-from .config import TABLES_CONFIG, SourceSettings, parse_source_config
+from .config import TABLES_CONFIG
 from .db import connect, db_error_text
 from .querier import Querier, build_querier
+from .settings import SourceSettings, parse_source_config
 from .tables import decode_tables
 
 __all__ = ["JdbcSourceTask"]

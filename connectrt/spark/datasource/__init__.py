@@ -15,7 +15,8 @@
 
 Reading: :mod:`.source` (options, schema planning), :mod:`.offsets` (partition ends),
 :mod:`.decode` (converters, transforms, ``errors.*``), :mod:`.schema` (type mapping).
-Writing: :mod:`.sink`. Needs pyspark >= 4.2 and pyarrow.
+Writing: :mod:`.sink` (the writers), :mod:`.sink_plan` (options -> plan), :mod:`.sink_task`
+(rows -> sink task), :mod:`.sink_context`. Needs pyspark >= 4.2 and pyarrow.
 """
 
 from __future__ import annotations

@@ -1,0 +1,140 @@
+"""Executor side of writing through a sink connector: one Spark partition's rows, encoded as
+Connect records with synthetic coordinates, through a fresh sink task (see
+:mod:`connectrt.spark.datasource.sink` for the lifecycle and the idempotent replays).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Row
+from pyspark.sql import types as T
+from pyspark.sql.datasource import WriterCommitMessage
+
+from connectrt.api.records import SinkRecord, TimestampType, TopicPartition
+from connectrt.api.task import SinkTask
+from connectrt.errors import RetriableError
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.task_runner import TaskId
+from connectrt.spark.datasource.schema import connect_schema, row_converter
+from connectrt.spark.datasource.sink_context import BridgeReporter, BridgeTaskContext
+from connectrt.spark.datasource.sink_plan import SinkPlan
+
+__all__ = ["OFFSET_STRIDE", "SinkCommit", "run_sink_task"]
+
+OFFSET_STRIDE = 1 << 32
+
+
+@dataclass
+class SinkCommit(WriterCommitMessage):
+    """What one Spark task wrote: rows put, rows skipped as already written."""
+
+    partition: int
+    rows: int
+    skipped: int
+
+
+def _extractor(
+    data_type: T.DataType | None, index: list[int] | int | None, optional: bool
+) -> tuple[Any, Any]:
+    """(Connect schema, row -> Connect value) for the key or value side of a row."""
+    if data_type is None or index is None:
+        return None, lambda row: None
+    schema = connect_schema(data_type, optional, None)
+    convert = row_converter(data_type, schema)
+    if isinstance(index, int):
+        return schema, lambda row: convert(row[index])
+    return schema, lambda row: convert([row[i] for i in index])
+
+
+def _put(task: SinkTask, ctx: BridgeTaskContext, records: list[SinkRecord], retries: int) -> None:
+    attempt = 0
+    while True:
+        try:
+            task.put(records)
+            return
+        except RetriableError:
+            attempt += 1
+            if attempt > retries:
+                raise
+            time.sleep(max(ctx.timeout_ms, 10) / 1000.0)
+
+
+def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id: int) -> SinkCommit:
+    """Executor side: deliver one Spark partition's rows to a fresh sink task."""
+    tp = TopicPartition(plan.topic, partition)
+    task_config = plan.task_configs[partition % len(plan.task_configs)]
+    value_optional = isinstance(plan.value_index, int)
+    value_schema, to_value = _extractor(plan.value_type, plan.value_index, value_optional)
+    key_schema, to_key = _extractor(plan.key_type, plan.key_index, isinstance(plan.key_index, int))
+    task = plan.task_class()
+    policy = ErrorPolicy.from_config(plan.config)
+    handler = None
+    if policy.reporting:
+        client = plan.kafka if policy.dlq_topic else None
+        handler = ErrorHandler(
+            TaskId(plan.config["name"], partition),
+            policy,
+            TaskMetrics(plan.config["name"], partition),
+            client,
+            client,
+        )
+    ctx = BridgeTaskContext(
+        task_config, tp, None if handler is None else BridgeReporter(handler, task)
+    )
+    task.initialize(ctx)
+    task.start(task_config)
+    base = batch_id * OFFSET_STRIDE
+    next_offset = base
+    written = skipped = 0
+    try:
+        task.open([tp])
+        skip_below = ctx.rewinds.get(tp, 0)
+        topic = plan.topic
+        records: list[SinkRecord] = []
+        now = int(time.time() * 1000)
+        for index, row in enumerate(rows):
+            offset = base + index
+            next_offset = offset + 1
+            if offset < skip_below:
+                skipped += 1
+                continue
+            value = to_value(row)
+            key = to_key(row)
+            records.append(
+                SinkRecord(
+                    topic,
+                    partition,
+                    key_schema,
+                    key,
+                    value_schema,
+                    value,
+                    offset,
+                    now,
+                    TimestampType.CREATE_TIME,
+                )
+            )
+            if len(records) >= plan.batch_size:
+                _put(task, ctx, records, plan.max_retries)
+                written += len(records)
+                records = []
+        if records:
+            _put(task, ctx, records, plan.max_retries)
+            written += len(records)
+        offsets = {tp: next_offset}
+        task.flush(offsets)
+        if handler is not None:
+            handler.flush()  # dead letters are written before the batch counts as done
+        task.pre_commit(offsets)
+        task.close([tp])
+    finally:
+        try:
+            task.stop()
+        finally:
+            if handler is not None:
+                handler.close()
+    return SinkCommit(partition, written, skipped)
