@@ -36,6 +36,7 @@ from connectrt.runtime.connector_config import (
     framework_def_for,
     validate_connector_config,
 )
+from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.errors import BadRequestError, ForbiddenError
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
@@ -46,12 +47,7 @@ from connectrt.storage.offset_codec import decode_key, decode_value, encode_key,
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ConnectorInfo",
-    "ConnectorStateInfo",
-    "Herder",
-    "StateInfo",
-]
+__all__ = ["Herder"]
 
 HIDDEN = "[hidden]"
 _INITIAL_STATES = {
@@ -64,30 +60,6 @@ _NOT_STOPPED = (
     "done for the specified connector by issuing a 'PUT' request to the "
     "'/connectors/{name}/stop' endpoint"
 )
-
-
-@dataclass(frozen=True)
-class ConnectorInfo:
-    name: str
-    config: dict[str, str]  # secrets masked
-    tasks: list[int]
-    type: str
-
-
-@dataclass(frozen=True)
-class StateInfo:
-    state: str
-    worker_id: str
-    trace: str | None = None
-    restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
-
-
-@dataclass(frozen=True)
-class ConnectorStateInfo:
-    name: str
-    connector: StateInfo
-    tasks: list[tuple[int, StateInfo]]
-    type: str
 
 
 @dataclass
