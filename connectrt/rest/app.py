@@ -355,11 +355,11 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- loggers ------------------------------------------------------------------------------
     @app.get("/admin/loggers", summary="Log levels")
     def loggers() -> Any:
-        return herder.loggers()
+        return herder.loggers.all_levels()
 
     @app.get("/admin/loggers/{name}", summary="One logger's level")
     def logger(name: str) -> Any:
-        return herder.logger(name)
+        return herder.loggers.level(name)
 
     @app.put("/admin/loggers/{name}", summary="Set a log level")
     async def set_logger(name: str, request: Request, scope: str = "worker") -> Response:
@@ -367,7 +367,7 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
         level = body.get("level") if isinstance(body, dict) else None
         if not level or not isinstance(level, str):
             raise BadRequestError("Desired 'level' parameter was not specified in request.")
-        changed = herder.set_logger_level(name, level)
+        changed = herder.loggers.set_level(name, level)
         if scope.lower() == "cluster":
             return Response(status_code=204)
         return _JSON(changed)

@@ -17,7 +17,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +37,7 @@ from connectrt.runtime.connector_config import (
 )
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.errors import BadRequestError, ForbiddenError
+from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
 from connectrt.runtime.status import State, Status, TargetState
@@ -60,11 +60,6 @@ _NOT_STOPPED = (
     "done for the specified connector by issuing a 'PUT' request to the "
     "'/connectors/{name}/stop' endpoint"
 )
-
-
-@dataclass
-class _LoggerState:
-    last_modified: dict[str, int] = field(default_factory=dict)
 
 
 class Herder:
@@ -97,7 +92,7 @@ class Herder:
         self._ready = threading.Event()
         self._failed_start: str | None = None
         self._definitions: dict[str, ConfigDef] = {}
-        self._loggers = _LoggerState()
+        self.loggers = LoggerLevels()
         self._cluster_id: str | None = None
         self._tracking = bool(worker_config.get("topic.tracking.enable", True))
         self._allow_reset = bool(worker_config.get("topic.tracking.allow.reset", True))
@@ -724,65 +719,6 @@ class Herder:
             present = {k: v for k, v in config.items() if v is not None}
             resolved.update(self.resolve(present))
         return validate_connector_config(resolved, self.plugins, self.worker.policy)
-
-    # -- loggers -------------------------------------------------------------------------------
-    def loggers(self) -> dict[str, dict[str, Any]]:
-        root = logging.getLogger()
-        out = {
-            "root": {
-                "level": logging.getLevelName(root.level),
-                "last_modified": self._loggers.last_modified.get("root"),
-            }
-        }
-        for name in sorted(logging.root.manager.loggerDict):
-            logger = logging.root.manager.loggerDict[name]
-            if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET:
-                out[name] = {
-                    "level": logging.getLevelName(logger.level),
-                    "last_modified": self._loggers.last_modified.get(name),
-                }
-        return out
-
-    def logger(self, name: str) -> dict[str, Any]:
-        if name == "root":
-            return self.loggers()["root"]
-        existing = logging.root.manager.loggerDict.get(name)
-        if not isinstance(existing, logging.Logger):
-            raise NotFoundError(f"Logger {name} not found.")
-        return {
-            "level": logging.getLevelName(existing.getEffectiveLevel()),
-            "last_modified": self._loggers.last_modified.get(name),
-        }
-
-    def set_logger_level(self, name: str, level: str) -> list[str]:
-        """Set ``name`` and its descendants; returns the names changed (Kafka's semantics)."""
-        value = logging.getLevelName(level.upper())
-        if level.upper() in ("TRACE",):
-            value = logging.DEBUG
-        elif level.upper() == "FATAL":
-            value = logging.CRITICAL
-        elif level.upper() == "WARN":
-            value = logging.WARNING
-        elif level.upper() == "OFF":
-            value = logging.CRITICAL + 10
-        if not isinstance(value, int):
-            raise NotFoundError(f"invalid log level '{level}'.")
-        now = int(time.time() * 1000)
-        changed = []
-        if name == "root":
-            logging.getLogger().setLevel(value)
-            changed.append("root")
-        else:
-            logging.getLogger(name).setLevel(value)
-            changed.append(name)
-            prefix = name + "."
-            for other, logger in list(logging.root.manager.loggerDict.items()):
-                if other.startswith(prefix) and isinstance(logger, logging.Logger):
-                    logger.setLevel(value)
-                    changed.append(other)
-        for n in changed:
-            self._loggers.last_modified[n] = now
-        return sorted(changed)
 
     # -- metrics -------------------------------------------------------------------------------
     def metrics_snapshot(self) -> dict[str, Any]:
