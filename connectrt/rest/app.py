@@ -339,16 +339,16 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- plugins ------------------------------------------------------------------------------
     @app.get("/connector-plugins", summary="Installed plugins")
     def plugins(connectorsOnly: bool = True) -> Any:
-        return [wire.plugin_info(p) for p in herder.plugins_list(connectorsOnly)]
+        return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
     def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugin_config(plugin)]
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
         config = _string_map(await _body(request), allow_null=True)
-        result = await run_in_threadpool(herder.validate, plugin, config)
+        result = await run_in_threadpool(herder.plugins.validate, plugin, config)
         definition = result.definition
         return wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
 

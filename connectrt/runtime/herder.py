@@ -11,7 +11,6 @@ pool); mutations are serialized by one lock. Reads of status and metrics do not 
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
 import time
@@ -21,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from connectrt import __version__
-from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
+from connectrt.api.config import ConfigDef
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.api.records import TopicPartition
 from connectrt.errors import (
@@ -30,16 +29,13 @@ from connectrt.errors import (
     ConnectError,
     NotFoundError,
 )
-from connectrt.runtime.connector_config import (
-    ValidationResult,
-    framework_def_for,
-    validate_connector_config,
-)
+from connectrt.runtime.connector_config import framework_def_for, validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.connector_plugins import ConnectorPlugins
 from connectrt.runtime.errors import BadRequestError, ForbiddenError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
+from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
@@ -72,7 +68,7 @@ class Herder:
         config_store: Any,
         status_store: Any,
         offset_admin: OffsetAdmin,
-        plugins: PluginRegistry,
+        registry: PluginRegistry,
         masker: Any,
         providers: Any = None,
         guard: Any = None,
@@ -83,7 +79,7 @@ class Herder:
         self.config_store = config_store
         self.status_store = status_store
         self.offset_admin = offset_admin
-        self.plugins = plugins
+        self.registry = registry
         self.masker = masker
         self.providers = providers
         self.guard = guard
@@ -93,6 +89,7 @@ class Herder:
         self._failed_start: str | None = None
         self._definitions: dict[str, ConfigDef] = {}
         self.loggers = LoggerLevels()
+        self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
         self._cluster_id: str | None = None
         self._tracking = bool(worker_config.get("topic.tracking.enable", True))
         self._allow_reset = bool(worker_config.get("topic.tracking.allow.reset", True))
@@ -207,7 +204,7 @@ class Herder:
 
     def connector_type(self, name: str) -> str:
         try:
-            cls = self.plugins.connector_class(
+            cls = self.registry.connector_class(
                 self.worker.connector_config(name)["connector.class"]
             )
         except (ConfigError, KeyError):
@@ -223,7 +220,7 @@ class Herder:
         class_name = config.get("connector.class", "")
         if class_name not in self._definitions:
             try:
-                cls = self.plugins.connector_class(class_name)
+                cls = self.registry.connector_class(class_name)
                 self._definitions[class_name] = framework_def_for(cls).merge(cls().config_def())
             except Exception:
                 return None
@@ -300,7 +297,7 @@ class Herder:
             raise BadRequestError(
                 f"Connector config {self.masked(config)} contains no connector type"
             )
-        result = validate_connector_config(self.resolve(config), self.plugins, self.worker.policy)
+        result = validate_connector_config(self.resolve(config), self.registry, self.worker.policy)
         messages = result.error_messages()
         if messages:
             raise BadRequestError(
@@ -475,7 +472,7 @@ class Herder:
 
     def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
         raw = self.worker.connector_config(name)
-        cls = self.plugins.connector_class(raw["connector.class"])
+        cls = self.registry.connector_class(raw["connector.class"])
         return cls(), self.resolve(raw)
 
     def alter_offsets(self, name: str, offsets: Any) -> str:
@@ -661,65 +658,6 @@ class Herder:
             for (t, p), o in sorted(target.items())
         ]
 
-    # -- plugins -------------------------------------------------------------------------------
-    def plugins_list(self, connectors_only: bool = True) -> list[PluginDesc]:
-        types = ("source", "sink") if connectors_only else None
-        seen: set[str] = set()
-        out = []
-        for p in self.plugins.plugins(types):
-            if p.class_name not in seen:
-                seen.add(p.class_name)
-                out.append(p)
-        return sorted(out, key=lambda p: p.class_name)
-
-    def _plugin(self, name: str) -> PluginDesc:
-        desc = self.plugins.find(name)
-        if desc is None:
-            try:
-                cls = self.plugins.load_class(name)
-            except ConfigError:
-                raise NotFoundError(f"Unknown plugin {name}.") from None
-            desc = PluginDesc(name, name, plugin_type_of(cls) or "unknown", cls)
-        if desc.type not in (
-            "source",
-            "sink",
-            "converter",
-            "header_converter",
-            "transformation",
-            "predicate",
-        ):
-            raise BadRequestError(
-                f"Invalid plugin class {name}. Valid types are sink, source, converter, "
-                "header_converter, transformation, predicate."
-            )
-        return desc
-
-    def plugin_config(self, name: str) -> list[ConfigKey]:
-        desc = self._plugin(name)
-        cls = desc.load()
-        if desc.type in ("source", "sink"):
-            definition = framework_def_for(cls).merge(cls().config_def())
-            return list(definition.keys.values())
-        return list(_plugin_config_def(cls).keys.values())
-
-    def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
-        self._plugin(plugin)
-        class_name = config.get("connector.class")
-        if class_name:
-            given = class_name.rsplit(".", 1)[-1].removesuffix("Connector")
-            wanted = plugin.rsplit(".", 1)[-1].removesuffix("Connector")
-            if not given.endswith(wanted) and not wanted.endswith(given):
-                raise BadRequestError(
-                    f"Included connector type {class_name} does not match request type {plugin}"
-                )
-        else:
-            config = {**config, "connector.class": plugin}
-        resolved = {k: v for k, v in config.items()}
-        if self.providers is not None:
-            present = {k: v for k, v in config.items() if v is not None}
-            resolved.update(self.resolve(present))
-        return validate_connector_config(resolved, self.plugins, self.worker.policy)
-
     # -- metrics -------------------------------------------------------------------------------
     def metrics_snapshot(self) -> dict[str, Any]:
         board = self.worker.status
@@ -746,39 +684,3 @@ def _offsets_message(verb: str, handled: bool) -> str:
         "successfully. However, if this connector manages offsets externally, they will need to "
         f"be manually {verb} in the system that the connector uses."
     )
-
-
-_CONVERTER_TYPES = {
-    "BOOLEAN": ConfigType.BOOLEAN,
-    "STRING": ConfigType.STRING,
-    "INT": ConfigType.INT,
-    "LONG": ConfigType.LONG,
-    "DOUBLE": ConfigType.DOUBLE,
-    "LIST": ConfigType.LIST,
-    "CLASS": ConfigType.CLASS,
-    "PASSWORD": ConfigType.PASSWORD,
-    "SHORT": ConfigType.SHORT,
-}
-
-
-def _plugin_config_def(cls: type) -> ConfigDef:
-    """The ConfigDef of a non-connector plugin (converters describe theirs as a dict)."""
-    attr = inspect.getattr_static(cls, "config_def", None)
-    if attr is None:
-        return ConfigDef()
-    owner: Any = cls if isinstance(attr, classmethod | staticmethod) else cls()
-    result = owner.config_def()
-    if isinstance(result, ConfigDef):
-        return result
-    out = ConfigDef()
-    for key, (type_name, default, doc) in (result or {}).items():
-        out.define(
-            key,
-            _CONVERTER_TYPES.get(str(type_name).upper(), ConfigType.STRING),
-            default,
-            None,
-            Importance.LOW,
-            doc or "",
-            width=Width.NONE,
-        )
-    return out
