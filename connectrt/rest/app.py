@@ -290,18 +290,18 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- offsets ------------------------------------------------------------------------------
     @app.get("/connectors/{connector}/offsets", summary="Committed offsets (KIP-875)")
     def get_offsets(connector: str) -> Any:
-        return {"offsets": herder.get_offsets(connector)}
+        return {"offsets": herder.offsets.get(connector)}
 
     @app.patch("/connectors/{connector}/offsets", summary="Alter offsets (KIP-875)")
     async def alter_offsets(connector: str, request: Request) -> Any:
         body = await _body(request, required=False)
         offsets = body.get("offsets") if isinstance(body, dict) else None
-        message = await run_in_threadpool(herder.alter_offsets, connector, offsets)
+        message = await run_in_threadpool(herder.offsets.alter, connector, offsets)
         return {"message": message}
 
     @app.delete("/connectors/{connector}/offsets", summary="Reset offsets (KIP-875)")
     def delete_offsets(connector: str) -> Any:
-        return {"message": herder.reset_offsets(connector)}
+        return {"message": herder.offsets.reset(connector)}
 
     @app.post(
         "/connectors/{connector}/offsets/reset",
@@ -328,7 +328,9 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
         topic = body.get("topic")
         if topic is not None and not isinstance(topic, str):
             raise BadRequestError("'topic' must be a string")
-        return await run_in_threadpool(herder.rewind, connector, body["to"], when, offset, topic)
+        return await run_in_threadpool(
+            herder.offsets.rewind, connector, body["to"], when, offset, topic
+        )
 
     # -- control topic ------------------------------------------------------------------------
     @app.get("/control/events", summary="connectrt: outcomes of recent control-topic events")

@@ -15,22 +15,20 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectrt import __version__
 from connectrt.api.config import ConfigDef
-from connectrt.api.connector import Connector, SinkConnector, SourceConnector
-from connectrt.api.records import TopicPartition
+from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import (
     AlreadyExistsError,
     ConfigError,
-    ConnectError,
     NotFoundError,
 )
 from connectrt.runtime.connector_config import framework_def_for, validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
 from connectrt.runtime.errors import BadRequestError, ForbiddenError
 from connectrt.runtime.logger_levels import LoggerLevels
@@ -39,7 +37,6 @@ from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.storage.offset_codec import decode_key, decode_value, encode_key, encode_value
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +48,6 @@ _INITIAL_STATES = {
     "PAUSED": TargetState.PAUSED,
     "STOPPED": TargetState.STOPPED,
 }
-_NOT_STOPPED = (
-    "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
-    "done for the specified connector by issuing a 'PUT' request to the "
-    "'/connectors/{name}/stop' endpoint"
-)
 
 
 class Herder:
@@ -90,6 +82,7 @@ class Herder:
         self._definitions: dict[str, ConfigDef] = {}
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
+        self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self._cluster_id: str | None = None
         self._tracking = bool(worker_config.get("topic.tracking.enable", True))
         self._allow_reset = bool(worker_config.get("topic.tracking.allow.reset", True))
@@ -198,7 +191,8 @@ class Herder:
     def connectors(self) -> list[str]:
         return self.worker.connectors()
 
-    def _require(self, name: str) -> None:
+    def require(self, name: str) -> None:
+        """Raise :class:`NotFoundError` unless the worker has connector ``name``."""
         if name not in self.worker.connectors():
             raise NotFoundError(f"Connector {name} not found")
 
@@ -230,11 +224,11 @@ class Herder:
         return self.masker.mask(config, self.definition(config))
 
     def connector_config(self, name: str) -> dict[str, str]:
-        self._require(name)
+        self.require(name)
         return self.masked(self.worker.connector_config(name))
 
     def connector_info(self, name: str) -> ConnectorInfo:
-        self._require(name)
+        self.require(name)
         config = self.worker.connector_config(name)
         return ConnectorInfo(
             name,
@@ -245,7 +239,7 @@ class Herder:
 
     def task_configs(self, name: str) -> list[tuple[int, dict[str, str]]]:
         """Task configs as stored: provider references put back, secrets masked."""
-        self._require(name)
+        self.require(name)
         raw = self.worker.connector_config(name)
         configs = self.worker.task_configs(name)
         if self.providers is not None:
@@ -261,7 +255,7 @@ class Herder:
         return StateInfo(status.state.value, status.worker_id, status.trace, restarts)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
-        self._require(name)
+        self.require(name)
         board = self.worker.status
         connector = board.connector(name)
         if connector is None:
@@ -278,7 +272,7 @@ class Herder:
         )
 
     def task_status(self, name: str, task: int) -> StateInfo:
-        self._require(name)
+        self.require(name)
         status = self.worker.status.task(name, task)
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
@@ -348,7 +342,7 @@ class Herder:
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         with self._lock:
-            self._require(name)
+            self.require(name)
             stored = self.worker.connector_config(name)
             updated: dict[str, str | None] = dict(stored)
             for key, value in patch.items():
@@ -362,7 +356,7 @@ class Herder:
 
     def delete_connector(self, name: str) -> None:
         with self._lock:
-            self._require(name)
+            self.require(name)
             self.config_store.remove_connector(name)
             self.worker.delete_connector(name)
             try:
@@ -371,28 +365,33 @@ class Herder:
                 log.exception("Could not reset the topics of %s", name)
 
     # -- state changes ---------------------------------------------------------------------
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Store ``target`` for connector ``name``, then apply it (the caller checked that the
+        connector exists)."""
+        with self._lock:
+            self.config_store.put_target_state(name, target)
+            self.worker.set_target_state(name, target)
+
     def pause(self, name: str) -> None:
         with self._lock:
-            self._require(name)
-            self.config_store.put_target_state(name, TargetState.PAUSED)
-            self.worker.set_target_state(name, TargetState.PAUSED)
+            self.require(name)
+            self.set_target_state(name, TargetState.PAUSED)
 
     def resume(self, name: str) -> None:
         with self._lock:
-            self._require(name)
-            self.config_store.put_target_state(name, TargetState.STARTED)
-            self.worker.set_target_state(name, TargetState.STARTED)
+            self.require(name)
+            self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
         with self._lock:
-            self._require(name)
+            self.require(name)
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED)
             self.worker.set_target_state(name, TargetState.STOPPED)
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
-            self._require(name)
+            self.require(name)
             if task < 0 or task >= len(self.worker.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
             self.worker.restart_task(name, task)
@@ -403,7 +402,7 @@ class Herder:
         """Kafka's restart: plain (connector only, returns None) or with flags, returning the
         plan, in which every instance that will restart shows RESTARTING."""
         with self._lock:
-            self._require(name)
+            self.require(name)
             if not include_tasks and not only_failed:
                 self.worker.restart_connector_instance(name)
                 return None
@@ -432,7 +431,7 @@ class Herder:
     def connector_topics(self, name: str) -> list[str]:
         if not self._tracking:
             raise ForbiddenError("Topic tracking is disabled.")
-        self._require(name)
+        self.require(name)
         return list(self.status_store.topics(name))
 
     def reset_connector_topics(self, name: str) -> None:
@@ -440,223 +439,8 @@ class Herder:
             raise ForbiddenError("Topic tracking is disabled.")
         if not self._allow_reset:
             raise ForbiddenError("Topic tracking reset is disabled.")
-        self._require(name)
+        self.require(name)
         self.status_store.remove_topics(name)
-
-    # -- offsets -------------------------------------------------------------------------------
-    def _group(self, name: str) -> str:
-        return f"connect-{name}"
-
-    def get_offsets(self, name: str) -> list[dict[str, Any]]:
-        self._require(name)
-        kind = self.connector_type(name)
-        if kind == "sink":
-            offsets = self.offset_admin.group_offsets(self._group(name))
-            return [
-                {
-                    "partition": {"kafka_topic": t, "kafka_partition": p},
-                    "offset": {"kafka_offset": o},
-                }
-                for (t, p), o in sorted(offsets.items())
-            ]
-        out = []
-        for key, value in self.worker.offset_store.all().items():
-            decoded = decode_key(key)
-            if decoded is not None and decoded[0] == name:
-                out.append({"partition": decoded[1], "offset": decode_value(value)})
-        return out
-
-    def _require_stopped(self, name: str) -> None:
-        if self.worker.target_state(name) is not TargetState.STOPPED or self.worker.runners(name):
-            raise BadRequestError(_NOT_STOPPED.replace("{name}", name))
-
-    def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
-        raw = self.worker.connector_config(name)
-        cls = self.registry.connector_class(raw["connector.class"])
-        return cls(), self.resolve(raw)
-
-    def alter_offsets(self, name: str, offsets: Any) -> str:
-        """KIP-875 PATCH: ``offsets`` is the request's ``offsets`` list."""
-        with self._lock:
-            self._require(name)
-            if not offsets:
-                raise BadRequestError(
-                    "Partitions / offsets need to be provided for an alter offsets request"
-                )
-            if not isinstance(offsets, list) or not all(
-                isinstance(o, dict) and isinstance(o.get("partition"), dict) for o in offsets
-            ):
-                raise BadRequestError("Each entry of 'offsets' needs a 'partition' object")
-            self._require_stopped(name)
-            if self.connector_type(name) == "sink":
-                return self._alter_sink_offsets(name, offsets)
-            return self._alter_source_offsets(name, offsets)
-
-    def _connector_alter(
-        self, name: str, call: Callable[[Connector, dict[str, str]], bool]
-    ) -> bool:
-        connector, config = self._new_connector(name)
-        try:
-            return bool(call(connector, config))
-        except NotImplementedError as e:
-            raise BadRequestError(
-                f"Failed to modify offsets for connector {name} because it doesn't support "
-                "external modification of offsets"
-            ) from e
-        except ConnectError as e:
-            raise BadRequestError(f"Failed to modify offsets for connector {name}: {e}") from e
-
-    def _alter_source_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        entries: dict[bytes, bytes | None] = {}
-        by_partition: dict[Any, Any] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            if offset is not None and not isinstance(offset, dict):
-                raise BadRequestError("Offsets must be JSON objects or null")
-            try:
-                entries[encode_key(name, partition)] = encode_value(offset)
-            except Exception as e:
-                raise BadRequestError(f"Invalid offset for partition {partition}: {e}") from e
-            by_partition[tuple(partition.items())] = offset
-        handled = self._connector_alter(
-            name,
-            lambda c, cfg: c.alter_offsets(cfg, by_partition),  # type: ignore[attr-defined]
-        )
-        self.worker.offset_store.set(entries)
-        return _offsets_message("altered", handled)
-
-    def _alter_sink_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        wanted: dict[TopicPartition, int | None] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            topic = partition.get("kafka_topic")
-            if not isinstance(topic, str) or not topic:
-                raise BadRequestError("Partitions must contain a non-empty 'kafka_topic' string")
-            try:
-                number = int(partition.get("kafka_partition"))
-            except (TypeError, ValueError):
-                raise BadRequestError(
-                    "Partitions must contain a valid integer 'kafka_partition'"
-                ) from None
-            if offset is None:
-                wanted[TopicPartition(topic, number)] = None
-                continue
-            try:
-                wanted[TopicPartition(topic, number)] = int(offset.get("kafka_offset"))
-            except (AttributeError, TypeError, ValueError):
-                raise BadRequestError("Offsets must contain a valid long 'kafka_offset'") from None
-        handled = self._connector_alter(
-            name,
-            lambda c, cfg: c.alter_offsets(cfg, wanted),  # type: ignore[attr-defined]
-        )
-        resets = [tp for tp, o in wanted.items() if o is None]
-        # confluent-kafka cannot delete single partition offsets: with auto.offset.reset=earliest
-        # a deleted offset means "start from the earliest", which we set explicitly.
-        explicit = {tp: o for tp, o in wanted.items() if o is not None}
-        explicit.update(self.offset_admin.earliest(resets))
-        self.offset_admin.alter_group_offsets(self._group(name), explicit)
-        return _offsets_message("altered", handled)
-
-    def reset_offsets(self, name: str) -> str:
-        """KIP-875 DELETE: forget every offset of the connector."""
-        with self._lock:
-            self._require(name)
-            self._require_stopped(name)
-            if self.connector_type(name) == "sink":
-                handled = self._connector_alter(
-                    name,
-                    lambda c, cfg: c.alter_offsets(  # type: ignore[attr-defined]
-                        cfg, dict.fromkeys(self.offset_admin.group_offsets(self._group(name)))
-                    ),
-                )
-                self.offset_admin.delete_group(self._group(name))
-                return _offsets_message("reset", handled)
-            tombstones: dict[bytes, bytes | None] = {}
-            partitions: dict[Any, Any] = {}
-            for key in self.worker.offset_store.all():
-                decoded = decode_key(key)
-                if decoded is not None and decoded[0] == name:
-                    tombstones[key] = None
-                    partitions[tuple(decoded[1].items())] = None
-            handled = self._connector_alter(
-                name,
-                lambda c, cfg: c.alter_offsets(cfg, partitions),  # type: ignore[attr-defined]
-            )
-            self.worker.offset_store.set(tombstones)
-            return _offsets_message("reset", handled)
-
-    def rewind(
-        self,
-        name: str,
-        to: str,
-        timestamp: datetime | None = None,
-        offset: int | None = None,
-        topic: str | None = None,
-    ) -> dict[str, Any]:
-        """Reset beyond KIP-875: stop the connector, move its offsets, resume it if it ran.
-
-        Sinks: ``to`` = earliest | latest | timestamp | offset (for all its topics, or one).
-        Sources: ``to=earliest`` deletes the stored offsets (start over); other targets are
-        set with the KIP-875 PATCH endpoint.
-        """
-        with self._lock:
-            self._require(name)
-            kind = self.connector_type(name)
-            if to not in ("earliest", "latest", "timestamp", "offset"):
-                raise BadRequestError("'to' must be one of earliest, latest, timestamp, offset")
-            if kind != "sink" and to != "earliest":
-                raise BadRequestError(
-                    "Source connectors can only be reset to earliest (delete their offsets); use "
-                    "PATCH /connectors/{name}/offsets to set explicit source offsets"
-                )
-            previous = self.worker.target_state(name)
-            if previous is not TargetState.STOPPED:
-                self.stop_connector(name)
-            try:
-                if kind != "sink":
-                    self.reset_offsets(name)
-                    result: dict[str, Any] = {"offsets": []}
-                else:
-                    result = {"offsets": self._rewind_sink(name, to, timestamp, offset, topic)}
-            finally:
-                if previous is not TargetState.STOPPED:
-                    self.config_store.put_target_state(name, previous)
-                    self.worker.set_target_state(name, previous)
-            return result
-
-    def _rewind_sink(
-        self,
-        name: str,
-        to: str,
-        timestamp: datetime | None,
-        offset: int | None,
-        topic: str | None,
-    ) -> list[dict[str, Any]]:
-        config = self.resolve(self.worker.connector_config(name))
-        topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
-        regex = config.get("topics.regex") or None
-        tps = self.offset_admin.partitions(topics, regex)
-        if topic is not None:
-            tps = [tp for tp in tps if tp.topic == topic]
-            if not tps:
-                raise BadRequestError(f"Connector {name} does not consume topic {topic}")
-        if to == "earliest":
-            target = self.offset_admin.earliest(tps)
-        elif to == "latest":
-            target = self.offset_admin.latest(tps)
-        elif to == "timestamp":
-            if timestamp is None:
-                raise BadRequestError("'timestamp' is required with to=timestamp")
-            target = self.offset_admin.for_time(tps, timestamp)
-        else:
-            if offset is None or offset < 0:
-                raise BadRequestError("a non-negative 'offset' is required with to=offset")
-            target = dict.fromkeys(tps, offset)
-        self.offset_admin.alter_group_offsets(self._group(name), target)
-        return [
-            {"partition": {"kafka_topic": t, "kafka_partition": p}, "offset": {"kafka_offset": o}}
-            for (t, p), o in sorted(target.items())
-        ]
 
     # -- metrics -------------------------------------------------------------------------------
     def metrics_snapshot(self) -> dict[str, Any]:
@@ -674,13 +458,3 @@ class Herder:
             "tasks": [m.snapshot() for m in self.worker.task_metrics()],
             "uptime_seconds": time.time() - self.started_at,
         }
-
-
-def _offsets_message(verb: str, handled: bool) -> str:
-    if handled:
-        return f"The offsets for this connector have been {verb} successfully"
-    return (
-        f"The Connect framework-managed offsets for this connector have been {verb} "
-        "successfully. However, if this connector manages offsets externally, they will need to "
-        f"be manually {verb} in the system that the connector uses."
-    )
