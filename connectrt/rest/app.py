@@ -280,11 +280,11 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
 
     @app.get("/connectors/{connector}/topics", summary="Topics the connector used (KIP-558)")
     def topics(connector: str) -> Any:
-        return {connector: {"topics": herder.connector_topics(connector)}}
+        return {connector: {"topics": herder.topics.active(connector)}}
 
     @app.put("/connectors/{connector}/topics/reset", status_code=202)
     def reset_topics(connector: str) -> Response:
-        herder.reset_connector_topics(connector)
+        herder.topics.reset(connector)
         return Response(status_code=202)
 
     # -- offsets ------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ from connectrt.runtime.connector_config import framework_def_for, validate_conne
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
-from connectrt.runtime.errors import BadRequestError, ForbiddenError
+from connectrt.runtime.connector_topics import ConnectorTopics
+from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugins import PluginRegistry
@@ -83,9 +84,8 @@ class Herder:
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
+        self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
         self._cluster_id: str | None = None
-        self._tracking = bool(worker_config.get("topic.tracking.enable", True))
-        self._allow_reset = bool(worker_config.get("topic.tracking.allow.reset", True))
         self.started_at = time.time()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -166,13 +166,6 @@ class Herder:
 
             configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
         self.config_store.put_task_configs(name, configs)
-
-    def on_topic(self, name: str, topic: str, task: int) -> None:
-        if self._tracking:
-            try:
-                self.status_store.put_topic(name, topic, task, int(time.time() * 1000))
-            except Exception:
-                log.exception("Could not record topic %s of connector %s", topic, name)
 
     # -- info ----------------------------------------------------------------------------------
     def server_info(self) -> dict[str, Any]:
@@ -426,21 +419,6 @@ class Herder:
                 if tid < len(self.worker.task_configs(name)):
                     self.worker.restart_task(name, tid)
             return plan
-
-    # -- topics --------------------------------------------------------------------------------
-    def connector_topics(self, name: str) -> list[str]:
-        if not self._tracking:
-            raise ForbiddenError("Topic tracking is disabled.")
-        self.require(name)
-        return list(self.status_store.topics(name))
-
-    def reset_connector_topics(self, name: str) -> None:
-        if not self._tracking:
-            raise ForbiddenError("Topic tracking is disabled.")
-        if not self._allow_reset:
-            raise ForbiddenError("Topic tracking reset is disabled.")
-        self.require(name)
-        self.status_store.remove_topics(name)
 
     # -- metrics -------------------------------------------------------------------------------
     def metrics_snapshot(self) -> dict[str, Any]:
