@@ -141,18 +141,18 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- root ---------------------------------------------------------------------------------
     @app.get("/", summary="Worker version and Kafka cluster id")
     def root() -> Any:
-        return herder.server_info()
+        return herder.overview.server_info()
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.health()
+        status, message = herder.overview.health()
         code = 200 if status == "healthy" else 503
         return _JSON({"status": status, "message": message}, status_code=code)
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics() -> Response:
         return PlainTextResponse(
-            render_prometheus(herder.metrics_snapshot()),
+            render_prometheus(herder.overview.metrics_snapshot()),
             media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectrt import __version__
 from connectrt.api.config import ConfigDef
 from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import (
@@ -38,6 +36,7 @@ from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_overview import WorkerOverview
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +84,7 @@ class Herder:
         self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
-        self._cluster_id: str | None = None
-        self.started_at = time.time()
+        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(
@@ -168,19 +166,6 @@ class Herder:
         self.config_store.put_task_configs(name, configs)
 
     # -- info ----------------------------------------------------------------------------------
-    def server_info(self) -> dict[str, Any]:
-        if self._cluster_id is None:
-            try:
-                self._cluster_id = self.offset_admin.cluster_id()
-            except Exception:
-                log.warning("Could not read the Kafka cluster id", exc_info=True)
-        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id}
-
-    def health(self) -> tuple[str, str]:
-        if self._ready.is_set():
-            return "healthy", "Worker has completed startup and is ready to handle requests."
-        return "starting", "Worker is still starting up."
-
     def connectors(self) -> list[str]:
         return self.worker.connectors()
 
@@ -419,20 +404,3 @@ class Herder:
                 if tid < len(self.worker.task_configs(name)):
                     self.worker.restart_task(name, tid)
             return plan
-
-    # -- metrics -------------------------------------------------------------------------------
-    def metrics_snapshot(self) -> dict[str, Any]:
-        board = self.worker.status
-        connectors = {}
-        for name in self.worker.connectors():
-            status = board.connector(name)
-            connectors[name] = {
-                "state": status.state.value if status else State.UNASSIGNED.value,
-                "type": self.connector_type(name),
-                "tasks": {t.task: t.state.value for t in board.tasks(name)},
-            }
-        return {
-            "connectors": connectors,
-            "tasks": [m.snapshot() for m in self.worker.task_metrics()],
-            "uptime_seconds": time.time() - self.started_at,
-        }
