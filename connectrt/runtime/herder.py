@@ -1,12 +1,22 @@
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
-It owns the worker and the config/status stores and turns operator requests into store writes
-and worker actions, in Kafka Connect's order: a change is written to the config store first,
-then applied to the running worker, so a crash in between is repaired at the next start (the
-stores are read back and every connector is started in its stored target state).
+It owns the worker and the config/status stores and carries out the connector lifecycle:
+create, update and delete, target states (pause, resume, stop), restarts, and the connectors'
+info, configs and states. A change is written to the config store first, then applied to the
+running worker, in Kafka Connect's order, so a crash in between is repaired at the next start
+(the stores are read back and every connector is started in its stored target state).
 
-Threading: every public method may be called from any thread (REST handlers run in a thread
-pool); mutations are serialized by one lock. Reads of status and metrics do not take it.
+The rest of what operators ask is answered by collaborators it builds and exposes:
+``offsets`` (:class:`~connectrt.runtime.connector_offsets.ConnectorOffsets`), ``topics``
+(:class:`~connectrt.runtime.connector_topics.ConnectorTopics`), ``plugins``
+(:class:`~connectrt.runtime.connector_plugins.ConnectorPlugins`), ``loggers``
+(:class:`~connectrt.runtime.logger_levels.LoggerLevels`) and ``overview``
+(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics).
+
+Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
+once and :meth:`Herder.stop` once. Threading: every public method may be called from any
+thread (REST handlers run in a thread pool); mutations, the offset changes included, are
+serialized by one reentrant lock. Reads of info and status do not take it.
 """
 
 from __future__ import annotations
@@ -19,11 +29,7 @@ from typing import Any
 
 from connectrt.api.config import ConfigDef
 from connectrt.api.connector import SinkConnector, SourceConnector
-from connectrt.errors import (
-    AlreadyExistsError,
-    ConfigError,
-    NotFoundError,
-)
+from connectrt.errors import AlreadyExistsError, ConfigError, NotFoundError
 from connectrt.runtime.connector_config import framework_def_for, validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
@@ -42,7 +48,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Herder"]
 
-HIDDEN = "[hidden]"
 _INITIAL_STATES = {
     "RUNNING": TargetState.STARTED,
     "PAUSED": TargetState.PAUSED,
@@ -51,7 +56,9 @@ _INITIAL_STATES = {
 
 
 class Herder:
-    """See the module docstring. Build it with :func:`connectrt.process.assembly.create_herder`."""
+    """See the module docstring. ``masker`` hides secrets in the configs it shows;
+    ``providers`` (config providers), ``guard`` (the single-worker lock of ``worker`` mode)
+    and ``redactor`` (keeps resolved secrets out of the logs) are optional."""
 
     def __init__(
         self,
@@ -78,7 +85,6 @@ class Herder:
         self.redactor = redactor
         self._lock = threading.RLock()
         self._ready = threading.Event()
-        self._failed_start: str | None = None
         self._definitions: dict[str, ConfigDef] = {}
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
@@ -114,6 +120,7 @@ class Herder:
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
 
     def mark_ready(self) -> None:
+        """Report ready (``/health``) after ``start(ready=False)``."""
         self._ready.set()
 
     def _start_stored(self, name: str, config: dict[str, str], target: TargetState) -> None:
@@ -125,6 +132,7 @@ class Herder:
             self.worker.status.put(name, None, State.FAILED, trace)
 
     def stop(self) -> None:
+        """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
         try:
             self.worker.stop()
@@ -158,6 +166,7 @@ class Herder:
         return dict(resolved.config)
 
     def on_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Store new task configs with the provider references put back (never resolved)."""
         raw = self.worker.connector_config(name)
         if self.providers is not None:
             from connectrt.runtime.config_providers import unresolve_task_configs
@@ -165,7 +174,7 @@ class Herder:
             configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
         self.config_store.put_task_configs(name, configs)
 
-    # -- info ----------------------------------------------------------------------------------
+    # -- info and status -----------------------------------------------------------------------
     def connectors(self) -> list[str]:
         return self.worker.connectors()
 
@@ -175,6 +184,7 @@ class Herder:
             raise NotFoundError(f"Connector {name} not found")
 
     def connector_type(self, name: str) -> str:
+        """``source``, ``sink`` or ``unknown`` (neither, or the class does not load)."""
         try:
             cls = self.registry.connector_class(
                 self.worker.connector_config(name)["connector.class"]
@@ -199,6 +209,7 @@ class Herder:
         return self._definitions[class_name]
 
     def masked(self, config: Mapping[str, str]) -> dict[str, str]:
+        """``config`` with its secrets shown as ``[hidden]``."""
         return self.masker.mask(config, self.definition(config))
 
     def connector_config(self, name: str) -> dict[str, str]:
@@ -333,6 +344,7 @@ class Herder:
             )[1]
 
     def delete_connector(self, name: str) -> None:
+        """Remove the config, stop the connector, and forget its active topics."""
         with self._lock:
             self.require(name)
             self.config_store.remove_connector(name)
@@ -361,6 +373,7 @@ class Herder:
             self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
+        """The STOPPED target state: tasks stop and their stored configs are dropped."""
         with self._lock:
             self.require(name)
             self.config_store.put_task_configs(name, [])
