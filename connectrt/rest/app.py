@@ -1,9 +1,10 @@
 """The FastAPI application: Kafka Connect's REST API over a :class:`Herder`.
 
-Every route calls one herder method and shapes its answer; no logic lives here. Errors become
-Kafka's ``{"error_code": <status>, "message": "..."}`` bodies through one set of exception
-handlers. Handlers are plain ``def`` functions: FastAPI runs them in its thread pool, and the
-herder is thread-safe.
+Every route calls one method, of the herder or of one of its collaborators (``herder.offsets``,
+``.topics``, ``.plugins``, ``.loggers``, ``.overview``), and shapes its answer; no logic lives
+here. Errors become Kafka's ``{"error_code": <status>, "message": "..."}`` bodies through one
+set of exception handlers. Handlers are plain ``def`` functions: FastAPI runs them in its thread
+pool, and the herder and its collaborators are thread-safe.
 """
 
 from __future__ import annotations
