@@ -90,7 +90,7 @@ def create_herder(
     hooks = WorkerHooks(
         resolve=lambda config: herder_box[0].resolve(config),
         on_task_configs=lambda name, configs: herder_box[0].on_task_configs(name, configs),
-        on_topic=lambda name, topic, task: herder_box[0].on_topic(name, topic, task),
+        on_topic=lambda name, topic, task: herder_box[0].topics.record(name, topic, task),
     )
     worker = Worker(wc, create_offset_store(wc), plugins, hooks=hooks)
     herder = Herder(

@@ -1,9 +1,10 @@
 """The FastAPI application: Kafka Connect's REST API over a :class:`Herder`.
 
-Every route calls one herder method and shapes its answer; no logic lives here. Errors become
-Kafka's ``{"error_code": <status>, "message": "..."}`` bodies through one set of exception
-handlers. Handlers are plain ``def`` functions: FastAPI runs them in its thread pool, and the
-herder is thread-safe.
+Every route calls one method, of the herder or of one of its collaborators (``herder.offsets``,
+``.topics``, ``.plugins``, ``.loggers``, ``.overview``), and shapes its answer; no logic lives
+here. Errors become Kafka's ``{"error_code": <status>, "message": "..."}`` bodies through one
+set of exception handlers. Handlers are plain ``def`` functions: FastAPI runs them in its thread
+pool, and the herder and its collaborators are thread-safe.
 """
 
 from __future__ import annotations
@@ -141,18 +142,18 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- root ---------------------------------------------------------------------------------
     @app.get("/", summary="Worker version and Kafka cluster id")
     def root() -> Any:
-        return herder.server_info()
+        return herder.overview.server_info()
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.health()
+        status, message = herder.overview.health()
         code = 200 if status == "healthy" else 503
         return _JSON({"status": status, "message": message}, status_code=code)
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics() -> Response:
         return PlainTextResponse(
-            render_prometheus(herder.metrics_snapshot()),
+            render_prometheus(herder.overview.metrics_snapshot()),
             media_type="text/plain; version=0.0.4; charset=utf-8",
         )
 
@@ -280,28 +281,28 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
 
     @app.get("/connectors/{connector}/topics", summary="Topics the connector used (KIP-558)")
     def topics(connector: str) -> Any:
-        return {connector: {"topics": herder.connector_topics(connector)}}
+        return {connector: {"topics": herder.topics.active(connector)}}
 
     @app.put("/connectors/{connector}/topics/reset", status_code=202)
     def reset_topics(connector: str) -> Response:
-        herder.reset_connector_topics(connector)
+        herder.topics.reset(connector)
         return Response(status_code=202)
 
     # -- offsets ------------------------------------------------------------------------------
     @app.get("/connectors/{connector}/offsets", summary="Committed offsets (KIP-875)")
     def get_offsets(connector: str) -> Any:
-        return {"offsets": herder.get_offsets(connector)}
+        return {"offsets": herder.offsets.get(connector)}
 
     @app.patch("/connectors/{connector}/offsets", summary="Alter offsets (KIP-875)")
     async def alter_offsets(connector: str, request: Request) -> Any:
         body = await _body(request, required=False)
         offsets = body.get("offsets") if isinstance(body, dict) else None
-        message = await run_in_threadpool(herder.alter_offsets, connector, offsets)
+        message = await run_in_threadpool(herder.offsets.alter, connector, offsets)
         return {"message": message}
 
     @app.delete("/connectors/{connector}/offsets", summary="Reset offsets (KIP-875)")
     def delete_offsets(connector: str) -> Any:
-        return {"message": herder.reset_offsets(connector)}
+        return {"message": herder.offsets.reset(connector)}
 
     @app.post(
         "/connectors/{connector}/offsets/reset",
@@ -328,7 +329,9 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
         topic = body.get("topic")
         if topic is not None and not isinstance(topic, str):
             raise BadRequestError("'topic' must be a string")
-        return await run_in_threadpool(herder.rewind, connector, body["to"], when, offset, topic)
+        return await run_in_threadpool(
+            herder.offsets.rewind, connector, body["to"], when, offset, topic
+        )
 
     # -- control topic ------------------------------------------------------------------------
     @app.get("/control/events", summary="connectrt: outcomes of recent control-topic events")
@@ -339,27 +342,27 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     # -- plugins ------------------------------------------------------------------------------
     @app.get("/connector-plugins", summary="Installed plugins")
     def plugins(connectorsOnly: bool = True) -> Any:
-        return [wire.plugin_info(p) for p in herder.plugins_list(connectorsOnly)]
+        return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
     def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugin_config(plugin)]
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
         config = _string_map(await _body(request), allow_null=True)
-        result = await run_in_threadpool(herder.validate, plugin, config)
+        result = await run_in_threadpool(herder.plugins.validate, plugin, config)
         definition = result.definition
         return wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
 
     # -- loggers ------------------------------------------------------------------------------
     @app.get("/admin/loggers", summary="Log levels")
     def loggers() -> Any:
-        return herder.loggers()
+        return herder.loggers.all_levels()
 
     @app.get("/admin/loggers/{name}", summary="One logger's level")
     def logger(name: str) -> Any:
-        return herder.logger(name)
+        return herder.loggers.level(name)
 
     @app.put("/admin/loggers/{name}", summary="Set a log level")
     async def set_logger(name: str, request: Request, scope: str = "worker") -> Response:
@@ -367,7 +370,7 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
         level = body.get("level") if isinstance(body, dict) else None
         if not level or not isinstance(level, str):
             raise BadRequestError("Desired 'level' parameter was not specified in request.")
-        changed = herder.set_logger_level(name, level)
+        changed = herder.loggers.set_level(name, level)
         if scope.lower() == "cluster":
             return Response(status_code=204)
         return _JSON(changed)

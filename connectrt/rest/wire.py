@@ -6,7 +6,7 @@ from typing import Any
 
 from connectrt.api.config import NO_DEFAULT, ConfigKey, ConfigType, Password, render_value
 from connectrt.runtime.connector_config import ValidationResult
-from connectrt.runtime.herder import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.plugins import PluginDesc
 
 __all__ = [

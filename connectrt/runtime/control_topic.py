@@ -304,11 +304,11 @@ class ControlTopicListener:
             herder.restart_connector(name, include_tasks=True, only_failed=False)
             return "connector and tasks restarted"
         if action == "RESET_TO_START":
-            result = herder.rewind(name, "earliest")
+            result = herder.offsets.rewind(name, "earliest")
         elif action == "RESET_TO_END":
-            result = herder.rewind(name, "latest")
+            result = herder.offsets.rewind(name, "latest")
         else:
-            result = herder.rewind(name, "timestamp", timestamp=when)
+            result = herder.offsets.rewind(name, "timestamp", timestamp=when)
         return "offsets reset to " + json.dumps(result.get("offsets", []), default=str)
 
 

@@ -1,102 +1,64 @@
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
-It owns the worker and the config/status stores and turns operator requests into store writes
-and worker actions, in Kafka Connect's order: a change is written to the config store first,
-then applied to the running worker, so a crash in between is repaired at the next start (the
-stores are read back and every connector is started in its stored target state).
+It owns the worker and the config/status stores and carries out the connector lifecycle:
+create, update and delete, target states (pause, resume, stop), restarts, and the connectors'
+info, configs and states. A change is written to the config store first, then applied to the
+running worker, in Kafka Connect's order, so a crash in between is repaired at the next start
+(the stores are read back and every connector is started in its stored target state).
 
-Threading: every public method may be called from any thread (REST handlers run in a thread
-pool); mutations are serialized by one lock. Reads of status and metrics do not take it.
+The rest of what operators ask is answered by collaborators it builds and exposes:
+``offsets`` (:class:`~connectrt.runtime.connector_offsets.ConnectorOffsets`), ``topics``
+(:class:`~connectrt.runtime.connector_topics.ConnectorTopics`), ``plugins``
+(:class:`~connectrt.runtime.connector_plugins.ConnectorPlugins`), ``loggers``
+(:class:`~connectrt.runtime.logger_levels.LoggerLevels`) and ``overview``
+(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics).
+
+Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
+once and :meth:`Herder.stop` once. Threading: every public method may be called from any
+thread (REST handlers run in a thread pool); mutations, the offset changes included, are
+serialized by one reentrant lock. Reads of info and status do not take it.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import threading
-import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectrt import __version__
-from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
-from connectrt.api.connector import Connector, SinkConnector, SourceConnector
-from connectrt.api.records import TopicPartition
-from connectrt.errors import (
-    AlreadyExistsError,
-    ConfigError,
-    ConnectError,
-    NotFoundError,
-)
-from connectrt.runtime.connector_config import (
-    ValidationResult,
-    framework_def_for,
-    validate_connector_config,
-)
-from connectrt.runtime.errors import BadRequestError, ForbiddenError
+from connectrt.api.config import ConfigDef
+from connectrt.api.connector import SinkConnector, SourceConnector
+from connectrt.errors import AlreadyExistsError, ConfigError, NotFoundError
+from connectrt.runtime.connector_config import framework_def_for, validate_connector_config
+from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.connector_offsets import ConnectorOffsets
+from connectrt.runtime.connector_plugins import ConnectorPlugins
+from connectrt.runtime.connector_topics import ConnectorTopics
+from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
+from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.storage.offset_codec import decode_key, decode_value, encode_key, encode_value
+from connectrt.runtime.worker_overview import WorkerOverview
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "ConnectorInfo",
-    "ConnectorStateInfo",
-    "Herder",
-    "StateInfo",
-]
+__all__ = ["Herder"]
 
-HIDDEN = "[hidden]"
 _INITIAL_STATES = {
     "RUNNING": TargetState.STARTED,
     "PAUSED": TargetState.PAUSED,
     "STOPPED": TargetState.STOPPED,
 }
-_NOT_STOPPED = (
-    "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
-    "done for the specified connector by issuing a 'PUT' request to the "
-    "'/connectors/{name}/stop' endpoint"
-)
-
-
-@dataclass(frozen=True)
-class ConnectorInfo:
-    name: str
-    config: dict[str, str]  # secrets masked
-    tasks: list[int]
-    type: str
-
-
-@dataclass(frozen=True)
-class StateInfo:
-    state: str
-    worker_id: str
-    trace: str | None = None
-    restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
-
-
-@dataclass(frozen=True)
-class ConnectorStateInfo:
-    name: str
-    connector: StateInfo
-    tasks: list[tuple[int, StateInfo]]
-    type: str
-
-
-@dataclass
-class _LoggerState:
-    last_modified: dict[str, int] = field(default_factory=dict)
 
 
 class Herder:
-    """See the module docstring. Build it with :func:`connectrt.process.assembly.create_herder`."""
+    """See the module docstring. ``masker`` hides secrets in the configs it shows;
+    ``providers`` (config providers), ``guard`` (the single-worker lock of ``worker`` mode)
+    and ``redactor`` (keeps resolved secrets out of the logs) are optional."""
 
     def __init__(
         self,
@@ -105,7 +67,7 @@ class Herder:
         config_store: Any,
         status_store: Any,
         offset_admin: OffsetAdmin,
-        plugins: PluginRegistry,
+        registry: PluginRegistry,
         masker: Any,
         providers: Any = None,
         guard: Any = None,
@@ -116,20 +78,19 @@ class Herder:
         self.config_store = config_store
         self.status_store = status_store
         self.offset_admin = offset_admin
-        self.plugins = plugins
+        self.registry = registry
         self.masker = masker
         self.providers = providers
         self.guard = guard
         self.redactor = redactor
         self._lock = threading.RLock()
         self._ready = threading.Event()
-        self._failed_start: str | None = None
         self._definitions: dict[str, ConfigDef] = {}
-        self._loggers = _LoggerState()
-        self._cluster_id: str | None = None
-        self._tracking = bool(worker_config.get("topic.tracking.enable", True))
-        self._allow_reset = bool(worker_config.get("topic.tracking.allow.reset", True))
-        self.started_at = time.time()
+        self.loggers = LoggerLevels()
+        self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
+        self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
+        self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
+        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(
@@ -159,6 +120,7 @@ class Herder:
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
 
     def mark_ready(self) -> None:
+        """Report ready (``/health``) after ``start(ready=False)``."""
         self._ready.set()
 
     def _start_stored(self, name: str, config: dict[str, str], target: TargetState) -> None:
@@ -170,6 +132,7 @@ class Herder:
             self.worker.status.put(name, None, State.FAILED, trace)
 
     def stop(self) -> None:
+        """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
         try:
             self.worker.stop()
@@ -203,6 +166,7 @@ class Herder:
         return dict(resolved.config)
 
     def on_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Store new task configs with the provider references put back (never resolved)."""
         raw = self.worker.connector_config(name)
         if self.providers is not None:
             from connectrt.runtime.config_providers import unresolve_task_configs
@@ -210,37 +174,19 @@ class Herder:
             configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
         self.config_store.put_task_configs(name, configs)
 
-    def on_topic(self, name: str, topic: str, task: int) -> None:
-        if self._tracking:
-            try:
-                self.status_store.put_topic(name, topic, task, int(time.time() * 1000))
-            except Exception:
-                log.exception("Could not record topic %s of connector %s", topic, name)
-
-    # -- info ----------------------------------------------------------------------------------
-    def server_info(self) -> dict[str, Any]:
-        if self._cluster_id is None:
-            try:
-                self._cluster_id = self.offset_admin.cluster_id()
-            except Exception:
-                log.warning("Could not read the Kafka cluster id", exc_info=True)
-        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id}
-
-    def health(self) -> tuple[str, str]:
-        if self._ready.is_set():
-            return "healthy", "Worker has completed startup and is ready to handle requests."
-        return "starting", "Worker is still starting up."
-
+    # -- info and status -----------------------------------------------------------------------
     def connectors(self) -> list[str]:
         return self.worker.connectors()
 
-    def _require(self, name: str) -> None:
+    def require(self, name: str) -> None:
+        """Raise :class:`NotFoundError` unless the worker has connector ``name``."""
         if name not in self.worker.connectors():
             raise NotFoundError(f"Connector {name} not found")
 
     def connector_type(self, name: str) -> str:
+        """``source``, ``sink`` or ``unknown`` (neither, or the class does not load)."""
         try:
-            cls = self.plugins.connector_class(
+            cls = self.registry.connector_class(
                 self.worker.connector_config(name)["connector.class"]
             )
         except (ConfigError, KeyError):
@@ -256,21 +202,22 @@ class Herder:
         class_name = config.get("connector.class", "")
         if class_name not in self._definitions:
             try:
-                cls = self.plugins.connector_class(class_name)
+                cls = self.registry.connector_class(class_name)
                 self._definitions[class_name] = framework_def_for(cls).merge(cls().config_def())
             except Exception:
                 return None
         return self._definitions[class_name]
 
     def masked(self, config: Mapping[str, str]) -> dict[str, str]:
+        """``config`` with its secrets shown as ``[hidden]``."""
         return self.masker.mask(config, self.definition(config))
 
     def connector_config(self, name: str) -> dict[str, str]:
-        self._require(name)
+        self.require(name)
         return self.masked(self.worker.connector_config(name))
 
     def connector_info(self, name: str) -> ConnectorInfo:
-        self._require(name)
+        self.require(name)
         config = self.worker.connector_config(name)
         return ConnectorInfo(
             name,
@@ -281,7 +228,7 @@ class Herder:
 
     def task_configs(self, name: str) -> list[tuple[int, dict[str, str]]]:
         """Task configs as stored: provider references put back, secrets masked."""
-        self._require(name)
+        self.require(name)
         raw = self.worker.connector_config(name)
         configs = self.worker.task_configs(name)
         if self.providers is not None:
@@ -297,7 +244,7 @@ class Herder:
         return StateInfo(status.state.value, status.worker_id, status.trace, restarts)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
-        self._require(name)
+        self.require(name)
         board = self.worker.status
         connector = board.connector(name)
         if connector is None:
@@ -314,7 +261,7 @@ class Herder:
         )
 
     def task_status(self, name: str, task: int) -> StateInfo:
-        self._require(name)
+        self.require(name)
         status = self.worker.status.task(name, task)
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
@@ -333,7 +280,7 @@ class Herder:
             raise BadRequestError(
                 f"Connector config {self.masked(config)} contains no connector type"
             )
-        result = validate_connector_config(self.resolve(config), self.plugins, self.worker.policy)
+        result = validate_connector_config(self.resolve(config), self.registry, self.worker.policy)
         messages = result.error_messages()
         if messages:
             raise BadRequestError(
@@ -384,7 +331,7 @@ class Herder:
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
         with self._lock:
-            self._require(name)
+            self.require(name)
             stored = self.worker.connector_config(name)
             updated: dict[str, str | None] = dict(stored)
             for key, value in patch.items():
@@ -397,8 +344,9 @@ class Herder:
             )[1]
 
     def delete_connector(self, name: str) -> None:
+        """Remove the config, stop the connector, and forget its active topics."""
         with self._lock:
-            self._require(name)
+            self.require(name)
             self.config_store.remove_connector(name)
             self.worker.delete_connector(name)
             try:
@@ -407,28 +355,34 @@ class Herder:
                 log.exception("Could not reset the topics of %s", name)
 
     # -- state changes ---------------------------------------------------------------------
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        """Store ``target`` for connector ``name``, then apply it (the caller checked that the
+        connector exists)."""
+        with self._lock:
+            self.config_store.put_target_state(name, target)
+            self.worker.set_target_state(name, target)
+
     def pause(self, name: str) -> None:
         with self._lock:
-            self._require(name)
-            self.config_store.put_target_state(name, TargetState.PAUSED)
-            self.worker.set_target_state(name, TargetState.PAUSED)
+            self.require(name)
+            self.set_target_state(name, TargetState.PAUSED)
 
     def resume(self, name: str) -> None:
         with self._lock:
-            self._require(name)
-            self.config_store.put_target_state(name, TargetState.STARTED)
-            self.worker.set_target_state(name, TargetState.STARTED)
+            self.require(name)
+            self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
+        """The STOPPED target state: tasks stop and their stored configs are dropped."""
         with self._lock:
-            self._require(name)
+            self.require(name)
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED)
             self.worker.set_target_state(name, TargetState.STOPPED)
 
     def restart_task(self, name: str, task: int) -> None:
         with self._lock:
-            self._require(name)
+            self.require(name)
             if task < 0 or task >= len(self.worker.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
             self.worker.restart_task(name, task)
@@ -439,7 +393,7 @@ class Herder:
         """Kafka's restart: plain (connector only, returns None) or with flags, returning the
         plan, in which every instance that will restart shows RESTARTING."""
         with self._lock:
-            self._require(name)
+            self.require(name)
             if not include_tasks and not only_failed:
                 self.worker.restart_connector_instance(name)
                 return None
@@ -463,414 +417,3 @@ class Herder:
                 if tid < len(self.worker.task_configs(name)):
                     self.worker.restart_task(name, tid)
             return plan
-
-    # -- topics --------------------------------------------------------------------------------
-    def connector_topics(self, name: str) -> list[str]:
-        if not self._tracking:
-            raise ForbiddenError("Topic tracking is disabled.")
-        self._require(name)
-        return list(self.status_store.topics(name))
-
-    def reset_connector_topics(self, name: str) -> None:
-        if not self._tracking:
-            raise ForbiddenError("Topic tracking is disabled.")
-        if not self._allow_reset:
-            raise ForbiddenError("Topic tracking reset is disabled.")
-        self._require(name)
-        self.status_store.remove_topics(name)
-
-    # -- offsets -------------------------------------------------------------------------------
-    def _group(self, name: str) -> str:
-        return f"connect-{name}"
-
-    def get_offsets(self, name: str) -> list[dict[str, Any]]:
-        self._require(name)
-        kind = self.connector_type(name)
-        if kind == "sink":
-            offsets = self.offset_admin.group_offsets(self._group(name))
-            return [
-                {
-                    "partition": {"kafka_topic": t, "kafka_partition": p},
-                    "offset": {"kafka_offset": o},
-                }
-                for (t, p), o in sorted(offsets.items())
-            ]
-        out = []
-        for key, value in self.worker.offset_store.all().items():
-            decoded = decode_key(key)
-            if decoded is not None and decoded[0] == name:
-                out.append({"partition": decoded[1], "offset": decode_value(value)})
-        return out
-
-    def _require_stopped(self, name: str) -> None:
-        if self.worker.target_state(name) is not TargetState.STOPPED or self.worker.runners(name):
-            raise BadRequestError(_NOT_STOPPED.replace("{name}", name))
-
-    def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
-        raw = self.worker.connector_config(name)
-        cls = self.plugins.connector_class(raw["connector.class"])
-        return cls(), self.resolve(raw)
-
-    def alter_offsets(self, name: str, offsets: Any) -> str:
-        """KIP-875 PATCH: ``offsets`` is the request's ``offsets`` list."""
-        with self._lock:
-            self._require(name)
-            if not offsets:
-                raise BadRequestError(
-                    "Partitions / offsets need to be provided for an alter offsets request"
-                )
-            if not isinstance(offsets, list) or not all(
-                isinstance(o, dict) and isinstance(o.get("partition"), dict) for o in offsets
-            ):
-                raise BadRequestError("Each entry of 'offsets' needs a 'partition' object")
-            self._require_stopped(name)
-            if self.connector_type(name) == "sink":
-                return self._alter_sink_offsets(name, offsets)
-            return self._alter_source_offsets(name, offsets)
-
-    def _connector_alter(
-        self, name: str, call: Callable[[Connector, dict[str, str]], bool]
-    ) -> bool:
-        connector, config = self._new_connector(name)
-        try:
-            return bool(call(connector, config))
-        except NotImplementedError as e:
-            raise BadRequestError(
-                f"Failed to modify offsets for connector {name} because it doesn't support "
-                "external modification of offsets"
-            ) from e
-        except ConnectError as e:
-            raise BadRequestError(f"Failed to modify offsets for connector {name}: {e}") from e
-
-    def _alter_source_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        entries: dict[bytes, bytes | None] = {}
-        by_partition: dict[Any, Any] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            if offset is not None and not isinstance(offset, dict):
-                raise BadRequestError("Offsets must be JSON objects or null")
-            try:
-                entries[encode_key(name, partition)] = encode_value(offset)
-            except Exception as e:
-                raise BadRequestError(f"Invalid offset for partition {partition}: {e}") from e
-            by_partition[tuple(partition.items())] = offset
-        handled = self._connector_alter(
-            name,
-            lambda c, cfg: c.alter_offsets(cfg, by_partition),  # type: ignore[attr-defined]
-        )
-        self.worker.offset_store.set(entries)
-        return _offsets_message("altered", handled)
-
-    def _alter_sink_offsets(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        wanted: dict[TopicPartition, int | None] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            topic = partition.get("kafka_topic")
-            if not isinstance(topic, str) or not topic:
-                raise BadRequestError("Partitions must contain a non-empty 'kafka_topic' string")
-            try:
-                number = int(partition.get("kafka_partition"))
-            except (TypeError, ValueError):
-                raise BadRequestError(
-                    "Partitions must contain a valid integer 'kafka_partition'"
-                ) from None
-            if offset is None:
-                wanted[TopicPartition(topic, number)] = None
-                continue
-            try:
-                wanted[TopicPartition(topic, number)] = int(offset.get("kafka_offset"))
-            except (AttributeError, TypeError, ValueError):
-                raise BadRequestError("Offsets must contain a valid long 'kafka_offset'") from None
-        handled = self._connector_alter(
-            name,
-            lambda c, cfg: c.alter_offsets(cfg, wanted),  # type: ignore[attr-defined]
-        )
-        resets = [tp for tp, o in wanted.items() if o is None]
-        # confluent-kafka cannot delete single partition offsets: with auto.offset.reset=earliest
-        # a deleted offset means "start from the earliest", which we set explicitly.
-        explicit = {tp: o for tp, o in wanted.items() if o is not None}
-        explicit.update(self.offset_admin.earliest(resets))
-        self.offset_admin.alter_group_offsets(self._group(name), explicit)
-        return _offsets_message("altered", handled)
-
-    def reset_offsets(self, name: str) -> str:
-        """KIP-875 DELETE: forget every offset of the connector."""
-        with self._lock:
-            self._require(name)
-            self._require_stopped(name)
-            if self.connector_type(name) == "sink":
-                handled = self._connector_alter(
-                    name,
-                    lambda c, cfg: c.alter_offsets(  # type: ignore[attr-defined]
-                        cfg, dict.fromkeys(self.offset_admin.group_offsets(self._group(name)))
-                    ),
-                )
-                self.offset_admin.delete_group(self._group(name))
-                return _offsets_message("reset", handled)
-            tombstones: dict[bytes, bytes | None] = {}
-            partitions: dict[Any, Any] = {}
-            for key in self.worker.offset_store.all():
-                decoded = decode_key(key)
-                if decoded is not None and decoded[0] == name:
-                    tombstones[key] = None
-                    partitions[tuple(decoded[1].items())] = None
-            handled = self._connector_alter(
-                name,
-                lambda c, cfg: c.alter_offsets(cfg, partitions),  # type: ignore[attr-defined]
-            )
-            self.worker.offset_store.set(tombstones)
-            return _offsets_message("reset", handled)
-
-    def rewind(
-        self,
-        name: str,
-        to: str,
-        timestamp: datetime | None = None,
-        offset: int | None = None,
-        topic: str | None = None,
-    ) -> dict[str, Any]:
-        """Reset beyond KIP-875: stop the connector, move its offsets, resume it if it ran.
-
-        Sinks: ``to`` = earliest | latest | timestamp | offset (for all its topics, or one).
-        Sources: ``to=earliest`` deletes the stored offsets (start over); other targets are
-        set with the KIP-875 PATCH endpoint.
-        """
-        with self._lock:
-            self._require(name)
-            kind = self.connector_type(name)
-            if to not in ("earliest", "latest", "timestamp", "offset"):
-                raise BadRequestError("'to' must be one of earliest, latest, timestamp, offset")
-            if kind != "sink" and to != "earliest":
-                raise BadRequestError(
-                    "Source connectors can only be reset to earliest (delete their offsets); use "
-                    "PATCH /connectors/{name}/offsets to set explicit source offsets"
-                )
-            previous = self.worker.target_state(name)
-            if previous is not TargetState.STOPPED:
-                self.stop_connector(name)
-            try:
-                if kind != "sink":
-                    self.reset_offsets(name)
-                    result: dict[str, Any] = {"offsets": []}
-                else:
-                    result = {"offsets": self._rewind_sink(name, to, timestamp, offset, topic)}
-            finally:
-                if previous is not TargetState.STOPPED:
-                    self.config_store.put_target_state(name, previous)
-                    self.worker.set_target_state(name, previous)
-            return result
-
-    def _rewind_sink(
-        self,
-        name: str,
-        to: str,
-        timestamp: datetime | None,
-        offset: int | None,
-        topic: str | None,
-    ) -> list[dict[str, Any]]:
-        config = self.resolve(self.worker.connector_config(name))
-        topics = [t.strip() for t in config.get("topics", "").split(",") if t.strip()]
-        regex = config.get("topics.regex") or None
-        tps = self.offset_admin.partitions(topics, regex)
-        if topic is not None:
-            tps = [tp for tp in tps if tp.topic == topic]
-            if not tps:
-                raise BadRequestError(f"Connector {name} does not consume topic {topic}")
-        if to == "earliest":
-            target = self.offset_admin.earliest(tps)
-        elif to == "latest":
-            target = self.offset_admin.latest(tps)
-        elif to == "timestamp":
-            if timestamp is None:
-                raise BadRequestError("'timestamp' is required with to=timestamp")
-            target = self.offset_admin.for_time(tps, timestamp)
-        else:
-            if offset is None or offset < 0:
-                raise BadRequestError("a non-negative 'offset' is required with to=offset")
-            target = dict.fromkeys(tps, offset)
-        self.offset_admin.alter_group_offsets(self._group(name), target)
-        return [
-            {"partition": {"kafka_topic": t, "kafka_partition": p}, "offset": {"kafka_offset": o}}
-            for (t, p), o in sorted(target.items())
-        ]
-
-    # -- plugins -------------------------------------------------------------------------------
-    def plugins_list(self, connectors_only: bool = True) -> list[PluginDesc]:
-        types = ("source", "sink") if connectors_only else None
-        seen: set[str] = set()
-        out = []
-        for p in self.plugins.plugins(types):
-            if p.class_name not in seen:
-                seen.add(p.class_name)
-                out.append(p)
-        return sorted(out, key=lambda p: p.class_name)
-
-    def _plugin(self, name: str) -> PluginDesc:
-        desc = self.plugins.find(name)
-        if desc is None:
-            try:
-                cls = self.plugins.load_class(name)
-            except ConfigError:
-                raise NotFoundError(f"Unknown plugin {name}.") from None
-            desc = PluginDesc(name, name, plugin_type_of(cls) or "unknown", cls)
-        if desc.type not in (
-            "source",
-            "sink",
-            "converter",
-            "header_converter",
-            "transformation",
-            "predicate",
-        ):
-            raise BadRequestError(
-                f"Invalid plugin class {name}. Valid types are sink, source, converter, "
-                "header_converter, transformation, predicate."
-            )
-        return desc
-
-    def plugin_config(self, name: str) -> list[ConfigKey]:
-        desc = self._plugin(name)
-        cls = desc.load()
-        if desc.type in ("source", "sink"):
-            definition = framework_def_for(cls).merge(cls().config_def())
-            return list(definition.keys.values())
-        return list(_plugin_config_def(cls).keys.values())
-
-    def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
-        self._plugin(plugin)
-        class_name = config.get("connector.class")
-        if class_name:
-            given = class_name.rsplit(".", 1)[-1].removesuffix("Connector")
-            wanted = plugin.rsplit(".", 1)[-1].removesuffix("Connector")
-            if not given.endswith(wanted) and not wanted.endswith(given):
-                raise BadRequestError(
-                    f"Included connector type {class_name} does not match request type {plugin}"
-                )
-        else:
-            config = {**config, "connector.class": plugin}
-        resolved = {k: v for k, v in config.items()}
-        if self.providers is not None:
-            present = {k: v for k, v in config.items() if v is not None}
-            resolved.update(self.resolve(present))
-        return validate_connector_config(resolved, self.plugins, self.worker.policy)
-
-    # -- loggers -------------------------------------------------------------------------------
-    def loggers(self) -> dict[str, dict[str, Any]]:
-        root = logging.getLogger()
-        out = {
-            "root": {
-                "level": logging.getLevelName(root.level),
-                "last_modified": self._loggers.last_modified.get("root"),
-            }
-        }
-        for name in sorted(logging.root.manager.loggerDict):
-            logger = logging.root.manager.loggerDict[name]
-            if isinstance(logger, logging.Logger) and logger.level != logging.NOTSET:
-                out[name] = {
-                    "level": logging.getLevelName(logger.level),
-                    "last_modified": self._loggers.last_modified.get(name),
-                }
-        return out
-
-    def logger(self, name: str) -> dict[str, Any]:
-        if name == "root":
-            return self.loggers()["root"]
-        existing = logging.root.manager.loggerDict.get(name)
-        if not isinstance(existing, logging.Logger):
-            raise NotFoundError(f"Logger {name} not found.")
-        return {
-            "level": logging.getLevelName(existing.getEffectiveLevel()),
-            "last_modified": self._loggers.last_modified.get(name),
-        }
-
-    def set_logger_level(self, name: str, level: str) -> list[str]:
-        """Set ``name`` and its descendants; returns the names changed (Kafka's semantics)."""
-        value = logging.getLevelName(level.upper())
-        if level.upper() in ("TRACE",):
-            value = logging.DEBUG
-        elif level.upper() == "FATAL":
-            value = logging.CRITICAL
-        elif level.upper() == "WARN":
-            value = logging.WARNING
-        elif level.upper() == "OFF":
-            value = logging.CRITICAL + 10
-        if not isinstance(value, int):
-            raise NotFoundError(f"invalid log level '{level}'.")
-        now = int(time.time() * 1000)
-        changed = []
-        if name == "root":
-            logging.getLogger().setLevel(value)
-            changed.append("root")
-        else:
-            logging.getLogger(name).setLevel(value)
-            changed.append(name)
-            prefix = name + "."
-            for other, logger in list(logging.root.manager.loggerDict.items()):
-                if other.startswith(prefix) and isinstance(logger, logging.Logger):
-                    logger.setLevel(value)
-                    changed.append(other)
-        for n in changed:
-            self._loggers.last_modified[n] = now
-        return sorted(changed)
-
-    # -- metrics -------------------------------------------------------------------------------
-    def metrics_snapshot(self) -> dict[str, Any]:
-        board = self.worker.status
-        connectors = {}
-        for name in self.worker.connectors():
-            status = board.connector(name)
-            connectors[name] = {
-                "state": status.state.value if status else State.UNASSIGNED.value,
-                "type": self.connector_type(name),
-                "tasks": {t.task: t.state.value for t in board.tasks(name)},
-            }
-        return {
-            "connectors": connectors,
-            "tasks": [m.snapshot() for m in self.worker.task_metrics()],
-            "uptime_seconds": time.time() - self.started_at,
-        }
-
-
-def _offsets_message(verb: str, handled: bool) -> str:
-    if handled:
-        return f"The offsets for this connector have been {verb} successfully"
-    return (
-        f"The Connect framework-managed offsets for this connector have been {verb} "
-        "successfully. However, if this connector manages offsets externally, they will need to "
-        f"be manually {verb} in the system that the connector uses."
-    )
-
-
-_CONVERTER_TYPES = {
-    "BOOLEAN": ConfigType.BOOLEAN,
-    "STRING": ConfigType.STRING,
-    "INT": ConfigType.INT,
-    "LONG": ConfigType.LONG,
-    "DOUBLE": ConfigType.DOUBLE,
-    "LIST": ConfigType.LIST,
-    "CLASS": ConfigType.CLASS,
-    "PASSWORD": ConfigType.PASSWORD,
-    "SHORT": ConfigType.SHORT,
-}
-
-
-def _plugin_config_def(cls: type) -> ConfigDef:
-    """The ConfigDef of a non-connector plugin (converters describe theirs as a dict)."""
-    attr = inspect.getattr_static(cls, "config_def", None)
-    if attr is None:
-        return ConfigDef()
-    owner: Any = cls if isinstance(attr, classmethod | staticmethod) else cls()
-    result = owner.config_def()
-    if isinstance(result, ConfigDef):
-        return result
-    out = ConfigDef()
-    for key, (type_name, default, doc) in (result or {}).items():
-        out.define(
-            key,
-            _CONVERTER_TYPES.get(str(type_name).upper(), ConfigType.STRING),
-            default,
-            None,
-            Importance.LOW,
-            doc or "",
-            width=Width.NONE,
-        )
-    return out

@@ -1,0 +1,146 @@
+"""The installed plugins as Kafka Connect's ``/connector-plugins`` API presents them.
+
+Lists plugins, describes a plugin's configuration and validates a connector config, all
+without a running connector: answers come from the plugin classes found by the
+:class:`~connectrt.runtime.plugins.PluginRegistry`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
+from connectrt.errors import ConfigError, NotFoundError
+from connectrt.runtime.clients import OverridePolicy
+from connectrt.runtime.connector_config import (
+    ValidationResult,
+    framework_def_for,
+    validate_connector_config,
+)
+from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
+
+__all__ = ["ConnectorPlugins"]
+
+# The plugin types /connector-plugins/{plugin}/... accepts.
+_DESCRIBED_TYPES = (
+    "source",
+    "sink",
+    "converter",
+    "header_converter",
+    "transformation",
+    "predicate",
+)
+
+
+class ConnectorPlugins:
+    """Answers about plugins: the list, a plugin's config keys, a config's validation.
+
+    ``registry`` finds and loads the plugin classes; ``policy`` is the worker's client-override
+    policy (validation checks ``*.override.*`` keys against it); ``resolve`` applies the
+    config providers to the values a validation sees (identity when none are configured).
+
+    Lifecycle: built once per herder; nothing to start or stop. Threading: every method may be
+    called from any thread; it keeps no state of its own (the registry is thread-safe).
+    """
+
+    def __init__(
+        self,
+        registry: PluginRegistry,
+        policy: OverridePolicy,
+        resolve: Callable[[Mapping[str, str]], dict[str, str]],
+    ) -> None:
+        self._registry = registry
+        self._policy = policy
+        self._resolve = resolve
+
+    def list_plugins(self, connectors_only: bool = True) -> list[PluginDesc]:
+        """Source and sink connectors, or every public plugin type; one entry per class."""
+        types = ("source", "sink") if connectors_only else None
+        seen: set[str] = set()
+        out = []
+        for p in self._registry.plugins(types):
+            if p.class_name not in seen:
+                seen.add(p.class_name)
+                out.append(p)
+        return sorted(out, key=lambda p: p.class_name)
+
+    def _find(self, name: str) -> PluginDesc:
+        desc = self._registry.find(name)
+        if desc is None:
+            try:
+                cls = self._registry.load_class(name)
+            except ConfigError:
+                raise NotFoundError(f"Unknown plugin {name}.") from None
+            desc = PluginDesc(name, name, plugin_type_of(cls) or "unknown", cls)
+        if desc.type not in _DESCRIBED_TYPES:
+            raise BadRequestError(
+                f"Invalid plugin class {name}. Valid types are sink, source, converter, "
+                "header_converter, transformation, predicate."
+            )
+        return desc
+
+    def plugin_config(self, name: str) -> list[ConfigKey]:
+        """The config keys of a plugin; a connector's include the framework's keys."""
+        desc = self._find(name)
+        cls = desc.load()
+        if desc.type in ("source", "sink"):
+            definition = framework_def_for(cls).merge(cls().config_def())
+            return list(definition.keys.values())
+        return list(_plugin_config_def(cls).keys.values())
+
+    def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
+        """Validate ``config`` for connector ``plugin`` (``connector.class`` defaults to it)."""
+        self._find(plugin)
+        class_name = config.get("connector.class")
+        if class_name:
+            given = class_name.rsplit(".", 1)[-1].removesuffix("Connector")
+            wanted = plugin.rsplit(".", 1)[-1].removesuffix("Connector")
+            if not given.endswith(wanted) and not wanted.endswith(given):
+                raise BadRequestError(
+                    f"Included connector type {class_name} does not match request type {plugin}"
+                )
+        else:
+            config = {**config, "connector.class": plugin}
+        resolved = {k: v for k, v in config.items()}
+        present = {k: v for k, v in config.items() if v is not None}
+        resolved.update(self._resolve(present))
+        return validate_connector_config(resolved, self._registry, self._policy)
+
+
+_CONVERTER_TYPES = {
+    "BOOLEAN": ConfigType.BOOLEAN,
+    "STRING": ConfigType.STRING,
+    "INT": ConfigType.INT,
+    "LONG": ConfigType.LONG,
+    "DOUBLE": ConfigType.DOUBLE,
+    "LIST": ConfigType.LIST,
+    "CLASS": ConfigType.CLASS,
+    "PASSWORD": ConfigType.PASSWORD,
+    "SHORT": ConfigType.SHORT,
+}
+
+
+def _plugin_config_def(cls: type) -> ConfigDef:
+    """The ConfigDef of a non-connector plugin (converters describe theirs as a dict)."""
+    attr = inspect.getattr_static(cls, "config_def", None)
+    if attr is None:
+        return ConfigDef()
+    owner: Any = cls if isinstance(attr, classmethod | staticmethod) else cls()
+    result = owner.config_def()
+    if isinstance(result, ConfigDef):
+        return result
+    out = ConfigDef()
+    for key, (type_name, default, doc) in (result or {}).items():
+        out.define(
+            key,
+            _CONVERTER_TYPES.get(str(type_name).upper(), ConfigType.STRING),
+            default,
+            None,
+            Importance.LOW,
+            doc or "",
+            width=Width.NONE,
+        )
+    return out

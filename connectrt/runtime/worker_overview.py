@@ -1,0 +1,79 @@
+"""What a worker reports about itself: version and Kafka cluster id (``GET /``), health
+(KIP-1017 ``/health``) and the snapshot behind ``/metrics``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from connectrt import __version__
+from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.status import State
+from connectrt.runtime.worker import Worker
+
+log = logging.getLogger(__name__)
+
+__all__ = ["WorkerOverview"]
+
+
+class WorkerOverview:
+    """Read-only answers about the worker process.
+
+    ``worker`` supplies the status board and the task metrics; ``offset_admin`` the cluster id
+    (asked once it is first wanted, then kept); ``connector_type(name)`` says source or sink;
+    ``ready`` is set by the herder once it has started (and cleared when it stops).
+
+    Lifecycle: built with the herder, whose construction time is the uptime's start; nothing to
+    start or stop. Threading: every method may be called from any thread and takes no lock;
+    two first calls of :meth:`server_info` at once may both ask for the cluster id.
+    """
+
+    def __init__(
+        self,
+        worker: Worker,
+        offset_admin: OffsetAdmin,
+        connector_type: Callable[[str], str],
+        ready: threading.Event,
+    ) -> None:
+        self._worker = worker
+        self._offset_admin = offset_admin
+        self._connector_type = connector_type
+        self._ready = ready
+        self._cluster_id: str | None = None
+        self.started_at = time.time()
+
+    def server_info(self) -> dict[str, Any]:
+        """``version``, ``commit`` and ``kafka_cluster_id`` (None while Kafka is unreachable)."""
+        if self._cluster_id is None:
+            try:
+                self._cluster_id = self._offset_admin.cluster_id()
+            except Exception:
+                log.warning("Could not read the Kafka cluster id", exc_info=True)
+        return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id}
+
+    def health(self) -> tuple[str, str]:
+        """``(status, message)``: ``healthy`` once the herder is ready, else ``starting``."""
+        if self._ready.is_set():
+            return "healthy", "Worker has completed startup and is ready to handle requests."
+        return "starting", "Worker is still starting up."
+
+    def metrics_snapshot(self) -> dict[str, Any]:
+        """Connector and task states, per-task counters and uptime (rendered by the REST
+        layer in Prometheus' text format)."""
+        board = self._worker.status
+        connectors = {}
+        for name in self._worker.connectors():
+            status = board.connector(name)
+            connectors[name] = {
+                "state": status.state.value if status else State.UNASSIGNED.value,
+                "type": self._connector_type(name),
+                "tasks": {t.task: t.state.value for t in board.tasks(name)},
+            }
+        return {
+            "connectors": connectors,
+            "tasks": [m.snapshot() for m in self._worker.task_metrics()],
+            "uptime_seconds": time.time() - self.started_at,
+        }

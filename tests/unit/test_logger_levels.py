@@ -1,0 +1,46 @@
+"""LoggerLevels on its own: Kafka's /admin/loggers semantics without a worker."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from connectrt.errors import NotFoundError
+from connectrt.runtime.logger_levels import LoggerLevels
+
+PARENT = "connectrt_test_logger_levels"
+
+
+@pytest.fixture
+def loggers() -> Iterator[LoggerLevels]:
+    child = logging.getLogger(f"{PARENT}.child")
+    yield LoggerLevels()
+    for logger in (logging.getLogger(PARENT), child):
+        logger.setLevel(logging.NOTSET)
+
+
+def test_a_name_sets_its_descendants_and_remembers_when(loggers: LoggerLevels):
+    assert loggers.set_level(PARENT, "warn") == [PARENT, f"{PARENT}.child"]
+    child = loggers.level(f"{PARENT}.child")
+    assert child["level"] == "WARNING"
+    assert isinstance(child["last_modified"], int)
+    levels = loggers.all_levels()
+    assert levels[PARENT]["level"] == "WARNING"
+    assert "root" in levels
+
+
+def test_kafka_level_names(loggers: LoggerLevels):
+    loggers.set_level(PARENT, "TRACE")
+    assert loggers.level(PARENT)["level"] == "DEBUG"
+    loggers.set_level(PARENT, "FATAL")
+    assert loggers.level(PARENT)["level"] == "CRITICAL"
+
+
+def test_unknown_loggers_and_levels(loggers: LoggerLevels):
+    with pytest.raises(NotFoundError, match="Logger no_such_logger_anywhere not found"):
+        loggers.level("no_such_logger_anywhere")
+    with pytest.raises(NotFoundError, match="invalid log level 'LOUD'"):
+        loggers.set_level(PARENT, "LOUD")
+    assert loggers.level("root")["last_modified"] is None
