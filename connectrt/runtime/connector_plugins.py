@@ -21,6 +21,7 @@ from connectrt.runtime.connector_config import (
 )
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
+from connectrt.runtime.validation_report import as_written
 
 __all__ = ["ConnectorPlugins"]
 
@@ -40,7 +41,9 @@ class ConnectorPlugins:
 
     ``registry`` finds and loads the plugin classes; ``policy`` is the worker's client-override
     policy (validation checks ``*.override.*`` keys against it); ``resolve`` applies the
-    config providers to the values a validation sees (identity when none are configured).
+    config providers to the values a validation sees (identity when none are configured);
+    ``redact`` removes registered secrets from text. A validation reports values as written:
+    nothing resolved and no URL password reaches the result (see ``validation_report``).
 
     Lifecycle: built once per herder; nothing to start or stop. Threading: every method may be
     called from any thread; it keeps no state of its own (the registry is thread-safe).
@@ -51,10 +54,12 @@ class ConnectorPlugins:
         registry: PluginRegistry,
         policy: OverridePolicy,
         resolve: Callable[[Mapping[str, str]], dict[str, str]],
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self._registry = registry
         self._policy = policy
         self._resolve = resolve
+        self._redact = redact
 
     def list_plugins(self, connectors_only: bool = True) -> list[PluginDesc]:
         """Source and sink connectors, or every public plugin type; one entry per class."""
@@ -107,7 +112,8 @@ class ConnectorPlugins:
         resolved = {k: v for k, v in config.items()}
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
-        return validate_connector_config(resolved, self._registry, self._policy)
+        result = validate_connector_config(resolved, self._registry, self._policy)
+        return as_written(result, config, resolved, self._redact)
 
 
 _CONVERTER_TYPES = {

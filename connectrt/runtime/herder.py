@@ -21,6 +21,7 @@ serialized by one reentrant lock. Reads of info and status do not take it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import traceback
@@ -40,6 +41,7 @@ from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
+from connectrt.runtime.validation_report import written_text
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_overview import WorkerOverview
@@ -87,7 +89,7 @@ class Herder:
         self._ready = threading.Event()
         self._definitions: dict[str, ConfigDef] = {}
         self.loggers = LoggerLevels()
-        self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve)
+        self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve, self._redact)
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
         self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
@@ -150,14 +152,22 @@ class Herder:
         return self._ready.is_set()
 
     def _on_status(self, status: Status) -> None:
+        if status.trace:
+            # Error texts can quote resolved values (a path, a URL): never persist them.
+            status = dataclasses.replace(status, trace=self._redact(status.trace))
         try:
             self.status_store.put(status)
         except Exception:
             log.exception("Could not write status of %s", status.connector)
 
     # -- worker hooks --------------------------------------------------------------------------
+    def _redact(self, text: str) -> str:
+        return self.redactor.redact(text) if self.redactor is not None else text
+
     def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
         """Raw config -> values handed to connectors and tasks (config providers applied)."""
+        if self.redactor is not None:
+            self.redactor.register_all(self.masker.embedded_secrets(config))  # URL passwords
         if self.providers is None:
             return dict(config)
         resolved = self.providers.resolve(config)
@@ -241,7 +251,8 @@ class Herder:
     def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
-        return StateInfo(status.state.value, status.worker_id, status.trace, restarts)
+        trace = self._redact(status.trace) if status.trace else status.trace
+        return StateInfo(status.state.value, status.worker_id, trace, restarts)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         self.require(name)
@@ -280,8 +291,11 @@ class Herder:
             raise BadRequestError(
                 f"Connector config {self.masked(config)} contains no connector type"
             )
-        result = validate_connector_config(self.resolve(config), self.registry, self.worker.policy)
-        messages = result.error_messages()
+        resolved = self.resolve(config)
+        result = validate_connector_config(resolved, self.registry, self.worker.policy)
+        messages = [
+            written_text(config, resolved, self._redact)(m) for m in result.error_messages()
+        ]
         if messages:
             raise BadRequestError(
                 f"Connector configuration is invalid and contains the following {len(messages)} "
