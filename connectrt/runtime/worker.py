@@ -1,9 +1,12 @@
 """The Worker: runs connectors and their tasks in this process.
 
-The worker owns the offset store, the status board and the connectors' task handles. Where
-tasks run is the :class:`TaskExecutor`'s business: by default (:class:`ThreadTaskExecutor`) one
-:class:`TaskRunner` thread per task in this process; another executor (e.g. Spark) may run
-them elsewhere and hand back :class:`TaskHandle` objects with the same control surface.
+The worker owns the offset store, the status board and the connectors' task handles, and
+runs the connectors' lifecycle: start and stop, task configs, target states, restarts (by hand
+and automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
+business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
+process; another executor (e.g. Spark) may run them elsewhere and hand back
+:class:`TaskHandle` objects with the same control surface. How a task's runner is built is
+the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
 Public methods are called by one management thread at a time (the CLI or, later, the
 herder); they are serialized by a lock, so calling them from several threads is safe.
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
@@ -17,9 +20,8 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from connectrt.api.connector import (
     Connector,
@@ -28,33 +30,24 @@ from connectrt.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
-from connectrt.api.task import SinkTask, SourceTask
-from connectrt.errors import ConfigError, ConnectError, NotFoundError
-from connectrt.runtime.clients import (
-    OverridePolicy,
-    admin_config,
-    consumer_config,
-    max_poll_records,
-    producer_config,
-)
+from connectrt.errors import ConnectError, NotFoundError
+from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.sink_runner import SinkTaskRunner
-from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
-from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
-from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
+from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
+from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
-from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Worker", "create_converter"]
+__all__ = ["Worker"]
 
 
 class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -72,131 +65,6 @@ class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
     @property
     def offset_storage_reader(self) -> OffsetStorageReaderImpl:
         return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
-
-
-def _identity(config: Mapping[str, str]) -> dict[str, str]:
-    return dict(config)
-
-
-def _ignore(*args: Any) -> None:
-    return None
-
-
-def create_converter(
-    plugins: PluginRegistry,
-    config: Mapping[str, Any],
-    kind: str,
-    defaults: Callable[[], tuple[str, Mapping[str, Any]]],
-) -> Any:
-    """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
-
-    ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
-    """
-    key = f"{kind}.converter"
-    if config.get(key):
-        class_name = str(config[key])
-        prefix = key + "."
-        cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
-    else:
-        class_name, default_config = defaults()
-        cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
-    conv = cls()
-    if kind == "header":
-        conv.configure(cfg)
-    else:
-        conv.configure(cfg, kind == "key")
-    return conv
-
-
-@dataclass(frozen=True)
-class WorkerHooks:
-    """How the worker reaches the rest of the process (the herder fills these in).
-
-    ``resolve`` turns a raw config (with ``${provider:...}`` references) into the values handed
-    to connectors, tasks, converters and clients. ``on_task_configs(name, configs)`` is called
-    with newly generated task configs (resolved; the herder persists them). ``on_topic(name,
-    topic, task)`` is called from task threads the first time a task uses a topic.
-    """
-
-    resolve: Callable[[Mapping[str, str]], dict[str, str]] = _identity
-    on_task_configs: Callable[[str, list[dict[str, str]]], None] = _ignore
-    on_topic: Callable[[str, str, int], None] = _ignore
-
-
-class TaskHandle(Protocol):
-    """One running task as the worker controls it (a :class:`TaskRunner` is one).
-
-    ``stop()`` asks the task to commit and exit and returns at once; ``join`` waits for it;
-    ``transition_to`` pauses or resumes it. ``on_failure`` is set by the worker before the task
-    starts and is called (from any thread) once when the task has failed for good.
-    """
-
-    id: TaskId
-    metrics: TaskMetrics
-    failed: BaseException | None
-    on_failure: Callable[[Any], None] | None
-
-    def stop(self) -> None: ...
-
-    def join(self, timeout: float | None = None) -> None: ...
-
-    def is_alive(self) -> bool: ...
-
-    def transition_to(self, target: TargetState) -> None: ...
-
-
-class TaskExecutor(Protocol):
-    """Where a worker's tasks run.
-
-    ``start_tasks`` is called by the worker under its lock with the tasks of one connector to
-    start (index, resolved task config). It builds and starts them, calling ``on_failure`` from
-    each task when it fails for good, and returns a handle per started task; a task that cannot
-    start is reported FAILED on the worker's status board and gets no handle. ``stop`` is called
-    once when the worker stops, after every task was stopped.
-    """
-
-    def start_tasks(
-        self,
-        worker: Worker,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
-    ) -> dict[int, TaskHandle]: ...
-
-    def stop(self) -> None: ...
-
-
-class ThreadTaskExecutor:
-    """The default executor: one :class:`TaskRunner` thread per task, in this process."""
-
-    def start_tasks(
-        self,
-        worker: Worker,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
-    ) -> dict[int, TaskHandle]:
-        handles: dict[int, TaskHandle] = {}
-        for index, task_config in tasks:
-            task_id = TaskId(connector, index)
-            try:
-                runner = worker.build_runner(task_id, task_config)
-            except Exception:
-                trace = traceback.format_exc()
-                log.error("Failed to start task %s\n%s", task_id, trace)
-                worker.status.put(connector, index, State.FAILED, trace)
-                continue
-            runner.on_failure = on_failure
-            worker.status.put(connector, index, State.UNASSIGNED)
-            runner.start()
-            handles[index] = runner
-        return handles
-
-    def stop(self) -> None:
-        return None
 
 
 @dataclass
@@ -435,14 +303,6 @@ class Worker:
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 
-    def _converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
-        return create_converter(
-            self.plugins,
-            conn_config,
-            kind,
-            lambda: (self.config.converter_class(kind), self.config.converter_config(kind)),
-        )
-
     def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner:
         """Build (not start) the runner of a task of a started connector of this worker."""
         state = self._get(task_id.connector)
@@ -463,104 +323,20 @@ class Worker:
         """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
-        resolved = connector_config
-        name = task_id.connector
-        task = task_cls()
-        converters = TaskConverters(
-            key=self._converter(resolved, "key"),
-            value=self._converter(resolved, "value"),
-            header=self._converter(resolved, "header"),
+        return self.runner_factory().create_runner(
+            task_id, task_cls, task_config, connector_config, target
         )
-        on_topic = self.hooks.on_topic
-        transforms: TransformationChain[Any] | None = None
-        if resolved.get("transforms", "").strip():
-            transforms = TransformationChain(resolved, self.plugins.transform_class)
-        wc = self.config
-        policy = ErrorPolicy.from_config(resolved)
-        errors = ErrorHandler(
-            task_id,
-            policy,
-            TaskMetrics(task_id.connector, task_id.task),
-            producer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-dlq-producer-{task_id}",
-            )
-            if policy.dlq_topic
-            else None,
-            admin_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-adminclient-{task_id}",
-            )
-            if policy.dlq_topic
-            else None,
+
+    def runner_factory(self) -> RunnerFactory:
+        """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""
+        return RunnerFactory(
+            self.config,
+            self.plugins,
+            self.policy,
+            self.offset_store,
+            self.status,
+            self.hooks.on_topic,
         )
-        if isinstance(task, SourceTask):
-            pcfg = producer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-producer-{task_id}",
-            )
-            creator = None
-            creation = None
-            if wc["topic.creation.enable"]:
-                creation = TopicCreationConfig.from_connector_config(resolved)
-            if creation is not None:
-                acfg = admin_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
-                    resolved,
-                    self.policy,
-                    f"connector-adminclient-{task_id}",
-                )
-                creator = TopicCreator(acfg, creation)
-            return SourceTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                pcfg,
-                self.offset_store,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                wc["offset.flush.timeout.ms"],
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-                topic_creator=creator,
-            )
-        if isinstance(task, SinkTask):
-            ccfg = consumer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-consumer-{task_id}",
-                f"connect-{name}",
-            )
-            return SinkTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                ccfg,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                max_poll_records(wc.originals, resolved),
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-            )
-        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
     def _stop_tasks(self, state: _ConnectorState) -> None:
         runners = list(state.runners.values())
