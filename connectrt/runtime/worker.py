@@ -1,8 +1,9 @@
 """The Worker: runs connectors and their tasks in this process.
 
-The worker owns the offset store, the status board and the connectors' task handles, and
-runs the connectors' lifecycle: start and stop, task configs, target states, restarts (by hand
-and automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
+The worker owns the offset store, the status board and its connectors (a
+:class:`WorkerConnector` each: Connector object, configs, target state, task handles), and
+runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
+automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
 business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
 process; another executor (e.g. Spark) may run them elsewhere and hand back
 :class:`TaskHandle` objects with the same control surface. How a task's runner is built is
@@ -18,18 +19,10 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
-from connectrt.api.connector import (
-    Connector,
-    SinkConnector,
-    SinkConnectorContext,
-    SourceConnector,
-    SourceConnectorContext,
-)
+from connectrt.api.connector import SinkConnectorContext, SourceConnectorContext
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
@@ -42,6 +35,7 @@ from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_connector import WorkerConnector
 from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
 
@@ -67,18 +61,11 @@ class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
         return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
-@dataclass
-class _ConnectorState:
-    name: str
-    config: dict[str, str]  # raw, as given (may hold ${provider:...} references)
-    connector: Connector | None
-    target: TargetState
-    task_configs: list[dict[str, str]] = field(default_factory=list)
-    resolved: dict[str, str] = field(default_factory=dict)
-    runners: dict[int, TaskHandle] = field(default_factory=dict)
-
-
 class Worker:
+    """Runs connectors and hands their tasks to a :class:`TaskExecutor` (see the module
+    docstring for the threading contract). ``start`` before starting connectors; ``stop``
+    stops every connector and then the offset store."""
+
     def __init__(
         self,
         config: WorkerConfig,
@@ -95,7 +82,7 @@ class Worker:
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
         self.policy = OverridePolicy(config["connector.client.config.override.policy"])
-        self._connectors: dict[str, _ConnectorState] = {}
+        self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
         self._reconfig_thread: threading.Thread | None = None
@@ -146,14 +133,9 @@ class Worker:
         return [dict(c) for c in self._get(name).task_configs]
 
     def connector_type(self, name: str) -> str:
-        conn = self._get(name).connector
-        if isinstance(conn, SourceConnector):
-            return "source"
-        if isinstance(conn, SinkConnector):
-            return "sink"
-        return "unknown"
+        return self._get(name).connector_type
 
-    def _get(self, name: str) -> _ConnectorState:
+    def _get(self, name: str) -> WorkerConnector:
         with self._lock:
             state = self._connectors.get(name)
         if state is None:
@@ -182,11 +164,11 @@ class Worker:
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
-            state = _ConnectorState(name, config, None, target)
+            state = WorkerConnector(name, config, None, target)
             self._connectors[name] = state
             self._start_connector_instance(state)
 
-    def _start_connector_instance(self, state: _ConnectorState) -> None:
+    def _start_connector_instance(self, state: WorkerConnector) -> None:
         name = state.name
         if state.target is TargetState.STOPPED:
             self.status.put(name, None, State.STOPPED)
@@ -198,7 +180,7 @@ class Worker:
             self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
         self._start_tasks(state)
 
-    def _run_connector(self, state: _ConnectorState, verb: str) -> bool | None:
+    def _run_connector(self, state: WorkerConnector, verb: str) -> bool | None:
         """Instantiate and start the Connector, generate its task configs and report it
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
@@ -208,7 +190,7 @@ class Worker:
             connector.initialize(_ConnectorContext(self, state.name))
             state.connector = connector
             connector.start(state.resolved)
-            changed = self._generate_task_configs(state)
+            changed = state.generate_task_configs()
         except Exception:
             trace = traceback.format_exc()
             log.error("Connector %s failed to %s\n%s", state.name, verb, trace)
@@ -218,41 +200,13 @@ class Worker:
         self.status.put(state.name, None, running)
         return changed
 
-    def _generate_task_configs(self, state: _ConnectorState) -> bool:
-        """Ask the connector for task configs; True if they changed."""
-        connector = state.connector
-        assert connector is not None
-        config = state.resolved
-        max_tasks = int(config.get("tasks.max", "1"))
-        raw = connector.task_configs(max_tasks)
-        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
-        if len(raw) > max_tasks and enforce:
-            raise ConnectError(
-                f"The connector {state.name} has generated {len(raw)} tasks, which is greater "
-                f"than {max_tasks}, the maximum number of tasks it is configured to create. "
-                "This behaviour should be considered a bug and is disallowed."
-            )
-        task_class = connector.task_class()
-        configs = []
-        for c in raw:
-            tc = {str(k): str(v) for k, v in c.items()}
-            tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
-            if isinstance(connector, SinkConnector):
-                for key in ("topics", "topics.regex"):
-                    if config.get(key):
-                        tc[key] = config[key]
-            configs.append(tc)
-        changed = configs != state.task_configs
-        state.task_configs = configs
-        return changed
-
-    def _start_tasks(self, state: _ConnectorState) -> None:
+    def _start_tasks(self, state: WorkerConnector) -> None:
         self._launch(state, list(enumerate(state.task_configs)))
 
-    def _start_task(self, state: _ConnectorState, index: int, task_config: dict[str, str]) -> None:
+    def _start_task(self, state: WorkerConnector, index: int, task_config: dict[str, str]) -> None:
         self._launch(state, [(index, task_config)])
 
-    def _launch(self, state: _ConnectorState, tasks: list[tuple[int, dict[str, str]]]) -> None:
+    def _launch(self, state: WorkerConnector, tasks: list[tuple[int, dict[str, str]]]) -> None:
         if not tasks:
             return
         handles = self.executor.start_tasks(self, state.name, tasks, self._task_failed)
@@ -338,20 +292,8 @@ class Worker:
             self.hooks.on_topic,
         )
 
-    def _stop_tasks(self, state: _ConnectorState) -> None:
-        runners = list(state.runners.values())
-        for r in runners:
-            r.stop()
-        deadline = time.monotonic() + self.config["task.shutdown.graceful.timeout.ms"] / 1000.0
-        for r in runners:
-            r.join(max(0.0, deadline - time.monotonic()))
-            if r.is_alive():
-                log.error(
-                    "Graceful stop of task %s failed: it did not finish within "
-                    "task.shutdown.graceful.timeout.ms",
-                    r.id,
-                )
-        state.runners.clear()
+    def _stop_tasks(self, state: WorkerConnector) -> None:
+        state.stop_tasks(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
 
     def _stop_connector(self, name: str, remove: bool) -> None:
         with self._lock:
@@ -359,11 +301,7 @@ class Worker:
             if state is None:
                 return
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
+            state.stop_connector()
             if remove:
                 del self._connectors[name]
                 for i in range(len(state.task_configs)):
@@ -381,12 +319,7 @@ class Worker:
             previous, state.target = state.target, target
             if target is TargetState.STOPPED:
                 self._stop_tasks(state)
-                if state.connector is not None:
-                    try:
-                        state.connector.stop()
-                    except Exception:
-                        log.exception("Error stopping connector %s", name)
-                    state.connector = None
+                state.stop_connector()
                 for i in range(len(state.task_configs)):
                     self.status.put(name, i, State.DESTROYED)
                 state.task_configs = []
@@ -405,12 +338,7 @@ class Worker:
         with self._lock:
             state = self._get(name)
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-            state.connector = None
+            state.stop_connector()
             self.status.put(name, None, State.RESTARTING)
             self._start_connector_instance(state)
 
@@ -421,12 +349,7 @@ class Worker:
             state = self._get(name)
             if state.target is TargetState.STOPPED:
                 return
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-                state.connector = None
+            state.stop_connector()
             self.status.put(name, None, State.RESTARTING)
             old = list(state.task_configs)
             changed = self._run_connector(state, "restart")
@@ -446,12 +369,7 @@ class Worker:
             state = self._get(name)
             old_tasks = len(state.task_configs)
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-            state.connector = None
+            state.stop_connector()
             state.config = dict(config)
             state.task_configs = []
             self._start_connector_instance(state)
@@ -484,7 +402,7 @@ class Worker:
                     state = self._connectors.get(name)
                     if state is None or state.connector is None:
                         continue
-                    if self._generate_task_configs(state):
+                    if state.generate_task_configs():
                         log.info("Connector %s task configs changed; restarting tasks", name)
                         self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
                         self._stop_tasks(state)
