@@ -25,6 +25,7 @@ from connectrt.runtime.clients import (
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
 from connectrt.runtime.sink_runner import SinkTaskRunner
 from connectrt.runtime.source_runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard, TargetState
@@ -107,7 +108,6 @@ class RunnerFactory:
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
         resolved = connector_config
-        name = task_id.connector
         task = task_cls()
         converters = TaskConverters(
             key=self.converter(resolved, "key"),
@@ -118,16 +118,65 @@ class RunnerFactory:
         transforms: TransformationChain[Any] | None = None
         if resolved.get("transforms", "").strip():
             transforms = TransformationChain(resolved, self.plugins.transform_class)
+        errors = self._error_handler(task_id, resolved)
         wc = self.config
-        policy = ErrorPolicy.from_config(resolved)
-        errors = ErrorHandler(
+        if isinstance(task, SourceTask):
+            source = SourceRunnerSettings(
+                task_config=task_config,
+                converters=converters,
+                status=self.status,
+                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
+                target_state=target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
+                errors=errors,
+                producer_config=producer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    resolved,
+                    self.policy,
+                    f"connector-producer-{task_id}",
+                ),
+                offset_store=self.offset_store,
+                offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
+                topic_creator=self._topic_creator(task_id, resolved),
+            )
+            return SourceTaskRunner(task_id, task, source)
+        if isinstance(task, SinkTask):
+            sink = SinkRunnerSettings(
+                task_config=task_config,
+                converters=converters,
+                status=self.status,
+                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
+                target_state=target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
+                errors=errors,
+                consumer_config=consumer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    resolved,
+                    self.policy,
+                    f"connector-consumer-{task_id}",
+                    f"connect-{task_id.connector}",
+                ),
+                max_poll_records=max_poll_records(wc.originals, resolved),
+            )
+            return SinkTaskRunner(task_id, task, sink)
+        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:
+        """The task's ``errors.*`` handler, with dead letter queue clients if one is set."""
+        wc = self.config
+        policy = ErrorPolicy.from_config(connector_config)
+        return ErrorHandler(
             task_id,
             policy,
             TaskMetrics(task_id.connector, task_id.task),
             producer_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                resolved,
+                connector_config,
                 self.policy,
                 f"connector-dlq-producer-{task_id}",
             )
@@ -136,71 +185,29 @@ class RunnerFactory:
             admin_config(
                 wc.bootstrap_servers,
                 wc.originals,
-                resolved,
+                connector_config,
                 self.policy,
                 f"connector-adminclient-{task_id}",
             )
             if policy.dlq_topic
             else None,
         )
-        if isinstance(task, SourceTask):
-            pcfg = producer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-producer-{task_id}",
-            )
-            creator = None
-            creation = None
-            if wc["topic.creation.enable"]:
-                creation = TopicCreationConfig.from_connector_config(resolved)
-            if creation is not None:
-                acfg = admin_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
-                    resolved,
-                    self.policy,
-                    f"connector-adminclient-{task_id}",
-                )
-                creator = TopicCreator(acfg, creation)
-            return SourceTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                pcfg,
-                self.offset_store,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                wc["offset.flush.timeout.ms"],
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-                topic_creator=creator,
-            )
-        if isinstance(task, SinkTask):
-            ccfg = consumer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-consumer-{task_id}",
-                f"connect-{name}",
-            )
-            return SinkTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                ccfg,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                max_poll_records(wc.originals, resolved),
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-            )
-        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _topic_creator(
+        self, task_id: TaskId, connector_config: Mapping[str, str]
+    ) -> TopicCreator | None:
+        """A source task's topic creator, or None when topic creation is off for it."""
+        wc = self.config
+        creation = None
+        if wc["topic.creation.enable"]:
+            creation = TopicCreationConfig.from_connector_config(connector_config)
+        if creation is None:
+            return None
+        admin = admin_config(
+            wc.bootstrap_servers,
+            wc.originals,
+            connector_config,
+            self.policy,
+            f"connector-adminclient-{task_id}",
+        )
+        return TopicCreator(admin, creation)

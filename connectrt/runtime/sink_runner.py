@@ -18,7 +18,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -30,9 +30,9 @@ from connectrt.data import Schema
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
-from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.runner_settings import SinkRunnerSettings
+from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_runner import (
-    TaskConverters,
     TaskFailure,
     TaskId,
     TaskRunner,
@@ -119,34 +119,25 @@ class _ErrantRecordReporter(ErrantRecordReporter):
 
 
 class SinkTaskRunner(TaskRunner):
-    def __init__(
-        self,
-        task_id: TaskId,
-        task: SinkTask,
-        task_config: dict[str, str],
-        converters: TaskConverters,
-        consumer_config: dict[str, Any],
-        status: StatusBoard,
-        offset_flush_interval_ms: int,
-        max_poll_records: int = 500,
-        target_state: TargetState = TargetState.STARTED,
-        consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
-        on_topic: Callable[[str], None] | None = None,
-        transforms: TransformationChain[SinkRecord] | None = None,
-        errors: ErrorHandler | None = None,
-    ) -> None:
-        super().__init__(task_id, task_config, status, target_state, on_topic)
-        self._transforms = transforms if transforms else None
-        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+    """Runs one SinkTask on its own thread (see the module docstring)."""
+
+    def __init__(self, task_id: TaskId, task: SinkTask, settings: SinkRunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[SinkRecord] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
         self._batch: list[Any] = []
         self._topics_seen: set[str] = set()
         self.task = task
-        self.converters = converters
-        self._consumer_config = consumer_config
-        self._consumer_factory = consumer_factory
-        self._flush_interval = offset_flush_interval_ms / 1000.0
-        self._max_poll = max_poll_records
+        self.converters = settings.converters
+        self._consumer_config = settings.consumer_config
+        self._consumer_factory = settings.consumer_factory
+        self._flush_interval = settings.offset_flush_interval_ms / 1000.0
+        self._max_poll = settings.max_poll_records
         self._consumer: Consumer | None = None
         self.assigned: set[TopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}
@@ -157,8 +148,8 @@ class SinkTaskRunner(TaskRunner):
         self._put_offsets: dict[tuple[str, int], int] = {}  # next offset after what put() took
         self._committed: dict[tuple[str, int], int] = {}
         self._rebalance_epoch = 0
-        self._key_passthrough = converters.key.BYTES_PASSTHROUGH
-        self._value_passthrough = converters.value.BYTES_PASSTHROUGH
+        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
 
     def on_stop_requested(self) -> None:
         self.errors.stop()  # interrupt retry backoff

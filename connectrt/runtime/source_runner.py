@@ -31,18 +31,16 @@ from connectrt.api.task import SourceTask, SourceTaskContext
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
-from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.runner_settings import SourceRunnerSettings
+from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_runner import (
-    TaskConverters,
     TaskFailure,
     TaskId,
     TaskRunner,
     TaskStage,
     class_path,
 )
-from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
-from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
@@ -77,35 +75,24 @@ class _SourceTaskContext(SourceTaskContext):
 
 
 class SourceTaskRunner(TaskRunner):
-    def __init__(
-        self,
-        task_id: TaskId,
-        task: SourceTask,
-        task_config: dict[str, str],
-        converters: TaskConverters,
-        producer_config: dict[str, Any],
-        offset_store: OffsetStore,
-        status: StatusBoard,
-        offset_flush_interval_ms: int,
-        offset_flush_timeout_ms: int,
-        target_state: TargetState = TargetState.STARTED,
-        producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
-        on_topic: Callable[[str], None] | None = None,
-        transforms: TransformationChain[SourceRecord] | None = None,
-        errors: ErrorHandler | None = None,
-        topic_creator: TopicCreator | None = None,
-    ) -> None:
-        super().__init__(task_id, task_config, status, target_state, on_topic)
-        self._transforms = transforms if transforms else None
-        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+    """Runs one SourceTask on its own thread (see the module docstring)."""
+
+    def __init__(self, task_id: TaskId, task: SourceTask, settings: SourceRunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[SourceRecord] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
         self.task = task
-        self.converters = converters
-        self._producer_config = producer_config
-        self._producer_factory = producer_factory
-        self._store = offset_store
-        self._flush_interval = offset_flush_interval_ms / 1000.0
-        self._flush_timeout = offset_flush_timeout_ms / 1000.0
+        self.converters = settings.converters
+        self._producer_config = settings.producer_config
+        self._producer_factory = settings.producer_factory
+        self._store = settings.offset_store
+        self._flush_interval = settings.offset_flush_interval_ms / 1000.0
+        self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
         self._producer: Producer | None = None
         self._pending: dict[bytes, Mapping[str, Any] | None] = {}
         self._pending_records = 0
@@ -113,7 +100,7 @@ class SourceTaskRunner(TaskRunner):
         # Only tasks that override commit_record pay for per-record delivery callbacks.
         self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._topics: set[str] = set()
-        self._topic_creator = topic_creator
+        self._topic_creator = settings.topic_creator
 
     @property
     def topics(self) -> set[str]:
