@@ -25,20 +25,15 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.records import Header, SinkRecord, TopicPartition
-from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connectrt.api.task import SinkTask
 from connectrt.data import Schema
 from connectrt.errors import RetriableError
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
 from connectrt.runtime.runner_settings import SinkRunnerSettings
 from connectrt.runtime.status import TargetState
-from connectrt.runtime.task_runner import (
-    TaskFailure,
-    TaskId,
-    TaskRunner,
-    TaskStage,
-    class_path,
-)
+from connectrt.runtime.task_contexts import SinkTaskContextImpl
+from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
@@ -50,72 +45,6 @@ _MIN_RETRY_BACKOFF_S = 0.1
 
 OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
-
-
-class _SinkTaskContext(SinkTaskContext):
-    """Calls are made by the task on the task thread; effects apply after put()/open()."""
-
-    def __init__(self, runner: SinkTaskRunner) -> None:
-        self._runner = runner
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._runner.task_config
-
-    def offset(
-        self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
-    ) -> None:
-        if isinstance(offsets, TopicPartition):
-            if offset is None:
-                raise ValueError("offset(tp, n) needs an offset")
-            offsets = {offsets: offset}
-        self._runner.rewinds.update({TopicPartition(*tp): int(o) for tp, o in offsets.items()})
-
-    def timeout(self, timeout_ms: int) -> None:
-        self._runner.retry_timeout_s = max(0, timeout_ms) / 1000.0
-
-    def assignment(self) -> set[TopicPartition]:
-        return set(self._runner.assigned)
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._runner.pause_partitions(partitions)
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._runner.resume_partitions(partitions)
-
-    def request_commit(self) -> None:
-        self._runner.commit_requested = True
-
-    @property
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        if not self._runner.errors.policy.reporting:
-            return None
-        return _ErrantRecordReporter(self._runner)
-
-
-class _ErrantRecordReporter(ErrantRecordReporter):
-    """KIP-610: a sink task reports records it could not write (stage TASK_PUT).
-
-    A record the runtime gave the task goes to the dead letter queue as the original raw
-    record; one the task built is written as a JSON document. With ``errors.tolerance=none``
-    the report fails the task, as in Kafka. Called on the task thread (from ``put``)."""
-
-    def __init__(self, runner: SinkTaskRunner) -> None:
-        self._runner = runner
-
-    def report(self, record: SinkRecord, error: BaseException) -> None:
-        runner = self._runner
-        failure = Failure(
-            TaskStage.TASK_PUT, class_path(runner.task), error, runner.raw_for(record), record
-        )
-        runner.errors.metrics.errors += 1
-        runner.errors.report(failure)
-        if not runner.errors.policy.tolerate_all:
-            raise ToleranceExceeded(
-                f"Tolerance exceeded in error handler: task {runner.id} reported a record it "
-                f"could not write: {error!r}"
-            ) from error
-        runner.errors.metrics.records_skipped += 1
 
 
 class SinkTaskRunner(TaskRunner):
@@ -235,7 +164,7 @@ class SinkTaskRunner(TaskRunner):
 
     # -- main loop --------------------------------------------------------------------------
     def execute(self) -> None:
-        self.task.initialize(_SinkTaskContext(self))
+        self.task.initialize(SinkTaskContextImpl(self))
         self.task.start(self.task_config)
         consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
         topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]

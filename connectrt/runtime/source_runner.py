@@ -27,12 +27,13 @@ from typing import Any
 from confluent_kafka import KafkaError, Message, Producer
 
 from connectrt.api.records import SourceRecord
-from connectrt.api.task import SourceTask, SourceTaskContext
+from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.status import TargetState
+from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import (
     TaskFailure,
     TaskId,
@@ -58,20 +59,6 @@ class RecordMetadata:
         self.partition = partition
         self.offset = offset
         self.timestamp = timestamp
-
-
-class _SourceTaskContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str], reader: OffsetStorageReaderImpl) -> None:
-        self._config = config
-        self._reader = reader
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
-        return self._reader
 
 
 class SourceTaskRunner(TaskRunner):
@@ -132,7 +119,7 @@ class SourceTaskRunner(TaskRunner):
 
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
-        self.task.initialize(_SourceTaskContext(self.task_config, reader))
+        self.task.initialize(SourceTaskContextImpl(self.task_config, reader))
         self.task.start(self.task_config)
         cfg = dict(self._producer_config)
         if not self._wants_commit_record:
