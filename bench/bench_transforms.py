@@ -246,6 +246,7 @@ class DictSourceTask(SourceTask):
 def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -> float:
     from connectrt.converters.headers import SimpleHeaderConverter
     from connectrt.converters.string import StringConverter
+    from connectrt.runtime.runner_settings import SourceRunnerSettings
     from connectrt.runtime.source_runner import SourceTaskRunner
     from connectrt.runtime.status import StatusBoard
     from connectrt.runtime.task_runner import TaskConverters, TaskId
@@ -258,18 +259,17 @@ def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -
     warmup = f"warmup-{rnd}-{int(with_chain)}"
     c.create_topics(bootstrap, {warmup: 1})
     task = DictSourceTask(n, topic, warmup)
-    runner = SourceTaskRunner(
-        TaskId(f"bench-smt-{rnd}-{int(with_chain)}", 0),
-        task,
-        {},
-        TaskConverters(key, _converter(False), header),
-        c.producer_settings(bootstrap),
-        MemoryOffsetStore(),
-        StatusBoard("bench"),
-        60_000,
-        60_000,
+    settings = SourceRunnerSettings(
+        task_config={},
+        converters=TaskConverters(key, _converter(False), header),
+        status=StatusBoard("bench"),
+        offset_flush_interval_ms=60_000,
         transforms=TransformationChain(CHAIN_CONFIG) if with_chain else None,
+        producer_config=c.producer_settings(bootstrap),
+        offset_store=MemoryOffsetStore(),
+        offset_flush_timeout_ms=60_000,
     )
+    runner = SourceTaskRunner(TaskId(f"bench-smt-{rnd}-{int(with_chain)}", 0), task, settings)
     runner.start()
     c.await_one_record(bootstrap, warmup)  # the producer has its id: start the clock
     task.warmed.set()

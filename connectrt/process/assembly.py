@@ -25,8 +25,9 @@ from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.secrets import SecretMasker, install_redacting_filter
-from connectrt.runtime.worker import Worker, WorkerHooks
+from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_hooks import WorkerHooks
 
 log = logging.getLogger(__name__)
 

@@ -2,14 +2,21 @@
 
 Consumer offsets are committed only for records ``put()`` accepted, and only after
 ``SinkTask.pre_commit()`` (by default ``flush()``) returned, every ``offset.flush.interval.ms``,
-on ``context.request_commit()``, before partitions are revoked, and on stop. A crash therefore
-redelivers at most what was put since the last commit (at-least-once); nothing committed is
-ever lost.
+on ``context.request_commit()``, before partitions are revoked, and on stop
+(:class:`~connectrt.runtime.sink_offsets.SinkOffsetCommitter` keeps the offsets and commits
+them). A crash therefore redelivers at most what was put since the last commit
+(at-least-once); nothing committed is ever lost.
 
 Rebalance callbacks run inside ``consume()`` on the task thread, so the task's ``open``/
 ``close`` are called on the same thread as ``put``. Memory is bounded by the consumer's
 prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
 ``put`` simply stops the consumer from fetching more.
+
+Hot path: this module is the per-batch loop (consume, convert each message, transform, put)
+and what must happen between its batches on the task thread (rebalance callbacks,
+pause/resume, rewinds). It stays one module, a little over the house size, so the per-record
+conversion and its slow paths read together; the offset bookkeeping and the task's context
+live in :mod:`.sink_offsets` and :mod:`.task_contexts`.
 """
 
 from __future__ import annotations
@@ -18,27 +25,23 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.records import Header, SinkRecord, TopicPartition
-from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
+from connectrt.api.task import SinkTask
 from connectrt.data import Schema
 from connectrt.errors import RetriableError
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure, ToleranceExceeded
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
-from connectrt.runtime.status import StatusBoard, TargetState
-from connectrt.runtime.task_runner import (
-    TaskConverters,
-    TaskFailure,
-    TaskId,
-    TaskRunner,
-    TaskStage,
-    class_path,
-)
+from connectrt.runtime.runner_settings import SinkRunnerSettings
+from connectrt.runtime.sink_offsets import SinkOffsetCommitter
+from connectrt.runtime.status import TargetState
+from connectrt.runtime.task_contexts import SinkTaskContextImpl
+from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
@@ -52,101 +55,26 @@ OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
 
 
-class _SinkTaskContext(SinkTaskContext):
-    """Calls are made by the task on the task thread; effects apply after put()/open()."""
-
-    def __init__(self, runner: SinkTaskRunner) -> None:
-        self._runner = runner
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._runner.task_config
-
-    def offset(
-        self, offsets: Mapping[TopicPartition, int] | TopicPartition, offset: int | None = None
-    ) -> None:
-        if isinstance(offsets, TopicPartition):
-            if offset is None:
-                raise ValueError("offset(tp, n) needs an offset")
-            offsets = {offsets: offset}
-        self._runner.rewinds.update({TopicPartition(*tp): int(o) for tp, o in offsets.items()})
-
-    def timeout(self, timeout_ms: int) -> None:
-        self._runner.retry_timeout_s = max(0, timeout_ms) / 1000.0
-
-    def assignment(self) -> set[TopicPartition]:
-        return set(self._runner.assigned)
-
-    def pause(self, *partitions: TopicPartition) -> None:
-        self._runner.pause_partitions(partitions)
-
-    def resume(self, *partitions: TopicPartition) -> None:
-        self._runner.resume_partitions(partitions)
-
-    def request_commit(self) -> None:
-        self._runner.commit_requested = True
-
-    @property
-    def errant_record_reporter(self) -> ErrantRecordReporter | None:
-        if not self._runner.errors.policy.reporting:
-            return None
-        return _ErrantRecordReporter(self._runner)
-
-
-class _ErrantRecordReporter(ErrantRecordReporter):
-    """KIP-610: a sink task reports records it could not write (stage TASK_PUT).
-
-    A record the runtime gave the task goes to the dead letter queue as the original raw
-    record; one the task built is written as a JSON document. With ``errors.tolerance=none``
-    the report fails the task, as in Kafka. Called on the task thread (from ``put``)."""
-
-    def __init__(self, runner: SinkTaskRunner) -> None:
-        self._runner = runner
-
-    def report(self, record: SinkRecord, error: BaseException) -> None:
-        runner = self._runner
-        failure = Failure(
-            TaskStage.TASK_PUT, class_path(runner.task), error, runner.raw_for(record), record
-        )
-        runner.errors.metrics.errors += 1
-        runner.errors.report(failure)
-        if not runner.errors.policy.tolerate_all:
-            raise ToleranceExceeded(
-                f"Tolerance exceeded in error handler: task {runner.id} reported a record it "
-                f"could not write: {error!r}"
-            ) from error
-        runner.errors.metrics.records_skipped += 1
-
-
 class SinkTaskRunner(TaskRunner):
-    def __init__(
-        self,
-        task_id: TaskId,
-        task: SinkTask,
-        task_config: dict[str, str],
-        converters: TaskConverters,
-        consumer_config: dict[str, Any],
-        status: StatusBoard,
-        offset_flush_interval_ms: int,
-        max_poll_records: int = 500,
-        target_state: TargetState = TargetState.STARTED,
-        consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer,
-        on_topic: Callable[[str], None] | None = None,
-        transforms: TransformationChain[SinkRecord] | None = None,
-        errors: ErrorHandler | None = None,
-    ) -> None:
-        super().__init__(task_id, task_config, status, target_state, on_topic)
-        self._transforms = transforms if transforms else None
-        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+    """Runs one SinkTask on its own thread (see the module docstring)."""
+
+    def __init__(self, task_id: TaskId, task: SinkTask, settings: SinkRunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[SinkRecord] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
         self._batch: list[Any] = []
         self._topics_seen: set[str] = set()
         self.task = task
-        self.converters = converters
-        self._consumer_config = consumer_config
-        self._consumer_factory = consumer_factory
-        self._flush_interval = offset_flush_interval_ms / 1000.0
-        self._max_poll = max_poll_records
+        self.converters = settings.converters
+        self._consumer_config = settings.consumer_config
+        self._consumer_factory = settings.consumer_factory
+        self._flush_interval = settings.offset_flush_interval_ms / 1000.0
+        self._max_poll = settings.max_poll_records
         self._consumer: Consumer | None = None
         self.assigned: set[TopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}
@@ -154,11 +82,10 @@ class SinkTaskRunner(TaskRunner):
         self.commit_requested = False
         self._user_paused: set[TopicPartition] = set()
         self._all_paused = False
-        self._put_offsets: dict[tuple[str, int], int] = {}  # next offset after what put() took
-        self._committed: dict[tuple[str, int], int] = {}
+        self._offsets = SinkOffsetCommitter(task_id, task, self.errors, self.metrics)
         self._rebalance_epoch = 0
-        self._key_passthrough = converters.key.BYTES_PASSTHROUGH
-        self._value_passthrough = converters.value.BYTES_PASSTHROUGH
+        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
 
     def on_stop_requested(self) -> None:
         self.errors.stop()  # interrupt retry backoff
@@ -208,7 +135,7 @@ class SinkTaskRunner(TaskRunner):
             tp = TopicPartition(p.topic, p.partition)
             if tp in self.rewinds:
                 p.offset = self.rewinds.pop(tp)
-                self._put_offsets[tp] = p.offset
+                self._offsets.put[tp] = p.offset
         consumer.assign(partitions)
         paused = [
             p for p in partitions if self._all_paused or (p.topic, p.partition) in self._user_paused
@@ -239,12 +166,11 @@ class SinkTaskRunner(TaskRunner):
     def _forget(self, tps: Collection[TopicPartition]) -> None:
         for tp in tps:
             self.assigned.discard(tp)
-            self._put_offsets.pop(tp, None)
-            self._committed.pop(tp, None)
+        self._offsets.forget(tps)
 
     # -- main loop --------------------------------------------------------------------------
     def execute(self) -> None:
-        self.task.initialize(_SinkTaskContext(self))
+        self.task.initialize(SinkTaskContextImpl(self))
         self.task.start(self.task_config)
         consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
         topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]
@@ -452,12 +378,7 @@ class SinkTaskRunner(TaskRunner):
                     return  # not put: uncommitted, so redelivered after restart/rebalance
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
-        committed = self._committed
-        for tp, offset in first_offsets.items():
-            # Everything before the first record we received was committed already (or is the
-            # start of the partition): the baseline for records_committed.
-            committed.setdefault(tp, offset)
-        self._put_offsets.update(next_offsets)
+        self._offsets.accepted(first_offsets, next_offsets)
         self.metrics.records_put += len(records)
 
     def _apply_rewinds(self, consumer: Consumer) -> None:
@@ -470,77 +391,13 @@ class SinkTaskRunner(TaskRunner):
                 log.debug("Task %s: seek %s to %d deferred: %s", self.id, tp, offset, e)
                 continue
             del self.rewinds[tp]
-            self._put_offsets[tp] = offset
+            self._offsets.put[tp] = offset
 
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         consumer = self._consumer
         if consumer is None or not self.assigned:
             return
-        current = {
-            TopicPartition(*tp): off
-            for tp, off in self._put_offsets.items()
-            if tp in self.assigned and (only is None or tp in only)
-        }
-        if not current:
-            return
-        try:
-            self.errors.flush()  # DLQ records are safe before the offsets that skip them
-            to_commit = self.task.pre_commit(current)
-        except Exception:
-            log.exception(
-                "Task %s: pre_commit()/flush() failed; rewinding to the last committed offsets",
-                self.id,
-            )
-            self.metrics.offset_commit_failures += 1
-            self._rewind_to_committed(consumer, current)
-            return
-        final: dict[tuple[str, int], int] = {}
-        for tp, off in to_commit.items():
-            key = (tp[0], tp[1])
-            consumed = self._put_offsets.get(key)
-            if consumed is None or off > consumed:
-                log.warning(
-                    "Task %s: ignoring offset %s for %s from pre_commit(): beyond what "
-                    "was consumed (%s)",
-                    self.id,
-                    off,
-                    tp,
-                    consumed,
-                )
-                continue
-            if self._committed.get(key) != off:
-                final[key] = off
-        if not final:
-            return
-        try:
-            consumer.commit(
-                offsets=[KafkaTopicPartition(t, p, o) for (t, p), o in final.items()],
-                asynchronous=False,
-            )
-        except KafkaException as e:
-            self.metrics.offset_commit_failures += 1
-            log.warning("Task %s: offset commit failed (will retry): %s", self.id, e)
-            return
-        committed_records = sum(o - self._committed.get(k, o) for k, o in final.items())
-        self._committed.update(final)
-        self.metrics.offset_commits += 1
-        self.metrics.records_committed += max(committed_records, 0)
-
-    def _rewind_to_committed(
-        self, consumer: Consumer, current: Mapping[TopicPartition, int]
-    ) -> None:
-        tps = [KafkaTopicPartition(t, p) for t, p in current]
-        try:
-            committed = consumer.committed(tps, timeout=10)
-        except KafkaException:
-            committed = []
-        for c in committed:
-            offset = c.offset if c.offset >= 0 else 0
-            try:
-                consumer.seek(KafkaTopicPartition(c.topic, c.partition, offset))
-                self._put_offsets[(c.topic, c.partition)] = offset
-            except KafkaException as e:
-                log.warning("Task %s: could not rewind %s-%d: %s", self.id, c.topic, c.partition, e)
+        self._offsets.commit(consumer, self.assigned, only)
 
     def _shutdown(self, commit: bool) -> None:
         consumer = self._consumer

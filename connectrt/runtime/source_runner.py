@@ -7,13 +7,15 @@ each source partition is remembered in a dict keyed by its encoded offset-topic 
 the identity of the partition map, so a connector reusing one map costs one dict store per
 record).
 
-Offset commit, every ``offset.flush.interval.ms`` and on stop: snapshot the pending offsets,
-``flush()`` the producer (wait for every record produced so far to be acknowledged, at most
-``offset.flush.timeout.ms``). If all were acknowledged and none failed, every record before the
-snapshot in each source partition is safely in Kafka, so the snapshot is written to the offset
-store, then ``SourceTask.commit()`` is called. On a flush timeout the snapshot stays pending and
-is retried at the next interval. A failed delivery fails the task without committing: records
-are then re-polled after a restart (at-least-once, never lost).
+Offsets are committed every ``offset.flush.interval.ms`` and on stop, once every record
+produced before them is acknowledged: at-least-once, never lost (see
+:class:`~connectrt.runtime.source_offsets.SourceOffsetCommitter`, which holds and commits them).
+
+This module is the per-batch loop (poll, transform, convert and produce each record) with its
+per-record slow paths (conversion errors, a full producer queue, skipped records,
+``commit_record`` callbacks). It stays one module, a little over the house size, so the hot
+path and its fallbacks read together; the offset commit and the task's context live in
+:mod:`.source_offsets` and :mod:`.task_contexts`.
 """
 
 from __future__ import annotations
@@ -21,28 +23,28 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
 from connectrt.api.records import SourceRecord
-from connectrt.api.task import SourceTask, SourceTaskContext
+from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
-from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.runner_settings import SourceRunnerSettings
+from connectrt.runtime.source_offsets import SourceOffsetCommitter
+from connectrt.runtime.status import TargetState
+from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import (
-    TaskConverters,
     TaskFailure,
     TaskId,
     TaskRunner,
     TaskStage,
     class_path,
 )
-from connectrt.runtime.topic_creation import TopicCreator
-from connectrt.storage.offset_codec import encode_key, encode_value, validate_offset_map
-from connectrt.storage.offsets import OffsetStore
+from connectrt.storage.offset_codec import encode_key
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
@@ -62,58 +64,34 @@ class RecordMetadata:
         self.timestamp = timestamp
 
 
-class _SourceTaskContext(SourceTaskContext):
-    def __init__(self, config: Mapping[str, str], reader: OffsetStorageReaderImpl) -> None:
-        self._config = config
-        self._reader = reader
-
-    @property
-    def configs(self) -> Mapping[str, str]:
-        return self._config
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
-        return self._reader
-
-
 class SourceTaskRunner(TaskRunner):
-    def __init__(
-        self,
-        task_id: TaskId,
-        task: SourceTask,
-        task_config: dict[str, str],
-        converters: TaskConverters,
-        producer_config: dict[str, Any],
-        offset_store: OffsetStore,
-        status: StatusBoard,
-        offset_flush_interval_ms: int,
-        offset_flush_timeout_ms: int,
-        target_state: TargetState = TargetState.STARTED,
-        producer_factory: Callable[[dict[str, Any]], Producer] = Producer,
-        on_topic: Callable[[str], None] | None = None,
-        transforms: TransformationChain[SourceRecord] | None = None,
-        errors: ErrorHandler | None = None,
-        topic_creator: TopicCreator | None = None,
-    ) -> None:
-        super().__init__(task_id, task_config, status, target_state, on_topic)
-        self._transforms = transforms if transforms else None
-        self.errors = errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+    """Runs one SourceTask on its own thread (see the module docstring)."""
+
+    def __init__(self, task_id: TaskId, task: SourceTask, settings: SourceRunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[SourceRecord] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
         self.task = task
-        self.converters = converters
-        self._producer_config = producer_config
-        self._producer_factory = producer_factory
-        self._store = offset_store
-        self._flush_interval = offset_flush_interval_ms / 1000.0
-        self._flush_timeout = offset_flush_timeout_ms / 1000.0
+        self.converters = settings.converters
+        self._producer_config = settings.producer_config
+        self._producer_factory = settings.producer_factory
+        self._store = settings.offset_store
+        self._flush_interval = settings.offset_flush_interval_ms / 1000.0
+        self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
         self._producer: Producer | None = None
-        self._pending: dict[bytes, Mapping[str, Any] | None] = {}
-        self._pending_records = 0
+        self._offsets = SourceOffsetCommitter(
+            task_id, task, self._store, self.errors, self.metrics, self._flush_timeout
+        )
         self._delivery_error: tuple[KafkaError, str] | None = None
         # Only tasks that override commit_record pay for per-record delivery callbacks.
         self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._topics: set[str] = set()
-        self._topic_creator = topic_creator
+        self._topic_creator = settings.topic_creator
 
     @property
     def topics(self) -> set[str]:
@@ -145,7 +123,7 @@ class SourceTaskRunner(TaskRunner):
 
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
-        self.task.initialize(_SourceTaskContext(self.task_config, reader))
+        self.task.initialize(SourceTaskContextImpl(self.task_config, reader))
         self.task.start(self.task_config)
         cfg = dict(self._producer_config)
         if not self._wants_commit_record:
@@ -216,7 +194,8 @@ class SourceTaskRunner(TaskRunner):
         key_pass = self.converters.key.BYTES_PASSTHROUGH
         value_pass = self.converters.value.BYTES_PASSTHROUGH
         produce = producer.produce
-        pending = self._pending
+        offsets = self._offsets
+        pending = offsets.pending
         connector = self.id.connector
         topics = self._topics
         per_record_cb = self._wants_commit_record
@@ -274,7 +253,7 @@ class SourceTaskRunner(TaskRunner):
                         last_partition = sp
                     pending[last_key] = record.source_offset
         finally:
-            self._pending_records += sent
+            offsets.pending_records += sent
 
     def _first_send_to(self, topic: str, record: SourceRecord) -> None:
         """Before the first record to ``topic``: create it if topic creation is used, then
@@ -335,7 +314,7 @@ class SourceTaskRunner(TaskRunner):
         self.metrics.records_skipped += 1
         if record.source_partition is not None:
             key = encode_key(self.id.connector, record.source_partition)
-            self._pending[key] = record.source_offset
+            self._offsets.pending[key] = record.source_offset
         if self._wants_commit_record:
             self.task.commit_record(record, None)
 
@@ -432,41 +411,7 @@ class SourceTaskRunner(TaskRunner):
         producer = self._producer
         if producer is None:
             return False
-        remaining = producer.flush(self._flush_timeout)
-        self._check_delivery()
-        self.errors.flush()  # DLQ records are durable before the offsets that skip them
-        if remaining > 0:
-            log.warning(
-                "Task %s: %d records not acknowledged within offset.flush.timeout.ms; "
-                "offset commit postponed",
-                self.id,
-                remaining,
-            )
-            self.metrics.offset_commit_failures += 1
-            return False
-        produced = self._pending_records
-        self.metrics.records_produced += produced
-        self._pending_records = 0
-        if not self._pending:
-            return True
-        snapshot, self._pending = self._pending, {}
-        try:
-            for value in snapshot.values():
-                if value is not None:
-                    validate_offset_map("offset", value)
-            self._store.set({k: encode_value(v) for k, v in snapshot.items()})
-        except Exception as e:
-            # Keep the snapshot so the next interval retries it (newer entries win).
-            self._pending = {**snapshot, **self._pending}
-            self.metrics.offset_commit_failures += 1
-            raise TaskFailure(self.id, TaskStage.TASK_COMMIT, f"offset commit failed: {e!r}") from e
-        self.metrics.offset_commits += 1
-        self.metrics.records_committed += produced
-        try:
-            self.task.commit()
-        except Exception:
-            log.exception("Task %s: exception in commit()", self.id)
-        return True
+        return self._offsets.commit(producer, self._check_delivery)
 
     def _final_commit(self) -> None:
         try:

@@ -1,9 +1,13 @@
 """The Worker: runs connectors and their tasks in this process.
 
-The worker owns the offset store, the status board and the connectors' task handles. Where
-tasks run is the :class:`TaskExecutor`'s business: by default (:class:`ThreadTaskExecutor`) one
-:class:`TaskRunner` thread per task in this process; another executor (e.g. Spark) may run
-them elsewhere and hand back :class:`TaskHandle` objects with the same control surface.
+The worker owns the offset store, the status board and its connectors (a
+:class:`WorkerConnector` each: Connector object, configs, target state, task handles), and
+runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
+automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
+business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
+process; another executor (e.g. Spark) may run them elsewhere and hand back
+:class:`TaskHandle` objects with the same control surface. How a task's runner is built is
+the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
 Public methods are called by one management thread at a time (the CLI or, later, the
 herder); they are serialized by a lock, so calling them from several threads is safe.
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
@@ -15,46 +19,29 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Mapping
 
-from connectrt.api.connector import (
-    Connector,
-    SinkConnector,
-    SinkConnectorContext,
-    SourceConnector,
-    SourceConnectorContext,
-)
-from connectrt.api.task import SinkTask, SourceTask
-from connectrt.errors import ConfigError, ConnectError, NotFoundError
-from connectrt.runtime.clients import (
-    OverridePolicy,
-    admin_config,
-    consumer_config,
-    max_poll_records,
-    producer_config,
-)
+from connectrt.api.connector import SinkConnectorContext, SourceConnectorContext
+from connectrt.errors import ConnectError, NotFoundError
+from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.sink_runner import SinkTaskRunner
-from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
-from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
-from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
+from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
+from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_connector import WorkerConnector
+from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
-from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Worker", "create_converter"]
+__all__ = ["Worker"]
 
 
 class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -74,143 +61,11 @@ class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
         return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
-def _identity(config: Mapping[str, str]) -> dict[str, str]:
-    return dict(config)
-
-
-def _ignore(*args: Any) -> None:
-    return None
-
-
-def create_converter(
-    plugins: PluginRegistry,
-    config: Mapping[str, Any],
-    kind: str,
-    defaults: Callable[[], tuple[str, Mapping[str, Any]]],
-) -> Any:
-    """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
-
-    ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
-    """
-    key = f"{kind}.converter"
-    if config.get(key):
-        class_name = str(config[key])
-        prefix = key + "."
-        cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
-    else:
-        class_name, default_config = defaults()
-        cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
-    conv = cls()
-    if kind == "header":
-        conv.configure(cfg)
-    else:
-        conv.configure(cfg, kind == "key")
-    return conv
-
-
-@dataclass(frozen=True)
-class WorkerHooks:
-    """How the worker reaches the rest of the process (the herder fills these in).
-
-    ``resolve`` turns a raw config (with ``${provider:...}`` references) into the values handed
-    to connectors, tasks, converters and clients. ``on_task_configs(name, configs)`` is called
-    with newly generated task configs (resolved; the herder persists them). ``on_topic(name,
-    topic, task)`` is called from task threads the first time a task uses a topic.
-    """
-
-    resolve: Callable[[Mapping[str, str]], dict[str, str]] = _identity
-    on_task_configs: Callable[[str, list[dict[str, str]]], None] = _ignore
-    on_topic: Callable[[str, str, int], None] = _ignore
-
-
-class TaskHandle(Protocol):
-    """One running task as the worker controls it (a :class:`TaskRunner` is one).
-
-    ``stop()`` asks the task to commit and exit and returns at once; ``join`` waits for it;
-    ``transition_to`` pauses or resumes it. ``on_failure`` is set by the worker before the task
-    starts and is called (from any thread) once when the task has failed for good.
-    """
-
-    id: TaskId
-    metrics: TaskMetrics
-    failed: BaseException | None
-    on_failure: Callable[[Any], None] | None
-
-    def stop(self) -> None: ...
-
-    def join(self, timeout: float | None = None) -> None: ...
-
-    def is_alive(self) -> bool: ...
-
-    def transition_to(self, target: TargetState) -> None: ...
-
-
-class TaskExecutor(Protocol):
-    """Where a worker's tasks run.
-
-    ``start_tasks`` is called by the worker under its lock with the tasks of one connector to
-    start (index, resolved task config). It builds and starts them, calling ``on_failure`` from
-    each task when it fails for good, and returns a handle per started task; a task that cannot
-    start is reported FAILED on the worker's status board and gets no handle. ``stop`` is called
-    once when the worker stops, after every task was stopped.
-    """
-
-    def start_tasks(
-        self,
-        worker: Worker,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
-    ) -> dict[int, TaskHandle]: ...
-
-    def stop(self) -> None: ...
-
-
-class ThreadTaskExecutor:
-    """The default executor: one :class:`TaskRunner` thread per task, in this process."""
-
-    def start_tasks(
-        self,
-        worker: Worker,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
-    ) -> dict[int, TaskHandle]:
-        handles: dict[int, TaskHandle] = {}
-        for index, task_config in tasks:
-            task_id = TaskId(connector, index)
-            try:
-                runner = worker.build_runner(task_id, task_config)
-            except Exception:
-                trace = traceback.format_exc()
-                log.error("Failed to start task %s\n%s", task_id, trace)
-                worker.status.put(connector, index, State.FAILED, trace)
-                continue
-            runner.on_failure = on_failure
-            worker.status.put(connector, index, State.UNASSIGNED)
-            runner.start()
-            handles[index] = runner
-        return handles
-
-    def stop(self) -> None:
-        return None
-
-
-@dataclass
-class _ConnectorState:
-    name: str
-    config: dict[str, str]  # raw, as given (may hold ${provider:...} references)
-    connector: Connector | None
-    target: TargetState
-    task_configs: list[dict[str, str]] = field(default_factory=list)
-    resolved: dict[str, str] = field(default_factory=dict)
-    runners: dict[int, TaskHandle] = field(default_factory=dict)
-
-
 class Worker:
+    """Runs connectors and hands their tasks to a :class:`TaskExecutor` (see the module
+    docstring for the threading contract). ``start`` before starting connectors; ``stop``
+    stops every connector and then the offset store."""
+
     def __init__(
         self,
         config: WorkerConfig,
@@ -227,7 +82,7 @@ class Worker:
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
         self.policy = OverridePolicy(config["connector.client.config.override.policy"])
-        self._connectors: dict[str, _ConnectorState] = {}
+        self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
         self._reconfig_thread: threading.Thread | None = None
@@ -278,14 +133,9 @@ class Worker:
         return [dict(c) for c in self._get(name).task_configs]
 
     def connector_type(self, name: str) -> str:
-        conn = self._get(name).connector
-        if isinstance(conn, SourceConnector):
-            return "source"
-        if isinstance(conn, SinkConnector):
-            return "sink"
-        return "unknown"
+        return self._get(name).connector_type
 
-    def _get(self, name: str) -> _ConnectorState:
+    def _get(self, name: str) -> WorkerConnector:
         with self._lock:
             state = self._connectors.get(name)
         if state is None:
@@ -314,11 +164,11 @@ class Worker:
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
-            state = _ConnectorState(name, config, None, target)
+            state = WorkerConnector(name, config, None, target)
             self._connectors[name] = state
             self._start_connector_instance(state)
 
-    def _start_connector_instance(self, state: _ConnectorState) -> None:
+    def _start_connector_instance(self, state: WorkerConnector) -> None:
         name = state.name
         if state.target is TargetState.STOPPED:
             self.status.put(name, None, State.STOPPED)
@@ -330,7 +180,7 @@ class Worker:
             self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
         self._start_tasks(state)
 
-    def _run_connector(self, state: _ConnectorState, verb: str) -> bool | None:
+    def _run_connector(self, state: WorkerConnector, verb: str) -> bool | None:
         """Instantiate and start the Connector, generate its task configs and report it
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
@@ -340,7 +190,7 @@ class Worker:
             connector.initialize(_ConnectorContext(self, state.name))
             state.connector = connector
             connector.start(state.resolved)
-            changed = self._generate_task_configs(state)
+            changed = state.generate_task_configs()
         except Exception:
             trace = traceback.format_exc()
             log.error("Connector %s failed to %s\n%s", state.name, verb, trace)
@@ -350,41 +200,13 @@ class Worker:
         self.status.put(state.name, None, running)
         return changed
 
-    def _generate_task_configs(self, state: _ConnectorState) -> bool:
-        """Ask the connector for task configs; True if they changed."""
-        connector = state.connector
-        assert connector is not None
-        config = state.resolved
-        max_tasks = int(config.get("tasks.max", "1"))
-        raw = connector.task_configs(max_tasks)
-        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
-        if len(raw) > max_tasks and enforce:
-            raise ConnectError(
-                f"The connector {state.name} has generated {len(raw)} tasks, which is greater "
-                f"than {max_tasks}, the maximum number of tasks it is configured to create. "
-                "This behaviour should be considered a bug and is disallowed."
-            )
-        task_class = connector.task_class()
-        configs = []
-        for c in raw:
-            tc = {str(k): str(v) for k, v in c.items()}
-            tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
-            if isinstance(connector, SinkConnector):
-                for key in ("topics", "topics.regex"):
-                    if config.get(key):
-                        tc[key] = config[key]
-            configs.append(tc)
-        changed = configs != state.task_configs
-        state.task_configs = configs
-        return changed
-
-    def _start_tasks(self, state: _ConnectorState) -> None:
+    def _start_tasks(self, state: WorkerConnector) -> None:
         self._launch(state, list(enumerate(state.task_configs)))
 
-    def _start_task(self, state: _ConnectorState, index: int, task_config: dict[str, str]) -> None:
+    def _start_task(self, state: WorkerConnector, index: int, task_config: dict[str, str]) -> None:
         self._launch(state, [(index, task_config)])
 
-    def _launch(self, state: _ConnectorState, tasks: list[tuple[int, dict[str, str]]]) -> None:
+    def _launch(self, state: WorkerConnector, tasks: list[tuple[int, dict[str, str]]]) -> None:
         if not tasks:
             return
         handles = self.executor.start_tasks(self, state.name, tasks, self._task_failed)
@@ -435,14 +257,6 @@ class Worker:
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 
-    def _converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
-        return create_converter(
-            self.plugins,
-            conn_config,
-            kind,
-            lambda: (self.config.converter_class(kind), self.config.converter_config(kind)),
-        )
-
     def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner:
         """Build (not start) the runner of a task of a started connector of this worker."""
         state = self._get(task_id.connector)
@@ -463,119 +277,23 @@ class Worker:
         """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
-        resolved = connector_config
-        name = task_id.connector
-        task = task_cls()
-        converters = TaskConverters(
-            key=self._converter(resolved, "key"),
-            value=self._converter(resolved, "value"),
-            header=self._converter(resolved, "header"),
+        return self.runner_factory().create_runner(
+            task_id, task_cls, task_config, connector_config, target
         )
-        on_topic = self.hooks.on_topic
-        transforms: TransformationChain[Any] | None = None
-        if resolved.get("transforms", "").strip():
-            transforms = TransformationChain(resolved, self.plugins.transform_class)
-        wc = self.config
-        policy = ErrorPolicy.from_config(resolved)
-        errors = ErrorHandler(
-            task_id,
-            policy,
-            TaskMetrics(task_id.connector, task_id.task),
-            producer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-dlq-producer-{task_id}",
-            )
-            if policy.dlq_topic
-            else None,
-            admin_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-adminclient-{task_id}",
-            )
-            if policy.dlq_topic
-            else None,
-        )
-        if isinstance(task, SourceTask):
-            pcfg = producer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-producer-{task_id}",
-            )
-            creator = None
-            creation = None
-            if wc["topic.creation.enable"]:
-                creation = TopicCreationConfig.from_connector_config(resolved)
-            if creation is not None:
-                acfg = admin_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
-                    resolved,
-                    self.policy,
-                    f"connector-adminclient-{task_id}",
-                )
-                creator = TopicCreator(acfg, creation)
-            return SourceTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                pcfg,
-                self.offset_store,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                wc["offset.flush.timeout.ms"],
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-                topic_creator=creator,
-            )
-        if isinstance(task, SinkTask):
-            ccfg = consumer_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                resolved,
-                self.policy,
-                f"connector-consumer-{task_id}",
-                f"connect-{name}",
-            )
-            return SinkTaskRunner(
-                task_id,
-                task,
-                task_config,
-                converters,
-                ccfg,
-                self.status,
-                wc["offset.flush.interval.ms"],
-                max_poll_records(wc.originals, resolved),
-                target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-            )
-        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
-    def _stop_tasks(self, state: _ConnectorState) -> None:
-        runners = list(state.runners.values())
-        for r in runners:
-            r.stop()
-        deadline = time.monotonic() + self.config["task.shutdown.graceful.timeout.ms"] / 1000.0
-        for r in runners:
-            r.join(max(0.0, deadline - time.monotonic()))
-            if r.is_alive():
-                log.error(
-                    "Graceful stop of task %s failed: it did not finish within "
-                    "task.shutdown.graceful.timeout.ms",
-                    r.id,
-                )
-        state.runners.clear()
+    def runner_factory(self) -> RunnerFactory:
+        """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""
+        return RunnerFactory(
+            self.config,
+            self.plugins,
+            self.policy,
+            self.offset_store,
+            self.status,
+            self.hooks.on_topic,
+        )
+
+    def _stop_tasks(self, state: WorkerConnector) -> None:
+        state.stop_tasks(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
 
     def _stop_connector(self, name: str, remove: bool) -> None:
         with self._lock:
@@ -583,11 +301,7 @@ class Worker:
             if state is None:
                 return
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
+            state.stop_connector()
             if remove:
                 del self._connectors[name]
                 for i in range(len(state.task_configs)):
@@ -605,12 +319,7 @@ class Worker:
             previous, state.target = state.target, target
             if target is TargetState.STOPPED:
                 self._stop_tasks(state)
-                if state.connector is not None:
-                    try:
-                        state.connector.stop()
-                    except Exception:
-                        log.exception("Error stopping connector %s", name)
-                    state.connector = None
+                state.stop_connector()
                 for i in range(len(state.task_configs)):
                     self.status.put(name, i, State.DESTROYED)
                 state.task_configs = []
@@ -629,12 +338,7 @@ class Worker:
         with self._lock:
             state = self._get(name)
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-            state.connector = None
+            state.stop_connector()
             self.status.put(name, None, State.RESTARTING)
             self._start_connector_instance(state)
 
@@ -645,12 +349,7 @@ class Worker:
             state = self._get(name)
             if state.target is TargetState.STOPPED:
                 return
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-                state.connector = None
+            state.stop_connector()
             self.status.put(name, None, State.RESTARTING)
             old = list(state.task_configs)
             changed = self._run_connector(state, "restart")
@@ -670,12 +369,7 @@ class Worker:
             state = self._get(name)
             old_tasks = len(state.task_configs)
             self._stop_tasks(state)
-            if state.connector is not None:
-                try:
-                    state.connector.stop()
-                except Exception:
-                    log.exception("Error stopping connector %s", name)
-            state.connector = None
+            state.stop_connector()
             state.config = dict(config)
             state.task_configs = []
             self._start_connector_instance(state)
@@ -708,7 +402,7 @@ class Worker:
                     state = self._connectors.get(name)
                     if state is None or state.connector is None:
                         continue
-                    if self._generate_task_configs(state):
+                    if state.generate_task_configs():
                         log.info("Connector %s task configs changed; restarting tasks", name)
                         self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
                         self._stop_tasks(state)

@@ -1,8 +1,8 @@
 """The Spark task executor: a worker's connector tasks run as long-running Spark tasks.
 
 :class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.Worker` as its
-:class:`~connectrt.runtime.worker.TaskExecutor`; the herder, the REST API and the Kafka-topic
-stores stay as in ``connectrt worker``, in the Spark driver.
+:class:`~connectrt.runtime.task_executors.TaskExecutor`; the herder, the REST API and the
+Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver.
 
 Launch: each task launch is a Spark job of one partition (its :class:`TaskPayload`), submitted
 from a driver thread of its own, in the connector's job group ``connectrt:<connector>`` and
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.status import State, Status, TargetState
+from connectrt.runtime.task_executors import TaskHandle, WorkerView
 from connectrt.runtime.task_runner import TaskId
-from connectrt.runtime.worker import TaskHandle, Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.config import SparkBackendConfig
 from connectrt.spark.executor_task import TaskPayload, run_task_partition
@@ -162,7 +162,7 @@ class SparkTaskExecutor:
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
-        self._worker: Worker | None = None
+        self._worker: WorkerView | None = None
         self._signals = SignalWriter(wc, config.signal_topic)
         self._relay = StatusRelay(wc, self._accept_status, self._on_topic)
         self.launches = 0
@@ -185,7 +185,7 @@ class SparkTaskExecutor:
     # -- TaskExecutor --------------------------------------------------------------------------
     def start_tasks(
         self,
-        worker: Worker,
+        worker: WorkerView,
         connector: str,
         tasks: list[tuple[int, dict[str, str]]],
         on_failure: Callable[[Any], None],

@@ -31,8 +31,9 @@ from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import registry
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskId
-from connectrt.runtime.worker import Worker, WorkerHooks
+from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.spark import task_attempt
 from connectrt.spark.signals import Signal, SignalWatcher
 from connectrt.spark.status_relay import ExecutorStatusWriter

@@ -23,7 +23,7 @@ from connectrt.data.struct import Struct
 from connectrt.data.values import validate_value
 from connectrt.errors import DataError
 from connectrt.runtime.plugins import registry
-from connectrt.runtime.worker import Worker
+from connectrt.runtime.runner_factory import RunnerFactory
 
 TOPIC = "t"
 
@@ -477,11 +477,11 @@ def test_json_converter_header_round_trip_with_logical_type() -> None:
     ],
 )
 def test_worker_builds_header_converters(class_name: str, cls: type) -> None:
-    # Worker._converter is what the runtime uses for header.converter; it needs only the
+    # RunnerFactory.converter is what the runtime uses for header.converter; it needs only the
     # registry when the connector config names the class.
     fake = SimpleNamespace(plugins=registry, config=None)
     config = {"header.converter": class_name, "header.converter.schemas.enable": "false"}
-    conv = Worker._converter(fake, config, "header")  # type: ignore[arg-type]
+    conv = RunnerFactory.converter(fake, config, "header")  # type: ignore[arg-type]
     assert type(conv) is cls
     data = conv.from_connect_header(TOPIC, "h", None, [1, 2])
     assert conv.to_connect_header(TOPIC, "h", data).value == [1, 2]

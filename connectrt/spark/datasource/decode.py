@@ -1,9 +1,9 @@
 """Consumed Kafka messages -> Connect records -> Arrow record batches, under ``errors.*``.
 
 A :class:`RecordDecoder` holds what a sink task runner would: the key/value/header converters
-(built by :func:`connectrt.runtime.worker.create_converter` from the connector-style options,
-defaults JsonConverter and SimpleHeaderConverter as on a worker), the optional SMT chain
-(``transforms=...``) and an :class:`~connectrt.runtime.error_handling.ErrorHandler` for the
+(built by :func:`connectrt.runtime.runner_factory.create_converter` from the connector-style
+options, defaults JsonConverter and SimpleHeaderConverter as on a worker), the optional SMT
+chain (``transforms=...``) and an :class:`~connectrt.runtime.error_handling.ErrorHandler` for the
 ``errors.*`` options. Undecodable records take the handler's slow path stage by stage: with
 ``errors.tolerance=none`` the read fails with "Tolerance exceeded ... stage VALUE_CONVERTER
 ... (record topic=t, partition=p, offset=o)"; with ``all`` they are skipped, logged if asked
@@ -29,8 +29,8 @@ from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.message_records import message_to_record, message_to_record_tolerant
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugins import registry
+from connectrt.runtime.runner_factory import create_converter
 from connectrt.runtime.task_runner import TaskId, TaskStage
-from connectrt.runtime.worker import create_converter
 from connectrt.spark.datasource.options import BridgeOptions
 from connectrt.spark.datasource.schema import arrow_type, json_text, to_arrow_value
 from connectrt.transforms.chain import TransformationChain, failed_transformation

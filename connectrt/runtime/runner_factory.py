@@ -1,0 +1,213 @@
+"""Building a task's runner: converters, transforms, error handling and Kafka clients.
+
+:class:`RunnerFactory` turns a task class and its configs into a ready (not started)
+:class:`SourceTaskRunner` or :class:`SinkTaskRunner`, configured from the worker config and the
+connector's resolved config the way Kafka Connect configures a task. The worker uses it for its
+local tasks; executors that rebuild a task elsewhere (the Spark executor task) reach it through
+:meth:`Worker.create_runner`. :func:`create_converter` is shared with the Spark data source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connectrt.api.task import SinkTask, SourceTask
+from connectrt.errors import ConfigError
+from connectrt.runtime.clients import (
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    max_poll_records,
+    producer_config,
+)
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
+from connectrt.runtime.sink_runner import SinkTaskRunner
+from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
+from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.storage.offsets import OffsetStore
+from connectrt.transforms.chain import TransformationChain
+
+__all__ = ["RunnerFactory", "create_converter"]
+
+
+def create_converter(
+    plugins: PluginRegistry,
+    config: Mapping[str, Any],
+    kind: str,
+    defaults: Callable[[], tuple[str, Mapping[str, Any]]],
+) -> Any:
+    """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
+
+    ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
+    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
+    worker and the Spark bridge.
+    """
+    key = f"{kind}.converter"
+    if config.get(key):
+        class_name = str(config[key])
+        prefix = key + "."
+        cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+    else:
+        class_name, default_config = defaults()
+        cfg = dict(default_config)
+    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+    conv = cls()
+    if kind == "header":
+        conv.configure(cfg)
+    else:
+        conv.configure(cfg, kind == "key")
+    return conv
+
+
+@dataclass(frozen=True)
+class RunnerFactory:
+    """Builds task runners from the worker-wide inputs it holds.
+
+    ``config`` is the worker config (client settings, converter defaults, offset flush
+    intervals), ``policy`` the connector client config override policy; runners report to
+    ``status``, source runners store offsets in ``offset_store``, and every runner calls
+    ``on_topic(connector, topic, task)`` the first time its task uses a topic. Immutable and
+    cheap, with no state of its own: the worker makes one per build from its current stores
+    and hooks (:meth:`Worker.runner_factory`), under its lock for local tasks. The runners it
+    builds share nothing but these inputs.
+    """
+
+    config: WorkerConfig
+    plugins: PluginRegistry
+    policy: OverridePolicy
+    offset_store: OffsetStore
+    status: StatusBoard
+    on_topic: Callable[[str, str, int], None]
+
+    def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
+        """The ``kind`` converter of a connector, the worker's one unless the config names one."""
+        return create_converter(
+            self.plugins,
+            conn_config,
+            kind,
+            lambda: (self.config.converter_class(kind), self.config.converter_config(kind)),
+        )
+
+    def create_runner(
+        self,
+        task_id: TaskId,
+        task_cls: type,
+        task_config: dict[str, str],
+        connector_config: Mapping[str, str],
+        target: TargetState = TargetState.STARTED,
+    ) -> TaskRunner:
+        """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
+        connector config. Used for local tasks and by executors that rebuild a task elsewhere
+        (the worker then needs no running connector)."""
+        resolved = connector_config
+        task = task_cls()
+        converters = TaskConverters(
+            key=self.converter(resolved, "key"),
+            value=self.converter(resolved, "value"),
+            header=self.converter(resolved, "header"),
+        )
+        on_topic = self.on_topic
+        transforms: TransformationChain[Any] | None = None
+        if resolved.get("transforms", "").strip():
+            transforms = TransformationChain(resolved, self.plugins.transform_class)
+        errors = self._error_handler(task_id, resolved)
+        wc = self.config
+        if isinstance(task, SourceTask):
+            source = SourceRunnerSettings(
+                task_config=task_config,
+                converters=converters,
+                status=self.status,
+                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
+                target_state=target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
+                errors=errors,
+                producer_config=producer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    resolved,
+                    self.policy,
+                    f"connector-producer-{task_id}",
+                ),
+                offset_store=self.offset_store,
+                offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
+                topic_creator=self._topic_creator(task_id, resolved),
+            )
+            return SourceTaskRunner(task_id, task, source)
+        if isinstance(task, SinkTask):
+            sink = SinkRunnerSettings(
+                task_config=task_config,
+                converters=converters,
+                status=self.status,
+                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
+                target_state=target,
+                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+                transforms=transforms,
+                errors=errors,
+                consumer_config=consumer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    resolved,
+                    self.policy,
+                    f"connector-consumer-{task_id}",
+                    f"connect-{task_id.connector}",
+                ),
+                max_poll_records=max_poll_records(wc.originals, resolved),
+            )
+            return SinkTaskRunner(task_id, task, sink)
+        raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:
+        """The task's ``errors.*`` handler, with dead letter queue clients if one is set."""
+        wc = self.config
+        policy = ErrorPolicy.from_config(connector_config)
+        return ErrorHandler(
+            task_id,
+            policy,
+            TaskMetrics(task_id.connector, task_id.task),
+            producer_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                connector_config,
+                self.policy,
+                f"connector-dlq-producer-{task_id}",
+            )
+            if policy.dlq_topic
+            else None,
+            admin_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                connector_config,
+                self.policy,
+                f"connector-adminclient-{task_id}",
+            )
+            if policy.dlq_topic
+            else None,
+        )
+
+    def _topic_creator(
+        self, task_id: TaskId, connector_config: Mapping[str, str]
+    ) -> TopicCreator | None:
+        """A source task's topic creator, or None when topic creation is off for it."""
+        wc = self.config
+        creation = None
+        if wc["topic.creation.enable"]:
+            creation = TopicCreationConfig.from_connector_config(connector_config)
+        if creation is None:
+            return None
+        admin = admin_config(
+            wc.bootstrap_servers,
+            wc.originals,
+            connector_config,
+            self.policy,
+            f"connector-adminclient-{task_id}",
+        )
+        return TopicCreator(admin, creation)

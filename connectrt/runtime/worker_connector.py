@@ -1,0 +1,98 @@
+"""One connector on a worker: its Connector object, configs, target state and task handles."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.errors import ConnectError
+from connectrt.runtime.status import TargetState
+from connectrt.runtime.task_executors import TaskHandle
+
+log = logging.getLogger(__name__)
+
+__all__ = ["WorkerConnector"]
+
+
+@dataclass
+class WorkerConnector:
+    """The state of one connector on a :class:`~connectrt.runtime.worker.Worker`.
+
+    ``config`` is the config as given (it may hold ``${provider:...}`` references),
+    ``resolved`` what the connector and its tasks were started with; ``connector`` is None while
+    the connector is stopped or failed to start; ``runners`` holds the handles of its running
+    tasks by task index. Created when the worker starts the connector and dropped when it is
+    deleted; read and written only under the worker's lock.
+    """
+
+    name: str
+    config: dict[str, str]  # raw, as given (may hold ${provider:...} references)
+    connector: Connector | None
+    target: TargetState
+    task_configs: list[dict[str, str]] = field(default_factory=list)
+    resolved: dict[str, str] = field(default_factory=dict)
+    runners: dict[int, TaskHandle] = field(default_factory=dict)
+
+    @property
+    def connector_type(self) -> str:
+        """``"source"``, ``"sink"``, or ``"unknown"`` (no running Connector object)."""
+        if isinstance(self.connector, SourceConnector):
+            return "source"
+        if isinstance(self.connector, SinkConnector):
+            return "sink"
+        return "unknown"
+
+    def generate_task_configs(self) -> bool:
+        """Ask the connector for task configs; True if they changed."""
+        connector = self.connector
+        assert connector is not None
+        config = self.resolved
+        max_tasks = int(config.get("tasks.max", "1"))
+        raw = connector.task_configs(max_tasks)
+        enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
+        if len(raw) > max_tasks and enforce:
+            raise ConnectError(
+                f"The connector {self.name} has generated {len(raw)} tasks, which is greater "
+                f"than {max_tasks}, the maximum number of tasks it is configured to create. "
+                "This behaviour should be considered a bug and is disallowed."
+            )
+        task_class = connector.task_class()
+        configs = []
+        for c in raw:
+            tc = {str(k): str(v) for k, v in c.items()}
+            tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
+            if isinstance(connector, SinkConnector):
+                for key in ("topics", "topics.regex"):
+                    if config.get(key):
+                        tc[key] = config[key]
+            configs.append(tc)
+        changed = configs != self.task_configs
+        self.task_configs = configs
+        return changed
+
+    def stop_connector(self) -> None:
+        """Stop the Connector object, if any (an error is logged), and forget it."""
+        if self.connector is not None:
+            try:
+                self.connector.stop()
+            except Exception:
+                log.exception("Error stopping connector %s", self.name)
+            self.connector = None
+
+    def stop_tasks(self, timeout_s: float) -> None:
+        """Ask every task to stop, wait up to ``timeout_s`` in all for them, forget them."""
+        runners = list(self.runners.values())
+        for r in runners:
+            r.stop()
+        deadline = time.monotonic() + timeout_s
+        for r in runners:
+            r.join(max(0.0, deadline - time.monotonic()))
+            if r.is_alive():
+                log.error(
+                    "Graceful stop of task %s failed: it did not finish within "
+                    "task.shutdown.graceful.timeout.ms",
+                    r.id,
+                )
+        self.runners.clear()
