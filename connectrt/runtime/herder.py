@@ -31,7 +31,8 @@ from typing import Any
 from connectrt.api.config import ConfigDef
 from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import AlreadyExistsError, ConfigError, NotFoundError
-from connectrt.runtime.connector_config import framework_def_for, validate_connector_config
+from connectrt.runtime.config_secrets import ConfigSecrets
+from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
@@ -82,14 +83,14 @@ class Herder:
         self.offset_admin = offset_admin
         self.registry = registry
         self.masker = masker
-        self.providers = providers
         self.guard = guard
-        self.redactor = redactor
+        self.secrets = ConfigSecrets(registry, masker, providers, redactor)
         self._lock = threading.RLock()
         self._ready = threading.Event()
-        self._definitions: dict[str, ConfigDef] = {}
         self.loggers = LoggerLevels()
-        self.plugins = ConnectorPlugins(registry, worker.policy, self.resolve, self._redact)
+        self.plugins = ConnectorPlugins(
+            registry, worker.policy, self.secrets.resolve, self.secrets.redact
+        )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
         self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
@@ -154,35 +155,21 @@ class Herder:
     def _on_status(self, status: Status) -> None:
         if status.trace:
             # Error texts can quote resolved values (a path, a URL): never persist them.
-            status = dataclasses.replace(status, trace=self._redact(status.trace))
+            status = dataclasses.replace(status, trace=self.secrets.redact(status.trace))
         try:
             self.status_store.put(status)
         except Exception:
             log.exception("Could not write status of %s", status.connector)
 
     # -- worker hooks --------------------------------------------------------------------------
-    def _redact(self, text: str) -> str:
-        return self.redactor.redact(text) if self.redactor is not None else text
-
     def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
         """Raw config -> values handed to connectors and tasks (config providers applied)."""
-        if self.redactor is not None:
-            self.redactor.register_all(self.masker.embedded_secrets(config))  # URL passwords
-        if self.providers is None:
-            return dict(config)
-        resolved = self.providers.resolve(config)
-        if self.redactor is not None:
-            self.redactor.register_all(resolved.substituted_values)  # never log them
-        return dict(resolved.config)
+        return self.secrets.resolve(config)
 
     def on_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         """Store new task configs with the provider references put back (never resolved)."""
         raw = self.worker.connector_config(name)
-        if self.providers is not None:
-            from connectrt.runtime.config_providers import unresolve_task_configs
-
-            configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
-        self.config_store.put_task_configs(name, configs)
+        self.config_store.put_task_configs(name, self.secrets.unresolve(raw, configs))
 
     # -- info and status -----------------------------------------------------------------------
     def connectors(self) -> list[str]:
@@ -209,18 +196,11 @@ class Herder:
 
     def definition(self, config: Mapping[str, str]) -> ConfigDef | None:
         """The merged framework + connector ConfigDef for a config (cached per class)."""
-        class_name = config.get("connector.class", "")
-        if class_name not in self._definitions:
-            try:
-                cls = self.registry.connector_class(class_name)
-                self._definitions[class_name] = framework_def_for(cls).merge(cls().config_def())
-            except Exception:
-                return None
-        return self._definitions[class_name]
+        return self.secrets.definition(config)
 
     def masked(self, config: Mapping[str, str]) -> dict[str, str]:
         """``config`` with its secrets shown as ``[hidden]``."""
-        return self.masker.mask(config, self.definition(config))
+        return self.secrets.masked(config)
 
     def connector_config(self, name: str) -> dict[str, str]:
         self.require(name)
@@ -240,18 +220,14 @@ class Herder:
         """Task configs as stored: provider references put back, secrets masked."""
         self.require(name)
         raw = self.worker.connector_config(name)
-        configs = self.worker.task_configs(name)
-        if self.providers is not None:
-            from connectrt.runtime.config_providers import unresolve_task_configs
-
-            configs = unresolve_task_configs(raw, configs, resolved=self.resolve(raw))
+        configs = self.secrets.unresolve(raw, self.worker.task_configs(name))
         definition = self.definition(raw)
-        return [(i, self.masker.mask(tc, definition)) for i, tc in enumerate(configs)]
+        return [(i, self.secrets.mask_task_config(tc, definition)) for i, tc in enumerate(configs)]
 
     def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
-        trace = self._redact(status.trace) if status.trace else status.trace
+        trace = self.secrets.redact(status.trace) if status.trace else status.trace
         return StateInfo(status.state.value, status.worker_id, trace, restarts)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
@@ -294,7 +270,7 @@ class Herder:
         resolved = self.resolve(config)
         result = validate_connector_config(resolved, self.registry, self.worker.policy)
         messages = [
-            written_text(config, resolved, self._redact)(m) for m in result.error_messages()
+            written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()
         ]
         if messages:
             raise BadRequestError(
@@ -319,9 +295,7 @@ class Herder:
         with self._lock:
             if name in self.worker.connectors():
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            config = self._validated(
-                name, self.masker.merge_hidden(config, {}, self.definition(config))
-            )
+            config = self._validated(name, self.secrets.merge_hidden(config, {}))
             self.config_store.put_connector_config(
                 name, config, target if initial_state is not None else None
             )
@@ -337,7 +311,7 @@ class Herder:
             if not exists:
                 return True, self.create_connector(name, config)
             stored = self.worker.connector_config(name)
-            merged = self.masker.merge_hidden(config, stored, self.definition(stored))
+            merged = self.secrets.merge_hidden(config, stored)
             merged = self._validated(name, merged)
             self.config_store.put_connector_config(name, merged)
             self.worker.reconfigure_connector(name, merged)

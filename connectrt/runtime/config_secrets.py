@@ -1,0 +1,96 @@
+"""How the herder treats connector configs' secrets: resolved for the connector, masked for
+every caller, and kept out of logs and traces.
+
+:class:`ConfigSecrets` holds the worker's :class:`~connectrt.runtime.secrets.SecretMasker`,
+its config providers (optional) and its log redactor (optional), and answers:
+
+* :meth:`resolve`: the values a connector and its tasks get (provider references replaced);
+  every substituted value and every password embedded in a URL is registered with the
+  redactor first, so it never reaches a log line;
+* :meth:`masked` / :meth:`mask_task_config`: what GET responses show (secret keys and URL
+  passwords as ``[hidden]``, provider references as written);
+* :meth:`merge_hidden`: an incoming config with ``[hidden]`` put back to the stored values;
+* :meth:`redact`: text (a trace, an error message) without any registered secret;
+* :meth:`unresolve`: task configs with the provider references put back before storing.
+
+Lifecycle: one per herder. Threading: every method may run on any thread; the definition
+cache is filled idempotently (a race computes the same ConfigDef twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from connectrt.api.config import ConfigDef
+from connectrt.runtime.connector_config import framework_def_for
+from connectrt.runtime.plugins import PluginRegistry
+
+__all__ = ["ConfigSecrets"]
+
+
+class ConfigSecrets:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        registry: PluginRegistry,
+        masker: Any,
+        providers: Any = None,
+        redactor: Any = None,
+    ) -> None:
+        self.registry = registry
+        self.masker = masker
+        self.providers = providers
+        self.redactor = redactor
+        self._definitions: dict[str, ConfigDef] = {}
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret the worker has seen replaced by ``[hidden]``."""
+        return self.redactor.redact(text) if self.redactor is not None else text
+
+    def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
+        """Raw config -> values handed to connectors and tasks (config providers applied)."""
+        if self.redactor is not None:
+            self.redactor.register_all(self.masker.embedded_secrets(config))  # URL passwords
+        if self.providers is None:
+            return dict(config)
+        resolved = self.providers.resolve(config)
+        if self.redactor is not None:
+            self.redactor.register_all(resolved.substituted_values)  # never log them
+        return dict(resolved.config)
+
+    def unresolve(
+        self, raw: Mapping[str, str], task_configs: list[dict[str, str]]
+    ) -> list[dict[str, str]]:
+        """Task configs as a connector generated them, with provider references put back."""
+        if self.providers is None:
+            return task_configs
+        from connectrt.runtime.config_providers import unresolve_task_configs
+
+        return unresolve_task_configs(raw, task_configs, resolved=self.resolve(raw))
+
+    def definition(self, config: Mapping[str, str]) -> ConfigDef | None:
+        """The merged framework + connector ConfigDef for a config (cached per class)."""
+        class_name = config.get("connector.class", "")
+        if class_name not in self._definitions:
+            try:
+                cls = self.registry.connector_class(class_name)
+                self._definitions[class_name] = framework_def_for(cls).merge(cls().config_def())
+            except Exception:
+                return None
+        return self._definitions[class_name]
+
+    def masked(self, config: Mapping[str, str]) -> dict[str, str]:
+        """``config`` with its secrets shown as ``[hidden]``."""
+        return self.masker.mask(config, self.definition(config))
+
+    def mask_task_config(
+        self, task_config: Mapping[str, str], definition: ConfigDef | None
+    ) -> dict[str, str]:
+        return self.masker.mask(task_config, definition)
+
+    def merge_hidden(self, config: Mapping[str, str], stored: Mapping[str, str]) -> dict[str, str]:
+        """``config`` with ``[hidden]`` values replaced by what ``stored`` holds."""
+        definition = self.definition(stored if stored else config)
+        return self.masker.merge_hidden(config, stored, definition)
