@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.listener.auth import Authenticator
-from connectrt.listener.server import HttpServer
+from connectrt.listener.security import ListenerSecurity
+from connectrt.listener.server import HttpServer, sibling_listener
 from connectrt.rest.app import create_app
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.config_providers import ConfigProviders
@@ -116,23 +116,33 @@ def create_herder(
 
 @dataclass
 class WorkerProcess:
-    """A herder plus its REST server: what ``connectrt standalone``/``worker`` run."""
+    """A herder plus its REST server: what ``connectrt standalone``/``worker`` run.
+
+    Every listener (REST API, schema registry) is served behind the one ``security``."""
 
     herder: Herder
     rest: HttpServer
     control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
     registry: Any = None  # a SchemaRegistryServer when ``schema.registry.enable=true``
+    security: ListenerSecurity | None = None
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
         wc = WorkerConfig.from_props(props)
         herder = create_herder(wc, mode)
-        auth = Authenticator.from_worker_config(wc.originals)
+        security = ListenerSecurity.from_worker_config(wc)
         ssl = {
             "certfile": wc.get("listeners.https.ssl.certificate.location") or "",
             "keyfile": wc.get("listeners.https.ssl.key.location") or "",
         }
-        rest = HttpServer(create_app(herder, auth), wc["listeners"][0], ssl)
+        rest_listener = wc["listeners"][0]
+        rest = HttpServer(
+            create_app(herder),
+            rest_listener,
+            ssl,
+            security=security,
+            open_paths=security.health_paths,
+        )
         control = None
         if wc.get("control.topic"):
             policy = OverridePolicy("None")
@@ -162,8 +172,10 @@ class WorkerProcess:
             schema_registry = SchemaRegistryServer(
                 bootstrap,
                 wc["schema.registry.topic"],
-                wc["schema.registry.listener"],
+                wc.get("schema.registry.listener") or sibling_listener(rest_listener, 8081),
                 default_compatibility=wc["schema.registry.compatibility"],
+                ssl=ssl,
+                security=security,
                 replication_factor=wc["schema.registry.topic.replication.factor"],
                 producer_config=producer_config(
                     bootstrap, wc.originals, None, policy, "connect-schemas-producer"
@@ -181,7 +193,7 @@ class WorkerProcess:
                 ),
                 timeout=wc["worker.startup.timeout.ms"] / 1000.0,
             )
-        return cls(herder, rest, control, schema_registry)
+        return cls(herder, rest, control, schema_registry, security)
 
     def run(
         self,

@@ -234,8 +234,8 @@ WORKER_CONFIG_DEF = (
         "none",
         ValidString.of("none", "basic", "bearer"),
         Importance.MEDIUM,
-        "REST authentication: none, basic (rest.auth.credentials.file) or bearer "
-        "(rest.auth.tokens.file).",
+        "Authentication of the REST API and the built-in schema registry: none, basic "
+        "(rest.auth.credentials.file) or bearer (rest.auth.tokens.file).",
     )
     .define(
         "rest.auth.credentials.file",
@@ -296,10 +296,13 @@ WORKER_CONFIG_DEF = (
     .define(
         "schema.registry.listener",
         ConfigType.STRING,
-        "http://0.0.0.0:8081",
+        None,
         None,
         Importance.LOW,
-        "Listener of the built-in schema registry; point converters' schema.registry.url here.",
+        "Listener of the built-in schema registry (protocol://host:port); point converters' "
+        "schema.registry.url here. Default: the protocol and host of the REST listener (the "
+        "first of listeners) on port 8081. It is served with the REST API's authentication "
+        "(rest.auth.*, no open path) and, for https, its certificate.",
     )
     .define(
         "schema.registry.topic",

@@ -1,0 +1,44 @@
+"""What every HTTP listener of a worker enforces, built once from the worker config.
+
+One :class:`ListenerSecurity` per worker process is shared by all its listeners (the REST API
+and the built-in schema registry), so they accept the same users with the same schemes.
+:meth:`ListenerSecurity.wrap` puts the checks around a listener's ASGI app; each listener
+chooses only its ``open_paths`` (the REST API opens ``/health`` when
+``rest.auth.health.open=true``; the registry has no open path).
+
+Immutable after construction; :meth:`wrap` may be called from any thread, and the wrapped app
+may run on several listeners' event loops at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from starlette.types import ASGIApp
+
+from connectrt.listener.auth import Authenticator
+from connectrt.listener.auth_guard import AuthMiddleware
+from connectrt.runtime.worker_config import WorkerConfig
+
+__all__ = ["ListenerSecurity"]
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    """Authentication for a worker's listeners (``ListenerSecurity()`` = none)."""
+
+    authenticator: Authenticator = field(default_factory=Authenticator)
+
+    @classmethod
+    def from_worker_config(cls, wc: WorkerConfig) -> ListenerSecurity:
+        return cls(Authenticator.from_worker_config(wc.originals))
+
+    @property
+    def health_paths(self) -> frozenset[str]:
+        """The REST API's paths served without credentials (``/health`` unless closed)."""
+        return frozenset({"/health"}) if self.authenticator.health_open else frozenset()
+
+    def wrap(self, app: ASGIApp, open_paths: Collection[str] = ()) -> ASGIApp:
+        """``app`` behind the listener checks; ``open_paths`` skip authentication."""
+        return AuthMiddleware(app, self.authenticator, open_paths)

@@ -1,0 +1,117 @@
+"""The worker's built-in schema registry takes the worker's authentication (rest.auth.*).
+
+Anonymous, wrong-password and unknown-user requests get 401 on every registry route (no path
+is open); confluent-kafka's own ``SchemaRegistryClient`` with ``basic.auth.user.info`` works.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from connectrt.broker import EmbeddedBroker
+from connectrt.listener.auth import hash_password
+from connectrt.testing.rest import RestWorker, start_rest_worker
+
+with warnings.catch_warnings():
+    try:  # see test_schema_registry.py: authlib warns on import
+        importlib.import_module("authlib.deprecate")
+    except ImportError:
+        pass
+    warnings.simplefilter("ignore")
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+pytestmark = pytest.mark.integration
+
+V1 = json.dumps({"type": "record", "name": "User", "fields": [{"name": "n", "type": "string"}]})
+
+
+@pytest.fixture
+def secured(broker: EmbeddedBroker, tmp_path: Path, unique_name) -> Iterator[RestWorker]:
+    credentials = tmp_path / "users"
+    credentials.write_text(f"alice:{hash_password('s3cret', iterations=1000)}\n")
+    worker = start_rest_worker(
+        broker.bootstrap_servers,
+        **{
+            "rest.auth.type": "basic",
+            "rest.auth.credentials.file": str(credentials),
+            "schema.registry.enable": "true",
+            "schema.registry.listener": "http://127.0.0.1:0",
+            "schema.registry.topic": unique_name("schemas"),
+        },
+    )
+    yield worker
+    worker.stop()
+
+
+def _denied(response: httpx.Response) -> bool:
+    return (
+        response.status_code == 401
+        and response.json() == {"error_code": 401, "message": "Unauthorized"}
+        and response.headers["www-authenticate"].startswith("Basic")
+    )
+
+
+def test_registry_refuses_requests_without_valid_credentials(secured: RestWorker):
+    url = secured.process.registry.url
+    subject = "users-value"
+    body = {"schema": V1}
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for auth in (None, ("alice", "wrong"), ("mallory", "s3cret")):
+            attempts = [
+                http.post(f"/subjects/{subject}/versions", json=body, auth=auth),
+                http.put(f"/config/{subject}", json={"compatibility": "NONE"}, auth=auth),
+                http.put("/config", json={"compatibility": "NONE"}, auth=auth),
+                http.post(f"/compatibility/subjects/{subject}/versions", json=body, auth=auth),
+                http.delete(f"/subjects/{subject}", auth=auth),
+                http.delete(f"/subjects/{subject}/versions/1", auth=auth),
+                http.get("/subjects", auth=auth),
+                http.get("/", auth=auth),
+                http.get("/health", auth=auth),  # open on the REST API, not a registry path
+            ]
+            assert all(_denied(r) for r in attempts), [(r.request.url, r.text) for r in attempts]
+        # Nothing the refused requests asked for happened.
+        alice = ("alice", "s3cret")
+        assert http.get("/subjects", auth=alice).json() == []
+        assert http.get("/config", auth=alice).json() == {"compatibilityLevel": "BACKWARD"}
+
+
+def test_confluent_client_with_user_info(secured: RestWorker):
+    url = secured.process.registry.url
+    client = SchemaRegistryClient(
+        {"url": url, "basic.auth.user.info": "alice:s3cret", "max.retries": 0}
+    )
+    anonymous = SchemaRegistryClient({"url": url, "max.retries": 0})
+    wrong = SchemaRegistryClient(
+        {"url": url, "basic.auth.user.info": "alice:wrong", "max.retries": 0}
+    )
+    try:
+        subject = "orders-value"
+        schema_id = client.register_schema(subject, Schema(V1, "AVRO"))
+        assert client.get_schema(schema_id).schema_str == V1
+        client.set_compatibility(subject, "NONE")
+        assert client.get_compatibility(subject) == "NONE"
+        assert client.test_compatibility(subject, Schema(V1, "AVRO"))
+        for refused in (anonymous, wrong):
+            with pytest.raises(SchemaRegistryError) as failure:
+                refused.register_schema("other-value", Schema(V1, "AVRO"))
+            assert failure.value.http_status_code == 401
+            with pytest.raises(SchemaRegistryError) as failure:
+                refused.set_compatibility(subject, "BACKWARD")
+            assert failure.value.http_status_code == 401
+            with pytest.raises(SchemaRegistryError) as failure:
+                refused.delete_subject(subject)
+            assert failure.value.http_status_code == 401
+        assert client.get_compatibility(subject) == "NONE"
+        assert client.delete_subject(subject) == [1]
+        assert client.get_subjects() == []
+    finally:
+        for c in (client, anonymous, wrong):
+            c.__exit__()
