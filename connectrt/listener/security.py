@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp
 
 from connectrt.listener.auth import Authenticator
-from connectrt.listener.auth_guard import AuthMiddleware
+from connectrt.listener.auth_guard import AuthGuard, AuthMiddleware
 from connectrt.runtime.worker_config import WorkerConfig
 
 __all__ = ["ListenerSecurity"]
@@ -28,11 +28,20 @@ __all__ = ["ListenerSecurity"]
 class ListenerSecurity:
     """Authentication for a worker's listeners (``ListenerSecurity()`` = none)."""
 
-    authenticator: Authenticator = field(default_factory=Authenticator)
+    guard: AuthGuard = field(default_factory=lambda: AuthGuard(Authenticator()))
 
     @classmethod
     def from_worker_config(cls, wc: WorkerConfig) -> ListenerSecurity:
-        return cls(Authenticator.from_worker_config(wc.originals))
+        guard = AuthGuard(
+            Authenticator.from_worker_config(wc.originals),
+            cache_ttl=wc["rest.auth.cache.ttl.ms"] / 1000.0,
+            max_delay=wc["rest.auth.failure.delay.max.ms"] / 1000.0,
+        )
+        return cls(guard)
+
+    @property
+    def authenticator(self) -> Authenticator:
+        return self.guard.auth
 
     @property
     def health_paths(self) -> frozenset[str]:
@@ -41,4 +50,4 @@ class ListenerSecurity:
 
     def wrap(self, app: ASGIApp, open_paths: Collection[str] = ()) -> ASGIApp:
         """``app`` behind the listener checks; ``open_paths`` skip authentication."""
-        return AuthMiddleware(app, self.authenticator, open_paths)
+        return AuthMiddleware(app, self.guard, open_paths)

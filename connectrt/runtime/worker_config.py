@@ -261,6 +261,28 @@ WORKER_CONFIG_DEF = (
         Importance.LOW,
         "Serve GET /health without authentication.",
     )
+    # -- listener hardening (REST API and built-in schema registry alike) --------------------
+    .define(
+        "rest.auth.cache.ttl.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long a successful credential check is remembered, keyed by a SHA-256 of the "
+        "Authorization header (at most 1024 entries); an entry is dropped as soon as the "
+        "password or token it matched is no longer configured. 0 checks every request.",
+    )
+    .define(
+        "rest.auth.failure.delay.max.ms",
+        ConfigType.LONG,
+        2000,
+        Range.at_least(0),
+        Importance.LOW,
+        "A client (peer address) whose credentials failed waits before its next check: "
+        "100 ms after one failure, doubling per further failure up to this bound; a success "
+        "or 60 s without failures clears it. Checks run off the event loop on a small "
+        "dedicated thread pool. 0 disables the delay.",
+    )
     .define(
         "listeners.https.ssl.certificate.location",
         ConfigType.STRING,
