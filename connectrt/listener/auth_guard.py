@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from connectrt.listener.asgi import request_header, send_error
 from connectrt.listener.auth import Authenticator, Principal
-from connectrt.listener.responses import send_error
 
 __all__ = ["AuthGuard", "AuthMiddleware", "Verdict"]
 
@@ -202,13 +202,6 @@ class AuthGuard:
                 self._failures.popitem(last=False)
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers") or ():
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
 class AuthMiddleware:
     """Lets a request through to ``app`` only if ``guard`` admits its credentials.
 
@@ -232,7 +225,7 @@ class AuthMiddleware:
             return
         client = scope.get("client")
         verdict = await self.guard.admit(
-            _header(scope, b"authorization"), client[0] if client else None
+            request_header(scope, b"authorization"), client[0] if client else None
         )
         if verdict is Verdict.ADMIT:
             await self.app(scope, receive, send)

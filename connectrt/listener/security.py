@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 
 from connectrt.listener.auth import Authenticator
 from connectrt.listener.auth_guard import AuthGuard, AuthMiddleware
+from connectrt.listener.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from connectrt.runtime.worker_config import WorkerConfig
 
 __all__ = ["ListenerSecurity"]
@@ -26,9 +27,11 @@ __all__ = ["ListenerSecurity"]
 
 @dataclass(frozen=True)
 class ListenerSecurity:
-    """Authentication for a worker's listeners (``ListenerSecurity()`` = none)."""
+    """Authentication and the request body bound of a worker's listeners
+    (``ListenerSecurity()``: no authentication, the default bound)."""
 
     guard: AuthGuard = field(default_factory=lambda: AuthGuard(Authenticator()))
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     @classmethod
     def from_worker_config(cls, wc: WorkerConfig) -> ListenerSecurity:
@@ -37,7 +40,7 @@ class ListenerSecurity:
             cache_ttl=wc["rest.auth.cache.ttl.ms"] / 1000.0,
             max_delay=wc["rest.auth.failure.delay.max.ms"] / 1000.0,
         )
-        return cls(guard)
+        return cls(guard, wc["rest.request.max.bytes"])
 
     @property
     def authenticator(self) -> Authenticator:
@@ -49,5 +52,6 @@ class ListenerSecurity:
         return frozenset({"/health"}) if self.authenticator.health_open else frozenset()
 
     def wrap(self, app: ASGIApp, open_paths: Collection[str] = ()) -> ASGIApp:
-        """``app`` behind the listener checks; ``open_paths`` skip authentication."""
-        return AuthMiddleware(app, self.guard, open_paths)
+        """``app`` behind the listener checks: authentication first (``open_paths`` skip it),
+        then the body bound, so an unauthenticated body is never read."""
+        return AuthMiddleware(BodyLimitMiddleware(app, self.max_body_bytes), self.guard, open_paths)

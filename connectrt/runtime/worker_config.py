@@ -284,6 +284,16 @@ WORKER_CONFIG_DEF = (
         "dedicated thread pool. 0 disables the delay.",
     )
     .define(
+        "rest.request.max.bytes",
+        ConfigType.LONG,
+        4 * 1024 * 1024,
+        Range.at_least(1),
+        Importance.LOW,
+        "Largest request body the REST API and the built-in schema registry accept (declared "
+        "by Content-Length, or counted while a body without it is received); larger requests "
+        "get HTTP 413.",
+    )
+    .define(
         "listeners.https.ssl.certificate.location",
         ConfigType.STRING,
         None,

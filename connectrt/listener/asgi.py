@@ -1,7 +1,7 @@
-"""Error answers written straight to an ASGI ``send``, for middleware that answers by itself.
+"""Raw ASGI helpers for middleware that reads headers and answers by itself.
 
-The body is Kafka Connect's ``{"error_code": <status>, "message": "..."}`` (Confluent's schema
-registry uses the same shape for 401 and 413). Stateless; safe from any event loop.
+Error bodies are Kafka Connect's ``{"error_code": <status>, "message": "..."}`` (Confluent's
+schema registry uses the same shape for 401 and 413). Stateless; safe from any event loop.
 """
 
 from __future__ import annotations
@@ -9,9 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import orjson
-from starlette.types import Send
+from starlette.types import Scope, Send
 
-__all__ = ["send_error"]
+__all__ = ["request_header", "send_error"]
+
+
+def request_header(scope: Scope, name: bytes) -> str | None:
+    """The first value of header ``name`` (lower case) of an HTTP/websocket ``scope``."""
+    for key, value in scope.get("headers") or ():
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
 
 
 async def send_error(
