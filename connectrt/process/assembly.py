@@ -200,8 +200,13 @@ class WorkerProcess:
         initial: Sequence[tuple[str, Mapping[str, str], str | None]] = (),
         stop: threading.Event | None = None,
     ) -> None:
-        """Start the REST API (503 until ready), the herder and its connectors; block until
-        ``stop`` is set; then stop everything gracefully."""
+        """Start the REST API, the herder and its connectors; block until ``stop`` is set;
+        then stop everything gracefully.
+
+        The REST API opens first so that ``/health`` answers 503 ``starting`` meanwhile; until
+        the herder is ready, requests under ``/connectors`` get 503 + ``Retry-After``
+        (:mod:`connectrt.rest.readiness`), so nothing reaches the herder before it has read
+        its topics."""
         stop = stop or threading.Event()
         self.rest.start()
         if self.herder.config.get("rest.advertised.port") is None:

@@ -29,6 +29,7 @@ from connectrt.errors import (
 )
 from connectrt.rest import wire
 from connectrt.rest.metrics import render_prometheus
+from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
 
@@ -94,6 +95,8 @@ def create_app(herder: Herder) -> FastAPI:
         description="Kafka Connect-compatible REST API of a connectrt worker.",
         default_response_class=_JSON,
     )
+    # Requests under /connectors get 503 + Retry-After until the herder is ready.
+    app.add_middleware(StartupGate, ready=lambda: herder.ready)
 
     # -- errors -------------------------------------------------------------------------------
     def _handler(status: int) -> Any:
