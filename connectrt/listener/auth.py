@@ -42,16 +42,17 @@ def hash_password(password: str, iterations: int = _ITERATIONS) -> str:
 
 
 def _check_password(password: str, stored: str) -> bool:
+    """Whether ``password`` matches ``stored``; a malformed ``stored`` matches nothing."""
     try:
         scheme, iterations, salt, digest = stored.split("$")
-    except ValueError:
+        if scheme != "pbkdf2_sha256":
+            return False
+        actual = hashlib.pbkdf2_hmac(
+            "sha256", password.encode(), base64.b64decode(salt), int(iterations)
+        )
+        return hmac.compare_digest(actual, base64.b64decode(digest))
+    except ValueError:  # also binascii.Error (bad base64)
         return False
-    if scheme != "pbkdf2_sha256":
-        return False
-    actual = hashlib.pbkdf2_hmac(
-        "sha256", password.encode(), base64.b64decode(salt), int(iterations)
-    )
-    return hmac.compare_digest(actual, base64.b64decode(digest))
 
 
 def _dummy_hash(users: Mapping[str, str]) -> str:

@@ -182,3 +182,12 @@ def test_no_back_off_when_disabled():
 def test_too_many_pending_checks_are_refused_without_checking():
     guard = make_guard(max_pending=0)
     assert admit(guard, basic("alice", "pw")) is Verdict.BUSY and guard.checks == 0
+
+
+@pytest.mark.parametrize(
+    "stored",
+    ["pbkdf2_sha256$many$c2FsdA==$ZGlnZXN0", "pbkdf2_sha256$1000$not base64!$x", "plain", ""],
+)
+def test_a_malformed_stored_hash_refuses_instead_of_failing(stored: str):
+    guard = make_guard({"bob": stored})
+    assert admit(guard, basic("bob", "pw")) is Verdict.DENY
