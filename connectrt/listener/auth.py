@@ -9,7 +9,12 @@ Worker settings:
   (``connectrt auth hash-token``), so the file holds no usable secret;
 * ``rest.auth.health.open``: ``true`` (default) leaves ``GET /health`` open for probes.
 
-Passwords are compared in constant time; credentials files are read once at start.
+Passwords are compared in constant time, and a user name that is not in the file is checked
+against a dummy hash of the same cost, so a failure takes as long whether or not the user
+exists. Credentials files are read once at start. :meth:`Authenticator.authenticate` is
+CPU-bound (PBKDF2, tens of milliseconds): call it off the event loop (see
+:mod:`connectrt.listener.auth_guard`). An Authenticator is read-only once built and safe to
+share between threads.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 
 from connectrt.errors import ConfigError
 
-__all__ = ["Authenticator", "hash_password", "hash_token"]
+__all__ = ["Authenticator", "Principal", "hash_password", "hash_token"]
 
 _ITERATIONS = 200_000
 
@@ -37,20 +42,46 @@ def hash_password(password: str, iterations: int = _ITERATIONS) -> str:
 
 
 def _check_password(password: str, stored: str) -> bool:
+    """Whether ``password`` matches ``stored``; a malformed ``stored`` matches nothing."""
     try:
         scheme, iterations, salt, digest = stored.split("$")
-    except ValueError:
+        if scheme != "pbkdf2_sha256":
+            return False
+        actual = hashlib.pbkdf2_hmac(
+            "sha256", password.encode(), base64.b64decode(salt), int(iterations)
+        )
+        return hmac.compare_digest(actual, base64.b64decode(digest))
+    except ValueError:  # also binascii.Error (bad base64)
         return False
-    if scheme != "pbkdf2_sha256":
-        return False
-    actual = hashlib.pbkdf2_hmac(
-        "sha256", password.encode(), base64.b64decode(salt), int(iterations)
-    )
-    return hmac.compare_digest(actual, base64.b64decode(digest))
+
+
+def _dummy_hash(users: Mapping[str, str]) -> str:
+    """A stored hash no password matches, as costly to check as the users' (the largest
+    iteration count among them): what an unknown user name is checked against."""
+    iterations = _ITERATIONS
+    counts = []
+    for stored in users.values():
+        parts = stored.split("$")
+        if len(parts) == 4 and parts[0] == "pbkdf2_sha256" and parts[1].isdigit():
+            counts.append(int(parts[1]))
+    if counts:
+        iterations = max(counts)
+    salt, digest = base64.b64encode(os.urandom(16)), base64.b64encode(os.urandom(32))
+    return f"pbkdf2_sha256${iterations}${salt.decode()}${digest.decode()}"
 
 
 def hash_token(token: str) -> str:
     return "sha256:" + hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request authenticated as, and the stored credential that matched (a user's
+    password hash, or a token's hash): a remembered check is valid only while that credential
+    is still configured (:meth:`Authenticator.holds`)."""
+
+    name: str
+    credential: str
 
 
 @dataclass
@@ -59,6 +90,10 @@ class Authenticator:
     users: dict[str, str] = field(default_factory=dict)
     token_hashes: set[str] = field(default_factory=set)
     health_open: bool = True
+    _dummy: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._dummy = _dummy_hash(self.users)
 
     @classmethod
     def from_worker_config(cls, props: Mapping[str, str]) -> Authenticator:
@@ -96,21 +131,38 @@ class Authenticator:
         return self.kind != "none"
 
     def check(self, authorization: str | None) -> bool:
-        if not self.enabled:
-            return True
-        if not authorization:
-            return False
+        """Whether the ``Authorization`` header value is accepted (always, without auth)."""
+        return not self.enabled or self.authenticate(authorization) is not None
+
+    def authenticate(self, authorization: str | None) -> Principal | None:
+        """The principal the header authenticates, or None. CPU-bound for ``basic``; as slow
+        for an unknown user as for a wrong password."""
+        if not self.enabled or not authorization:
+            return None
         scheme, _, credentials = authorization.partition(" ")
         if self.kind == "basic" and scheme.lower() == "basic":
             try:
                 user, _, password = base64.b64decode(credentials).decode().partition(":")
             except (ValueError, UnicodeDecodeError):
-                return False
+                return None
             stored = self.users.get(user)
-            return stored is not None and _check_password(password, stored)
+            matched = _check_password(password, stored if stored is not None else self._dummy)
+            return Principal(user, stored) if matched and stored is not None else None
         if self.kind == "bearer" and scheme.lower() == "bearer":
             digest = hash_token(credentials.strip())
-            return any(hmac.compare_digest(digest, h) for h in self.token_hashes)
+            found = None
+            for known in self.token_hashes:  # no early exit: the time does not tell which
+                if hmac.compare_digest(digest, known):
+                    found = known
+            return Principal("token", found) if found is not None else None
+        return None
+
+    def holds(self, principal: Principal) -> bool:
+        """Whether ``principal``'s credential is still configured (cheap; no hashing)."""
+        if self.kind == "basic":
+            return self.users.get(principal.name) == principal.credential
+        if self.kind == "bearer":
+            return principal.credential in self.token_hashes
         return False
 
     @property

@@ -1,21 +1,26 @@
-"""Serving an ASGI app with uvicorn on a background thread (``listeners``)."""
+"""Serving an ASGI app with uvicorn on a background thread (``listeners``).
+
+Every app is served behind a :class:`~connectrt.listener.security.ListenerSecurity`, so the
+worker's authentication covers each listener it opens.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from connectrt.errors import ConfigError, ConnectError
+from connectrt.listener.security import ListenerSecurity
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HttpServer", "parse_listener"]
+__all__ = ["HttpServer", "parse_listener", "sibling_listener"]
 
 
 def parse_listener(listener: str) -> tuple[str, str, int]:
@@ -32,12 +37,32 @@ def parse_listener(listener: str) -> tuple[str, str, int]:
     return parts.scheme, parts.hostname or "0.0.0.0", port
 
 
-class HttpServer:
-    """Runs ``app`` on the first listener. ``start`` returns once the socket is bound (or
-    raises ConnectError); ``stop`` shuts down gracefully. One instance per worker."""
+def sibling_listener(listener: str, port: int) -> str:
+    """The same protocol and host as ``listener`` on ``port``: ``http://:8083`` -> ``http://:8081``
+    (an empty host stays empty: all interfaces, as for ``listener``)."""
+    scheme, _, _ = parse_listener(listener)
+    host = urlsplit(listener.strip()).hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
 
-    def __init__(self, app: FastAPI, listener: str, ssl: Mapping[str, str] | None = None):
+
+class HttpServer:
+    """Runs ``app`` on ``listener`` behind ``security`` (default: no authentication), with
+    ``open_paths`` served without credentials. ``start`` returns once the socket is bound (or
+    raises ConnectError); ``stop`` shuts down gracefully. Not restartable."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        listener: str,
+        ssl: Mapping[str, str] | None = None,
+        *,
+        security: ListenerSecurity | None = None,
+        open_paths: Collection[str] = (),
+    ):
         self.scheme, self.host, self.port = parse_listener(listener)
+        self.security = security or ListenerSecurity()
         ssl = ssl or {}
         if self.scheme == "https" and not (ssl.get("certfile") and ssl.get("keyfile")):
             raise ConfigError(
@@ -46,7 +71,7 @@ class HttpServer:
                 "listeners",
             )
         self._config = uvicorn.Config(
-            app,
+            self.security.wrap(app, open_paths),
             host=self.host,
             port=self.port,
             log_level="warning",

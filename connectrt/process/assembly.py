@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.listener.auth import Authenticator
-from connectrt.listener.server import HttpServer
+from connectrt.listener.security import ListenerSecurity
+from connectrt.listener.server import HttpServer, sibling_listener
 from connectrt.rest.app import create_app
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.config_providers import ConfigProviders
@@ -117,23 +117,33 @@ def create_herder(
 
 @dataclass
 class WorkerProcess:
-    """A herder plus its REST server: what ``connectrt standalone``/``worker`` run."""
+    """A herder plus its REST server: what ``connectrt standalone``/``worker`` run.
+
+    Every listener (REST API, schema registry) is served behind the one ``security``."""
 
     herder: Herder
     rest: HttpServer
     control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
     registry: Any = None  # a SchemaRegistryServer when ``schema.registry.enable=true``
+    security: ListenerSecurity | None = None
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
         wc = WorkerConfig.from_props(props)
         herder = create_herder(wc, mode)
-        auth = Authenticator.from_worker_config(wc.originals)
+        security = ListenerSecurity.from_worker_config(wc)
         ssl = {
             "certfile": wc.get("listeners.https.ssl.certificate.location") or "",
             "keyfile": wc.get("listeners.https.ssl.key.location") or "",
         }
-        rest = HttpServer(create_app(herder, auth), wc["listeners"][0], ssl)
+        rest_listener = wc["listeners"][0]
+        rest = HttpServer(
+            create_app(herder),
+            rest_listener,
+            ssl,
+            security=security,
+            open_paths=security.health_paths,
+        )
         control = None
         if wc.get("control.topic"):
             policy = OverridePolicy("None")
@@ -163,8 +173,10 @@ class WorkerProcess:
             schema_registry = SchemaRegistryServer(
                 bootstrap,
                 wc["schema.registry.topic"],
-                wc["schema.registry.listener"],
+                wc.get("schema.registry.listener") or sibling_listener(rest_listener, 8081),
                 default_compatibility=wc["schema.registry.compatibility"],
+                ssl=ssl,
+                security=security,
                 replication_factor=wc["schema.registry.topic.replication.factor"],
                 producer_config=producer_config(
                     bootstrap, wc.originals, None, policy, "connect-schemas-producer"
@@ -182,15 +194,20 @@ class WorkerProcess:
                 ),
                 timeout=wc["worker.startup.timeout.ms"] / 1000.0,
             )
-        return cls(herder, rest, control, schema_registry)
+        return cls(herder, rest, control, schema_registry, security)
 
     def run(
         self,
         initial: Sequence[tuple[str, Mapping[str, str], str | None]] = (),
         stop: threading.Event | None = None,
     ) -> None:
-        """Start the REST API (503 until ready), the herder and its connectors; block until
-        ``stop`` is set; then stop everything gracefully."""
+        """Start the REST API, the herder and its connectors; block until ``stop`` is set;
+        then stop everything gracefully.
+
+        The REST API opens first so that ``/health`` answers 503 ``starting`` meanwhile; until
+        the herder is ready, requests under ``/connectors`` get 503 + ``Retry-After``
+        (:mod:`connectrt.rest.readiness`), so nothing reaches the herder before it has read
+        its topics."""
         stop = stop or threading.Event()
         self.rest.start()
         if self.herder.config.get("rest.advertised.port") is None:

@@ -28,9 +28,9 @@ from connectrt.errors import (
     ConnectError,
     NotFoundError,
 )
-from connectrt.listener.auth import Authenticator
 from connectrt.rest import wire
 from connectrt.rest.metrics import render_prometheus
+from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
 
@@ -87,14 +87,17 @@ def _string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
     return out
 
 
-def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
-    auth = auth or Authenticator()
+def create_app(herder: Herder) -> FastAPI:
+    """The REST API over ``herder``. Authentication is the listener's (serve the app with
+    :class:`~connectrt.listener.server.HttpServer` and the worker's ``ListenerSecurity``)."""
     app = FastAPI(
         title="connectrt",
         version=__version__,
         description="Kafka Connect-compatible REST API of a connectrt worker.",
         default_response_class=_JSON,
     )
+    # Requests under /connectors get 503 + Retry-After until the herder is ready.
+    app.add_middleware(StartupGate, ready=lambda: herder.ready)
 
     # -- errors -------------------------------------------------------------------------------
     def _handler(status: int) -> Any:
@@ -126,18 +129,6 @@ def create_app(herder: Herder, auth: Authenticator | None = None) -> FastAPI:
     def _unexpected(request: Request, exc: Exception) -> Response:
         log.error("Unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
         return _error(500, f"{type(exc).__name__}: {exc}")
-
-    # -- auth ---------------------------------------------------------------------------------
-    if auth.enabled:
-
-        @app.middleware("http")
-        async def _authenticate(request: Request, call_next: Any) -> Response:
-            path = request.url.path
-            if auth.health_open and path == "/health":
-                return await call_next(request)
-            if not auth.check(request.headers.get("authorization")):
-                return _error(401, "Unauthorized", {"WWW-Authenticate": auth.challenge})
-            return await call_next(request)
 
     # -- root ---------------------------------------------------------------------------------
     @app.get("/", summary="Worker version and Kafka cluster id")

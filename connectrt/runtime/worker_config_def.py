@@ -228,8 +228,8 @@ WORKER_CONFIG_DEF = (
         "none",
         ValidString.of("none", "basic", "bearer"),
         Importance.MEDIUM,
-        "REST authentication: none, basic (rest.auth.credentials.file) or bearer "
-        "(rest.auth.tokens.file).",
+        "Authentication of the REST API and the built-in schema registry: none, basic "
+        "(rest.auth.credentials.file) or bearer (rest.auth.tokens.file).",
     )
     .define(
         "rest.auth.credentials.file",
@@ -254,6 +254,38 @@ WORKER_CONFIG_DEF = (
         None,
         Importance.LOW,
         "Serve GET /health without authentication.",
+    )
+    # -- listener hardening (REST API and built-in schema registry alike) --------------------
+    .define(
+        "rest.auth.cache.ttl.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "How long a successful credential check is remembered, keyed by a SHA-256 of the "
+        "Authorization header (at most 1024 entries); an entry is dropped as soon as the "
+        "password or token it matched is no longer configured. 0 checks every request.",
+    )
+    .define(
+        "rest.auth.failure.delay.max.ms",
+        ConfigType.LONG,
+        2000,
+        Range.at_least(0),
+        Importance.LOW,
+        "A client (peer address) whose credentials failed waits before its next check: "
+        "100 ms after one failure, doubling per further failure up to this bound; a success "
+        "or 60 s without failures clears it. Checks run off the event loop on a small "
+        "dedicated thread pool. 0 disables the delay.",
+    )
+    .define(
+        "rest.request.max.bytes",
+        ConfigType.LONG,
+        4 * 1024 * 1024,
+        Range.at_least(1),
+        Importance.LOW,
+        "Largest request body the REST API and the built-in schema registry accept (declared "
+        "by Content-Length, or counted while a body without it is received); larger requests "
+        "get HTTP 413.",
     )
     .define(
         "listeners.https.ssl.certificate.location",
@@ -290,10 +322,13 @@ WORKER_CONFIG_DEF = (
     .define(
         "schema.registry.listener",
         ConfigType.STRING,
-        "http://0.0.0.0:8081",
+        None,
         None,
         Importance.LOW,
-        "Listener of the built-in schema registry; point converters' schema.registry.url here.",
+        "Listener of the built-in schema registry (protocol://host:port); point converters' "
+        "schema.registry.url here. Default: the protocol and host of the REST listener (the "
+        "first of listeners) on port 8081. It is served with the REST API's authentication "
+        "(rest.auth.*, no open path) and, for https, its certificate.",
     )
     .define(
         "schema.registry.topic",

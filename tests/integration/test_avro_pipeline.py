@@ -1,4 +1,8 @@
-"""A worker serving the built-in schema registry; file -> Avro topic -> file through it."""
+"""A worker serving the built-in schema registry; file -> Avro topic -> file through it.
+
+With ``rest.auth.type=basic`` the registry takes the worker's credentials, and the converters
+pass them with ``basic.auth.credentials.source=USER_INFO``.
+"""
 
 from __future__ import annotations
 
@@ -7,29 +11,46 @@ from pathlib import Path
 import pytest
 
 from connectrt.broker import EmbeddedBroker
+from connectrt.listener.auth import hash_password
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
 
-def test_avro_through_the_built_in_registry(broker: EmbeddedBroker, tmp_path: Path, unique_name):
+@pytest.mark.parametrize("auth", ["none", "basic"])
+def test_avro_through_the_built_in_registry(
+    broker: EmbeddedBroker, tmp_path: Path, unique_name, auth: str
+):
     topic = unique_name("avro")
     create_topic(broker.bootstrap_servers, topic)
+    secured: dict[str, str] = {}
+    user: tuple[str, str] | None = None
+    if auth == "basic":
+        credentials = tmp_path / "users"
+        credentials.write_text(f"connect:{hash_password('pw', iterations=1000)}\n")
+        secured = {"rest.auth.type": "basic", "rest.auth.credentials.file": str(credentials)}
+        user = ("connect", "pw")
     worker = start_rest_worker(
         broker.bootstrap_servers,
         **{
             "schema.registry.enable": "true",
             "schema.registry.listener": "http://127.0.0.1:0",
             "schema.registry.topic": unique_name("schemas"),
+            **secured,
         },
     )
+    if user is not None:
+        worker.http.auth = user
     try:
         registry_url = worker.process.registry.url
         avro = {
             "value.converter": "io.confluent.connect.avro.AvroConverter",
             "value.converter.schema.registry.url": registry_url,
         }
+        if user is not None:
+            avro["value.converter.basic.auth.credentials.source"] = "USER_INFO"
+            avro["value.converter.basic.auth.user.info"] = ":".join(user)
         src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
         src.write_text("".join(f"row {i}\n" for i in range(20)))
         assert (
@@ -72,9 +93,12 @@ def test_avro_through_the_built_in_registry(broker: EmbeddedBroker, tmp_path: Pa
         schema_id = int.from_bytes(first[1:5], "big")
         import httpx
 
-        subjects = httpx.get(f"{registry_url}/subjects").json()
+        if user is not None:
+            assert httpx.get(f"{registry_url}/subjects").status_code == 401
+        subjects = httpx.get(f"{registry_url}/subjects", auth=user).json()
         assert f"{topic}-value" in subjects
-        assert httpx.get(f"{registry_url}/schemas/ids/{schema_id}").json()["schema"] in (
+        schema = httpx.get(f"{registry_url}/schemas/ids/{schema_id}", auth=user).json()["schema"]
+        assert schema in (
             '"string"',
             '{"type":"string"}',
         )

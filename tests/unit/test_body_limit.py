@@ -1,0 +1,52 @@
+"""BodyLimitMiddleware at its exact bound, over real HTTP (a registry app on a memory store)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from connectrt.listener.security import ListenerSecurity
+from connectrt.listener.server import HttpServer
+from connectrt.schema_registry.app import create_registry_app
+from connectrt.schema_registry.store import MemorySchemaStore
+
+LIMIT = 1000
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    app = create_registry_app(MemorySchemaStore())
+    server = HttpServer(app, "http://127.0.0.1:0", security=ListenerSecurity(max_body_bytes=LIMIT))
+    server.start()
+    yield server.url
+    server.stop()
+
+
+def schema_body(size: int) -> bytes:
+    """``{"schema": "\\"string\\"", "pad": "xx..."}`` of exactly ``size`` bytes."""
+    head = b'{"schema": "\\"string\\"", "pad": "'
+    return head + b"x" * (size - len(head) - 2) + b'"}'
+
+
+def chunks(body: bytes) -> Iterator[bytes]:
+    for start in range(0, len(body), 100):
+        yield body[start : start + 100]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["content-length", "chunked"])
+def test_the_bound_is_exact(url: str, stream: bool):
+    at, over = schema_body(LIMIT), schema_body(LIMIT + 1)
+    ok = httpx.post(f"{url}/subjects/s/versions", content=chunks(at) if stream else at)
+    assert ok.status_code == 200, ok.text
+    refused = httpx.post(f"{url}/subjects/s/versions", content=chunks(over) if stream else over)
+    assert refused.status_code == 413
+    assert refused.json() == {
+        "error_code": 413,
+        "message": f"Request body is larger than {LIMIT} bytes (rest.request.max.bytes)",
+    }
+
+
+def test_requests_without_a_body_are_untouched(url: str):
+    assert httpx.get(f"{url}/subjects").status_code == 200
