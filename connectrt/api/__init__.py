@@ -9,7 +9,8 @@ What is here, by plugin kind:
 
 * connectors: :class:`Connector`, :class:`SourceConnector`, :class:`SinkConnector`, their
   contexts, :class:`ExactlyOnceSupport`;
-* tasks: :class:`SourceTask`, :class:`SinkTask`, their contexts, :class:`OffsetStorageReader`,
+* tasks: :class:`SourceTask`, :class:`SinkTask`, :class:`BatchingSinkTask` (a sink task whose
+  author writes whole batches), their contexts, :class:`OffsetStorageReader`,
   :class:`ErrantRecordReporter`;
 * records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`ConnectRecord`,
   :class:`Header`, :class:`TopicPartition`, :class:`TimestampType`;
@@ -26,6 +27,7 @@ them with the reason): the type variable ``R`` and ``apply_each_in_place`` in
 :mod:`connectrt.api.transform`, and ``IllegalWorkerStateError``, which only the worker raises.
 """
 
+from connectrt.api.batching import BatchingSinkTask
 from connectrt.api.config import (
     NO_DEFAULT,
     CompositeValidator,
@@ -92,6 +94,7 @@ from connectrt.api.transform import Predicate, Transformation
 __all__ = [
     "NO_DEFAULT",
     "AlreadyExistsError",
+    "BatchingSinkTask",
     "CompositeValidator",
     "ConfigDef",
     "ConfigError",
