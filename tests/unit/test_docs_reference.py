@@ -1,4 +1,4 @@
-"""The README stays true: its config reference is current and its example connector works."""
+"""The docs stay true: the configuration reference is current and the guide's example works."""
 
 from __future__ import annotations
 
@@ -12,28 +12,30 @@ from typing import Any
 from connectrt.api import OffsetStorageReader, SourceTaskContext
 from connectrt.cli.docs import config_reference
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+REFERENCE = DOCS / "reference" / "configuration.md"
+SOURCE_GUIDE = DOCS / "guide" / "source-connectors.md"
 
 
-def _section(name: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def _section(page: Path, name: str) -> str:
+    text = page.read_text(encoding="utf-8")
     m = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
-    assert m, f"README has no {name} section"
+    assert m, f"{page.name} has no {name} section"
     return m.group(1)
 
 
 def test_config_reference_is_current():
-    assert _section("config-reference") == config_reference(), (
-        "README configuration reference is stale: regenerate it with `connectrt config-docs`"
+    assert _section(REFERENCE, "config-reference") == config_reference(), (
+        "docs/reference/configuration.md is stale: regenerate it with `connectrt config-docs`"
     )
 
 
 def load_example() -> types.ModuleType:
-    code = re.search(r"```python\n(.*?)```", _section("example"), re.S)
+    code = re.search(r"```python\n(.*?)```", _section(SOURCE_GUIDE, "example"), re.S)
     assert code
-    module = types.ModuleType("readme_example")
-    sys.modules["readme_example"] = module
-    exec(compile(code.group(1), "README.md", "exec"), module.__dict__)
+    module = types.ModuleType("guide_example")
+    sys.modules["guide_example"] = module
+    exec(compile(code.group(1), str(SOURCE_GUIDE), "exec"), module.__dict__)
     return module
 
 
