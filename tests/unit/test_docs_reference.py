@@ -1,20 +1,18 @@
-"""The docs stay true: the configuration reference is current and the guide's example works."""
+"""The docs stay true: the configuration reference is current and the guide's counter source
+counts and resumes from its committed offset."""
 
 from __future__ import annotations
 
 import re
-import sys
-import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from connectrt.api import OffsetStorageReader, SourceTaskContext
 from connectrt.cli.docs import config_reference
+from tests.docs_support import DOCS, load_example
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 REFERENCE = DOCS / "reference" / "configuration.md"
-SOURCE_GUIDE = DOCS / "guide" / "source-connectors.md"
 
 
 def _section(page: Path, name: str) -> str:
@@ -28,15 +26,6 @@ def test_config_reference_is_current():
     assert _section(REFERENCE, "config-reference") == config_reference(), (
         "docs/reference/configuration.md is stale: regenerate it with `connectrt config-docs`"
     )
-
-
-def load_example() -> types.ModuleType:
-    code = re.search(r"```python\n(.*?)```", _section(SOURCE_GUIDE, "example"), re.S)
-    assert code
-    module = types.ModuleType("guide_example")
-    sys.modules["guide_example"] = module
-    exec(compile(code.group(1), str(SOURCE_GUIDE), "exec"), module.__dict__)
-    return module
 
 
 class _Reader(OffsetStorageReader):
@@ -61,7 +50,7 @@ class _Context(SourceTaskContext):
 
 
 def test_example_connector_counts_and_resumes():
-    ex = load_example()
+    ex = load_example("counter-source")
     connector = ex.CounterSource()
     connector.start({"topic": "numbers", "batch.size": "3"})
     (task_config,) = connector.task_configs(4)
