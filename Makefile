@@ -17,6 +17,7 @@ check: setup
 	$(BIN)/ruff format --check connectrt connectors tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: setup
 	$(BIN)/pytest -q

@@ -1,11 +1,36 @@
 """The plugin-author API: everything a connector, converter or transform author imports.
 
-This package has no runtime imports: connectors written against it run unchanged on the
-standalone worker, the REST-managed worker and the Spark backend.
+Import from here, not from the submodules: ``from connectrt.api import SinkTask, SinkRecord``.
+The package has no runtime imports, so connectors written against it run unchanged on the
+standalone worker, the REST-managed worker and the Spark backend. The data model (schemas,
+structs, logical types) is its sibling :mod:`connectrt.data`.
+
+What is here, by plugin kind:
+
+* connectors: :class:`Connector`, :class:`SourceConnector`, :class:`SinkConnector`, their
+  contexts, :class:`ExactlyOnceSupport`;
+* tasks: :class:`SourceTask`, :class:`SinkTask`, :class:`BatchingSinkTask` (a sink task whose
+  author writes whole batches), their contexts, :class:`OffsetStorageReader`,
+  :class:`ErrantRecordReporter`;
+* records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`ConnectRecord`,
+  :class:`Header`, :class:`TopicPartition`, :class:`TimestampType`;
+* transforms: :class:`Transformation`, :class:`Predicate`;
+* converters: :class:`Converter`, :class:`HeaderConverter`, :class:`SchemaAndValue`,
+  ``RawHeaders`` and ``ConfigKeys`` (their signature and option types);
+* configuration: :class:`ConfigDef` with :class:`ConfigType`, :class:`Importance`,
+  :class:`Width`, the validators and :class:`Password`; :func:`with_prefix`;
+* errors: :class:`ConnectError` and the kinds a plugin raises (:class:`RetriableError`,
+  :class:`DataError`, :class:`ConfigError`, ...).
+
+A few names stay in their submodules on purpose (``tests/unit/test_api_surface.py`` lists
+them with the reason): the type variable ``R`` and ``apply_each_in_place`` in
+:mod:`connectrt.api.transform`, and ``IllegalWorkerStateError``, which only the worker raises.
 """
 
+from connectrt.api.batching import BatchingSinkTask
 from connectrt.api.config import (
     NO_DEFAULT,
+    CompositeValidator,
     ConfigDef,
     ConfigKey,
     ConfigType,
@@ -14,10 +39,12 @@ from connectrt.api.config import (
     NonEmptyString,
     Password,
     Range,
+    Validator,
     ValidList,
     ValidRegex,
     ValidString,
     Width,
+    with_prefix,
 )
 from connectrt.api.connector import (
     Connector,
@@ -28,7 +55,13 @@ from connectrt.api.connector import (
     SourceConnector,
     SourceConnectorContext,
 )
-from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
+from connectrt.api.converter import (
+    ConfigKeys,
+    Converter,
+    HeaderConverter,
+    RawHeaders,
+    SchemaAndValue,
+)
 from connectrt.api.errors import (
     AlreadyExistsError,
     ConfigError,
@@ -36,6 +69,8 @@ from connectrt.api.errors import (
     DataError,
     NotFoundError,
     RetriableError,
+    SchemaBuilderError,
+    SchemaProjectorError,
 )
 from connectrt.api.records import (
     ConnectRecord,
@@ -54,13 +89,17 @@ from connectrt.api.task import (
     SourceTaskContext,
     Task,
 )
+from connectrt.api.transform import Predicate, Transformation
 
 __all__ = [
     "NO_DEFAULT",
     "AlreadyExistsError",
+    "BatchingSinkTask",
+    "CompositeValidator",
     "ConfigDef",
     "ConfigError",
     "ConfigKey",
+    "ConfigKeys",
     "ConfigType",
     "ConfigValue",
     "ConnectError",
@@ -78,9 +117,13 @@ __all__ = [
     "NotFoundError",
     "OffsetStorageReader",
     "Password",
+    "Predicate",
     "Range",
+    "RawHeaders",
     "RetriableError",
     "SchemaAndValue",
+    "SchemaBuilderError",
+    "SchemaProjectorError",
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
@@ -94,8 +137,11 @@ __all__ = [
     "Task",
     "TimestampType",
     "TopicPartition",
+    "Transformation",
     "ValidList",
     "ValidRegex",
     "ValidString",
+    "Validator",
     "Width",
+    "with_prefix",
 ]

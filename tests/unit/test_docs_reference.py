@@ -1,40 +1,31 @@
-"""The README stays true: its config reference is current and its example connector works."""
+"""The docs stay true: the configuration reference is current and the guide's counter source
+counts and resumes from its committed offset."""
 
 from __future__ import annotations
 
 import re
-import sys
-import types
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from connectrt.api import OffsetStorageReader, SourceTaskContext
 from connectrt.cli.docs import config_reference
+from tests.docs_support import DOCS, load_example
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REFERENCE = DOCS / "reference" / "configuration.md"
 
 
-def _section(name: str) -> str:
-    text = README.read_text(encoding="utf-8")
+def _section(page: Path, name: str) -> str:
+    text = page.read_text(encoding="utf-8")
     m = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
-    assert m, f"README has no {name} section"
+    assert m, f"{page.name} has no {name} section"
     return m.group(1)
 
 
 def test_config_reference_is_current():
-    assert _section("config-reference") == config_reference(), (
-        "README configuration reference is stale: regenerate it with `connectrt config-docs`"
+    assert _section(REFERENCE, "config-reference") == config_reference(), (
+        "docs/reference/configuration.md is stale: regenerate it with `connectrt config-docs`"
     )
-
-
-def load_example() -> types.ModuleType:
-    code = re.search(r"```python\n(.*?)```", _section("example"), re.S)
-    assert code
-    module = types.ModuleType("readme_example")
-    sys.modules["readme_example"] = module
-    exec(compile(code.group(1), "README.md", "exec"), module.__dict__)
-    return module
 
 
 class _Reader(OffsetStorageReader):
@@ -59,7 +50,7 @@ class _Context(SourceTaskContext):
 
 
 def test_example_connector_counts_and_resumes():
-    ex = load_example()
+    ex = load_example("counter-source")
     connector = ex.CounterSource()
     connector.start({"topic": "numbers", "batch.size": "3"})
     (task_config,) = connector.task_configs(4)
