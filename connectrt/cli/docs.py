@@ -1,6 +1,7 @@
 """Configuration reference generated from the ConfigDefs (``connectrt config-docs``).
 
-The README's configuration reference is this output; a test fails when they drift apart.
+The configuration reference (docs/reference/configuration.md) is this output; a test fails
+when they drift apart.
 """
 
 from __future__ import annotations
