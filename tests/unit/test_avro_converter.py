@@ -337,9 +337,9 @@ def test_write_fast_path_matches_checked_encoder_and_names_the_field(
     """The write path passes a Struct's checked primitive fields to fastavro as they are; its
     datum equals the field-by-field checked encoder's, and a value fastavro cannot write is
     still reported with the field's name (top level and nested)."""
-    from connectrt.converters.avro import _Writer
+    from connectrt.converters.avro.schema_codecs import Writer
 
-    writer = _Writer(ALL)
+    writer = Writer(ALL)
     for i in range(-3, 4):
         value = all_value(i)
         if i % 2:

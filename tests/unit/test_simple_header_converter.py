@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from connectrt.api.converter import HeaderConverter, SchemaAndValue
-from connectrt.converters import headers as headers_module
 from connectrt.converters.headers import SimpleHeaderConverter, convert_to_string, parse_string
+from connectrt.converters.headers import converter as header_converter_module
 from connectrt.converters.json import JsonConverter
 from connectrt.data.logical import Date, Time, Timestamp
 from connectrt.data.logical import Decimal as DecimalType
@@ -364,7 +364,7 @@ def test_unexpected_parse_failure_falls_back_to_bytes(
     def boom(text: str) -> SchemaAndValue:
         raise ValueError("boom")
 
-    monkeypatch.setattr(headers_module, "parse_string", boom)
+    monkeypatch.setattr(header_converter_module, "parse_string", boom)
     with caplog.at_level(logging.WARNING, logger="connectrt.converters.headers"):
         assert read(conv, b"42") == SchemaAndValue(Schema.BYTES_SCHEMA, b"42")
     assert "header 'h' on topic 't'" in caplog.text

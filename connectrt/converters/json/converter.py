@@ -1,0 +1,202 @@
+"""The JsonConverter class: envelopes, the per-schema caches and the fast paths around them.
+
+On write, the serializer closure and the schema's JSON bytes of the previous record's schema
+are reused when the schema object is the same; the envelope is built by byte concatenation.
+On read, a message whose schema text equals the previous message's is recognised by a prefix
+compare and only its payload is parsed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import orjson
+
+from connectrt.api.converter import Converter, HeaderConverter, RawHeaders, SchemaAndValue
+from connectrt.converters._lru import LRU
+from connectrt.converters.json.compiler import Fn
+from connectrt.converters.json.config import (
+    CONFIG_KEYS,
+    REPLACE_NULL_WITH_DEFAULT_CONFIG,
+    SCHEMAS_CACHE_SIZE_CONFIG,
+    SCHEMAS_ENABLE_CONFIG,
+    config_bool,
+    config_converter_type,
+    config_decimal_numeric,
+    config_int,
+)
+from connectrt.converters.json.decoder import DecoderCompiler, NeedExact
+from connectrt.converters.json.encoder import EncoderCompiler
+from connectrt.converters.json.parsing import decimal_fragment, lenient_loads, parse
+from connectrt.converters.json.schema_mapping import schema_from_json, schema_to_json
+from connectrt.converters.json.schemaless import schemaless_to_json
+from connectrt.data.schema import Schema
+from connectrt.errors import DataError
+
+__all__ = ["ENVELOPE_ERROR", "JsonConverter"]
+
+ENVELOPE_ERROR: Final = (
+    'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
+    "contain additional fields. If you are trying to deserialize plain JSON data, set "
+    "schemas.enable=false in your converter configuration."
+)
+
+_dumps = orjson.dumps
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+_JSONEncodeError = orjson.JSONEncodeError
+_new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
+
+
+class JsonConverter(Converter, HeaderConverter):
+    """Kafka Connect's JsonConverter (also usable as a HeaderConverter).
+
+    Configure once with :meth:`configure`, then call the conversion methods from one thread.
+    """
+
+    CONFIG_KEYS = CONFIG_KEYS
+
+    def __init__(self) -> None:
+        self.configure({})
+
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
+        """Apply ``config``. ``is_key`` (when given) overrides ``converter.type``."""
+        self._schemas_enable = config_bool(config, SCHEMAS_ENABLE_CONFIG)
+        self._replace_null = config_bool(config, REPLACE_NULL_WITH_DEFAULT_CONFIG)
+        cache_size = config_int(config, SCHEMAS_CACHE_SIZE_CONFIG)
+        self._decimal_numeric = config_decimal_numeric(config)
+        if is_key is not None:
+            self.converter_type: str | None = "key" if is_key else "value"
+        else:
+            self.converter_type = config_converter_type(config)
+        self._encoder = EncoderCompiler(self._decimal_numeric, self._replace_null)
+        self._decoder = DecoderCompiler(self._replace_null)
+        # Schema -> (serializer, schema JSON bytes)
+        self._to_json_cache = LRU(cache_size)
+        # canonical schema JSON bytes -> (Schema, deserializer)
+        self._from_json_cache = LRU(cache_size)
+        self._last_ser: tuple[Schema, Fn, bytes] | None = None
+        self._last_de: tuple[bytes, Schema, Fn, int] | None = None
+
+    # -- Connect -> bytes -------------------------------------------------------------------
+
+    def _ser_entry(self, schema: Schema) -> tuple[Schema, Fn, bytes]:
+        entry: tuple[Schema, Fn, bytes] | None = self._to_json_cache.get(schema)
+        if entry is None:
+            encoder = self._encoder
+            try:
+                schema_bytes = _dumps(schema_to_json(schema, encoder))
+            except _JSONEncodeError as exc:
+                raise DataError(f"Cannot convert schema to JSON: {exc}") from exc
+            entry = (schema, encoder.compile(schema), schema_bytes)
+            self._to_json_cache.put(schema, entry)
+        return entry
+
+    def from_connect_data(
+        self,
+        topic: str,
+        schema: Schema | None,
+        value: Any,
+        headers: RawHeaders | None = None,
+    ) -> bytes | None:
+        """Serialize to JSON bytes; None for a tombstone (no schema and no value)."""
+        if schema is None:
+            if value is None:
+                return None
+            try:
+                body = _dumps(schemaless_to_json(value))
+            except _JSONEncodeError as exc:
+                raise DataError(f"Cannot convert value to JSON: {exc}") from exc
+            if self._schemas_enable:
+                return b'{"schema":null,"payload":' + body + b"}"
+            return body
+        last = self._last_ser
+        if last is None or last[0] is not schema:
+            last = self._last_ser = self._ser_entry(schema)
+        try:
+            body = _dumps(last[1](value))
+        except _JSONEncodeError as exc:
+            raise DataError(f"Cannot convert value to JSON: {exc}") from exc
+        if self._schemas_enable:
+            return b'{"schema":' + last[2] + b',"payload":' + body + b"}"
+        return body
+
+    # -- bytes -> Connect -------------------------------------------------------------------
+
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
+        """Deserialize JSON bytes; None gives ``SchemaAndValue(None, None)``."""
+        if data is None:
+            return SchemaAndValue(None, None)
+        if type(data) is not bytes:
+            data = bytes(data)
+        if not self._schemas_enable:
+            return _new_sav(SchemaAndValue, (None, parse(data)))
+        last = self._last_de
+        if last is not None and data.startswith(last[0]) and data.endswith(b"}"):
+            try:
+                payload = _loads(data[last[3] : -1])
+            except _JSONDecodeError:
+                pass  # e.g. leading zeros, or not really an envelope: take the slow path
+            else:
+                try:
+                    return _new_sav(SchemaAndValue, (last[1], last[2](payload)))
+                except NeedExact:
+                    return self._read_envelope(data, exact=True)
+        return self._read_envelope(data, exact=False)
+
+    def _read_envelope(self, data: bytes, exact: bool) -> SchemaAndValue:
+        obj = lenient_loads(data, exact=True) if exact else parse(data)
+        if type(obj) is not dict or len(obj) != 2 or "schema" not in obj or "payload" not in obj:
+            raise DataError(ENVELOPE_ERROR)
+        schema_obj = obj["schema"]
+        payload = obj["payload"]
+        if schema_obj is None:
+            return SchemaAndValue(None, payload)
+        try:
+            key = _dumps(schema_obj, default=decimal_fragment)
+        except _JSONEncodeError as exc:  # pragma: no cover - parsed JSON always re-encodes
+            raise DataError(f"Invalid schema: {exc}") from exc
+        entry: tuple[Schema, Fn] | None = self._from_json_cache.get(key)
+        if entry is None:
+            try:
+                schema = schema_from_json(schema_obj, self._decoder)
+            except NeedExact:
+                if exact:  # pragma: no cover - exact parsing yields no floats
+                    raise DataError("Invalid Decimal default value") from None
+                return self._read_envelope(data, exact=True)
+            assert schema is not None
+            entry = (schema, self._decoder.compile(schema))
+            self._from_json_cache.put(key, entry)
+        if not exact:
+            prefix = b'{"schema":' + key + b',"payload":'
+            if data.startswith(prefix):
+                self._last_de = (prefix, entry[0], entry[1], len(prefix))
+        try:
+            return SchemaAndValue(entry[0], entry[1](payload))
+        except NeedExact:
+            if exact:  # pragma: no cover - exact parsing yields no floats
+                raise DataError("Invalid Decimal value") from None
+            return self._read_envelope(data, exact=True)
+
+    # -- HeaderConverter --------------------------------------------------------------------
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        return self.to_connect_data(topic, data)
+
+    # -- introspection (tests, metrics) -----------------------------------------------------
+
+    def schema_to_json(self, schema: Schema) -> bytes:
+        """The schema JSON bytes this converter writes in envelopes."""
+        return self._ser_entry(schema)[2]
+
+    def schema_from_json(self, data: bytes) -> Schema | None:
+        """Parse schema JSON bytes as found in an envelope's ``schema`` field."""
+        return schema_from_json(parse(data), self._decoder)

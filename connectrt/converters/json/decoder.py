@@ -1,0 +1,246 @@
+"""The JSON decoder compiler: parsed JSON of a schema -> Connect values.
+
+Reads are type-checked (Kafka's Jackson accessors coerce; here a mismatch raises DataError
+naming the JSON kind found). FLOAT32 values stay Python floats. A NUMERIC decimal that the fast
+parser read as a float raises :class:`NeedExact`: the converter then parses the message again
+with an exact parser.
+"""
+
+from __future__ import annotations
+
+import binascii
+import decimal
+from typing import Any, ClassVar, Final
+
+from connectrt.converters.json.compiler import ClosureCompiler, FastPath, Fn, int_fast_paths
+from connectrt.data import logical
+from connectrt.data.schema import Schema, Type
+from connectrt.data.struct import Struct
+from connectrt.data.values import INT_RANGES
+from connectrt.errors import DataError
+
+__all__ = ["DecoderCompiler", "NeedExact", "json_kind"]
+
+_a2b = binascii.a2b_base64
+_PyDecimal = decimal.Decimal
+
+# Logical types held in a JSON integer: (to_logical, the error's "Invalid type for ..." part).
+_INT_BACKED: Final[dict[str, tuple[Any, str]]] = {
+    logical.Date.LOGICAL_NAME: (
+        logical.Date.to_logical,
+        "Date, underlying representation should be integer",
+    ),
+    logical.Time.LOGICAL_NAME: (
+        logical.Time.to_logical,
+        "Time, underlying representation should be integer",
+    ),
+    logical.Timestamp.LOGICAL_NAME: (
+        logical.Timestamp.to_logical,
+        "Timestamp, underlying representation should be integral",
+    ),
+}
+
+
+class NeedExact(Exception):
+    """A NUMERIC decimal arrived as a float; the message must be re-parsed exactly."""
+
+
+def json_kind(value: Any) -> str:
+    """The JSON kind of a parsed value (``NUMBER``, ``STRING``, ...) for error messages."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int | float | _PyDecimal):
+        return "NUMBER"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, list):
+        return "ARRAY"
+    if isinstance(value, dict):
+        return "OBJECT"
+    return type(value).__name__
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return _a2b(text, strict_mode=True)
+    except (binascii.Error, ValueError) as exc:
+        raise DataError(f"Invalid base64 bytes value: {exc}") from exc
+
+
+class DecoderCompiler(ClosureCompiler):
+    """Compiles the closures that turn parsed JSON into Connect values."""
+
+    fast_paths: ClassVar[dict[Type, FastPath]] = {
+        **int_fast_paths(),
+        Type.FLOAT32: (float, None, None),
+        Type.FLOAT64: (float, None, None),
+        Type.BOOLEAN: (bool, None, None),
+        Type.STRING: (str, None, None),
+    }
+
+    def default_result(self, schema: Schema, nonnull: Fn) -> Any:
+        return schema.default
+
+    def null_error(self, schema: Schema) -> str:
+        return f"Invalid null value for required {schema.type.name} field"
+
+    def integer(self, schema: Schema) -> Fn:
+        tname = schema.type.name
+        lo, hi = INT_RANGES[schema.type]
+
+        def de_int(v: Any) -> Any:
+            if type(v) is int and lo <= v <= hi:
+                return v
+            if type(v) is int:
+                raise DataError(f"Invalid value for {tname}: {v} is out of range")
+            raise DataError(f"Invalid type for {tname}: JSON {json_kind(v)}")
+
+        return de_int
+
+    def floating(self, schema: Schema) -> Fn:
+        tname = schema.type.name
+
+        def de_float(v: Any) -> Any:
+            tv = type(v)
+            if tv is float:
+                return v
+            if tv is int or tv is _PyDecimal:
+                return float(v)
+            raise DataError(f"Invalid type for {tname}: JSON {json_kind(v)}")
+
+        return de_float
+
+    def boolean(self, schema: Schema) -> Fn:
+        def de_bool(v: Any) -> Any:
+            if v is True or v is False:
+                return v
+            raise DataError(f"Invalid type for BOOLEAN: JSON {json_kind(v)}")
+
+        return de_bool
+
+    def string(self, schema: Schema) -> Fn:
+        def de_str(v: Any) -> Any:
+            if type(v) is str:
+                return v
+            raise DataError(f"Invalid type for STRING: JSON {json_kind(v)}")
+
+        return de_str
+
+    def binary(self, schema: Schema) -> Fn:
+        def de_bytes(v: Any) -> Any:
+            if type(v) is str:
+                return _unb64(v)
+            raise DataError(f"Invalid type for BYTES: JSON {json_kind(v)}")
+
+        return de_bytes
+
+    def array(self, schema: Schema) -> Fn:
+        assert schema.value_schema is not None
+        item = self.compile(schema.value_schema)
+
+        def de_array(v: Any) -> Any:
+            if type(v) is not list:
+                raise DataError(
+                    f"Arrays should be encoded as JSON arrays, but found {json_kind(v)}"
+                )
+            return [item(x) for x in v]
+
+        return de_array
+
+    def mapping(self, schema: Schema) -> Fn:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        kf = self.compile(schema.key_schema)
+        vf = self.compile(schema.value_schema)
+        if schema.key_schema.type is Type.STRING:
+
+            def de_map_obj(v: Any) -> Any:
+                if type(v) is not dict:
+                    raise DataError(
+                        "Maps with string fields should be encoded as JSON objects, but "
+                        f"found {json_kind(v)}"
+                    )
+                return {kf(k): vf(x) for k, x in v.items()}
+
+            return de_map_obj
+
+        def de_map_pairs(v: Any) -> Any:
+            if type(v) is not list:
+                raise DataError(
+                    "Maps with non-string fields should be encoded as JSON array of tuples, "
+                    f"but found {json_kind(v)}"
+                )
+            out: dict[Any, Any] = {}
+            for entry in v:
+                if type(entry) is not list:
+                    raise DataError(
+                        "Found invalid map entry instead of array tuple: " + json_kind(entry)
+                    )
+                if len(entry) != 2:
+                    raise DataError(
+                        f"Found invalid map entry, expected length 2 but found :{len(entry)}"
+                    )
+                key = kf(entry[0])
+                value = vf(entry[1])
+                try:
+                    out[key] = value
+                except TypeError as exc:
+                    raise DataError(f"Map key {key!r} is not hashable in Python") from exc
+            return out
+
+        return de_map_pairs
+
+    def struct(self, schema: Schema) -> Fn:
+        plan = tuple((f.name, self.compile(f.schema)) for f in schema.fields)
+        from_values = Struct._from_values
+
+        def de_struct(v: Any) -> Any:
+            if type(v) is not dict:
+                raise DataError(
+                    f"Structs should be encoded as JSON objects, but found {json_kind(v)}"
+                )
+            get = v.get
+            return from_values(schema, [f(get(n)) for n, f in plan])
+
+        return de_struct
+
+    def logical_type(self, schema: Schema, lname: str) -> Fn:
+        if lname == logical.Decimal.LOGICAL_NAME:
+            return self._decimal(schema)
+        to_logical, expected = _INT_BACKED[lname]
+
+        def de_int_backed(v: Any) -> Any:
+            if type(v) is not int:
+                raise DataError(f"Invalid type for {expected} but was {json_kind(v)}")
+            return to_logical(schema, v)
+
+        return de_int_backed
+
+    def _decimal(self, schema: Schema) -> Fn:
+        """A Decimal from base64 bytes or from a JSON number (exactly; floats: NeedExact)."""
+        scale = logical.Decimal.scale(schema)
+        to_logical = logical.Decimal.to_logical
+        rescale = logical.Decimal.rescale
+
+        def de_decimal(v: Any) -> Any:
+            tv = type(v)
+            if tv is str:
+                try:
+                    return to_logical(schema, _a2b(v, strict_mode=True))
+                except (binascii.Error, ValueError, DataError) as exc:
+                    raise DataError("Invalid bytes for Decimal field") from exc
+            if tv is int or tv is _PyDecimal:
+                d = _PyDecimal(v)
+                try:
+                    return rescale(d, scale)
+                except DataError:
+                    return d  # more digits than the scale: returned as-is, like Kafka
+            if tv is float:
+                raise NeedExact
+            raise DataError(
+                "Invalid type for Decimal, underlying representation should be numeric or "
+                f"bytes but was {json_kind(v)}"
+            )
+
+        return de_decimal
