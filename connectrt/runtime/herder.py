@@ -17,6 +17,9 @@ Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth
 once and :meth:`Herder.stop` once. Threading: every public method may be called from any
 thread (REST handlers run in a thread pool); mutations, the offset changes included, are
 serialized by one reentrant lock. Reads of info and status do not take it.
+
+Kept as one module (just over 400 lines): what remains is the lifecycle itself, every change
+made under one lock in one order (store, then worker).
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ Public methods are called by one management thread at a time (the CLI or, later,
 herder); they are serialized by a lock, so calling them from several threads is safe.
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
+
+Kept as one module (a little over 400 lines): every method below runs under the same lock on
+the same map of connectors; splitting it further would trade one lock for callbacks between
+modules.
 """
 
 from __future__ import annotations
