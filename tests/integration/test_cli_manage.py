@@ -34,8 +34,18 @@ Run = Callable[..., tuple[int, str, str]]
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
     running = start_rest_worker(broker.bootstrap_servers)
-    yield running
-    running.stop()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(worker: RestWorker) -> Iterator[None]:
+    """Whatever a test asserted, the connectors it created are gone afterwards, so their
+    tasks and consumer groups cannot slow down or disturb the next tests."""
+    yield
+    worker.delete_connectors()
 
 
 @pytest.fixture

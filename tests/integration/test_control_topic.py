@@ -95,10 +95,20 @@ def control(broker: EmbeddedBroker) -> Iterator[Control]:
         [json.dumps({"connector": early, "action": "STOP", "id": "before-start"}).encode()],
     )
     worker = start_rest_worker(bootstrap, **{"control.topic": topic})
-    listener = worker.process.herder.control  # type: ignore[attr-defined]
-    wait_for(lambda: listener.running, what="the control listener")
-    yield Control(worker, bootstrap, topic, early)
-    worker.stop()
+    try:
+        listener = worker.process.herder.control  # type: ignore[attr-defined]
+        wait_for(lambda: listener.running, 60, "the control listener")
+        yield Control(worker, bootstrap, topic, early)
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(control: Control) -> Iterator[None]:
+    """Whatever a test asserted, its sinks are gone afterwards: no task or consumer group of
+    one test runs on under the next."""
+    yield
+    control.worker.delete_connectors()
 
 
 def test_events_before_start_are_ignored(control: Control, broker: EmbeddedBroker, tmp_path):

@@ -30,8 +30,18 @@ def start_worker(bootstrap: str, tmp: Path, **extra: str) -> RestWorker:
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     running = start_worker(broker.bootstrap_servers, tmp_path_factory.mktemp("rest"))
-    yield running
-    running.stop()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(worker: Running) -> Iterator[None]:
+    """Whatever a test asserted, the connectors it created are gone afterwards: no task or
+    consumer group of one test runs on under the next."""
+    yield
+    worker.delete_connectors()
 
 
 def source_config(tmp: Path, topic: str, **extra: str) -> dict[str, str]:

@@ -220,6 +220,15 @@ def _create_existing(worker: RestWorker, workdir: Path) -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def remove_fuzzed_connectors(fuzz_worker: RestWorker) -> Iterator[None]:
+    """The connectors an operation's cases created are deleted after it (the two known ones
+    are kept and repaired by the next operation): they would otherwise pile up, running
+    tasks and consumer groups under every later operation."""
+    yield
+    fuzz_worker.delete_connectors(keep=EXISTING)
+
+
 @pytest.fixture(scope="module")
 def api_schema(fuzz_worker: RestWorker) -> Any:
     served = fuzz_worker.http.get("/openapi.json")
