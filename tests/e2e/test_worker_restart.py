@@ -103,9 +103,9 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
     log = tmp_path / "worker.log"
 
     worker = _start(worker_file, log)
+    http = httpx.Client(base_url=url, timeout=30)
     try:
         _wait_healthy(url, worker, log)
-        http = httpx.Client(base_url=url, timeout=30)
         assert (
             http.post(
                 "/connectors",
@@ -178,10 +178,11 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         time.sleep(0.5)
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
-        http.close()
     finally:
+        http.close()
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)
 
     worker = _start(worker_file, log)
     try:
@@ -212,3 +213,4 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
     finally:
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)

@@ -66,12 +66,13 @@ def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]
     stop = threading.Event()
     thread = threading.Thread(target=process.run, args=((), stop), daemon=True)
     thread.start()
-    wait_for(lambda: process.herder.ready, 60, "the Spark driver's herder")
-    http = httpx.Client(base_url=process.rest.url, timeout=60)
-    yield SparkWorker(process, executor, http, props, broker.bootstrap_servers)
-    http.close()
-    stop.set()
-    thread.join(60)
+    try:
+        wait_for(lambda: process.herder.ready, 90, "the Spark driver's herder")
+        with httpx.Client(base_url=process.rest.url, timeout=60) as http:
+            yield SparkWorker(process, executor, http, props, broker.bootstrap_servers)
+    finally:
+        stop.set()
+        thread.join(60)
 
 
 @pytest.fixture(autouse=True)
