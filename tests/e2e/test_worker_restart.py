@@ -172,10 +172,17 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         assert "Another connectrt worker" in second.stderr
         assert f"configs-{run}" in second.stderr
 
-        # Keep the source busy and kill the worker mid-stream.
+        # Keep the source busy and kill the worker mid-stream: once it has committed a
+        # position among the appended lines.
+        first_part = src.stat().st_size
         with src.open("a") as f:
             f.write("".join(f"line-{i:06d}\n" for i in range(3000, 6000)))
-        time.sleep(0.5)
+
+        def position() -> int:
+            offsets = http.get("/connectors/src/offsets").json()["offsets"]
+            return int(offsets[0]["offset"]["position"]) if offsets else 0
+
+        _wait(lambda: position() > first_part, "a source commit among the appended lines")
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
     finally:

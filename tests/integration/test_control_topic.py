@@ -194,6 +194,8 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     a = [f"a{i}" for i in range(5)]
     b = [f"b{i}" for i in range(5)]
     produce(bootstrap, data, (ENVELOPE % v.encode() for v in a))
+    # Not a synchronisation: the records' CreateTime (set by the producer) lies 1.5 s either
+    # side of `between`, however slowly anything else runs.
     time.sleep(1.5)
     between = datetime.now(UTC)
     time.sleep(1.5)
@@ -224,7 +226,16 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     control.wait_assigned(name)
     timed = control.apply(name, "RESET_TO_TIME", timestamp=between.isoformat())
     assert '"kafka_offset": 5' in timed["message"]
-    wait_for(lambda: len(lines()) == 27, what="batch b and c0 re-read")
-    time.sleep(1)
+    wait_for(lambda: len(lines()) == 27, 60, "batch b and c0 re-read after RESET_TO_TIME")
+    # Once offset 11 (the end) is committed again, nothing can be delivered any more: the
+    # lines are final.
+    end = [
+        {"partition": {"kafka_topic": data, "kafka_partition": 0}, "offset": {"kafka_offset": 11}}
+    ]
+    wait_for(
+        lambda: control.worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == end,
+        60,
+        "the sink to commit offset 11 after the re-read",
+    )
     assert lines() == a + b + a + b + ["c0"] + b + ["c0"]
     assert control.state(name) == "RUNNING"

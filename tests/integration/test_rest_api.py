@@ -557,6 +557,8 @@ def test_sink_rewind_to_a_datetime(
     create_topic(broker.bootstrap_servers, topic, partitions=1)
     envelope = b'{"schema":{"type":"string","optional":false},"payload":"%s"}'
     produce(broker.bootstrap_servers, topic, (envelope % b"a%d" % i for i in range(5)))
+    # Not a synchronisation: the records' CreateTime (set by the producer) lies 1.5 s either
+    # side of `between`, however slowly anything else runs.
     time.sleep(1.5)
     between = datetime.now(UTC)
     time.sleep(1.5)
@@ -576,7 +578,16 @@ def test_sink_rewind_to_a_datetime(
     )
     assert r.status_code == 200, r.text
     assert r.json()["offsets"][0]["offset"] == {"kafka_offset": 5}
-    wait_for(lambda: len(out.read_text().splitlines()) == 15, what="batch b re-read")
-    time.sleep(1)
+    wait_for(lambda: len(out.read_text().splitlines()) == 15, 60, "batch b re-read")
+    # Once offset 10 (the end) is committed again, nothing can be delivered any more: the
+    # lines are final.
+    end = [
+        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 10}}
+    ]
+    wait_for(
+        lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == end,
+        60,
+        "the sink to commit offset 10 after the re-read",
+    )
     lines = out.read_text().splitlines()
     assert lines == [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(5)] * 2

@@ -345,10 +345,19 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
 
     # Pause: every task reports PAUSED from its executor and produces nothing more.
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
-    wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 30, "4 tasks PAUSED")
+    wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 60, "4 tasks PAUSED")
 
-    time.sleep(0.5)
-    paused_count = len(values_of(worker.bootstrap, topic))
+    # What the tasks sent before pausing may still be in flight: wait until the topic stops
+    # growing, then watch it for 1.5 s (an observation window, not a synchronisation).
+    counts = [len(values_of(worker.bootstrap, topic))]
+
+    def settled() -> bool:
+        time.sleep(0.5)
+        counts.append(len(values_of(worker.bootstrap, topic)))
+        return counts[-1] == counts[-2]
+
+    wait_for(settled, 60, "the records sent before the pause to land")
+    paused_count = counts[-1]
     time.sleep(1.5)
     assert len(values_of(worker.bootstrap, topic)) == paused_count
 
