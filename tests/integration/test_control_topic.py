@@ -42,7 +42,7 @@ class Control:
         assert r.status_code == 200, r.text
         return r.json()
 
-    def outcome(self, event_id: str, timeout: float = 30) -> dict[str, Any]:
+    def outcome(self, event_id: str, timeout: float = 60) -> dict[str, Any]:
         found: list[dict[str, Any]] = []
 
         def seen() -> bool:
@@ -80,7 +80,7 @@ class Control:
             runners = self.worker.process.herder.worker.runners(name)
             return bool(runners) and bool(getattr(runners[0], "assigned", None))
 
-        wait_for(assigned, what=f"{name}'s task assignment")
+        wait_for(assigned, 60, f"{name}'s task assignment (a consumer group join)")
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def test_events_before_start_are_ignored(control: Control, broker: EmbeddedBroke
     data = f"data-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(control.early_name, data, tmp_path / "early.txt")
-    wait_for(lambda: control.state(control.early_name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(control.early_name) == "RUNNING", 60, "the sink RUNNING")
     control.apply(control.early_name, "PAUSE")  # a later event is applied...
     assert all(e["id"] != "before-start" for e in control.events())  # ...the early one never
     assert control.state(control.early_name) == "PAUSED"
@@ -127,23 +127,28 @@ def test_state_actions(control: Control, broker: EmbeddedBroker, tmp_path, uniqu
     name, data = unique_name("states"), unique_name("data")
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(name, data, tmp_path / "out.txt")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING")
     http = control.worker.http
 
     control.apply(name, "STOP")
     assert control.state(name) == "STOPPED"
     assert http.get(f"/connectors/{name}/status").json()["tasks"] == []  # as PUT .../stop
     control.apply(name, "RESUME")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING after RESUME")
-    wait_for(lambda: len(http.get(f"/connectors/{name}/status").json()["tasks"]) == 1)
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING after RESUME")
+    wait_for(
+        lambda: len(http.get(f"/connectors/{name}/status").json()["tasks"]) == 1,
+        60,
+        "the sink's task regenerated after RESUME",
+    )
     control.apply(name, "PAUSE")
     assert control.state(name) == "PAUSED"
     wait_for(
         lambda: http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "PAUSED",
-        what="task PAUSED",
+        60,
+        "the task PAUSED",
     )
     control.apply(name, "RESUME")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING again")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING again")
 
     herder_worker = control.worker.process.herder.worker
     before = herder_worker.runners(name)
@@ -151,16 +156,17 @@ def test_state_actions(control: Control, broker: EmbeddedBroker, tmp_path, uniqu
     assert restarted["message"] == "connector and tasks restarted"
     wait_for(
         lambda: herder_worker.runners(name) and herder_worker.runners(name)[0] is not before[0],
-        what="a new task instance",
+        60,
+        "a new task instance after RESTART",
     )
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING after RESTART")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING after RESTART")
 
 
 def test_bad_events_are_skipped(control: Control, broker: EmbeddedBroker, tmp_path, unique_name):
     name, data = unique_name("bad"), unique_name("data")
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(name, data, tmp_path / "out.txt")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING")
     control.send(b'{"connector": "' + name.encode() + b'", "action": ')  # malformed JSON
     control.send(b"[1, 2]")
     control.send({"action": "STOP", "id": "no-connector"})
@@ -206,12 +212,12 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     def lines() -> list[str]:
         return out.read_text().splitlines() if out.exists() else []
 
-    wait_for(lambda: len(lines()) == 10, what="10 lines")
+    wait_for(lambda: len(lines()) == 10, 60, "10 lines (the sink's group join included)")
     control.wait_assigned(name)
 
     start = control.apply(name, "RESET_TO_START")
     assert '"kafka_offset": 0' in start["message"]
-    wait_for(lambda: len(lines()) == 20, what="everything re-read")
+    wait_for(lambda: len(lines()) == 20, 60, "everything re-read after RESET_TO_START")
     assert lines() == a + b + a + b
     assert control.state(name) == "RUNNING"
     control.wait_assigned(name)
@@ -220,7 +226,7 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     assert '"kafka_offset": 10' in end["message"]
     control.wait_assigned(name)
     produce(bootstrap, data, [ENVELOPE % b"c0"])
-    wait_for(lambda: len(lines()) == 21, what="the new record")
+    wait_for(lambda: len(lines()) == 21, 60, "the new record after RESET_TO_END")
     assert lines() == a + b + a + b + ["c0"]  # nothing re-read
 
     control.wait_assigned(name)

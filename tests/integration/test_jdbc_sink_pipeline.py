@@ -104,7 +104,8 @@ def _query(url: str, sql: str) -> list[tuple[Any, ...]]:
 
 def _wait(harness: WorkerHarness, check: Callable[[], bool], what: str) -> None:
     try:
-        harness.wait_until(check, 60, what)
+        # Generous: eight connectors' consumer groups join at once, on a possibly busy machine.
+        harness.wait_until(check, 90, what)
     except TimeoutError:
         worker = harness.running
         for name in worker.connectors():
@@ -286,7 +287,7 @@ def test_postgres_lock_timeouts_are_retried_without_restart(
                     "retry.backoff.ms": "100",
                 },
             )
-            harness.wait_for_tasks(topic, State.RUNNING, 1)
+            harness.wait_for_tasks(topic, State.RUNNING, 1, timeout=60)
             runner = harness.running.runners(topic)[0]
             harness.wait_until(lambda: runner.metrics.retries >= 3, 60, "retries under the lock")
             tx.rollback()

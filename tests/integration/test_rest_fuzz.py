@@ -215,7 +215,7 @@ def _create_existing(worker: RestWorker, workdir: Path) -> None:
             lambda n=name: (
                 worker.http.get(f"/connectors/{n}/status").json()["connector"]["state"] == "RUNNING"
             ),
-            30,
+            60,
             f"{name} RUNNING",
         )
 

@@ -341,7 +341,7 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
         offsets = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
         return sorted(o["partition"]["task"] for o in offsets if o["offset"]["seq"] > 0)
 
-    wait_for(lambda: offsets_of_running_tasks() == [0, 1, 2, 3], 30, "offsets of 4 tasks")
+    wait_for(lambda: offsets_of_running_tasks() == [0, 1, 2, 3], 60, "offsets of 4 tasks")
 
     # Pause: every task reports PAUSED from its executor and produces nothing more.
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
@@ -363,7 +363,7 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
 
     # Resume: RUNNING again and producing.
     assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
-    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 30, "4 tasks RUNNING again")
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 60, "4 tasks RUNNING again")
     scan_until(worker.bootstrap, topic, lambda seen: len(seen) > paused_count)
 
     # Config update: 2 tasks with tag v2; the old launches end cooperatively.
@@ -381,7 +381,7 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
 
     # Stop: tasks commit and exit, no job cancelled; the committed offsets cover every record.
     assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
-    wait_for(lambda: worker.status(name)["connector"]["state"] == "STOPPED", 30, "STOPPED")
+    wait_for(lambda: worker.status(name)["connector"]["state"] == "STOPPED", 60, "STOPPED")
     assert worker.status(name)["tasks"] == []
     assert worker.executor.live_tasks(name) == []
     assert worker.executor.cancels == cancels
