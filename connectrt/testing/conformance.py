@@ -153,8 +153,8 @@ class SourceConnectorConformance(_ConnectorConformance):
                     sum(m.records_committed for m in harness.metrics("conformance-src").values())
                     >= 30
                 ),
-                30,
-                "commit",
+                60,
+                "the offsets of the 30 records after the restart committed",
             )
         finally:
             harness.stop()

@@ -5,6 +5,10 @@ defaults (fast group joins, short commit interval, a private offsets topic) and 
 produce to and read from topics and to wait for states. Restarting the harness keeps its offsets
 topic, so a source connector resumes from what it committed.
 
+The waits default to 60 s and name what they wait for: a sink's consumer group join alone can
+take half of ``session.timeout.ms`` on a busy machine. A test should still stop the harness in
+a ``finally`` (or use it as a context manager) so a failed assertion leaves nothing running.
+
 Not thread-safe: drive one harness from one test thread.
 """
 
@@ -174,7 +178,7 @@ class WorkerHarness:
         return self.running.status.tasks(name)
 
     def wait_for_tasks(
-        self, name: str, state: State, count: int | None = None, timeout: float = 30.0
+        self, name: str, state: State, count: int | None = None, timeout: float = 60.0
     ) -> list[Status]:
         """Wait until ``count`` tasks (default: all configured) are in ``state``."""
         worker = self.running
@@ -192,7 +196,7 @@ class WorkerHarness:
         return worker.status.tasks(name)
 
     def wait_until(
-        self, predicate: Callable[[], bool], timeout: float = 30.0, what: str = "condition"
+        self, predicate: Callable[[], bool], timeout: float = 60.0, what: str = "condition"
     ) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():

@@ -3,7 +3,13 @@
 ``start_rest_worker(bootstrap)`` builds a :class:`~connectrt.process.assembly.WorkerProcess`
 in ``worker`` mode (configs and status in fresh, uniquely named Kafka topics), serves the REST
 API on an ephemeral port and returns once the herder is ready. ``.http`` is an
-``httpx.Client`` bound to it. Call ``stop()`` (graceful) when done.
+``httpx.Client`` bound to it. Call ``stop()`` (graceful) when done; a worker shared by several
+tests should ``delete_connectors()`` after each one, so that a failing test cannot leave tasks
+running (and consumer groups rebalancing) under the next.
+
+Waits are meant for busy machines: :func:`wait_for` names what it waits for in its error, and
+callers give it generous timeouts (a consumer group join alone can take half of
+``session.timeout.ms`` when the broker waits for a member that is gone).
 """
 
 from __future__ import annotations
@@ -11,7 +17,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Collection
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -34,6 +42,22 @@ class RestWorker:
         self.props = props
         self.url = process.rest.url
         self.http = httpx.Client(base_url=self.url, timeout=60)
+
+    def delete_connectors(self, keep: Collection[str] = (), timeout: float = 60) -> list[str]:
+        """Delete every connector of this worker but those in ``keep`` (names percent-encoded)
+        and wait until the worker no longer lists them; returns the names deleted. For test
+        teardown."""
+        names = [n for n in self.http.get("/connectors").json() if n not in keep]
+        for name in names:
+            response = self.http.delete(f"/connectors/{quote(name, safe='')}")
+            if response.status_code not in (204, 404):
+                raise AssertionError(f"DELETE of connector {name!r}: {response.text}")
+        wait_for(
+            lambda: not set(names) & set(self.http.get("/connectors").json()),
+            timeout,
+            f"connectors {names} to be deleted",
+        )
+        return names
 
     def stop(self) -> None:
         self.http.close()
@@ -88,9 +112,11 @@ def start_rest_worker(
     return RestWorker(process, thread, stop, props)
 
 
-def wait_for(predicate: Any, timeout: float = 30, what: str = "condition") -> None:
+def wait_for(predicate: Any, timeout: float = 60, what: str = "condition") -> None:
+    """Poll ``predicate`` every 0.1 s until it holds; ``TimeoutError`` naming ``what`` after
+    ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out waiting for {what}")
+            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.1)

@@ -123,11 +123,24 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         f"name=sink\nconnector.class=FileStreamSink\nfile={dst}\ntopics={topic}\n"
     )
 
-    worker = _start_worker(tmp_path, "worker-1.log")
     stop_writer = threading.Event()
     writer = threading.Thread(target=_append_slowly, args=(src, expected, stop_writer))
+    writer.start()
     try:
-        writer.start()
+        _kill_restart_and_check(bootstrap, topic, offsets_topic, tmp_path, expected)
+    except BaseException:
+        stop_writer.set()  # a failed test does not leave the writer appending
+        raise
+    finally:
+        writer.join(60)
+
+
+def _kill_restart_and_check(
+    bootstrap: str, topic: str, offsets_topic: str, tmp_path: Path, expected: list[str]
+) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    worker = _start_worker(tmp_path, "worker-1.log")
+    try:
         # Kill once the sink has committed at least once and the stream is well under way.
         _wait(
             lambda: _count(dst) >= LINES // 3 and _sink_committed(bootstrap, topic) > 0,
@@ -137,12 +150,10 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         )
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
-    except BaseException:
-        stop_writer.set()
-        raise
     finally:
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)
 
     # -- what was committed at the moment of the kill --------------------------------------
     in_topic_at_kill = sum(len(v) for v in read_topic(bootstrap, topic).values())
@@ -177,12 +188,12 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
             worker,
         )
         worker.send_signal(signal.SIGTERM)
-        assert worker.wait(30) == 0
+        assert worker.wait(60) == 0
     finally:
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)
 
-    writer.join(30)
     written = _lines(dst)
     assert set(written) == set(expected), "lines lost or corrupted"
     in_topic = sum(len(v) for v in read_topic(bootstrap, topic).values())

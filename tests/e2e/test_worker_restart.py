@@ -63,7 +63,7 @@ def _start(worker_file: Path, log: Path) -> subprocess.Popen[bytes]:
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"worker exited: {log.read_text()[-2000:]}"
         try:
@@ -72,10 +72,10 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise AssertionError("worker never became healthy")
+    raise AssertionError("worker not healthy within 90 s")
 
 
-def _wait(predicate, what: str, timeout: float = 60) -> None:
+def _wait(predicate, what: str, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -103,9 +103,9 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
     log = tmp_path / "worker.log"
 
     worker = _start(worker_file, log)
+    http = httpx.Client(base_url=url, timeout=30)
     try:
         _wait_healthy(url, worker, log)
-        http = httpx.Client(base_url=url, timeout=30)
         assert (
             http.post(
                 "/connectors",
@@ -172,16 +172,24 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         assert "Another connectrt worker" in second.stderr
         assert f"configs-{run}" in second.stderr
 
-        # Keep the source busy and kill the worker mid-stream.
+        # Keep the source busy and kill the worker mid-stream: once it has committed a
+        # position among the appended lines.
+        first_part = src.stat().st_size
         with src.open("a") as f:
             f.write("".join(f"line-{i:06d}\n" for i in range(3000, 6000)))
-        time.sleep(0.5)
+
+        def position() -> int:
+            offsets = http.get("/connectors/src/offsets").json()["offsets"]
+            return int(offsets[0]["offset"]["position"]) if offsets else 0
+
+        _wait(lambda: position() > first_part, "a source commit among the appended lines")
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
-        http.close()
     finally:
+        http.close()
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)
 
     worker = _start(worker_file, log)
     try:
@@ -208,7 +216,8 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         )
         assert set(out.read_text().splitlines()) == expected
         worker.send_signal(signal.SIGTERM)
-        assert worker.wait(30) == 0
+        assert worker.wait(60) == 0
     finally:
         if worker.poll() is None:
             worker.kill()
+            worker.wait(10)

@@ -111,7 +111,11 @@ def test_unknown_schema_id_tolerated_goes_to_the_dlq_and_the_pipeline_continues(
                 "errors.deadletterqueue.topic.replication.factor": "1",
             },
         )
-        h.wait_until(lambda: h.metrics("avro-lenient")[0].records_committed >= 3, what="commit")
+        h.wait_until(
+            lambda: h.metrics("avro-lenient")[0].records_committed >= 3,
+            60,
+            "the sink to commit all 3 records (the bad one through the DLQ)",
+        )
         assert h.task_states("avro-lenient")[0].state is State.RUNNING
     assert out.read_text().splitlines() == ["a", "c"]
     ((value, headers),) = _dlq(broker, dlq)
@@ -132,7 +136,7 @@ def test_unknown_schema_id_not_tolerated_fails_the_task_with_a_clear_trace(
     out = tmp_path / "out.txt"
     with WorkerHarness(broker.bootstrap_servers) as h:
         _sink(h, "avro-strict", topic, out, registry.url)
-        (failed,) = h.wait_for_tasks("avro-strict", State.FAILED)
+        (failed,) = h.wait_for_tasks("avro-strict", State.FAILED, timeout=60)
     trace = failed.trace or ""
     assert "Tolerance exceeded in error handler" in trace
     assert "VALUE_CONVERTER" in trace and "AvroConverter" in trace

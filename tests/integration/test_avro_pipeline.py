@@ -85,7 +85,8 @@ def test_avro_through_the_built_in_registry(
         )
         wait_for(
             lambda: dst.exists() and len(dst.read_text().splitlines()) == 20,
-            what="20 lines through Avro",
+            60,
+            "20 lines through Avro (the sink's group join included)",
         )
         assert dst.read_text().splitlines() == [f"row {i}" for i in range(20)]
         first = read_topic(broker.bootstrap_servers, topic)[0][0][1]

@@ -101,11 +101,15 @@ def test_unreadable_file_fails_the_task_and_the_worker_stays_up(
         h.start_connector(
             "good", {"connector.class": "FileStreamSource", "file": str(good), "topic": topic}
         )
-        (failed,) = h.wait_for_tasks("bad", State.FAILED)
+        (failed,) = h.wait_for_tasks("bad", State.FAILED, timeout=60)
         assert failed.trace is not None
         assert "TASK_POLL" in failed.trace and "Is a directory" in failed.trace
         assert "Task bad-0" in failed.trace
-        h.wait_until(lambda: sum(m.records_committed for m in h.metrics("good").values()) == 2)
+        h.wait_until(
+            lambda: sum(m.records_committed for m in h.metrics("good").values()) == 2,
+            60,
+            "the good source to commit its 2 lines",
+        )
         assert h.running.status.tasks("good")[0].state is State.RUNNING
 
 
@@ -120,7 +124,7 @@ def test_record_not_matching_its_schema_fails_with_the_field_named(
     create_topic(broker.bootstrap_servers, topic)
     with WorkerHarness(broker.bootstrap_servers) as h:
         h.start_connector("mismatch", {"connector.class": "SchemaMismatchSource", "topic": topic})
-        (failed,) = h.wait_for_tasks("mismatch", State.FAILED)
+        (failed,) = h.wait_for_tasks("mismatch", State.FAILED, timeout=60)
     assert failed.trace is not None
     assert "VALUE_CONVERTER" in failed.trace
     assert "DataError" in failed.trace and "'email'" in failed.trace

@@ -34,8 +34,18 @@ Run = Callable[..., tuple[int, str, str]]
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
     running = start_rest_worker(broker.bootstrap_servers)
-    yield running
-    running.stop()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(worker: RestWorker) -> Iterator[None]:
+    """Whatever a test asserted, the connectors it created are gone afterwards, so their
+    tasks and consumer groups cannot slow down or disturb the next tests."""
+    yield
+    worker.delete_connectors()
 
 
 @pytest.fixture
@@ -88,7 +98,7 @@ def test_create_from_properties_then_inspect(
     code, out, err = cli("connectors", "create", "-f", str(props))
     assert (code, err) == (0, "")
     assert out == f"Created connector {name} (source)\n"
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="task running")
+    wait_for(lambda: task_states(worker, name) == ["RUNNING"], 60, "the task RUNNING")
 
     code, out, _ = cli("connectors", "list")
     assert code == 0
@@ -126,7 +136,8 @@ def test_create_from_properties_then_inspect(
     expected = [{"partition": {"filename": str(data)}, "offset": {"position": end}}]
     wait_for(
         lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == expected,
-        what="source offsets committed",
+        60,
+        "the source offsets committed",
     )
     code, out, _ = cli("connectors", "offsets", name)
     assert code == 0
@@ -163,7 +174,7 @@ def test_create_from_json_request_and_update(
     info = json.loads(out)
     assert info["name"] == name and info["type"] == "sink"
     assert info["config"]["tasks.max"] == "1"  # the JSON number became a string
-    wait_for(lambda: state(worker, name) == "STOPPED", what="created STOPPED")
+    wait_for(lambda: state(worker, name) == "STOPPED", 60, "the connector created STOPPED")
 
     # Creating it again is a 409 with the server's message.
     code, out, err = cli("connectors", "create", "-f", str(request))
@@ -195,18 +206,18 @@ def test_create_from_json_request_and_update(
 def test_pause_resume_stop_restart(cli: Run, worker: RestWorker, tmp_path: Path, unique_name):
     name, topic = unique_name("src"), unique_name("topic")
     assert cli("connectors", "create", "-f", str(source_properties(tmp_path, name, topic)))[0] == 0
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="task running")
+    wait_for(lambda: task_states(worker, name) == ["RUNNING"], 60, "the task RUNNING")
 
     assert cli("connectors", "pause", name) == (0, f"Pausing connector {name}\n", "")
-    wait_for(lambda: task_states(worker, name) == ["PAUSED"], what="paused")
+    wait_for(lambda: task_states(worker, name) == ["PAUSED"], 60, "the task PAUSED")
     assert json.loads(cli("connectors", "status", name, "--json")[1])["connector"]["state"] == (
         "PAUSED"
     )
     assert cli("connectors", "resume", name) == (0, f"Resuming connector {name}\n", "")
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="resumed")
+    wait_for(lambda: task_states(worker, name) == ["RUNNING"], 60, "the task resumed")
 
     assert cli("connectors", "restart", name) == (0, f"Restarted connector {name}\n", "")
-    wait_for(lambda: state(worker, name) == "RUNNING", what="restarted")
+    wait_for(lambda: state(worker, name) == "RUNNING", 60, "the connector restarted")
 
     # --only-failed with nothing failed: the plan restarts nothing.
     code, out, _ = cli("connectors", "restart", name, "--include-tasks", "--only-failed", "--json")
@@ -214,21 +225,23 @@ def test_pause_resume_stop_restart(cli: Run, worker: RestWorker, tmp_path: Path,
     assert code == 0
     assert plan["connector"]["state"] != "RESTARTING"
     assert [t["state"] for t in plan["tasks"]] != ["RESTARTING"]
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="still running")
+    wait_for(lambda: task_states(worker, name) == ["RUNNING"], 60, "the task still RUNNING")
 
     code, out, _ = cli("connectors", "restart", name, "--include-tasks")
     assert code == 0
     connector_line, task_line = out.splitlines()
     assert connector_line.split()[:4] == ["connector", name, "source", "RESTARTING"]
     assert task_line.split()[:3] == ["task", "0", "RESTARTING"]
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="running after restart")
+    wait_for(
+        lambda: task_states(worker, name) == ["RUNNING"], 60, "the task RUNNING after its restart"
+    )
 
     assert cli("connectors", "stop", name) == (0, f"Stopped connector {name}\n", "")
-    wait_for(lambda: state(worker, name) == "STOPPED", what="stopped")
+    wait_for(lambda: state(worker, name) == "STOPPED", 60, "the connector STOPPED")
     assert json.loads(cli("connectors", "status", name, "--json")[1])["tasks"] == []
     assert cli("connectors", "tasks", name)[1] == f"Connector {name} has no tasks\n"
     assert cli("connectors", "resume", name)[0] == 0
-    wait_for(lambda: task_states(worker, name) == ["RUNNING"], what="resumed from STOPPED")
+    wait_for(lambda: task_states(worker, name) == ["RUNNING"], 60, "the task resumed from STOPPED")
 
 
 # -- offsets reset ----------------------------------------------------------------------------
@@ -251,7 +264,8 @@ def test_offsets_reset_rewinds_a_sink(
     values = [f"v{i}" for i in range(5)]
     wait_for(
         lambda: out_file.exists() and out_file.read_text().splitlines() == values,
-        what="sink wrote v0..v4",
+        60,
+        "the sink to write v0..v4 (its group join included)",
     )
     partition = {"kafka_topic": topic, "kafka_partition": 0}
     wait_for(
@@ -259,7 +273,8 @@ def test_offsets_reset_rewinds_a_sink(
             worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
             == [{"partition": partition, "offset": {"kafka_offset": 5}}]
         ),
-        what="sink offsets committed",
+        60,
+        "the sink offsets committed at 5",
     )
 
     code, out, err = cli("offsets", "reset", name, "--to-earliest")
@@ -269,7 +284,11 @@ def test_offsets_reset_rewinds_a_sink(
     assert lines[1].split() == ["PARTITION", "OFFSET"]
     assert lines[2].split()[1] == '{"kafka_offset":0}'
     # The connector was resumed and writes everything again.
-    wait_for(lambda: out_file.read_text().splitlines() == values + values, what="re-read")
+    wait_for(
+        lambda: out_file.read_text().splitlines() == values + values,
+        60,
+        "v0..v4 written again after the reset (the sink's group rejoin included)",
+    )
     assert state(worker, name) == "RUNNING"
 
     code, out, _ = cli("offsets", "reset", name, "--to-latest", "--topic", topic, "--json")
@@ -292,7 +311,7 @@ def test_delete_and_errors(cli: Run, worker: RestWorker, tmp_path: Path, unique_
     name, topic = unique_name("src"), unique_name("topic")
     assert cli("connectors", "create", "-f", str(source_properties(tmp_path, name, topic)))[0] == 0
     assert cli("connectors", "delete", name) == (0, f"Deleted connector {name}\n", "")
-    wait_for(lambda: name not in worker.http.get("/connectors").json(), what="deleted")
+    wait_for(lambda: name not in worker.http.get("/connectors").json(), 60, "the connector deleted")
 
     code, out, err = cli("connectors", "get", name)
     assert (code, out) == (1, "")

@@ -53,7 +53,8 @@ def test_file_and_env_references_resolve_only_inside_the_worker(
             assert stored["batch.size"] == "${env:CONNECTRT_TEST_BATCH}"
             wait_for(
                 lambda: len(read_topic(broker.bootstrap_servers, topic)[0]) == 2,
-                what="records in the resolved topic",
+                60,
+                "the 2 records in the resolved topic",
             )
             tasks = worker.http.get("/connectors/prov/tasks").json()
             assert tasks[0]["config"]["topic"] == config["topic"]  # stored unresolved

@@ -42,7 +42,7 @@ class Control:
         assert r.status_code == 200, r.text
         return r.json()
 
-    def outcome(self, event_id: str, timeout: float = 30) -> dict[str, Any]:
+    def outcome(self, event_id: str, timeout: float = 60) -> dict[str, Any]:
         found: list[dict[str, Any]] = []
 
         def seen() -> bool:
@@ -80,7 +80,7 @@ class Control:
             runners = self.worker.process.herder.worker.runners(name)
             return bool(runners) and bool(getattr(runners[0], "assigned", None))
 
-        wait_for(assigned, what=f"{name}'s task assignment")
+        wait_for(assigned, 60, f"{name}'s task assignment (a consumer group join)")
 
 
 @pytest.fixture(scope="module")
@@ -95,10 +95,20 @@ def control(broker: EmbeddedBroker) -> Iterator[Control]:
         [json.dumps({"connector": early, "action": "STOP", "id": "before-start"}).encode()],
     )
     worker = start_rest_worker(bootstrap, **{"control.topic": topic})
-    listener = worker.process.herder.control  # type: ignore[attr-defined]
-    wait_for(lambda: listener.running, what="the control listener")
-    yield Control(worker, bootstrap, topic, early)
-    worker.stop()
+    try:
+        listener = worker.process.herder.control  # type: ignore[attr-defined]
+        wait_for(lambda: listener.running, 60, "the control listener")
+        yield Control(worker, bootstrap, topic, early)
+    finally:
+        worker.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(control: Control) -> Iterator[None]:
+    """Whatever a test asserted, its sinks are gone afterwards: no task or consumer group of
+    one test runs on under the next."""
+    yield
+    control.worker.delete_connectors()
 
 
 def test_events_before_start_are_ignored(control: Control, broker: EmbeddedBroker, tmp_path):
@@ -107,7 +117,7 @@ def test_events_before_start_are_ignored(control: Control, broker: EmbeddedBroke
     data = f"data-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(control.early_name, data, tmp_path / "early.txt")
-    wait_for(lambda: control.state(control.early_name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(control.early_name) == "RUNNING", 60, "the sink RUNNING")
     control.apply(control.early_name, "PAUSE")  # a later event is applied...
     assert all(e["id"] != "before-start" for e in control.events())  # ...the early one never
     assert control.state(control.early_name) == "PAUSED"
@@ -117,23 +127,28 @@ def test_state_actions(control: Control, broker: EmbeddedBroker, tmp_path, uniqu
     name, data = unique_name("states"), unique_name("data")
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(name, data, tmp_path / "out.txt")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING")
     http = control.worker.http
 
     control.apply(name, "STOP")
     assert control.state(name) == "STOPPED"
     assert http.get(f"/connectors/{name}/status").json()["tasks"] == []  # as PUT .../stop
     control.apply(name, "RESUME")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING after RESUME")
-    wait_for(lambda: len(http.get(f"/connectors/{name}/status").json()["tasks"]) == 1)
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING after RESUME")
+    wait_for(
+        lambda: len(http.get(f"/connectors/{name}/status").json()["tasks"]) == 1,
+        60,
+        "the sink's task regenerated after RESUME",
+    )
     control.apply(name, "PAUSE")
     assert control.state(name) == "PAUSED"
     wait_for(
         lambda: http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "PAUSED",
-        what="task PAUSED",
+        60,
+        "the task PAUSED",
     )
     control.apply(name, "RESUME")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING again")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING again")
 
     herder_worker = control.worker.process.herder.worker
     before = herder_worker.runners(name)
@@ -141,16 +156,17 @@ def test_state_actions(control: Control, broker: EmbeddedBroker, tmp_path, uniqu
     assert restarted["message"] == "connector and tasks restarted"
     wait_for(
         lambda: herder_worker.runners(name) and herder_worker.runners(name)[0] is not before[0],
-        what="a new task instance",
+        60,
+        "a new task instance after RESTART",
     )
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING after RESTART")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING after RESTART")
 
 
 def test_bad_events_are_skipped(control: Control, broker: EmbeddedBroker, tmp_path, unique_name):
     name, data = unique_name("bad"), unique_name("data")
     create_topic(broker.bootstrap_servers, data)
     control.create_sink(name, data, tmp_path / "out.txt")
-    wait_for(lambda: control.state(name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: control.state(name) == "RUNNING", 60, "the sink RUNNING")
     control.send(b'{"connector": "' + name.encode() + b'", "action": ')  # malformed JSON
     control.send(b"[1, 2]")
     control.send({"action": "STOP", "id": "no-connector"})
@@ -184,6 +200,8 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     a = [f"a{i}" for i in range(5)]
     b = [f"b{i}" for i in range(5)]
     produce(bootstrap, data, (ENVELOPE % v.encode() for v in a))
+    # Not a synchronisation: the records' CreateTime (set by the producer) lies 1.5 s either
+    # side of `between`, however slowly anything else runs.
     time.sleep(1.5)
     between = datetime.now(UTC)
     time.sleep(1.5)
@@ -194,12 +212,12 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     def lines() -> list[str]:
         return out.read_text().splitlines() if out.exists() else []
 
-    wait_for(lambda: len(lines()) == 10, what="10 lines")
+    wait_for(lambda: len(lines()) == 10, 60, "10 lines (the sink's group join included)")
     control.wait_assigned(name)
 
     start = control.apply(name, "RESET_TO_START")
     assert '"kafka_offset": 0' in start["message"]
-    wait_for(lambda: len(lines()) == 20, what="everything re-read")
+    wait_for(lambda: len(lines()) == 20, 60, "everything re-read after RESET_TO_START")
     assert lines() == a + b + a + b
     assert control.state(name) == "RUNNING"
     control.wait_assigned(name)
@@ -208,13 +226,22 @@ def test_resets(control: Control, broker: EmbeddedBroker, tmp_path, unique_name)
     assert '"kafka_offset": 10' in end["message"]
     control.wait_assigned(name)
     produce(bootstrap, data, [ENVELOPE % b"c0"])
-    wait_for(lambda: len(lines()) == 21, what="the new record")
+    wait_for(lambda: len(lines()) == 21, 60, "the new record after RESET_TO_END")
     assert lines() == a + b + a + b + ["c0"]  # nothing re-read
 
     control.wait_assigned(name)
     timed = control.apply(name, "RESET_TO_TIME", timestamp=between.isoformat())
     assert '"kafka_offset": 5' in timed["message"]
-    wait_for(lambda: len(lines()) == 27, what="batch b and c0 re-read")
-    time.sleep(1)
+    wait_for(lambda: len(lines()) == 27, 60, "batch b and c0 re-read after RESET_TO_TIME")
+    # Once offset 11 (the end) is committed again, nothing can be delivered any more: the
+    # lines are final.
+    end = [
+        {"partition": {"kafka_topic": data, "kafka_partition": 0}, "offset": {"kafka_offset": 11}}
+    ]
+    wait_for(
+        lambda: control.worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == end,
+        60,
+        "the sink to commit offset 11 after the re-read",
+    )
     assert lines() == a + b + a + b + ["c0"] + b + ["c0"]
     assert control.state(name) == "RUNNING"

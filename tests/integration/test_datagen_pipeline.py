@@ -78,7 +78,7 @@ def test_datagen_orders_as_avro_through_the_built_in_registry(broker: EmbeddedBr
         assert "Unknown quickstart 'nonesuch'" in message and "stock_trades" in message
         created = worker.http.post("/connectors", json={"name": "orders-gen", "config": config})
         assert created.status_code == 201, created.text
-        wait_for(lambda: len(_records(broker, topic)) >= 120, what="120 datagen records")
+        wait_for(lambda: len(_records(broker, topic)) >= 120, 60, "120 datagen records")
         records = _records(broker, topic)
         assert len(records) == 120
 
@@ -133,11 +133,11 @@ def test_restart_continues_each_tasks_sequence(broker: EmbeddedBroker, unique_na
     harness = WorkerHarness(broker.bootstrap_servers).start()
     try:
         harness.start_connector("gen", config)
-        harness.wait_until(lambda: len(orders()) >= 100, 30, "the first 100 records")
+        harness.wait_until(lambda: len(orders()) >= 100, 60, "the first 100 records")
         first = orders()
         harness.restart()  # graceful: commits the offsets of everything acknowledged
         harness.start_connector("gen", {**config, "iterations": "300"})
-        harness.wait_until(lambda: len(orders()) >= 300, 30, "200 more after the restart")
+        harness.wait_until(lambda: len(orders()) >= 300, 60, "200 more after the restart")
     finally:
         harness.stop()
     everything = orders()

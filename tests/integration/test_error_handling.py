@@ -71,7 +71,7 @@ def test_malformed_json_with_tolerance_none_fails_naming_the_stage(
     _fill(broker, topic, [GOOD % b"a", MALFORMED, GOOD % b"c"])
     with WorkerHarness(broker.bootstrap_servers) as h:
         _sink(h, "strict", topic, tmp_path / "out.txt")
-        (failed,) = h.wait_for_tasks("strict", State.FAILED)
+        (failed,) = h.wait_for_tasks("strict", State.FAILED, timeout=60)
     trace = failed.trace or ""
     assert "Tolerance exceeded in error handler" in trace
     assert "VALUE_CONVERTER" in trace and "task strict-0" in trace
@@ -98,7 +98,11 @@ def test_malformed_json_with_tolerance_all_goes_to_the_dlq(
                 "errors.deadletterqueue.topic.replication.factor": "1",
             },
         )
-        h.wait_until(lambda: h.metrics("lenient")[0].records_committed >= 3, what="commit")
+        h.wait_until(
+            lambda: h.metrics("lenient")[0].records_committed >= 3,
+            60,
+            "the sink to commit all 3 records (the malformed one through the DLQ)",
+        )
         assert h.task_states("lenient")[0].state is State.RUNNING
     assert out.read_text().splitlines() == ["a", "c"]
     ((_key, value, headers),) = _dlq(broker, dlq)
@@ -131,8 +135,12 @@ def test_source_conversion_failure_goes_to_the_dlq(broker: EmbeddedBroker, uniqu
                 "errors.deadletterqueue.topic.replication.factor": "1",
             },
         )
-        h.wait_until(lambda: h.metrics("mismatch")[0].records_skipped == 1, what="skipped")
-        h.wait_until(lambda: h.metrics("mismatch")[0].offset_commits >= 1, what="committed")
+        h.wait_until(
+            lambda: h.metrics("mismatch")[0].records_skipped == 1, 60, "the bad record skipped"
+        )
+        h.wait_until(
+            lambda: h.metrics("mismatch")[0].offset_commits >= 1, 60, "a source offset commit"
+        )
         assert h.task_states("mismatch")[0].state is State.RUNNING
     assert len(read_topic(broker.bootstrap_servers, topic)[0]) == 1  # the valid record
     ((_, value, headers),) = _dlq(broker, dlq)
@@ -161,7 +169,11 @@ def test_errant_record_reporter_sends_the_original_record(broker: EmbeddedBroker
                 "errors.deadletterqueue.topic.replication.factor": "1",
             },
         )
-        h.wait_until(lambda: h.metrics("errant")[0].records_committed >= 3, what="commit")
+        h.wait_until(
+            lambda: h.metrics("errant")[0].records_committed >= 3,
+            60,
+            "the sink to commit all 3 records (the reported one through the DLQ)",
+        )
     assert flaky_tasks.WRITTEN[store] == ["ok1", "ok2"]
     ((_, value, headers),) = _dlq(broker, dlq)
     assert value == GOOD % b"bad"
@@ -183,7 +195,7 @@ def test_errant_report_with_tolerance_none_fails_the_task(broker: EmbeddedBroker
                 "errors.log.enable": "true",
             },
         )
-        (failed,) = h.wait_for_tasks("strict-errant", State.FAILED)
+        (failed,) = h.wait_for_tasks("strict-errant", State.FAILED, timeout=60)
     assert "Tolerance exceeded" in (failed.trace or "")
 
 
@@ -205,8 +217,8 @@ def test_failed_task_is_restarted_automatically_with_backoff(broker: EmbeddedBro
         )
         h.wait_until(
             lambda: flaky_tasks.WRITTEN[store] == ["x", "y"],
-            timeout=60,
-            what="written after two automatic restarts",
+            timeout=90,  # three group joins, one per start of the task
+            what="x and y written after two automatic restarts",
         )
         assert h.task_states("phoenix")[0].state is State.RUNNING
         assert h.running.restart_counts("phoenix") == {0: 2}
@@ -247,7 +259,11 @@ def test_sink_transformation_failure_goes_to_the_dlq_and_the_rest_is_delivered(
                 "errors.deadletterqueue.topic.name": dlq,
             },
         )
-        h.wait_until(lambda: h.metrics("smt-sink")[0].records_committed >= 4, what="commit")
+        h.wait_until(
+            lambda: h.metrics("smt-sink")[0].records_committed >= 4,
+            60,
+            "the sink to commit all 4 records (the failing one through the DLQ)",
+        )
         assert h.task_states("smt-sink")[0].state is State.RUNNING
     assert out.read_text().splitlines() == ["1", "2", "4"]
     ((_key, value, headers),) = _dlq(broker, dlq)
@@ -279,8 +295,12 @@ def test_source_transformation_failure_goes_to_the_dlq(
                 "errors.deadletterqueue.topic.name": dlq,
             },
         )
-        h.wait_until(lambda: h.metrics("smt-source")[0].records_skipped == 1, what="skipped")
-        h.wait_until(lambda: h.metrics("smt-source")[0].offset_commits >= 1, what="committed")
+        h.wait_until(
+            lambda: h.metrics("smt-source")[0].records_skipped == 1, 60, "the bad line skipped"
+        )
+        h.wait_until(
+            lambda: h.metrics("smt-source")[0].offset_commits >= 1, 60, "a source offset commit"
+        )
         assert h.task_states("smt-source")[0].state is State.RUNNING
     assert [v for _, v in read_topic(broker.bootstrap_servers, topic)[0]] == [b"1", b"2", b"4"]
     ((_, value, headers),) = _dlq(broker, dlq)

@@ -36,13 +36,13 @@ def test_100k_lines_file_to_kafka_to_file(broker: EmbeddedBroker, tmp_path: Path
             "sink",
             {"connector.class": "FileStreamSinkConnector", "file": str(dst), "topics": topic},
         )
-        h.wait_for_tasks("src", State.RUNNING)
-        h.wait_until(lambda: _count_lines(dst) >= LINES, timeout=120, what="all lines in sink")
+        h.wait_for_tasks("src", State.RUNNING, timeout=60)
+        h.wait_until(lambda: _count_lines(dst) >= LINES, timeout=180, what="all lines in sink")
         # Let the sink commit, then stop gracefully.
         h.wait_until(
             lambda: sum(m.records_committed for m in h.metrics("sink").values()) >= LINES,
-            timeout=30,
-            what="sink offsets committed",
+            timeout=60,
+            what="the sink offsets of all lines committed",
         )
 
     written = dst.read_text(encoding="utf-8").splitlines()
@@ -79,13 +79,21 @@ def test_source_resumes_from_committed_offsets_after_restart(
     h = WorkerHarness(broker.bootstrap_servers, props).start()
     try:
         h.start_connector("src", config)
-        h.wait_until(lambda: sum(m.records_committed for m in h.metrics("src").values()) >= 500)
+        h.wait_until(
+            lambda: sum(m.records_committed for m in h.metrics("src").values()) >= 500,
+            60,
+            "the offsets of the first 500 lines committed",
+        )
         h.stop()
         with src.open("a") as f:
             f.write("".join(f"b{i}\n" for i in range(300)))
         h.start()
         h.start_connector("src", config)
-        h.wait_until(lambda: sum(m.records_committed for m in h.metrics("src").values()) >= 300)
+        h.wait_until(
+            lambda: sum(m.records_committed for m in h.metrics("src").values()) >= 300,
+            60,
+            "the offsets of the 300 new lines committed after the restart",
+        )
     finally:
         h.stop()
     values = [orjson.loads(v)["payload"] for _, v in read_topic(broker.bootstrap_servers, topic)[0]]

@@ -64,14 +64,14 @@ def test_restart_resumes_without_gaps_or_repeats(
     harness = WorkerHarness(broker.bootstrap_servers).start()
     try:
         harness.start_connector("jdbc-source", config)
-        harness.wait_until(lambda: count() >= 40, 30, "first 40 rows")
+        harness.wait_until(lambda: count() >= 40, 60, "first 40 rows")
         harness.stop()  # graceful: the offsets of everything acknowledged are committed
         insert(db, items, ["n1", "n2", "n3"], db.now() - dt.timedelta(milliseconds=1500))
         for row_id in (3, 17):
             touch(db, items, row_id, db.now() - dt.timedelta(milliseconds=1000))
         harness.start()
         harness.start_connector("jdbc-source", config)
-        harness.wait_until(lambda: count() >= 45, 30, "new and updated rows after the restart")
+        harness.wait_until(lambda: count() >= 45, 60, "new and updated rows after the restart")
     finally:
         harness.stop()
     rows = [(p["id"], p["version"]) for p in payloads(broker.bootstrap_servers, topic)]
@@ -106,20 +106,30 @@ def test_tables_appearing_and_disappearing_reconfigure_tasks(
 
     with WorkerHarness(broker.bootstrap_servers) as harness:
         harness.start_connector("mon", config)
-        harness.wait_for_tasks("mon", State.RUNNING, 1)
+        harness.wait_for_tasks("mon", State.RUNNING, 1, timeout=60)
         assert tables_of_tasks(harness) == ["first"]
         with engine.begin() as c:
             c.exec_driver_sql("CREATE TABLE second (id INTEGER PRIMARY KEY, v TEXT)")
             c.exec_driver_sql("INSERT INTO second (v) VALUES ('two')")
-        harness.wait_until(lambda: tables_of_tasks(harness) == ["first", "second"], 20, "added")
         harness.wait_until(
-            lambda: bool(payloads(broker.bootstrap_servers, prefix + "second")), 20, "rows"
+            lambda: tables_of_tasks(harness) == ["first", "second"],
+            60,
+            "task configs covering the added table",
+        )
+        harness.wait_until(
+            lambda: bool(payloads(broker.bootstrap_servers, prefix + "second")),
+            60,
+            "the added table's row in its topic",
         )
         assert len(harness.running.task_configs("mon")) == 2
         with engine.begin() as c:
             c.exec_driver_sql("DROP TABLE first")
-        harness.wait_until(lambda: tables_of_tasks(harness) == ["second"], 20, "removed")
-        harness.wait_for_tasks("mon", State.RUNNING, 1)
+        harness.wait_until(
+            lambda: tables_of_tasks(harness) == ["second"],
+            60,
+            "task configs without the dropped table",
+        )
+        harness.wait_for_tasks("mon", State.RUNNING, 1, timeout=60)
     assert payloads(broker.bootstrap_servers, prefix + "second") == [{"id": 1, "v": "two"}]
     engine.dispose()
 
@@ -152,7 +162,7 @@ def test_unreachable_database_fails_the_connector_not_the_worker(
         # The worker is still up and runs other connectors.
         ok = {"connector.class": CONNECTOR, "connection.url": f"jdbc:sqlite:{path}"}
         harness.start_connector("good-db", {**ok, "mode": "bulk", "topic.prefix": "ok-"})
-        harness.wait_for_tasks("good-db", State.RUNNING, 1)
+        harness.wait_for_tasks("good-db", State.RUNNING, 1, timeout=60)
     engine.dispose()
 
 

@@ -316,7 +316,10 @@ def test_second_worker_on_the_same_config_topic_is_refused(
 ) -> None:
     topic = unique_name("configs")
     group = unique_name("group")
-    interval = 0.3
+    # The guard tells a live worker from a dead one by time alone (a heartbeat that did not
+    # change within 3 intervals): the interval must dwarf the stalls of a busy machine, or a
+    # live first guard looks dead to the second (with 0.3 s the second was let in under load).
+    interval = 2.0
     first_store = open_config(topic)
     first = SingleWorkerGuard(first_store, group, "host-a:8083", interval)
     first.acquire()

@@ -30,8 +30,18 @@ def start_worker(bootstrap: str, tmp: Path, **extra: str) -> RestWorker:
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     running = start_worker(broker.bootstrap_servers, tmp_path_factory.mktemp("rest"))
-    yield running
-    running.stop()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(autouse=True)
+def remove_connectors_after_test(worker: Running) -> Iterator[None]:
+    """Whatever a test asserted, the connectors it created are gone afterwards: no task or
+    consumer group of one test runs on under the next."""
+    yield
+    worker.delete_connectors()
 
 
 def source_config(tmp: Path, topic: str, **extra: str) -> dict[str, str]:
@@ -84,7 +94,7 @@ def test_connector_lifecycle(worker: Running, tmp_path: Path, unique_name):
     assert again.json() == {"error_code": 409, "message": f"Connector {name} already exists"}
 
     assert name in worker.http.get("/connectors").json()
-    wait_for(lambda: state_of(worker, name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING")
     expanded = worker.http.get("/connectors", params=[("expand", "status"), ("expand", "info")])
     entry = expanded.json()[name]
     assert entry["status"]["connector"]["state"] == "RUNNING"
@@ -105,7 +115,8 @@ def test_connector_lifecycle(worker: Running, tmp_path: Path, unique_name):
             and worker.http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"]
             == "RUNNING"
         ),
-        what="task RUNNING",
+        60,
+        "task RUNNING",
     )
     task = worker.http.get(f"/connectors/{name}/tasks/0/status").json()
     assert task["id"] == 0 and task["state"] == "RUNNING"
@@ -178,21 +189,22 @@ def test_initial_state_and_state_changes(worker: Running, tmp_path: Path, unique
         },
     )
     assert r.status_code == 201
-    wait_for(lambda: state_of(worker, name) == "PAUSED", what="PAUSED")
+    wait_for(lambda: state_of(worker, name) == "PAUSED", 60, "the connector PAUSED")
     assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
-    wait_for(lambda: state_of(worker, name) == "RUNNING", what="RUNNING")
+    wait_for(lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING")
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
-    wait_for(lambda: state_of(worker, name) == "PAUSED", what="PAUSED again")
+    wait_for(lambda: state_of(worker, name) == "PAUSED", 60, "the connector PAUSED again")
     assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
-    wait_for(lambda: state_of(worker, name) == "STOPPED", what="STOPPED")
+    wait_for(lambda: state_of(worker, name) == "STOPPED", 60, "the connector STOPPED")
     status = worker.http.get(f"/connectors/{name}/status").json()
     assert status["tasks"] == []
     assert worker.http.get(f"/connectors/{name}").json()["tasks"] == []
     assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
-    wait_for(lambda: state_of(worker, name) == "RUNNING", what="RUNNING after stop")
+    wait_for(lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING after stop")
     wait_for(
         lambda: len(worker.http.get(f"/connectors/{name}/status").json()["tasks"]) == 1,
-        what="tasks regenerated",
+        60,
+        "tasks regenerated",
     )
 
 
@@ -201,7 +213,7 @@ def test_restarts(worker: Running, tmp_path: Path, unique_name):
     worker.http.post(
         "/connectors", json={"name": name, "config": source_config(tmp_path, unique_name("t"))}
     )
-    wait_for(lambda: state_of(worker, name) == "RUNNING")
+    wait_for(lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING")
     assert worker.http.post(f"/connectors/{name}/restart").status_code == 204
     assert worker.http.post(f"/connectors/{name}/tasks/0/restart").status_code == 204
     unknown_task = worker.http.post(f"/connectors/{name}/tasks/5/restart")
@@ -215,7 +227,9 @@ def test_restarts(worker: Running, tmp_path: Path, unique_name):
     only_failed = worker.http.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
     assert only_failed.status_code == 202
     assert only_failed.json()["connector"]["state"] != "RESTARTING"
-    wait_for(lambda: state_of(worker, name) == "RUNNING", what="RUNNING after restarts")
+    wait_for(
+        lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING after the restarts"
+    )
 
 
 def test_topics_tracking(worker: Running, tmp_path: Path, unique_name):
@@ -223,7 +237,8 @@ def test_topics_tracking(worker: Running, tmp_path: Path, unique_name):
     worker.http.post("/connectors", json={"name": name, "config": source_config(tmp_path, topic)})
     wait_for(
         lambda: worker.http.get(f"/connectors/{name}/topics").json()[name]["topics"] == [topic],
-        what="topic tracked",
+        60,
+        "topic tracked",
     )
     assert worker.http.put(f"/connectors/{name}/topics/reset").status_code == 202
     assert worker.http.get(f"/connectors/{name}/topics").json() == {name: {"topics": []}}
@@ -236,7 +251,8 @@ def test_source_offsets_kip_875(worker: Running, tmp_path: Path, unique_name):
     worker.http.post("/connectors", json={"name": name, "config": config})
     wait_for(
         lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"],
-        what="committed offsets",
+        60,
+        "committed offsets",
     )
     offsets = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
     size = Path(config["file"]).stat().st_size
@@ -295,7 +311,8 @@ def test_sink_offsets_and_rewinds(
     ]
     wait_for(
         lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == expected,
-        what="sink offsets committed",
+        60,
+        "sink offsets committed",
     )
     worker.http.put(f"/connectors/{name}/stop")
     bad = worker.http.patch(
@@ -330,7 +347,9 @@ def test_sink_offsets_and_rewinds(
     }
     # Resume: the sink re-reads from 4, so v4..v9 are written a second time.
     worker.http.put(f"/connectors/{name}/resume")
-    wait_for(lambda: out.read_text().splitlines().count("v9") == 2, what="re-read from 4")
+    wait_for(
+        lambda: out.read_text().splitlines().count("v9") == 2, 60, "v4..v9 re-read from offset 4"
+    )
     assert out.read_text().splitlines() == [f"v{i}" for i in range(10)] + [
         f"v{i}" for i in range(4, 10)
     ]
@@ -344,10 +363,10 @@ def test_sink_offsets_and_rewinds(
         return bool(runners) and bool(getattr(runners[0], "assigned", None))
 
     # Let the resumed task join its group before moving the offsets again.
-    wait_for(assigned, what="the resumed task's assignment")
+    wait_for(assigned, 60, "the resumed task's assignment")
     earliest = worker.http.post(f"/connectors/{name}/offsets/reset", json={"to": "earliest"})
     assert earliest.json()["offsets"][0]["offset"] == {"kafka_offset": 0}
-    wait_for(lambda: out.read_text().splitlines().count("v0") == 2, what="re-read from 0")
+    wait_for(lambda: out.read_text().splitlines().count("v0") == 2, 60, "v0 re-read from offset 0")
     assert state_of(worker, name) == "RUNNING"
     nope = worker.http.post(f"/connectors/{name}/offsets/reset", json={"to": "yesterday"})
     assert nope.status_code == 400
@@ -467,7 +486,8 @@ def test_metrics_show_failed_connectors(worker: Running, tmp_path: Path, unique_
         lambda: (
             worker.http.get(f"/connectors/{name}/tasks/0/status").json().get("state") == "FAILED"
         ),
-        what="task FAILED",
+        60,
+        "task FAILED",
     )
     failed = worker.http.get(f"/connectors/{name}/tasks/0/status").json()
     assert "Is a directory" in failed["trace"]
@@ -547,6 +567,8 @@ def test_sink_rewind_to_a_datetime(
     create_topic(broker.bootstrap_servers, topic, partitions=1)
     envelope = b'{"schema":{"type":"string","optional":false},"payload":"%s"}'
     produce(broker.bootstrap_servers, topic, (envelope % b"a%d" % i for i in range(5)))
+    # Not a synchronisation: the records' CreateTime (set by the producer) lies 1.5 s either
+    # side of `between`, however slowly anything else runs.
     time.sleep(1.5)
     between = datetime.now(UTC)
     time.sleep(1.5)
@@ -559,14 +581,27 @@ def test_sink_rewind_to_a_datetime(
             "config": {"connector.class": "FileStreamSink", "file": str(out), "topics": topic},
         },
     )
-    wait_for(lambda: out.exists() and len(out.read_text().splitlines()) == 10, what="10 lines")
+    wait_for(
+        lambda: out.exists() and len(out.read_text().splitlines()) == 10,
+        60,
+        "10 lines (the group join included)",
+    )
     r = worker.http.post(
         f"/connectors/{name}/offsets/reset",
         json={"to": "timestamp", "timestamp": between.isoformat()},
     )
     assert r.status_code == 200, r.text
     assert r.json()["offsets"][0]["offset"] == {"kafka_offset": 5}
-    wait_for(lambda: len(out.read_text().splitlines()) == 15, what="batch b re-read")
-    time.sleep(1)
+    wait_for(lambda: len(out.read_text().splitlines()) == 15, 60, "batch b re-read")
+    # Once offset 10 (the end) is committed again, nothing can be delivered any more: the
+    # lines are final.
+    end = [
+        {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 10}}
+    ]
+    wait_for(
+        lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] == end,
+        60,
+        "the sink to commit offset 10 after the re-read",
+    )
     lines = out.read_text().splitlines()
     assert lines == [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(5)] * 2

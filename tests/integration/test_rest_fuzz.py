@@ -215,9 +215,18 @@ def _create_existing(worker: RestWorker, workdir: Path) -> None:
             lambda n=name: (
                 worker.http.get(f"/connectors/{n}/status").json()["connector"]["state"] == "RUNNING"
             ),
-            30,
+            60,
             f"{name} RUNNING",
         )
+
+
+@pytest.fixture(autouse=True)
+def remove_fuzzed_connectors(fuzz_worker: RestWorker) -> Iterator[None]:
+    """The connectors an operation's cases created are deleted after it (the two known ones
+    are kept and repaired by the next operation): they would otherwise pile up, running
+    tasks and consumer groups under every later operation."""
+    yield
+    fuzz_worker.delete_connectors(keep=EXISTING)
 
 
 @pytest.fixture(scope="module")

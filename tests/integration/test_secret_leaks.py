@@ -82,9 +82,10 @@ def worker(broker: EmbeddedBroker, planted: Planted):
     try:
         yield worker
     finally:
-        for name in worker.http.get("/connectors").json():
-            worker.http.delete(f"/connectors/{name}")
-        worker.stop()
+        try:
+            worker.delete_connectors()
+        finally:
+            worker.stop()
 
 
 def _responses(worker: RestWorker, name: str, config: dict[str, str]) -> list[httpx.Response]:

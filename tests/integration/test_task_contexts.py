@@ -55,7 +55,7 @@ def test_retriable_put_redelivers_the_same_batch(broker: EmbeddedBroker, unique_
     _fill(broker, topic, 0, 100)
     with WorkerHarness(broker.bootstrap_servers) as h:
         store = _sink(h, "s", topic, fail_retriable_times="3")
-        h.wait_until(lambda: len(_values(store)) >= 100)
+        h.wait_until(lambda: len(_values(store)) >= 100, 60, "100 records put after 3 retries")
         metrics = h.metrics("s")[0]
         assert metrics.retries == 3
         assert h.task_states("s")[0].state is State.RUNNING
@@ -67,8 +67,10 @@ def test_rewind_in_open_skips_to_the_given_offset(broker: EmbeddedBroker, unique
     _fill(broker, topic, 0, 20)
     with WorkerHarness(broker.bootstrap_servers) as h:
         store = _sink(h, "s", topic, rewind_on_open="15")
-        h.wait_until(lambda: len(_values(store)) >= 5)
-        h.wait_until(lambda: h.metrics("s")[0].records_committed >= 5)
+        h.wait_until(lambda: len(_values(store)) >= 5, 60, "the 5 records from offset 15 put")
+        h.wait_until(
+            lambda: h.metrics("s")[0].records_committed >= 5, 60, "their offsets committed"
+        )
     assert _values(store) == [15, 16, 17, 18, 19]
 
 
@@ -77,15 +79,16 @@ def test_pause_and_resume_stop_and_restart_delivery(broker: EmbeddedBroker, uniq
     _fill(broker, topic, 0, 10)
     with WorkerHarness(broker.bootstrap_servers) as h:
         store = _sink(h, "s", topic)
-        h.wait_until(lambda: len(_values(store)) >= 10)
+        h.wait_until(lambda: len(_values(store)) >= 10, 60, "the first 10 records put")
         h.running.set_target_state("s", TargetState.PAUSED)
-        h.wait_for_tasks("s", State.PAUSED)
+        h.wait_for_tasks("s", State.PAUSED, timeout=60)
         produce(broker.bootstrap_servers, topic, (ENVELOPE % i for i in range(10, 20)))
+        # Not a synchronisation: a paused task must put nothing during this window.
         with pytest.raises(TimeoutError):
-            h.wait_until(lambda: len(_values(store)) > 10, timeout=3)
+            h.wait_until(lambda: len(_values(store)) > 10, 3, "a record put while paused")
         h.running.set_target_state("s", TargetState.STARTED)
-        h.wait_for_tasks("s", State.RUNNING)
-        h.wait_until(lambda: len(_values(store)) >= 20)
+        h.wait_for_tasks("s", State.RUNNING, timeout=60)
+        h.wait_until(lambda: len(_values(store)) >= 20, 60, "the 10 new records put after resume")
     assert _values(store) == list(range(20))
 
 
@@ -95,7 +98,11 @@ def test_request_commit_commits_before_the_interval(broker: EmbeddedBroker, uniq
     props = {"offset.flush.interval.ms": "600000"}
     with WorkerHarness(broker.bootstrap_servers, props) as h:
         _sink(h, "rc", topic, request_commit="true")
-        h.wait_until(lambda: h.metrics("rc")[0].records_committed >= 30, timeout=20)
+        h.wait_until(
+            lambda: h.metrics("rc")[0].records_committed >= 30,
+            60,  # the group join included; the interval commit would come only after 10 min
+            "the requested commit of 30 records",
+        )
         consumer = Consumer(
             {"bootstrap.servers": broker.bootstrap_servers, "group.id": "connect-rc"}
         )
@@ -111,12 +118,12 @@ def test_failed_sink_task_keeps_its_trace_and_restarts(broker: EmbeddedBroker, u
     _fill(broker, topic, 0, 10)
     with WorkerHarness(broker.bootstrap_servers) as h:
         store = _sink(h, "f", topic, fail_fatal_at="5")
-        (failed,) = h.wait_for_tasks("f", State.FAILED)
+        (failed,) = h.wait_for_tasks("f", State.FAILED, timeout=60)
         assert "TASK_PUT" in (failed.trace or "")
         assert "destination rejected the batch" in (failed.trace or "")
         assert _values(store) == []  # the failing batch was not written, nothing committed
         h.running.restart_task("f", 0)  # the restarted task re-reads the uncommitted records
-        h.wait_for_tasks("f", State.FAILED)  # same data, same config: fails again
+        h.wait_for_tasks("f", State.FAILED, timeout=60)  # same data, same config: fails again
         assert h.metrics("f")[0].records_committed == 0
 
 
@@ -173,7 +180,11 @@ def test_retriable_poll_is_retried_without_restarting(broker: EmbeddedBroker, un
     create_topic(broker.bootstrap_servers, topic)
     with WorkerHarness(broker.bootstrap_servers) as h:
         h.start_connector("flaky", {"connector.class": "_FlakySource", "topic": topic})
-        h.wait_until(lambda: h.metrics("flaky")[0].records_committed >= 50)
+        h.wait_until(
+            lambda: h.metrics("flaky")[0].records_committed >= 50,
+            60,
+            "the offsets of all 50 records committed",
+        )
         assert h.metrics("flaky")[0].retries >= 5
         assert h.task_states("flaky")[0].state is State.RUNNING
     values = [v for _, v in read_topic(broker.bootstrap_servers, topic)[0]]

@@ -54,8 +54,14 @@ def test_source_and_sink_chains(broker: EmbeddedBroker, tmp_path: Path, unique_n
                 "transforms.twice.type": "tests.plugins.fanout.Twice",
             },
         )
-        h.wait_until(lambda: len(_lines(dst)) >= 100, what="fanned-out lines")
-        h.wait_until(lambda: h.metrics("sink")[0].records_committed >= 50, what="sink commit")
+        h.wait_until(
+            lambda: len(_lines(dst)) >= 100, 60, "100 fanned-out lines (the group join included)"
+        )
+        h.wait_until(
+            lambda: h.metrics("sink")[0].records_committed >= 50,
+            60,
+            "the sink offsets of the 50 records committed",
+        )
     envelope = orjson.loads(read_topic(broker.bootstrap_servers, clean)[0][0][1])
     assert envelope["schema"]["type"] == "struct"
     assert envelope["schema"]["fields"] == [{"type": "string", "optional": False, "field": "line"}]
@@ -88,10 +94,14 @@ def test_filtered_source_records_still_commit_offsets(
                 "predicates.mine.pattern": "dropped-.*",
             },
         )
-        h.wait_until(lambda: h.metrics("drop")[0].records_skipped == 30, what="all filtered")
+        h.wait_until(
+            lambda: h.metrics("drop")[0].records_skipped == 30, 60, "all 30 records filtered"
+        )
         key = encode_key("drop", {"filename": str(src)})
         store = h.running.offset_store
-        h.wait_until(lambda: store.get([key])[key] is not None, what="offset stored")
+        h.wait_until(
+            lambda: store.get([key])[key] is not None, 60, "the source offset of the file stored"
+        )
         assert decode_value(store.get([key])[key]) == {"position": src.stat().st_size}
     assert read_topic(broker.bootstrap_servers, topic) == {0: []}
 

@@ -66,12 +66,13 @@ def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]
     stop = threading.Event()
     thread = threading.Thread(target=process.run, args=((), stop), daemon=True)
     thread.start()
-    wait_for(lambda: process.herder.ready, 60, "the Spark driver's herder")
-    http = httpx.Client(base_url=process.rest.url, timeout=60)
-    yield SparkWorker(process, executor, http, props, broker.bootstrap_servers)
-    http.close()
-    stop.set()
-    thread.join(60)
+    try:
+        wait_for(lambda: process.herder.ready, 90, "the Spark driver's herder")
+        with httpx.Client(base_url=process.rest.url, timeout=60) as http:
+            yield SparkWorker(process, executor, http, props, broker.bootstrap_servers)
+    finally:
+        stop.set()
+        thread.join(60)
 
 
 @pytest.fixture(autouse=True)
@@ -340,20 +341,29 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
         offsets = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
         return sorted(o["partition"]["task"] for o in offsets if o["offset"]["seq"] > 0)
 
-    wait_for(lambda: offsets_of_running_tasks() == [0, 1, 2, 3], 30, "offsets of 4 tasks")
+    wait_for(lambda: offsets_of_running_tasks() == [0, 1, 2, 3], 60, "offsets of 4 tasks")
 
     # Pause: every task reports PAUSED from its executor and produces nothing more.
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
-    wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 30, "4 tasks PAUSED")
+    wait_for(lambda: worker.tasks_in(name, "PAUSED", 4), 60, "4 tasks PAUSED")
 
-    time.sleep(0.5)
-    paused_count = len(values_of(worker.bootstrap, topic))
+    # What the tasks sent before pausing may still be in flight: wait until the topic stops
+    # growing, then watch it for 1.5 s (an observation window, not a synchronisation).
+    counts = [len(values_of(worker.bootstrap, topic))]
+
+    def settled() -> bool:
+        time.sleep(0.5)
+        counts.append(len(values_of(worker.bootstrap, topic)))
+        return counts[-1] == counts[-2]
+
+    wait_for(settled, 60, "the records sent before the pause to land")
+    paused_count = counts[-1]
     time.sleep(1.5)
     assert len(values_of(worker.bootstrap, topic)) == paused_count
 
     # Resume: RUNNING again and producing.
     assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
-    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 30, "4 tasks RUNNING again")
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 4), 60, "4 tasks RUNNING again")
     scan_until(worker.bootstrap, topic, lambda seen: len(seen) > paused_count)
 
     # Config update: 2 tasks with tag v2; the old launches end cooperatively.
@@ -371,7 +381,7 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
 
     # Stop: tasks commit and exit, no job cancelled; the committed offsets cover every record.
     assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
-    wait_for(lambda: worker.status(name)["connector"]["state"] == "STOPPED", 30, "STOPPED")
+    wait_for(lambda: worker.status(name)["connector"]["state"] == "STOPPED", 60, "STOPPED")
     assert worker.status(name)["tasks"] == []
     assert worker.executor.live_tasks(name) == []
     assert worker.executor.cancels == cancels

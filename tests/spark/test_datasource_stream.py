@@ -90,8 +90,11 @@ def test_kill_9_of_the_driver_and_restart_loses_and_duplicates_nothing(
     assert KILL_AFTER <= at_kill < N  # killed mid-stream
 
     query = start_query(spark, args, available_now=True)
-    assert query.awaitTermination(180)  # type: ignore[attr-defined]
-    assert query.exception() is None  # type: ignore[attr-defined]
+    try:
+        assert query.awaitTermination(180)  # type: ignore[attr-defined]
+        assert query.exception() is None  # type: ignore[attr-defined]
+    finally:
+        query.stop()  # type: ignore[attr-defined]  # a no-op once it has terminated
 
     engine = sa.create_engine(f"sqlite:///{db}")
     try:
