@@ -63,7 +63,9 @@ def partition_positions(
     first offset and the offset after the last. ``topic`` is the only topic the messages can
     come from, or None."""
     parts = list(map(_partition, msgs))
-    keys: list[Any] = parts if topic is not None else list(zip(map(_topic, msgs), parts, strict=True))
+    keys: list[Any] = parts
+    if topic is None:
+        keys = list(zip(map(_topic, msgs), parts, strict=True))
     first: Positions = {}
     ends: Positions = {}
     distinct = set(keys)
