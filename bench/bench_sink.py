@@ -165,8 +165,10 @@ def main() -> dict[str, float]:
                     else:
                         timed, secs, metrics = connectrt_consume(bs, n, warmup, f"{r}-{vi}", extra)
                         crt_rates.append(c.rate(timed, secs))
+                        handle_us = float(metrics["batch_seconds_total"]) / n * 1e6
                         done.append(
-                            f"connectrt {crt_rates[-1]:,.0f} rec/s (batches={metrics['batches']})"
+                            f"connectrt {crt_rates[-1]:,.0f} rec/s ({metrics['batches']} batches,"
+                            f" {handle_us:.3f} us/record from consume()'s result to put()'s end)"
                         )
                 print(
                     f"  round {r} [{variant}]: {', '.join(done)}, "
