@@ -19,6 +19,7 @@ Stateless apart from the converters it holds; used on the task thread only.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from confluent_kafka import Message
@@ -40,6 +41,8 @@ _key = Message.key
 _value = Message.value
 _timestamp = Message.timestamp
 _headers = Message.headers
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 Positions = dict[tuple[str, int], int]
 
@@ -139,12 +142,16 @@ class MessageBatchBuilder:
         except Exception:
             return None
 
+        stamps = _once(lambda: tuple(map(_timestamp, msgs)))  # (kind, ms) pairs
+        kinds = _once(lambda: tuple(map(_first, stamps())))
+
         def timestamps() -> tuple[int | None, ...]:
-            return tuple(ts if kind else None for kind, ts in map(_timestamp, msgs))
+            if 0 not in kinds():  # every message has a timestamp: the usual case
+                return tuple(map(_second, stamps()))
+            return tuple(ts if kind else None for kind, ts in stamps())
 
         def timestamp_types() -> tuple[Any, ...]:
-            types = TIMESTAMP_TYPES
-            return tuple(types[kind] for kind, _ in map(_timestamp, msgs))
+            return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds()))
 
         return SinkRecordBatch.from_columns(
             n,

@@ -6,7 +6,8 @@ value, and checks on every put that:
 * the records it kept from earlier puts still carry their change;
 * indexing gives the same object for the same index, and iterating gives those objects;
 * the ``values`` column read before any record was built equals the records' values, and the
-  column read after the change shows the change;
+  column read after the change shows the change; the coordinates and timestamps columns agree
+  with the records, whose timestamps are the producer's ``CreateTime``;
 * with ``expect.headers=true``: each record at an even offset has the header ``n`` with its
   offset as value (converted by the header converter), the others none.
 
@@ -22,7 +23,15 @@ import threading
 from collections import defaultdict
 from collections.abc import Mapping
 
-from connectrt.api import ConfigDef, SinkConnector, SinkRecordBatch, SinkTask, Task, TopicPartition
+from connectrt.api import (
+    ConfigDef,
+    SinkConnector,
+    SinkRecordBatch,
+    SinkTask,
+    Task,
+    TimestampType,
+    TopicPartition,
+)
 
 PROBLEMS: dict[str, list[str]] = defaultdict(list)
 PUTS: dict[str, list[tuple[list[int], bool]]] = defaultdict(list)
@@ -61,7 +70,10 @@ class KeepingSinkTask(SinkTask):
         for record in self.kept:
             if not record.value.endswith("+kept"):
                 self._problem(f"kept record at {record.kafka_offset} lost its change")
-        values = records.values  # before any record is built
+        # The columns, before any record is built.
+        values = records.values
+        stamps = list(zip(records.timestamps, records.timestamp_types, strict=True))
+        coords = list(zip(records.topics, records.partitions, records.offsets, strict=True))
         columns = records.raw_values is not None
         first, last = records[0], records[-1]
         if records[0] is not first or records[len(records) - 1] is not last:
@@ -71,6 +83,13 @@ class KeepingSinkTask(SinkTask):
             self._problem("iterating gave other objects than indexing")
         if [r.value for r in listed] != list(values):
             self._problem("the values column disagrees with the records")
+        if [(r.timestamp, r.timestamp_type) for r in listed] != stamps or any(
+            not isinstance(r.timestamp, int) or r.timestamp_type is not TimestampType.CREATE_TIME
+            for r in listed
+        ):
+            self._problem("timestamps: not the producer's CreateTime, or columns disagree")
+        if [(r.topic, r.kafka_partition, r.kafka_offset) for r in listed] != coords:
+            self._problem("the coordinates columns disagree with the records")
         for record in records:
             if self.expect_headers:
                 offset = record.kafka_offset
