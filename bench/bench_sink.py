@@ -9,7 +9,8 @@ side reads the whole topic with its own consumer group and the same consumer set
   and summing the lengths;
 * connectrt: a real in-process ``Worker`` running ``bench.connectors.NoopSink`` (one task,
   ByteArrayConverter for key and value); its ``put()`` sums the lengths of the batch's
-  ``values`` column and counts.
+  ``values`` column and counts (with ``--records-path``, it iterates the batch's SinkRecords
+  instead, as a sink written for Kafka Connect's list does).
 
 Steady state only, the same rule on both sides: the clock starts once ``--warmup`` records
 have been received (group join, first fetches and the worker's start are all before it) and
@@ -81,7 +82,7 @@ def raw_consume(
 
 
 def connectrt_consume(
-    bootstrap: str, n: int, warmup: int, rnd: str, extra: dict[str, str]
+    bootstrap: str, n: int, warmup: int, rnd: str, extra: dict[str, str], reads: str
 ) -> tuple[int, float, dict[str, Any]]:
     """(records timed, seconds, task metrics) of a worker running the no-op sink."""
     bench_id = f"sink{rnd}"
@@ -96,7 +97,7 @@ def connectrt_consume(
                 "topics": TOPIC,
                 "expected": str(n),
                 "bench.id": bench_id,
-                "read.values": "true",
+                "read.values": reads,
                 "warmup.records": str(warmup),
             },
         )
@@ -134,14 +135,22 @@ def main() -> dict[str, float]:
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--tuned", action="store_true", help="also run the tuned-consumer variant")
+    ap.add_argument(
+        "--records-path",
+        action="store_true",
+        help="the no-op sink iterates SinkRecords (a sink written for a list) instead of "
+        "reading the values column",
+    )
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
     warmup = args.warmup or max(n // 20, 1000)
     variants = VARIANTS if args.tuned else {"defaults": VARIANTS["defaults"]}
+    reads = "records" if args.records_path else "true"
     print(
         f"bench_sink: {n:,} x {args.size} B in 4 partitions, {args.rounds} rounds per variant, "
-        f"clocks start after {warmup:,} records; {c.machine()}; "
+        f"clocks start after {warmup:,} records; the sink reads "
+        f"{'each SinkRecord' if args.records_path else 'the values column'}; {c.machine()}; "
         f"{time.strftime('%Y-%m-%d %H:%M')}, {load()}"
     )
     from connectrt.broker import EmbeddedBroker
@@ -163,7 +172,9 @@ def main() -> dict[str, float]:
                         raw_rates.append(c.rate(timed, secs))
                         done.append(f"raw {raw_rates[-1]:,.0f} rec/s")
                     else:
-                        timed, secs, metrics = connectrt_consume(bs, n, warmup, f"{r}-{vi}", extra)
+                        timed, secs, metrics = connectrt_consume(
+                            bs, n, warmup, f"{r}-{vi}", extra, reads
+                        )
                         crt_rates.append(c.rate(timed, secs))
                         handle_us = float(metrics["batch_seconds_total"]) / n * 1e6
                         done.append(

@@ -10,8 +10,10 @@
 * :class:`NoopSinkConnector`: ``put()`` only counts, and records the time of the first and of
   the ``expected``-th record (so group join time is excluded from measurements). It reads the
   batch as columns only: with ``read.values=true`` it sums the lengths of ``records.values``
-  (as a consume loop reading each message's value would); with ``warmup.records`` it also
-  records in ``WARMED`` when (and after how many records) the warm-up ended.
+  (as a consume loop reading each message's value would); with ``read.values=records`` it
+  iterates the records instead, as a sink written for Kafka Connect's list does; with
+  ``warmup.records`` it also records in ``WARMED`` when (and after how many records) the
+  warm-up ended.
 
 Progress is published in the module-level ``PROGRESS`` dict (keyed by the ``bench.id``
 setting), since benchmarks run the worker in-process.
@@ -163,6 +165,7 @@ class NoopSinkTask(SinkTask):
         self._id = f"{config.get('bench.id', 'sink')}-{idx}"
         self._progress = progress(self._id, int(config.get("expected", "0")))
         self._read_values = config.get("read.values") == "true"
+        self._read_records = config.get("read.values") == "records"
         self._warmup = int(config.get("warmup.records", "0"))
         self.bytes_read = 0
 
@@ -174,6 +177,8 @@ class NoopSinkTask(SinkTask):
             p.first = time.perf_counter()
         if self._read_values:
             self.bytes_read += sum(map(len, records.values))
+        elif self._read_records:  # as a sink written for Kafka Connect's list does
+            self.bytes_read += sum(len(r.value) for r in records)
         p.count += len(records)
         if self._warmup and p.count >= self._warmup and self._id not in WARMED:
             WARMED[self._id] = (p.count, time.perf_counter())
