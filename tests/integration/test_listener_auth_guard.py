@@ -47,8 +47,10 @@ def secured(
             "schema.registry.topic": f"schemas-{uuid.uuid4().hex[:8]}",
         },
     )
-    yield worker
-    worker.stop()
+    try:
+        yield worker
+    finally:
+        worker.stop()
 
 
 def client_from(url: str, address: str) -> httpx.Client:
