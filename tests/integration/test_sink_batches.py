@@ -110,6 +110,39 @@ def test_a_sink_keeps_changes_and_rereads_records_across_puts(
             assert all(headers[-1:] == ["via"] for _, headers in KEPT[store])
 
 
+def test_a_pattern_subscription_converts_each_topics_records(
+    broker: EmbeddedBroker, unique_name, store: str
+) -> None:
+    """Batches may mix topics (``topics.regex``): keys and values are converted per topic."""
+    prefix = unique_name("multi")
+    for name in ("a", "b"):
+        create_topic(broker.bootstrap_servers, f"{prefix}-{name}", partitions=2)
+        values = {p: [ENVELOPE % f"{name}{p}-{i}".encode() for i in range(60)] for p in range(2)}
+        _produce(broker.bootstrap_servers, f"{prefix}-{name}", values)
+    expected = sorted(f"{t}{p}-{i}+kept" for t in "ab" for p in range(2) for i in range(60))
+    with WorkerHarness(broker.bootstrap_servers) as h:
+        h.start_connector(
+            "multi",
+            {
+                "connector.class": "KeepingSink",
+                "topics.regex": f"{prefix}-(a|b)",
+                "store.id": store,
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "expect.headers": "true",
+            },
+        )
+        h.wait_until(
+            lambda: h.metrics("multi")[0].records_committed >= 240,
+            90,
+            "the sink to commit the 240 records of both topics (the group join included)",
+        )
+        h.wait_until(lambda: len(_kept(store)) == 240, 60, "the kept records to be published")
+    with keeping_sink.LOCK:
+        assert PROBLEMS[store] == []
+    assert sorted(_kept(store)) == expected
+    assert all(columns for _, columns in _puts(store))
+
+
 def _dlq_values(bootstrap: str, topic: str) -> list[tuple[bytes | None, dict[str, str]]]:
     consumer = Consumer(
         {"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex, "enable.partition.eof": True}
