@@ -434,3 +434,100 @@ def test_bad_requests_get_clear_4xx_errors(
     with pytest.raises(SystemExit) as exited:  # argparse: --connector is required
         cli("dlq", "replay")
     assert exited.value.code == 2
+
+
+# -- source connectors ------------------------------------------------------------------------
+def test_source_replay_converts_again_and_produces_to_the_topic(
+    cli: Run, worker: RestWorker, broker: EmbeddedBroker, tmp_path: Path, unique_name
+):
+    """A source's DLQ records are documents of the failed records: the replay runs them
+    through the connector's current transforms (they failed in one) and converters, and
+    produces them to their topic; those that still fail go back with a replay count."""
+    bootstrap = broker.bootstrap_servers
+    name, topic, dlq = unique_name("src"), unique_name("nums"), unique_name("srcdlq")
+    create_topic(bootstrap, topic)
+    data = tmp_path / "in.txt"
+    data.write_text("1\n2\n1.5\nabc\n3\n2.5\ndef\n4\n")
+    config = {
+        "connector.class": "FileStreamSource",
+        "file": str(data),
+        "topic": topic,
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "transforms": "cast",
+        "transforms.cast.type": "org.apache.kafka.connect.transforms.Cast$Value",
+        "transforms.cast.spec": "int32",  # the misconfiguration: the data has decimals
+        **DLQ_SETTINGS,
+        "errors.deadletterqueue.topic.name": dlq,
+    }
+    assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
+    end = len(data.read_bytes())
+    wait_for(
+        lambda: (
+            worker.http.get(f"/connectors/{name}/offsets").json()["offsets"]
+            == [{"partition": {"filename": str(data)}, "offset": {"position": end}}]
+        ),
+        60,
+        "the source to commit the end of its file (4 lines through the DLQ)",
+    )
+    assert [m["value"] for m in messages(bootstrap, topic)] == [b"1", b"2", b"3", b"4"]
+    assert len(messages(bootstrap, dlq)) == 4
+
+    r = worker.http.patch(f"/connectors/{name}/config", json={"transforms.cast.spec": "float64"})
+    assert r.status_code == 200, r.text
+    dry = replay_json(cli, "--connector", name, "--dry-run")
+    assert dry["counts"] == {"read": 4, "replayed": 2, "skipped": 0, "failed_again": 2}
+    assert len(messages(bootstrap, topic)) == 4 and len(messages(bootstrap, dlq)) == 4
+
+    run = replay_json(cli, "--connector", name)
+    assert run["type"] == "source" and run["state"] == "COMPLETED"
+    assert run["counts"] == {"read": 4, "replayed": 2, "skipped": 0, "failed_again": 2}
+    assert run["sink_caught_up"] is None
+    copies = messages(bootstrap, topic)[4:]
+    assert [m["value"] for m in copies] == [b"1.5", b"2.5"]
+    for m in copies:
+        assert m["headers"]["connectrt.replay.count"] == "1"
+        assert m["headers"]["connectrt.errors.1.stage"] == "TRANSFORMATION"
+    back = messages(bootstrap, dlq)[4:]
+    assert [json.loads(m["value"])["value"] for m in back] == ["abc", "def"]
+    for m in back:
+        document, h = json.loads(m["value"]), m["headers"]
+        assert document["stage"] == "TRANSFORMATION" and document["topic"] == topic
+        assert h["connectrt.replay.count"] == "1" and h["connectrt.replay.run"] == run["id"]
+        assert h["__connect.errors.stage"] == "TRANSFORMATION"
+        assert h["__connect.errors.class.name"] == "connectrt.transforms.cast.CastValue"
+    # A second run reads only what came back.
+    again = replay_json(cli, "--connector", name)
+    assert again["counts"] == {"read": 2, "replayed": 0, "skipped": 0, "failed_again": 2}
+
+
+# -- what replay relies on --------------------------------------------------------------------
+def test_a_sink_commits_past_records_that_all_went_to_the_dlq(
+    worker: RestWorker, broker: EmbeddedBroker, tmp_path: Path, unique_name
+):
+    """A batch whose every record fails is committed like any other (as in Kafka): a restart
+    does not consume those records again, so the DLQ holds each once, and a replay cannot
+    deliver one twice."""
+    bootstrap = broker.bootstrap_servers
+    name, topic, dlq = unique_name("sink"), unique_name("allbad"), unique_name("allbaddlq")
+    create_topic(bootstrap, topic)
+    produce(bootstrap, topic, [b"bad%d" % i for i in range(20)])  # none is JSON
+    out = tmp_path / "out.txt"
+    create_sink(
+        worker, name, topic, out, **DLQ_SETTINGS, **{"errors.deadletterqueue.topic.name": dlq}
+    )
+    wait_for(
+        lambda: committed_total(worker, name) == 20,
+        90,
+        "the sink to commit the 20 records it sent to the DLQ (its group join included)",
+    )
+    r = worker.http.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
+    assert r.status_code == 202, r.text
+    ok = b'{"schema":{"type":"string","optional":false},"payload":"ok"}'
+    produce(bootstrap, topic, [ok])  # in order after the 20, in the same partition
+    wait_for(
+        lambda: lines(out) == ["ok"],
+        90,
+        "the restarted sink to write the record after the 20 (its group join included)",
+    )
+    assert len(messages(bootstrap, dlq)) == 20
