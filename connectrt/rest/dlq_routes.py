@@ -67,6 +67,25 @@ def replay_status(status: ReplayStatus) -> dict[str, Any]:
     }
 
 
+_TIMESTAMP = {
+    "anyOf": [
+        {"type": "string", "format": "date-time"},
+        {"type": "integer", "minimum": 0, "description": "epoch milliseconds"},
+        {"type": "null"},
+    ]
+}
+_REQUEST_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "from": _TIMESTAMP,
+        "to": _TIMESTAMP,
+        "dry_run": {"type": "boolean"},
+        "max_replays": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
+    },
+    "additionalProperties": False,
+}
+
+
 def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
     return JSONResponse(content, status_code, headers)
 
@@ -83,7 +102,6 @@ async def _optional_body(request: Request) -> Any:
 
 def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
     """Add the replay routes to ``app`` (the app's error handlers shape the errors)."""
-    replays = herder.dlq
 
     @app.post(
         "/connectors/{connector}/dlq/replay",
@@ -94,10 +112,16 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
             "ISO-8601 or epoch milliseconds, selecting `from <= timestamp < to`. Starts a run "
             "and answers with its status; follow it with GET."
         ),
+        openapi_extra={
+            "requestBody": {
+                "required": False,
+                "content": {"application/json": {"schema": _REQUEST_SCHEMA}},
+            }
+        },
     )
     async def start_replay(connector: str, request: Request) -> Response:
         wanted = replay_request(await _optional_body(request))
-        status = await run_in_threadpool(replays.start, connector, wanted)
+        status = await run_in_threadpool(herder.dlq.start, connector, wanted)
         location = f"/connectors/{quote(connector, safe='')}/dlq/replay"
         return _json(replay_status(status), 202, {"Location": location})
 
@@ -106,7 +130,7 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
         summary="connectrt: progress of the latest dead letter queue replay",
     )
     def replay_progress(connector: str) -> Any:
-        return replay_status(replays.status(connector))
+        return replay_status(herder.dlq.status(connector))
 
     @app.delete(
         "/connectors/{connector}/dlq/replay",
@@ -114,4 +138,4 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
         summary="connectrt: cancel the running dead letter queue replay",
     )
     def cancel_replay(connector: str) -> Response:
-        return _json(replay_status(replays.cancel(connector)), 202)
+        return _json(replay_status(herder.dlq.cancel(connector)), 202)

@@ -47,12 +47,15 @@ def replay_group(connector: str) -> str:
     return f"connectrt-dlq-replay-{connector}"
 
 
+_MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z, the last instant ISO-8601 can write
+
+
 def _timestamp_ms(name: str, value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_MS:
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdigit() and int(value.strip()) <= _MAX_MS:
         return int(value.strip())
     if isinstance(value, str) and value.strip():
         try:
@@ -62,7 +65,8 @@ def _timestamp_ms(name: str, value: Any) -> int | None:
         else:
             if when.tzinfo is None:
                 when = when.replace(tzinfo=UTC)
-            return int(when.timestamp() * 1000)
+            # Kafka timestamps start at the epoch: an earlier time selects from the first.
+            return min(max(0, int(when.timestamp() * 1000)), _MAX_MS)
     raise BadRequestError(
         f"Invalid '{name}' timestamp {value!r}: expected an ISO-8601 date-time (e.g. "
         "2026-11-22T10:00:00Z; UTC when no offset is given) or epoch milliseconds"

@@ -176,6 +176,8 @@ def test_replay_requests():
     assert replay_request({"from": "2026-11-22T11:00:00+01:00"}).from_ms == ten
     assert replay_request({"from": "2026-11-22T10:00:00"}).from_ms == ten  # UTC if no offset
     assert replay_request({"to": str(ten)}).to_ms == ten
+    assert replay_request({"from": "1960-01-01T00:00:00Z"}).from_ms == 0  # before any record
+    assert replay_request({"to": "9999-12-31T23:59:59.999+00:00"}).to_ms == 253402300799999
 
 
 @pytest.mark.parametrize(
@@ -185,6 +187,7 @@ def test_replay_requests():
         ({"from": "yesterday"}, "Invalid 'from' timestamp 'yesterday'"),
         ({"to": -1}, "Invalid 'to' timestamp -1"),
         ({"to": True}, "Invalid 'to' timestamp True"),
+        ({"to": 253402300800000}, "Invalid 'to' timestamp 253402300800000"),
         ({"from": 5, "to": 5}, "'from' (5) must be before 'to' (5)"),
         ({"dry_run": 1}, "'dry_run' must be true or false"),
         ({"max_replays": 0}, "'max_replays' must be a positive integer"),
