@@ -166,14 +166,23 @@ class ReplayRun:
             self._close()
 
     def _close(self) -> None:
-        if self._source is not None:
-            self._source.close()
-        if self._producer is not None:
-            self._producer.close()
-        if self._watch is not None:
-            self._watch.close()
-        if self._consumer is not None:
-            self._consumer.close()
+        """Release the clients (the finished run is kept for its status: no connection may
+        outlive it)."""
+        source, producer, watch, consumer = (
+            self._source,
+            self._producer,
+            self._watch,
+            self._consumer,
+        )
+        self._source = self._producer = self._watch = self._consumer = None
+        if source is not None:
+            source.close()
+        if producer is not None:
+            producer.close()
+        if watch is not None:
+            watch.close()
+        if consumer is not None:
+            consumer.close()
 
     # -- reading the DLQ -----------------------------------------------------------------------
     def _replay(self) -> None:
