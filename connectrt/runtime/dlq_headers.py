@@ -64,9 +64,11 @@ def context_headers(
     stage: str,
     class_name: str,
     error: BaseException,
+    stacktrace: str | None = None,
 ) -> RawHeaders:
     """Kafka Connect's ``__connect.errors.*`` headers for one failure (absent values are
-    left out, as Kafka does)."""
+    left out, as Kafka does). ``stacktrace`` is the error's, rendered already (by default
+    rendered here from the error)."""
     context = {
         "topic": topic,
         "partition": partition,
@@ -77,7 +79,7 @@ def context_headers(
         "class.name": class_name,
         "exception.class.name": class_path(error),
         "exception.message": str(error),
-        "exception.stacktrace": "".join(traceback.format_exception(error)),
+        "exception.stacktrace": stacktrace or "".join(traceback.format_exception(error)),
     }
     return [(CONTEXT_PREFIX + k, str(v).encode()) for k, v in context.items() if v is not None]
 

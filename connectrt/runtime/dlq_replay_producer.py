@@ -97,6 +97,7 @@ class ReplayProducer:
         stage: str,
         class_name: str,
         error: BaseException,
+        stacktrace: str | None = None,
     ) -> RawHeaders:
         """The ``__connect.errors.*`` headers of a failure in this run (none when the
         connector does not enable them)."""
@@ -111,6 +112,7 @@ class ReplayProducer:
             stage=stage,
             class_name=class_name,
             error=error,
+            stacktrace=stacktrace,
         )
 
     def refused(

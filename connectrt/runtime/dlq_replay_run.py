@@ -338,6 +338,7 @@ class ReplayRun:
                 failure.stage,
                 failure.class_name,
                 failure.error,
+                failure.trace,
             )
             document = source_record_document(record, failure.stage)
             producer.write_back(None, document, replay_headers + context, record.timestamp)

@@ -15,6 +15,7 @@ releases the transforms.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,13 +46,29 @@ class Encoded:
 
 @dataclass(frozen=True)
 class ReplayFailure:
-    """A record that failed again: the stage, the failing class, the error, and the record as
-    it was at that stage (what goes back to the DLQ)."""
+    """A record that failed again: the stage, the failing class, the error and its rendered
+    stack trace, and the record as it was at that stage (what goes back to the DLQ)."""
 
     stage: str
     class_name: str
     error: BaseException
     record: SourceRecord
+    trace: str
+
+    @classmethod
+    def of(
+        cls, stage: str, class_name: str, error: BaseException, record: SourceRecord
+    ) -> ReplayFailure:
+        """The failure with ``error``'s trace rendered and its traceback dropped: the frames
+        it holds would keep the replay run's clients alive until a garbage collection."""
+        trace = "".join(traceback.format_exception(error))
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:  # the causes hold frames too
+            seen.add(id(current))
+            current.__traceback__ = None
+            current = current.__cause__ or current.__context__
+        return cls(stage, class_name, error, record, trace)
 
 
 class SourceRecordReplayer:
@@ -96,7 +113,7 @@ class SourceRecordReplayer:
                 records = self._transforms.apply(record)
             except Exception as e:
                 name = failed_transformation(e) or class_path(self._transforms)
-                return [], [ReplayFailure(TaskStage.TRANSFORMATION, name, e, record)]
+                return [], [ReplayFailure.of(TaskStage.TRANSFORMATION, name, e, record)]
         encoded: list[Encoded] = []
         failures: list[ReplayFailure] = []
         for r in records:
@@ -123,5 +140,5 @@ class SourceRecordReplayer:
                 for h in record.headers or ()
             ]
         except Exception as e:
-            return ReplayFailure(stage, class_path(converter), e, record)
+            return ReplayFailure.of(stage, class_path(converter), e, record)
         return Encoded(topic, record.kafka_partition, key, value, headers, record.timestamp, record)

@@ -256,6 +256,9 @@ def test_a_record_that_failed_in_a_transform_runs_through_the_transforms_again()
     assert failure.stage == TaskStage.TRANSFORMATION
     assert failure.class_name == "connectrt.transforms.cast.CastValue"
     assert failure.record.value == "abc"  # the record as it was before the transforms
+    # The trace is kept as text; the frames are let go (they would hold the run's clients).
+    assert "Traceback" in failure.trace and "CastValue" in failure.trace
+    assert failure.error.__traceback__ is None
 
 
 def test_a_record_that_failed_in_a_converter_is_not_transformed_twice():
