@@ -280,6 +280,36 @@ class ConnectClient:
         answer = self.request("POST", f"/connectors/{_seg(name)}/offsets/reset", json=body)
         return cast(list[OffsetEntry], answer.get("offsets", []))
 
+    # -- dead letter queue replay (a connectrt extension) --------------------------------------
+    def dlq_replay(
+        self,
+        name: str,
+        from_: datetime | str | int | None = None,
+        to: datetime | str | int | None = None,
+        dry_run: bool = False,
+        max_replays: int | None = None,
+    ) -> dict[str, Any]:
+        """Start replaying connector ``name``'s dead letter queue (records with ``from_ <=
+        timestamp < to``; ISO-8601, a datetime or epoch ms). Returns the run's status."""
+        body: dict[str, Any] = {"dry_run": dry_run}
+        for key, value in (("from", from_), ("to", to)):
+            if value is not None:
+                body[key] = value.isoformat() if isinstance(value, datetime) else value
+        if max_replays is not None:
+            body["max_replays"] = max_replays
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("POST", path, json=body))
+
+    def dlq_replay_status(self, name: str) -> dict[str, Any]:
+        """The latest replay run of connector ``name``: state, counts, partitions."""
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("GET", path))
+
+    def cancel_dlq_replay(self, name: str) -> dict[str, Any]:
+        """Cancel connector ``name``'s running replay (after the batch in hand)."""
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("DELETE", path))
+
     # -- plugins -------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
         params = {"connectorsOnly": "true" if connectors_only else "false"}

@@ -29,6 +29,7 @@ from connectrt.errors import (
     NotFoundError,
 )
 from connectrt.rest import wire
+from connectrt.rest.dlq_routes import add_dlq_routes
 from connectrt.rest.metrics import render_prometheus
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
@@ -366,4 +367,5 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _JSON(changed)
 
+    add_dlq_routes(app, herder)  # connectrt: dead letter queue replay
     return app

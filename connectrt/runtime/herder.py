@@ -11,7 +11,8 @@ The rest of what operators ask is answered by collaborators it builds and expose
 (:class:`~connectrt.runtime.connector_topics.ConnectorTopics`), ``plugins``
 (:class:`~connectrt.runtime.connector_plugins.ConnectorPlugins`), ``loggers``
 (:class:`~connectrt.runtime.logger_levels.LoggerLevels`) and ``overview``
-(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics).
+(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics)
+and ``dlq`` (:class:`~connectrt.runtime.dlq_replays.DlqReplays`: dead letter queue replays).
 
 Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
 once and :meth:`Herder.stop` once. Threading: every public method may be called from any
@@ -40,6 +41,7 @@ from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, 
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
 from connectrt.runtime.connector_topics import ConnectorTopics
+from connectrt.runtime.dlq_replays import DlqReplays
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
@@ -97,6 +99,15 @@ class Herder:
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
         self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
+        self.dlq = DlqReplays(
+            worker_config,
+            registry,
+            worker.policy,
+            offset_admin,
+            self.require,
+            self.connector_type,
+            worker.resolved_config,
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(
@@ -140,6 +151,7 @@ class Herder:
     def stop(self) -> None:
         """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
+        self.dlq.close()
         try:
             self.worker.stop()
         finally:
