@@ -85,7 +85,7 @@ class Worker:
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
-        self.policy = OverridePolicy(config["connector.client.config.override.policy"])
+        self.policy = OverridePolicy.from_worker_config(config)
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()

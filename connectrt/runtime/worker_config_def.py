@@ -10,6 +10,7 @@ across threads. The parsed, typed form is :class:`connectrt.runtime.worker_confi
 from __future__ import annotations
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.runtime.clients import check_allowlist, check_policy_name
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
@@ -375,9 +376,22 @@ WORKER_CONFIG_DEF = (
         "connector.client.config.override.policy",
         ConfigType.STRING,
         "All",
-        ValidString.of("All", "None", "Principal"),
+        check_policy_name,
         Importance.MEDIUM,
-        "Which producer/consumer/admin.override.* keys connectors may set.",
+        "Which producer/consumer/admin.override.* keys connectors may set: 'All' (any), "
+        "'None' (none), 'Principal' (sasl.jaas.config, sasl.mechanism, security.protocol; "
+        "deprecated) or 'Allowlist' (KIP-1188: those in "
+        "connector.client.config.override.allowlist; Kafka's default from 5.0). Kafka's policy "
+        "class names are accepted too.",
+    )
+    .define(
+        "connector.client.config.override.allowlist",
+        ConfigType.LIST,
+        "",
+        check_allowlist,
+        Importance.MEDIUM,
+        "With the Allowlist policy: the client settings (without the producer.override. etc. "
+        "prefix, e.g. linger.ms) connectors may override. Empty: none.",
     )
     .define(
         "topic.creation.enable",
