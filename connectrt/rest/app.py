@@ -137,9 +137,9 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.overview.health()
-        code = 200 if status == "healthy" else 503
-        return _JSON({"status": status, "message": message}, status_code=code)
+        report = herder.overview.health()  # 200 healthy, 503 starting, 500 unhealthy
+        body = {"status": report.status, "message": report.message}
+        return _JSON(body, status_code=report.http_status)
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics() -> Response:

@@ -28,7 +28,8 @@ import dataclasses
 import logging
 import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from connectrt.api.config import ConfigDef
@@ -48,6 +49,7 @@ from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.validation_report import written_text
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_health import HerderStages, WorkerHealth
 from connectrt.runtime.worker_overview import WorkerOverview
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,11 @@ class Herder:
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
-        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
+        self.stages = HerderStages()
+        self.health = WorkerHealth.for_worker(
+            self._ready, self._lock, self.stages, worker, offset_admin.probe, guard
+        )
+        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self.health)
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(
@@ -107,15 +113,18 @@ class Herder:
         """Read the stores, start the worker and every stored connector in its target state,
         then the ``initial`` connectors (standalone command-line files). With ``ready=False``
         the caller reports readiness itself (:meth:`mark_ready`) once its own parts run."""
-        self.config_store.start()
-        self.status_store.start()
+        with self.stages.stage("reading the config and status topics"):
+            self.config_store.start()
+            self.status_store.start()
         if self.guard is not None:
-            self.guard.acquire()
+            with self.stages.stage("checking that no other worker uses the config topic"):
+                self.guard.acquire()
         self.worker.status.add_listener(self._on_status)
         self.worker.start()
         snapshot = self.config_store.snapshot()
         for name, config in snapshot.connectors.items():
-            self._start_stored(name, dict(config), snapshot.target_state(name))
+            with self.stages.stage(f"starting stored connector {name}"):
+                self._start_stored(name, dict(config), snapshot.target_state(name))
         for name, config, initial_state in initial:
             if name in self.worker.connectors():
                 self.put_connector_config(name, config)
@@ -150,6 +159,12 @@ class Herder:
                     store.stop()
                 except Exception:
                     log.exception("Error stopping %s", type(store).__name__)
+
+    @contextmanager
+    def _operation(self, description: str) -> Iterator[None]:
+        """Hold the mutation lock while doing ``description`` (shown by unhealthy /health)."""
+        with self._lock, self.stages.stage(description):
+            yield
 
     @property
     def ready(self) -> bool:
@@ -295,7 +310,7 @@ class Herder:
             if target_or_none is None:
                 raise BadRequestError(f"Invalid initial state: {initial_state}")
             target = target_or_none
-        with self._lock:
+        with self._operation(f"creating connector {name}"):
             if name in self.worker.connectors():
                 raise AlreadyExistsError(f"Connector {name} already exists")
             config = self._validated(name, self.secrets.merge_hidden(config, {}))
@@ -309,7 +324,7 @@ class Herder:
         self, name: str, config: Mapping[str, str]
     ) -> tuple[bool, ConnectorInfo]:
         """Create or replace; returns ``(created, info)``. ``[hidden]`` keeps stored secrets."""
-        with self._lock:
+        with self._operation(f"writing the config of connector {name}"):
             exists = name in self.worker.connectors()
             if not exists:
                 return True, self.create_connector(name, config)
@@ -321,7 +336,7 @@ class Herder:
         return False, self.connector_info(name)
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
-        with self._lock:
+        with self._operation(f"patching the config of connector {name}"):
             self.require(name)
             stored = self.worker.connector_config(name)
             updated: dict[str, str | None] = dict(stored)
@@ -336,7 +351,7 @@ class Herder:
 
     def delete_connector(self, name: str) -> None:
         """Remove the config, stop the connector, and forget its active topics."""
-        with self._lock:
+        with self._operation(f"deleting connector {name}"):
             self.require(name)
             self.config_store.remove_connector(name)
             self.worker.delete_connector(name)
@@ -349,30 +364,30 @@ class Herder:
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Store ``target`` for connector ``name``, then apply it (the caller checked that the
         connector exists)."""
-        with self._lock:
+        with self._operation(f"changing the target state of connector {name} to {target.value}"):
             self.config_store.put_target_state(name, target)
             self.worker.set_target_state(name, target)
 
     def pause(self, name: str) -> None:
-        with self._lock:
+        with self._operation(f"pausing connector {name}"):
             self.require(name)
             self.set_target_state(name, TargetState.PAUSED)
 
     def resume(self, name: str) -> None:
-        with self._lock:
+        with self._operation(f"resuming connector {name}"):
             self.require(name)
             self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
         """The STOPPED target state: tasks stop and their stored configs are dropped."""
-        with self._lock:
+        with self._operation(f"stopping connector {name}"):
             self.require(name)
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED)
             self.worker.set_target_state(name, TargetState.STOPPED)
 
     def restart_task(self, name: str, task: int) -> None:
-        with self._lock:
+        with self._operation(f"restarting task {name}-{task}"):
             self.require(name)
             if task < 0 or task >= len(self.worker.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
@@ -383,7 +398,7 @@ class Herder:
     ) -> ConnectorStateInfo | None:
         """Kafka's restart: plain (connector only, returns None) or with flags, returning the
         plan, in which every instance that will restart shows RESTARTING."""
-        with self._lock:
+        with self._operation(f"restarting connector {name}"):
             self.require(name)
             if not include_tasks and not only_failed:
                 self.worker.restart_connector_instance(name)

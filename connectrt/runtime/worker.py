@@ -417,6 +417,11 @@ class Worker:
                 self.status.put(name, None, State.FAILED, trace)
 
     # -- observation ---------------------------------------------------------------------------
+    def reconfiguration_running(self) -> bool:
+        """Whether the thread that applies ``request_task_reconfiguration()`` runs (health)."""
+        thread = self._reconfig_thread
+        return not self._started or (thread is not None and thread.is_alive())
+
     def task_metrics(self) -> list[TaskMetrics]:
         with self._lock:
             return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
