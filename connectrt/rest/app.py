@@ -182,7 +182,10 @@ def create_app(herder: Herder) -> FastAPI:
         initial = body.get("initial_state")
         if initial is not None and not isinstance(initial, str):
             raise BadRequestError("initial_state must be a string")
-        info = await run_in_threadpool(herder.create_connector, name.strip(), config, initial)
+        offsets = body.get("initial_offsets")  # KIP-995; checked like a KIP-875 PATCH body
+        info = await run_in_threadpool(
+            herder.create_connector, name.strip(), config, initial, offsets
+        )
         return _JSON(
             wire.connector_info(info),
             status_code=201,

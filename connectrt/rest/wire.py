@@ -20,12 +20,15 @@ __all__ = [
 
 
 def connector_info(info: ConnectorInfo) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "name": info.name,
         "config": info.config,
         "tasks": [{"connector": info.name, "task": t} for t in info.tasks],
         "type": info.type,
     }
+    if info.offsets_status is not None:  # KIP-995: only answering a create with offsets
+        out["offsets_status"] = {"message": info.offsets_status}
+    return out
 
 
 def _state(info: StateInfo) -> dict[str, Any]:

@@ -13,12 +13,16 @@ __all__ = ["ConnectorInfo", "ConnectorStateInfo", "StateInfo"]
 
 @dataclass(frozen=True)
 class ConnectorInfo:
-    """A connector's name, config (secrets masked), task ids and type (source/sink/unknown)."""
+    """A connector's name, config (secrets masked), task ids and type (source/sink/unknown).
+
+    ``offsets_status`` is set only in the answer to a create with initial offsets (KIP-995):
+    the KIP-875 message about them."""
 
     name: str
     config: dict[str, str]  # secrets masked
     tasks: list[int]
     type: str
+    offsets_status: str | None = None
 
 
 @dataclass(frozen=True)
