@@ -24,6 +24,7 @@ from connectrt.runtime.clients import (
 )
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
 from connectrt.runtime.sink_runner import SinkTaskRunner
@@ -86,6 +87,7 @@ class RunnerFactory:
     offset_store: OffsetStore
     status: StatusBoard
     on_topic: Callable[[str, str, int], None]
+    plugin_metrics: PluginMetricsRegistry | None = None  # KIP-877; None: not published
 
     def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         """The ``kind`` converter of a connector, the worker's one unless the config names one."""
@@ -119,6 +121,13 @@ class RunnerFactory:
         if resolved.get("transforms", "").strip():
             transforms = TransformationChain(resolved, self.plugins.transform_class)
         errors = self._error_handler(task_id, resolved)
+        plugin_metrics = (self.plugin_metrics or PluginMetricsRegistry()).task(
+            task_id.connector, task_id.task
+        )
+        plugin_metrics.monitor_all(
+            {"key": converters.key, "value": converters.value, "header": converters.header},
+            transforms.stages if transforms is not None else (),
+        )
         wc = self.config
         if isinstance(task, SourceTask):
             source = SourceRunnerSettings(
@@ -141,7 +150,7 @@ class RunnerFactory:
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
                 topic_creator=self._topic_creator(task_id, resolved),
             )
-            return SourceTaskRunner(task_id, task, source)
+            return plugin_metrics.bind(SourceTaskRunner(task_id, task, source))
         if isinstance(task, SinkTask):
             sink = SinkRunnerSettings(
                 task_config=task_config,
@@ -162,7 +171,7 @@ class RunnerFactory:
                 ),
                 max_poll_records=max_poll_records(wc.originals, resolved),
             )
-            return SinkTaskRunner(task_id, task, sink)
+            return plugin_metrics.bind(SinkTaskRunner(task_id, task, sink))
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
     def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:

@@ -26,43 +26,25 @@ import threading
 import traceback
 from collections.abc import Mapping
 
-from connectrt.api.connector import SinkConnectorContext, SourceConnectorContext
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.runtime.worker_connector import WorkerConnector
+from connectrt.runtime.worker_connector import WorkerConnector, WorkerConnectorContext
 from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Worker"]
-
-
-class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
-    def __init__(self, worker: Worker, name: str) -> None:
-        self._worker = worker
-        self._name = name
-
-    def request_task_reconfiguration(self) -> None:
-        self._worker._reconfig_queue.put(self._name)
-
-    def raise_error(self, error: BaseException) -> None:
-        trace = "".join(traceback.format_exception(error))
-        self._worker.status.put(self._name, None, State.FAILED, trace)
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
-        return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
 class Worker:
@@ -86,6 +68,7 @@ class Worker:
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
         self.policy = OverridePolicy.from_worker_config(config)
+        self.plugin_metrics = PluginMetricsRegistry()  # KIP-877: the plugins' own metrics
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
@@ -191,7 +174,16 @@ class Worker:
             state.resolved = self.hooks.resolve(state.config)
             cls = self.plugins.connector_class(state.config["connector.class"])
             connector = cls()
-            connector.initialize(_ConnectorContext(self, state.name))
+            state.plugin_metrics = self.plugin_metrics.connector(state.name)
+            connector.initialize(
+                WorkerConnectorContext(
+                    state.name,
+                    self._reconfig_queue.put,
+                    self.status,
+                    self.offset_store,
+                    state.plugin_metrics,
+                )
+            )
             state.connector = connector
             connector.start(state.resolved)
             changed = state.generate_task_configs()
@@ -294,6 +286,7 @@ class Worker:
             self.offset_store,
             self.status,
             self.hooks.on_topic,
+            self.plugin_metrics,
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:

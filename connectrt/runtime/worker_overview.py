@@ -60,8 +60,8 @@ class WorkerOverview:
         return self._health.check()
 
     def metrics_snapshot(self) -> dict[str, Any]:
-        """Connector and task states, per-task counters and uptime (rendered by the REST
-        layer in Prometheus' text format)."""
+        """Connector and task states, per-task counters, the plugins' own metrics (KIP-877)
+        and uptime (rendered by the REST layer in Prometheus' text format)."""
         board = self._worker.status
         connectors = {}
         for name in self._worker.connectors():
@@ -74,5 +74,6 @@ class WorkerOverview:
         return {
             "connectors": connectors,
             "tasks": [m.snapshot() for m in self._worker.task_metrics()],
+            "plugins": self._worker.plugin_metrics.snapshot(),
             "uptime_seconds": time.time() - self.started_at,
         }
