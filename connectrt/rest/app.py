@@ -339,8 +339,9 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
+    def plugin_config(plugin: str, version: str | None = None) -> Any:
+        # ?version= (KIP-891): a version or range of the installed plugin; default the newest
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:

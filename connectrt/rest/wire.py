@@ -35,6 +35,8 @@ def _state(info: StateInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"state": info.state, "worker_id": info.worker_id}
     if info.trace:
         out["trace"] = info.trace
+    if info.version is not None:
+        out["version"] = info.version  # KIP-891: left out when undefined, as in Kafka
     if info.restarts:
         out["restarts"] = info.restarts  # connectrt: automatic restarts so far
     return out

@@ -33,6 +33,7 @@ class StateInfo:
     worker_id: str
     trace: str | None = None
     restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
+    version: str | None = None  # the plugin version running (KIP-891); None: undefined
 
 
 @dataclass(frozen=True)

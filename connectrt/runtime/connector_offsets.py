@@ -109,7 +109,9 @@ class ConnectorOffsets:
 
     def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
         raw = self._worker.connector_config(name)
-        cls = self._registry.connector_class(raw["connector.class"])
+        cls = self._registry.connector_class(
+            raw["connector.class"], raw.get("connector.plugin.version")
+        )
         return cls(), self._control.resolve(raw)
 
     def alter(self, name: str, offsets: Any) -> str:

@@ -89,13 +89,16 @@ class ConnectorViews:
         definition = self.definition(raw)
         return [(i, self.secrets.mask_task_config(tc, definition)) for i, tc in enumerate(configs)]
 
-    def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
+    def _state_info(
+        self, status: Status | None, restarts: int = 0, version: str | None = None
+    ) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
         trace = self.secrets.redact(status.trace) if status.trace else status.trace
-        return StateInfo(status.state.value, status.worker_id, trace, restarts)
+        return StateInfo(status.state.value, status.worker_id, trace, restarts, version)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
+        """The connector's and its tasks' states, with the versions running (KIP-891)."""
         self.require(name)
         board = self.worker.status
         connector = board.connector(name)
@@ -103,13 +106,14 @@ class ConnectorViews:
             raise NotFoundError(f"No status found for connector {name}")
         count = len(self.worker.task_configs(name))
         restarts = self.worker.restart_counts(name)
+        version, task_version = self.worker.versions(name)
         tasks = [
-            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0)))
+            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0), task_version))
             for t in board.tasks(name)
             if (t.task or 0) < count
         ]
         return ConnectorStateInfo(
-            name, self._state_info(connector), tasks, self.connector_type(name)
+            name, self._state_info(connector, 0, version), tasks, self.connector_type(name)
         )
 
     def task_status(self, name: str, task: int) -> StateInfo:
@@ -117,4 +121,5 @@ class ConnectorViews:
         status = self.worker.status.task(name, task)
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
-        return self._state_info(status, self.worker.restart_counts(name).get(task, 0))
+        task_version = self.worker.versions(name)[1]
+        return self._state_info(status, self.worker.restart_counts(name).get(task, 0), task_version)

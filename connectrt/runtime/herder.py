@@ -44,6 +44,7 @@ from connectrt.runtime.connector_views import ConnectorViews, connector_kind
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.validation_report import written_text
@@ -94,7 +95,11 @@ class Herder(ConnectorViews):
         self._ready = threading.Event()
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(
-            registry, worker.policy, self.secrets.resolve, self.secrets.redact
+            registry,
+            worker.policy,
+            self.secrets.resolve,
+            self.secrets.redact,
+            worker_converters(worker_config),
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -203,7 +208,9 @@ class Herder(ConnectorViews):
                 f"Connector config {self.masked(config)} contains no connector type"
             )
         resolved = self.resolve(config)
-        result = validate_connector_config(resolved, self.registry, self.worker.policy)
+        result = validate_connector_config(
+            resolved, self.registry, self.worker.policy, worker_converters(self.config)
+        )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()
         ]
@@ -245,7 +252,11 @@ class Herder(ConnectorViews):
                 )
                 self.worker.start_connector(name, config, target, validate=False)
                 return self.connector_info(name)
-            kind = connector_kind(self.registry.connector_class(config["connector.class"]))
+            kind = connector_kind(
+                self.registry.connector_class(
+                    config["connector.class"], config.get(CONNECTOR_VERSION)
+                )
+            )
             write_offsets = self.offsets.initial(name, kind, initial_offsets)
             self.config_store.put_connector_config(name, config, TargetState.STOPPED)
             self.worker.start_connector(name, config, TargetState.STOPPED, validate=False)

@@ -48,18 +48,29 @@ def create_converter(
     """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
 
     ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
+    ``defaults()``: the class name and settings to use otherwise (the worker's). The
+    installed version used is the one ``<kind>.converter.plugin.version`` asks for (KIP-891).
+    Used by the worker and the Spark bridge.
     """
     key = f"{kind}.converter"
+    # KIP-891: <kind>.converter.plugin.version picks the version; the worker's applies to the
+    # worker's converter unless the connector sets one. It is not a converter setting.
+    version = config.get(f"{key}.plugin.version")
     if config.get(key):
         class_name = str(config[key])
         prefix = key + "."
         cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        cfg.pop("plugin.version", None)
     else:
         class_name, default_config = defaults()
         cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+        worker_version = cfg.pop("plugin.version", None)
+        version = version if version is not None else worker_version
+    cls = plugins.load_class(
+        class_name,
+        "HeaderConverter" if kind == "header" else "Converter",
+        None if version is None else str(version),
+    )
     conv = cls()
     if kind == "header":
         conv.configure(cfg)

@@ -31,7 +31,9 @@ from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_loading import class_version, instance_version
 from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
@@ -122,6 +124,11 @@ class Worker:
     def connector_type(self, name: str) -> str:
         return self._get(name).connector_type
 
+    def versions(self, name: str) -> tuple[str | None, str | None]:
+        """The running connector's version and its tasks' (None: undefined or not running)."""
+        state = self._get(name)
+        return state.version, state.task_version
+
     def _get(self, name: str) -> WorkerConnector:
         with self._lock:
             state = self._connectors.get(name)
@@ -130,7 +137,7 @@ class Worker:
         return state
 
     def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(config, self.plugins, self.policy)
+        check_connector_config(config, self.plugins, self.policy, worker_converters(self.config))
 
     def start_connector(
         self,
@@ -147,7 +154,12 @@ class Worker:
         config = dict(config)
         config.setdefault("name", name)
         if validate:
-            check_connector_config(self.hooks.resolve(config), self.plugins, self.policy)
+            check_connector_config(
+                self.hooks.resolve(config),
+                self.plugins,
+                self.policy,
+                worker_converters(self.config),
+            )
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
@@ -172,8 +184,11 @@ class Worker:
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
             state.resolved = self.hooks.resolve(state.config)
-            cls = self.plugins.connector_class(state.config["connector.class"])
+            cls = self.plugins.connector_class(
+                state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
+            )
             connector = cls()
+            state.version, state.task_version = instance_version(connector), None
             state.plugin_metrics = self.plugin_metrics.connector(state.name)
             connector.initialize(
                 WorkerConnectorContext(
@@ -186,6 +201,7 @@ class Worker:
             )
             state.connector = connector
             connector.start(state.resolved)
+            state.task_version = class_version(connector.task_class())
             changed = state.generate_task_configs()
         except Exception:
             trace = traceback.format_exc()

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
 from connectrt.runtime.clients import check_allowlist, check_policy_name
+from connectrt.runtime.plugin_version_config import WORKER_VERSION_CONFIG_DEF
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
-WORKER_CONFIG_DEF = (
+_WORKER_KEYS = (
     ConfigDef()
     .define(
         "bootstrap.servers",
@@ -402,3 +403,5 @@ WORKER_CONFIG_DEF = (
         "Allow source connectors to create topics with topic.creation.* settings.",
     )
 )
+
+WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions

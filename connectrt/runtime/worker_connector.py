@@ -83,6 +83,8 @@ class WorkerConnector:
     resolved: dict[str, str] = field(default_factory=dict)
     runners: dict[int, TaskHandle] = field(default_factory=dict)
     plugin_metrics: PluginMetricsImpl | None = None  # the Connector object's (KIP-877)
+    version: str | None = None  # the running Connector's version() (KIP-891)
+    task_version: str | None = None  # its task class's version()
 
     @property
     def connector_type(self) -> str:
