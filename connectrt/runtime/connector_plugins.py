@@ -7,6 +7,7 @@ without a running connector: answers come from the plugin classes found by the
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,6 +21,7 @@ from connectrt.runtime.connector_config import (
     validate_connector_config,
 )
 from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION
 from connectrt.runtime.plugins import (
     PluginDesc,
     PluginRegistry,
@@ -115,7 +117,12 @@ class ConnectorPlugins:
         cls = desc.load()
         if desc.type in ("source", "sink"):
             definition = framework_def_for(cls).merge(cls().config_def())
-            return list(definition.keys.values())
+            keys = list(definition.keys.values())
+            # As Kafka's enriched definition: the version described is the default.
+            return [
+                dataclasses.replace(k, default=desc.version()) if k.name == CONNECTOR_VERSION else k
+                for k in keys
+            ]
         return list(_plugin_config_def(cls).keys.values())
 
     def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:

@@ -88,8 +88,9 @@ def test_connector_plugins_lists_every_installed_version(worker: RestWorker):
     for v in ("1.0.0", "2.0.0"):
         r = worker.http.get(f"/connector-plugins/{SOURCE}/config", params={"version": v})
         assert r.status_code == 200
-        names = {k["name"] for k in r.json()}
-        assert f"only.in.{v[0]}" in names and "connector.plugin.version" in names
+        keys = {k["name"]: k for k in r.json()}
+        assert f"only.in.{v[0]}" in keys
+        assert keys["connector.plugin.version"]["default_value"] == v
     newest = {k["name"] for k in worker.http.get(f"/connector-plugins/{SOURCE}/config").json()}
     assert "only.in.2" in newest and "only.in.1" not in newest
     missing = worker.http.get(f"/connector-plugins/{SOURCE}/config", params={"version": "9.0"})
