@@ -47,6 +47,7 @@ class ConnectorInfo(TypedDict):
     config: dict[str, str]
     tasks: list[TaskId]
     type: str
+    offsets_status: NotRequired[dict[str, str]]  # only answering a create with initial offsets
 
 
 class StateInfo(TypedDict):
@@ -180,11 +181,20 @@ class ConnectClient:
         return cast(dict[str, str], self.request("GET", f"/connectors/{_seg(name)}/config"))
 
     def create(
-        self, name: str, config: Mapping[str, str], initial_state: str | None = None
+        self,
+        name: str,
+        config: Mapping[str, str],
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
     ) -> ConnectorInfo:
+        """Create a connector; ``initial_offsets`` (KIP-995, the offsets API's
+        ``[{"partition": ..., "offset": ...}]``) set where it starts, and the answer then has
+        ``offsets_status``."""
         body: dict[str, Any] = {"name": name, "config": dict(config)}
         if initial_state is not None:
             body["initial_state"] = initial_state
+        if initial_offsets is not None:
+            body["initial_offsets"] = initial_offsets
         return cast(ConnectorInfo, self.request("POST", "/connectors", json=body))
 
     def put_config(self, name: str, config: Mapping[str, str]) -> ConnectorInfo:
