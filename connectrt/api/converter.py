@@ -104,6 +104,10 @@ class Converter(ABC):
     def close(self) -> None:
         """Release resources. The default does nothing."""
 
+    def version(self) -> str:
+        """The plugin's version (``/connector-plugins``, ``*.converter.plugin.version``)."""
+        return "unknown"
+
 
 class HeaderConverter(ABC):
     """Converts single header values between Connect data and bytes."""
@@ -130,3 +134,7 @@ class HeaderConverter(ABC):
 
     def close(self) -> None:
         """Release resources. The default does nothing."""
+
+    def version(self) -> str:
+        """The plugin's version (``/connector-plugins``, ``header.converter.plugin.version``)."""
+        return "unknown"

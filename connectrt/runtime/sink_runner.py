@@ -18,8 +18,8 @@ transformations it is built from the consumed messages as columns
 converted per batch); with transformations, or when a converter fails on a message of the
 batch, the batch's messages are converted one by one into records (the failing ones through
 the error policy: retried, tolerated, sent to the dead letter queue with their original
-bytes) and the batch holds those records. Once ``put()`` took a batch, the offsets advance,
-per partition, to after its last consumed message, delivered or skipped.
+bytes) and the batch holds those records. Once ``put()`` took a batch (or when every record
+of it was skipped), the offsets advance, per partition, to after its last consumed message.
 
 This module is the per-batch loop (consume, convert, transform, put) and what must happen
 between its batches on the task thread (rebalance callbacks, pause/resume, rewinds). It stays
@@ -245,8 +245,8 @@ class SinkTaskRunner(TaskRunner):
         """One consumed batch: as columns (the hot path) or as records converted one by one
         (transformations configured, or a converter failed on a message of the batch), then
         ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
-        message, delivered or skipped; a batch whose every record was skipped is not put, and
-        the next one that is carries the offsets past it."""
+        message, delivered or skipped; a batch whose every record was skipped is not put, its
+        offsets advance all the same."""
         self._batch = msgs
         msgs, failed = split_errors(msgs)
         for msg in failed:
@@ -263,6 +263,10 @@ class SinkTaskRunner(TaskRunner):
             if records and self._transforms is not None:
                 records = self._transform(records)
             if not records:
+                # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
+                # transform): commit past them as Kafka does, or a restart redelivers them
+                # (and duplicates them in the DLQ).
+                self._offsets.accepted(first_offsets, next_offsets)
                 return
             batch = SinkRecordBatch(records)
         self._deliver(batch, first_offsets, next_offsets)
