@@ -113,6 +113,10 @@ class HeaderConverter(ABC):
     """Converts single header values between Connect data and bytes."""
 
     CONFIG_KEYS: ClassVar[ConfigKeys] = {}
+    READ_NEVER_FAILS: ClassVar[bool] = False
+    """True when ``to_connect_header`` never raises (it falls back to the raw bytes, or cannot
+    fail at all): the sink runtime then converts a batch's headers only when the task reads
+    them, instead of before ``put()`` so that a failure goes through ``errors.*``."""
 
     @classmethod
     def config_def(cls) -> ConfigKeys:

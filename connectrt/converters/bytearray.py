@@ -31,6 +31,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
     BYTES_PASSTHROUGH = True
 
     CONFIG_KEYS = CONFIG_KEYS
+    READ_NEVER_FAILS = True  # the bytes as they are
 
     def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Nothing to configure."""

@@ -64,6 +64,7 @@ class StringConverter(Converter, HeaderConverter):
     """Text in and out. Any value is written as its string form; None stays None."""
 
     CONFIG_KEYS = CONFIG_KEYS
+    READ_NEVER_FAILS = True  # malformed bytes are replaced, never refused
 
     def __init__(self) -> None:
         self.configure({})

@@ -1,10 +1,11 @@
 """Consumed messages -> a :class:`~connectrt.api.SinkRecordBatch`, without a record each.
 
 The sink runner's hot path. Per message it costs a few C-level calls made through ``map``
-(``error()``, ``partition()``, ``headers()``); everything else is a column of the batch, built
-when the task first reads it (raw keys and values, coordinates, timestamps) or, for the
-converted keys and values, once per batch by the converters' ``to_connect_columns`` (JSON: one
-``map`` over orjson; ByteArray: nothing at all).
+(``error()``, ``partition()``; ``headers()`` too when the header converter may fail);
+everything else is a column of the batch, built when the task first reads it (raw keys and
+values, coordinates, timestamps, headers converted by a header converter that cannot fail) or,
+for the converted keys and values, once per batch by the converters' ``to_connect_columns``
+(JSON: one ``map`` over orjson; ByteArray: nothing at all).
 
 * :func:`split_errors` takes the consumer's error events out of a batch;
 * :func:`partition_positions` finds, per partition, the first offset of a batch and the one
@@ -18,6 +19,7 @@ Stateless apart from the converters it holds; used on the task thread only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
@@ -109,6 +111,9 @@ class MessageBatchBuilder:
         self._key = converters.key
         self._value = converters.value
         self._header = converters.header
+        # A header converter that cannot fail converts when the task reads headers; any other
+        # converts before put(), so that a failure goes through the error policy.
+        self._lazy_headers = converters.header.READ_NEVER_FAILS
         self._key_passthrough = converters.key.BYTES_PASSTHROUGH
         self._value_passthrough = converters.value.BYTES_PASSTHROUGH
         self._topic = topic
@@ -138,7 +143,11 @@ class MessageBatchBuilder:
             value_schemas, values = self._columns(
                 self._value, self._value_passthrough, raw_values, topic, topics
             )
-            headers = self._headers(msgs) if any(map(_headers, msgs)) else None
+            headers: Any = None
+            if self._lazy_headers:
+                headers = functools.partial(self._headers, msgs)
+            elif any(map(_headers, msgs)):
+                headers = self._headers(msgs)
         except Exception:
             return None
 
@@ -199,12 +208,14 @@ class MessageBatchBuilder:
                 values[i] = value
         return schemas, values
 
-    def _headers(self, msgs: list[Any]) -> list[list[Header] | None]:
-        """Each message's headers, converted now (a failure must be known before ``put()``)."""
+    def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
+        """Each message's headers, converted (None for a message without headers)."""
+        raw_headers = list(map(_headers, msgs))
+        if not any(raw_headers):
+            return (None,) * len(msgs)
         to_header = self._header.to_connect_header
         out: list[list[Header] | None] = []
-        for msg in msgs:
-            raw = msg.headers()
+        for msg, raw in zip(msgs, raw_headers, strict=True):
             if not raw:
                 out.append(None)
                 continue
@@ -214,4 +225,4 @@ class MessageBatchBuilder:
                 hs, hval = to_header(topic, hk, hv)
                 converted.append(Header(hk, hval, hs))
             out.append(converted)
-        return out
+        return tuple(out)

@@ -29,12 +29,16 @@ MALFORMED = b'{"schema":{"type":"string","optional":false},"payload":'  # cut sh
 BATCHES = {"consumer.max.poll.records": "40"}  # many puts for a few hundred records
 
 
-def _produce(bootstrap: str, topic: str, per_partition: dict[int, list[bytes]]) -> None:
-    """Each partition's values in order; a header ``n`` (the offset) on every even offset."""
+def _produce(
+    bootstrap: str, topic: str, per_partition: dict[int, list[bytes]], bad_header_at: int = -1
+) -> None:
+    """Each partition's values in order; a header ``n`` (the offset) on every even offset
+    (``{oops`` instead at offset ``bad_header_at``)."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     for partition, values in per_partition.items():
         for offset, value in enumerate(values):
-            headers = [("n", str(offset).encode())] if offset % 2 == 0 else None
+            text = b"{oops" if offset == bad_header_at else str(offset).encode()
+            headers = [("n", text)] if offset % 2 == 0 else None
             producer.produce(topic, value, partition=partition, headers=headers)
     if producer.flush(30) != 0:
         raise RuntimeError("not all records were acknowledged")
@@ -211,3 +215,51 @@ def test_a_malformed_record_in_a_batch_goes_to_the_dlq_and_the_rest_once(
     assert value == MALFORMED  # the original bytes
     assert headers["__connect.errors.offset"] == str(bad_at)
     assert headers["__connect.errors.stage"] == "VALUE_CONVERTER"
+
+
+def test_a_header_converter_failing_in_a_batch_sends_that_record_to_the_dlq(
+    broker: EmbeddedBroker, unique_name, store: str
+) -> None:
+    """A header converter that may fail (JsonConverter) converts before put(), so the failure
+    goes through errors.*; the rest of the batch, headers converted, is delivered once."""
+    topic, dlq = unique_name("bad-header"), unique_name("bad-header-dlq")
+    create_topic(broker.bootstrap_servers, topic)
+    bad_at = 40
+    _produce(
+        broker.bootstrap_servers,
+        topic,
+        {0: [ENVELOPE % b"v%d" % i for i in range(100)]},
+        bad_header_at=bad_at,
+    )
+    with WorkerHarness(broker.bootstrap_servers, BATCHES) as h:
+        _start(
+            h,
+            "headers",
+            topic,
+            store,
+            **{
+                "header.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "header.converter.schemas.enable": "false",
+                "expect.headers": "true",
+                "errors.tolerance": "all",
+                "errors.deadletterqueue.topic.name": dlq,
+                "errors.deadletterqueue.context.headers.enable": "true",
+                "errors.deadletterqueue.topic.replication.factor": "1",
+            },
+        )
+        h.wait_until(
+            lambda: h.metrics("headers")[0].records_committed >= 100,
+            90,
+            "the sink to commit all 100 offsets (the bad header's record through the DLQ)",
+        )
+        h.wait_until(lambda: len(_kept(store)) == 99, 60, "the kept records to be published")
+    with keeping_sink.LOCK:
+        assert PROBLEMS[store] == []
+    assert Counter(_kept(store)) == Counter(f"v{i}+kept" for i in range(100) if i != bad_at)
+    puts = _puts(store)
+    assert sum(1 for _, columns in puts if not columns) <= 1
+    assert sum(1 for _, columns in puts if columns) >= 2
+    ((value, headers),) = _dlq_values(broker.bootstrap_servers, dlq)
+    assert value == ENVELOPE % b"v%d" % bad_at
+    assert headers["__connect.errors.offset"] == str(bad_at)
+    assert headers["__connect.errors.stage"] == "HEADER_CONVERTER"

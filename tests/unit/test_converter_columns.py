@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from connectrt.api import ConnectColumns, Converter
 from connectrt.converters import ByteArrayConverter, JsonConverter, StringConverter
+from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct
 from connectrt.errors import DataError
 
@@ -158,3 +159,17 @@ def test_the_default_converts_one_by_one() -> None:
     assert list(columns.schemas) == [Schema.STRING_SCHEMA] * 2
     with pytest.raises(DataError, match="boom"):
         UpperConverter().to_connect_columns("t", [b"a", b"boom"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), st.binary(max_size=40), st.text(max_size=20).map(str.encode)))
+def test_header_converters_flagged_never_failing_never_fail(data: bytes | None) -> None:
+    """READ_NEVER_FAILS lets the sink runtime convert headers lazily, inside put(): only a
+    header converter that cannot raise may say so."""
+    flagged = [SimpleHeaderConverter(), StringConverter(), ByteArrayConverter()]
+    for converter in flagged:
+        assert converter.READ_NEVER_FAILS
+        converter.to_connect_header("t", "h", data)
+    assert not JsonConverter.READ_NEVER_FAILS  # b"{oops" raises: converted before put()
+    with pytest.raises(DataError):
+        _json(False).to_connect_header("t", "h", b"{oops")
