@@ -14,7 +14,8 @@ side reads the whole topic with its own consumer group and the same consumer set
 
 Steady state only, the same rule on both sides: the clock starts once ``--warmup`` records
 have been received (group join, first fetches and the worker's start are all before it) and
-stops at the N-th; the rate is the records in between over that time. The order of the two
+stops at the N-th; the rate is the records in between over that time. Both run under the
+worker's GC setting (``tune_gc``, set once before the first round). The order of the two
 sides alternates from round to round (the raw loop first in even rounds, connectrt first in
 odd ones), so neither always gets the warmer broker. Prints each round, the median rates over
 the rounds and their ratio (target >= 0.9), and ends with
@@ -154,6 +155,12 @@ def main() -> dict[str, float]:
         f"{time.strftime('%Y-%m-%d %H:%M')}, {load()}"
     )
     from connectrt.broker import EmbeddedBroker
+    from connectrt.runtime.gc_tuning import tune_gc
+
+    # The worker raises the young-generation GC threshold when it starts (process-wide): set
+    # it now, so the raw loop runs under the same collector setting in every round, the first
+    # one included.
+    tune_gc()
 
     rates: dict[str, tuple[list[float], list[float]]] = {v: ([], []) for v in variants}
     with EmbeddedBroker() as broker:
