@@ -88,11 +88,16 @@ def partition_positions(
     return parts, first, ends
 
 
-def _once(compute: Callable[[], tuple[Any, ...]]) -> Callable[[], tuple[Any, ...]]:
-    """``compute``, called at most once (a raw column serves as keys/values and as raw)."""
-    done: list[tuple[Any, ...]] = []
+def _kinds(kinds: tuple[int, ...]) -> tuple[Any, ...]:
+    """Connect's timestamp types of librdkafka's timestamp kinds."""
+    return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds))
 
-    def column() -> tuple[Any, ...]:
+
+def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """``compute``, called at most once (a raw column serves as keys/values and as raw)."""
+    done: list[Any] = []
+
+    def column() -> Any:
         if not done:
             done.append(compute())
         return done[0]
@@ -151,16 +156,15 @@ class MessageBatchBuilder:
         except Exception:
             return None
 
-        stamps = _once(lambda: tuple(map(_timestamp, msgs)))  # (kind, ms) pairs
-        kinds = _once(lambda: tuple(map(_first, stamps())))
+        def stamps() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            """(timestamps, timestamp types); the (kind, ms) pairs are dropped right away."""
+            pairs = list(map(_timestamp, msgs))
+            kinds = tuple(map(_first, pairs))
+            if 0 in kinds:  # a message without a timestamp
+                return tuple(ts if kind else None for kind, ts in pairs), _kinds(kinds)
+            return tuple(map(_second, pairs)), _kinds(kinds)
 
-        def timestamps() -> tuple[int | None, ...]:
-            if 0 not in kinds():  # every message has a timestamp: the usual case
-                return tuple(map(_second, stamps()))
-            return tuple(ts if kind else None for kind, ts in stamps())
-
-        def timestamp_types() -> tuple[Any, ...]:
-            return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds()))
+        both = _once(stamps)
 
         return SinkRecordBatch.from_columns(
             n,
@@ -171,8 +175,8 @@ class MessageBatchBuilder:
             keys=keys,
             value_schemas=value_schemas,
             values=values,
-            timestamps=timestamps,
-            timestamp_types=timestamp_types,
+            timestamps=lambda: both()[0],
+            timestamp_types=lambda: both()[1],
             headers=headers,
             raw_keys=raw_keys,
             raw_values=raw_values,
