@@ -13,7 +13,7 @@ Each concrete converter exposes its options as ``CONFIG_KEYS``
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 from connectrt.data.schema import Schema
@@ -61,6 +61,20 @@ class Converter(ABC):
         headers: RawHeaders | None = None,
     ) -> bytes | None:
         """Serialize ``value`` (described by ``schema``) for ``topic``. Raises DataError."""
+
+    def from_connect_values(
+        self, topic: str, schema: Schema | None, values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """Serialize ``values`` that share ``topic`` and ``schema``, in order: what
+        ``from_connect_data`` would return for each. Raises DataError if any value fails (the
+        runtime then converts record by record, to apply its error policy to the one at fault).
+
+        A source task's runner calls this once for a polled batch whose records all have the
+        same topic and value (or key) schema. The default calls ``from_connect_data`` per value;
+        a converter overrides it when it can do the work once per batch (JsonConverter builds
+        the envelope's schema part once)."""
+        convert = self.from_connect_data
+        return [convert(topic, schema, value) for value in values]
 
     @abstractmethod
     def to_connect_data(

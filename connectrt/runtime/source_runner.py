@@ -51,6 +51,13 @@ log = logging.getLogger(__name__)
 
 __all__ = ["RecordMetadata", "SourceTaskRunner"]
 
+PARTITION_UA = -1
+"""librdkafka's ``RD_KAFKA_PARTITION_UA``: no partition given, the partitioner chooses (what
+``produce`` does when its ``partition`` argument is left out)."""
+_UNCONVERTED: Any = object()
+"""Marks a value :meth:`SourceTaskRunner._send_one` still has to convert."""
+_BYTES_OR_NONE = frozenset((bytes, type(None)))
+
 
 class RecordMetadata:
     """What Kafka acknowledged for a record (given to ``SourceTask.commit_record``)."""
@@ -92,6 +99,12 @@ class SourceTaskRunner(TaskRunner):
         self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._topics: set[str] = set()
         self._topic_creator = settings.topic_creator
+        self._key_conv = settings.converters.key.from_connect_data
+        self._value_conv = settings.converters.value.from_connect_data
+        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
+        self._skipped_in_batch = 0  # records of the batch being sent that were skipped
+        self._at: SourceRecord | None = None  # the record a slow path of the batch is at
 
     @property
     def topics(self) -> set[str]:
@@ -188,72 +201,174 @@ class SourceTaskRunner(TaskRunner):
             self._producer.poll(0)
 
     def _send(self, records: list[SourceRecord], producer: Producer) -> None:
-        """Convert and produce one polled batch (the hot path)."""
-        key_conv = self.converters.key.from_connect_data
-        value_conv = self.converters.value.from_connect_data
-        key_pass = self.converters.key.BYTES_PASSTHROUGH
-        value_pass = self.converters.value.BYTES_PASSTHROUGH
+        """Convert and produce one polled batch (the hot path), then note its offsets.
+
+        Values are converted for the whole batch first (:meth:`_convert_values`); then each
+        record without headers, key, explicit partition or first use of its topic is handed to
+        a ``produce`` bound once per batch, with positional arguments only. Any other record,
+        and every record when a value failed to convert or the task wants ``commit_record``,
+        goes through :meth:`_send_one`. The source offsets of the records handled (produced or
+        skipped) are noted once, after the loop (:meth:`_note_offsets`).
+        """
+        if not records:
+            return
+        values = self._convert_values(records)
+        self._skipped_in_batch = 0
+        self._at = None
+        try:
+            if values is None or self._wants_commit_record:
+                handled = self._send_each(records, values, producer)
+            else:
+                handled = self._send_plain(records, values, producer)
+        except BaseException:
+            # The task fails: the records before the one at fault still get their offsets
+            # (stored by the final commit if they are acknowledged).
+            if self._at is not None:
+                handled = _index_of(records, self._at)
+                self._note_offsets(records, handled)
+                self._offsets.pending_records += handled - self._skipped_in_batch
+            raise
+        self._note_offsets(records, handled)
+        self._offsets.pending_records += handled - self._skipped_in_batch
+
+    def _send_plain(
+        self, records: list[SourceRecord], values: list[Any], producer: Producer
+    ) -> int:
+        """The per-record loop over converted values; returns how many records were handled
+        (all of them unless the task was stopped while the producer's queue was full)."""
         produce = producer.produce
-        offsets = self._offsets
-        pending = offsets.pending
-        connector = self.id.connector
         topics = self._topics
-        per_record_cb = self._wants_commit_record
+        send_one = self._send_one
+        for record, vb in zip(records, values, strict=True):
+            topic = record.topic
+            if (
+                record.key is not None
+                or record.key_schema is not None
+                or record.headers
+                or record.kafka_partition is not None
+                or topic not in topics
+            ):
+                self._at = record
+                if not send_one(record, vb, producer):
+                    return _index_of(records, record)
+                continue
+            ts = record.timestamp
+            try:
+                if ts is None:
+                    produce(topic, vb)
+                else:  # positionally: topic, value, key, partition, callback, on_delivery, ts
+                    produce(topic, vb, None, PARTITION_UA, None, None, ts)
+            except BufferError:
+                self._at = record
+                if not self._produce_when_room(producer, topic, vb, None, record):
+                    return _index_of(records, record)  # stopping: re-polled after a restart
+            except Exception as e:
+                self._at = record
+                self._produce_failed(record, e)
+        return len(records)
+
+    def _send_each(
+        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
+    ) -> int:
+        """Every record through :meth:`_send_one` (values converted there when ``values`` is
+        None); returns how many records were handled."""
+        send_one = self._send_one
+        for i, record in enumerate(records):
+            self._at = record
+            if not send_one(record, _UNCONVERTED if values is None else values[i], producer):
+                return i
+        return len(records)
+
+    def _send_one(self, record: SourceRecord, vb: Any, producer: Producer) -> bool:
+        """One record the general way: key (and, if ``vb`` is ``_UNCONVERTED``, value)
+        conversion under the error policy, first use of a topic, headers, partition and
+        ``commit_record`` callback. False if the task stopped before it could be produced."""
+        topic = record.topic
+        kb: bytes | None
+        try:
+            key = record.key
+            if key is None and record.key_schema is None:
+                kb = None
+            elif self._key_passthrough and type(key) is bytes:
+                kb = key
+            else:
+                kb = self._key_conv(topic, record.key_schema, key)
+            if vb is _UNCONVERTED:
+                value = record.value
+                if self._value_passthrough and type(value) is bytes:
+                    vb = value
+                else:
+                    vb = self._value_conv(topic, record.value_schema, value)
+        except Exception:
+            # Slow path for this one record: retries, tolerance, DLQ per stage.
+            converted = self._convert_slow(record)
+            if converted is None:
+                self._skipped(record)
+                return True
+            kb, vb = converted
+        if topic not in self._topics:
+            self._first_send_to(topic, record)
+        try:
+            if record.headers or record.kafka_partition is not None or self._wants_commit_record:
+                producer.produce(topic, vb, kb, **self._produce_options(record))
+            elif record.timestamp is not None:
+                producer.produce(topic, vb, kb, PARTITION_UA, None, None, record.timestamp)
+            else:
+                producer.produce(topic, vb, kb)
+        except BufferError:
+            return self._produce_when_room(producer, topic, vb, kb, record)
+        except TaskFailure:
+            raise
+        except Exception as e:
+            self._produce_failed(record, e)
+        return True
+
+    def _convert_values(self, records: list[SourceRecord]) -> list[Any] | None:
+        """The batch's values as bytes, or None if one failed to convert (the caller then
+        converts record by record, under the error policy).
+
+        A pass-through converter's bytes values are taken as they are; a batch of one topic
+        and one value schema (the usual case) is converted with one
+        ``from_connect_values`` call; any other batch value by value.
+        """
+        values = [r.value for r in records]
+        if self._value_passthrough and set(map(type, values)) <= _BYTES_OR_NONE:
+            return values
+        first = records[0]
+        topic, schema = first.topic, first.value_schema
+        n = len(records)
+        try:
+            if [r.value_schema for r in records].count(schema) == n and [
+                r.topic for r in records
+            ].count(topic) == n:
+                return self.converters.value.from_connect_values(topic, schema, values)
+            convert = self._value_conv
+            return [convert(r.topic, r.value_schema, r.value) for r in records]
+        except Exception:
+            return None
+
+    def _note_offsets(self, records: list[SourceRecord], handled: int) -> None:
+        """Make the source offsets of the first ``handled`` records pending: the latest one of
+        each source partition (equal partition maps are one partition)."""
+        if handled == 0:
+            return
+        done = records if handled == len(records) else records[:handled]
+        pending = self._offsets.pending
+        connector = self.id.connector
+        last = done[-1]
+        sp = last.source_partition
+        if sp is not None and [r.source_partition for r in done].count(sp) == handled:
+            pending[encode_key(connector, sp)] = last.source_offset  # one partition: the usual
+            return
         last_partition: object = None
         last_key = b""
-        sent = 0
-        try:
-            for record in records:
-                topic = record.topic
-                kb: bytes | None
-                vb: bytes | None
-                try:
-                    key = record.key
-                    if key is None and record.key_schema is None:
-                        kb = None
-                    elif key_pass and type(key) is bytes:
-                        kb = key
-                    else:
-                        kb = key_conv(topic, record.key_schema, key)
-                    value = record.value
-                    if value_pass and type(value) is bytes:
-                        vb = value
-                    else:
-                        vb = value_conv(topic, record.value_schema, value)
-                except Exception:
-                    # Slow path for this one record: retries, tolerance, DLQ per stage.
-                    converted = self._convert_slow(record)
-                    if converted is None:
-                        self._skipped(record)
-                        continue
-                    kb, vb = converted
-                if topic not in topics:
-                    self._first_send_to(topic, record)
-                try:
-                    if record.headers or record.kafka_partition is not None or per_record_cb:
-                        kwargs = self._produce_options(record)
-                        produce(topic, vb, kb, **kwargs)
-                    elif record.timestamp is not None:
-                        produce(topic, vb, kb, timestamp=record.timestamp)
-                    else:
-                        produce(topic, vb, kb)
-                except BufferError:
-                    if not self._produce_when_room(producer, topic, vb, kb, record):
-                        break  # stopping: unsent records are not committed, re-polled later
-                except TaskFailure:
-                    raise
-                except Exception as e:
-                    self._produce_failed(record, e)
-                    continue
-                sent += 1
-                sp = record.source_partition
-                if sp is not None:
-                    if sp is not last_partition:
-                        last_key = encode_key(connector, sp)
-                        last_partition = sp
-                    pending[last_key] = record.source_offset
-        finally:
-            offsets.pending_records += sent
+        for record in done:
+            sp = record.source_partition
+            if sp is not None:
+                if sp is not last_partition:
+                    last_key = encode_key(connector, sp)
+                    last_partition = sp
+                pending[last_key] = record.source_offset
 
     def _first_send_to(self, topic: str, record: SourceRecord) -> None:
         """Before the first record to ``topic``: create it if topic creation is used, then
@@ -312,6 +427,7 @@ class SourceTaskRunner(TaskRunner):
         """A record that will not be produced: its offset still becomes committable (stored
         once everything before it is acknowledged) and ``commit_record(r, None)``."""
         self.metrics.records_skipped += 1
+        self._skipped_in_batch += 1
         if record.source_partition is not None:
             key = encode_key(self.id.connector, record.source_partition)
             self._offsets.pending[key] = record.source_offset
@@ -431,3 +547,11 @@ class SourceTaskRunner(TaskRunner):
             self.task.stop()
         finally:
             self._close_producer()
+
+
+def _index_of(records: list[SourceRecord], record: SourceRecord) -> int:
+    """The position of ``record`` (by identity) in ``records``."""
+    for i, r in enumerate(records):
+        if r is record:
+            return i
+    raise ValueError("record not in its batch")  # pragma: no cover - callers pass a member
