@@ -1,21 +1,14 @@
-"""Runs a SourceTask: poll -> convert -> produce -> commit offsets once acknowledged.
+"""Runs a SourceTask: poll -> transform -> convert and produce -> commit acknowledged offsets.
 
-Hot path: ``poll()`` returns a batch; each record is converted and handed to
-``Producer.produce`` with no per-record Python callback (the producer is configured with
-``delivery.report.only.error``, so only failed deliveries call back). The latest source offset of
-each source partition is remembered in a dict keyed by its encoded offset-topic key (cached by
-the identity of the partition map, so a connector reusing one map costs one dict store per
-record).
+The task's thread polls a batch, applies the SMT chain, and hands the batch to the task's
+:class:`~connectrt.runtime.source_sender.SourceBatchSender`, which converts and produces it (the
+hot path: batch conversion, positional ``produce`` calls without per-record callbacks, the
+batch's source offsets noted once) and watches for failed deliveries.
 
 Offsets are committed every ``offset.flush.interval.ms`` and on stop, once every record
 produced before them is acknowledged: at-least-once, never lost (see
 :class:`~connectrt.runtime.source_offsets.SourceOffsetCommitter`, which holds and commits them).
-
-This module is the per-batch loop (poll, transform, convert and produce each record) with its
-per-record slow paths (conversion errors, a full producer queue, skipped records,
-``commit_record`` callbacks). It stays one module, a little over the house size, so the hot
-path and its fallbacks read together; the offset commit and the task's context live in
-:mod:`.source_offsets` and :mod:`.task_contexts`.
+The task's context lives in :mod:`.task_contexts`.
 """
 
 from __future__ import annotations
@@ -23,52 +16,25 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable
-from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import Producer
 
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
+from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
+from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
-from connectrt.runtime.task_runner import (
-    TaskFailure,
-    TaskId,
-    TaskRunner,
-    TaskStage,
-    class_path,
-)
-from connectrt.storage.offset_codec import encode_key
+from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RecordMetadata", "SourceTaskRunner"]
-
-PARTITION_UA = -1
-"""librdkafka's ``RD_KAFKA_PARTITION_UA``: no partition given, the partitioner chooses (what
-``produce`` does when its ``partition`` argument is left out)."""
-_UNCONVERTED: Any = object()
-"""Marks a value :meth:`SourceTaskRunner._send_one` still has to convert."""
-_BYTES_OR_NONE = frozenset((bytes, type(None)))
-
-
-class RecordMetadata:
-    """What Kafka acknowledged for a record (given to ``SourceTask.commit_record``)."""
-
-    __slots__ = ("offset", "partition", "timestamp", "topic")
-
-    def __init__(self, topic: str, partition: int, offset: int, timestamp: int | None) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.timestamp = timestamp
 
 
 class SourceTaskRunner(TaskRunner):
@@ -94,22 +60,22 @@ class SourceTaskRunner(TaskRunner):
         self._offsets = SourceOffsetCommitter(
             task_id, task, self._store, self.errors, self.metrics, self._flush_timeout
         )
-        self._delivery_error: tuple[KafkaError, str] | None = None
-        # Only tasks that override commit_record pay for per-record delivery callbacks.
-        self._wants_commit_record = type(task).commit_record is not SourceTask.commit_record
-        self._topics: set[str] = set()
-        self._topic_creator = settings.topic_creator
-        self._key_conv = settings.converters.key.from_connect_data
-        self._value_conv = settings.converters.value.from_connect_data
-        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
-        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
-        self._skipped_in_batch = 0  # records of the batch being sent that were skipped
-        self._at: SourceRecord | None = None  # the record a slow path of the batch is at
+        self._sender = SourceBatchSender(
+            task_id,
+            task,
+            converters=settings.converters,
+            errors=self.errors,
+            metrics=self.metrics,
+            offsets=self._offsets,
+            topic_creator=settings.topic_creator,
+            on_topic=lambda topic: self.on_topic(topic),
+            stopping=lambda: self.stopping,
+        )
 
     @property
     def topics(self) -> set[str]:
         """Topics this task has produced to (for topic tracking)."""
-        return set(self._topics)
+        return set(self._sender.topics)
 
     def on_stop_requested(self) -> None:
         self.errors.stop()
@@ -118,30 +84,14 @@ class SourceTaskRunner(TaskRunner):
         except Exception:
             log.exception("Error calling stop() on source task %s", self.id)
 
-    # -- delivery callbacks (called from producer.poll/flush on this thread) ----------------
-    def _on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
-        if err is not None and self.errors.policy.tolerate_all:
-            self.metrics.errors += 1
-            self.metrics.records_skipped += 1
-            log.warning(
-                "Task %s: delivery to %s-%s failed, skipped (errors.tolerance=all): %s",
-                self.id,
-                msg.topic(),
-                msg.partition(),
-                err.str(),
-            )
-            return
-        if err is not None and self._delivery_error is None:
-            self._delivery_error = (err, f"topic={msg.topic()} partition={msg.partition()}")
-
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
         self.task.initialize(SourceTaskContextImpl(self.task_config, reader))
         self.task.start(self.task_config)
         cfg = dict(self._producer_config)
-        if not self._wants_commit_record:
+        if not self._sender.wants_commit_record:
             cfg["delivery.report.only.error"] = True
-        cfg["on_delivery"] = self._on_delivery_error
+        cfg["on_delivery"] = self._sender.on_delivery_error
         self._producer = self._producer_factory(cfg)
         self.report_running_or_paused()
         try:
@@ -169,6 +119,8 @@ class SourceTaskRunner(TaskRunner):
         assert producer is not None
         task = self.task
         metrics = self.metrics
+        send = self._sender.send
+        check_delivery = self._sender.check_delivery
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
             if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
@@ -188,10 +140,10 @@ class SourceTaskRunner(TaskRunner):
                 metrics.records_polled += len(records)
                 if self._transforms is not None:
                     records = self._transform(records)
-                self._send(records, producer)
+                send(records, producer)
                 metrics.observe_batch(time.perf_counter() - t0)
             producer.poll(0)
-            self._check_delivery()
+            check_delivery()
             if time.monotonic() >= next_commit:
                 self.commit_offsets()
                 next_commit = time.monotonic() + self._flush_interval
@@ -200,242 +152,9 @@ class SourceTaskRunner(TaskRunner):
         if self._producer is not None:
             self._producer.poll(0)
 
-    def _send(self, records: list[SourceRecord], producer: Producer) -> None:
-        """Convert and produce one polled batch (the hot path), then note its offsets.
-
-        Values are converted for the whole batch first (:meth:`_convert_values`); then each
-        record without headers, key, explicit partition or first use of its topic is handed to
-        a ``produce`` bound once per batch, with positional arguments only. Any other record,
-        and every record when a value failed to convert or the task wants ``commit_record``,
-        goes through :meth:`_send_one`. The source offsets of the records handled (produced or
-        skipped) are noted once, after the loop (:meth:`_note_offsets`).
-        """
-        if not records:
-            return
-        values = self._convert_values(records)
-        self._skipped_in_batch = 0
-        self._at = None
-        try:
-            if values is None or self._wants_commit_record:
-                handled = self._send_each(records, values, producer)
-            else:
-                handled = self._send_plain(records, values, producer)
-        except BaseException:
-            # The task fails: the records before the one at fault still get their offsets
-            # (stored by the final commit if they are acknowledged).
-            if self._at is not None:
-                handled = _index_of(records, self._at)
-                self._note_offsets(records, handled)
-                self._offsets.pending_records += handled - self._skipped_in_batch
-            raise
-        self._note_offsets(records, handled)
-        self._offsets.pending_records += handled - self._skipped_in_batch
-
-    def _send_plain(
-        self, records: list[SourceRecord], values: list[Any], producer: Producer
-    ) -> int:
-        """The per-record loop over converted values; returns how many records were handled
-        (all of them unless the task was stopped while the producer's queue was full)."""
-        produce = producer.produce
-        topics = self._topics
-        send_one = self._send_one
-        for record, vb in zip(records, values, strict=True):
-            topic = record.topic
-            if (
-                record.key is not None
-                or record.key_schema is not None
-                or record.headers
-                or record.kafka_partition is not None
-                or topic not in topics
-            ):
-                self._at = record
-                if not send_one(record, vb, producer):
-                    return _index_of(records, record)
-                continue
-            ts = record.timestamp
-            try:
-                if ts is None:
-                    produce(topic, vb)
-                else:  # positionally: topic, value, key, partition, callback, on_delivery, ts
-                    produce(topic, vb, None, PARTITION_UA, None, None, ts)
-            except BufferError:
-                self._at = record
-                if not self._produce_when_room(producer, topic, vb, None, record):
-                    return _index_of(records, record)  # stopping: re-polled after a restart
-            except Exception as e:
-                self._at = record
-                self._produce_failed(record, e)
-        return len(records)
-
-    def _send_each(
-        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
-    ) -> int:
-        """Every record through :meth:`_send_one` (values converted there when ``values`` is
-        None); returns how many records were handled."""
-        send_one = self._send_one
-        for i, record in enumerate(records):
-            self._at = record
-            if not send_one(record, _UNCONVERTED if values is None else values[i], producer):
-                return i
-        return len(records)
-
-    def _send_one(self, record: SourceRecord, vb: Any, producer: Producer) -> bool:
-        """One record the general way: key (and, if ``vb`` is ``_UNCONVERTED``, value)
-        conversion under the error policy, first use of a topic, headers, partition and
-        ``commit_record`` callback. False if the task stopped before it could be produced."""
-        topic = record.topic
-        kb: bytes | None
-        try:
-            key = record.key
-            if key is None and record.key_schema is None:
-                kb = None
-            elif self._key_passthrough and type(key) is bytes:
-                kb = key
-            else:
-                kb = self._key_conv(topic, record.key_schema, key)
-            if vb is _UNCONVERTED:
-                value = record.value
-                if self._value_passthrough and type(value) is bytes:
-                    vb = value
-                else:
-                    vb = self._value_conv(topic, record.value_schema, value)
-        except Exception:
-            # Slow path for this one record: retries, tolerance, DLQ per stage.
-            converted = self._convert_slow(record)
-            if converted is None:
-                self._skipped(record)
-                return True
-            kb, vb = converted
-        if topic not in self._topics:
-            self._first_send_to(topic, record)
-        try:
-            if record.headers or record.kafka_partition is not None or self._wants_commit_record:
-                producer.produce(topic, vb, kb, **self._produce_options(record))
-            elif record.timestamp is not None:
-                producer.produce(topic, vb, kb, PARTITION_UA, None, None, record.timestamp)
-            else:
-                producer.produce(topic, vb, kb)
-        except BufferError:
-            return self._produce_when_room(producer, topic, vb, kb, record)
-        except TaskFailure:
-            raise
-        except Exception as e:
-            self._produce_failed(record, e)
-        return True
-
-    def _convert_values(self, records: list[SourceRecord]) -> list[Any] | None:
-        """The batch's values as bytes, or None if one failed to convert (the caller then
-        converts record by record, under the error policy).
-
-        A pass-through converter's bytes values are taken as they are; a batch of one topic
-        and one value schema (the usual case) is converted with one
-        ``from_connect_values`` call; any other batch value by value.
-        """
-        values = [r.value for r in records]
-        if self._value_passthrough and set(map(type, values)) <= _BYTES_OR_NONE:
-            return values
-        first = records[0]
-        topic, schema = first.topic, first.value_schema
-        n = len(records)
-        try:
-            if [r.value_schema for r in records].count(schema) == n and [
-                r.topic for r in records
-            ].count(topic) == n:
-                return self.converters.value.from_connect_values(topic, schema, values)
-            convert = self._value_conv
-            return [convert(r.topic, r.value_schema, r.value) for r in records]
-        except Exception:
-            return None
-
-    def _note_offsets(self, records: list[SourceRecord], handled: int) -> None:
-        """Make the source offsets of the first ``handled`` records pending: the latest one of
-        each source partition (equal partition maps are one partition)."""
-        if handled == 0:
-            return
-        done = records if handled == len(records) else records[:handled]
-        pending = self._offsets.pending
-        connector = self.id.connector
-        last = done[-1]
-        sp = last.source_partition
-        if sp is not None and [r.source_partition for r in done].count(sp) == handled:
-            pending[encode_key(connector, sp)] = last.source_offset  # one partition: the usual
-            return
-        last_partition: object = None
-        last_key = b""
-        for record in done:
-            sp = record.source_partition
-            if sp is not None:
-                if sp is not last_partition:
-                    last_key = encode_key(connector, sp)
-                    last_partition = sp
-                pending[last_key] = record.source_offset
-
-    def _first_send_to(self, topic: str, record: SourceRecord) -> None:
-        """Before the first record to ``topic``: create it if topic creation is used, then
-        track it."""
-        if self._topic_creator is not None:
-            try:
-                self._topic_creator.ensure(topic)
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.KAFKA_PRODUCE, str(e), record) from e
-        self._topics.add(topic)
-        self.on_topic(topic)
-
-    def _convert_slow(self, record: SourceRecord) -> tuple[bytes | None, bytes | None] | None:
-        """Convert one record stage by stage under the error policy; None if skipped."""
-        conv, errors, topic = self.converters, self.errors, record.topic
-        kb: bytes | None = None
-        if record.key is not None or record.key_schema is not None:
-            ok, kb = errors.call(
-                TaskStage.KEY_CONVERTER,
-                class_path(conv.key),
-                lambda: conv.key.from_connect_data(topic, record.key_schema, record.key),
-                record=record,
-            )
-            if not ok:
-                return None
-        ok, vb = errors.call(
-            TaskStage.VALUE_CONVERTER,
-            class_path(conv.value),
-            lambda: conv.value.from_connect_data(topic, record.value_schema, record.value),
-            record=record,
-        )
-        if not ok:
-            return None
-        if record.headers:
-            ok, _ = errors.call(
-                TaskStage.HEADER_CONVERTER,
-                class_path(conv.header),
-                lambda: self._produce_options(record),
-                record=record,
-            )
-            if not ok:
-                return None
-        return kb, vb
-
-    def _produce_failed(self, record: SourceRecord, error: Exception) -> None:
-        """``produce()`` raised (e.g. a record too large): skip it under errors.tolerance=all,
-        otherwise fail the task (stage KAFKA_PRODUCE)."""
-        failure = Failure(TaskStage.KAFKA_PRODUCE, "confluent_kafka.Producer", error, record=record)
-        if not self.errors.policy.tolerate_all:
-            raise TaskFailure(self.id, TaskStage.KAFKA_PRODUCE, repr(error), record) from error
-        self.metrics.errors += 1
-        self.errors.report(failure)
-        self._skipped(record)
-
-    def _skipped(self, record: SourceRecord) -> None:
-        """A record that will not be produced: its offset still becomes committable (stored
-        once everything before it is acknowledged) and ``commit_record(r, None)``."""
-        self.metrics.records_skipped += 1
-        self._skipped_in_batch += 1
-        if record.source_partition is not None:
-            key = encode_key(self.id.connector, record.source_partition)
-            self._offsets.pending[key] = record.source_offset
-        if self._wants_commit_record:
-            self.task.commit_record(record, None)
-
     def _transform(self, records: list[SourceRecord]) -> list[SourceRecord]:
-        """Apply the SMT chain; dropped or tolerated records are :meth:`_skipped`."""
+        """Apply the SMT chain; dropped or tolerated records are skipped (their offsets still
+        committed, ``commit_record(r, None)``)."""
         chain = self._transforms
         assert chain is not None
         transformed = chain.apply_batch(records)
@@ -454,70 +173,13 @@ class SourceTaskRunner(TaskRunner):
                     record=record,
                 )
                 if not ok:
-                    self._skipped(record)
+                    self._sender.skipped(record)
                     continue
             if result:
                 out.extend(result)
             else:
-                self._skipped(record)
+                self._sender.skipped(record)
         return out
-
-    def _produce_options(self, record: SourceRecord) -> dict[str, Any]:
-        """Keyword arguments for ``produce`` beyond topic, value and key (the slower path)."""
-        kwargs: dict[str, Any] = {}
-        if record.headers:
-            header_conv = self.converters.header.from_connect_header
-            try:
-                kwargs["headers"] = [
-                    (h.key, header_conv(record.topic, h.key, h.schema, h.value))
-                    for h in record.headers
-                ]
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.HEADER_CONVERTER, repr(e), record) from e
-        if record.kafka_partition is not None:
-            kwargs["partition"] = record.kafka_partition
-        if record.timestamp is not None:
-            kwargs["timestamp"] = record.timestamp
-        if self._wants_commit_record:
-            kwargs["on_delivery"] = self._commit_record_callback(record)
-        return kwargs
-
-    def _produce_when_room(
-        self, producer: Producer, topic: str, vb: Any, kb: Any, record: SourceRecord
-    ) -> bool:
-        """The local queue is full: back-pressure. Serve delivery reports until the record
-        fits; False if the task is stopping first."""
-        kwargs = self._produce_options(record)
-        while True:
-            producer.poll(0.05)
-            self._check_delivery()
-            if self.stopping:
-                return False
-            try:
-                producer.produce(topic, vb, kb, **kwargs)
-                return True
-            except BufferError:
-                continue
-
-    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, Message], None]:
-        def done(err: KafkaError | None, msg: Message) -> None:
-            if err is not None:
-                self._on_delivery_error(err, msg)
-                return
-            ts = msg.timestamp()[1] if msg.timestamp() else None
-            self.task.commit_record(
-                record,
-                RecordMetadata(msg.topic() or "", msg.partition() or 0, msg.offset() or 0, ts),
-            )
-
-        return done
-
-    def _check_delivery(self) -> None:
-        if self._delivery_error is not None:
-            err, where = self._delivery_error
-            raise TaskFailure(
-                self.id, TaskStage.KAFKA_PRODUCE, f"delivery failed ({where}): {err.str()}"
-            )
 
     def commit_offsets(self) -> bool:
         """Store the pending offsets once all produced records are acknowledged.
@@ -527,11 +189,11 @@ class SourceTaskRunner(TaskRunner):
         producer = self._producer
         if producer is None:
             return False
-        return self._offsets.commit(producer, self._check_delivery)
+        return self._offsets.commit(producer, self._sender.check_delivery)
 
     def _final_commit(self) -> None:
         try:
-            if self._producer is not None and self._delivery_error is None:
+            if self._producer is not None and self._sender.delivery_error is None:
                 self.commit_offsets()
         finally:
             self._close_producer()
@@ -547,11 +209,3 @@ class SourceTaskRunner(TaskRunner):
             self.task.stop()
         finally:
             self._close_producer()
-
-
-def _index_of(records: list[SourceRecord], record: SourceRecord) -> int:
-    """The position of ``record`` (by identity) in ``records``."""
-    for i, r in enumerate(records):
-        if r is record:
-            return i
-    raise ValueError("record not in its batch")  # pragma: no cover - callers pass a member
