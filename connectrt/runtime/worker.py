@@ -294,6 +294,7 @@ class Worker:
             self.offset_store,
             self.status,
             self.hooks.on_topic,
+            tasks=max(1, sum(len(s.task_configs) for s in list(self._connectors.values()))),
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:
