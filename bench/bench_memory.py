@@ -145,7 +145,7 @@ def run_variant(warmup: float, duration: float, extra: dict[str, str]) -> dict[s
     return info
 
 
-def main() -> None:
+def main() -> tuple[float, float] | None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=15.0, help="measured seconds per run")
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
@@ -161,7 +161,7 @@ def main() -> None:
     extra_props: dict[str, str] = json.loads(args.extra)
     if args.child:
         child(args.bootstrap, args.warmup, args.duration, extra_props)
-        return
+        return None
     variants = [v for v in args.variants.split(",") if v]
     print(
         f"bench_memory: REST worker, 2 sources + 2 sinks at full rate, {args.warmup:.0f} s "
@@ -200,8 +200,10 @@ def main() -> None:
     else:
         only = medians[variants[0]]
         crt = base = only["put_per_s"]
-    c.result("bench_memory", crt, base)
+    return crt, base
 
 
 if __name__ == "__main__":
-    main()
+    figures = main()
+    if figures is not None:  # None in the worker child, whose output the parent reads
+        c.result("bench_memory", *figures)
