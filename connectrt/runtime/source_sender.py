@@ -36,7 +36,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from connectrt.api.converter import Converter
+from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask
 from connectrt.runtime.error_handling import ErrorHandler, Failure
@@ -56,6 +56,10 @@ PARTITION_UA = -1
 _UNCONVERTED: Any = object()
 """Marks a value :meth:`SourceBatchSender._send_one` still has to convert."""
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
+
+ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
+"""``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
+timestamp, headers."""
 
 
 class RecordMetadata:
@@ -236,7 +240,7 @@ class SourceBatchSender:
             self._first_send_to(topic, record)
         try:
             if record.headers or record.kafka_partition is not None or self.wants_commit_record:
-                producer.produce(topic, vb, kb, **self._produce_options(record))
+                producer.produce(topic, vb, kb, *self._produce_args(record))
             elif record.timestamp is not None:
                 producer.produce(topic, vb, kb, PARTITION_UA, None, None, record.timestamp)
             else:
@@ -269,10 +273,10 @@ class SourceBatchSender:
         first = records[0]
         topic, schema = first.topic, first.value_schema
         n = len(records)
-        if [r.value_schema for r in records].count(schema) != n or [r.topic for r in records].count(
-            topic
-        ) != n:
-            return None
+        schemas = [r.value_schema for r in records]
+        topics = [r.topic for r in records]
+        if schemas.count(schema) != n or topics.count(topic) != n:
+            return None  # counted at C level, by identity first
         try:
             return self.converters.value.from_connect_values(
                 topic, schema, [r.value for r in records]
@@ -339,7 +343,7 @@ class SourceBatchSender:
             ok, _ = errors.call(
                 TaskStage.HEADER_CONVERTER,
                 class_path(conv.header),
-                lambda: self._produce_options(record),
+                lambda: self._produce_args(record),
                 record=record,
             )
             if not ok:
@@ -367,39 +371,38 @@ class SourceBatchSender:
         if self.wants_commit_record:
             self.task.commit_record(record, None)
 
-    def _produce_options(self, record: SourceRecord) -> dict[str, Any]:
-        """Keyword arguments for ``produce`` beyond topic, value and key (the slower path)."""
-        kwargs: dict[str, Any] = {}
+    def _produce_args(self, record: SourceRecord) -> ProduceArgs:
+        """``produce``'s positional arguments after topic, value and key, in its order:
+        partition, callback, on_delivery, timestamp (0: now), headers (the general path).
+        The delivery callback goes in ``callback``'s place: confluent-kafka ignores a
+        positional ``on_delivery`` (its keyword alias)."""
+        headers = None
         if record.headers:
             header_conv = self.converters.header.from_connect_header
             try:
-                kwargs["headers"] = [
+                headers = [
                     (h.key, header_conv(record.topic, h.key, h.schema, h.value))
                     for h in record.headers
                 ]
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.HEADER_CONVERTER, repr(e), record) from e
-        if record.kafka_partition is not None:
-            kwargs["partition"] = record.kafka_partition
-        if record.timestamp is not None:
-            kwargs["timestamp"] = record.timestamp
-        if self.wants_commit_record:
-            kwargs["on_delivery"] = self._commit_record_callback(record)
-        return kwargs
+        partition = PARTITION_UA if record.kafka_partition is None else record.kafka_partition
+        on_delivery = self._commit_record_callback(record) if self.wants_commit_record else None
+        return (partition, on_delivery, None, record.timestamp or 0, headers)
 
     def _produce_when_room(
         self, producer: Producer, topic: str, vb: Any, kb: Any, record: SourceRecord
     ) -> bool:
         """The local queue is full: back-pressure. Serve delivery reports until the record
         fits; False if the task is stopping first."""
-        kwargs = self._produce_options(record)
+        args = self._produce_args(record)
         while True:
             producer.poll(0.05)
             self.check_delivery()
             if self._stopping():
                 return False
             try:
-                producer.produce(topic, vb, kb, **kwargs)
+                producer.produce(topic, vb, kb, *args)
                 return True
             except BufferError:
                 continue

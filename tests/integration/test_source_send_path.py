@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import pytest
 from confluent_kafka import Consumer, KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -146,8 +147,6 @@ def envelope(schema: str, payload: str) -> bytes:
 
 
 def stored_offsets(store: MemoryOffsetStore) -> dict[str, Any]:
-    import orjson
-
     out = {}
     for k, v in store.all().items():
         decoded = decode_key(k)
@@ -318,3 +317,80 @@ def test_a_bad_value_fails_the_task_without_tolerance(broker: EmbeddedBroker, un
         envelope(i32, str(n)) for n in range(3)
     ]
     assert stored_offsets(store) == {'{"p":1}': {"n": 2}}
+
+
+class CommitRecordTask(ScriptedTask):
+    """Records every ``commit_record`` call: (value, metadata as a tuple or None)."""
+
+    def __init__(self, batches: list[list[SourceRecord]]) -> None:
+        super().__init__(batches)
+        self.committed: list[tuple[Any, tuple[str, int, int] | None]] = []
+
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        meta = None if metadata is None else (metadata.topic, metadata.partition, metadata.offset)
+        self.committed.append((record.value, meta))
+
+
+def test_commit_record_reports_each_acknowledged_or_skipped_record(
+    broker: EmbeddedBroker, unique_name
+):
+    """A task overriding commit_record gets one call per record: Kafka's coordinates for each
+    produced record (plain ones, with a partition, with headers), None for the one skipped."""
+    bs = broker.bootstrap_servers
+    topic = unique_name("commit-record")
+    create_topic(bs, topic, partitions=2)
+    part = {"p": 1}
+    batch = [
+        SourceRecord(part, {"n": 0}, topic, 0, None, None, INT32, 0),
+        SourceRecord(part, {"n": 1}, topic, 1, None, None, INT32, 1, 1_700_000_000_000),
+        SourceRecord(part, {"n": 2}, topic, 0, None, None, INT32, "bad"),
+        SourceRecord(
+            part, {"n": 3}, topic, 0, None, None, INT32, 3, None, [Header("h", "v", STRING)]
+        ),
+    ]
+    task = CommitRecordTask([batch])
+    key = StringConverter()
+    key.configure({}, True)
+    value = JsonConverter()
+    value.configure({"schemas.enable": "true"}, False)
+    header = SimpleHeaderConverter()
+    header.configure({})
+    task_id = TaskId("commit-record", 0)
+    store = MemoryOffsetStore()
+    store.start()
+    runner = SourceTaskRunner(
+        task_id,
+        task,
+        SourceRunnerSettings(
+            task_config={},
+            converters=TaskConverters(key, value, header),
+            status=StatusBoard("test"),
+            offset_flush_interval_ms=60_000,
+            errors=ErrorHandler(
+                task_id,
+                ErrorPolicy.from_config({"errors.tolerance": "all"}),
+                TaskMetrics(task_id.connector, 0),
+            ),
+            producer_config={**PRODUCER_DEFAULTS, "bootstrap.servers": bs},
+            offset_store=store,
+            offset_flush_timeout_ms=30_000,
+        ),
+    )
+    runner.start()
+    try:
+        assert task.done.wait(60), "the task was not polled for its batch within 60 s"
+    finally:
+        runner.stop()
+        runner.join(60)
+    assert runner.failed is None
+    by_value = dict(task.committed)
+    assert sorted(by_value, key=str) == [0, 1, 3, "bad"]
+    assert by_value["bad"] is None
+    messages = {orjson.loads(m.value())["payload"]: m for m in read_messages(bs, topic)}
+    for v in (0, 1, 3):
+        m = messages[v]
+        assert by_value[v] == (topic, m.partition(), m.offset())
+    assert (messages[0].partition(), messages[1].partition(), messages[3].partition()) == (0, 1, 0)
+    assert messages[1].timestamp()[1] == 1_700_000_000_000
+    assert messages[3].headers() == [("h", b"v")]
+    assert stored_offsets(store) == {'{"p":1}': {"n": 3}}
