@@ -64,17 +64,19 @@ class Converter(ABC):
 
     def from_connect_values(
         self, topic: str, schema: Schema | None, values: Sequence[Any]
-    ) -> list[bytes | None]:
-        """Serialize ``values`` that share ``topic`` and ``schema``, in order: what
-        ``from_connect_data`` would return for each. Raises DataError if any value fails (the
-        runtime then converts record by record, to apply its error policy to the one at fault).
+    ) -> list[bytes | None] | None:
+        """Serialize ``values`` that share ``topic`` and ``schema`` at once, or return None when
+        this converter has no faster way for them than one ``from_connect_data`` call each.
 
-        A source task's runner calls this once for a polled batch whose records all have the
-        same topic and value (or key) schema. The default calls ``from_connect_data`` per value;
-        a converter overrides it when it can do the work once per batch (JsonConverter builds
-        the envelope's schema part once)."""
-        convert = self.from_connect_data
-        return [convert(topic, schema, value) for value in values]
+        A list holds, in order, what ``from_connect_data`` would return for each value. Raises
+        DataError if any value fails; the runtime then converts the batch value by value, to
+        apply its error policy to the one at fault. A source task's runner calls this for a
+        polled batch whose records all have one topic and one value schema; after a None it
+        stops asking and converts each value just before producing it. The default returns
+        None; JsonConverter with schemas enabled builds each envelope's schema part once per
+        batch. (A list keeps every result alive until the batch is produced: return None
+        rather than a list of buffers an encoder over-allocated, such as orjson's.)"""
+        return None
 
     @abstractmethod
     def to_connect_data(

@@ -258,11 +258,11 @@ class SourceBatchSender:
         the records are produced.
 
         A pass-through converter's bytes values are taken as they are. A converter with a
-        batch path of its own (``from_connect_values`` overridden) converts a batch of one
-        topic and one value schema (the usual case) in one call; if a value fails there, the
-        values are converted one by one, so the error policy applies to the one at fault.
-        Other converters convert one by one: each result then goes to ``produce`` (which copies
-        it) at once, never held for the batch.
+        batch path of its own (``from_connect_values`` overridden, not answering None)
+        converts a batch of one topic and one value schema (the usual case) in one call; if a
+        value fails there, the values are converted one by one, so the error policy applies to
+        the one at fault. Otherwise each value is converted just before its record is produced
+        (``produce`` copies it): never held for the batch.
         """
         if self._value_passthrough:
             values = [r.value for r in records]
@@ -278,11 +278,14 @@ class SourceBatchSender:
         if schemas.count(schema) != n or topics.count(topic) != n:
             return None  # counted at C level, by identity first
         try:
-            return self.converters.value.from_connect_values(
+            converted = self.converters.value.from_connect_values(
                 topic, schema, [r.value for r in records]
             )
         except Exception:
             return None
+        if converted is None:
+            self._value_batches = False  # no batch path here: stop asking
+        return converted
 
     def _note_offsets(self, records: list[SourceRecord], handled: int) -> None:
         """Make the source offsets of the first ``handled`` records pending: the latest one of

@@ -70,13 +70,15 @@ def run_task(
     *,
     tolerate: bool = False,
     producer: Mapping[str, Any] | None = None,
+    schemas: bool = True,
 ) -> tuple[SourceTaskRunner, MemoryOffsetStore]:
-    """Run the batches through a SourceTaskRunner (JsonConverter values with schemas, String
-    keys), stop it (final commit) and return it with its offset store."""
+    """Run the batches through a SourceTaskRunner (JsonConverter values, with schemas unless
+    ``schemas`` is false; String keys), stop it (final commit) and return it with its offset
+    store."""
     key = StringConverter()
     key.configure({}, True)
     value = JsonConverter()
-    value.configure({"schemas.enable": "true"}, False)
+    value.configure({"schemas.enable": str(schemas).lower()}, False)
     header = SimpleHeaderConverter()
     header.configure({})
     task_id = TaskId(f"send-{uuid.uuid4().hex[:6]}", 0)
@@ -273,6 +275,24 @@ def test_a_bad_value_is_skipped_alone_under_tolerance(broker: EmbeddedBroker, un
     assert runner.metrics.records_skipped == 1
     assert runner.metrics.records_produced == 5
     assert stored_offsets(store) == {'{"p":1}': {"n": 5}}
+
+
+def test_values_without_batch_path_are_converted_one_by_one(broker: EmbeddedBroker, unique_name):
+    """JsonConverter without envelopes declines batches: each value is converted as its record
+    is produced; a value orjson cannot write is skipped alone under tolerance."""
+    bs = broker.bootstrap_servers
+    topic = unique_name("schemaless")
+    create_topic(bs, topic)
+    part = {"p": 1}
+    values: list[Any] = [{"n": n} for n in range(6)]
+    values[2] = {"n": object()}
+    batch = [SourceRecord(part, {"n": n}, topic, value=v) for n, v in enumerate(values)]
+    runner, store = run_task(bs, [batch, batch[:1]], tolerate=True, schemas=False)
+    assert runner.failed is None
+    got = [orjson.loads(m.value()) for m in read_messages(bs, topic)]
+    assert got == [{"n": n} for n in (0, 1, 3, 4, 5, 0)]
+    assert runner.metrics.records_skipped == 1
+    assert stored_offsets(store) == {'{"p":1}': {"n": 0}}
 
 
 def test_a_bad_value_fails_the_task_without_tolerance(broker: EmbeddedBroker, unique_name):
