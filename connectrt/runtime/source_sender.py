@@ -17,8 +17,8 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
 3. the source offsets of the records handled (produced or skipped) are noted once, after the
    loop: with one source partition in the batch, one dict store.
 
-A value that fails to convert sends the whole batch the general way, record by record, so the
-error policy (retries, tolerance, dead letter queue) applies to the one at fault. A full
+A value that fails in a batch conversion makes the batch convert value by value, so the error
+policy (retries, tolerance, dead letter queue) applies to the one at fault. A full
 producer queue is back-pressure: delivery reports are served until the record fits, or the
 task stops (the records not produced are then not committed, and re-polled after a restart).
 Failed deliveries are recorded by :meth:`SourceBatchSender.on_delivery_error` (the producer's
