@@ -51,7 +51,7 @@ MIN_DIVISOR: Final = 4
 """The budget is divided by at least this many tasks."""
 MIN_SHARE_BYTES: Final = 4 << 20
 """No task's share is smaller (a 1 MB record, librdkafka's default maximum, must fit)."""
-BYTES_PER_QUEUED_MESSAGE: Final = 512
+BYTES_PER_QUEUED_MESSAGE: Final = 256
 """What a queued message is reckoned to cost when a share is turned into message counts:
 librdkafka's per-message bookkeeping plus a small record."""
 _MESSAGE_MAX_BYTES_DEFAULT: Final = 1_000_000  # librdkafka's message.max.bytes default
