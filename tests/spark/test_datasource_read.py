@@ -5,7 +5,6 @@ Real embedded broker, real schema registry, the session's local SparkSession.
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 import json
 import re
@@ -23,7 +22,7 @@ from connectrt.converters.json import JsonConverter
 from connectrt.schema_registry.server import SchemaRegistryServer
 from connectrt.spark.datasource import register
 from connectrt.testing.harness import create_topic
-from tests.spark.bridge_helpers import order, produce_raw
+from tests.spark.bridge_helpers import check_order_row, expected_value_type, order, produce_raw
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -32,43 +31,11 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
 N = 40
 
-ITEM_TYPE = T.StructType(
-    [T.StructField("sku", T.StringType(), True), T.StructField("qty", T.IntegerType(), True)]
-)
-
-
-def expected_value_type(precision: int) -> T.StructType:
-    return T.StructType(
-        [
-            T.StructField("id", T.LongType(), True),
-            T.StructField("customer", T.StringType(), True),
-            T.StructField("amount", T.DecimalType(precision, 2), True),
-            T.StructField("day", T.DateType(), True),
-            T.StructField("at", T.TimestampType(), True),
-            T.StructField("tags", T.ArrayType(T.StringType(), True), True),
-            T.StructField("attrs", T.MapType(T.StringType(), T.LongType(), True), True),
-            T.StructField("item", ITEM_TYPE, True),
-        ]
-    )
-
 
 @pytest.fixture(scope="module")
 def bridge(spark: SparkSession) -> SparkSession:
     register(spark)
     return spark
-
-
-def check_order_row(value: Any, i: int) -> None:
-    expected = order(i)
-    assert value["id"] == i
-    assert value["customer"] == expected.get("customer")
-    assert value["amount"] == expected.get("amount")
-    assert value["day"] == expected.get("day")
-    at = value["at"]  # Spark hands back naive local time: compare as instants
-    assert at.astimezone(dt.UTC) == expected.get("at")
-    assert value["tags"] == expected.get("tags")
-    assert value["attrs"] == expected.get("attrs")
-    assert (value["item"]["sku"], value["item"]["qty"]) == (f"sku-{i % 7}", i % 5)
 
 
 def test_batch_read_json_with_schemas(

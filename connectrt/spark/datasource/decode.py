@@ -63,11 +63,19 @@ def output_schema(key: T.DataType, value: T.DataType) -> T.StructType:
 
 
 def build_converters(config: Mapping[str, str]) -> tuple[Any, Any, Any]:
-    """Key, value and header converters as a worker would build them for ``config``."""
+    """Key, value and header converters as a worker would build them for ``config``: the
+    defaults (JsonConverter, SimpleHeaderConverter) take their ``<kind>.converter.*`` settings
+    too, so ``value.converter.schemas.enable=false`` alone configures the default."""
+
+    def default(kind: str, class_name: str) -> Any:
+        prefix = f"{kind}.converter."
+        settings = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        return lambda: (class_name, settings)
+
     return (
-        create_converter(registry, config, "key", lambda: (JSON_CONVERTER, {})),
-        create_converter(registry, config, "value", lambda: (JSON_CONVERTER, {})),
-        create_converter(registry, config, "header", lambda: (HEADER_CONVERTER, {})),
+        create_converter(registry, config, "key", default("key", JSON_CONVERTER)),
+        create_converter(registry, config, "value", default("value", JSON_CONVERTER)),
+        create_converter(registry, config, "header", default("header", HEADER_CONVERTER)),
     )
 
 
