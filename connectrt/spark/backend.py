@@ -158,7 +158,9 @@ class SparkTaskExecutor:
         self.worker_config = wc
         self.config = config
         self.run_id = uuid.uuid4().hex
-        self.slots = SlotLedger(config.slots or int(sc.defaultParallelism), config.free_slots)
+        self.slots = SlotLedger(
+            config.slots or int(sc.defaultParallelism), config.free_slots_for(str(sc.master))
+        )
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
