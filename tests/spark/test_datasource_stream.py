@@ -134,8 +134,7 @@ def test_stream_from_latest_delivers_only_later_records_to_the_file_sink(
     query = (
         spark.readStream.format("connectrt")
         .option("kafka.bootstrap.servers", broker.bootstrap_servers)
-        .option("topic", topic)
-        .option("startingOffsets", "latest")
+        .option("subscribe", topic)  # startingOffsets: latest, the streaming default
         .load()
         .selectExpr("CAST(value.n AS STRING) AS line")
         .writeStream.format("connectrt")

@@ -7,7 +7,7 @@
     register(spark)
     df = (spark.read.format("connectrt")
           .option("kafka.bootstrap.servers", "localhost:9092")
-          .option("topic", "orders")
+          .option("subscribe", "orders")
           .option("value.converter", "org.apache.kafka.connect.json.JsonConverter")
           .load())
     (df.select("value.*").write.format("connectrt")
