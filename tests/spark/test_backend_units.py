@@ -127,3 +127,17 @@ def test_local_master_keeps_no_slot_free_so_local_2_runs_a_source_and_a_sink():
         ledger.reserve("third", 1)
     assert "0 must stay free" in str(info.value)
     assert "a larger N in local[N]" in str(info.value)
+
+
+def test_local_masters_give_their_thread_count_as_slots():
+    import os
+
+    from connectrt.spark.launchers import local_threads
+
+    assert local_threads("local") == 1
+    assert local_threads("local[4]") == 4
+    assert local_threads("local[4,3]") == 4
+    assert local_threads("local[*]") == (os.cpu_count() or 1)
+    assert local_threads("local[*, 2]") == (os.cpu_count() or 1)
+    assert local_threads("spark://master:7077") is None
+    assert local_threads("yarn") is None
