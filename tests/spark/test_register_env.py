@@ -34,7 +34,10 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("bare-venv")
     venv.create(home, with_pip=False)
     python = home / "bin" / "python3"
-    probe = subprocess.run([python, "-c", "import pyarrow"], capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    probe = subprocess.run(
+        [python, "-c", "import pyarrow"], capture_output=True, text=True, env=env
+    )
     assert probe.returncode != 0, "the bare virtualenv must not have pyarrow"
     return python
 
