@@ -169,11 +169,12 @@ def result(bench: str, connectrt: float, baseline: float) -> None:
     print(format_result(bench, connectrt, baseline), flush=True)
 
 
-def emit(name: str, figures: Mapping[str, float]) -> None:
-    """The RESULT line from a dict holding ``connectrt`` and ``raw`` (or ``baseline``) rates:
-    for scripts written before :func:`result`."""
-    baseline = figures["baseline"] if "baseline" in figures else figures["raw"]
-    result(name, figures["connectrt"], baseline)
+def emit(name: str, result: Mapping[str, float]) -> None:
+    """A line of extra figures (``BENCH_RESULT {json}``), printed before the RESULT line by the
+    scripts that want their details machine-readable too; run_all.py ignores it."""
+    import json
+
+    print(f"BENCH_RESULT {json.dumps({'bench': name, **result})}", flush=True)
 
 
 def await_one_record(bootstrap: str, topic: str) -> None:

