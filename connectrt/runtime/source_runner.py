@@ -124,7 +124,9 @@ class SourceTaskRunner(TaskRunner):
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
         self.task.initialize(SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics))
+        self.call_clock.enter("start")
         self.task.start(self.task_config)
+        self.call_clock.leave()
         cfg = dict(self._producer_config)
         if not self._wants_commit_record:
             cfg["delivery.report.only.error"] = True
@@ -156,10 +158,12 @@ class SourceTaskRunner(TaskRunner):
         assert producer is not None
         task = self.task
         metrics = self.metrics
+        clock = self.call_clock
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
             if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
                 break
+            clock.enter("poll")
             try:
                 records = task.poll()
             except RetriableError as e:
@@ -170,6 +174,8 @@ class SourceTaskRunner(TaskRunner):
                 if self.stopping:
                     break
                 raise TaskFailure(self.id, TaskStage.TASK_POLL, repr(e)) from e
+            finally:
+                clock.leave()
             if records:
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
@@ -411,7 +417,11 @@ class SourceTaskRunner(TaskRunner):
         producer = self._producer
         if producer is None:
             return False
-        return self._offsets.commit(producer, self._check_delivery)
+        self.call_clock.enter("commit")  # waits for acks, then commit()/commit_record()
+        try:
+            return self._offsets.commit(producer, self._check_delivery)
+        finally:
+            self.call_clock.leave()
 
     def _final_commit(self) -> None:
         try:

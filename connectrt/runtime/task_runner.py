@@ -19,6 +19,7 @@ from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_metrics import TaskPluginMetrics
 from connectrt.runtime.status import State, StatusBoard, TargetState
+from connectrt.runtime.task_liveness import CallClock, thread_stack
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,13 @@ class TaskRunner(threading.Thread):
         self._target = target_state
         self._state_changed = threading.Event()
         self.failed: BaseException | None = None
+        # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
+        # by the worker's stall watchdog (task.stall.timeout.ms).
+        self.call_clock = CallClock()
+
+    def current_stack(self) -> str:
+        """The runner thread's current stack (for a stalled task's trace); any thread."""
+        return thread_stack(self.ident)
 
     # -- control (called from other threads) ------------------------------------------------
     def stop(self) -> None:
