@@ -37,6 +37,7 @@ from connectrt.data import Schema
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
+from connectrt.runtime.rate_limit import message_bytes
 from connectrt.runtime.runner_settings import SinkRunnerSettings
 from connectrt.runtime.sink_offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
@@ -202,6 +203,11 @@ class SinkTaskRunner(TaskRunner):
             except KafkaException as e:
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if msgs:
+                limiter = self.rate_limiter  # task.rate.limit.*: nothing consumed while waiting
+                if limiter is not None and not limiter.admit(
+                    len(msgs), message_bytes(msgs) if limiter.limits_bytes else 0
+                ):
+                    break  # stopping: the batch is not put, so not committed
                 t0 = time.perf_counter()
                 self._batch = msgs
                 records, first_offsets, next_offsets = self._convert(msgs)

@@ -33,6 +33,7 @@ from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.rate_limit import record_bytes
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.status import TargetState
@@ -177,6 +178,11 @@ class SourceTaskRunner(TaskRunner):
             finally:
                 clock.leave()
             if records:
+                limiter = self.rate_limiter  # task.rate.limit.*, before produce
+                if limiter is not None and not limiter.admit(
+                    len(records), record_bytes(records) if limiter.limits_bytes else 0
+                ):
+                    break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
                 if self._transforms is not None:

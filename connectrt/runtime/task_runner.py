@@ -18,6 +18,7 @@ from typing import Any
 from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_metrics import TaskPluginMetrics
+from connectrt.runtime.rate_limit import TaskRateLimiter
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_liveness import CallClock, thread_stack
 
@@ -111,6 +112,18 @@ class TaskRunner(threading.Thread):
         # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
         # by the worker's stall watchdog (task.stall.timeout.ms).
         self.call_clock = CallClock()
+        # task.rate.limit.*: admits each batch before delivery (None: no limit); see
+        # set_rate_limit.
+        self.rate_limiter: TaskRateLimiter | None = None
+
+    def set_rate_limit(self, records_per_s: float, bytes_per_s: float) -> None:
+        """Limit the task's records and bytes a second (0: no limit); before ``start()``."""
+        if records_per_s > 0 or bytes_per_s > 0:
+            self.rate_limiter = TaskRateLimiter(
+                records_per_s, bytes_per_s, self._stopping.wait, self._stopping.is_set
+            )
+        else:
+            self.rate_limiter = None
 
     def current_stack(self) -> str:
         """The runner thread's current stack (for a stalled task's trace); any thread."""

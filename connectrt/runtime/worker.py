@@ -294,9 +294,14 @@ class Worker:
         """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
-        return self.runner_factory().create_runner(
+        runner = self.runner_factory().create_runner(
             task_id, task_cls, task_config, connector_config, target
         )
+        runner.set_rate_limit(
+            task_limit(connector_config, self.config, "task.rate.limit.records.per.sec"),
+            task_limit(connector_config, self.config, "task.rate.limit.bytes.per.sec"),
+        )
+        return runner
 
     def runner_factory(self) -> RunnerFactory:
         """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""

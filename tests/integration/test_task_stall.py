@@ -183,6 +183,8 @@ def test_bad_stall_settings_are_refused_per_field(worker: RestWorker, unique_nam
         "store.id": "x",
         "task.stall.timeout.ms": "-5",
         "task.stall.action": "explode",
+        "task.rate.limit.records.per.sec": "-1",
+        "task.rate.limit.bytes.per.sec": "fast",
     }
     response = worker.http.put(
         "/connector-plugins/tests.plugins.hanging.HangingSource/config/validate", json=config
@@ -191,6 +193,8 @@ def test_bad_stall_settings_are_refused_per_field(worker: RestWorker, unique_nam
     errors = {c["value"]["name"]: c["value"]["errors"] for c in response.json()["configs"]}
     assert errors["task.stall.timeout.ms"] == ["Value must be at least 0"]
     assert errors["task.stall.action"] == ["String must be one of: log, restart"]
+    assert errors["task.rate.limit.records.per.sec"] == ["Value must be at least 0"]
+    assert errors["task.rate.limit.bytes.per.sec"] != []
     created = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert created.status_code == 400, created.text
     assert "task.stall.action" in created.text
