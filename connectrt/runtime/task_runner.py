@@ -108,6 +108,7 @@ class TaskRunner(threading.Thread):
         self._stopping = threading.Event()
         self._target = target_state
         self._state_changed = threading.Event()
+        self._abandoned = False
         self.failed: BaseException | None = None
         # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
         # by the worker's stall watchdog (task.stall.timeout.ms).
@@ -135,6 +136,12 @@ class TaskRunner(threading.Thread):
         self._stopping.set()
         self._state_changed.set()
         self.on_stop_requested()
+
+    def abandon(self) -> None:
+        """The worker gave up waiting for this task (graceful-shutdown timeout, stall restart)
+        and may already run a new one with the same id: whatever this thread does later, it
+        reports no state."""
+        self._abandoned = True
 
     def on_stop_requested(self) -> None:
         """Hook for subclasses (e.g. to call ``SourceTask.stop()`` to wake a blocked poll)."""
@@ -180,16 +187,17 @@ class TaskRunner(threading.Thread):
             self.failed = e
             trace = traceback.format_exc()
             log.error("Task %s threw an uncaught and unrecoverable exception\n%s", self.id, trace)
-            self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
+            if not self._abandoned:
+                self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
             self.metrics.errors += 1
             try:
                 self.close_after_failure()
             except Exception:
                 log.exception("Error while closing failed task %s", self.id)
-            if self.on_failure is not None:
+            if self.on_failure is not None and not self._abandoned:
                 self.on_failure(self)
             return
-        if not self.failed:
+        if not self.failed and not self._abandoned:
             self.status.put(self.id.connector, self.id.task, State.UNASSIGNED)
 
     def execute(self) -> None:

@@ -412,6 +412,8 @@ class Worker:
             if runner is not None:
                 runner.stop()
                 runner.join(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
+                if runner.is_alive() and hasattr(runner, "abandon"):
+                    runner.abandon()  # stuck: it must not report over its successor
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 

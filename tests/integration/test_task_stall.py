@@ -9,6 +9,7 @@ it. Idle tasks (nothing to consume, ``poll()`` returning None) are never stalled
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -123,6 +124,17 @@ def test_a_stalled_task_with_action_restart_is_restarted(
     produce(broker.bootstrap_servers, topic, ["stuck"])
     wait_for(lambda: hanging.STARTS[store] >= 2, 60, "the stalled task to be started again")
     wait_for(lambda: _tasks(worker, name).get(0, {}).get("state") == "RUNNING", 60, "RUNNING again")
+
+    # Released, the abandoned threads finish, and none reports over the task now running.
+    hanging.RELEASE.set()
+    wait_for(lambda: hanging.PUT[store] >= 1, 60, "the record put once released")
+    wait_for(
+        lambda: [t.name for t in threading.enumerate()].count(f"task-{name}-0") == 1,
+        60,
+        "the abandoned task threads to end",
+    )
+    task = _tasks(worker, name)[0]
+    assert task["state"] == "RUNNING" and "stalled" not in task, task
 
 
 def test_a_source_stuck_in_poll_is_stalled(worker: RestWorker, unique_name):
