@@ -55,7 +55,9 @@ def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
     t0, c0 = _next_change(count, count(), what)
     time.sleep(WINDOW_S)  # the measuring window itself; the figures are read after it
     t1, c1 = _next_change(count, count(), what)
-    return (c1 - c0) / (t1 - t0)
+    rate = (c1 - c0) / (t1 - t0)
+    print(f"measured {what}: {c1 - c0} records in {t1 - t0:.2f} s = {rate:.0f}/s (limit {RATE:g})")
+    return rate
 
 
 def test_a_source_is_held_to_its_records_rate(worker: RestWorker, unique_name):
