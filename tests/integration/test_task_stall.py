@@ -93,7 +93,9 @@ def test_a_sink_stuck_in_put_is_stalled_with_its_stack_and_clears_when_put_retur
     )
     produce(broker.bootstrap_servers, topic, (f"v{i}" for i in range(200)), key=lambda i: b"%d" % i)
 
+    produced_at = time.monotonic()
     wait_for(lambda: _tasks(worker, name)[0].get("stalled"), 60, "task 0 reported stalled")
+    print(f"stall reported {time.monotonic() - produced_at:.2f} s after the records were produced")
     tasks = _tasks(worker, name)
     stuck, sibling = tasks[0], tasks[1]
     assert stuck["state"] == "RUNNING"  # the Kafka Connect state is kept
