@@ -313,6 +313,7 @@ class Worker:
             self.status,
             self.hooks.on_topic,
             self.plugin_metrics,
+            tasks=max(1, sum(len(s.task_configs) for s in list(self._connectors.values()))),
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:

@@ -129,6 +129,17 @@ _WORKER_KEYS = (
         "How long stop waits for tasks to finish and commit.",
     )
     .define(
+        "worker.memory.budget.mb",
+        ConfigType.INT,
+        64,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "connectrt: memory (MiB) the Kafka clients of the worker's tasks may buffer, divided "
+        "evenly among its tasks (by at least 4): each source task's producer queue and each "
+        "sink task's prefetch are sized from its share. Explicit producer.*/consumer.* and "
+        "connector *.override.* settings win; 0 turns the budget off.",
+    )
+    .define(
         "plugin.path",
         ConfigType.LIST,
         "",
