@@ -30,6 +30,7 @@ from connectrt.errors import (
     NotFoundError,
 )
 from connectrt.rest import wire
+from connectrt.rest.console import mount_console
 from connectrt.rest.methods import allowed_methods
 from connectrt.rest.metrics import MetricsExposition
 from connectrt.rest.readiness import StartupGate
@@ -377,4 +378,5 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _JSON(changed)
 
+    mount_console(app, herder)  # /ui: the web console (HTML; not in the OpenAPI document)
     return app

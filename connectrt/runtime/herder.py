@@ -121,6 +121,7 @@ class Herder:
                 self.put_connector_config(name, config)
             else:
                 self.create_connector(name, config, initial_state)
+        self.overview.history.start()
         if ready:
             self._ready.set()
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
@@ -140,6 +141,7 @@ class Herder:
     def stop(self) -> None:
         """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
+        self.overview.history.stop()
         try:
             self.worker.stop()
         finally:
