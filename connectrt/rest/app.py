@@ -33,6 +33,7 @@ from connectrt.rest import wire
 from connectrt.rest.console import mount_console
 from connectrt.rest.methods import allowed_methods
 from connectrt.rest.metrics import MetricsExposition
+from connectrt.rest.openapi import document_api
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
@@ -379,4 +380,5 @@ def create_app(herder: Herder) -> FastAPI:
         return _JSON(changed)
 
     mount_console(app, herder)  # /ui: the web console (HTML; not in the OpenAPI document)
+    document_api(app)  # request bodies, response models and error statuses (rest/openapi.py)
     return app
