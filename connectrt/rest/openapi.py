@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI
-from pydantic import TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from connectrt.rest import models as m
 
@@ -135,12 +135,12 @@ class _Schemas:
     def __init__(self, components: dict[str, Any]) -> None:
         self.components = components
 
-    def ref(self, model: Any, mode: str) -> dict[str, Any]:
-        if isinstance(model, type) and hasattr(model, "model_json_schema"):
-            _, top = models_json_schema([(model, mode)], ref_template=_REF)  # type: ignore[arg-type]
+    def ref(self, model: Any, mode: JsonSchemaMode) -> dict[str, Any]:
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            _, top = models_json_schema([(model, mode)], ref_template=_REF)
             self.components.update(top.get("$defs", {}))
             return {"$ref": _REF.format(model=model.__name__)}
-        schema = TypeAdapter(model).json_schema(ref_template=_REF, mode=mode)  # type: ignore[arg-type]
+        schema = TypeAdapter(model).json_schema(ref_template=_REF, mode=mode)
         self.components.update(schema.pop("$defs", {}))
         return schema
 
