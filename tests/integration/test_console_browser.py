@@ -25,6 +25,7 @@ from connectrt.testing.rest import RestWorker, start_rest_worker
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
 WAIT_MS = 60_000  # a sink group join or a task start on a busy machine
+SECRET = "hunter2-console"
 
 
 @pytest.fixture(scope="module")
@@ -180,6 +181,7 @@ def test_failed_task_trace_and_errors_are_shown(
                 "connector.class": "FileStreamSource",
                 "file": str(tmp_path),  # a directory: the task fails reading it
                 "topic": unique_name("t"),
+                "archive.password": SECRET,
             },
         },
     )
@@ -191,6 +193,17 @@ def test_failed_task_trace_and_errors_are_shown(
     p.locator("#tasks tr[data-task='0'] .state", has_text="FAILED").wait_for()
     trace = p.locator("details.trace pre").first
     assert "Is a directory" in trace.inner_text()
+    # Secrets are shown as the REST API shows them: hidden, on the page and in the edit form.
+    p.locator("#config tr", has_text="archive.password").filter(has_text="[hidden]").wait_for()
+    assert SECRET not in p.content()
+    p.get_by_role("link", name="Edit config").click()
+    assert p.locator('[data-key="archive.password"]').input_value() == "[hidden]"
+    assert SECRET not in p.content()
+    # Saving the form unchanged keeps the stored secret (and the key outside the definition).
+    p.get_by_role("button", name="Save config").click()
+    p.wait_for_url(re.compile(r"/ui/connectors/[^/]+$"))
+    stored = worker.process.herder.config_store.snapshot().connectors[name]
+    assert stored["archive.password"] == SECRET
 
     # A rejected action is reported with the REST API's message: a source's offsets cannot
     # be reset to an offset number (400).

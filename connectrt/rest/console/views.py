@@ -140,6 +140,25 @@ def plugin_choices(herder: Herder) -> list[dict[str, Any]]:
     return [wire.plugin_info(p) for p in herder.plugins.list_plugins(True)]
 
 
+def _undefined_key(name: str, herder: Herder, definition: Any) -> dict[str, Any]:
+    """A form field for a key outside the plugin's definition (an override, an extra setting),
+    so that editing a config keeps it."""
+    secret = herder.masker.is_secret(name, definition)
+    return {
+        "name": name,
+        "type": "PASSWORD" if secret else "STRING",
+        "required": False,
+        "default_value": None,
+        "importance": "",
+        "documentation": "Not in the plugin's config definition; passed to the connector as is.",
+        "group": "Other settings",
+        "order": 0,
+        "width": "NONE",
+        "display_name": name,
+        "dependents": [],
+    }
+
+
 def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> dict[str, Any]:
     """``PUT /connector-plugins/{plugin}/config/validate``'s answer, grouped for the form:
     ``{"name", "error_count", "groups": [(group, [config info, ...]), ...]}``."""
@@ -148,9 +167,9 @@ def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> di
     infos = wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
     grouped: dict[str, list[dict[str, Any]]] = {g: [] for g in infos["groups"]}
     for entry in infos["configs"]:
+        if entry["definition"] is None:  # a key the definition does not know: kept as text
+            entry["definition"] = _undefined_key(entry["value"]["name"], herder, definition)
         d = entry["definition"]
-        if d is None:
-            continue  # a key the definition does not know: shown with the raw config
         grouped.setdefault(d["group"] or "Other", []).append(entry)
     for entries in grouped.values():
         entries.sort(key=lambda e: (e["definition"]["order"], e["definition"]["name"]))
