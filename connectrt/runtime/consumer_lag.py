@@ -26,6 +26,8 @@ from confluent_kafka import Consumer
 
 __all__ = ["ConsumerLagProbe", "LagReportingConsumer"]
 
+_LOCK_WAIT_S = 0.2
+
 
 class LagReportingConsumer(Consumer):
     """A Consumer whose :meth:`partition_lag` may be called from any thread, even while the
@@ -45,21 +47,30 @@ class LagReportingConsumer(Consumer):
         """``{(topic, partition): lag}`` for the assigned partitions whose position and high
         watermark are both known (a partition not fetched yet is left out); empty once
         closed."""
-        with self._lag_lock:
-            if self._closed:
-                return {}
-            assigned = self.assignment()
-            if not assigned:
-                return {}
-            out: dict[tuple[str, int], int] = {}
-            for tp in self.position(assigned):
-                if tp.offset < 0:
-                    continue  # nothing consumed yet: no position
-                _, high = self.get_watermark_offsets(tp, cached=True)
-                if high is None or high < 0:
-                    continue
-                out[(tp.topic, tp.partition)] = max(high - tp.offset, 0)
-            return out
+        # A close in progress holds the lock while the consumer leaves its group: do not hold
+        # a scrape up for that, answer "no lag known" instead.
+        if not self._lag_lock.acquire(timeout=_LOCK_WAIT_S):
+            return {}
+        try:
+            return self._lag_locked()
+        finally:
+            self._lag_lock.release()
+
+    def _lag_locked(self) -> dict[tuple[str, int], int]:
+        if self._closed:
+            return {}
+        assigned = self.assignment()
+        if not assigned:
+            return {}
+        out: dict[tuple[str, int], int] = {}
+        for tp in self.position(assigned):
+            if tp.offset < 0:
+                continue  # nothing consumed yet: no position
+            _, high = self.get_watermark_offsets(tp, cached=True)
+            if high is None or high < 0:
+                continue
+            out[(tp.topic, tp.partition)] = max(high - tp.offset, 0)
+        return out
 
 
 class ConsumerLagProbe:
