@@ -246,25 +246,10 @@ class EmbeddedBroker:
 CLI_STOP_GRACE_S = 0.5
 
 
-# What a user of `connectrt broker` meets where Tansu differs from Apache Kafka (stderr, so that
-# stdout stays the one bootstrap.servers line scripts read).
-BROKER_NOTES = """\
-note: the embedded broker is for development and tests; where it differs from Apache Kafka:
-  - it keeps everything in memory: stopping it loses every topic;
-  - a topic created by its first record gets 4 partitions (Kafka: num.partitions, 1 by
-    default), so records without keys lose their order: create topics where order matters
-    (topic.creation.default.partitions=1 on a source connector, or an admin client);
-  - a consumer group join waits half of session.timeout.ms: give worker files
-    consumer.session.timeout.ms=6000 and consumer.heartbeat.interval.ms=500;
-  - kcat linked with librdkafka 2.0 (Debian 12's package) cannot talk to it; a kcat built
-    with a newer librdkafka can."""
-
-
 def run_broker_cli(port: int | None = None) -> int:
     """Run an embedded broker in the foreground until SIGINT/SIGTERM; return an exit status.
 
-    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready (and
-    :data:`BROKER_NOTES` on stderr). On a signal the
+    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready. On a signal the
     broker process gets SIGTERM and, if it is still there after :data:`CLI_STOP_GRACE_S`,
     SIGKILL (Tansu occasionally takes seconds to stop), so both are gone within about a second.
     """
@@ -282,7 +267,6 @@ def run_broker_cli(port: int | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             return 1
         print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
-        print(BROKER_NOTES, file=sys.stderr, flush=True)
         while not stop_requested.wait(0.2):
             if not broker.is_alive():
                 print(

@@ -61,8 +61,7 @@ def test_the_connector_files_validate(file: str, plugins: PluginRegistry) -> Non
     assert result.error_messages() == []
     declared = set(plugins.load_class(config["connector.class"], "Connector")().config_def().keys)
     framework = {"name", "connector.class", "topics"}
-    runtime = {k for k in config if k.startswith("topic.creation.")}  # the worker's, KIP-158
-    assert set(config) - framework - runtime <= declared, "keys the connector does not declare"
+    assert set(config) - framework <= declared, "keys the connector does not declare"
 
 
 def test_the_example_files_are_the_ones_the_walkthrough_lists() -> None:
