@@ -47,9 +47,6 @@ def test_producer_defaults() -> None:
     assert cfg["acks"] == "all"
     assert cfg["bootstrap.servers"] == BOOT
     assert cfg["client.id"] == "connector-producer-c-0"
-    # Kafka Connect's default: records any consumer can read (lz4 is a one-line choice).
-    assert cfg["compression.type"] == "none"
-    assert producer({"producer.compression.type": "lz4"}, None)["compression.type"] == "lz4"
 
 
 def test_producer_layering_defaults_then_worker_then_connector() -> None:
