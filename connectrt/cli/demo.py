@@ -9,10 +9,7 @@ registry. Pipelines:
 * datagen -> Avro: the datagen ``orders`` quickstart -> topic ``demo-orders`` as Avro
   (AvroConverter through the built-in registry, Confluent wire format).
 
-Progress of both is printed every 2 s, one line of at most 80 columns, until Ctrl-C or
-``--duration`` seconds; the summary at the end says how many lines were still in flight.
-``demo-lines`` is created with one partition, so the output keeps the input's order (the
-embedded broker would auto-create it with 4, Apache Kafka with ``num.partitions``).
+Progress of both is printed every 2 s until Ctrl-C or ``--duration`` seconds.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from connectrt.testing.harness import create_topic
 __all__ = ["run_demo"]
 
 TOPIC = "demo-lines"
-TOPIC_PARTITIONS = 1  # one partition: the lines arrive in the order they were written
+TOPIC_PARTITIONS = 4
 ORDERS_TOPIC = "demo-orders"
 ORDERS_CONNECTOR = "demo-datagen-orders"
 ORDERS_RATE = 50  # records/s: enough to watch, little enough for the in-memory broker
@@ -142,18 +139,23 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
             raise failure[0]
         try:
             url = process.rest.url
-            print(f"connectrt demo on the embedded broker {broker.bootstrap_servers}")
-            print(f"  files       : {d} (worker and connector configs, input, output)")
-            print(f"  pipeline    : input.txt -> topic {TOPIC} -> output.txt")
-            rate = f"{ORDERS_RATE}/s"
-            print(f"  datagen     : quickstart orders, {rate} -> topic {ORDERS_TOPIC} as Avro")
-            print(f"  web console : {url}/ui")
-            print(f"  REST API    : {url}/connectors?expand=status")
-            print(f"  registry    : {registry_url}/subjects")
-            print("  a line is appended to input.txt every 100 ms; Ctrl-C stops the demo")
-            started = time.monotonic()
-            deadline = None if duration is None else started + duration
+            print(f"connectrt demo running on embedded broker {broker.bootstrap_servers}")
+            print(f"  worker config : {worker_path}")
+            print(f"  source        : {input_path} -> topic {TOPIC}")
+            print(f"  sink          : topic {TOPIC} -> {output_path}")
+            print(
+                f"  datagen       : quickstart orders, {ORDERS_RATE}/s -> topic {ORDERS_TOPIC} "
+                "as Avro (Confluent wire format)"
+            )
+            print(
+                f"  schema registry: {registry_url}  "
+                f"(try: curl -s {registry_url}/subjects/{ORDERS_TOPIC}-value/versions/latest)"
+            )
+            print(f"  REST API      : {url}  (try: curl -s '{url}/connectors?expand=status')")
+            print("  lines are appended to the input every 100 ms; Ctrl-C stops the demo")
+            deadline = None if duration is None else time.monotonic() + duration
             last_report = 0.0
+            status = process.herder.worker.status
             while not stop.wait(0.1) and runner.is_alive():
                 with input_path.open("a") as f:
                     f.write(f"demo line {n}\n")
@@ -161,7 +163,16 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
                 now = time.monotonic()
                 if now - last_report >= 2.0:
                     last_report = now
-                    print(_progress(process, now - started, n, output_path), flush=True)
+                    states = {
+                        name: (s.state.value if (s := status.connector(name)) else "?")
+                        for name in process.herder.connectors()
+                    }
+                    print(
+                        f"  input {n} lines, output {_count_lines(output_path)} lines, "
+                        f"orders {_produced(process, ORDERS_CONNECTOR)} Avro records, "
+                        f"connectors {states}",
+                        flush=True,
+                    )
                 if deadline is not None and now >= deadline:
                     break
         finally:
@@ -170,36 +181,11 @@ def run_demo(directory: str, initial_lines: int, duration: float | None, port: i
             runner.join(60)
     if failure:
         raise failure[0]
-    written = _count_lines(output_path)
-    print(f"demo stopped: input {n} lines, output {written} lines ({output_path.name})")
-    print(f"  orders: {orders} Avro records in topic {ORDERS_TOPIC}")
-    if written < n:
-        tail = n - written
-        print(
-            f"  {tail} line{'s were' if tail != 1 else ' was'} in flight at the stop: appended "
-            "after the source's last read,\n  or in the topic and not yet written by the sink "
-            "(which writes what it has\n  consumed, then stops)"
-        )
-    return 0
-
-
-def _progress(process: WorkerProcess, elapsed: float, lines: int, output: Path) -> str:
-    """One progress line of at most 80 columns."""
-    names = process.herder.connectors()
-    status = process.herder.worker.status
-    states = {name: (s.state.value if (s := status.connector(name)) else "?") for name in names}
-    running = sum(1 for state in states.values() if state == "RUNNING")
-    line = (
-        f"  {elapsed:4.0f}s  input {lines:>6}  output {_count_lines(output):>6}  "
-        f"orders {_produced(process, ORDERS_CONNECTOR):>5}  connectors {running}/{len(names)} "
-        "RUNNING"
+    print(
+        f"demo stopped: input {n} lines, output {_count_lines(output_path)} lines "
+        f"({output_path}); orders: {orders} Avro records in topic {ORDERS_TOPIC}"
     )
-    not_running = [
-        f"{name} {state}" for name, state in sorted(states.items()) if state != "RUNNING"
-    ]
-    if not_running:
-        line += " (" + ", ".join(not_running) + ")"
-    return line if len(line) <= 80 else line[:77] + "..."
+    return 0
 
 
 def _produced(process: WorkerProcess, connector: str) -> int:

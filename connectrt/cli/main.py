@@ -54,14 +54,12 @@ def _setup_logging(level: str) -> None:
 @click.option(
     "--log-level",
     type=click.Choice(_LEVELS, case_sensitive=False),
-    default=None,
-    help="Log level of the processes this command runs, before the subcommand "
-    "[default: INFO; WARNING for demo]",
+    default="INFO",
+    show_default=True,
+    help="Log level of the processes this command runs (before the subcommand)",
 )
-@click.pass_context
-def cli(ctx: click.Context, log_level: str | None) -> None:
-    ctx.obj = {"log_level": log_level}
-    _setup_logging(log_level or "INFO")
+def cli(log_level: str) -> None:
+    _setup_logging(log_level)
 
 
 _WORKER_FILE = click.argument("worker_config", metavar="WORKER.properties")
@@ -165,14 +163,8 @@ def config_docs() -> int:
     default=None,
     help="Stop after this many seconds [default: run until Ctrl-C]",
 )
-@click.pass_context
-def demo(ctx: click.Context, directory: str, lines: int, port: int, duration: float | None) -> int:
+def demo(directory: str, lines: int, port: int, duration: float | None) -> int:
     from connectrt.cli.demo import run_demo
-
-    if (ctx.obj or {}).get("log_level") is None:  # the demo prints its own progress
-        logging.getLogger().setLevel(logging.WARNING)
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per registry request
 
     return run_demo(directory, lines, duration, port)
 
