@@ -7,19 +7,34 @@ commands work offline: they do not talk to a worker.
 
 from __future__ import annotations
 
+import argparse
 import getpass
 import sys
-
-import click
+from typing import Any
 
 from connectrt.errors import ConfigError
 
-__all__ = ["auth"]
+__all__ = ["add_auth_commands"]
 
 
-@click.group(help="Make entries for the REST credentials files (offline).")
-def auth() -> None:
-    pass
+def add_auth_commands(subparsers: Any) -> None:
+    """Add ``auth`` and its actions to the ``connectrt`` parser's subcommands."""
+    auth = subparsers.add_parser("auth", help="make entries for the REST credentials files")
+    au = auth.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = au.add_parser(
+        "hash-password",
+        help="print 'USER:pbkdf2_sha256$...' for rest.auth.credentials.file",
+        description="Reads the password from stdin (first line) or asks for it.",
+    )
+    p.add_argument("user", nargs="?", default=None)
+    p.add_argument("--iterations", type=int, default=None, help="PBKDF2 iterations")
+    p.set_defaults(func=_hash_password)
+    p = au.add_parser(
+        "hash-token",
+        help="print 'sha256:...' for rest.auth.tokens.file",
+        description="Reads the token from stdin (first line) or asks for it.",
+    )
+    p.set_defaults(func=_hash_token)
 
 
 def _read_secret(prompt: str, confirm: bool) -> str:
@@ -31,39 +46,25 @@ def _read_secret(prompt: str, confirm: bool) -> str:
     return secret
 
 
-@auth.command(
-    "hash-password",
-    help="Print 'USER:pbkdf2_sha256$...' for rest.auth.credentials.file (the bare hash without "
-    "USER). Reads the password from stdin (first line) or asks for it twice.",
-)
-@click.argument("user", required=False)
-@click.option(
-    "--iterations",
-    type=int,
-    default=None,
-    help="PBKDF2 iterations [default: 200000]",
-)
-def hash_password_command(user: str | None, iterations: int | None) -> int:
+def _hash_password(args: argparse.Namespace) -> int:
     from connectrt.listener.auth import hash_password
 
-    if user is not None and (":" in user or not user.strip()):
-        raise ConfigError(f"Invalid user name {user!r}: it must be non-empty, without ':'")
-    if iterations is not None and iterations < 1:
+    if args.user is not None and (":" in args.user or not args.user.strip()):
+        raise ConfigError(f"Invalid user name {args.user!r}: it must be non-empty, without ':'")
+    if args.iterations is not None and args.iterations < 1:
         raise ConfigError("--iterations must be positive")
     password = _read_secret("Password", confirm=True)
     if not password:
         raise ConfigError("Empty password")
-    hashed = hash_password(password) if iterations is None else hash_password(password, iterations)
-    print(f"{user}:{hashed}" if user is not None else hashed)
+    if args.iterations is None:
+        hashed = hash_password(password)
+    else:
+        hashed = hash_password(password, args.iterations)
+    print(f"{args.user}:{hashed}" if args.user is not None else hashed)
     return 0
 
 
-@auth.command(
-    "hash-token",
-    help="Print 'sha256:...' for rest.auth.tokens.file. Reads the token from stdin (first "
-    "line) or asks for it.",
-)
-def hash_token_command() -> int:
+def _hash_token(args: argparse.Namespace) -> int:
     from connectrt.listener.auth import hash_token
 
     token = _read_secret("Token", confirm=False).strip()

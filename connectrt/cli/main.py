@@ -1,36 +1,29 @@
-"""The ``connectrt`` command (click): run workers, the embedded broker and the demo; manage a
-running worker's connectors over REST; keep named contexts; print shell completion.
+"""The ``connectrt`` command.
 
-Process commands: ``standalone``, ``worker``, ``spark``, ``broker``, ``plugins``,
-``config-docs``, ``demo``. Management commands (:mod:`.connector_commands`,
-:mod:`.offset_commands`, :mod:`.auth_commands`, :mod:`.context_commands`) and
-``completion`` (:mod:`.completion`).
+* ``connectrt standalone WORKER.properties [CONNECTOR.properties|.json ...]``
+* ``connectrt spark WORKER.properties``: the same worker with its connector tasks running as
+  long-running Spark tasks (also ``connectrt worker`` with ``task.executor=spark``)
+* ``connectrt broker [--port N]``: the embedded Kafka-protocol broker, for local use
+* ``connectrt plugins [--plugin-path DIR]``: the plugins connectrt can load (bundled, from
+  entry points and from DIR), then those that failed to load
+* ``connectrt demo``: embedded broker + standalone worker running file -> topic -> file
 
-Exit statuses: 0 success; 1 bad input or a failed request, with a one-line ``error: ...`` on
-stderr (a missing file, a bad key, an unknown connector class, an unreachable worker or broker,
-an HTTP error with the server's message), never a traceback; 2 a command-line usage error;
-130 interrupted.
+Bad input (missing file, bad key, unknown connector class, unreachable broker) ends with a
+one-line ``error: ...`` on stderr and exit status 1, never a traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import Sequence
 
-import click
-
 from connectrt import __version__
-from connectrt.cli.auth_commands import auth
-from connectrt.cli.completion import completion
-from connectrt.cli.connector_commands import connectors
-from connectrt.cli.context_commands import context
-from connectrt.cli.offset_commands import offsets
+from connectrt.cli.manage import add_management_commands
 from connectrt.errors import ConnectError
 
-__all__ = ["cli", "main"]
-
-_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+__all__ = ["main"]
 
 
 def _setup_logging(level: str) -> None:
@@ -40,91 +33,37 @@ def _setup_logging(level: str) -> None:
     )
 
 
-@click.group(
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    help="connectrt: a Kafka Connect-compatible connector runtime in Python.\n\n"
-    "Run a worker (standalone, worker, spark), the embedded broker or the demo; manage the "
-    "connectors of a running worker (connectors, offsets) from any machine that reaches its "
-    "REST API, using saved contexts (context).",
-    epilog='Shell completion: eval "$(connectrt completion bash)" (or zsh, fish).',
-)
-@click.version_option(
-    __version__, "--version", prog_name="connectrt", message="%(prog)s %(version)s"
-)
-@click.option(
-    "--log-level",
-    type=click.Choice(_LEVELS, case_sensitive=False),
-    default="INFO",
-    show_default=True,
-    help="Log level of the processes this command runs (before the subcommand)",
-)
-def cli(log_level: str) -> None:
-    _setup_logging(log_level)
-
-
-_WORKER_FILE = click.argument("worker_config", metavar="WORKER.properties")
-
-
-@cli.command(
-    help="Run a standalone worker with the connector files given (.properties, a JSON config "
-    'map, or a JSON {"name", "config", "initial_state"} request), and its REST API.'
-)
-@_WORKER_FILE
-@click.argument("connector_configs", nargs=-1, metavar="[CONNECTOR-FILE]...")
-def standalone(worker_config: str, connector_configs: tuple[str, ...]) -> int:
+def _cmd_standalone(args: argparse.Namespace) -> int:
     from connectrt.process.standalone import run_standalone
 
-    return run_standalone(worker_config, list(connector_configs))
+    return run_standalone(args.worker_config, args.connector_configs)
 
 
-@cli.command(
-    help="Run a worker managed over REST, with its connector configs and status in Kafka "
-    "topics (task.executor=spark runs it as 'connectrt spark')."
-)
-@_WORKER_FILE
-def worker(worker_config: str) -> int:
+def _cmd_worker(args: argparse.Namespace) -> int:
     from connectrt.process.standalone import run_distributed
     from connectrt.runtime.properties import load_properties
 
-    if load_properties(worker_config).get("task.executor", "threads") == "spark":
-        return _run_spark(worker_config)
-    return run_distributed(worker_config)
+    if load_properties(args.worker_config).get("task.executor", "threads") == "spark":
+        return _cmd_spark(args)
+    return run_distributed(args.worker_config)
 
 
-def _run_spark(worker_config: str) -> int:
+def _cmd_spark(args: argparse.Namespace) -> int:
     from connectrt.process.spark_worker import run_spark_worker
 
-    return run_spark_worker(worker_config)
+    return run_spark_worker(args.worker_config)
 
 
-@cli.command(
-    help="Run a worker (REST, Kafka-topic stores) in the Spark driver, its connector tasks as "
-    "long-running Spark tasks; spark.* worker properties configure Spark."
-)
-@_WORKER_FILE
-def spark(worker_config: str) -> int:
-    return _run_spark(worker_config)
-
-
-@cli.command(help="Run the embedded Kafka-protocol broker (in memory) until interrupted.")
-@click.option("--port", type=int, default=None, help="Port to listen on [default: a free one]")
-def broker(port: int | None) -> int:
+def _cmd_broker(args: argparse.Namespace) -> int:
     from connectrt.broker import run_broker_cli
 
-    return run_broker_cli(port)
+    return run_broker_cli(args.port)
 
 
-@cli.command(help="List the plugins connectrt can load, then those that failed to load.")
-@click.option(
-    "--plugin-path",
-    multiple=True,
-    metavar="DIR",
-    help="Also scan this plugin.path directory (repeatable, or comma-separated)",
-)
-def plugins(plugin_path: tuple[str, ...]) -> int:
+def _cmd_plugins(args: argparse.Namespace) -> int:
     from connectrt.runtime.plugins import PUBLIC_PLUGIN_TYPES, registry
 
-    dirs = [d.strip() for arg in plugin_path for d in arg.split(",") if d.strip()]
+    dirs = [d.strip() for arg in args.plugin_path or [] for d in arg.split(",") if d.strip()]
     registry.discover(dirs)
     types = [*PUBLIC_PLUGIN_TYPES, "configprovider"]
     for p in sorted(registry.plugins(types), key=lambda p: (p.type, p.class_name)):
@@ -139,57 +78,85 @@ def plugins(plugin_path: tuple[str, ...]) -> int:
     return 0
 
 
-@cli.command("config-docs", help="Print the configuration reference (Markdown).")
-def config_docs() -> int:
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from connectrt.cli.demo import run_demo
+
+    return run_demo(args.dir, args.lines, args.duration, args.port)
+
+
+def _cmd_config_docs(args: argparse.Namespace) -> int:
     from connectrt.cli.docs import config_reference
 
     print(config_reference(), end="")
     return 0
 
 
-@cli.command(help="Run the file -> Kafka -> file demo on an embedded broker.")
-@click.option(
-    "--dir",
-    "directory",
-    default="demo-data",
-    show_default=True,
-    help="Working directory for the demo files",
-)
-@click.option("--lines", type=int, default=1000, show_default=True, help="Lines written up front")
-@click.option("--port", type=int, default=8083, show_default=True, help="REST API port")
-@click.option(
-    "--duration",
-    type=float,
-    default=None,
-    help="Stop after this many seconds [default: run until Ctrl-C]",
-)
-def demo(directory: str, lines: int, port: int, duration: float | None) -> int:
-    from connectrt.cli.demo import run_demo
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="connectrt", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"connectrt {__version__}")
+    parser.add_argument("--log-level", default="INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
 
-    return run_demo(directory, lines, duration, port)
+    p = sub.add_parser("standalone", help="run a standalone worker")
+    p.add_argument("worker_config")
+    p.add_argument("connector_configs", nargs="*")
+    p.set_defaults(func=_cmd_standalone)
 
+    p = sub.add_parser(
+        "worker", help="run a worker managed over REST, with configs and status in Kafka topics"
+    )
+    p.add_argument("worker_config")
+    p.set_defaults(func=_cmd_worker)
 
-cli.add_command(connectors)
-cli.add_command(offsets)
-cli.add_command(context)
-cli.add_command(auth)
-cli.add_command(completion)
+    p = sub.add_parser(
+        "spark",
+        help="run a worker (REST, Kafka-topic stores) in the Spark driver, its connector tasks "
+        "as long-running Spark tasks; spark.* worker properties configure Spark",
+    )
+    p.add_argument("worker_config")
+    p.set_defaults(func=_cmd_spark)
+
+    p = sub.add_parser("broker", help="run the embedded Kafka-protocol broker")
+    p.add_argument("--port", type=int, default=None)
+    p.set_defaults(func=_cmd_broker)
+
+    p = sub.add_parser("plugins", help="list available plugins")
+    p.add_argument(
+        "--plugin-path",
+        action="append",
+        metavar="DIR",
+        help="also scan this plugin.path directory (repeatable, or comma-separated)",
+    )
+    p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("config-docs", help="print the configuration reference (Markdown)")
+    p.set_defaults(func=_cmd_config_docs)
+
+    p = sub.add_parser("demo", help="run the file -> Kafka -> file demo on an embedded broker")
+    p.add_argument("--dir", default="demo-data", help="working directory for the demo files")
+    p.add_argument("--lines", type=int, default=1000, help="lines written up front")
+    p.add_argument("--port", type=int, default=8083, help="REST API port")
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="stop after this many seconds (default: run until Ctrl-C)",
+    )
+    p.set_defaults(func=_cmd_demo)
+    add_management_commands(sub)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``); the exit status."""
-    args = list(argv) if argv is not None else sys.argv[1:]
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.log_level)
     try:
-        result = cli.main(args=args, prog_name="connectrt", standalone_mode=False)
-    except click.ClickException as e:  # usage errors (2), bad parameters
-        e.show()
-        return e.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        return 130
+        return int(args.func(args))
     except ConnectError as e:
         lines = str(e).splitlines() or [type(e).__name__]
         print(f"error: {lines[0]}", file=sys.stderr)
         for line in lines[1:]:
             print(f"  {line}", file=sys.stderr)
         return 1
-    return int(result or 0)
+    except KeyboardInterrupt:
+        return 130

@@ -6,78 +6,60 @@ at or after ISO-8601 time T) or ``--to-offset N``, optionally for one ``--topic`
 
 from __future__ import annotations
 
+import argparse
 from datetime import datetime
-from typing import TYPE_CHECKING
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from connectrt.cli.output import print_json, print_offsets
-from connectrt.cli.remote import Connection, complete_connector, connection_options
+from connectrt.cli.remote import add_remote_command
 from connectrt.errors import ConfigError
 
 if TYPE_CHECKING:
     from connectrt.client import ConnectClient
 
-__all__ = ["offsets"]
+__all__ = ["add_offset_commands"]
 
 
-@click.group(help="Move a connector's offsets.")
-def offsets() -> None:
-    pass
+def add_offset_commands(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    """Add ``offsets`` and its actions to the ``connectrt`` parser's subcommands."""
+    off = subparsers.add_parser("offsets", help="move a connector's offsets")
+    os_ = off.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = add_remote_command(
+        os_, "reset", _reset, "rewind or fast-forward: stop, move offsets, resume", common
+    )
+    p.add_argument("name")
+    to = p.add_mutually_exclusive_group(required=True)
+    to.add_argument("--to-earliest", action="store_true", help="the earliest retained offsets")
+    to.add_argument("--to-latest", action="store_true", help="the end of the topics")
+    to.add_argument(
+        "--to-datetime", metavar="T", help="the first offsets at/after ISO-8601 time T (sinks)"
+    )
+    to.add_argument("--to-offset", type=int, metavar="N", help="offset N in every partition")
+    p.add_argument("--topic", default=None, help="only this topic (sinks)")
 
 
-@offsets.command(
-    help="Rewind or fast-forward NAME: stop it, move its offsets, resume it if it was running "
-    "(POST /connectors/NAME/offsets/reset). Give exactly one --to-... target."
-)
-@click.argument("name", shell_complete=complete_connector)
-@click.option("--to-earliest", is_flag=True, help="The earliest retained offsets")
-@click.option("--to-latest", is_flag=True, help="The end of the topics (sinks)")
-@click.option(
-    "--to-datetime", metavar="T", help="The first offsets at/after ISO-8601 time T (sinks)"
-)
-@click.option("--to-offset", type=int, metavar="N", help="Offset N in every partition (sinks)")
-@click.option("--topic", default=None, help="Only this topic (sinks)")
-@connection_options
-def reset(
-    name: str,
-    to_earliest: bool,
-    to_latest: bool,
-    to_datetime: str | None,
-    to_offset: int | None,
-    topic: str | None,
-    connection: Connection,
-) -> int:
-    chosen = [to_earliest, to_latest, to_datetime is not None, to_offset is not None]
-    if sum(chosen) != 1:
-        raise click.UsageError(
-            "give exactly one of --to-earliest, --to-latest, --to-datetime, --to-offset"
-        )
+def _reset(c: ConnectClient, args: argparse.Namespace) -> int:
     timestamp = None
-    if to_earliest:
+    if args.to_earliest:
         to = "earliest"
-    elif to_latest:
+    elif args.to_latest:
         to = "latest"
-    elif to_datetime is not None:
+    elif args.to_datetime is not None:
         to = "timestamp"
         try:
-            timestamp = datetime.fromisoformat(to_datetime.replace("Z", "+00:00"))
+            timestamp = datetime.fromisoformat(args.to_datetime.replace("Z", "+00:00"))
         except ValueError:
             raise ConfigError(
-                f"--to-datetime {to_datetime!r} is not an ISO-8601 date-time"
+                f"--to-datetime {args.to_datetime!r} is not an ISO-8601 date-time"
             ) from None
     else:
         to = "offset"
-
-    def run(c: ConnectClient) -> int:
-        moved = c.rewind(name, to, timestamp, to_offset, topic)
-        if connection.json:
-            print_json({"offsets": moved})
-            return 0
-        target = {"timestamp": to_datetime, "offset": f"offset {to_offset}"}.get(to, to)
-        print(f"Reset connector {name} to {target}")
-        if moved:
-            print_offsets(name, moved)
+    offsets = c.rewind(args.name, to, timestamp, args.to_offset, args.topic)
+    if args.json:
+        print_json({"offsets": offsets})
         return 0
-
-    return connection.run(run)
+    target = {"timestamp": args.to_datetime, "offset": f"offset {args.to_offset}"}.get(to, to)
+    print(f"Reset connector {args.name} to {target}")
+    if offsets:
+        print_offsets(args.name, offsets)
+    return 0

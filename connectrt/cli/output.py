@@ -1,25 +1,17 @@
-"""What the management commands print: errors, raw JSON, tables, statuses, offsets.
+"""What the management commands print: errors, raw JSON, aligned tables, statuses, offsets.
 
-Tables are rich tables without borders: aligned and coloured on a terminal, plain columns
-(never wrapped, no colour) when the output is piped, so ``awk``/``cut`` keep working; scripts
-should still prefer ``--json``. Everything goes to stdout except :func:`fail`'s ``error: ...``
-lines, which go to stderr. ``NO_COLOR`` turns colour off on a terminal too.
+Everything goes to stdout except :func:`fail`'s ``error: ...`` lines, which go to stderr.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 __all__ = [
     "compact_json",
-    "console",
     "fail",
     "first_line",
     "print_json",
@@ -27,29 +19,6 @@ __all__ = [
     "print_status",
     "print_table",
 ]
-
-_STATE_STYLES = {
-    "RUNNING": "green",
-    "PAUSED": "yellow",
-    "RESTARTING": "yellow",
-    "UNASSIGNED": "yellow",
-    "STOPPED": "dim",
-    "FAILED": "bold red",
-}
-
-
-def console() -> Console:
-    """A console on the current stdout (looked up per call, so redirections apply)."""
-    out = sys.stdout
-    tty = out.isatty()
-    return Console(
-        file=out,
-        highlight=False,
-        width=None if tty else 10_000,  # piped: one line per row, whatever its length
-        no_color=not tty or bool(os.environ.get("NO_COLOR")),
-        emoji=False,
-        markup=False,
-    )
 
 
 def fail(message: str, more: Sequence[str] = ()) -> int:
@@ -65,25 +34,12 @@ def print_json(value: Any) -> None:
     print(json.dumps(value, indent=2))
 
 
-def print_table(rows: Sequence[Sequence[str]], header: bool = True) -> None:
-    """``rows`` in columns (the first row is the header when ``header``); a cell holding a
-    connector or task state is coloured by it on a terminal."""
-    table = Table(box=None, show_header=header, header_style="bold", pad_edge=False)
-    head, body = (rows[0], rows[1:]) if header else (["" for _ in rows[0]], rows)
-    for title in head:
-        table.add_column(title, no_wrap=True, overflow="ignore")
-    for row in body:
-        table.add_row(*(_styled(cell) for cell in row))
-    console().print(table)
-
-
-def _styled(cell: str) -> Any:
-    style = _STATE_STYLES.get(cell)
-    if style is None:
-        return cell
-    from rich.text import Text
-
-    return Text(cell, style=style)
+def print_table(rows: Sequence[Sequence[str]]) -> None:
+    """``rows`` (the first is the header, if any) in columns two spaces apart."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=True)]
+        print("  ".join(cells).rstrip())
 
 
 def first_line(trace: str | None) -> str:
@@ -118,7 +74,7 @@ def print_status(status: Any) -> None:
                 first_line(task.get("trace")),
             ]
         )
-    print_table(rows, header=False)
+    print_table(rows)
 
 
 def print_offsets(name: str, offsets: Sequence[Any]) -> None:
