@@ -31,6 +31,7 @@ from connectrt.errors import (
 )
 from connectrt.rest import wire
 from connectrt.rest.console import mount_console
+from connectrt.rest.dlq_routes import add_dlq_routes
 from connectrt.rest.methods import allowed_methods
 from connectrt.rest.metrics import MetricsExposition
 from connectrt.rest.openapi import document_api
@@ -150,9 +151,9 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.overview.health()
-        code = 200 if status == "healthy" else 503
-        return _JSON({"status": status, "message": message}, status_code=code)
+        report = herder.overview.health()  # 200 healthy, 503 starting, 500 unhealthy
+        body = {"status": report.status, "message": report.message}
+        return _JSON(body, status_code=report.http_status)
 
     exposition = MetricsExposition(lambda: herder.overview.metrics_snapshot())
 
@@ -195,7 +196,10 @@ def create_app(herder: Herder) -> FastAPI:
         initial = body.get("initial_state")
         if initial is not None and not isinstance(initial, str):
             raise BadRequestError("initial_state must be a string")
-        info = await run_in_threadpool(herder.create_connector, name.strip(), config, initial)
+        offsets = body.get("initial_offsets")  # KIP-995; checked like a KIP-875 PATCH body
+        info = await run_in_threadpool(
+            herder.create_connector, name.strip(), config, initial, offsets
+        )
         return _JSON(
             wire.connector_info(info),
             status_code=201,
@@ -349,8 +353,9 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
+    def plugin_config(plugin: str, version: str | None = None) -> Any:
+        # ?version= (KIP-891): a version or range of the installed plugin; default the newest
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
@@ -379,6 +384,7 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _JSON(changed)
 
+    add_dlq_routes(app, herder)  # connectrt: dead letter queue replay
     mount_console(app, herder)  # /ui: the web console (HTML; not in the OpenAPI document)
     document_api(app)  # request bodies, response models and error statuses (rest/openapi.py)
     return app

@@ -9,13 +9,15 @@ Nothing is kept here between scrapes: a deleted connector's series disappear wit
 Metric names (unchanged from the hand-written exposition this replaces, plus the new ones):
 ``connectrt_connector_state``, ``connectrt_task_state`` (1 for the current state),
 ``connectrt_task_<counter>_total``, ``connectrt_task_{batch,put,poll,commit}_seconds``
-(histograms), ``connectrt_task_consumer_lag`` (per sink partition), ``connectrt_uptime_seconds``,
+(histograms), ``connectrt_task_consumer_lag`` (per sink partition), ``connectrt_plugin_<name>``
+(KIP-877: what plugins registered), ``connectrt_uptime_seconds``,
 and prometheus-client's ``process_*``, ``python_gc_*`` and ``python_info``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -115,11 +117,34 @@ class WorkerCollector(Collector):
                     [t["connector"], str(t["task"]), p["topic"], str(p["partition"])], p["lag"]
                 )
         yield lag
+        yield from _plugin_families(snapshot.get("plugins", ()))
         yield GaugeMetricFamily(
             "connectrt_uptime_seconds",
             "Seconds since the worker started.",
             value=snapshot["uptime_seconds"],
         )
+
+
+def _name(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_]", "_", text)
+
+
+def _plugin_families(metrics: Iterable[dict[str, Any]]) -> Iterator[Metric]:
+    """KIP-877 plugin metrics: one gauge family per metric name, ``connectrt_plugin_<name>``
+    (non-alphanumerics become ``_``), each sample labelled with its metric's tags."""
+    families: dict[str, Metric] = {}
+    for m in metrics:
+        name = "connectrt_plugin_" + _name(m["name"])
+        family = families.get(name)
+        if family is None:
+            help_text = m["description"] or "A metric a plugin registered (KIP-877)."
+            family = families[name] = Metric(name, help_text, "gauge")
+        elif not family.documentation and m["description"]:
+            family.documentation = m["description"]
+        labels = {_name(k): str(v) for k, v in m["tags"].items()}
+        family.add_sample(name, labels, float(m["value"]))
+    for name in sorted(families):
+        yield families[name]
 
 
 def _bound(bound: float) -> str:

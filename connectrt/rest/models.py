@@ -32,6 +32,7 @@ __all__ = [
     "OffsetsMessage",
     "PatchConfigRequest",
     "PluginInfo",
+    "ReplayStatus",
     "RewindRequest",
     "ServerInfo",
     "TaskConfig",
@@ -68,11 +69,23 @@ class ConnectorTaskId(BaseModel):
     task: int
 
 
+class PartitionOffset(_Model):
+    partition: dict[str, Any]
+    offset: dict[str, Any] | None
+
+
+class OffsetsMessage(_Model):
+    message: str
+
+
 class ConnectorInfo(_Model):
     name: str
     config: dict[str, str] = Field(description="Secrets are shown as [hidden]")
     tasks: list[ConnectorTaskId]
     type: str = Field(description="source, sink or unknown")
+    offsets_status: OffsetsMessage | None = Field(
+        default=None, description="KIP-995: only answering a create with initial_offsets"
+    )
 
 
 class ConnectorState(_Model):
@@ -112,6 +125,9 @@ class CreateConnectorRequest(BaseModel):
     initial_state: Literal["RUNNING", "PAUSED", "STOPPED"] | None = Field(
         default=None, description="KIP-980"
     )
+    initial_offsets: list[PartitionOffset] | None = Field(
+        default=None, description="KIP-995: offsets to start from, as a KIP-875 PATCH body's"
+    )
 
 
 class ConnectorConfigRequest(RootModel[dict[str, ConfigValue]]):
@@ -135,21 +151,12 @@ class ConnectorTopics(RootModel[dict[str, TopicList]]):
     """KIP-558: connector name -> the topics it used."""
 
 
-class PartitionOffset(_Model):
-    partition: dict[str, Any]
-    offset: dict[str, Any] | None
-
-
 class ConnectorOffsets(_Model):
     offsets: list[PartitionOffset]
 
 
 class AlterOffsetsRequest(BaseModel):
     offsets: list[PartitionOffset] | None = None
-
-
-class OffsetsMessage(_Model):
-    message: str
 
 
 class RewindRequest(BaseModel):
@@ -211,3 +218,39 @@ class LoggerLevel(_Model):
 
 class LoggerLevelRequest(BaseModel):
     level: str = Field(description="A Python or log4j level name: DEBUG, INFO, WARN, ...")
+
+
+class ReplayCounts(_Model):
+    read: int
+    replayed: int
+    skipped: int
+    failed_again: int
+
+
+class ReplayPartition(_Model):
+    partition: int
+    start: int
+    end: int
+    position: int
+
+
+class ReplayStatus(_Model):
+    """connectrt: one dead letter queue replay run (``/connectors/{name}/dlq/replay``)."""
+
+    id: str
+    connector: str
+    type: str
+    state: str
+    dlq_topic: str
+    group: str
+    dry_run: bool
+    from_: str | None = Field(alias="from")
+    to: str | None
+    max_replays: int | None
+    started: str | None
+    finished: str | None
+    counts: ReplayCounts
+    skipped_reasons: dict[str, int]
+    partitions: list[ReplayPartition]
+    sink_caught_up: bool | None
+    message: str | None

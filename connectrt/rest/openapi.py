@@ -42,7 +42,7 @@ _REASONS = {
     401: "Authentication required (rest.auth.type is basic or bearer)",
     403: "Forbidden by the worker's configuration",
     404: "No such connector, task, plugin or logger",
-    409: "Conflict: the connector already exists",
+    409: "Conflict: the connector already exists, or the operation is already under way",
     413: "Request body larger than rest.request.max.bytes",
     500: "Unexpected error in the worker",
     503: "The worker is starting or stopping; retry after Retry-After seconds",
@@ -60,6 +60,7 @@ class Op:
     body_required: bool = True
     errors: tuple[int, ...] = ()
     headers: dict[int, dict[str, str]] = field(default_factory=dict)
+    error_bodies: dict[int, Any] = field(default_factory=dict)  # not the ErrorBody
 
 
 _C = (404,)  # a {connector} path
@@ -67,7 +68,10 @@ _LOCATION = {201: {"Location": "The new connector's URL"}}
 
 OPERATIONS: dict[tuple[str, str], Op] = {
     ("get", "/"): Op({200: m.ServerInfo}),
-    ("get", "/health"): Op({200: m.Health}, errors=(503,)),
+    # KIP-1017: 503 starting, 500 unhealthy, both with the health body.
+    ("get", "/health"): Op(
+        {200: m.Health}, errors=(503,), error_bodies={500: m.Health, 503: m.Health}
+    ),
     ("get", "/metrics"): Op({200: _TEXT}),
     ("get", "/connectors"): Op({200: list[str] | m.ExpandedConnectors}),
     ("post", "/connectors"): Op(
@@ -110,6 +114,14 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("post", "/connectors/{connector}/offsets/reset"): Op(
         {200: m.ConnectorOffsets}, m.RewindRequest, errors=_C
     ),
+    # Dead letter queue replay: the POST body's schema is the route's own (openapi_extra).
+    ("post", "/connectors/{connector}/dlq/replay"): Op(
+        {202: m.ReplayStatus},
+        errors=(400, 404, 409, 413),
+        headers={202: {"Location": "Where to follow the run"}},
+    ),
+    ("get", "/connectors/{connector}/dlq/replay"): Op({200: m.ReplayStatus}, errors=_C),
+    ("delete", "/connectors/{connector}/dlq/replay"): Op({202: m.ReplayStatus}, errors=(404, 409)),
     ("get", "/control/events"): Op({200: list[m.ControlEventOutcome]}),
     ("get", "/connector-plugins"): Op({200: list[m.PluginInfo]}, errors=(400,)),
     ("get", "/connector-plugins/{plugin}/config"): Op(
@@ -145,10 +157,11 @@ class _Schemas:
         return schema
 
 
-def _error_response(schemas: _Schemas, status: int) -> dict[str, Any]:
+def _error_response(schemas: _Schemas, status: int, body: Any = None) -> dict[str, Any]:
+    model = body or m.ErrorBody
     response: dict[str, Any] = {
         "description": _REASONS[status],
-        "content": {"application/json": {"schema": schemas.ref(m.ErrorBody, "serialization")}},
+        "content": {"application/json": {"schema": schemas.ref(model, "serialization")}},
     }
     if status == 503:
         response["headers"] = {
@@ -183,7 +196,7 @@ def _complete(path: str, method: str, op: dict[str, Any], doc: Op, schemas: _Sch
     if doc.body is not None:
         errors.update((400, 413))
     for status in sorted(errors):
-        responses[str(status)] = _error_response(schemas, status)
+        responses[str(status)] = _error_response(schemas, status, doc.error_bodies.get(status))
     op["responses"] = responses
     if doc.body is not None:
         op["requestBody"] = {

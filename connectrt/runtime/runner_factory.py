@@ -25,6 +25,7 @@ from connectrt.runtime.clients import (
 from connectrt.runtime.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
 from connectrt.runtime.sink_runner import SinkTaskRunner
@@ -49,18 +50,29 @@ def create_converter(
     """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
 
     ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
+    ``defaults()``: the class name and settings to use otherwise (the worker's). The
+    installed version used is the one ``<kind>.converter.plugin.version`` asks for (KIP-891).
+    Used by the worker and the Spark bridge.
     """
     key = f"{kind}.converter"
+    # KIP-891: <kind>.converter.plugin.version picks the version; the worker's applies to the
+    # worker's converter unless the connector sets one. It is not a converter setting.
+    version = config.get(f"{key}.plugin.version")
     if config.get(key):
         class_name = str(config[key])
         prefix = key + "."
         cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        cfg.pop("plugin.version", None)
     else:
         class_name, default_config = defaults()
         cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+        worker_version = cfg.pop("plugin.version", None)
+        version = version if version is not None else worker_version
+    cls = plugins.load_class(
+        class_name,
+        "HeaderConverter" if kind == "header" else "Converter",
+        None if version is None else str(version),
+    )
     conv = cls()
     if kind == "header":
         conv.configure(cfg)
@@ -88,6 +100,7 @@ class RunnerFactory:
     offset_store: OffsetStore
     status: StatusBoard
     on_topic: Callable[[str, str, int], None]
+    plugin_metrics: PluginMetricsRegistry | None = None  # KIP-877; None: not published
 
     def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         """The ``kind`` converter of a connector, the worker's one unless the config names one."""
@@ -121,6 +134,13 @@ class RunnerFactory:
         if resolved.get("transforms", "").strip():
             transforms = TransformationChain(resolved, self.plugins.transform_class)
         errors = self._error_handler(task_id, resolved)
+        plugin_metrics = (self.plugin_metrics or PluginMetricsRegistry()).task(
+            task_id.connector, task_id.task
+        )
+        plugin_metrics.monitor_all(
+            {"key": converters.key, "value": converters.value, "header": converters.header},
+            transforms.stages if transforms is not None else (),
+        )
         wc = self.config
         if isinstance(task, SourceTask):
             source = SourceRunnerSettings(
@@ -145,7 +165,7 @@ class RunnerFactory:
             )
             source_runner = SourceTaskRunner(task_id, task, source)
             time_task_calls(task, source_runner.metrics)
-            return source_runner
+            return plugin_metrics.bind(source_runner)
         if isinstance(task, SinkTask):
             lag = ConsumerLagProbe()
             sink = SinkRunnerSettings(
@@ -171,7 +191,7 @@ class RunnerFactory:
             sink_runner = SinkTaskRunner(task_id, task, sink)
             time_task_calls(task, sink_runner.metrics)
             sink_runner.metrics.partition_lag = lag.partition_lag
-            return sink_runner
+            return plugin_metrics.bind(sink_runner)
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
     def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:

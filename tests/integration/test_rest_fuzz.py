@@ -297,7 +297,7 @@ def test_served_schema_documents_every_body(fuzz_worker: RestWorker) -> None:
             assert "500" in responses and "401" in responses, (method, path)
             ok = [s for s in responses if s.startswith("2")]
             assert ok, (method, path)
-            error = responses["500"]["content"]["application/json"]["schema"]
+            error = responses["401"]["content"]["application/json"]["schema"]
             assert error == {"$ref": "#/components/schemas/ErrorBody"}
 
 

@@ -28,13 +28,17 @@ __all__ = [
 
 
 def worker_summary(herder: Herder) -> dict[str, Any]:
+    """Version, cluster id, worker id and whether the herder is ready. Not the full health
+    check (``GET /health`` may wait for the herder's lock and ask Kafka; a page should not)."""
     info = herder.overview.server_info()
-    status, message = herder.overview.health()
+    ready = herder.ready
     return {
         **info,
         "worker_id": herder.worker.status.worker_id,
-        "health": status,
-        "health_message": message,
+        "health": "healthy" if ready else "starting",
+        "health_message": "ready (GET /health runs the full check)"
+        if ready
+        else "the worker is starting",
     }
 
 
