@@ -13,8 +13,8 @@ setup: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,jdbc,spark]'
 
 check: setup
-	$(BIN)/ruff check connectrt connectors tests bench
-	$(BIN)/ruff format --check connectrt connectors tests bench
+	$(BIN)/ruff check connectrt connectors tests bench scripts
+	$(BIN)/ruff format --check connectrt connectors tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

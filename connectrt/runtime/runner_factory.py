@@ -23,6 +23,7 @@ from connectrt.runtime.clients import (
     max_poll_records,
     producer_config,
 )
+from connectrt.runtime.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.memory_budget import BUDGET_KEY, apply_share, task_share
 from connectrt.runtime.metrics import TaskMetrics
@@ -33,6 +34,7 @@ from connectrt.runtime.sink_runner import SinkTaskRunner
 from connectrt.runtime.source_runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.task_timing import time_task_calls
 from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import OffsetStore
@@ -172,8 +174,11 @@ class RunnerFactory:
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
                 topic_creator=self._topic_creator(task_id, resolved),
             )
-            return plugin_metrics.bind(SourceTaskRunner(task_id, task, source))
+            source_runner = SourceTaskRunner(task_id, task, source)
+            time_task_calls(task, source_runner.metrics)
+            return plugin_metrics.bind(source_runner)
         if isinstance(task, SinkTask):
+            lag = ConsumerLagProbe()
             sink = SinkRunnerSettings(
                 task_config=task_config,
                 converters=converters,
@@ -197,8 +202,12 @@ class RunnerFactory:
                     resolved,
                 ),
                 max_poll_records=max_poll_records(wc.originals, resolved),
+                consumer_factory=lag.create,
             )
-            return plugin_metrics.bind(SinkTaskRunner(task_id, task, sink))
+            sink_runner = SinkTaskRunner(task_id, task, sink)
+            time_task_calls(task, sink_runner.metrics)
+            sink_runner.metrics.partition_lag = lag.partition_lag
+            return plugin_metrics.bind(sink_runner)
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
     def _sized(
