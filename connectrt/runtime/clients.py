@@ -8,9 +8,11 @@ Layering, lowest to highest precedence: connectrt's defaults -> worker ``produce
 Defaults favour safety, then throughput:
 
 * producer: ``acks=all``, ``enable.idempotence=true`` (no duplicates from internal retries,
-  order kept with 5 requests in flight), ``linger.ms=5``, ``compression.type=lz4``,
-  ``partitioner=murmur2_random`` (keys land on the partitions Java clients choose), and a
-  32 MiB / 100k-record local queue so a slow broker applies back-pressure to ``poll()``;
+  order kept with 5 requests in flight), ``linger.ms=5``, no compression (Kafka Connect's
+  producer default: every consumer can read the data; ``producer.compression.type=lz4`` in
+  the worker file trades that for throughput), ``partitioner=murmur2_random`` (keys land on
+  the partitions Java clients choose), and a 32 MiB / 100k-record local queue so a slow
+  broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
   ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
   bounds memory instead of growing it.
@@ -44,7 +46,6 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "enable.idempotence": True,
     "linger.ms": 5,
     "batch.num.messages": 10000,
-    "compression.type": "lz4",
     "partitioner": "murmur2_random",
     "queue.buffering.max.kbytes": 32768,
     "queue.buffering.max.messages": 100000,

@@ -49,6 +49,14 @@ def test_producer_defaults() -> None:
     assert cfg["client.id"] == "connector-producer-c-0"
 
 
+def test_producer_compresses_nothing_unless_asked() -> None:
+    # Kafka Connect's producer default (compression.type=none): a consumer without lz4 or
+    # zstd support can still read every record. Throughput is a one-line worker setting.
+    assert "compression.type" not in producer({}, None)
+    assert "compression.codec" not in producer({}, None)  # librdkafka's default is none
+    assert producer({"producer.compression.type": "lz4"}, None)["compression.type"] == "lz4"
+
+
 def test_producer_layering_defaults_then_worker_then_connector() -> None:
     worker = {"producer.acks": "1", "producer.linger.ms": "50", "producer.batch.size": "1000"}
     conn = {"producer.override.linger.ms": "7", "producer.override.compression.type": "zstd"}
