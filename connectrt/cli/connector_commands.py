@@ -144,8 +144,10 @@ def _validate(c: ConnectClient, as_json: bool, path: str) -> int:
     """Check a connector config file without creating anything.
 
     Prints each field in error with the worker's message; exits with status 1 when the
-    config is invalid, 0 when it is valid. Calls PUT
-    /connector-plugins/CLASS/config/validate with the file's connector.class.
+    config is invalid, 0 when it is valid.
+
+    Calls PUT /connector-plugins/CLASS/config/validate, CLASS being the file's
+    connector.class.
     """
     _, config = _read_config(path)
     plugin = config.get("connector.class")

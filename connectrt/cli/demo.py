@@ -32,7 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from connectrt.broker import EmbeddedBroker
+from connectrt.broker import KCAT_NOTE, EmbeddedBroker
 from connectrt.cli.demo_report import (
     DemoCounts,
     in_order,
@@ -46,7 +46,7 @@ from connectrt.process.assembly import WorkerProcess
 from connectrt.runtime.properties import load_connector_file, load_properties
 from connectrt.testing.harness import create_topic
 
-__all__ = ["DRAIN_TIMEOUT_S", "KCAT_NOTE", "run_demo"]
+__all__ = ["DRAIN_TIMEOUT_S", "run_demo"]
 
 TOPIC = "demo-lines"
 ORDERS_TOPIC = "demo-orders"
@@ -57,8 +57,6 @@ ORDERS_RATE = 50  # records/s: enough to watch, little enough for the in-memory 
 REPORT_EVERY_S = 2.0
 APPEND_EVERY_S = 0.1
 DRAIN_TIMEOUT_S = 15.0
-
-KCAT_NOTE = "Debian's kcat (librdkafka 2.0.2) cannot talk to the embedded broker"
 
 # Topics pre-created by KIP-158 settings in the source configs too, so the files work alike
 # when copied to a worker on another cluster.

@@ -61,11 +61,12 @@ _CONNECTION_KEYS = ("context", "url", "user", "token", "insecure", "cacert", "ti
 
 
 JSON_HELP = "Print the answer as JSON (the server's, as is), for scripts."
+LOCAL_JSON_HELP = "Print the result as JSON, for scripts."
 
 
 def json_flag() -> Callable[[Any], Any]:
     """The ``--json`` option (parameter ``as_json``) of a command that runs without a worker."""
-    return click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    return click.option("--json", "as_json", is_flag=True, help=LOCAL_JSON_HELP)
 
 
 def _connection_options() -> list[click.Option]:
