@@ -3,6 +3,8 @@ changes are news only when they matter, and the summary explains a tail still in
 
 from __future__ import annotations
 
+import re
+
 from connectrt.cli.demo_report import (
     WIDTH,
     DemoCounts,
@@ -11,6 +13,7 @@ from connectrt.cli.demo_report import (
     state_changes,
     summary_lines,
 )
+from tests.docs_support import DOCS
 
 
 def test_progress_line_is_short_and_plain():
@@ -67,3 +70,27 @@ def test_summary_explains_a_tail_in_flight():
 def test_summary_names_duplicates():
     lines = summary_lines(DemoCounts(5, 10, 12, 0, 3, 3), True, "o", "t", 0.0)
     assert "2 line(s) written twice" in lines[2]
+
+
+def test_the_demo_output_in_the_docs_is_what_the_demo_prints():
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- demo-output -->\n```text\n(.*?)```", text, re.S)
+    assert block, "docs/index.md has no <!-- demo-output --> block"
+    lines = block.group(1).splitlines()
+    progress = re.compile(
+        r" *(\d+)s  lines (\d+) in, (\d+) out  orders (\d+)  connectors (\d)/(\d)"
+    )
+    shown = [m for line in lines if (m := progress.match(line))]
+    assert len(shown) >= 3
+    for m in shown:  # each pasted line is exactly what progress_line renders for its counts
+        counts = DemoCounts(*(int(g) for g in m.groups()))
+        assert progress_line(counts) in lines
+    stopped = lines.index(next(line for line in lines if line.startswith("demo stopped after")))
+    m = re.fullmatch(r"  lines:  (\d+) in, (\d+) out, in order \((.*)\)", lines[stopped + 1])
+    assert m, lines[stopped + 1]
+    orders = re.fullmatch(r"  orders: (\d+) Avro records in topic demo-orders", lines[-1])
+    assert orders, lines[-1]
+    elapsed = int(lines[stopped].removeprefix("demo stopped after").removesuffix("s"))
+    counts = DemoCounts(elapsed, int(m.group(1)), int(m.group(2)), int(orders.group(1)), 3, 3)
+    assert summary_lines(counts, True, m.group(3), "demo-orders", 1.0) == lines[stopped:]
+    assert "  note:    Debian's kcat (librdkafka 2.0.2) cannot talk to the embedded broker" in lines
