@@ -1,9 +1,10 @@
 """What the commands print: errors, raw JSON, tables, statuses, offsets.
 
 Everything goes to stdout except :func:`fail`'s ``error: ...`` lines, which go to stderr.
-Tables are drawn by ``rich`` without borders: on a terminal with a bold header, coloured states
-and cells wrapped to the terminal's width; piped, as plain columns two spaces apart with no
-colour, no wrapping and no trailing spaces, so ``awk``/``cut`` and tests can read them.
+Tables are drawn by ``rich`` without borders: on a terminal with a bold header and coloured
+states; piped, as plain columns two spaces apart with no colour and no trailing spaces, so
+``awk``/``cut`` and tests can read them. A cell is never cut: a table wider than the terminal
+is printed whole and the terminal wraps its lines.
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ def print_table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = No
     )
     columns = len(header) if header is not None else max((len(r) for r in rows), default=0)
     for i in range(columns):
-        # The last column may wrap on a terminal; the others (names, states) stay whole.
-        table.add_column(header[i] if header is not None else "", no_wrap=i < columns - 1)
+        table.add_column(header[i] if header is not None else "", no_wrap=True)
     for row in rows:
         table.add_row(*(Text(cell, style=_STATE_STYLES.get(cell, "")) for cell in row))
     if tty:
-        Console(highlight=False).print(table)
+        console = Console(highlight=False)
+        needed = Console(width=_PIPED_WIDTH).measure(table).maximum
+        if needed > console.width:  # never cut or drop a cell: let the terminal wrap the line
+            console = Console(highlight=False, width=needed)
+        console.print(table)
         return
     console = Console(width=_PIPED_WIDTH, color_system=None, highlight=False)
     with console.capture() as captured:

@@ -127,3 +127,14 @@ def test_tables_are_coloured_on_a_terminal_and_plain_when_piped(monkeypatch):
     out = terminal.getvalue()
     assert "\x1b[" in out  # styled
     assert "a[bold]" in out  # a name is text, never markup
+
+
+def test_a_table_wider_than_the_terminal_is_printed_whole(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    monkeypatch.setenv("COLUMNS", "30")
+    url = "https://connect.example.com:8443"
+    print_table([["*", "prod", url, "basic admin (password file)"]], header=["C", "N", "U", "A"])
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", terminal.getvalue())
+    assert url in plain and "basic admin (password file)" in plain and "prod" in plain
+    assert "\u2026" not in plain  # no ellipsis: nothing cut
