@@ -162,8 +162,9 @@ def resolve_target(conn: Connection, ask_password: bool = True) -> Target:
     elif ctx is not None:
         verify = False if ctx.insecure else (ctx.ca or True)
 
-    user_spec = conn.user or env_user
-    token = conn.token or env_token
+    # An explicitly named context beats the environment's credentials, as it beats its URL.
+    user_spec = conn.user or (None if named else env_user)
+    token = conn.token or (None if named else env_token)
     if user_spec or token:  # credentials of their own replace the context's
         user = password = None
         if user_spec:

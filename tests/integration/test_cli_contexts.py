@@ -115,7 +115,11 @@ def recorder() -> Iterator[tuple[str, list[str | None]]]:
 
 # -- contexts -----------------------------------------------------------------------------------
 def test_context_with_a_password_file_reaches_a_basic_auth_worker(
-    cli: Run, secured: RestWorker, own_config_home: Path, tmp_path: Path
+    cli: Run,
+    secured: RestWorker,
+    own_config_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ):
     password_file = secret_file(tmp_path, "alice.pw", PASSWORD)
     code, out, err = cli(
@@ -139,6 +143,12 @@ def test_context_with_a_password_file_reaches_a_basic_auth_worker(
 
     # The current context is used without any flag or environment variable.
     assert cli("connectors", "list", "--json") == (0, "{}\n", "")
+    # Credentials from the environment replace the current context's; a context named
+    # explicitly beats the environment.
+    monkeypatch.setenv("CONNECTRT_USER", "alice:wrong")
+    assert cli("connectors", "list")[2] == "error: Unauthorized (HTTP 401)\n"
+    assert cli("connectors", "list", "--json", "--context", "prod") == (0, "{}\n", "")
+    monkeypatch.delenv("CONNECTRT_USER")
     # Without it (an explicit URL drops the current context's credentials): 401.
     assert cli("connectors", "list", "--url", secured.url) == (
         1,
