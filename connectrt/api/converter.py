@@ -71,6 +71,10 @@ class Converter(ABC):
     def close(self) -> None:
         """Release resources. The default does nothing."""
 
+    def version(self) -> str:
+        """The plugin's version (``/connector-plugins``, ``*.converter.plugin.version``)."""
+        return "unknown"
+
 
 class HeaderConverter(ABC):
     """Converts single header values between Connect data and bytes."""
@@ -97,3 +101,7 @@ class HeaderConverter(ABC):
 
     def close(self) -> None:
         """Release resources. The default does nothing."""
+
+    def version(self) -> str:
+        """The plugin's version (``/connector-plugins``, ``header.converter.plugin.version``)."""
+        return "unknown"

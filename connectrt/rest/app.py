@@ -29,6 +29,7 @@ from connectrt.errors import (
     NotFoundError,
 )
 from connectrt.rest import wire
+from connectrt.rest.dlq_routes import add_dlq_routes
 from connectrt.rest.metrics import render_prometheus
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
@@ -137,9 +138,9 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.overview.health()
-        code = 200 if status == "healthy" else 503
-        return _JSON({"status": status, "message": message}, status_code=code)
+        report = herder.overview.health()  # 200 healthy, 503 starting, 500 unhealthy
+        body = {"status": report.status, "message": report.message}
+        return _JSON(body, status_code=report.http_status)
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics() -> Response:
@@ -182,7 +183,10 @@ def create_app(herder: Herder) -> FastAPI:
         initial = body.get("initial_state")
         if initial is not None and not isinstance(initial, str):
             raise BadRequestError("initial_state must be a string")
-        info = await run_in_threadpool(herder.create_connector, name.strip(), config, initial)
+        offsets = body.get("initial_offsets")  # KIP-995; checked like a KIP-875 PATCH body
+        info = await run_in_threadpool(
+            herder.create_connector, name.strip(), config, initial, offsets
+        )
         return _JSON(
             wire.connector_info(info),
             status_code=201,
@@ -336,8 +340,9 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
+    def plugin_config(plugin: str, version: str | None = None) -> Any:
+        # ?version= (KIP-891): a version or range of the installed plugin; default the newest
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
@@ -366,4 +371,5 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _JSON(changed)
 
+    add_dlq_routes(app, herder)  # connectrt: dead letter queue replay
     return app

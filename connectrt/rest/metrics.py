@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["render_prometheus"]
@@ -23,6 +26,38 @@ _COUNTERS = {
 
 def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(value)
+
+
+def _plugin_lines(metrics: Iterable[dict[str, Any]]) -> list[str]:
+    """KIP-877 plugin metrics: one gauge family per metric name, ``connectrt_plugin_<name>``
+    (non-alphanumerics become ``_``), labelled with the metric's tags in order."""
+    families: dict[str, list[dict[str, Any]]] = {}
+    for m in metrics:
+        family = "connectrt_plugin_" + re.sub(r"[^a-zA-Z0-9_]", "_", m["name"])
+        families.setdefault(family, []).append(m)
+    lines: list[str] = []
+    for family, members in sorted(families.items()):
+        description = next((m["description"] for m in members if m["description"]), "")
+        help_text = description or "A metric a plugin registered (KIP-877)."
+        lines += [f"# HELP {family} {_help(help_text)}", f"# TYPE {family} gauge"]
+        for m in members:
+            labels = ",".join(
+                f'{re.sub(r"[^a-zA-Z0-9_]", "_", k)}="{_label(v)}"' for k, v in m["tags"].items()
+            )
+            lines.append(f"{family}{{{labels}}} {_number(m['value'])}")
+    return lines
+
+
+def _help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def render_prometheus(snapshot: dict[str, Any]) -> str:
@@ -66,6 +101,7 @@ def render_prometheus(snapshot: dict[str, Any]) -> str:
         labels = f'connector="{_label(t["connector"])}",task="{t["task"]}"'
         lines.append(f"connectrt_task_batch_seconds_sum{{{labels}}} {t['batch_seconds_total']}")
         lines.append(f"connectrt_task_batch_seconds_count{{{labels}}} {t['batches']}")
+    lines += _plugin_lines(snapshot.get("plugins", ()))
     lines += [
         "# HELP connectrt_uptime_seconds Seconds since the worker started.",
         "# TYPE connectrt_uptime_seconds gauge",

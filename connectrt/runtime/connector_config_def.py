@@ -1,7 +1,8 @@
 """The framework-level keys of every connector config: :data:`COMMON_CONFIG_DEF` and its sink and
 source extensions :data:`SINK_CONFIG_DEF` and :data:`SOURCE_CONFIG_DEF` (Kafka Connect's
 ``ConnectorConfig``, ``SinkConnectorConfig`` and ``SourceConnectorConfig`` keys: ``name``,
-``connector.class``, ``tasks.max``, converters, ``transforms``/``predicates``, ``errors.*``,
+``connector.class``, ``tasks.max``, converters, the ``*.plugin.version`` keys of KIP-891,
+``transforms``/``predicates``, ``errors.*``,
 sink ``topics``/``topics.regex`` and the dead letter queue, source exactly-once and topic
 creation).
 
@@ -24,6 +25,7 @@ from connectrt.api.config import (
 )
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
+from connectrt.runtime.plugin_version_config import PLUGIN_VERSION_CONFIG_DEF
 
 __all__ = [
     "COMMON_CONFIG_DEF",
@@ -270,6 +272,8 @@ COMMON_CONFIG_DEF = (
         display_name="Log Error Details",
     )
 )
+
+COMMON_CONFIG_DEF = COMMON_CONFIG_DEF.merge(PLUGIN_VERSION_CONFIG_DEF)  # KIP-891
 
 SINK_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
     ConfigDef()

@@ -24,6 +24,7 @@ from connectrt.runtime.clients import (
 )
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
 from connectrt.runtime.sink_runner import SinkTaskRunner
@@ -47,18 +48,29 @@ def create_converter(
     """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
 
     ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
+    ``defaults()``: the class name and settings to use otherwise (the worker's). The
+    installed version used is the one ``<kind>.converter.plugin.version`` asks for (KIP-891).
+    Used by the worker and the Spark bridge.
     """
     key = f"{kind}.converter"
+    # KIP-891: <kind>.converter.plugin.version picks the version; the worker's applies to the
+    # worker's converter unless the connector sets one. It is not a converter setting.
+    version = config.get(f"{key}.plugin.version")
     if config.get(key):
         class_name = str(config[key])
         prefix = key + "."
         cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        cfg.pop("plugin.version", None)
     else:
         class_name, default_config = defaults()
         cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+        worker_version = cfg.pop("plugin.version", None)
+        version = version if version is not None else worker_version
+    cls = plugins.load_class(
+        class_name,
+        "HeaderConverter" if kind == "header" else "Converter",
+        None if version is None else str(version),
+    )
     conv = cls()
     if kind == "header":
         conv.configure(cfg)
@@ -86,6 +98,7 @@ class RunnerFactory:
     offset_store: OffsetStore
     status: StatusBoard
     on_topic: Callable[[str, str, int], None]
+    plugin_metrics: PluginMetricsRegistry | None = None  # KIP-877; None: not published
 
     def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         """The ``kind`` converter of a connector, the worker's one unless the config names one."""
@@ -119,6 +132,13 @@ class RunnerFactory:
         if resolved.get("transforms", "").strip():
             transforms = TransformationChain(resolved, self.plugins.transform_class)
         errors = self._error_handler(task_id, resolved)
+        plugin_metrics = (self.plugin_metrics or PluginMetricsRegistry()).task(
+            task_id.connector, task_id.task
+        )
+        plugin_metrics.monitor_all(
+            {"key": converters.key, "value": converters.value, "header": converters.header},
+            transforms.stages if transforms is not None else (),
+        )
         wc = self.config
         if isinstance(task, SourceTask):
             source = SourceRunnerSettings(
@@ -141,7 +161,7 @@ class RunnerFactory:
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
                 topic_creator=self._topic_creator(task_id, resolved),
             )
-            return SourceTaskRunner(task_id, task, source)
+            return plugin_metrics.bind(SourceTaskRunner(task_id, task, source))
         if isinstance(task, SinkTask):
             sink = SinkRunnerSettings(
                 task_config=task_config,
@@ -162,7 +182,7 @@ class RunnerFactory:
                 ),
                 max_poll_records=max_poll_records(wc.originals, resolved),
             )
-            return SinkTaskRunner(task_id, task, sink)
+            return plugin_metrics.bind(SinkTaskRunner(task_id, task, sink))
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
 
     def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:

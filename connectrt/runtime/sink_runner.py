@@ -207,6 +207,11 @@ class SinkTaskRunner(TaskRunner):
                     records = self._transform(records)
                 if records:
                     self._deliver(records, first_offsets, next_offsets)
+                elif first_offsets:
+                    # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
+                    # transform): commit past them as Kafka does, or a restart redelivers them
+                    # (and duplicates them in the DLQ).
+                    self._offsets.accepted(first_offsets, next_offsets)
                 metrics.observe_batch(time.perf_counter() - t0)
             if self.rewinds:
                 self._apply_rewinds(consumer)

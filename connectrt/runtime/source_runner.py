@@ -123,7 +123,7 @@ class SourceTaskRunner(TaskRunner):
 
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
-        self.task.initialize(SourceTaskContextImpl(self.task_config, reader))
+        self.task.initialize(SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics))
         self.task.start(self.task_config)
         cfg = dict(self._producer_config)
         if not self._wants_commit_record:

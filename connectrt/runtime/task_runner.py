@@ -17,6 +17,7 @@ from typing import Any
 
 from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_metrics import TaskPluginMetrics
 from connectrt.runtime.status import State, StatusBoard, TargetState
 
 log = logging.getLogger(__name__)
@@ -100,6 +101,8 @@ class TaskRunner(threading.Thread):
         self.task_config = task_config
         self.status = status
         self.metrics = TaskMetrics(task_id.connector, task_id.task)
+        # The task's and its plugins' KIP-877 metrics; set by the runner factory, closed here.
+        self.plugin_metrics: TaskPluginMetrics | None = None
         self._stopping = threading.Event()
         self._target = target_state
         self._state_changed = threading.Event()
@@ -133,6 +136,8 @@ class TaskRunner(threading.Thread):
             self._run()
         finally:
             self.close_converters()
+            if self.plugin_metrics is not None:
+                self.plugin_metrics.close()
 
     def close_converters(self) -> None:
         """Release converter resources (e.g. a schema registry client) once the task ends."""

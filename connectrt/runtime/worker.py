@@ -26,43 +26,27 @@ import threading
 import traceback
 from collections.abc import Mapping
 
-from connectrt.api.connector import SinkConnectorContext, SourceConnectorContext
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_loading import class_version, instance_version
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.runtime.worker_connector import WorkerConnector
+from connectrt.runtime.worker_connector import WorkerConnector, WorkerConnectorContext
 from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Worker"]
-
-
-class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
-    def __init__(self, worker: Worker, name: str) -> None:
-        self._worker = worker
-        self._name = name
-
-    def request_task_reconfiguration(self) -> None:
-        self._worker._reconfig_queue.put(self._name)
-
-    def raise_error(self, error: BaseException) -> None:
-        trace = "".join(traceback.format_exception(error))
-        self._worker.status.put(self._name, None, State.FAILED, trace)
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
-        return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
 class Worker:
@@ -85,7 +69,8 @@ class Worker:
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
-        self.policy = OverridePolicy(config["connector.client.config.override.policy"])
+        self.policy = OverridePolicy.from_worker_config(config)
+        self.plugin_metrics = PluginMetricsRegistry()  # KIP-877: the plugins' own metrics
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
@@ -139,6 +124,11 @@ class Worker:
     def connector_type(self, name: str) -> str:
         return self._get(name).connector_type
 
+    def versions(self, name: str) -> tuple[str | None, str | None]:
+        """The running connector's version and its tasks' (None: undefined or not running)."""
+        state = self._get(name)
+        return state.version, state.task_version
+
     def _get(self, name: str) -> WorkerConnector:
         with self._lock:
             state = self._connectors.get(name)
@@ -147,7 +137,7 @@ class Worker:
         return state
 
     def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(config, self.plugins, self.policy)
+        check_connector_config(config, self.plugins, self.policy, worker_converters(self.config))
 
     def start_connector(
         self,
@@ -164,7 +154,12 @@ class Worker:
         config = dict(config)
         config.setdefault("name", name)
         if validate:
-            check_connector_config(self.hooks.resolve(config), self.plugins, self.policy)
+            check_connector_config(
+                self.hooks.resolve(config),
+                self.plugins,
+                self.policy,
+                worker_converters(self.config),
+            )
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
@@ -189,11 +184,24 @@ class Worker:
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
             state.resolved = self.hooks.resolve(state.config)
-            cls = self.plugins.connector_class(state.config["connector.class"])
+            cls = self.plugins.connector_class(
+                state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
+            )
             connector = cls()
-            connector.initialize(_ConnectorContext(self, state.name))
+            state.version, state.task_version = instance_version(connector), None
+            state.plugin_metrics = self.plugin_metrics.connector(state.name)
+            connector.initialize(
+                WorkerConnectorContext(
+                    state.name,
+                    self._reconfig_queue.put,
+                    self.status,
+                    self.offset_store,
+                    state.plugin_metrics,
+                )
+            )
             state.connector = connector
             connector.start(state.resolved)
+            state.task_version = class_version(connector.task_class())
             changed = state.generate_task_configs()
         except Exception:
             trace = traceback.format_exc()
@@ -294,6 +302,7 @@ class Worker:
             self.offset_store,
             self.status,
             self.hooks.on_topic,
+            self.plugin_metrics,
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:
@@ -417,6 +426,11 @@ class Worker:
                 self.status.put(name, None, State.FAILED, trace)
 
     # -- observation ---------------------------------------------------------------------------
+    def reconfiguration_running(self) -> bool:
+        """Whether the thread that applies ``request_task_reconfiguration()`` runs (health)."""
+        thread = self._reconfig_thread
+        return not self._started or (thread is not None and thread.is_alive())
+
     def task_metrics(self) -> list[TaskMetrics]:
         with self._lock:
             return [r.metrics for s in self._connectors.values() for r in s.runners.values()]

@@ -10,12 +10,14 @@ across threads. The parsed, typed form is :class:`connectrt.runtime.worker_confi
 from __future__ import annotations
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.runtime.clients import check_allowlist, check_policy_name
+from connectrt.runtime.plugin_version_config import WORKER_VERSION_CONFIG_DEF
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
-WORKER_CONFIG_DEF = (
+_WORKER_KEYS = (
     ConfigDef()
     .define(
         "bootstrap.servers",
@@ -375,9 +377,22 @@ WORKER_CONFIG_DEF = (
         "connector.client.config.override.policy",
         ConfigType.STRING,
         "All",
-        ValidString.of("All", "None", "Principal"),
+        check_policy_name,
         Importance.MEDIUM,
-        "Which producer/consumer/admin.override.* keys connectors may set.",
+        "Which producer/consumer/admin.override.* keys connectors may set: 'All' (any), "
+        "'None' (none), 'Principal' (sasl.jaas.config, sasl.mechanism, security.protocol; "
+        "deprecated) or 'Allowlist' (KIP-1188: those in "
+        "connector.client.config.override.allowlist; Kafka's default from 5.0). Kafka's policy "
+        "class names are accepted too.",
+    )
+    .define(
+        "connector.client.config.override.allowlist",
+        ConfigType.LIST,
+        "",
+        check_allowlist,
+        Importance.MEDIUM,
+        "With the Allowlist policy: the client settings (without the producer.override. etc. "
+        "prefix, e.g. linger.ms) connectors may override. Empty: none.",
     )
     .define(
         "topic.creation.enable",
@@ -388,3 +403,5 @@ WORKER_CONFIG_DEF = (
         "Allow source connectors to create topics with topic.creation.* settings.",
     )
 )
+
+WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions

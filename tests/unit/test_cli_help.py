@@ -49,6 +49,9 @@ def test_the_command_tree_is_complete():
         "connectrt config-docs",
         "connectrt connectors validate",
         "connectrt offsets reset",
+        "connectrt dlq replay",
+        "connectrt dlq status",
+        "connectrt dlq cancel",
         "connectrt auth hash-password",
         "connectrt context add",
         "connectrt context use",
@@ -76,7 +79,7 @@ def test_every_command_option_and_argument_is_explained(name: str, command: clic
 
 def test_management_commands_take_the_connection_options_and_json():
     for name, command in COMMANDS:
-        if name.startswith(("connectrt connectors ", "connectrt offsets ")):
+        if name.startswith(("connectrt connectors ", "connectrt offsets ", "connectrt dlq ")):
             opts = {o for p in command.params for o in p.opts}
             assert {"--url", "--context", "--user", "--token", "--json"} <= opts, name
 

@@ -18,6 +18,7 @@ from connectrt.runtime.clients import (
     max_poll_records,
     producer_config,
 )
+from connectrt.runtime.worker_config import WorkerConfig
 
 ALL = OverridePolicy("All")
 NONE = OverridePolicy("None")
@@ -265,6 +266,74 @@ def test_none_policy_still_applies_worker_settings() -> None:
     assert consumer({"consumer.fetch.min.bytes": "5"}, {"name": "c"}, NONE)["fetch.min.bytes"] == (
         "5"
     )
+
+
+# --- the Allowlist policy (KIP-1188) --------------------------------------------------------
+
+
+def test_allowlist_policy_allows_exactly_the_listed_client_keys() -> None:
+    policy = OverridePolicy("Allowlist", ["linger.ms", "fetch.min.bytes"])
+    conn = {
+        "producer.override.linger.ms": "20",
+        "consumer.override.fetch.min.bytes": "10",
+        "admin.override.linger.ms": "1",  # the list names client keys, whatever the client
+        "producer.override.acks": "1",
+        "consumer.override.sasl.mechanism": "PLAIN",
+    }
+    assert policy.violations(conn) == {
+        "producer.override.acks": "The 'Allowlist' policy does not allow 'acks' to be "
+        "overridden in the connector configuration.",
+        "consumer.override.sasl.mechanism": "The 'Allowlist' policy does not allow "
+        "'sasl.mechanism' to be overridden in the connector configuration.",
+    }
+    assert producer({}, {"producer.override.linger.ms": "20"}, policy)["linger.ms"] == "20"
+
+
+def test_allowlist_policy_with_an_empty_list_allows_nothing() -> None:
+    policy = OverridePolicy("Allowlist")
+    assert list(policy.violations({"producer.override.linger.ms": "20"})) == [
+        "producer.override.linger.ms"
+    ]
+    assert policy.violations({"linger.ms": "20", "name": "c"}) == {}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Allowlist",
+        "AllowlistConnectorClientConfigOverridePolicy",
+        "org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy",
+    ],
+)
+def test_policy_accepts_kafkas_alias_and_class_names(name: str) -> None:
+    assert OverridePolicy(name, ["acks"]).name == "Allowlist"
+
+
+def test_policy_from_worker_config_reads_the_allowlist(caplog: pytest.LogCaptureFixture) -> None:
+    wc = WorkerConfig.from_props(
+        {
+            "connector.client.config.override.policy": "Allowlist",
+            "connector.client.config.override.allowlist": "linger.ms, acks",
+        }
+    )
+    policy = OverridePolicy.from_worker_config(wc)
+    assert (policy.name, policy.allowlist) == ("Allowlist", frozenset({"linger.ms", "acks"}))
+    with caplog.at_level(logging.WARNING):
+        OverridePolicy.from_worker_config(
+            WorkerConfig.from_props({"connector.client.config.override.policy": "Principal"})
+        )
+    assert "Principal is deprecated" in caplog.text
+
+
+def test_worker_config_refuses_a_bad_policy_or_a_duplicated_allowlist() -> None:
+    unknown = r"Unknown connector\.client\.config\.override\.policy Foo"
+    with pytest.raises(ConfigError, match=unknown):
+        WorkerConfig.from_props({"connector.client.config.override.policy": "Foo"})
+    with pytest.raises(ConfigError, match="Duplicate values are not allowed") as ei:
+        WorkerConfig.from_props({"connector.client.config.override.allowlist": "acks,acks"})
+    assert ei.value.name == "connector.client.config.override.allowlist"
+    default = WorkerConfig.from_props({})
+    assert OverridePolicy.from_worker_config(default).name == "All"  # Kafka 4.x's default
 
 
 # --- max.poll.records ---------------------------------------------------------------------------
