@@ -152,6 +152,7 @@ def config_docs() -> int:
 @click.option(
     "--lines",
     type=int,
+    metavar="N",
     default=1000,
     show_default=True,
     help="Lines written to the input up front.",
@@ -170,7 +171,8 @@ def config_docs() -> int:
     "-v",
     "--verbose",
     is_flag=True,
-    help="Also show the worker's and its libraries' INFO logs (as does --log-level).",
+    help="Also show the INFO logs of the worker and its libraries (so does "
+    "'connectrt --log-level LEVEL demo').",
 )
 def demo(directory: str, lines: int, port: int, duration: float | None, verbose: bool) -> int:
     """Run a demo: two pipelines on an embedded broker.
