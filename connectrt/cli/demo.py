@@ -43,8 +43,9 @@ from connectrt.cli.demo_report import (
 from connectrt.cli.output import first_line
 from connectrt.ports import free_port
 from connectrt.process.assembly import WorkerProcess
+from connectrt.runtime.clients import OverridePolicy, admin_config
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.testing.harness import create_topic
+from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
 
 __all__ = ["DRAIN_TIMEOUT_S", "run_demo"]
 
@@ -58,11 +59,14 @@ REPORT_EVERY_S = 2.0
 APPEND_EVERY_S = 0.1
 DRAIN_TIMEOUT_S = 15.0
 
-# Topics pre-created by KIP-158 settings in the source configs too, so the files work alike
-# when copied to a worker on another cluster.
-_ONE_PARTITION = (
-    "topic.creation.default.partitions=1\ntopic.creation.default.replication.factor=-1\n"
-)
+# KIP-158 settings: one partition, the broker's replication factor. The demo creates its topics
+# with them before the worker starts; the source configs carry them too, so the files work
+# alike when copied to a worker on another cluster.
+_ONE_PARTITION_SETTINGS = {
+    "topic.creation.default.partitions": "1",
+    "topic.creation.default.replication.factor": "-1",
+}
+_ONE_PARTITION = "".join(f"{k}={v}\n" for k, v in _ONE_PARTITION_SETTINGS.items())
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -187,9 +191,7 @@ def _run(
         worker_path, connector_paths = _write_configs(
             d, broker.bootstrap_servers, port, registry_url
         )
-        # Before the worker starts: the sink subscribes at once and finds its topic there.
-        for topic in (TOPIC, ORDERS_TOPIC):
-            create_topic(broker.bootstrap_servers, topic, partitions=1)
+        _create_topics(broker.bootstrap_servers, (TOPIC, ORDERS_TOPIC))
         process = WorkerProcess.build(load_properties(worker_path), "standalone")
         initial = [load_connector_file(p) for p in connector_paths]
         worker_stop = threading.Event()
@@ -222,6 +224,21 @@ def _run(
     for line in summary_lines(counts, ordered, str(output_path), ORDERS_TOPIC, waited):
         print(line)
     return 0
+
+
+def _create_topics(bootstrap: str, topics: tuple[str, ...]) -> None:
+    """Create ``topics`` with one partition before the worker starts (the sink subscribes at
+    once and finds its topic there), through the runtime's KIP-158 topic creator and an admin
+    client whose librdkafka logs go to Python logging."""
+    creation = TopicCreationConfig.from_connector_config(_ONE_PARTITION_SETTINGS)
+    assert creation is not None  # both default settings are given
+    admin = admin_config(bootstrap, {}, None, OverridePolicy("None"), "connectrt-demo-admin")
+    creator = TopicCreator(admin, creation)
+    try:
+        for topic in topics:
+            creator.ensure(topic)
+    finally:
+        creator.close()
 
 
 def _banner(d: Path, bootstrap: str, rest_url: str, registry_url: str) -> None:

@@ -19,6 +19,11 @@ Defaults favour safety, then throughput:
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
 with a warning, so existing Kafka Connect worker files run unchanged.
+
+librdkafka's own log lines go to the Python logger ``connectrt.kafka.client``
+(:data:`CLIENT_LOGGER`, set on every client config), not straight to stderr: they get the
+worker's log format and obey its levels (a notice such as ``BGQUEUE ... Purging 1 unserved
+events`` at a client's close is INFO, hidden at WARNING).
 """
 
 from __future__ import annotations
@@ -32,8 +37,13 @@ from connectrt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+CLIENT_LOGGER = logging.getLogger("connectrt.kafka.client")
+"""Where librdkafka's log lines go (confluent-kafka's ``logger`` setting; served by the
+client's poll/flush)."""
+
 __all__ = [
     "ALLOWLIST_CONFIG",
+    "CLIENT_LOGGER",
     "CONSUMER_DEFAULTS",
     "POLICY_CONFIG",
     "PRODUCER_DEFAULTS",
@@ -208,6 +218,7 @@ def _layer(
         if bad:
             raise ConfigError("\n".join(bad.values()), next(iter(bad)))
         cfg.update(with_prefix(connector_config, f"{kind}.override."))
+    cfg["logger"] = CLIENT_LOGGER
     return cfg
 
 
