@@ -105,7 +105,7 @@ def bridge_read(spark: object, bootstrap: str, n: int, typed: bool) -> float:
     reader = (
         spark.read.format("connectrt")  # type: ignore[attr-defined]
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", TOPIC)
+        .option("subscribe", TOPIC)
         .option("key.converter", c.BYTES)
     )
     if typed:

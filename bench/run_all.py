@@ -32,6 +32,11 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_jdbc_source", [], ["--rows", "50000"]),
     ("bench_spark", ["--records", "300000"], ["--records", "50000"]),
     (
+        "bench_spark_connect",
+        ["--records", "200000", "--rounds", "2"],
+        ["--records", "50000", "--rounds", "1"],
+    ),
+    (
         "bench_spark_bridge",
         [],
         ["--records", "50000", "--rows", "10000", "--rounds", "1"],

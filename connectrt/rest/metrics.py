@@ -101,6 +101,18 @@ def render_prometheus(snapshot: dict[str, Any]) -> str:
         labels = f'connector="{_label(t["connector"])}",task="{t["task"]}"'
         lines.append(f"connectrt_task_batch_seconds_sum{{{labels}}} {t['batch_seconds_total']}")
         lines.append(f"connectrt_task_batch_seconds_count{{{labels}}} {t['batches']}")
+    stalled = {(c, t) for c, t in snapshot.get("stalled", ())}
+    lines += [
+        "# HELP connectrt_task_stalled 1 while the task is stuck in one call longer than "
+        "task.stall.timeout.ms, 0 otherwise.",
+        "# TYPE connectrt_task_stalled gauge",
+    ]
+    for name, info in sorted(snapshot["connectors"].items()):
+        for task in sorted(info["tasks"]):
+            value = 1 if (name, task) in stalled else 0
+            lines.append(
+                f'connectrt_task_stalled{{connector="{_label(name)}",task="{task}"}} {value}'
+            )
     lines += _plugin_lines(snapshot.get("plugins", ()))
     lines += [
         "# HELP connectrt_uptime_seconds Seconds since the worker started.",

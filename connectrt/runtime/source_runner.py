@@ -33,6 +33,7 @@ from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy, Failure
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.rate_limit import record_bytes
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.status import TargetState
@@ -124,7 +125,9 @@ class SourceTaskRunner(TaskRunner):
     def execute(self) -> None:
         reader = OffsetStorageReaderImpl(self._store, self.id.connector)
         self.task.initialize(SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics))
+        self.call_clock.enter("start")
         self.task.start(self.task_config)
+        self.call_clock.leave()
         cfg = dict(self._producer_config)
         if not self._wants_commit_record:
             cfg["delivery.report.only.error"] = True
@@ -156,10 +159,12 @@ class SourceTaskRunner(TaskRunner):
         assert producer is not None
         task = self.task
         metrics = self.metrics
+        clock = self.call_clock
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
             if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
                 break
+            clock.enter("poll")
             try:
                 records = task.poll()
             except RetriableError as e:
@@ -170,7 +175,14 @@ class SourceTaskRunner(TaskRunner):
                 if self.stopping:
                     break
                 raise TaskFailure(self.id, TaskStage.TASK_POLL, repr(e)) from e
+            finally:
+                clock.leave()
             if records:
+                limiter = self.rate_limiter  # task.rate.limit.*, before produce
+                if limiter is not None and not limiter.admit(
+                    len(records), record_bytes(records) if limiter.limits_bytes else 0
+                ):
+                    break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
                 if self._transforms is not None:
@@ -411,7 +423,11 @@ class SourceTaskRunner(TaskRunner):
         producer = self._producer
         if producer is None:
             return False
-        return self._offsets.commit(producer, self._check_delivery)
+        self.call_clock.enter("commit")  # waits for acks, then commit()/commit_record()
+        try:
+            return self._offsets.commit(producer, self._check_delivery)
+        finally:
+            self.call_clock.leave()
 
     def _final_commit(self) -> None:
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
 from connectrt.runtime.clients import check_allowlist, check_policy_name
 from connectrt.runtime.plugin_version_config import WORKER_VERSION_CONFIG_DEF
+from connectrt.runtime.task_limits_config import WORKER_TASK_LIMITS_CONFIG_DEF
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
@@ -405,3 +406,4 @@ _WORKER_KEYS = (
 )
 
 WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(WORKER_TASK_LIMITS_CONFIG_DEF)  # stall, rate limits
