@@ -232,6 +232,7 @@ class ErrorHandler:
     def _on_dlq_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             self._dlq_errors.append(str(err))
+            self.metrics.deadletterqueue_produce_failures += 1
 
     def _send_to_dlq(self, failure: Failure) -> None:
         producer = self._dlq_producer()
@@ -270,6 +271,7 @@ class ErrorHandler:
         while True:
             try:
                 producer.produce(self.policy.dlq_topic, value, key, **kwargs)
+                self.metrics.deadletterqueue_produce_requests += 1
                 break
             except BufferError:
                 producer.poll(0.05)

@@ -146,6 +146,7 @@ class Herder(ConnectorViews):
                 self.put_connector_config(name, config)
             else:
                 self.create_connector(name, config, initial_state)
+        self.overview.history.start()
         if ready:
             self._ready.set()
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
@@ -165,6 +166,7 @@ class Herder(ConnectorViews):
     def stop(self) -> None:
         """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
+        self.overview.history.stop()
         self.dlq.close()
         try:
             self.worker.stop()

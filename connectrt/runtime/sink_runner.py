@@ -52,6 +52,7 @@ from connectrt.runtime.message_batch import (
     split_errors,
 )
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
+from connectrt.runtime.rate_limit import message_bytes
 from connectrt.runtime.runner_settings import SinkRunnerSettings
 from connectrt.runtime.sink_offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
@@ -206,7 +207,9 @@ class SinkTaskRunner(TaskRunner):
     # -- main loop --------------------------------------------------------------------------
     def execute(self) -> None:
         self.task.initialize(SinkTaskContextImpl(self))
+        self.call_clock.enter("start")
         self.task.start(self.task_config)
+        self.call_clock.leave()
         consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
         topics = _subscription(self.task_config)
         consumer.subscribe(
@@ -231,6 +234,11 @@ class SinkTaskRunner(TaskRunner):
             except KafkaException as e:
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if msgs:
+                limiter = self.rate_limiter  # task.rate.limit.*: nothing consumed while waiting
+                if limiter is not None and not limiter.admit(
+                    len(msgs), message_bytes(msgs) if limiter.limits_bytes else 0
+                ):
+                    break  # stopping: the batch is not put, so not committed
                 t0 = time.perf_counter()
                 self._handle(msgs)
                 metrics.observe_batch(time.perf_counter() - t0)
@@ -393,6 +401,7 @@ class SinkTaskRunner(TaskRunner):
         count = len(batch)  # before put(): the task may change the batch
         while True:
             try:
+                self.call_clock.enter("put")
                 self.task.put(batch)
                 break
             except RetriableError as e:
@@ -410,6 +419,8 @@ class SinkTaskRunner(TaskRunner):
                     return  # not put: uncommitted, so redelivered after restart/rebalance
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
+            finally:
+                self.call_clock.leave()
         self._offsets.accepted(first_offsets, next_offsets)
         self.metrics.records_put += count
 
@@ -429,7 +440,11 @@ class SinkTaskRunner(TaskRunner):
         consumer = self._consumer
         if consumer is None or not self.assigned:
             return
-        self._offsets.commit(consumer, self.assigned, only)
+        self.call_clock.enter("commit")  # pre_commit()/flush() and the consumer commit
+        try:
+            self._offsets.commit(consumer, self.assigned, only)
+        finally:
+            self.call_clock.leave()
 
     def _shutdown(self, commit: bool) -> None:
         consumer = self._consumer
@@ -447,6 +462,7 @@ class SinkTaskRunner(TaskRunner):
                     self.task.close(mine)
             finally:
                 try:
+                    self.call_clock.enter("stop")
                     self.task.stop()
                 finally:
                     consumer.close()

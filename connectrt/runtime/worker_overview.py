@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt import __version__
+from connectrt.runtime.metrics_history import MetricsHistory
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.status import State
 from connectrt.runtime.worker import Worker
@@ -24,11 +25,13 @@ class WorkerOverview:
 
     ``worker`` supplies the status board and the task metrics; ``offset_admin`` the cluster id
     (asked once it is first wanted, then kept); ``connector_type(name)`` says source or sink;
-    ``health`` is the herder's health check (KIP-1017).
+    ``health`` is the herder's health check (KIP-1017). ``history`` keeps the last minutes of
+    task throughput and lag for the web console.
 
-    Lifecycle: built with the herder, whose construction time is the uptime's start; nothing to
-    start or stop. Threading: every method may be called from any thread and takes no lock;
-    two first calls of :meth:`server_info` at once may both ask for the cluster id.
+    Lifecycle: built with the herder, whose construction time is the uptime's start; the herder
+    starts and stops ``history`` with itself. Threading: every method may be called from any
+    thread and takes no lock; two first calls of :meth:`server_info` at once may both ask for
+    the cluster id.
     """
 
     def __init__(
@@ -44,6 +47,7 @@ class WorkerOverview:
         self._health = health
         self._cluster_id: str | None = None
         self.started_at = time.time()
+        self.history = MetricsHistory(worker.task_metrics)
 
     def server_info(self) -> dict[str, Any]:
         """``version``, ``commit`` and ``kafka_cluster_id`` (None while Kafka is unreachable)."""
@@ -75,5 +79,6 @@ class WorkerOverview:
             "connectors": connectors,
             "tasks": [m.snapshot() for m in self._worker.task_metrics()],
             "plugins": self._worker.plugin_metrics.snapshot(),
+            "stalled": sorted(self._worker.stall_watchdog.stalled()),
             "uptime_seconds": time.time() - self.started_at,
         }

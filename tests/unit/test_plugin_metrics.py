@@ -17,7 +17,7 @@ from connectrt.api import (
     PluginMetrics,
     Value,
 )
-from connectrt.rest.metrics import render_prometheus
+from connectrt.rest.metrics import MetricsExposition
 from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.transforms.chain_config import TransformationStage
 
@@ -147,29 +147,29 @@ def test_task_handles_reach_monitorable_converters_transforms_and_predicates_onl
 
 
 def test_prometheus_text_of_plugin_metrics():
-    text = render_prometheus(
-        {
-            "connectors": {},
-            "tasks": [],
-            "uptime_seconds": 1.0,
-            "plugins": [
-                {
-                    "name": "records-seen",
-                    "group": "plugins",
-                    "description": "Records the\nSMT saw",
-                    "tags": {"connector": 'or"ders', "task": "0", "transformation": "tag"},
-                    "value": 12.0,
-                },
-                {
-                    "name": "records-seen",
-                    "group": "plugins",
-                    "description": "",
-                    "tags": {"connector": "b", "task": "1", "transformation": "tag"},
-                    "value": math.nan,
-                },
-            ],
-        }
-    )
+    snapshot = {
+        "connectors": {},
+        "tasks": [],
+        "uptime_seconds": 1.0,
+        "plugins": [
+            {
+                "name": "records-seen",
+                "group": "plugins",
+                "description": "Records the\nSMT saw",
+                "tags": {"connector": 'or"ders', "task": "0", "transformation": "tag"},
+                "value": 12.0,
+            },
+            {
+                "name": "records-seen",
+                "group": "plugins",
+                "description": "",
+                "tags": {"connector": "b", "task": "1", "transformation": "tag"},
+                "value": math.nan,
+            },
+        ],
+    }
+    body, _ = MetricsExposition(lambda: snapshot).render(None)
+    text = body.decode()
     assert (
         "# HELP connectrt_plugin_records_seen Records the\\nSMT saw\n"
         "# TYPE connectrt_plugin_records_seen gauge\n"

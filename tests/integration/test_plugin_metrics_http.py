@@ -15,6 +15,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
@@ -107,7 +108,10 @@ def test_plugins_metrics_are_in_metrics_with_kafkas_tags_until_deleted(
     assert "# HELP connectrt_plugin_records_polled Records returned\n" in text
     assert "# TYPE connectrt_plugin_records_polled gauge\n" in text
     # The worker's task counters are still there, beside the plugins' own.
-    assert f'connectrt_task_records_polled_total{{connector="{name}",task="0"}} {RECORDS}' in text
+    task_polled = scrape(worker.http).value(
+        "connectrt_task_records_polled_total", connector=name, task=0
+    )
+    assert task_polled == RECORDS
 
     assert worker.http.delete(f"/connectors/{name}").status_code == 204
     wait_for(
