@@ -6,7 +6,8 @@ side reads the whole topic with its own consumer group and the same consumer set
 ``heartbeat.interval.ms=500`` so the Tansu group join is quick):
 
 * raw: ``subscribe()`` then ``consume(500, 1.0)`` in a loop, reading every message's value
-  and summing the lengths;
+  and summing the lengths; its prefetch sized as the worker sizes a sink task's (one task's
+  share of the default ``worker.memory.budget.mb``);
 * connectrt: a real in-process ``Worker`` running ``bench.connectors.NoopSink`` (one task,
   ByteArrayConverter for key and value); its ``put()`` sums the lengths of the batch's
   ``values`` column and counts (with ``--records-path``, it iterates the batch's SinkRecords
@@ -52,11 +53,22 @@ def prefill(bootstrap: str, n: int, size: int) -> None:
         raise RuntimeError("prefill not acknowledged")
 
 
+def raw_consumer_settings(bootstrap: str, group: str, extra: dict[str, str]) -> dict[str, Any]:
+    """The raw loop's consumer settings: the worker's sink consumer's, with the prefetch sized
+    from one task's share of the default ``worker.memory.budget.mb`` as the worker sizes it."""
+    from connectrt.runtime.memory_budget import apply_share, task_share
+    from connectrt.runtime.worker_config_def import WORKER_CONFIG_DEF
+
+    budget = int(WORKER_CONFIG_DEF.parse({})["worker.memory.budget.mb"])
+    settings = {**c.consumer_settings(bootstrap, group), **extra}
+    return apply_share("consumer", settings, task_share(budget, 1), extra)
+
+
 def raw_consume(
     bootstrap: str, n: int, warmup: int, group: str, extra: dict[str, str]
 ) -> tuple[int, float]:
     """(records timed, seconds) of a hand-written loop reading the topic."""
-    consumer = Consumer({**c.consumer_settings(bootstrap, group), **extra})
+    consumer = Consumer(raw_consumer_settings(bootstrap, group, extra))
     consumer.subscribe([TOPIC])
     count = 0
     nbytes = 0
@@ -110,6 +122,13 @@ def connectrt_consume(
         assert p.last is not None
         start_count, start = WARMED[task_id]
         runner = worker.runners(f"bench-sink-{rnd}")[0]
+        if rnd.startswith("0-"):
+            sized = ("queued.max.messages.kbytes", "fetch.max.bytes", "queued.min.messages")
+            print(
+                "  worker's sink consumer: "
+                + ", ".join(f"{k}={runner._consumer_config.get(k)}" for k in sized),
+                flush=True,
+            )
         return p.count - start_count, p.last - start, runner.metrics.snapshot()
     finally:
         worker.stop()

@@ -25,7 +25,7 @@ Used on the task's thread only, like everything a task is given.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
@@ -126,7 +126,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         self._n = len(recs)
         self._raw_keys: ColumnSource | None = None
         self._raw_values: ColumnSource | None = None
-        self._next_offsets: dict[TopicPartition, int] | None = None
+        self._next_offsets: Mapping[tuple[str, int], int] | None = None
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
@@ -154,13 +154,14 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         headers: ColumnSource | None = None,
         raw_keys: ColumnSource | None = None,
         raw_values: ColumnSource | None = None,
-        next_offsets: dict[TopicPartition, int] | None = None,
+        next_offsets: Mapping[tuple[str, int], int] | None = None,
     ) -> SinkRecordBatch:
         """A batch of ``size`` records given as columns, each a sequence of ``size`` items or a
         function returning one when first needed. Missing columns are None for every record
         (``timestamp_types``: ``NO_TIMESTAMP_TYPE``). The original coordinates are the given
-        ones (no transformation ran). ``next_offsets``, when given, is what
-        :meth:`next_offsets` returns; it must match the columns.
+        ones (no transformation ran). ``next_offsets``, when given (keyed by ``TopicPartition``
+        or ``(topic, partition)``), is what :meth:`next_offsets` returns; it must match the
+        columns.
         """
         batch = cls.__new__(cls)
         nothing = (None,) * size
@@ -307,7 +308,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         offset after the batch's last record of it: the offset to commit once the batch is
         written. Computed from the columns unless the runtime handed it over."""
         if self._next_offsets is not None and self._records is None:
-            return dict(self._next_offsets)
+            return {TopicPartition(*tp): o for tp, o in self._next_offsets.items()}
         out: dict[TopicPartition, int] = {}
         for topic, partition, offset in zip(
             self.original_topics, self.original_partitions, self.original_offsets, strict=True

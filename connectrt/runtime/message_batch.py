@@ -28,7 +28,7 @@ from confluent_kafka import Message
 
 from connectrt.api.converter import ConnectColumns, Converter
 from connectrt.api.record_batch import SinkRecordBatch
-from connectrt.api.records import Header, TopicPartition
+from connectrt.api.records import Header
 from connectrt.data import Schema
 from connectrt.runtime.message_records import TIMESTAMP_TYPES
 from connectrt.runtime.task_runner import TaskConverters
@@ -73,15 +73,14 @@ def partition_positions(
         keys = list(zip(map(_topic, msgs), parts, strict=True))
     first: Positions = {}
     ends: Positions = {}
-    distinct = set(keys)
-    if len(distinct) == 1:
+    if keys.count(keys[0]) == len(keys):  # one partition: the usual batch (a C-level count)
         tp = (topic, keys[0]) if topic is not None else keys[0]
         first[tp] = msgs[0].offset()
         ends[tp] = msgs[-1].offset() + 1
         return parts, first, ends
     last = len(keys) - 1
     backwards = keys[::-1]
-    for key in distinct:
+    for key in set(keys):
         tp = (topic, key) if topic is not None else key
         first[tp] = msgs[keys.index(key)].offset()
         ends[tp] = msgs[last - backwards.index(key)].offset() + 1
@@ -180,7 +179,7 @@ class MessageBatchBuilder:
             headers=headers,
             raw_keys=raw_keys,
             raw_values=raw_values,
-            next_offsets={TopicPartition(t, p): o for (t, p), o in ends.items()},
+            next_offsets=ends,
         )
 
     @staticmethod
