@@ -8,7 +8,12 @@
   ``warmup.topic`` it first emits one warm-up record there and waits until the driving script
   sets its progress' ``warmed`` (the record was acknowledged: the producer is up).
 * :class:`NoopSinkConnector`: ``put()`` only counts, and records the time of the first and of
-  the ``expected``-th record (so group join time is excluded from measurements).
+  the ``expected``-th record (so group join time is excluded from measurements). It reads the
+  batch as columns only: with ``read.values=true`` it sums the lengths of ``records.values``
+  (as a consume loop reading each message's value would); with ``read.values=records`` it
+  iterates the records instead, as a sink written for Kafka Connect's list does; with
+  ``warmup.records`` it also records in ``WARMED`` when (and after how many records) the
+  warm-up ended.
 
 Progress is published in the module-level ``PROGRESS`` dict (keyed by the ``bench.id``
 setting), since benchmarks run the worker in-process.
@@ -24,7 +29,7 @@ from collections.abc import Mapping
 from connectrt.api import (
     ConfigDef,
     SinkConnector,
-    SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     SourceConnector,
     SourceRecord,
@@ -157,20 +162,33 @@ class NoopSinkConnector(_Base, SinkConnector):
         return NoopSinkTask
 
 
+WARMED: dict[str, tuple[int, float]] = {}
+"""bench id -> (records received, perf_counter()) when a no-op sink's warm-up ended."""
+
+
 class NoopSinkTask(SinkTask):
     def start(self, config: Mapping[str, str]) -> None:
         idx = config.get("task.index", "0")
-        self._progress = progress(
-            f"{config.get('bench.id', 'sink')}-{idx}", int(config.get("expected", "0"))
-        )
+        self._id = f"{config.get('bench.id', 'sink')}-{idx}"
+        self._progress = progress(self._id, int(config.get("expected", "0")))
+        self._read_values = config.get("read.values") == "true"
+        self._read_records = config.get("read.values") == "records"
+        self._warmup = int(config.get("warmup.records", "0"))
+        self.bytes_read = 0
 
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         if not records:
             return
         p = self._progress
         if p.first is None:
             p.first = time.perf_counter()
+        if self._read_values:
+            self.bytes_read += sum(map(len, records.values))
+        elif self._read_records:  # as a sink written for Kafka Connect's list does
+            self.bytes_read += sum(len(r.value) for r in records)
         p.count += len(records)
+        if self._warmup and p.count >= self._warmup and self._id not in WARMED:
+            WARMED[self._id] = (p.count, time.perf_counter())
         if p.expected and p.count >= p.expected and not p.done.is_set():
             p.last = time.perf_counter()
             p.done.set()

@@ -12,10 +12,12 @@ What is here, by plugin kind:
 * tasks: :class:`SourceTask`, :class:`SinkTask`, :class:`BatchingSinkTask` (a sink task whose
   author writes whole batches), their contexts, :class:`OffsetStorageReader`,
   :class:`ErrantRecordReporter`;
-* records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`ConnectRecord`,
+* records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`SinkRecordBatch` (what
+  ``put()`` receives: the records as a list and as columns), :class:`ConnectRecord`,
   :class:`Header`, :class:`TopicPartition`, :class:`TimestampType`;
 * transforms: :class:`Transformation`, :class:`Predicate`;
 * converters: :class:`Converter`, :class:`HeaderConverter`, :class:`SchemaAndValue`,
+  :class:`ConnectColumns`,
   ``RawHeaders`` and ``ConfigKeys`` (their signature and option types);
 * configuration: :class:`ConfigDef` with :class:`ConfigType`, :class:`Importance`,
   :class:`Width`, the validators and :class:`Password`; :func:`with_prefix`;
@@ -61,6 +63,7 @@ from connectrt.api.connector import (
 )
 from connectrt.api.converter import (
     ConfigKeys,
+    ConnectColumns,
     Converter,
     HeaderConverter,
     RawHeaders,
@@ -89,6 +92,7 @@ from connectrt.api.metrics import (
     Sensor,
     Value,
 )
+from connectrt.api.record_batch import SinkRecordBatch
 from connectrt.api.records import (
     ConnectRecord,
     Header,
@@ -120,6 +124,7 @@ __all__ = [
     "ConfigKeys",
     "ConfigType",
     "ConfigValue",
+    "ConnectColumns",
     "ConnectError",
     "ConnectRecord",
     "Connector",
@@ -154,6 +159,7 @@ __all__ = [
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
+    "SinkRecordBatch",
     "SinkTask",
     "SinkTaskContext",
     "SourceConnector",

@@ -40,7 +40,7 @@ committed what it could; anything left is delivered again to whoever owns them n
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from time import monotonic as _monotonic
 
 from connectrt.api.records import SinkRecord, TopicPartition
@@ -109,8 +109,9 @@ class BatchingSinkTask(SinkTask):
         return len(self._buffer)
 
     # -- SinkTask -----------------------------------------------------------------------------
-    def put(self, records: list[SinkRecord]) -> None:
-        """Buffer ``records``; write the buffer when a threshold is reached."""
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        """Buffer ``records`` (the records of the batch: ``write`` gets a list of them);
+        write the buffer when a threshold is reached."""
         if not records:
             return
         last = self._last_buffered

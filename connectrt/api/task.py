@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from connectrt.api.metrics import PluginMetrics
+    from connectrt.api.record_batch import SinkRecordBatch
     from connectrt.api.records import SinkRecord, SourceRecord, TopicPartition
 
 __all__ = [
@@ -162,6 +163,10 @@ class SinkTask(Task):
     to it must be durably written when ``flush()`` returns, because the runtime then commits
     the consumer offsets. Raise ``RetriableError`` from ``put`` to have the same batch
     redelivered (after ``context.timeout``), anything else fails the task.
+
+    A batch is a :class:`~connectrt.api.SinkRecordBatch`: iterate it, index it, keep its
+    records as with the list Kafka Connect passes, or read it as columns (``records.values``,
+    ``records.offsets``, ...) without a ``SinkRecord`` per record.
     """
 
     context: SinkTaskContext
@@ -170,7 +175,8 @@ class SinkTask(Task):
         self.context = context
 
     @abc.abstractmethod
-    def put(self, records: list[SinkRecord]) -> None: ...
+    def put(self, records: SinkRecordBatch) -> None:
+        """Write (or buffer) ``records``. Called with at least one record."""
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything ``put`` so far durable. ``offsets``: next offset per partition."""

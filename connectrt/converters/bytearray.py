@@ -6,11 +6,12 @@ The schema must be None or BYTES and the value bytes-like (or None). Reading yie
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectrt.api.converter import (
     ConfigKeys,
+    ConnectColumns,
     Converter,
     HeaderConverter,
     RawHeaders,
@@ -30,6 +31,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
     BYTES_PASSTHROUGH = True
 
     CONFIG_KEYS = CONFIG_KEYS
+    READ_NEVER_FAILS = True  # the bytes as they are
 
     def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Nothing to configure."""
@@ -57,6 +59,9 @@ class ByteArrayConverter(Converter, HeaderConverter):
         self, topic: str, data: bytes | None, headers: RawHeaders | None = None
     ) -> SchemaAndValue:
         return SchemaAndValue(Schema.OPTIONAL_BYTES_SCHEMA, data)
+
+    def to_connect_columns(self, topic: str, data: Sequence[bytes | None]) -> ConnectColumns:
+        return ConnectColumns((Schema.OPTIONAL_BYTES_SCHEMA,) * len(data), data)
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

@@ -10,11 +10,13 @@ thread.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from connectrt.api.converter import (
     ConfigKeys,
+    ConnectColumns,
     Converter,
     HeaderConverter,
     RawHeaders,
@@ -62,6 +64,7 @@ class StringConverter(Converter, HeaderConverter):
     """Text in and out. Any value is written as its string form; None stays None."""
 
     CONFIG_KEYS = CONFIG_KEYS
+    READ_NEVER_FAILS = True  # malformed bytes are replaced, never refused
 
     def __init__(self) -> None:
         self.configure({})
@@ -99,6 +102,17 @@ class StringConverter(Converter, HeaderConverter):
             SchemaAndValue,
             (Schema.OPTIONAL_STRING_SCHEMA, bytes(data).decode(self._read_encoding, "replace")),
         )
+
+    def to_connect_columns(self, topic: str, data: Sequence[bytes | None]) -> ConnectColumns:
+        """All of ``data`` decoded by one ``map`` (``str(b, encoding, "replace")`` per item),
+        or item by item when a null is among them."""
+        encoding = self._read_encoding
+        items: Sequence[Any] = data  # bytes, but a null may be among them
+        try:
+            values: list[str | None] = list(map(str, items, repeat(encoding), repeat("replace")))
+        except TypeError:  # a null (or not bytes-like) among them
+            values = [None if d is None else bytes(d).decode(encoding, "replace") for d in data]
+        return ConnectColumns((Schema.OPTIONAL_STRING_SCHEMA,) * len(values), values)
 
     def from_connect_header(
         self, topic: str, header_key: str, schema: Schema | None, value: Any

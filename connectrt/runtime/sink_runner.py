@@ -12,11 +12,20 @@ Rebalance callbacks run inside ``consume()`` on the task thread, so the task's `
 prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
 ``put`` simply stops the consumer from fetching more.
 
-Hot path: this module is the per-batch loop (consume, convert each message, transform, put)
-and what must happen between its batches on the task thread (rebalance callbacks,
-pause/resume, rewinds). It stays one module, a little over the house size, so the per-record
-conversion and its slow paths read together; the offset bookkeeping and the task's context
-live in :mod:`.sink_offsets` and :mod:`.task_contexts`.
+Hot path: ``put()`` receives a :class:`~connectrt.api.SinkRecordBatch`. Without
+transformations it is built from the consumed messages as columns
+(:mod:`.message_batch`: no ``SinkRecord`` until the task asks for one, keys and values
+converted per batch); with transformations, or when a converter fails on a message of the
+batch, the batch's messages are converted one by one into records (the failing ones through
+the error policy: retried, tolerated, sent to the dead letter queue with their original
+bytes) and the batch holds those records. Once ``put()`` took a batch (or when every record
+of it was skipped), the offsets advance, per partition, to after its last consumed message.
+
+This module is the per-batch loop (consume, convert, transform, put) and what must happen
+between its batches on the task thread (rebalance callbacks, pause/resume, rewinds). It stays
+one module, a little over the house size, so the record-by-record conversion and its slow
+paths read together; the offset bookkeeping and the task's context live in
+:mod:`.sink_offsets` and :mod:`.task_contexts`.
 """
 
 from __future__ import annotations
@@ -31,11 +40,17 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
+from connectrt.api.record_batch import SinkRecordBatch
 from connectrt.api.records import Header, SinkRecord, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.data import Schema
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.message_batch import (
+    MessageBatchBuilder,
+    partition_positions,
+    split_errors,
+)
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
 from connectrt.runtime.rate_limit import message_bytes
 from connectrt.runtime.runner_settings import SinkRunnerSettings
@@ -54,6 +69,24 @@ _MIN_RETRY_BACKOFF_S = 0.1
 
 OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
+
+
+def _subscription(task_config: Mapping[str, str]) -> list[str]:
+    """The topics (or the one ``^pattern``) the task subscribes to."""
+    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
+    regex = task_config.get("topics.regex", "").strip()
+    if regex:
+        re.compile(regex)
+        topics = ["^" + regex]
+    return topics
+
+
+def _single_topic(task_config: Mapping[str, str]) -> str | None:
+    """The one topic every record of the task comes from, if its subscription says so."""
+    if task_config.get("topics.regex", "").strip():
+        return None
+    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
+    return topics[0] if len(topics) == 1 else None
 
 
 class SinkTaskRunner(TaskRunner):
@@ -87,6 +120,8 @@ class SinkTaskRunner(TaskRunner):
         self._rebalance_epoch = 0
         self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
         self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
+        self._single_topic = _single_topic(settings.task_config)
+        self._builder = MessageBatchBuilder(settings.converters, self._single_topic)
 
     def on_stop_requested(self) -> None:
         self.errors.stop()  # interrupt retry backoff
@@ -176,11 +211,7 @@ class SinkTaskRunner(TaskRunner):
         self.task.start(self.task_config)
         self.call_clock.leave()
         consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
-        topics = [t.strip() for t in self.task_config.get("topics", "").split(",") if t.strip()]
-        regex = self.task_config.get("topics.regex", "").strip()
-        if regex:
-            re.compile(regex)
-            topics = ["^" + regex]
+        topics = _subscription(self.task_config)
         consumer.subscribe(
             topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
         )
@@ -209,17 +240,7 @@ class SinkTaskRunner(TaskRunner):
                 ):
                     break  # stopping: the batch is not put, so not committed
                 t0 = time.perf_counter()
-                self._batch = msgs
-                records, first_offsets, next_offsets = self._convert(msgs)
-                if records and self._transforms is not None:
-                    records = self._transform(records)
-                if records:
-                    self._deliver(records, first_offsets, next_offsets)
-                elif first_offsets:
-                    # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
-                    # transform): commit past them as Kafka does, or a restart redelivers them
-                    # (and duplicates them in the DLQ).
-                    self._offsets.accepted(first_offsets, next_offsets)
+                self._handle(msgs)
                 metrics.observe_batch(time.perf_counter() - t0)
             if self.rewinds:
                 self._apply_rewinds(consumer)
@@ -228,15 +249,39 @@ class SinkTaskRunner(TaskRunner):
                 self._commit()
                 next_commit = time.monotonic() + self._flush_interval
 
-    def _convert(
-        self, msgs: list[Any]
-    ) -> tuple[list[SinkRecord], dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-        """Turn consumed messages into SinkRecords (the hot path).
+    def _handle(self, msgs: list[Any]) -> None:
+        """One consumed batch: as columns (the hot path) or as records converted one by one
+        (transformations configured, or a converter failed on a message of the batch), then
+        ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
+        message, delivered or skipped; a batch whose every record was skipped is not put, its
+        offsets advance all the same."""
+        self._batch = msgs
+        msgs, failed = split_errors(msgs)
+        for msg in failed:
+            self._consume_error(msg.error())
+        if not msgs:
+            return
+        self.metrics.records_polled += len(msgs)
+        partitions, first_offsets, next_offsets = partition_positions(msgs, self._single_topic)
+        batch = None
+        if self._transforms is None:
+            batch = self._builder.build(msgs, partitions, next_offsets)
+        if batch is None:
+            records = self._convert(msgs)
+            if records and self._transforms is not None:
+                records = self._transform(records)
+            if not records:
+                # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
+                # transform): commit past them as Kafka does, or a restart redelivers them
+                # (and duplicates them in the DLQ).
+                self._offsets.accepted(first_offsets, next_offsets)
+                return
+            batch = SinkRecordBatch(records)
+        self._deliver(batch, first_offsets, next_offsets)
 
-        Also returns, per partition, the first offset in the batch and the next offset after
-        it. Both are tracked per run of same-partition messages (librdkafka returns them in
-        runs), not per record.
-        """
+    def _convert(self, msgs: list[Any]) -> list[SinkRecord]:
+        """Turn consumed messages (no error events) into SinkRecords, one by one; a message a
+        converter fails on goes through the error policy (retried, tolerated, DLQ)."""
         key_conv = None if self._key_passthrough else self.converters.key.to_connect_data
         value_conv = None if self._value_passthrough else self.converters.value.to_connect_data
         header_conv = self.converters.header.to_connect_header
@@ -245,26 +290,10 @@ class SinkTaskRunner(TaskRunner):
         make = SinkRecord
         records: list[SinkRecord] = []
         append = records.append
-        first: dict[tuple[str, int], int] = {}
-        ends: dict[tuple[str, int], int] = {}
-        run_topic: str | None = None
-        run_partition = -1
-        last_offset = -1
-        consumed = 0
         for msg in msgs:
-            if msg.error() is not None:
-                self._consume_error(msg.error())
-                continue
             topic = msg.topic()
             partition = msg.partition()
             offset = msg.offset()
-            if partition != run_partition or topic != run_topic:
-                if run_topic is not None:
-                    ends[(run_topic, run_partition)] = last_offset + 1
-                run_topic, run_partition = topic, partition
-                first.setdefault((topic, partition), offset)
-            last_offset = offset
-            consumed += 1
             try:
                 if key_conv is None:
                     ks, kv = bytes_schema, msg.key()
@@ -306,10 +335,7 @@ class SinkTaskRunner(TaskRunner):
                     append(record)
                 else:
                     self.metrics.records_skipped += 1
-        if run_topic is not None:
-            ends[(run_topic, run_partition)] = last_offset + 1
-        self.metrics.records_polled += consumed
-        return records, first, ends
+        return records
 
     def _convert_slow(self, msg: Any) -> SinkRecord | None:
         """Convert one record stage by stage under the error policy; None if it was skipped."""
@@ -366,16 +392,17 @@ class SinkTaskRunner(TaskRunner):
 
     def _deliver(
         self,
-        records: list[SinkRecord],
+        batch: SinkRecordBatch,
         first_offsets: Mapping[tuple[str, int], int],
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
         """put() with retries on RetriableError; then advance the put offsets."""
         epoch = self._rebalance_epoch
+        count = len(batch)  # before put(): the task may change the batch
         while True:
             try:
                 self.call_clock.enter("put")
-                self.task.put(records)
+                self.task.put(batch)
                 break
             except RetriableError as e:
                 self.metrics.retries += 1
@@ -384,7 +411,7 @@ class SinkTaskRunner(TaskRunner):
                     "Task %s: retriable error from put(), redelivering the batch of %d "
                     "in %.1fs: %s",
                     self.id,
-                    len(records),
+                    count,
                     delay,
                     e,
                 )
@@ -395,7 +422,7 @@ class SinkTaskRunner(TaskRunner):
             finally:
                 self.call_clock.leave()
         self._offsets.accepted(first_offsets, next_offsets)
-        self.metrics.records_put += len(records)
+        self.metrics.records_put += count
 
     def _apply_rewinds(self, consumer: Consumer) -> None:
         for tp, offset in list(self.rewinds.items()):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
 import random
 import threading
 import time
@@ -10,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import connectors.file.source as source_module
 from connectors.file import (
@@ -18,9 +22,10 @@ from connectors.file import (
     FileStreamSourceConnector,
     FileStreamSourceTask,
 )
-from connectrt.api import SinkRecord, SourceRecord, TopicPartition
+from connectors.file.sink import lines
+from connectrt.api import SinkRecord, SinkRecordBatch, SourceRecord, TopicPartition
 from connectrt.api.task import OffsetStorageReader, SourceTaskContext
-from connectrt.data import Schema
+from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.errors import ConfigError, ConnectError
 
 # --- test doubles -----------------------------------------------------------------------------
@@ -460,6 +465,93 @@ def test_sink_writes_one_line_per_record(tmp_path: Path, tasks: list[Any]) -> No
     task.put([record("text"), record(b"bytes"), record(None), record(42), record("")])
     task.flush({TP: 5})
     assert path.read_text(encoding="utf-8") == "text\nbytes\nnull\n42\n\n"
+
+
+def _struct() -> Struct:
+    schema = (
+        SchemaBuilder.struct()
+        .name("order")
+        .field("id", Schema.INT32_SCHEMA)
+        .field("price", Decimal.schema(2))
+        .field("at", Timestamp.SCHEMA)
+        .field("day", Date.SCHEMA)
+        .field("blob", Schema.OPTIONAL_BYTES_SCHEMA)
+        .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
+        .build()
+    )
+    return (
+        Struct(schema)
+        .put("id", 7)
+        .put("price", decimal.Decimal("1.25"))
+        .put("at", dt.datetime(2024, 5, 1, 12, 30, 0, 250000, tzinfo=dt.UTC))
+        .put("day", dt.date(2024, 5, 1))
+        .put("blob", b"\x00\xff")
+        .put("tags", ["a", "b"])
+    )
+
+
+VALUE_LINES = [
+    ("text", "text"),
+    ("", ""),
+    (None, "null"),
+    (True, "true"),
+    (False, "false"),
+    (42, "42"),
+    (-1.5, "-1.5"),
+    (decimal.Decimal("1.25"), "1.25"),
+    (decimal.Decimal("1E+3"), "1000"),
+    (decimal.Decimal("-0.000001"), "-0.000001"),
+    (dt.datetime(2024, 5, 1, 12, 30, 0, 250000, tzinfo=dt.UTC), "2024-05-01T12:30:00.250000+00:00"),
+    (dt.date(2024, 5, 1), "2024-05-01"),
+    (dt.time(12, 30, 5), "12:30:05"),
+    (b"bytes", "bytes"),
+    (b"\xffbad", "\ufffdbad"),
+    ({"b": 1, "a": [1, 2]}, '{"b":1,"a":[1,2]}'),
+    ({1: "x"}, '{"1":"x"}'),
+    ([decimal.Decimal("0.10"), b"\x01"], '[0.10,"AQ=="]'),
+    (
+        _struct(),
+        '{"id":7,"price":1.25,"at":"2024-05-01T12:30:00.250000+00:00","day":"2024-05-01",'
+        '"blob":"AP8=","tags":["a","b"]}',
+    ),
+    ({"nested": _struct()}, '{"nested":{"id":7,"price":1.25,'),
+]
+
+
+@pytest.mark.parametrize(("value", "line"), VALUE_LINES, ids=[repr(v[1]) for v in VALUE_LINES])
+def test_sink_writes_values_as_a_person_reads_them(
+    tmp_path: Path, tasks: list[Any], value: Any, line: str
+) -> None:
+    path = tmp_path / "out.txt"
+    task = make_sink(tasks, path)
+    task.put([record(value)])
+    task.flush({TP: 1})
+    written = path.read_text(encoding="utf-8")
+    assert written.startswith(line) and written.endswith("\n")
+    if not line.endswith(","):
+        assert written == line + "\n"
+    assert "Decimal(" not in written and "datetime" not in written
+
+
+def test_sink_writes_a_mixed_batch_and_a_columns_batch(tmp_path: Path, tasks: list[Any]) -> None:
+    path = tmp_path / "out.txt"
+    task = make_sink(tasks, path)
+    values = [value for value, _ in VALUE_LINES if not isinstance(value, dict)]
+    task.put([record(v, i) for i, v in enumerate(values)])
+    task.put(
+        SinkRecordBatch.from_columns(
+            3, topics=["t"] * 3, partitions=[0] * 3, offsets=[7, 8, 9], values=["x", b"y", None]
+        )
+    )
+    task.flush({TP: 10})
+    expected = [line for value, line in VALUE_LINES if not isinstance(value, dict)]
+    assert path.read_text(encoding="utf-8").split("\n") == [*expected, "x", "y", "null", ""]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=8), min_size=1, max_size=8))
+def test_sink_bytes_batch_is_each_value_decoded(values: list[bytes]) -> None:
+    assert lines(tuple(values)) == "\n".join(v.decode("utf-8", errors="replace") for v in values)
 
 
 def test_sink_multiple_puts_append_in_order(tmp_path: Path, tasks: list[Any]) -> None:

@@ -1,13 +1,15 @@
 """Which columns a record writes, and a fast function turning a record into a row dict.
 
-:func:`record_fields` looks at one record (its key/value schemas, or the keys of a schemaless
-map) together with ``pk.mode``, ``pk.fields`` and ``fields.whitelist`` and returns a
+:func:`record_fields` looks at one record's key and value (their schemas, or the keys of a
+schemaless map) together with ``pk.mode``, ``pk.fields`` and ``fields.whitelist`` and returns a
 :class:`RecordFields`: the column specs (name, Connect schema, primary key or not) and a
-compiled ``row(record) -> dict`` for every later record of the same shape. It is built once per
-(table, key schema, value schema) by the task; the row function does only dictionary work per
-record: struct values are read positionally (``Struct``'s value list, in field order, as the
-converters fill it), adapters run only for the few types that need
-them (timestamps), and schema defaults are applied only for fields that have one.
+compiled ``row(key, value, topic, partition, offset) -> dict`` for every later record of the same
+shape (the task reads a batch as columns, so a row is made from a record's fields, not from a
+``SinkRecord``). It is built once per (table, key schema, value schema) by the task; the row
+function does only dictionary work per record: struct values are read positionally
+(``Struct``'s value list, in field order, as the converters fill it), adapters run only for the
+few types that need them (timestamps), and schema defaults are applied only for fields that have
+one.
 
 Update and delete statements bind primary-key values under prefixed names (``pk_prefix``) so
 that they never clash with the SET columns. Pure functions, thread-safe.
@@ -23,7 +25,7 @@ from typing import Any
 
 from connectors.jdbc.sink.config import SinkConfig
 from connectors.jdbc.sink.types import column_type, value_adapter
-from connectrt.api import DataError, SinkRecord
+from connectrt.api import DataError
 from connectrt.data import Field, Schema, Struct, Type
 
 __all__ = ["PK_BIND_PREFIX", "ColumnSpec", "RecordFields", "record_fields"]
@@ -31,7 +33,10 @@ __all__ = ["PK_BIND_PREFIX", "ColumnSpec", "RecordFields", "record_fields"]
 PK_BIND_PREFIX = "pk__"
 
 Row = dict[str, Any]
-RowFn = Callable[[SinkRecord], Row]
+RowFn = Callable[[Any, Any, str, Any, Any], Row]
+"""``row(key, value, topic, partition, offset)``: one record's row."""
+KeyFn = Callable[[Any, str, Any, Any], Row]
+"""``key_row(key, topic, partition, offset)``: the primary-key part of one record's row."""
 
 _KAFKA_SCHEMAS = (Schema.STRING_SCHEMA, Schema.INT32_SCHEMA, Schema.INT64_SCHEMA)
 
@@ -149,8 +154,12 @@ def _pick(available: Sequence[str], wanted: Sequence[str], what: str) -> list[st
 
 
 def _key_part(
-    config: SinkConfig, record: SinkRecord, pk_prefix: str, zone: dt.tzinfo | None
-) -> tuple[list[ColumnSpec], Callable[[SinkRecord], Row] | None]:
+    config: SinkConfig,
+    key_schema: Schema | None,
+    key: Any,
+    pk_prefix: str,
+    zone: dt.tzinfo | None,
+) -> tuple[list[ColumnSpec], KeyFn | None]:
     """Primary-key columns taken from the Kafka coordinates or the record key."""
     mode = config.pk_mode
     if mode == "kafka":
@@ -158,13 +167,13 @@ def _key_part(
         tk, pk_, ok = (pk_prefix + t, pk_prefix + p, pk_prefix + o)
         specs = [ColumnSpec(n, s, True) for n, s in zip((t, p, o), _KAFKA_SCHEMAS, strict=True)]
 
-        def kafka(r: SinkRecord) -> Row:
-            return {tk: r.topic, pk_: r.kafka_partition, ok: r.kafka_offset}
+        def kafka(key: Any, topic: str, partition: Any, offset: Any) -> Row:
+            return {tk: topic, pk_: partition, ok: offset}
 
         return specs, kafka
     if mode != "record_key":
         return [], None
-    key, ks = record.key, record.key_schema
+    ks = key_schema
     if key is None:
         raise DataError("pk.mode=record_key needs a record key, but the key is null")
     if ks is not None and ks.type is Type.STRUCT:
@@ -172,16 +181,16 @@ def _key_part(
         specs = [ColumnSpec(n, _field(ks, n).schema, True) for n in names]
         read = _struct_reader(ks, names, [pk_prefix + n for n in names], zone)
 
-        def struct_key(r: SinkRecord) -> Row:
-            return read(r.key)
+        def struct_key(key: Any, topic: str, partition: Any, offset: Any) -> Row:
+            return read(key)
 
         return specs, struct_key
     if ks is None and isinstance(key, dict):
         names = _pick(list(key), config.pk_fields, "key")
         read_map = _map_reader(names, [pk_prefix + n for n in names])
 
-        def map_key(r: SinkRecord) -> Row:
-            return read_map(r.key)
+        def map_key(key: Any, topic: str, partition: Any, offset: Any) -> Row:
+            return read_map(key)
 
         return [ColumnSpec(n, None, True) for n in names], map_key
     if len(config.pk_fields) != 1:
@@ -193,19 +202,22 @@ def _key_part(
     out = pk_prefix + name
     adapt = _adapter(ks, zone)
 
-    def primitive_key(r: SinkRecord) -> Row:
-        return {out: r.key if adapt is None else adapt(r.key)}
+    def primitive_key(key: Any, topic: str, partition: Any, offset: Any) -> Row:
+        return {out: key if adapt is None else adapt(key)}
 
     return [ColumnSpec(name, ks, True)], primitive_key
 
 
 def record_fields(
     config: SinkConfig,
-    record: SinkRecord,
+    key_schema: Schema | None,
+    key: Any,
+    value_schema: Schema | None,
+    value: Any,
     delete: bool = False,
     zone: dt.tzinfo | None = dt.UTC,
 ) -> RecordFields:
-    """The columns and row function for records shaped like ``record``.
+    """The columns and row function for records shaped like the one with this key and value.
 
     ``zone``: Timestamp values (aware UTC datetimes) are bound as naive wall-clock time in this
     zone (``db.timezone``); None when the connection already binds them that way (PostgreSQL
@@ -216,14 +228,19 @@ def record_fields(
     Raises DataError when the record cannot be mapped (wrong value type, unknown pk.fields).
     """
     pk_prefix = PK_BIND_PREFIX if delete or config.insert_mode == "update" else ""
-    key_specs, key_fn = _key_part(config, record, pk_prefix, zone)
+    key_specs, key_fn = _key_part(config, key_schema, key, pk_prefix, zone)
     taken = {c.name for c in key_specs}
     if delete:
         if key_fn is None:
             raise DataError("a tombstone can only delete by key (pk.mode=record_key)")
         pk_names = tuple(c.name for c in key_specs)
-        return RecordFields(tuple(key_specs), pk_names, key_fn, record.key_schema is None)
-    value, vs = record.value, record.value_schema
+        key_only = key_fn
+
+        def key_row(key: Any, value: Any, topic: str, partition: Any, offset: Any) -> Row:
+            return key_only(key, topic, partition, offset)
+
+        return RecordFields(tuple(key_specs), pk_names, key_row, key_schema is None)
+    vs = value_schema
     whitelist = config.fields_whitelist
     if vs is not None and vs.type is Type.STRUCT and isinstance(value, Struct):
         all_names = [f.name for f in vs.fields]
@@ -259,15 +276,15 @@ def record_fields(
     pk = tuple(c.name for c in columns if c.primary_key)
     if key_fn is None:
 
-        def row(r: SinkRecord) -> Row:
-            return value_fn(r.value)
+        def row(key: Any, value: Any, topic: str, partition: Any, offset: Any) -> Row:
+            return value_fn(value)
 
     else:
         key_reader = key_fn
 
-        def row(r: SinkRecord) -> Row:
-            out = value_fn(r.value)
-            out.update(key_reader(r))
+        def row(key: Any, value: Any, topic: str, partition: Any, offset: Any) -> Row:
+            out = value_fn(value)
+            out.update(key_reader(key, topic, partition, offset))
             return out
 
     return RecordFields(columns, pk, row, any(c.schema is None for c in columns))

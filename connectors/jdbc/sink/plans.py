@@ -19,7 +19,8 @@ from connectors.jdbc.sink.config import SinkConfig
 from connectors.jdbc.sink.fields import RecordFields, Row, record_fields
 from connectors.jdbc.sink.statements import delete_statement, write_statement
 from connectors.jdbc.sink.tables import TableManager
-from connectrt.api import DataError, SinkRecord
+from connectrt.api import DataError
+from connectrt.data import Schema
 
 __all__ = ["Segment", "WritePlan", "WritePlanner"]
 
@@ -35,8 +36,8 @@ class WritePlan:
     copy_into: sa.Table | None = None
 
 
-Segment = tuple[WritePlan, list[Row], list[SinkRecord]]
-"""A run of records with the same plan: their rows and the records themselves."""
+Segment = tuple[WritePlan, list[Row], list[int]]
+"""A run of records with the same plan: their rows and their indices in the batch."""
 
 
 class WritePlanner:
@@ -71,18 +72,24 @@ class WritePlanner:
             )
         return name
 
-    def plan_for(self, record: SinkRecord, delete: bool) -> WritePlan:
-        """The plan for ``record`` (a delete when ``delete``); raises DataError when the record
-        cannot be written (a tombstone with deletes disabled, a schema the table cannot hold)."""
+    def plan_for(
+        self,
+        topic: str,
+        key_schema: Schema | None,
+        key: Any,
+        value_schema: Schema | None,
+        value: Any,
+        delete: bool,
+    ) -> WritePlan:
+        """The plan for the record of ``topic`` with this key and value (a delete when
+        ``delete``); raises DataError when the record cannot be written (a tombstone with
+        deletes disabled, a schema the table cannot hold)."""
         cfg = self._config
-        value, key = record.value, record.key
-        shape: Any = (
-            tuple(value) if record.value_schema is None and isinstance(value, dict) else None
-        )
+        shape: Any = tuple(value) if value_schema is None and isinstance(value, dict) else None
         key_shape: Any = None
         if cfg.pk_mode == "record_key":
-            if record.key_schema is not None:
-                key_shape = record.key_schema
+            if key_schema is not None:
+                key_shape = key_schema
             elif isinstance(key, dict):
                 key_shape = tuple(key)
             else:
@@ -92,15 +99,15 @@ class WritePlanner:
                 "The record has a null value (a tombstone) but delete.enabled=false; "
                 "enable deletes (with pk.mode=record_key) or drop tombstones with a Filter"
             )
-        cache_key = (record.topic, key_shape, record.value_schema, shape, delete)
+        cache_key = (topic, key_shape, value_schema, shape, delete)
         cached = self._plans.get(cache_key)
         if isinstance(cached, WritePlan):
             return cached
         if cached is not None:
             raise cached
-        table_name = self.table_name(record.topic)
+        table_name = self.table_name(topic)
         try:
-            fields = record_fields(cfg, record, delete, self._zone)
+            fields = record_fields(cfg, key_schema, key, value_schema, value, delete, self._zone)
             table = self._tables.table_for(table_name, fields)
         except DataError as exc:
             self._plans[cache_key] = exc

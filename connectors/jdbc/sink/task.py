@@ -1,7 +1,8 @@
 """JdbcSinkTask: writes each ``put()`` batch to the database in one transaction.
 
-Per batch: records are grouped into runs of the same *write plan* (destination table, record
-shape, operation), each run is executed with ``executemany`` (``batch.size`` rows per call), all
+Per batch: records, read as the batch's columns (no ``SinkRecord`` is built unless one must be
+reported), are grouped into runs of the same *write plan* (destination table, record shape,
+operation), each run is executed with ``executemany`` (``batch.size`` rows per call), all
 inside one transaction, which commits before ``put()`` returns. ``flush()`` therefore has
 nothing left to do and committed consumer offsets never pass what the database holds.
 
@@ -51,6 +52,7 @@ from connectrt.api import (
     ErrantRecordReporter,
     RetriableError,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     TopicPartition,
 )
@@ -135,74 +137,92 @@ class JdbcSinkTask(SinkTask):
         }
 
     # -- writing --------------------------------------------------------------------------------
-    def put(self, records: list[SinkRecord]) -> None:
+    def put(self, records: SinkRecordBatch) -> None:
         if not records:
             return
         planner = self._planner
         if planner is None:
             raise ConnectError("put() before start()")
+        batch = SinkRecordBatch.of(records)
         exactly_once = self._offsets is not None
+        by_kafka = self._config is not None and self._config.pk_mode == "kafka"
         stored = self._stored
         positions: dict[tuple[str, int], int] = {}
         segments: list[Segment] = []
         plan: WritePlan | None = None
         rows: list[Row] = []
-        written: list[SinkRecord] = []  # the record of each row, to report a rejected one
+        written: list[int] = []  # the batch index of each row, to report a rejected one
         row_fn: Any = None
         last_topic: Any = _UNSET
         last_ks: Any = _UNSET
         last_vs: Any = _UNSET
         last_delete = False
         skipped = 0
-        for record in records:
+        n = len(batch)
+        nothing = (None,) * n
+        # The batch as columns: no SinkRecord is built unless one must be reported.
+        columns = zip(
+            batch.topics,
+            batch.key_schemas,
+            batch.keys,
+            batch.value_schemas,
+            batch.values,
+            batch.partitions if by_kafka else nothing,
+            batch.offsets if by_kafka else nothing,
+            batch.original_topics if exactly_once else nothing,
+            batch.original_partitions if exactly_once else nothing,
+            batch.original_offsets if exactly_once else nothing,
+            strict=True,
+        )
+        for i, (
+            topic,
+            ks,
+            key,
+            vs,
+            value,
+            partition,
+            offset,
+            o_topic,
+            o_part,
+            o_offset,
+        ) in enumerate(columns):
             if exactly_once:
-                tp: Any = (record.original_topic, record.original_kafka_partition)
-                offset: Any = record.original_kafka_offset
-                if offset < stored.get(tp, 0):
+                tp: Any = (o_topic, o_part)
+                if o_offset < stored.get(tp, 0):
                     skipped += 1
                     continue
-                positions[tp] = offset + 1
-            delete = record.value is None
-            if (
-                record.value_schema is last_vs
-                and record.key_schema is last_ks
-                and delete is last_delete
-                and record.topic == last_topic
-            ):
+                positions[tp] = o_offset + 1
+            delete = value is None
+            if vs is last_vs and ks is last_ks and delete is last_delete and topic == last_topic:
                 try:
-                    rows.append(row_fn(record))
+                    rows.append(row_fn(key, value, topic, partition, offset))
                 except Exception as exc:
-                    self._bad(record, exc)
+                    self._bad(batch[i], exc)
                     continue
-                written.append(record)
+                written.append(i)
                 continue
             try:
-                found = planner.plan_for(record, delete)
-                row = found.fields.row(record)
+                found = planner.plan_for(topic, ks, key, vs, value, delete)
+                row = found.fields.row(key, value, topic, partition, offset)
             except DataError as exc:
-                self._bad(record, exc)
+                self._bad(batch[i], exc)
                 last_topic = _UNSET
                 continue
             if found is not plan:
                 plan, rows, written = found, [], []
                 segments.append((plan, rows, written))
             rows.append(row)
-            written.append(record)
+            written.append(i)
             row_fn = found.fields.row
             if found.fields.schemaless:
                 last_topic = _UNSET  # map keys may differ record to record: look up each time
             else:
-                last_topic, last_ks, last_vs, last_delete = (
-                    record.topic,
-                    record.key_schema,
-                    record.value_schema,
-                    delete,
-                )
+                last_topic, last_ks, last_vs, last_delete = topic, ks, vs, delete
         if skipped:
             self.records_skipped_as_applied += skipped
             log.info("Skipped %d records already written (below the stored offsets)", skipped)
         if segments or positions:
-            self._write(segments, positions, len(records) - skipped)
+            self._write(batch, segments, positions, n - skipped)
         if positions:
             stored.update(positions)
 
@@ -224,6 +244,7 @@ class JdbcSinkTask(SinkTask):
 
     def _write(
         self,
+        batch: SinkRecordBatch,
         segments: list[Segment],
         positions: Mapping[tuple[str, int], int],
         count: int,
@@ -243,7 +264,7 @@ class JdbcSinkTask(SinkTask):
                     count,
                     db_error_reason(exc),
                 )
-                self._write_one_by_one(segments, positions)
+                self._write_one_by_one(batch, segments, positions)
         except sa.exc.DBAPIError as exc:
             tables = sorted({plan.table for plan, _, _ in segments})
             reason = db_error_reason(exc)
@@ -287,7 +308,10 @@ class JdbcSinkTask(SinkTask):
                 self._offsets.write(conn, positions)
 
     def _write_one_by_one(
-        self, segments: list[Segment], positions: Mapping[tuple[str, int], int]
+        self,
+        batch: SinkRecordBatch,
+        segments: list[Segment],
+        positions: Mapping[tuple[str, int], int],
     ) -> None:
         """The batch after the database rejected it, with an errant record reporter: still
         one transaction (with the exactly-once offsets), each row in a savepoint; a row the
@@ -301,10 +325,10 @@ class JdbcSinkTask(SinkTask):
                 # pysqlite begins a transaction only before DML: without an explicit BEGIN the
                 # first SAVEPOINT would be the outermost transaction and its RELEASE a commit.
                 conn.exec_driver_sql("BEGIN")
-            for plan, rows, records in segments:
+            for plan, rows, indices in segments:
                 if plan.statement is None:
                     continue
-                for row, record in zip(rows, records, strict=True):
+                for row, index in zip(rows, indices, strict=True):
                     try:
                         with conn.begin_nested():
                             conn.execute(plan.statement, [row])
@@ -312,7 +336,8 @@ class JdbcSinkTask(SinkTask):
                         if is_transient(exc, dialect):
                             raise
                         self._bad(
-                            record, DataError(f"The database rejected it: {db_error_reason(exc)}")
+                            batch[index],
+                            DataError(f"The database rejected it: {db_error_reason(exc)}"),
                         )
             if self._offsets is not None and positions:
                 self._offsets.write(conn, positions)

@@ -25,6 +25,7 @@ class SimpleHeaderConverter(HeaderConverter):
     """Header values as text, read back with Kafka's schema inference. Stateless, thread-safe."""
 
     CONFIG_KEYS = _CONFIG_KEYS
+    READ_NEVER_FAILS = True  # a header it cannot parse is kept as bytes
 
     def configure(self, config: Mapping[str, Any]) -> None:
         """Nothing to configure."""

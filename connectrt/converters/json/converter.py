@@ -12,11 +12,19 @@ compare and only its payload is parsed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 import orjson
 
-from connectrt.api.converter import Converter, HeaderConverter, RawHeaders, SchemaAndValue
+from connectrt.api.converter import (
+    ConnectColumns,
+    Converter,
+    HeaderConverter,
+    RawHeaders,
+    SchemaAndValue,
+)
 from connectrt.converters._lru import LRU
 from connectrt.converters.json.compiler import FINITE_FLOAT, Fn
 from connectrt.converters.json.config import (
@@ -212,6 +220,32 @@ class JsonConverter(Converter, HeaderConverter):
                 except NeedExact:
                     return self._read_envelope(data, exact=True)
         return self._read_envelope(data, exact=False)
+
+    def to_connect_columns(self, topic: str, data: Sequence[bytes | None]) -> ConnectColumns:
+        """A batch with one ``map`` over orjson: plain JSON as it is; envelopes whose schema
+        text equals the last one seen, by their payloads (then the schema's compiled decoder
+        per value). Anything else (nulls, numbers with leading zeros, a schema change, a
+        NUMERIC decimal read as a float) goes message by message through
+        :meth:`to_connect_data`, which raises for a malformed one."""
+        n = len(data)
+        items: Sequence[Any] = data  # bytes, but a null or a bytearray may be among them
+        if not self._schemas_enable:
+            try:
+                return ConnectColumns((None,) * n, list(map(_loads, items)))
+            except (_JSONDecodeError, TypeError):
+                return super().to_connect_columns(topic, data)
+        last = self._last_de
+        if last is not None:
+            prefix, schema, decode, start = last
+            try:
+                if all(map(bytes.startswith, items, repeat(prefix))) and all(
+                    map(bytes.endswith, items, repeat(b"}"))
+                ):
+                    payloads = map(_loads, map(itemgetter(slice(start, -1)), items))
+                    return ConnectColumns((schema,) * n, list(map(decode, payloads)))
+            except (_JSONDecodeError, TypeError, NeedExact):
+                pass
+        return super().to_connect_columns(topic, data)
 
     def _read_envelope(self, data: bytes, exact: bool) -> SchemaAndValue:
         obj = lenient_loads(data, exact=True) if exact else parse(data)

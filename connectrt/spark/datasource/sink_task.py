@@ -1,6 +1,10 @@
 """Executor side of writing through a sink connector: one Spark partition's rows, encoded as
 Connect records with synthetic coordinates, through a fresh sink task (see
 :mod:`connectrt.spark.datasource.sink` for the lifecycle and the idempotent replays).
+
+Rows are put in chunks of ``put.batch.size`` as :class:`~connectrt.api.SinkRecordBatch` es
+built from columns (the converted keys and values, the coordinates): a sink that reads columns
+gets no ``SinkRecord`` per row, one that iterates gets them built as it goes.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from pyspark.sql import Row
 from pyspark.sql import types as T
 from pyspark.sql.datasource import WriterCommitMessage
 
-from connectrt.api.records import SinkRecord, TimestampType, TopicPartition
+from connectrt.api.record_batch import SinkRecordBatch
+from connectrt.api.records import TimestampType, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
@@ -51,7 +56,33 @@ def _extractor(
     return schema, lambda row: convert([row[i] for i in index])
 
 
-def _put(task: SinkTask, ctx: BridgeTaskContext, records: list[SinkRecord], retries: int) -> None:
+def _chunk(
+    tp: TopicPartition,
+    key_schema: Any,
+    keys: list[Any] | None,
+    value_schema: Any,
+    values: list[Any],
+    start: int,
+    now: int,
+) -> SinkRecordBatch:
+    """The batch of the rows at offsets ``start``.. (contiguous: only a prefix is skipped)."""
+    n = len(values)
+    return SinkRecordBatch.from_columns(
+        n,
+        topics=(tp.topic,) * n,
+        partitions=(tp.partition,) * n,
+        offsets=range(start, start + n),
+        key_schemas=(key_schema,) * n,
+        keys=keys,
+        value_schemas=(value_schema,) * n,
+        values=values,
+        timestamps=(now,) * n,
+        timestamp_types=(TimestampType.CREATE_TIME,) * n,
+        next_offsets={tp: start + n},
+    )
+
+
+def _put(task: SinkTask, ctx: BridgeTaskContext, records: SinkRecordBatch, retries: int) -> None:
     attempt = 0
     while True:
         try:
@@ -94,8 +125,10 @@ def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id:
     try:
         task.open([tp])
         skip_below = ctx.rewinds.get(tp, 0)
-        topic = plan.topic
-        records: list[SinkRecord] = []
+        has_key = plan.key_type is not None and plan.key_index is not None
+        values: list[Any] = []
+        keys: list[Any] | None = [] if has_key else None
+        start = base
         now = int(time.time() * 1000)
         for index, row in enumerate(rows):
             offset = base + index
@@ -103,28 +136,21 @@ def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id:
             if offset < skip_below:
                 skipped += 1
                 continue
-            value = to_value(row)
-            key = to_key(row)
-            records.append(
-                SinkRecord(
-                    topic,
-                    partition,
-                    key_schema,
-                    key,
-                    value_schema,
-                    value,
-                    offset,
-                    now,
-                    TimestampType.CREATE_TIME,
-                )
-            )
-            if len(records) >= plan.batch_size:
-                _put(task, ctx, records, plan.max_retries)
-                written += len(records)
-                records = []
-        if records:
-            _put(task, ctx, records, plan.max_retries)
-            written += len(records)
+            if not values:
+                start = offset
+            values.append(to_value(row))
+            if keys is not None:
+                keys.append(to_key(row))
+            if len(values) >= plan.batch_size:
+                chunk = _chunk(tp, key_schema, keys, value_schema, values, start, now)
+                _put(task, ctx, chunk, plan.max_retries)
+                written += len(values)
+                values = []
+                keys = [] if has_key else None
+        if values:
+            chunk = _chunk(tp, key_schema, keys, value_schema, values, start, now)
+            _put(task, ctx, chunk, plan.max_retries)
+            written += len(values)
         offsets = {tp: next_offset}
         task.flush(offsets)
         if handler is not None:
