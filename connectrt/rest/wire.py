@@ -34,6 +34,8 @@ def _state(info: StateInfo) -> dict[str, Any]:
         out["trace"] = info.trace
     if info.restarts:
         out["restarts"] = info.restarts  # connectrt: automatic restarts so far
+    if info.pid is not None:
+        out["pid"] = info.pid  # connectrt: the task's process (task.executor=processes)
     return out
 
 

@@ -24,6 +24,7 @@ from connectrt.api.config import (
 )
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
+from connectrt.runtime.worker_config_def import valid_memory_limit
 
 __all__ = [
     "COMMON_CONFIG_DEF",
@@ -256,6 +257,21 @@ COMMON_CONFIG_DEF = (
         order_in_group=10,
         width=Width.SHORT,
         display_name="Task restart backoff",
+    )
+    .define(
+        "task.memory.limit.mb",
+        ConfigType.INT,
+        None,
+        valid_memory_limit,
+        Importance.LOW,
+        "connectrt, with task.executor=processes: the memory limit of each of this "
+        "connector's task processes in MB (private writable memory, enforced by the OS as "
+        "RLIMIT_DATA); 0 = no limit, empty = the worker's task.memory.limit.mb. A task over "
+        "it is FAILED with 'memory limit' in its trace; its siblings are untouched.",
+        group=_COMMON,
+        order_in_group=9,
+        width=Width.SHORT,
+        display_name="Task memory limit (MB)",
     )
     .define(
         "errors.log.include.messages",

@@ -29,6 +29,7 @@ class StateInfo:
     worker_id: str
     trace: str | None = None
     restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
+    pid: int | None = None  # the task's own process (task.executor=processes), tasks only
 
 
 @dataclass(frozen=True)

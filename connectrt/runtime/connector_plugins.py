@@ -44,6 +44,8 @@ class ConnectorPlugins:
     config providers to the values a validation sees (identity when none are configured);
     ``redact`` removes registered secrets from text. A validation reports values as written:
     nothing resolved and no URL password reaches the result (see ``validation_report``).
+    ``executor`` is the worker's ``task.executor`` (checked against keys only one executor
+    honours).
 
     Lifecycle: built once per herder; nothing to start or stop. Threading: every method may be
     called from any thread; it keeps no state of its own (the registry is thread-safe).
@@ -55,7 +57,9 @@ class ConnectorPlugins:
         policy: OverridePolicy,
         resolve: Callable[[Mapping[str, str]], dict[str, str]],
         redact: Callable[[str], str] | None = None,
+        executor: str | None = None,
     ) -> None:
+        self._executor = executor
         self._registry = registry
         self._policy = policy
         self._resolve = resolve
@@ -112,7 +116,7 @@ class ConnectorPlugins:
         resolved = {k: v for k, v in config.items()}
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
-        result = validate_connector_config(resolved, self._registry, self._policy)
+        result = validate_connector_config(resolved, self._registry, self._policy, self._executor)
         return as_written(result, config, resolved, self._redact)
 
 

@@ -92,7 +92,11 @@ class Herder:
         self._ready = threading.Event()
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(
-            registry, worker.policy, self.secrets.resolve, self.secrets.redact
+            registry,
+            worker.policy,
+            self.secrets.resolve,
+            self.secrets.redact,
+            worker.config["task.executor"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -227,11 +231,13 @@ class Herder:
         definition = self.definition(raw)
         return [(i, self.secrets.mask_task_config(tc, definition)) for i, tc in enumerate(configs)]
 
-    def _state_info(self, status: Status | None, restarts: int = 0) -> StateInfo:
+    def _state_info(
+        self, status: Status | None, restarts: int = 0, pid: int | None = None
+    ) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
         trace = self.secrets.redact(status.trace) if status.trace else status.trace
-        return StateInfo(status.state.value, status.worker_id, trace, restarts)
+        return StateInfo(status.state.value, status.worker_id, trace, restarts, pid)
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         self.require(name)
@@ -241,8 +247,9 @@ class Herder:
             raise NotFoundError(f"No status found for connector {name}")
         count = len(self.worker.task_configs(name))
         restarts = self.worker.restart_counts(name)
+        pids = self.worker.task_pids(name)
         tasks = [
-            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0)))
+            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0), pids.get(t.task or 0)))
             for t in board.tasks(name)
             if (t.task or 0) < count
         ]
@@ -255,7 +262,11 @@ class Herder:
         status = self.worker.status.task(name, task)
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
-        return self._state_info(status, self.worker.restart_counts(name).get(task, 0))
+        return self._state_info(
+            status,
+            self.worker.restart_counts(name).get(task, 0),
+            self.worker.task_pids(name).get(task),
+        )
 
     # -- create / update / delete ------------------------------------------------------------
     def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
@@ -271,7 +282,9 @@ class Herder:
                 f"Connector config {self.masked(config)} contains no connector type"
             )
         resolved = self.resolve(config)
-        result = validate_connector_config(resolved, self.registry, self.worker.policy)
+        result = validate_connector_config(
+            resolved, self.registry, self.worker.policy, self.worker.config["task.executor"]
+        )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()
         ]

@@ -5,8 +5,9 @@ The worker owns the offset store, the status board and its connectors (a
 runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
 automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
 business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
-process; another executor (e.g. Spark) may run them elsewhere and hand back
-:class:`TaskHandle` objects with the same control surface. How a task's runner is built is
+process, one child process per task with ``task.executor=processes``; another executor (e.g.
+Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the same control
+surface. How a task's runner is built is
 the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
 Public methods are called by one management thread at a time (the CLI or, later, the
 herder); they are serialized by a lock, so calling them from several threads is safe.
@@ -65,6 +66,16 @@ class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
         return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
+def _default_executor(config: WorkerConfig) -> TaskExecutor:
+    """The executor ``task.executor`` names (``spark`` is set up by ``connectrt spark``,
+    which replaces this one)."""
+    if config["task.executor"] == "processes":
+        from connectrt.runtime.process_executor.executor import ProcessTaskExecutor
+
+        return ProcessTaskExecutor(config)
+    return ThreadTaskExecutor()
+
+
 class Worker:
     """Runs connectors and hands their tasks to a :class:`TaskExecutor` (see the module
     docstring for the threading contract). ``start`` before starting connectors; ``stop``
@@ -81,7 +92,7 @@ class Worker:
     ) -> None:
         self.config = config
         self.hooks = hooks or WorkerHooks()
-        self.executor: TaskExecutor = executor or ThreadTaskExecutor()
+        self.executor: TaskExecutor = executor or _default_executor(config)
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
@@ -147,7 +158,7 @@ class Worker:
         return state
 
     def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(config, self.plugins, self.policy)
+        check_connector_config(config, self.plugins, self.policy, self.config["task.executor"])
 
     def start_connector(
         self,
@@ -164,7 +175,9 @@ class Worker:
         config = dict(config)
         config.setdefault("name", name)
         if validate:
-            check_connector_config(self.hooks.resolve(config), self.plugins, self.policy)
+            check_connector_config(
+                self.hooks.resolve(config), self.plugins, self.policy, self.config["task.executor"]
+            )
         with self._lock:
             if name in self._connectors:
                 raise ConnectError(f"Connector {name} already exists")
@@ -423,3 +436,12 @@ class Worker:
 
     def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)
+
+    def task_pids(self, name: str) -> dict[int, int]:
+        """The process id of each task of a connector that runs in a process of its own
+        (``task.executor=processes``); tasks running as threads of this process are absent."""
+        return {
+            index: pid
+            for index, handle in self._get(name).runners.items()
+            if isinstance(pid := getattr(handle, "pid", None), int)
+        }

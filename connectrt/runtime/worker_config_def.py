@@ -9,11 +9,40 @@ across threads. The parsed, typed form is :class:`connectrt.runtime.worker_confi
 
 from __future__ import annotations
 
-from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from typing import Any
 
-__all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
+from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.errors import ConfigError
+
+__all__ = [
+    "MIN_MEMORY_LIMIT_MB",
+    "SIMPLE_HEADER_CONVERTER",
+    "WORKER_CONFIG_DEF",
+    "valid_memory_limit",
+]
 
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+MIN_MEMORY_LIMIT_MB = 128
+"""The smallest ``task.memory.limit.mb``: a task process with a producer or a consumer holds
+about 100 MB of private writable memory (mostly reserved thread stacks) before its task
+allocates anything."""
+
+
+def valid_memory_limit(name: str, value: Any) -> None:
+    """``task.memory.limit.mb``: empty (the connector key: use the worker's), 0 (no limit)
+    or at least :data:`MIN_MEMORY_LIMIT_MB`."""
+    if value is None or value == 0:
+        return
+    if not isinstance(value, int) or value < MIN_MEMORY_LIMIT_MB:
+        raise ConfigError(
+            f"Invalid value {value} for configuration {name}: must be 0 (no limit) or at "
+            f"least {MIN_MEMORY_LIMIT_MB} (MB); a task process with its Kafka clients needs "
+            "about 100 MB before its task allocates anything",
+            name,
+            value,
+        )
+
 
 WORKER_CONFIG_DEF = (
     ConfigDef()
@@ -124,6 +153,26 @@ WORKER_CONFIG_DEF = (
         Range.at_least(0),
         Importance.LOW,
         "How long stop waits for tasks to finish and commit.",
+    )
+    .define(
+        "task.executor",
+        ConfigType.STRING,
+        "threads",
+        ValidString.of("threads", "processes", "spark"),
+        Importance.MEDIUM,
+        "Where connector tasks run: 'threads' (threads of this worker process), 'processes' "
+        "(an OS process per task on this machine: own core, own heap and memory limit, own "
+        "crash domain) or 'spark' (long-running Spark tasks; `connectrt spark` sets it).",
+    )
+    .define(
+        "task.memory.limit.mb",
+        ConfigType.INT,
+        0,
+        valid_memory_limit,
+        Importance.LOW,
+        "With task.executor=processes: the memory limit of each task process in MB (private "
+        "writable memory, enforced by the OS as RLIMIT_DATA), for connectors that set none; "
+        "0 = no limit. A task over it is FAILED with 'memory limit' in its trace.",
     )
     .define(
         "plugin.path",
