@@ -145,7 +145,7 @@ class ProcessTaskHandle:
     # -- the supervisor thread -----------------------------------------------------------------
     def _supervise(self) -> None:
         reported: bool | None = None  # the child's ("done", failed), once received
-        next_sample = 0.0
+        next_sample = time.monotonic() + _SAMPLE_INTERVAL_S  # not before the child runs
         try:
             while True:
                 now = time.monotonic()
