@@ -1,6 +1,5 @@
 """Test plugins for the processes executor: a source of numbered records whose task can die in
-the ways a task process dies (exit, segfault, SIGKILL, running out of memory), and a
-CPU-bound source.
+the ways a task process dies (exit, segfault, SIGKILL, running out of memory).
 
 :class:`FaultySource` values are ``"<task>:<seq>:<pid>"`` (StringConverter), source partition
 ``{"task": t}``, offset ``{"seq": next}``, resuming from the stored offset. Configs: ``topic``,
@@ -111,55 +110,3 @@ class FaultySourceTask(SourceTask):
 
 class FaultySource(_Source):
     task = FaultySourceTask
-
-
-def busy_work(rounds: int, seed: int) -> int:
-    """Pure-Python CPU work (holds the GIL): an integer hash mixed ``rounds`` times."""
-    h = seed
-    for i in range(rounds):
-        h = (h * 1103515245 + 12345 + i) & 0xFFFFFFFF
-        h ^= h >> 13
-    return h
-
-
-class CpuBoundSourceTask(SourceTask):
-    """Each record costs ``work.rounds`` rounds of :func:`busy_work` (default 2000, about
-    100 us); batches of ``batch.size``; endless; resumes from its stored offset."""
-
-    def start(self, config: Mapping[str, str]) -> None:
-        self.index = int(config["task.index"])
-        self.topic = config["topic"]
-        self.batch = int(config.get("batch.size", "200"))
-        self.rounds = int(config.get("work.rounds", "2000"))
-        self.partition = {"task": self.index}
-        stored = self.context.offset_storage_reader.offset(self.partition)
-        self.seq = int(stored["seq"]) if stored else 0
-        self._stopped = False
-
-    def poll(self) -> list[SourceRecord] | None:
-        if self._stopped:
-            return None
-        out = []
-        for s in range(self.seq, self.seq + self.batch):
-            digest = busy_work(self.rounds, s)
-            out.append(
-                SourceRecord(
-                    self.partition,
-                    {"seq": s + 1},
-                    self.topic,
-                    None,
-                    None,
-                    None,
-                    None,
-                    f"{self.index}:{s}:{digest}",
-                )
-            )
-        self.seq += self.batch
-        return out
-
-    def stop(self) -> None:
-        self._stopped = True
-
-
-class CpuBoundSource(_Source):
-    task = CpuBoundSourceTask

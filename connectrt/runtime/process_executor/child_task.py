@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from connectrt.errors import ConnectError
+from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.process_executor.child_link import ChildLink, RequestFailed
 from connectrt.runtime.process_executor.memory_limit import (
     caused_by_memory_error,
@@ -112,6 +113,7 @@ class _MetricsReporter:
 def run_child_task(payload: ProcessTaskPayload, link: ChildLink) -> int:
     """Run the payload's task to its end; returns the process's exit status (0)."""
     _configure_logging(payload)
+    tune_gc()  # the worker's setting, as for a task thread of the worker
     link.make_target = TargetState
     runners: list[TaskRunner] = []
     task = str(payload.task_id)
