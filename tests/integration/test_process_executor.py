@@ -330,6 +330,9 @@ def test_pause_and_resume_reach_the_task_process(
 def test_kill_9_of_the_worker_leaves_no_task_process(
     broker: EmbeddedBroker, unique_name, tmp_path: Path
 ):
+    """``connectrt worker`` (Kafka config, status and offsets topics) with its tasks in
+    processes: the status topic gets their states from the worker, the REST status their pids;
+    then ``kill -9`` of the worker, and no task process is left."""
     bootstrap, topic = broker.bootstrap_servers, unique_name("orphans")
     create_topic(bootstrap, topic, partitions=2)
     port = free_port()
@@ -338,27 +341,18 @@ def test_kill_9_of_the_worker_leaves_no_task_process(
     worker_file.write_text(
         f"bootstrap.servers={bootstrap}\n"
         f"key.converter={STRING}\nvalue.converter={STRING}\n"
+        f"group.id=procs-{run}\n"
+        f"config.storage.topic=configs-{run}\n"
+        f"status.storage.topic=status-{run}\n"
         f"offset.storage.topic=offsets-{run}\n"
         "offset.flush.interval.ms=500\n"
         "task.executor=processes\n"
         f"listeners=http://127.0.0.1:{port}\n"
     )
-    connector_file = tmp_path / "src.properties"
-    connector_file.write_text(
-        f"name=src\nconnector.class={SOURCE}\ntasks.max=2\ntopic={topic}\n"
-        "batch.size=20\nbatch.interval.ms=20\n"
-    )
     log = tmp_path / "worker.log"
     with log.open("ab") as out:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "connectrt.cli",
-                "standalone",
-                str(worker_file),
-                str(connector_file),
-            ],
+            [sys.executable, "-m", "connectrt.cli", "worker", str(worker_file)],
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
@@ -367,18 +361,41 @@ def test_kill_9_of_the_worker_leaves_no_task_process(
     pids: list[int] = []
     try:
 
-        def running_children() -> bool:
+        def created() -> bool:
             try:
-                body = httpx.get(f"{url}/connectors/src/status", timeout=5).json()
-            except (httpx.HTTPError, ValueError):
+                response = httpx.post(
+                    f"{url}/connectors",
+                    json={
+                        "name": "src",
+                        "config": {
+                            "connector.class": SOURCE,
+                            "tasks.max": "2",
+                            "topic": topic,
+                            "batch.size": "20",
+                            "batch.interval.ms": "20",
+                        },
+                    },
+                    timeout=10,
+                )
+            except httpx.HTTPError:
                 return False
+            if response.status_code == 503:  # still starting (GET /health is 503 too)
+                return False
+            assert response.status_code in (201, 409), response.text
+            return True
+
+        _wait(created, "the worker to accept the connector", 90, every=0.5)
+
+        def running_children() -> bool:
+            body = httpx.get(f"{url}/connectors/src/status", timeout=5).json()
             tasks = body.get("tasks", [])
             if len(tasks) != 2 or any(t["state"] != "RUNNING" for t in tasks):
                 return False
+            assert all(t["worker_id"] == f"127.0.0.1:{port}" for t in tasks)
             pids[:] = [t["pid"] for t in tasks]
             return True
 
-        _wait(running_children, "the worker's two task processes RUNNING (status with pid)", 90)
+        _wait(running_children, "the worker's two task processes RUNNING (status with pid)")
         children = {p.pid for p in psutil.Process(process.pid).children()}
         assert set(pids) <= children
 
@@ -388,8 +405,15 @@ def test_kill_9_of_the_worker_leaves_no_task_process(
 
         _wait(
             lambda: len(committed()) == 2 and min(committed()) >= 200,
-            "both task processes to commit 200 records",
+            "both task processes to commit 200 records through the offsets topic",
         )
+        statuses = {  # the latest record per key
+            k: v for rows in read_topic(bootstrap, f"status-{run}").values() for k, v in rows
+        }
+        for task in (0, 1):
+            value = statuses[f"status-task-src-{task}".encode()]
+            assert value is not None and b'"state":"RUNNING"' in value
+            assert f'"worker_id":"127.0.0.1:{port}"'.encode() in value
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
         _wait(lambda: all(_gone(p) for p in pids), "every task process to die with its worker")

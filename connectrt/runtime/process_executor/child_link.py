@@ -5,6 +5,8 @@ constructor, before the task is built) receives the payload, the worker's contro
 answers to requests; when the channel reaches end-of-file the worker is gone and the reader
 ends the process at once (:func:`~.lifeline.exit_now`).
 
+Controls (pause, resume, stop) are applied on a control thread of their own, not on the reader:
+a task whose ``stop()`` blocks must not hold up the answers its own final commit waits for.
 Controls that arrive before the task's runner exists are kept (the latest target state, a stop)
 and applied by :meth:`attach`. :meth:`request` sends a request and blocks its caller until the
 worker answers (the offset store proxy uses it). ``send`` is safe from any thread.
@@ -16,6 +18,7 @@ memory limit is in place).
 from __future__ import annotations
 
 import itertools
+import queue
 import threading
 from typing import Any, Protocol
 
@@ -62,6 +65,9 @@ class ChildLink:
         self._ids = itertools.count(1)
         self._requests: dict[int, _Pending] = {}
         self.make_target: Any = str
+        self._controls: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._control = threading.Thread(target=self._apply, name="task-control", daemon=True)
+        self._control.start()
         self._reader = threading.Thread(target=self._read, name="task-link-reader", daemon=True)
         self._reader.start()
 
@@ -140,16 +146,22 @@ class ChildLink:
         elif kind == "payload":
             self._payload = message[1]
             self._has_payload.set()
-        elif kind == "target":
+        elif kind in ("target", "stop"):
+            self._controls.put(message)
+
+    # -- the control thread --------------------------------------------------------------------
+    def _apply(self) -> None:
+        while True:
+            message = self._controls.get()
             with self._lock:
                 runner = self._runner
-                if runner is None:
+                if message[0] == "stop":
+                    self._stop_requested = True
+                elif runner is None:
                     self._pending_target = message[1]
-            if runner is not None:
-                runner.transition_to(self.make_target(message[1]))
-        elif kind == "stop":
-            with self._lock:
-                runner = self._runner
-                self._stop_requested = True
-            if runner is not None:
+            if runner is None:
+                continue
+            if message[0] == "stop":
                 runner.stop()
+            else:
+                runner.transition_to(self.make_target(message[1]))

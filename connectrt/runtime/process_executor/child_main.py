@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from connectrt.runtime.process_executor.channel import Channel, ChannelClosed
 from connectrt.runtime.process_executor.child_link import ChildLink
-from connectrt.runtime.process_executor.lifeline import die_with_parent
+from connectrt.runtime.process_executor.lifeline import EXIT_SETUP_FAILED, die_with_parent
 from connectrt.runtime.process_executor.memory_limit import (
     apply_memory_limit,
     caused_by_memory_error,
@@ -35,8 +35,6 @@ from connectrt.runtime.process_executor.memory_limit import (
 __all__ = ["main"]
 
 _PAYLOAD_TIMEOUT_S = 60.0
-EXIT_SETUP_FAILED = 70
-"""The exit status when the task could not even report its failure."""
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import signal
 from collections.abc import Mapping
 
+from connectrt.runtime.process_executor.lifeline import EXIT_PARENT_GONE, EXIT_SETUP_FAILED
+
 __all__ = ["death_trace", "describe_returncode"]
 
 
@@ -48,7 +50,14 @@ def death_trace(
         + "without reporting an end. Records produced or consumed since the last offset "
         "commit are not committed; the next run resumes from that commit."
     ]
-    if returncode >= 0:
+    if returncode == EXIT_PARENT_GONE:
+        lines.append(
+            "The task process lost its channel to the worker (see the worker's log for the "
+            "task process's last line)."
+        )
+    elif returncode == EXIT_SETUP_FAILED:
+        lines.append("The task process could not start the task nor report why (see the log).")
+    elif returncode >= 0:
         lines.append(
             "An exit without a report comes from os._exit() in the task or a library it uses, "
             "or from native code that exited the process."

@@ -160,8 +160,13 @@ class ProcessTaskHandle:
                     continue
                 if message[0] == "done":
                     reported = bool(message[1])
-                else:
+                    continue
+                try:
                     self._dispatch(message)
+                except Exception:  # e.g. the status store: the task itself is fine
+                    log.exception(
+                        "Task %s: handling %r from its process failed", self.id, message[0]
+                    )
         except Exception:
             log.exception("Task %s: supervising its process failed; killing it", self.id)
             self.kill()

@@ -27,12 +27,15 @@ import os
 import signal
 import sys
 
-__all__ = ["EXIT_PARENT_GONE", "die_with_parent", "exit_now"]
+__all__ = ["EXIT_PARENT_GONE", "EXIT_SETUP_FAILED", "die_with_parent", "exit_now"]
 
 PR_SET_PDEATHSIG = 1
 
 EXIT_PARENT_GONE = 75
-"""The exit status of a child that exits because its worker is gone."""
+"""The exit status of a child that exits because its worker is gone (or its channel failed)."""
+
+EXIT_SETUP_FAILED = 70
+"""The exit status of a child that could not even report why its task did not start."""
 
 
 def die_with_parent(parent_pid: int) -> bool:
