@@ -324,6 +324,56 @@ def test_pause_and_resume_reach_the_task_process(
     assert seqs == list(range(len(seqs)))
 
 
+def test_a_task_its_process_cannot_build_is_failed_with_the_reason(
+    worker: WorkerHarness, broker: EmbeddedBroker, unique_name
+):
+    topic = unique_name("unbuildable")
+    create_topic(broker.bootstrap_servers, topic)
+    worker.start_connector(
+        "bad",
+        {
+            "connector.class": "tests.plugins.process_faults.UnimportableTaskSource",
+            "topic": topic,
+            "tasks.max": "1",
+        },
+    )
+    worker.wait_for_tasks("bad", State.FAILED)
+    trace = worker.running.status.task("bad", 0).trace or ""  # type: ignore[union-attr]
+    assert "Failed to find any class that implements Task" in trace
+    assert "<locals>.LocalTask" in trace
+    pid = worker.running.task_pids("bad")[0]
+    _wait(lambda: _gone(pid), "the task process to exit after reporting its failure")
+    assert worker.running.status.connector("bad").state is State.RUNNING  # type: ignore[union-attr]
+
+
+def test_memory_limit_is_refused_on_a_worker_without_task_processes(broker: EmbeddedBroker):
+    from connectrt.testing.rest import start_rest_worker
+
+    rest = start_rest_worker(broker.bootstrap_servers)  # task.executor=threads
+    try:
+        config = {
+            "connector.class": "FileStreamSource",
+            "file": "/dev/null",
+            "topic": "unused",
+            "task.memory.limit.mb": "512",
+        }
+        created = rest.http.post("/connectors", json={"name": "limited", "config": config})
+        assert created.status_code == 400
+        assert "task.executor=threads" in created.json()["message"]
+        checked = rest.http.put(
+            "/connector-plugins/FileStreamSource/config/validate",
+            json={**config, "name": "limited", "task.memory.limit.mb": "64"},
+        ).json()
+        values = [c["value"] for c in checked["configs"]]
+        errors = {v["name"]: v["errors"] for v in values if v["errors"]}
+        assert list(errors) == ["task.memory.limit.mb"]
+        assert "at least 128" in errors["task.memory.limit.mb"][0]
+        assert rest.http.get("/connectors").json() == []
+    finally:
+        rest.delete_connectors()
+        rest.stop()
+
+
 # -- kill -9 of the worker -----------------------------------------------------------------------
 
 

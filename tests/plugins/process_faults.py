@@ -110,3 +110,18 @@ class FaultySourceTask(SourceTask):
 
 class FaultySource(_Source):
     task = FaultySourceTask
+
+
+def _local_task_class() -> type[Task]:
+    class LocalTask(FaultySourceTask):  # defined in a function: no import path reaches it
+        pass
+
+    return LocalTask
+
+
+class UnimportableTaskSource(_Source):
+    """A connector whose task class exists only in the worker's process (a class made in a
+    function): a task process cannot import it."""
+
+    def task_class(self) -> type[Task]:
+        return _local_task_class()
