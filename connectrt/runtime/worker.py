@@ -440,8 +440,9 @@ class Worker:
     def task_pids(self, name: str) -> dict[int, int]:
         """The process id of each task of a connector that runs in a process of its own
         (``task.executor=processes``); tasks running as threads of this process are absent."""
+        handles = dict(self._get(name).runners)  # a copy: tasks start and stop meanwhile
         return {
             index: pid
-            for index, handle in self._get(name).runners.items()
+            for index, handle in handles.items()
             if isinstance(pid := getattr(handle, "pid", None), int)
         }
