@@ -107,7 +107,9 @@ def start_rest_worker(
         if not thread.is_alive():
             raise RuntimeError(f"worker died during start: {failure[0] if failure else '?'}")
         if time.monotonic() > deadline:
-            raise TimeoutError("worker did not become ready")
+            stop.set()  # do not leave a half-started worker running under the next tests
+            thread.join(60)
+            raise TimeoutError("timed out after 60 s waiting for the worker's herder to be ready")
         time.sleep(0.05)
     return RestWorker(process, thread, stop, props)
 

@@ -2,14 +2,20 @@
 
 The worker runs as a real subprocess (``connectrt standalone``) on the session's broker with a
 FileStreamSource -> topic -> FileStreamSink pipeline. It is killed with SIGKILL while records
-flow. At that moment we measure what was committed (the source offset in the offsets topic,
-the sink's consumer-group offsets) against what had reached Kafka and the output file. The
-at-least-once guarantee says:
+flow. At that moment we read what was committed (the source offset in the offsets topic, the
+sink's consumer-group offsets per partition) and compare it with what had reached Kafka and the
+output file. The at-least-once guarantee says:
 
-* committed source position <= records in the topic, and committed sink offsets <= lines in the
-  output file (offsets are committed only after the data is safe);
+* offsets are committed only after the data is safe: every input line before the committed
+  source position is in the topic, and every record before a partition's committed sink offset
+  is in the output file;
 * after a restart every input line reaches the output (no loss);
-* duplicates <= what was written after the last commits (the uncommitted interval).
+* duplicates come only from after the commits: the restarted source produces no line before
+  its committed position (so the topic's duplicates are at most the uncommitted lines), and
+  every line the sink writes after the kill comes from a record at or after the committed
+  offset of its partition at the kill. The sink's bound holds under any rebalance after the
+  restart (each resumes at offsets committed later still), and fails if the restart does not
+  resume from the commits.
 """
 
 from __future__ import annotations
@@ -64,15 +70,29 @@ def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
         )
 
 
-def _sink_committed(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "connect-sink"})
+def _sink_committed(bootstrap: str, topic: str) -> dict[int, int]:
+    """The sink's committed offset per partition (0 where it committed none)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"connect-{_sink(topic)}"})
     try:
         committed = consumer.committed(
             [KafkaTopicPartition(topic, p) for p in range(PARTITIONS)], timeout=10
         )
     finally:
         consumer.close()
-    return sum(max(tp.offset, 0) for tp in committed)
+    return {tp.partition: max(tp.offset, 0) for tp in committed}
+
+
+def _sink(topic: str) -> str:
+    """The sink connector's name (its consumer group is ``connect-<name>``): unique per run."""
+    return f"sink-{topic}"
+
+
+def _values(records: dict[int, list[tuple[bytes | None, bytes | None]]]) -> dict[int, list[str]]:
+    return {p: [(v or b"").decode() for _, v in rs] for p, rs in records.items()}
+
+
+def _line_number(value: str) -> int:
+    return int(value.removeprefix("line-"))
 
 
 def _append_slowly(path: Path, lines: list[str], stop: threading.Event) -> None:
@@ -120,7 +140,7 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         f"name=src\nconnector.class=FileStreamSource\nfile={src}\ntopic={topic}\nbatch.size=500\n"
     )
     (tmp_path / "sink.properties").write_text(
-        f"name=sink\nconnector.class=FileStreamSink\nfile={dst}\ntopics={topic}\n"
+        f"name={_sink(topic)}\nconnector.class=FileStreamSink\nfile={dst}\ntopics={topic}\n"
     )
 
     stop_writer = threading.Event()
@@ -143,7 +163,9 @@ def _kill_restart_and_check(
     try:
         # Kill once the sink has committed at least once and the stream is well under way.
         _wait(
-            lambda: _count(dst) >= LINES // 3 and _sink_committed(bootstrap, topic) > 0,
+            lambda: (
+                _count(dst) >= LINES // 3 and sum(_sink_committed(bootstrap, topic).values()) > 0
+            ),
             120,
             "a third of the lines and a sink commit",
             worker,
@@ -156,9 +178,11 @@ def _kill_restart_and_check(
             worker.wait(10)
 
     # -- what was committed at the moment of the kill --------------------------------------
-    in_topic_at_kill = sum(len(v) for v in read_topic(bootstrap, topic).values())
+    at_kill = _values(read_topic(bootstrap, topic))
+    in_topic_at_kill = sum(map(len, at_kill.values()))
     output_at_kill = _count(dst)
     assert 0 < output_at_kill < LINES, "the kill did not happen mid-stream"
+    written_at_kill = set(_lines(dst)[:output_at_kill])
 
     store = KafkaOffsetStore(offsets_topic, bootstrap_servers=bootstrap, partitions=5)
     store.start()
@@ -169,14 +193,18 @@ def _kill_restart_and_check(
     offset = decode_value(next(iter(raw.values())))
     assert offset is not None, "the source committed no offset before the kill"
     source_committed = src.read_bytes()[: offset["position"]].count(b"\n")
-
-    sink_committed = _sink_committed(bootstrap, topic)
+    sink_committed = _sink_committed(bootstrap, topic)  # final: the worker is dead
 
     # Offsets were committed only after the data was safe.
+    produced = {v for values in at_kill.values() for v in values}
+    unacknowledged = [x for x in expected[:source_committed] if x not in produced]
+    assert unacknowledged == [], "source offset committed beyond what Kafka acknowledged"
+    for p, end in sink_committed.items():
+        assert end <= len(at_kill[p]), f"partition {p}: sink committed beyond the topic"
+        unwritten = [v for v in at_kill[p][:end] if v not in written_at_kill]
+        assert unwritten == [], f"partition {p}: sink offsets committed beyond what was written"
     source_uncommitted = in_topic_at_kill - source_committed
-    sink_uncommitted = output_at_kill - sink_committed
-    assert source_uncommitted >= 0, "source offset committed beyond what Kafka acknowledged"
-    assert sink_uncommitted >= 0, "sink offsets committed beyond what was written"
+    sink_uncommitted = output_at_kill - sum(sink_committed.values())
 
     # -- restart and finish (the writer keeps appending meanwhile) ---------------------------
     worker = _start_worker(tmp_path, "worker-2.log")
@@ -196,13 +224,24 @@ def _kill_restart_and_check(
 
     written = _lines(dst)
     assert set(written) == set(expected), "lines lost or corrupted"
-    in_topic = sum(len(v) for v in read_topic(bootstrap, topic).values())
+    final = _values(read_topic(bootstrap, topic))
+    in_topic = sum(map(len, final.values()))
+
+    # The source resumed at its committed position: nothing before it was produced again.
+    produced_again = [v for p, values in final.items() for v in values[len(at_kill[p]) :]]
+    early = [v for v in produced_again if _line_number(v) < source_committed]
+    assert early == [], f"produced again before the committed source position {source_committed}"
     source_duplicates = in_topic - LINES
+    assert 0 <= source_duplicates <= source_uncommitted
+
+    # The sink resumed at its committed offsets: every line written after the kill comes from
+    # a record at or after them (a line the source produced twice counts if either copy is).
+    resumable = {v for p, values in final.items() for v in values[sink_committed.get(p, 0) :]}
+    early = [v for v in written[output_at_kill:] if v not in resumable]
+    assert early == [], f"written again from before the committed sink offsets {sink_committed}"
     duplicates = len(written) - LINES
     print(
         f"\nkill -9 at {output_at_kill} output lines: source uncommitted {source_uncommitted}, "
         f"sink uncommitted {sink_uncommitted}; duplicates: topic {source_duplicates}, "
-        f"output {duplicates}"
+        f"output {duplicates} ({len(written) - output_at_kill} lines written after the kill)"
     )
-    assert 0 <= source_duplicates <= source_uncommitted
-    assert 0 <= duplicates <= source_uncommitted + sink_uncommitted

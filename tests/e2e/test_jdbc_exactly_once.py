@@ -12,7 +12,10 @@ process) is killed with SIGKILL at three random points and restarted each time. 
 
 At the end the table holds exactly one row per record: 200k rows, 200k distinct
 (partition, offset). The contrast run does the same with exactly-once off, one kill, and shows
-the duplicates at-least-once delivery produces (bounded by what was in flight).
+the duplicates at-least-once delivery produces. Its bound comes from what was committed: below
+each partition's committed offset at the kill every record has its row, and no row is added
+after the kill (the restart resumes at the committed offsets, any later rebalance at offsets
+committed later still), so every duplicate lies at or after the committed position.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +120,8 @@ def _scalar(engine: sa.Engine, sql: str) -> int:
         return 0
 
 
-def _committed(bootstrap: str, group: str, topic: str) -> int:
+def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
+    """The group's committed offset per partition (0 where it committed none)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
         committed = consumer.committed(
@@ -124,7 +129,36 @@ def _committed(bootstrap: str, group: str, topic: str) -> int:
         )
     finally:
         consumer.close()
-    return sum(max(tp.offset, 0) for tp in committed)
+    return {tp.partition: max(tp.offset, 0) for tp in committed}
+
+
+def _rows_below(engine: sa.Engine, committed: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Per partition: (rows, distinct offsets) of the records before its committed offset."""
+    query = sa.text(
+        "SELECT count(*), count(DISTINCT koffset) FROM events "
+        "WHERE kpartition = :p AND koffset < :end"
+    )
+    below: dict[int, tuple[int, int]] = {}
+    with engine.connect() as conn:
+        for p, end in committed.items():
+            rows, distinct = conn.execute(query, {"p": p, "end": end}).one()
+            below[p] = (int(rows), int(distinct))
+    return below
+
+
+@dataclass
+class Kill:
+    """What the table and the consumer group held right after one kill -9."""
+
+    rows: int
+    committed: dict[int, int]  # the group's committed offset per partition
+    stored: int  # sum of the offsets table (exactly-once), -1 otherwise
+    below: dict[int, tuple[int, int]]  # _rows_below(committed)
+
+    @property
+    def in_flight(self) -> int:
+        """Rows written but not covered by the committed offsets."""
+        return self.rows - sum(self.committed.values())
 
 
 def _wait(
@@ -152,7 +186,7 @@ def _run(
     records: int,
     kill_fractions: list[float],
     exactly_once: bool,
-) -> tuple[sa.Engine, list[dict[str, int]]]:
+) -> tuple[sa.Engine, list[Kill]]:
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, topic, partitions=PARTITIONS)
     _produce(bootstrap, topic, records)
@@ -160,32 +194,33 @@ def _run(
     _write_configs(tmp_path, bootstrap, topic, url, exactly_once)
     engine = sa.create_engine(url)
     group = f"connect-sink-{topic}"
-    kills: list[dict[str, int]] = []
+    kills: list[Kill] = []
     worker = _start_worker(tmp_path, "worker-0.log")
     try:
         for i, fraction in enumerate(kill_fractions):
             target = int(records * fraction)
             _wait(
-                lambda t=target: _scalar(engine, "SELECT count(*) FROM events") >= t,  # type: ignore[misc]
+                lambda t=target: (  # type: ignore[misc]
+                    _scalar(engine, "SELECT count(*) FROM events") >= t
+                    and sum(_committed(bootstrap, group, topic).values()) > 0
+                ),
                 180,
-                f"{target} rows",
+                f"{target} rows and a sink commit (a group join included)",
                 worker,
             )
             _kill(worker)
-            rows = _scalar(engine, "SELECT count(*) FROM events")
-            committed = _committed(bootstrap, group, topic)
-            stored = (
-                _scalar(engine, "SELECT sum(next_offset) FROM __connect_offsets")
-                if exactly_once
-                else -1
-            )
+            committed = _committed(bootstrap, group, topic)  # final: the worker is dead
             kills.append(
-                {
-                    "rows": rows,
-                    "committed": committed,
-                    "in_flight": rows - committed,
-                    "stored": stored,
-                }
+                Kill(
+                    rows=_scalar(engine, "SELECT count(*) FROM events"),
+                    committed=committed,
+                    stored=(
+                        _scalar(engine, "SELECT sum(next_offset) FROM __connect_offsets")
+                        if exactly_once
+                        else -1
+                    ),
+                    below=_rows_below(engine, committed),
+                )
             )
             worker = _start_worker(tmp_path, f"worker-{i + 1}.log")
         _wait(
@@ -198,7 +233,12 @@ def _run(
             worker,
         )
         # Let the restarted worker commit and settle: late duplicates would show up now.
-        _wait(lambda: _committed(bootstrap, group, topic) >= records, 60, "final commit", worker)
+        _wait(
+            lambda: sum(_committed(bootstrap, group, topic).values()) >= records,
+            60,
+            "the sink to commit every record (a group join after the restart included)",
+            worker,
+        )
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
     finally:
@@ -226,14 +266,14 @@ def test_kill_9_three_times_leaves_exactly_one_row_per_record(
     print(f"\nexactly-once, seed {seed}:")
     for i, k in enumerate(kills, 1):
         print(
-            f"  kill {i}: {k['rows']} rows in the table, {k['committed']} committed to Kafka, "
-            f"{k['in_flight']} in flight (written, not committed to Kafka)"
+            f"  kill {i}: {k.rows} rows in the table, {sum(k.committed.values())} committed to "
+            f"Kafka, {k.in_flight} in flight (written, not committed to Kafka)"
         )
     print(f"  end: {total} rows, {distinct} distinct (partition, offset)")
     for k in kills:
-        assert k["rows"] == k["stored"], "rows and stored offsets disagree after a kill"
-        assert k["in_flight"] >= 0
-    assert sum(k["in_flight"] for k in kills) > 0, "no kill caught records in flight"
+        assert k.rows == k.stored, "rows and stored offsets disagree after a kill"
+        assert k.in_flight >= 0
+    assert sum(k.in_flight for k in kills) > 0, "no kill caught records in flight"
     assert total == RECORDS
     assert distinct == RECORDS
     assert values == RECORDS
@@ -246,16 +286,23 @@ def test_without_exactly_once_a_kill_duplicates_what_was_in_flight(
     engine, kills = _run(
         broker, postgres, tmp_path, unique_name("alo"), records, [0.5], exactly_once=False
     )
+    (kill,) = kills
     try:
         total = _scalar(engine, "SELECT count(*) FROM events")
         distinct = _scalar(engine, "SELECT count(DISTINCT (kpartition, koffset)) FROM events")
+        below_at_end = _rows_below(engine, kill.committed)
     finally:
         engine.dispose()
-    (kill,) = kills
     duplicates = total - records
     print(
-        f"\nat-least-once: {kill['in_flight']} in flight at the kill, {duplicates} duplicates "
+        f"\nat-least-once: {kill.in_flight} in flight at the kill, {duplicates} duplicates "
         f"after the restart ({total} rows for {records} records)"
     )
     assert distinct == records  # nothing lost
-    assert 0 <= duplicates <= kill["in_flight"]  # the at-least-once bound
+    assert sum(kill.committed.values()) > 0  # the kill waited for a commit
+    for p, end in kill.committed.items():
+        # Committed only what was written: every record before the offset has its row.
+        assert kill.below[p][1] == end, f"partition {p}: committed beyond what was written"
+    # The at-least-once bound: the restart (and any rebalance after it) resumed at or after
+    # the committed offsets, so no row was added before them; every duplicate lies after.
+    assert below_at_end == kill.below, f"rows added before the committed offsets {kill.committed}"

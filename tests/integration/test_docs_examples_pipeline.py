@@ -72,7 +72,11 @@ def test_readme_source_and_sink_on_a_worker(
             harness.start_connector(counter, source_config)
             harness.start_connector(writer, sink_config)
             harness.wait_for_tasks(writer, State.RUNNING)
-            harness.wait_until(lambda n=at_least: len(_lines(out)) >= n, 60, f"round {round_}")
+            harness.wait_until(
+                lambda n=at_least: len(_lines(out)) >= n,
+                90,  # the sink's group join included
+                f"at least {at_least} lines in the sink's file (round {round_})",
+            )
             harness.stop()  # graceful: the source commits its count, the sink writes and commits
             written = _lines(out)
             assert written == [str(n) for n in range(1, len(written) + 1)], f"round {round_}"
@@ -146,7 +150,15 @@ class _Walkthrough:
         return response.json() if response.status_code == 200 else None
 
     def put(self, path: str) -> int:
-        return httpx.put(self.url + path, timeout=10).status_code
+        return httpx.put(self.url + path, timeout=30).status_code
+
+    def metric(self, name: str, connector: str) -> int:
+        """The worker's ``connectrt_task_<name>_total`` of ``connector``'s task 0 (0 before
+        the task reports any)."""
+        text = httpx.get(self.url + "/metrics", timeout=30).text
+        prefix = f'connectrt_task_{name}_total{{connector="{connector}",task="0"}} '
+        values = [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
+        return int(float(values[0])) if values else 0
 
     def ticks(self) -> list[str]:
         return _lines(self.dir / "ticks.txt")
@@ -190,7 +202,7 @@ def test_the_walkthrough(
         create = ["connectors", "create", "-f", str(run.dir / "tick-sink.properties")]
         assert main([*create, "--url", run.url]) == 0
         assert "Created connector tick-file" in capsys.readouterr().out
-        run.wait(lambda: len(run.ticks()) >= 10, "ticks.txt fills")
+        run.wait(lambda: len(run.ticks()) >= 10, "ticks.txt fills (the sink's group join)", 90)
         status = run.get("/connectors?expand=status")
         assert isinstance(status, dict)
         assert {n: s["status"]["connector"]["state"] for n, s in status.items()} == {
@@ -200,14 +212,26 @@ def test_the_walkthrough(
 
         # 7: manage them over REST, and with the connectrt command.
         assert run.put("/connectors/ticks/pause") == 202
-        run.wait(lambda: _state(run, "ticks") == "PAUSED", "ticks paused")
-        time.sleep(3)  # the sink writes what it still buffers at its next commit (2 s)
+        run.wait(lambda: _states(run, "ticks") == ["PAUSED", "PAUSED"], "ticks and its task PAUSED")
+
+        # A paused task polls no more. What it polled before reaches the topic, and the sink
+        # writes it at its next commit: wait until the sink has committed as many records as
+        # the source polled and ticks.txt holds exactly those (then nothing is left to deliver).
+        def drained() -> bool:
+            polled = run.metric("records_polled", "ticks")
+            return 0 < polled == _sink_committed(run) == len(run.ticks())
+
+        run.wait(drained, "the sink to write and commit every tick polled before the pause")
         paused_at = len(run.ticks())
-        time.sleep(2.5)
-        assert len(run.ticks()) == paused_at, "ticks.txt grew while the source was paused"
+        # Not a synchronisation: an observation window (a running source ticks 10 times in it).
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            assert run.metric("records_polled", "ticks") == paused_at, "ticks polled while paused"
+            assert len(run.ticks()) == paused_at, "ticks.txt grew while the source was paused"
+            time.sleep(0.2)
         assert run.put("/connectors/ticks/resume") == 202
         run.wait(lambda: len(run.ticks()) > paused_at, "ticks again after resume")
-        assert _committed_count(run) >= paused_at > 0
+        run.wait(lambda: _committed_count(run) >= paused_at, "the source to commit its count")
         capsys.readouterr()
         assert main(["connectors", "list", "--url", run.url]) == 0
         listing = capsys.readouterr().out
@@ -218,7 +242,11 @@ def test_the_walkthrough(
         first_run = _numbers(run.ticks())
         assert first_run == list(range(1, len(first_run) + 1))
         run.start("tick-source.properties", "tick-sink.properties")
-        run.wait(lambda: len(run.ticks()) >= len(first_run) + 10, "ticks after the restart")
+        run.wait(
+            lambda: len(run.ticks()) >= len(first_run) + 10,
+            "ticks after the restart (the sink's group join included)",
+            90,
+        )
         assert run.interrupt() == 0, run.log()
         both_runs = _numbers(run.ticks())
         assert both_runs == list(range(1, len(both_runs) + 1)), "a tick lost or repeated"
@@ -226,9 +254,20 @@ def test_the_walkthrough(
         run.kill()
 
 
-def _state(run: _Walkthrough, name: str) -> str | None:
+def _states(run: _Walkthrough, name: str) -> list[str]:
+    """The connector's state, then its tasks' ([] while the worker does not answer)."""
     status = run.get(f"/connectors/{name}/status")
-    return status["connector"]["state"] if isinstance(status, dict) else None
+    if not isinstance(status, dict):
+        return []
+    return [status["connector"]["state"], *(t["state"] for t in status["tasks"])]
+
+
+def _sink_committed(run: _Walkthrough) -> int:
+    """Records the sink has committed (its consumer group's offsets, summed over partitions)."""
+    offsets = run.get("/connectors/tick-file/offsets")
+    if not isinstance(offsets, dict):
+        return 0
+    return sum(int(entry["offset"]["kafka_offset"]) for entry in offsets["offsets"])
 
 
 def _committed_count(run: _Walkthrough) -> int:

@@ -155,7 +155,9 @@ def test_row_committed_late_within_the_delay_is_not_missed(db: Db, items: sa.Tab
     """Row A belongs to a transaction that began before row B's but committed after B was
     visible (simulated by its timestamp). With a delay covering the gap, both arrive, in
     timestamp order; without one, A is skipped (the Java connector's known pain)."""
-    [task] = start_tasks(config(db, "timestamp+incrementing", timestamp_delay_interval_ms="1000"))
+    # The delay is what the assertion below has to work in: B stays inside it while the drain
+    # runs (5 s, not 1 s: on a busy machine an insert and a drain can take over a second).
+    [task] = start_tasks(config(db, "timestamp+incrementing", timestamp_delay_interval_ms="5000"))
     try:
         now = db.now()
         insert(db, items, ["B"], now - dt.timedelta(milliseconds=50))
@@ -189,15 +191,16 @@ def test_postgres_transaction_committed_late(db: Db) -> None:
             "CREATE TABLE events (id SERIAL PRIMARY KEY, name TEXT NOT NULL, "
             "at TIMESTAMPTZ NOT NULL DEFAULT now())"
         )
+    # 5 s of delay: 'fast' must stay inside it until 'slow' commits, on a busy machine too.
     cfg = config(
-        db, "timestamp+incrementing", timestamp_column_name="at", timestamp_delay_interval_ms="1500"
+        db, "timestamp+incrementing", timestamp_column_name="at", timestamp_delay_interval_ms="5000"
     )
     [task] = start_tasks(cfg)
     slow = db.engine.connect()
     try:
         slow_tx = slow.begin()
         slow.exec_driver_sql("INSERT INTO events (name) VALUES ('slow')")
-        threading.Event().wait(0.05)
+        threading.Event().wait(0.05)  # fast's now() comes after slow's (no synchronisation)
         with db.engine.begin() as c:
             c.exec_driver_sql("INSERT INTO events (name) VALUES ('fast')")
         assert drain(task, quiet=0.3) == []

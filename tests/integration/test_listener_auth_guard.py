@@ -47,8 +47,10 @@ def secured(
             "schema.registry.topic": f"schemas-{uuid.uuid4().hex[:8]}",
         },
     )
-    yield worker
-    worker.stop()
+    try:
+        yield worker
+    finally:
+        worker.stop()
 
 
 def client_from(url: str, address: str) -> httpx.Client:
@@ -137,20 +139,24 @@ def test_repeated_failures_are_slowed_and_the_delay_is_bounded(secured: RestWork
             assert response.status_code == 401
             durations.append(seconds)
         print("\nconsecutive failures (s): " + ", ".join(f"{d:.2f}" for d in durations))
-        assert durations[0] < 0.5  # the first failure is not delayed
+        # The exact delays are unit-tested (test_auth_guard); here the margins are for the
+        # check itself, ~35 ms idle but 0.1-0.5 s under two CPU hogs, and each bound is still
+        # far from what its regression would take (an uncapped doubling: 6.4 s by the eighth;
+        # a back-off not reset or shared across clients: at least 2 s).
+        assert durations[0] < 1.0  # the first failure is not delayed
         assert durations[-1] >= 1.5  # engaged: 0.1 s doubling per failure, up to 2 s
-        assert max(durations) < 3.0  # bounded: 2 s plus one check
+        assert max(durations) < 4.0  # bounded: 2 s plus one check
         assert durations[4] - durations[0] >= 0.5  # 0.8 s of delay by the fifth
         # Another client is not slowed; this one gets in with the right password, after at
         # most the bound, and is then in good standing again.
         seconds, response = timed(lambda: other.get("/connectors", auth=ALICE))
-        assert response.status_code == 200 and seconds < 1.0
+        assert response.status_code == 200 and seconds < 1.5
         seconds, response = timed(lambda: c.get("/connectors", auth=("alice", "s3cret ")))
         assert response.status_code == 401 and seconds >= 1.5
         seconds, response = timed(lambda: c.get("/connectors", auth=BOB))  # not remembered yet
-        assert response.status_code == 200 and 1.5 <= seconds < 3.0
+        assert response.status_code == 200 and 1.5 <= seconds < 4.0
         seconds, response = timed(lambda: c.get("/connectors", auth=WRONG))
-        assert response.status_code == 401 and seconds < 1.0
+        assert response.status_code == 401 and seconds < 1.5
 
 
 def test_successes_are_remembered_on_both_listeners_until_the_password_changes(
@@ -189,7 +195,7 @@ def test_the_registry_backs_off_like_the_rest_api(secured: RestWorker):
             seconds, response = timed(lambda: sr.get("/subjects", auth=WRONG))
             assert response.status_code == 401
             durations.append(seconds)
-        assert durations[0] < 0.5 and durations[-1] >= 1.2
+        assert durations[0] < 1.0 and durations[-1] >= 1.2  # margins: see the test above
     with client_from(secured.url, "127.0.50.1") as rest:  # one record per client, both listeners
         seconds, response = timed(lambda: rest.get("/connectors", auth=WRONG))
         assert response.status_code == 401 and seconds >= 1.5

@@ -47,8 +47,10 @@ def secured(broker: EmbeddedBroker, tmp_path: Path, unique_name) -> Iterator[Res
             "schema.registry.topic": unique_name("schemas"),
         },
     )
-    yield worker
-    worker.stop()
+    try:
+        yield worker
+    finally:
+        worker.stop()
 
 
 def _denied(response: httpx.Response) -> bool:
@@ -83,8 +85,9 @@ def test_registry_refuses_requests_without_valid_credentials(secured: RestWorker
             assert _denied(response), (method, path, auth, response.text)
     # Nothing the refused requests asked for happened.
     alice = ("alice", "s3cret")
-    assert httpx.get(f"{url}/subjects", auth=alice).json() == []
-    assert httpx.get(f"{url}/config", auth=alice).json() == {"compatibilityLevel": "BACKWARD"}
+    assert httpx.get(f"{url}/subjects", auth=alice, timeout=30).json() == []
+    config = httpx.get(f"{url}/config", auth=alice, timeout=30).json()
+    assert config == {"compatibilityLevel": "BACKWARD"}
 
 
 def test_confluent_client_with_user_info(secured: RestWorker):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
@@ -18,7 +19,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.process.assembly import WorkerProcess
-from connectrt.testing.rest import rest_worker_props, wait_for
+from connectrt.testing.rest import RestWorker, rest_worker_props, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -42,14 +43,26 @@ class Running:
         except BaseException as e:
             self.failure.append(e)
 
+    def delete_connectors(self) -> None:
+        """Delete what the test created, if the herder got as far as serving connectors."""
+        if self.thread.is_alive() and self.process.herder.ready:
+            rest = RestWorker(self.process, self.thread, self.stop_event, {})
+            try:
+                rest.delete_connectors()
+            finally:
+                rest.http.close()
+
     def stop(self) -> None:
         self.stop_event.set()
         self.thread.join(60)
+        assert not self.thread.is_alive(), "the worker did not stop within 60 s"
         assert not self.failure, self.failure
 
 
 @pytest.fixture
 def launch() -> Iterator[Callable[[WorkerProcess], Running]]:
+    """Starts workers in threads; after the test (whatever it asserted) deletes their
+    connectors and stops them."""
     started: list[Running] = []
 
     def start(process: WorkerProcess) -> Running:
@@ -59,8 +72,10 @@ def launch() -> Iterator[Callable[[WorkerProcess], Running]]:
         return running
 
     yield start
-    for running in started:
-        running.stop()
+    with ExitStack() as teardown:  # every worker is stopped even if a step before fails
+        for running in started:
+            teardown.callback(running.stop)
+            teardown.callback(running.delete_connectors)
 
 
 def source(tmp_path: Path, topic: str) -> dict[str, str]:
@@ -71,13 +86,18 @@ def source(tmp_path: Path, topic: str) -> dict[str, str]:
 
 def wait_for_port(process: WorkerProcess, running: Running) -> str:
     """The REST URL, once the listener has bound its ephemeral port."""
-    wait_for(lambda: process.rest.port != 0 or not running.thread.is_alive(), 30, "the port")
+    wait_for(
+        lambda: process.rest.port != 0 or not running.thread.is_alive(),
+        60,
+        "the REST listener to bind its port",
+    )
     assert running.thread.is_alive(), running.failure
     return process.rest.url
 
 
 def ends_running(http: httpx.Client, name: str, seconds: float = 3.0) -> list[str]:
-    """Connector/task states seen until both are RUNNING, then for ``seconds`` more."""
+    """Connector/task states seen until both are RUNNING, then for ``seconds`` more (an
+    observation window, not a synchronisation: a FAILED reported late shows up in it)."""
     seen: list[str] = []
 
     def running() -> bool:
@@ -86,12 +106,33 @@ def ends_running(http: httpx.Client, name: str, seconds: float = 3.0) -> list[st
         seen.extend(states)
         return len(states) == 2 and set(states) == {"RUNNING"}
 
-    wait_for(running, 30, f"{name} RUNNING")
+    wait_for(running, 60, f"connector {name} and its task RUNNING (a worker start included)")
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         running()
         time.sleep(0.1)
     return seen
+
+
+def create_until_ready(
+    http: httpx.Client, running: Running, body: dict[str, object], timeout: float = 60
+) -> list[int]:
+    """POST ``body`` to /connectors in a tight loop while it answers 503 (or the port refuses
+    connections); the statuses seen, the last one not 503. Fails after ``timeout`` seconds."""
+    statuses: list[int] = []
+    deadline = time.monotonic() + timeout
+    while not statuses or statuses[-1] == 503:
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"timed out after {timeout:g} s waiting for POST /connectors to be answered "
+                f"other than 503 (the herder ready); {len(statuses)} answers: {statuses[-5:]}"
+            )
+        assert running.thread.is_alive(), f"the worker died: {running.failure}"
+        try:
+            statuses.append(http.post("/connectors", json=body).status_code)
+        except httpx.ConnectError:
+            continue
+    return statuses
 
 
 def test_connector_requests_wait_for_a_slow_herder(
@@ -102,43 +143,42 @@ def test_connector_requests_wait_for_a_slow_herder(
     read_configs = process.herder.config_store.start
 
     def held() -> None:
-        release.wait(60)
+        release.wait(120)  # released by the test below, or in its finally if it fails first
         read_configs()
 
     process.herder.config_store.start = held  # type: ignore[method-assign]
     running = launch(process)
-    url = wait_for_port(process, running)
-    name, config = "early", source(tmp_path, unique_name("early"))
-    with httpx.Client(base_url=url, timeout=30) as http:
-        assert http.get("/health").status_code == 503
-        assert http.get("/").status_code == 200  # as Kafka Connect's: answered while starting
-        assert http.get("/connector-plugins").status_code == 200
-        validate = "/connector-plugins/FileStreamSource/config/validate"
-        assert http.put(validate, json=config).status_code == 200
-        refused = [
-            http.get("/connectors"),
-            http.get("/connectors?expand=status"),
-            http.post("/connectors", json={"name": name, "config": config}),
-            http.put(f"/connectors/{name}/config", json=config),
-            http.get(f"/connectors/{name}/status"),
-            http.delete(f"/connectors/{name}"),
-            http.get(f"/connectors/{name}/offsets"),
-        ]
-        for response in refused:
-            assert response.status_code == 503, (response.request.url, response.text)
-            assert response.headers["retry-after"] == "1"
-            assert response.json() == NOT_READY
-        assert not process.herder.ready
-        release.set()
-        # A tight loop of creates: 503 until ready, then exactly one 201.
-        statuses = []
-        while not statuses or statuses[-1] == 503:
-            statuses.append(
-                http.post("/connectors", json={"name": name, "config": config}).status_code
-            )
-        assert set(statuses[:-1]) <= {503} and statuses[-1] == 201, statuses
-        assert http.get("/health").status_code == 200
-        assert "FAILED" not in ends_running(http, name)
+    try:
+        url = wait_for_port(process, running)
+        name, config = "early", source(tmp_path, unique_name("early"))
+        with httpx.Client(base_url=url, timeout=30) as http:
+            assert http.get("/health").status_code == 503
+            assert http.get("/").status_code == 200  # as Kafka Connect's: answered while starting
+            assert http.get("/connector-plugins").status_code == 200
+            validate = "/connector-plugins/FileStreamSource/config/validate"
+            assert http.put(validate, json=config).status_code == 200
+            refused = [
+                http.get("/connectors"),
+                http.get("/connectors?expand=status"),
+                http.post("/connectors", json={"name": name, "config": config}),
+                http.put(f"/connectors/{name}/config", json=config),
+                http.get(f"/connectors/{name}/status"),
+                http.delete(f"/connectors/{name}"),
+                http.get(f"/connectors/{name}/offsets"),
+            ]
+            for response in refused:
+                assert response.status_code == 503, (response.request.url, response.text)
+                assert response.headers["retry-after"] == "1"
+                assert response.json() == NOT_READY
+            assert not process.herder.ready
+            release.set()
+            # A tight loop of creates: 503 until ready, then exactly one 201.
+            statuses = create_until_ready(http, running, {"name": name, "config": config})
+            assert set(statuses[:-1]) <= {503} and statuses[-1] == 201, statuses
+            assert http.get("/health").status_code == 200
+            assert "FAILED" not in ends_running(http, name)
+    finally:
+        release.set()  # a failure above must not leave the herder's start held
 
 
 def test_a_connector_created_from_the_first_accepted_connection_runs(
@@ -148,14 +188,8 @@ def test_a_connector_created_from_the_first_accepted_connection_runs(
     running = launch(process)
     url = wait_for_port(process, running)
     name, config = "eager", source(tmp_path, unique_name("eager"))
-    statuses: list[int] = []
     with httpx.Client(base_url=url, timeout=30) as http:
-        while not statuses or statuses[-1] == 503:
-            try:
-                response = http.post("/connectors", json={"name": name, "config": config})
-            except httpx.ConnectError:
-                continue
-            statuses.append(response.status_code)
+        statuses = create_until_ready(http, running, {"name": name, "config": config})
         assert set(statuses[:-1]) <= {503} and statuses[-1] == 201, statuses
         assert "FAILED" not in ends_running(http, name)
     print(f"\n{len(statuses) - 1} creates answered 503 before the herder was ready")
