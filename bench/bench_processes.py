@@ -12,7 +12,9 @@ child is started and its imports are done: process start is outside the clock), 
 file, and stops the clock when every task has committed ``records + 1`` (everything
 acknowledged). Rate = all tasks' records / elapsed. The round order rotates so each
 configuration runs early and late; the median round is reported. RSS of each task process is
-read (psutil) once the clock has stopped, while they are still up.
+read (psutil) once the clock has stopped, while they are still up. "cores busy" is the CPU
+time of the worker process and its task processes over the clock: on a machine busy with other
+work, fewer cores than tasks were free and the ratios mean little.
 
 Ends with ``RESULT bench_processes connectrt=<2 processes rec/s> baseline=<1 task rec/s>
 ratio=<x>``, the baseline being 1 task on processes (on 2 cores the target is >= 1.7); it also
@@ -42,9 +44,19 @@ def _committed(worker: object, name: str, task: int) -> int:
     return int(stored["seq"]) if stored else 0
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of this process (the worker, its task threads and clients) and
+    of the given task processes."""
+    total = 0.0
+    for proc in [psutil.Process(), *(psutil.Process(p) for p in pids)]:
+        times = proc.cpu_times()
+        total += times.user + times.system
+    return total
+
+
 def run_one(
     bootstrap: str, executor: str, tasks: int, args: argparse.Namespace, rnd: int, tmp: Path
-) -> tuple[float, list[float]]:
+) -> tuple[float, list[float], float]:
     name = f"cpu-{executor}-{tasks}-r{rnd}"
     topic = name
     c.create_topics(bootstrap, {topic: tasks})
@@ -71,6 +83,8 @@ def run_one(
             "every task's warm-up record committed",
             step=0.01,
         )
+        pids = list(worker.task_pids(name).values())
+        cpu0 = _cpu_seconds(pids)
         go.touch()
         t0 = time.perf_counter()
         end = args.records + 1
@@ -81,10 +95,11 @@ def run_one(
             step=0.005,
         )
         elapsed = time.perf_counter() - t0
+        cores = (_cpu_seconds(pids) - cpu0) / elapsed
         rss = [  # the task processes are still up (idle) until the worker stops
             psutil.Process(pid).memory_info().rss / 2**20 for pid in worker.task_pids(name).values()
         ]
-        return tasks * args.records / elapsed, rss
+        return tasks * args.records / elapsed, rss, cores
     finally:
         worker.stop()
 
@@ -110,15 +125,15 @@ def main() -> dict[str, float]:
         for rnd in range(args.rounds):
             order = CONFIGS[rnd % len(CONFIGS) :] + CONFIGS[: rnd % len(CONFIGS)]
             for executor, tasks in order:
-                r, child_rss = run_one(
+                r, child_rss, cores = run_one(
                     broker.bootstrap_servers, executor, tasks, args, rnd, Path(tmp)
                 )
                 rates[(executor, tasks)].append(r)
                 rss.extend(child_rss)
                 extra = f", RSS per child {', '.join(f'{x:.0f}' for x in child_rss)} MB"
                 print(
-                    f"  round {rnd}: {tasks} task(s) on {executor:<9} {r:>10,.0f} rec/s"
-                    + (extra if child_rss else ""),
+                    f"  round {rnd}: {tasks} task(s) on {executor:<9} {r:>10,.0f} rec/s, "
+                    f"{cores:.2f} cores busy" + (extra if child_rss else ""),
                     flush=True,
                 )
     med = {cfg: statistics.median(v) for cfg, v in rates.items()}
