@@ -9,12 +9,19 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-setup: $(BIN)/python
+# Installs again only when pyproject.toml changes, so `make demo` and `make test` start at once
+# (`make -B setup` forces a reinstall).
+INSTALLED := $(VENV)/.installed
+
+setup: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,jdbc,spark]'
+	@touch $@
 
 check: setup
-	$(BIN)/ruff check connectrt connectors tests bench
-	$(BIN)/ruff format --check connectrt connectors tests bench
+	$(BIN)/ruff check connectrt connectors tests bench scripts
+	$(BIN)/ruff format --check connectrt connectors tests bench scripts
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

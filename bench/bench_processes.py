@@ -107,7 +107,7 @@ def run_one(
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=40_000, help="per task per round")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--work-rounds", type=int, default=2000, help="hash rounds per record")
     args = ap.parse_args()
     c.setup_logging()

@@ -47,6 +47,7 @@ class ConnectorInfo(TypedDict):
     config: dict[str, str]
     tasks: list[TaskId]
     type: str
+    offsets_status: NotRequired[dict[str, str]]  # only answering a create with initial offsets
 
 
 class StateInfo(TypedDict):
@@ -180,11 +181,20 @@ class ConnectClient:
         return cast(dict[str, str], self.request("GET", f"/connectors/{_seg(name)}/config"))
 
     def create(
-        self, name: str, config: Mapping[str, str], initial_state: str | None = None
+        self,
+        name: str,
+        config: Mapping[str, str],
+        initial_state: str | None = None,
+        initial_offsets: list[dict[str, Any]] | None = None,
     ) -> ConnectorInfo:
+        """Create a connector; ``initial_offsets`` (KIP-995, the offsets API's
+        ``[{"partition": ..., "offset": ...}]``) set where it starts, and the answer then has
+        ``offsets_status``."""
         body: dict[str, Any] = {"name": name, "config": dict(config)}
         if initial_state is not None:
             body["initial_state"] = initial_state
+        if initial_offsets is not None:
+            body["initial_offsets"] = initial_offsets
         return cast(ConnectorInfo, self.request("POST", "/connectors", json=body))
 
     def put_config(self, name: str, config: Mapping[str, str]) -> ConnectorInfo:
@@ -279,6 +289,36 @@ class ConnectClient:
             body["topic"] = topic
         answer = self.request("POST", f"/connectors/{_seg(name)}/offsets/reset", json=body)
         return cast(list[OffsetEntry], answer.get("offsets", []))
+
+    # -- dead letter queue replay (a connectrt extension) --------------------------------------
+    def dlq_replay(
+        self,
+        name: str,
+        from_: datetime | str | int | None = None,
+        to: datetime | str | int | None = None,
+        dry_run: bool = False,
+        max_replays: int | None = None,
+    ) -> dict[str, Any]:
+        """Start replaying connector ``name``'s dead letter queue (records with ``from_ <=
+        timestamp < to``; ISO-8601, a datetime or epoch ms). Returns the run's status."""
+        body: dict[str, Any] = {"dry_run": dry_run}
+        for key, value in (("from", from_), ("to", to)):
+            if value is not None:
+                body[key] = value.isoformat() if isinstance(value, datetime) else value
+        if max_replays is not None:
+            body["max_replays"] = max_replays
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("POST", path, json=body))
+
+    def dlq_replay_status(self, name: str) -> dict[str, Any]:
+        """The latest replay run of connector ``name``: state, counts, partitions."""
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("GET", path))
+
+    def cancel_dlq_replay(self, name: str) -> dict[str, Any]:
+        """Cancel connector ``name``'s running replay (after the batch in hand)."""
+        path = f"/connectors/{_seg(name)}/dlq/replay"
+        return cast(dict[str, Any], self.request("DELETE", path))
 
     # -- plugins -------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:

@@ -116,7 +116,8 @@ def start_query(spark: Any, bootstrap: str, totals_db: Path, checkpoint: Path) -
     orders = (
         spark.readStream.format("connectrt")
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", TOPIC)
+        .option("subscribe", TOPIC)
+        .option("startingOffsets", "earliest")
         .option("key.converter", "org.apache.kafka.connect.storage.StringConverter")
         .option("value.converter", "org.apache.kafka.connect.json.JsonConverter")
         .option("value.converter.schemas.enable", "true")

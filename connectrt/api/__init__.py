@@ -19,6 +19,10 @@ What is here, by plugin kind:
   ``RawHeaders`` and ``ConfigKeys`` (their signature and option types);
 * configuration: :class:`ConfigDef` with :class:`ConfigType`, :class:`Importance`,
   :class:`Width`, the validators and :class:`Password`; :func:`with_prefix`;
+* metrics (KIP-877): :class:`PluginMetrics` (``context.plugin_metrics``), :class:`Monitorable`
+  for converters and transforms, :class:`Sensor`, :class:`MetricName` and the stats
+  (:class:`CumulativeCount`, :class:`CumulativeSum`, :class:`Avg`, :class:`Max`, :class:`Min`,
+  :class:`Value`);
 * errors: :class:`ConnectError` and the kinds a plugin raises (:class:`RetriableError`,
   :class:`DataError`, :class:`ConfigError`, ...).
 
@@ -72,6 +76,19 @@ from connectrt.api.errors import (
     SchemaBuilderError,
     SchemaProjectorError,
 )
+from connectrt.api.metrics import (
+    Avg,
+    CumulativeCount,
+    CumulativeSum,
+    Max,
+    MeasurableStat,
+    MetricName,
+    Min,
+    Monitorable,
+    PluginMetrics,
+    Sensor,
+    Value,
+)
 from connectrt.api.records import (
     ConnectRecord,
     Header,
@@ -94,6 +111,7 @@ from connectrt.api.transform import Predicate, Transformation
 __all__ = [
     "NO_DEFAULT",
     "AlreadyExistsError",
+    "Avg",
     "BatchingSinkTask",
     "CompositeValidator",
     "ConfigDef",
@@ -107,16 +125,24 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "Converter",
+    "CumulativeCount",
+    "CumulativeSum",
     "DataError",
     "ErrantRecordReporter",
     "ExactlyOnceSupport",
     "Header",
     "HeaderConverter",
     "Importance",
+    "Max",
+    "MeasurableStat",
+    "MetricName",
+    "Min",
+    "Monitorable",
     "NonEmptyString",
     "NotFoundError",
     "OffsetStorageReader",
     "Password",
+    "PluginMetrics",
     "Predicate",
     "Range",
     "RawHeaders",
@@ -124,6 +150,7 @@ __all__ = [
     "SchemaAndValue",
     "SchemaBuilderError",
     "SchemaProjectorError",
+    "Sensor",
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
@@ -142,6 +169,7 @@ __all__ = [
     "ValidRegex",
     "ValidString",
     "Validator",
+    "Value",
     "Width",
     "with_prefix",
 ]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from connectrt.api.config import ConfigDef, ConfigValue
 
 if TYPE_CHECKING:
+    from connectrt.api.metrics import PluginMetrics
     from connectrt.api.records import TopicPartition
     from connectrt.api.task import OffsetStorageReader, Task
 
@@ -44,6 +45,12 @@ class ConnectorContext(abc.ABC):
     @abc.abstractmethod
     def raise_error(self, error: BaseException) -> None:
         """Fail the connector (its status becomes FAILED with this error's trace)."""
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        """Where the connector registers metrics of its own (KIP-877), tagged with its name;
+        they are removed when it stops. None where the runtime offers none."""
+        return None
 
 
 class SourceConnectorContext(ConnectorContext):

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from connectrt.api.metrics import PluginMetrics
     from connectrt.api.records import SinkRecord, SourceRecord, TopicPartition
 
 __all__ = [
@@ -52,6 +53,12 @@ class SourceTaskContext(abc.ABC):
     @abc.abstractmethod
     def offset_storage_reader(self) -> OffsetStorageReader:
         """Read the offsets this connector committed earlier (typically in ``start``)."""
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        """Where the task registers metrics of its own (KIP-877), tagged with its connector
+        and task id; they are removed when the task stops. None where the runtime offers none."""
+        return None
 
 
 class ErrantRecordReporter(abc.ABC):
@@ -97,6 +104,12 @@ class SinkTaskContext(abc.ABC):
     @property
     def errant_record_reporter(self) -> ErrantRecordReporter | None:
         """The reporter when a dead letter queue or error logging is configured, else None."""
+        return None
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        """Where the task registers metrics of its own (KIP-877), tagged with its connector
+        and task id; they are removed when the task stops. None where the runtime offers none."""
         return None
 
 

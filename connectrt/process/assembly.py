@@ -27,6 +27,7 @@ from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.secrets import SecretMasker, install_redacting_filter
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_health import thread_probe
 from connectrt.runtime.worker_hooks import WorkerHooks
 
 log = logging.getLogger(__name__)
@@ -164,6 +165,14 @@ class WorkerProcess:
                 ),
             )
             herder.control = control  # type: ignore[attr-defined]  # read by GET /control/events
+            listener = control
+            herder.health.add_probe(
+                "control",
+                thread_probe(
+                    f"control-topic listener thread (control.topic={listener.topic})",
+                    lambda: listener.running,
+                ),
+            )
         schema_registry = None
         if wc.get("schema.registry.enable"):
             from connectrt.schema_registry.server import SchemaRegistryServer

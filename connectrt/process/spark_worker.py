@@ -4,7 +4,9 @@ The Spark driver runs what ``connectrt worker`` runs (herder, REST API, config/s
 topics, control topic, schema registry); only the worker's task executor differs
 (:class:`~connectrt.spark.backend.SparkTaskExecutor`). Under ``spark-submit`` the session
 comes from spark-submit's settings; run directly, the worker properties' ``spark.*`` keys
-build it (``spark.master`` defaults to ``local[*,4]``: all cores, 4 attempts per task).
+build it (``spark.master`` defaults to ``local[*,4]``: all cores, 4 attempts per task). With
+``spark.remote=sc://host:port`` the session is a Spark Connect client and tasks are launched
+through the DataFrame API (:class:`~connectrt.spark.launchers.ConnectLauncher`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from connectrt.runtime.properties import load_properties
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.backend import SparkTaskExecutor
 from connectrt.spark.config import SparkBackendConfig
+from connectrt.spark.launchers import ClassicLauncher, ConnectLauncher, TaskLauncher
 from connectrt.spark.offsets_view import FreshOffsetStore
+from connectrt.spark.python_env import is_connect_session
 from connectrt.spark.session import spark_session_from_props
 
 if TYPE_CHECKING:
@@ -45,7 +49,12 @@ def build_spark_worker(
     process = WorkerProcess.build(props, "worker")
     worker = process.herder.worker
     worker.offset_store = FreshOffsetStore(worker.offset_store)
-    executor = SparkTaskExecutor(session.sparkContext, wc, config)
+    launcher: TaskLauncher
+    if is_connect_session(session):
+        launcher = ConnectLauncher(session, config.slots or None)
+    else:
+        launcher = ClassicLauncher(session.sparkContext)
+    executor = SparkTaskExecutor(launcher, wc, config)
     process.herder.worker.executor = executor
     executor.start()
     return process, executor

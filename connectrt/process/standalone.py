@@ -53,7 +53,7 @@ def run_standalone(
     connectors = [load_connector_file(p) for p in connector_paths]
     props = load_properties(worker_props_path)
     wc = WorkerConfig.from_props(props)
-    policy = OverridePolicy(wc["connector.client.config.override.policy"])
+    policy = OverridePolicy.from_worker_config(wc)
     registry.add_plugin_path(wc["plugin.path"])
     for _name, config, initial in connectors:
         check_connector_config(config, registry, policy, wc["task.executor"])

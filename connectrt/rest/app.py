@@ -18,6 +18,7 @@ import orjson
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -29,7 +30,11 @@ from connectrt.errors import (
     NotFoundError,
 )
 from connectrt.rest import wire
-from connectrt.rest.metrics import render_prometheus
+from connectrt.rest.console import mount_console
+from connectrt.rest.dlq_routes import add_dlq_routes
+from connectrt.rest.methods import allowed_methods
+from connectrt.rest.metrics import MetricsExposition
+from connectrt.rest.openapi import document_api
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
@@ -90,11 +95,17 @@ def _string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
 def create_app(herder: Herder) -> FastAPI:
     """The REST API over ``herder``. Authentication is the listener's (serve the app with
     :class:`~connectrt.listener.server.HttpServer` and the worker's ``ListenerSecurity``)."""
-    app = FastAPI(
+    # /docs (Swagger UI) from the assets fastapi-offline ships, served under /docs/assets by
+    # this app: no CDN, and behind the listener's authentication like the rest. No /redoc: its
+    # page loads a logo from the ReDoc CDN.
+    app = FastAPIOffline(
+        redoc_url=None,
         title="connectrt",
         version=__version__,
         description="Kafka Connect-compatible REST API of a connectrt worker.",
         default_response_class=_JSON,
+        static_url="/docs/assets",
+        swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from a validator
     )
     # Requests under /connectors get 503 + Retry-After until the herder is ready.
     app.add_middleware(StartupGate, ready=lambda: herder.ready)
@@ -117,7 +128,10 @@ def create_app(herder: Herder) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     def _http(request: Request, exc: StarletteHTTPException) -> Response:
         reason = {404: "Not Found", 405: "Method Not Allowed"}.get(exc.status_code, exc.detail)
-        return _error(exc.status_code, f"HTTP {exc.status_code} {reason}")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(app.router, request.scope))
+        return _error(exc.status_code, f"HTTP {exc.status_code} {reason}", headers or None)
 
     @app.exception_handler(RequestValidationError)
     def _validation(request: Request, exc: RequestValidationError) -> Response:
@@ -137,16 +151,16 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.get("/health", summary="Worker health (KIP-1017)")
     def health() -> Response:
-        status, message = herder.overview.health()
-        code = 200 if status == "healthy" else 503
-        return _JSON({"status": status, "message": message}, status_code=code)
+        report = herder.overview.health()  # 200 healthy, 503 starting, 500 unhealthy
+        body = {"status": report.status, "message": report.message}
+        return _JSON(body, status_code=report.http_status)
+
+    exposition = MetricsExposition(lambda: herder.overview.metrics_snapshot())
 
     @app.get("/metrics", summary="Prometheus metrics", response_class=PlainTextResponse)
-    def metrics() -> Response:
-        return PlainTextResponse(
-            render_prometheus(herder.overview.metrics_snapshot()),
-            media_type="text/plain; version=0.0.4; charset=utf-8",
-        )
+    def metrics(request: Request) -> Response:
+        body, content_type = exposition.render(request.headers.get("accept"))
+        return Response(body, media_type=content_type)
 
     # -- connectors ---------------------------------------------------------------------------
     @app.get("/connectors", summary="List connectors")
@@ -182,7 +196,10 @@ def create_app(herder: Herder) -> FastAPI:
         initial = body.get("initial_state")
         if initial is not None and not isinstance(initial, str):
             raise BadRequestError("initial_state must be a string")
-        info = await run_in_threadpool(herder.create_connector, name.strip(), config, initial)
+        offsets = body.get("initial_offsets")  # KIP-995; checked like a KIP-875 PATCH body
+        info = await run_in_threadpool(
+            herder.create_connector, name.strip(), config, initial, offsets
+        )
         return _JSON(
             wire.connector_info(info),
             status_code=201,
@@ -336,8 +353,9 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str) -> Any:
-        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin)]
+    def plugin_config(plugin: str, version: str | None = None) -> Any:
+        # ?version= (KIP-891): a version or range of the installed plugin; default the newest
+        return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
@@ -366,4 +384,7 @@ def create_app(herder: Herder) -> FastAPI:
             return Response(status_code=204)
         return _JSON(changed)
 
+    add_dlq_routes(app, herder)  # connectrt: dead letter queue replay
+    mount_console(app, herder)  # /ui: the web console (HTML; not in the OpenAPI document)
+    document_api(app)  # request bodies, response models and error statuses (rest/openapi.py)
     return app

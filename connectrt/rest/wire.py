@@ -20,20 +20,28 @@ __all__ = [
 
 
 def connector_info(info: ConnectorInfo) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "name": info.name,
         "config": info.config,
         "tasks": [{"connector": info.name, "task": t} for t in info.tasks],
         "type": info.type,
     }
+    if info.offsets_status is not None:  # KIP-995: only answering a create with offsets
+        out["offsets_status"] = {"message": info.offsets_status}
+    return out
 
 
 def _state(info: StateInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"state": info.state, "worker_id": info.worker_id}
     if info.trace:
         out["trace"] = info.trace
+    if info.version is not None:
+        out["version"] = info.version  # KIP-891: left out when undefined, as in Kafka
     if info.restarts:
         out["restarts"] = info.restarts  # connectrt: automatic restarts so far
+    if info.stalled_call is not None:  # connectrt: stuck in one call (task.stall.timeout.ms)
+        out["stalled"] = True
+        out["stalled_call"] = info.stalled_call
     if info.pid is not None:
         out["pid"] = info.pid  # connectrt: the task's process (task.executor=processes)
     return out

@@ -8,21 +8,28 @@ Layering, lowest to highest precedence: connectrt's defaults -> worker ``produce
 Defaults favour safety, then throughput:
 
 * producer: ``acks=all``, ``enable.idempotence=true`` (no duplicates from internal retries,
-  order kept with 5 requests in flight), ``linger.ms=5``, ``compression.type=lz4``,
-  ``partitioner=murmur2_random`` (keys land on the partitions Java clients choose), and a
-  32 MiB / 100k-record local queue so a slow broker applies back-pressure to ``poll()``;
+  order kept with 5 requests in flight), ``linger.ms=5``, no compression (Kafka Connect's
+  producer default: every consumer can read the data; ``producer.compression.type=lz4`` in
+  the worker file trades that for throughput), ``partitioner=murmur2_random`` (keys land on
+  the partitions Java clients choose), and a 32 MiB / 100k-record local queue so a slow
+  broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
   ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
   bounds memory instead of growing it.
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
 with a warning, so existing Kafka Connect worker files run unchanged.
+
+librdkafka's own log lines go to the Python logger ``connectrt.kafka.client``
+(:data:`CLIENT_LOGGER`, set on every client config), not straight to stderr: they get the
+worker's log format and obey its levels (a notice such as ``BGQUEUE ... Purging 1 unserved
+events`` at a client's close is INFO, hidden at WARNING).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from connectrt.api.config import with_prefix
@@ -30,12 +37,22 @@ from connectrt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+CLIENT_LOGGER = logging.getLogger("connectrt.kafka.client")
+"""Where librdkafka's log lines go (confluent-kafka's ``logger`` setting; served by the
+client's poll/flush)."""
+
 __all__ = [
+    "ALLOWLIST_CONFIG",
+    "CLIENT_LOGGER",
     "CONSUMER_DEFAULTS",
+    "POLICY_CONFIG",
     "PRODUCER_DEFAULTS",
     "OverridePolicy",
     "admin_config",
+    "check_allowlist",
+    "check_policy_name",
     "consumer_config",
+    "policy_name",
     "producer_config",
 ]
 
@@ -44,7 +61,6 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "enable.idempotence": True,
     "linger.ms": 5,
     "batch.num.messages": 10000,
-    "compression.type": "lz4",
     "partitioner": "murmur2_random",
     "queue.buffering.max.kbytes": 32768,
     "queue.buffering.max.messages": 100000,
@@ -80,27 +96,89 @@ MAX_POLL_RECORDS_DEFAULT = 500
 
 _PRINCIPAL_ALLOWED = {"sasl.jaas.config", "sasl.mechanism", "security.protocol"}
 
+POLICY_CONFIG = "connector.client.config.override.policy"
+ALLOWLIST_CONFIG = "connector.client.config.override.allowlist"
+POLICY_NAMES = ("All", "None", "Principal", "Allowlist")
+_POLICY_PACKAGE = "org.apache.kafka.connect.connector.policy."
+_POLICY_SUFFIX = "ConnectorClientConfigOverridePolicy"
+
+
+def policy_name(value: str) -> str | None:
+    """The short policy name for ``value`` (``All``, ``None``, ``Principal``, ``Allowlist``), as
+    Kafka accepts it: the alias, the simple class name or the fully qualified class name
+    (``org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy``).
+    None when it names no policy."""
+    text = value.strip().removeprefix(_POLICY_PACKAGE)
+    short = text.removesuffix(_POLICY_SUFFIX) if text != _POLICY_SUFFIX else text
+    return short if short in POLICY_NAMES else None
+
+
+def check_policy_name(name: str, value: object) -> None:
+    """Validator of ``connector.client.config.override.policy`` values."""
+    if value is not None and policy_name(str(value)) is None:
+        raise ConfigError(
+            f"Unknown {POLICY_CONFIG} {value}: use one of {', '.join(POLICY_NAMES)} (or the "
+            "policy's class name)",
+            name,
+            value,
+        )
+
+
+def check_allowlist(name: str, value: object) -> None:
+    """Validator of ``connector.client.config.override.allowlist``: no duplicate entries."""
+    items = [str(v).strip() for v in value] if isinstance(value, list | tuple) else []
+    if len(set(items)) != len(items):
+        raise ConfigError("Duplicate values are not allowed", name, value)
+
 
 class OverridePolicy:
-    """``connector.client.config.override.policy``: All, None or Principal."""
+    """``connector.client.config.override.policy``: All, None, Principal or Allowlist.
 
-    def __init__(self, name: str) -> None:
-        if name not in ("All", "None", "Principal"):
-            raise ConfigError(
-                f"Unknown connector.client.config.override.policy {name}",
-                "connector.client.config.override.policy",
+    ``Allowlist`` (KIP-1188) lets connectors override exactly the client settings named in
+    ``allowlist`` (the worker's ``connector.client.config.override.allowlist``: unprefixed
+    client keys such as ``linger.ms``; empty allows nothing). ``Principal`` allows the three
+    SASL/security keys and is deprecated in Kafka 4.2 (Allowlist with those three keys does the
+    same). Immutable; safe to share between threads.
+    """
+
+    def __init__(self, name: str, allowlist: Iterable[str] = ()) -> None:
+        short = policy_name(name)
+        if short is None:
+            raise ConfigError(f"Unknown {POLICY_CONFIG} {name}", POLICY_CONFIG, name)
+        self.name = short
+        self.allowlist = frozenset(a.strip() for a in allowlist if a.strip())
+
+    @classmethod
+    def from_worker_config(cls, config: Any) -> OverridePolicy:
+        """The policy a worker config asks for (a WorkerConfig or its parsed values)."""
+        name = str(config[POLICY_CONFIG])
+        allowlist = config[ALLOWLIST_CONFIG] or ()
+        policy = cls(name, allowlist)
+        if policy.name == "Principal":
+            log.warning(
+                "%s=Principal is deprecated (Kafka 4.2, KIP-1188): use Allowlist with %s=%s",
+                POLICY_CONFIG,
+                ALLOWLIST_CONFIG,
+                ",".join(sorted(_PRINCIPAL_ALLOWED)),
             )
-        self.name = name
+        return policy
+
+    def allows(self, key: str) -> bool:
+        """Whether connectors may override the (unprefixed) client setting ``key``."""
+        if self.name == "All":
+            return True
+        if self.name == "Principal":
+            return key in _PRINCIPAL_ALLOWED
+        if self.name == "Allowlist":
+            return key in self.allowlist
+        return False
 
     def violations(self, connector_config: Mapping[str, str]) -> dict[str, str]:
         """Config key -> error message for every override this policy rejects."""
         out: dict[str, str] = {}
         for prefix in ("producer.override.", "consumer.override.", "admin.override."):
             for key in with_prefix(connector_config, prefix):
-                allowed = self.name == "All" or (
-                    self.name == "Principal" and key in _PRINCIPAL_ALLOWED
-                )
-                if not allowed:
+                if not self.allows(key):
                     out[prefix + key] = (
                         f"The '{self.name}' policy does not allow '{key}' to be overridden in "
                         "the connector configuration."
@@ -140,6 +218,7 @@ def _layer(
         if bad:
             raise ConfigError("\n".join(bad.values()), next(iter(bad)))
         cfg.update(with_prefix(connector_config, f"{kind}.override."))
+    cfg["logger"] = CLIENT_LOGGER
     return cfg
 
 

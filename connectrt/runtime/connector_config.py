@@ -26,7 +26,8 @@ from connectrt.runtime.connector_config_def import (
     SOURCE_CONFIG_DEF,
     framework_def_for,
 )
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
+from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
 from connectrt.runtime.secrets import mask
 from connectrt.runtime.topic_creation import validate_topic_creation
 from connectrt.transforms.chain import validate_transforms
@@ -66,20 +67,27 @@ def validate_connector_config(
     config: Mapping[str, str | None],
     plugins: PluginRegistry,
     policy: OverridePolicy,
+    worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
     executor: str | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
-    ``executor`` is the worker's ``task.executor``, when known: keys that only one executor
-    can honour (``task.memory.limit.mb``) are checked against it. Raises ConfigError only when
-    ``connector.class`` is missing or names no connector.
+    Raises ConfigError only when ``connector.class`` is missing or names no connector. The
+    connector version checked is the one ``connector.plugin.version`` asks for (the newest when
+    no installed version matches: that error is on the version key); ``worker_converters``
+    (class and version per kind) are the converters the config does not name. ``executor`` is
+    the worker's ``task.executor``, when known: keys that only one executor can honour
+    (``task.memory.limit.mb``) are checked against it.
     """
     class_name = config.get("connector.class")
     if not class_name:
         raise ConfigError(
             f"Connector config {mask(config, None)} contains no connector type", "connector.class"
         )
-    cls = plugins.connector_class(class_name)
+    try:
+        cls = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
+    except VersionedPluginLoadingError:
+        cls = plugins.connector_class(class_name)
     connector = cls()
     framework = framework_def_for(cls)
     own = connector.config_def()
@@ -98,6 +106,7 @@ def validate_connector_config(
     if present.get("transforms") or present.get("predicates"):
         for key, errors in validate_transforms(present, plugins.transform_class).items():
             values.setdefault(key, ConfigValue(key, config.get(key))).errors.extend(errors)
+    validate_plugin_versions(config, plugins, values, worker_converters)
     for key, raw in config.items():
         # Keys the definitions do not know (client overrides, converter and transform
         # settings, extra connector keys) are listed too, with no definition (Kafka's shape).
@@ -156,10 +165,11 @@ def check_connector_config(
     config: Mapping[str, str | None],
     plugins: PluginRegistry,
     policy: OverridePolicy,
+    worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
     executor: str | None = None,
 ) -> ValidationResult:
     """Validate and raise one ConfigError (Kafka's wording) listing every error."""
-    result = validate_connector_config(config, plugins, policy, executor)
+    result = validate_connector_config(config, plugins, policy, worker_converters, executor)
     messages = result.error_messages()
     if messages:
         raise ConfigError(

@@ -1,7 +1,8 @@
 """The framework-level keys of every connector config: :data:`COMMON_CONFIG_DEF` and its sink and
 source extensions :data:`SINK_CONFIG_DEF` and :data:`SOURCE_CONFIG_DEF` (Kafka Connect's
 ``ConnectorConfig``, ``SinkConnectorConfig`` and ``SourceConnectorConfig`` keys: ``name``,
-``connector.class``, ``tasks.max``, converters, ``transforms``/``predicates``, ``errors.*``,
+``connector.class``, ``tasks.max``, converters, the ``*.plugin.version`` keys of KIP-891,
+``transforms``/``predicates``, ``errors.*``,
 sink ``topics``/``topics.regex`` and the dead letter queue, source exactly-once and topic
 creation).
 
@@ -24,7 +25,8 @@ from connectrt.api.config import (
 )
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
-from connectrt.runtime.worker_config_def import valid_memory_limit
+from connectrt.runtime.plugin_version_config import PLUGIN_VERSION_CONFIG_DEF
+from connectrt.runtime.task_limits_config import TASK_LIMITS_CONFIG_DEF
 
 __all__ = [
     "COMMON_CONFIG_DEF",
@@ -259,21 +261,6 @@ COMMON_CONFIG_DEF = (
         display_name="Task restart backoff",
     )
     .define(
-        "task.memory.limit.mb",
-        ConfigType.INT,
-        None,
-        valid_memory_limit,
-        Importance.LOW,
-        "connectrt, with task.executor=processes: the memory limit of each of this "
-        "connector's task processes in MB (private writable memory, enforced by the OS as "
-        "RLIMIT_DATA); 0 = no limit, empty = the worker's task.memory.limit.mb. A task over "
-        "it is FAILED with 'memory limit' in its trace; its siblings are untouched.",
-        group=_COMMON,
-        order_in_group=9,
-        width=Width.SHORT,
-        display_name="Task memory limit (MB)",
-    )
-    .define(
         "errors.log.include.messages",
         ConfigType.BOOLEAN,
         False,
@@ -286,6 +273,9 @@ COMMON_CONFIG_DEF = (
         display_name="Log Error Details",
     )
 )
+
+COMMON_CONFIG_DEF = COMMON_CONFIG_DEF.merge(PLUGIN_VERSION_CONFIG_DEF)  # KIP-891
+COMMON_CONFIG_DEF = COMMON_CONFIG_DEF.merge(TASK_LIMITS_CONFIG_DEF)  # stall, rate limits
 
 SINK_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
     ConfigDef()

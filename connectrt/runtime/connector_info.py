@@ -13,12 +13,16 @@ __all__ = ["ConnectorInfo", "ConnectorStateInfo", "StateInfo"]
 
 @dataclass(frozen=True)
 class ConnectorInfo:
-    """A connector's name, config (secrets masked), task ids and type (source/sink/unknown)."""
+    """A connector's name, config (secrets masked), task ids and type (source/sink/unknown).
+
+    ``offsets_status`` is set only in the answer to a create with initial offsets (KIP-995):
+    the KIP-875 message about them."""
 
     name: str
     config: dict[str, str]  # secrets masked
     tasks: list[int]
     type: str
+    offsets_status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,8 @@ class StateInfo:
     worker_id: str
     trace: str | None = None
     restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
+    version: str | None = None  # the plugin version running (KIP-891); None: undefined
+    stalled_call: str | None = None  # connectrt: the call a stalled task is stuck in
     pid: int | None = None  # the task's own process (task.executor=processes), tasks only
 
 

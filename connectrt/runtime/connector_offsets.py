@@ -109,25 +109,50 @@ class ConnectorOffsets:
 
     def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
         raw = self._worker.connector_config(name)
-        cls = self._registry.connector_class(raw["connector.class"])
+        cls = self._registry.connector_class(
+            raw["connector.class"], raw.get("connector.plugin.version")
+        )
         return cls(), self._control.resolve(raw)
 
     def alter(self, name: str, offsets: Any) -> str:
         """KIP-875 PATCH: ``offsets`` is the request's ``offsets`` list."""
         with self._lock:
             self._control.require(name)
-            if not offsets:
-                raise BadRequestError(
-                    "Partitions / offsets need to be provided for an alter offsets request"
-                )
-            if not isinstance(offsets, list) or not all(
-                isinstance(o, dict) and isinstance(o.get("partition"), dict) for o in offsets
-            ):
-                raise BadRequestError("Each entry of 'offsets' needs a 'partition' object")
+            _check_shape(offsets)
             self._require_stopped(name)
             if self._control.connector_type(name) == "sink":
-                return self._alter_sink(name, offsets)
-            return self._alter_source(name, offsets)
+                return self._alter_sink(name, _parse_sink(offsets))
+            return self._alter_source(name, *_parse_source(name, offsets))
+
+    def initial(self, name: str, kind: str, offsets: Any) -> Callable[[], str]:
+        """KIP-995: check ``offsets`` (a ``POST /connectors`` ``initial_offsets`` list) for a
+        ``kind`` connector before it exists (BadRequestError, nothing written); returns what
+        replaces every offset stored under ``name`` by them once the connector exists, STOPPED,
+        and gives KIP-875's message."""
+        _check_shape(offsets)
+        if kind == "sink":
+            wanted = _parse_sink(offsets)
+
+            def apply_sink() -> str:
+                self._offset_admin.delete_group(_group(name))  # a former connector's offsets
+                return self._alter_sink(name, wanted)
+
+            return apply_sink
+        entries, by_partition = _parse_source(name, offsets)
+
+        def apply_source() -> str:
+            stale = {key: None for key in self._source_keys(name) if key not in entries}
+            return self._alter_source(name, {**stale, **entries}, by_partition)
+
+        return apply_source
+
+    def _source_keys(self, name: str) -> list[bytes]:
+        out = []
+        for key in self._worker.offset_store.all():
+            decoded = decode_key(key)
+            if decoded is not None and decoded[0] == name:
+                out.append(key)
+        return out
 
     def _connector_alter(
         self, name: str, call: Callable[[Connector, dict[str, str]], bool]
@@ -143,18 +168,9 @@ class ConnectorOffsets:
         except ConnectError as e:
             raise BadRequestError(f"Failed to modify offsets for connector {name}: {e}") from e
 
-    def _alter_source(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        entries: dict[bytes, bytes | None] = {}
-        by_partition: dict[Any, Any] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            if offset is not None and not isinstance(offset, dict):
-                raise BadRequestError("Offsets must be JSON objects or null")
-            try:
-                entries[encode_key(name, partition)] = encode_value(offset)
-            except Exception as e:
-                raise BadRequestError(f"Invalid offset for partition {partition}: {e}") from e
-            by_partition[tuple(partition.items())] = offset
+    def _alter_source(
+        self, name: str, entries: dict[bytes, bytes | None], by_partition: dict[Any, Any]
+    ) -> str:
         handled = self._connector_alter(
             name,
             lambda c, cfg: c.alter_offsets(cfg, by_partition),  # type: ignore[attr-defined]
@@ -162,26 +178,7 @@ class ConnectorOffsets:
         self._worker.offset_store.set(entries)
         return _offsets_message("altered", handled)
 
-    def _alter_sink(self, name: str, offsets: list[dict[str, Any]]) -> str:
-        wanted: dict[TopicPartition, int | None] = {}
-        for item in offsets:
-            partition, offset = item["partition"], item.get("offset")
-            topic = partition.get("kafka_topic")
-            if not isinstance(topic, str) or not topic:
-                raise BadRequestError("Partitions must contain a non-empty 'kafka_topic' string")
-            try:
-                number = int(partition.get("kafka_partition"))
-            except (TypeError, ValueError):
-                raise BadRequestError(
-                    "Partitions must contain a valid integer 'kafka_partition'"
-                ) from None
-            if offset is None:
-                wanted[TopicPartition(topic, number)] = None
-                continue
-            try:
-                wanted[TopicPartition(topic, number)] = int(offset.get("kafka_offset"))
-            except (AttributeError, TypeError, ValueError):
-                raise BadRequestError("Offsets must contain a valid long 'kafka_offset'") from None
+    def _alter_sink(self, name: str, wanted: dict[TopicPartition, int | None]) -> str:
         handled = self._connector_alter(
             name,
             lambda c, cfg: c.alter_offsets(cfg, wanted),  # type: ignore[attr-defined]
@@ -293,6 +290,60 @@ class ConnectorOffsets:
             {"partition": {"kafka_topic": t, "kafka_partition": p}, "offset": {"kafka_offset": o}}
             for (t, p), o in sorted(target.items())
         ]
+
+
+def _check_shape(offsets: Any) -> None:
+    """KIP-875's request shape: a non-empty list of objects, each with a ``partition`` object."""
+    if not offsets:
+        raise BadRequestError(
+            "Partitions / offsets need to be provided for an alter offsets request"
+        )
+    if not isinstance(offsets, list) or not all(
+        isinstance(o, dict) and isinstance(o.get("partition"), dict) for o in offsets
+    ):
+        raise BadRequestError("Each entry of 'offsets' needs a 'partition' object")
+
+
+def _parse_source(
+    name: str, offsets: list[dict[str, Any]]
+) -> tuple[dict[bytes, bytes | None], dict[Any, Any]]:
+    """Source offsets: the offset store entries and the ``alter_offsets`` argument."""
+    entries: dict[bytes, bytes | None] = {}
+    by_partition: dict[Any, Any] = {}
+    for item in offsets:
+        partition, offset = item["partition"], item.get("offset")
+        if offset is not None and not isinstance(offset, dict):
+            raise BadRequestError("Offsets must be JSON objects or null")
+        try:
+            entries[encode_key(name, partition)] = encode_value(offset)
+        except Exception as e:
+            raise BadRequestError(f"Invalid offset for partition {partition}: {e}") from e
+        by_partition[tuple(partition.items())] = offset
+    return entries, by_partition
+
+
+def _parse_sink(offsets: list[dict[str, Any]]) -> dict[TopicPartition, int | None]:
+    """Sink offsets (``kafka_topic``/``kafka_partition``/``kafka_offset``); None resets."""
+    wanted: dict[TopicPartition, int | None] = {}
+    for item in offsets:
+        partition, offset = item["partition"], item.get("offset")
+        topic = partition.get("kafka_topic")
+        if not isinstance(topic, str) or not topic:
+            raise BadRequestError("Partitions must contain a non-empty 'kafka_topic' string")
+        try:
+            number = int(partition.get("kafka_partition"))
+        except (TypeError, ValueError):
+            raise BadRequestError(
+                "Partitions must contain a valid integer 'kafka_partition'"
+            ) from None
+        if offset is None:
+            wanted[TopicPartition(topic, number)] = None
+            continue
+        try:
+            wanted[TopicPartition(topic, number)] = int(offset.get("kafka_offset"))
+        except (AttributeError, TypeError, ValueError):
+            raise BadRequestError("Offsets must contain a valid long 'kafka_offset'") from None
+    return wanted
 
 
 def _group(name: str) -> str:

@@ -7,6 +7,7 @@ without a running connector: answers come from the plugin classes found by the
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,7 +21,13 @@ from connectrt.runtime.connector_config import (
     validate_connector_config,
 )
 from connectrt.runtime.errors import BadRequestError
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION
+from connectrt.runtime.plugins import (
+    PluginDesc,
+    PluginRegistry,
+    VersionedPluginLoadingError,
+    plugin_type_of,
+)
 from connectrt.runtime.validation_report import as_written
 
 __all__ = ["ConnectorPlugins"]
@@ -57,6 +64,7 @@ class ConnectorPlugins:
         policy: OverridePolicy,
         resolve: Callable[[Mapping[str, str]], dict[str, str]],
         redact: Callable[[str], str] | None = None,
+        worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
         executor: str | None = None,
     ) -> None:
         self._executor = executor
@@ -64,17 +72,23 @@ class ConnectorPlugins:
         self._policy = policy
         self._resolve = resolve
         self._redact = redact
+        self._worker_converters = worker_converters
 
     def list_plugins(self, connectors_only: bool = True) -> list[PluginDesc]:
-        """Source and sink connectors, or every public plugin type; one entry per class."""
+        """Source and sink connectors, or every public plugin type; one entry per class and
+        installed version (KIP-891), by class name, then oldest version first."""
         types = ("source", "sink") if connectors_only else None
-        seen: set[str] = set()
+        seen: set[tuple[str, str | None]] = set()
         out = []
         for p in self._registry.plugins(types):
-            if p.class_name not in seen:
-                seen.add(p.class_name)
-                out.append(p)
-        return sorted(out, key=lambda p: p.class_name)
+            for v in self._registry.versions(
+                p.class_name, "Connector" if connectors_only else p.type
+            ):
+                if (v.class_name, v.version()) not in seen and (types is None or v.type in types):
+                    seen.add((v.class_name, v.version()))
+                    out.append(v)
+        order = {id(p): i for i, p in enumerate(out)}
+        return sorted(out, key=lambda p: (p.class_name, order[id(p)]))
 
     def _find(self, name: str) -> PluginDesc:
         desc = self._registry.find(name)
@@ -91,13 +105,28 @@ class ConnectorPlugins:
             )
         return desc
 
-    def plugin_config(self, name: str) -> list[ConfigKey]:
-        """The config keys of a plugin; a connector's include the framework's keys."""
+    def plugin_config(self, name: str, version: str | None = None) -> list[ConfigKey]:
+        """The config keys of a plugin (of the installed version ``version`` asks for, the
+        newest by default); a connector's include the framework's keys."""
         desc = self._find(name)
+        if version is not None:
+            try:
+                desc = self._registry.choose(name, desc.type, version)
+            except VersionedPluginLoadingError as e:
+                if e.available:
+                    raise NotFoundError(str(e)) from None
+                raise BadRequestError(str(e)) from None  # not a version or range
+        else:
+            desc = (self._registry.versions(name, desc.type) or [desc])[-1]
         cls = desc.load()
         if desc.type in ("source", "sink"):
             definition = framework_def_for(cls).merge(cls().config_def())
-            return list(definition.keys.values())
+            keys = list(definition.keys.values())
+            # As Kafka's enriched definition: the version described is the default.
+            return [
+                dataclasses.replace(k, default=desc.version()) if k.name == CONNECTOR_VERSION else k
+                for k in keys
+            ]
         return list(_plugin_config_def(cls).keys.values())
 
     def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
@@ -116,7 +145,9 @@ class ConnectorPlugins:
         resolved = {k: v for k, v in config.items()}
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
-        result = validate_connector_config(resolved, self._registry, self._policy, self._executor)
+        result = validate_connector_config(
+            resolved, self._registry, self._policy, self._worker_converters, self._executor
+        )
         return as_written(result, config, resolved, self._redact)
 
 

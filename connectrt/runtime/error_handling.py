@@ -15,7 +15,8 @@ follows Kafka Connect's RetryWithToleranceOperator:
 The dead letter queue serves sink connectors as in Kafka (the original raw record, with the
 ``__connect.errors.*`` context headers when enabled) and, beyond Kafka, source connectors too:
 a source record that fails conversion or transformation is written as a JSON document of the
-record (topic, source partition and offset, key, value, headers) with the same context headers.
+record (:mod:`.dlq_documents`: topic, source partition and offset, key, value, headers, the
+stage) with the same context headers (:mod:`.dlq_headers`).
 
 The hot paths do not call this module for records that succeed: runners catch the exception
 and hand that one record here. One handler per task, used from the task thread.
@@ -27,19 +28,19 @@ import logging
 import random
 import threading
 import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.errors import ConnectError, RetriableError
+from connectrt.runtime.dlq_documents import source_record_document
+from connectrt.runtime.dlq_headers import RawHeaders, context_headers
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
+from connectrt.runtime.task_runner import TaskId, TaskStage
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,6 @@ _TOLERABLE_STAGES = frozenset(
     }
 )
 _BACKOFF_START_MS = 300
-_H = "__connect.errors."
 
 
 class ToleranceExceeded(ConnectError):
@@ -232,10 +232,11 @@ class ErrorHandler:
     def _on_dlq_delivery(self, err: Any, msg: Any) -> None:
         if err is not None:
             self._dlq_errors.append(str(err))
+            self.metrics.deadletterqueue_produce_failures += 1
 
     def _send_to_dlq(self, failure: Failure) -> None:
         producer = self._dlq_producer()
-        headers: list[tuple[str, bytes]] = []
+        headers: RawHeaders = []
         if failure.raw is not None:  # sink: the original raw record
             raw = failure.raw
             key, value = raw.key(), raw.value()
@@ -246,31 +247,31 @@ class ErrorHandler:
         else:  # source (beyond Kafka): the record as a JSON document
             record = failure.record
             key = None
-            value = orjson.dumps(_as_document(record), default=str, option=orjson.OPT_NON_STR_KEYS)
+            value = source_record_document(record, failure.stage)
             timestamp = getattr(record, "timestamp", None)
             topic = getattr(record, "topic", None)
             partition = getattr(record, "kafka_partition", None)
             offset = getattr(record, "kafka_offset", None)
         if self.policy.dlq_context_headers:
-            context = {
-                "topic": topic,
-                "partition": partition,
-                "offset": offset,
-                "connector.name": self.task_id.connector,
-                "task.id": self.task_id.task,
-                "stage": failure.stage,
-                "class.name": failure.executing_class,
-                "exception.class.name": class_path(failure.error),
-                "exception.message": str(failure.error),
-                "exception.stacktrace": "".join(traceback.format_exception(failure.error)),
-            }
-            headers.extend((_H + k, str(v).encode()) for k, v in context.items() if v is not None)
+            headers.extend(
+                context_headers(
+                    topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    connector=self.task_id.connector,
+                    task=self.task_id.task,
+                    stage=failure.stage,
+                    class_name=failure.executing_class,
+                    error=failure.error,
+                )
+            )
         kwargs: dict[str, Any] = {"headers": headers}
         if timestamp is not None:
             kwargs["timestamp"] = timestamp
         while True:
             try:
                 producer.produce(self.policy.dlq_topic, value, key, **kwargs)
+                self.metrics.deadletterqueue_produce_requests += 1
                 break
             except BufferError:
                 producer.poll(0.05)
@@ -318,29 +319,3 @@ def _describe(failure: Failure) -> str:
         raw = failure.raw
         return f"key={raw.key()!r} value={raw.value()!r}"
     return repr(failure.record)
-
-
-def _as_document(record: Any) -> dict[str, Any]:
-    if record is None:
-        return {}
-    headers = [{"key": h.key, "value": h.value} for h in (getattr(record, "headers", None) or [])]
-    return {
-        "topic": getattr(record, "topic", None),
-        "kafka_partition": getattr(record, "kafka_partition", None),
-        "source_partition": getattr(record, "source_partition", None),
-        "source_offset": getattr(record, "source_offset", None),
-        "key": _plain(getattr(record, "key", None)),
-        "value": _plain(getattr(record, "value", None)),
-        "timestamp": getattr(record, "timestamp", None),
-        "headers": headers,
-    }
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-friendly view of Connect data (Structs as dicts, bytes as text)."""
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    if isinstance(value, bytes | bytearray):
-        return bytes(value).decode("utf-8", errors="replace")
-    return value

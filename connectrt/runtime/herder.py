@@ -1,25 +1,27 @@
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
 It owns the worker and the config/status stores and carries out the connector lifecycle:
-create, update and delete, target states (pause, resume, stop), restarts, and the connectors'
-info, configs and states. A change is written to the config store first, then applied to the
-running worker, in Kafka Connect's order, so a crash in between is repaired at the next start
-(the stores are read back and every connector is started in its stored target state).
+create (with initial offsets, KIP-995), update and delete, target states (pause, resume,
+stop) and restarts; the connectors' info, configs and states are its base class's
+(:class:`~connectrt.runtime.connector_views.ConnectorViews`). A change is written to the
+config store first, then applied to the running worker, in Kafka Connect's order, so a crash
+in between is repaired at the next start (the stores are read back and every connector is
+started in its stored target state).
 
 The rest of what operators ask is answered by collaborators it builds and exposes:
 ``offsets`` (:class:`~connectrt.runtime.connector_offsets.ConnectorOffsets`), ``topics``
 (:class:`~connectrt.runtime.connector_topics.ConnectorTopics`), ``plugins``
 (:class:`~connectrt.runtime.connector_plugins.ConnectorPlugins`), ``loggers``
 (:class:`~connectrt.runtime.logger_levels.LoggerLevels`) and ``overview``
-(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics).
+(:class:`~connectrt.runtime.worker_overview.WorkerOverview`: server info, health, metrics);
+``health`` (:class:`~connectrt.runtime.worker_health.WorkerHealth`) checks it for /health;
+``dlq`` (:class:`~connectrt.runtime.dlq_replays.DlqReplays`) runs dead letter queue replays.
 
 Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
 once and :meth:`Herder.stop` once. Threading: every public method may be called from any
 thread (REST handlers run in a thread pool); mutations, the offset changes included, are
-serialized by one reentrant lock. Reads of info and status do not take it.
-
-Kept as one module (just over 400 lines): what remains is the lifecycle itself, every change
-made under one lock in one order (store, then worker).
+serialized by one reentrant lock, each as a named operation (:attr:`Herder.stages`, shown by
+an unhealthy /health). Reads of info and status do not take it.
 """
 
 from __future__ import annotations
@@ -28,26 +30,29 @@ import dataclasses
 import logging
 import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from connectrt.api.config import ConfigDef
-from connectrt.api.connector import SinkConnector, SourceConnector
-from connectrt.errors import AlreadyExistsError, ConfigError, NotFoundError
+from connectrt.errors import AlreadyExistsError, NotFoundError
 from connectrt.runtime.config_secrets import ConfigSecrets
 from connectrt.runtime.connector_config import validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
 from connectrt.runtime.connector_topics import ConnectorTopics
+from connectrt.runtime.connector_views import ConnectorViews, connector_kind
+from connectrt.runtime.dlq_replays import DlqReplays
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.validation_report import written_text
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker_health import HerderStages, WorkerHealth
 from connectrt.runtime.worker_overview import WorkerOverview
 
 log = logging.getLogger(__name__)
@@ -61,7 +66,7 @@ _INITIAL_STATES = {
 }
 
 
-class Herder:
+class Herder(ConnectorViews):
     """See the module docstring. ``masker`` hides secrets in the configs it shows;
     ``providers`` (config providers), ``guard`` (the single-worker lock of ``worker`` mode)
     and ``redactor`` (keeps resolved secrets out of the logs) are optional."""
@@ -96,11 +101,25 @@ class Herder:
             worker.policy,
             self.secrets.resolve,
             self.secrets.redact,
-            worker.config["task.executor"],
+            worker_converters(worker_config),
+            worker_config["task.executor"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
-        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self._ready)
+        self.stages = HerderStages()
+        self.health = WorkerHealth.for_worker(
+            self._ready, self._lock, self.stages, worker, offset_admin.probe, guard
+        )
+        self.overview = WorkerOverview(worker, offset_admin, self.connector_type, self.health)
+        self.dlq = DlqReplays(
+            worker_config,
+            registry,
+            worker.policy,
+            offset_admin,
+            self.require,
+            self.connector_type,
+            worker.resolved_config,
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(
@@ -111,20 +130,24 @@ class Herder:
         """Read the stores, start the worker and every stored connector in its target state,
         then the ``initial`` connectors (standalone command-line files). With ``ready=False``
         the caller reports readiness itself (:meth:`mark_ready`) once its own parts run."""
-        self.config_store.start()
-        self.status_store.start()
+        with self.stages.stage("reading the config and status topics"):
+            self.config_store.start()
+            self.status_store.start()
         if self.guard is not None:
-            self.guard.acquire()
+            with self.stages.stage("checking that no other worker uses the config topic"):
+                self.guard.acquire()
         self.worker.status.add_listener(self._on_status)
         self.worker.start()
         snapshot = self.config_store.snapshot()
         for name, config in snapshot.connectors.items():
-            self._start_stored(name, dict(config), snapshot.target_state(name))
+            with self.stages.stage(f"starting stored connector {name}"):
+                self._start_stored(name, dict(config), snapshot.target_state(name))
         for name, config, initial_state in initial:
             if name in self.worker.connectors():
                 self.put_connector_config(name, config)
             else:
                 self.create_connector(name, config, initial_state)
+        self.overview.history.start()
         if ready:
             self._ready.set()
         log.info("Herder started with %d connectors", len(self.worker.connectors()))
@@ -144,6 +167,8 @@ class Herder:
     def stop(self) -> None:
         """Stop the worker (its connectors and tasks), the worker lock and the stores."""
         self._ready.clear()
+        self.overview.history.stop()
+        self.dlq.close()
         try:
             self.worker.stop()
         finally:
@@ -154,6 +179,12 @@ class Herder:
                     store.stop()
                 except Exception:
                     log.exception("Error stopping %s", type(store).__name__)
+
+    @contextmanager
+    def _operation(self, description: str) -> Iterator[None]:
+        """Hold the mutation lock while doing ``description`` (shown by unhealthy /health)."""
+        with self._lock, self.stages.stage(description):
+            yield
 
     @property
     def ready(self) -> bool:
@@ -178,96 +209,6 @@ class Herder:
         raw = self.worker.connector_config(name)
         self.config_store.put_task_configs(name, self.secrets.unresolve(raw, configs))
 
-    # -- info and status -----------------------------------------------------------------------
-    def connectors(self) -> list[str]:
-        return self.worker.connectors()
-
-    def require(self, name: str) -> None:
-        """Raise :class:`NotFoundError` unless the worker has connector ``name``."""
-        if name not in self.worker.connectors():
-            raise NotFoundError(f"Connector {name} not found")
-
-    def connector_type(self, name: str) -> str:
-        """``source``, ``sink`` or ``unknown`` (neither, or the class does not load)."""
-        try:
-            cls = self.registry.connector_class(
-                self.worker.connector_config(name)["connector.class"]
-            )
-        except (ConfigError, KeyError):
-            return "unknown"
-        if issubclass(cls, SourceConnector):
-            return "source"
-        if issubclass(cls, SinkConnector):
-            return "sink"
-        return "unknown"
-
-    def definition(self, config: Mapping[str, str]) -> ConfigDef | None:
-        """The merged framework + connector ConfigDef for a config (cached per class)."""
-        return self.secrets.definition(config)
-
-    def masked(self, config: Mapping[str, str]) -> dict[str, str]:
-        """``config`` with its secrets shown as ``[hidden]``."""
-        return self.secrets.masked(config)
-
-    def connector_config(self, name: str) -> dict[str, str]:
-        self.require(name)
-        return self.masked(self.worker.connector_config(name))
-
-    def connector_info(self, name: str) -> ConnectorInfo:
-        self.require(name)
-        config = self.worker.connector_config(name)
-        return ConnectorInfo(
-            name,
-            self.masked(config),
-            list(range(len(self.worker.task_configs(name)))),
-            self.connector_type(name),
-        )
-
-    def task_configs(self, name: str) -> list[tuple[int, dict[str, str]]]:
-        """Task configs as stored: provider references put back, secrets masked."""
-        self.require(name)
-        raw = self.worker.connector_config(name)
-        configs = self.secrets.unresolve(raw, self.worker.task_configs(name))
-        definition = self.definition(raw)
-        return [(i, self.secrets.mask_task_config(tc, definition)) for i, tc in enumerate(configs)]
-
-    def _state_info(
-        self, status: Status | None, restarts: int = 0, pid: int | None = None
-    ) -> StateInfo:
-        if status is None:
-            return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
-        trace = self.secrets.redact(status.trace) if status.trace else status.trace
-        return StateInfo(status.state.value, status.worker_id, trace, restarts, pid)
-
-    def connector_status(self, name: str) -> ConnectorStateInfo:
-        self.require(name)
-        board = self.worker.status
-        connector = board.connector(name)
-        if connector is None:
-            raise NotFoundError(f"No status found for connector {name}")
-        count = len(self.worker.task_configs(name))
-        restarts = self.worker.restart_counts(name)
-        pids = self.worker.task_pids(name)
-        tasks = [
-            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0), pids.get(t.task or 0)))
-            for t in board.tasks(name)
-            if (t.task or 0) < count
-        ]
-        return ConnectorStateInfo(
-            name, self._state_info(connector), tasks, self.connector_type(name)
-        )
-
-    def task_status(self, name: str, task: int) -> StateInfo:
-        self.require(name)
-        status = self.worker.status.task(name, task)
-        if status is None or task >= len(self.worker.task_configs(name)):
-            raise NotFoundError(f"No status found for task {name}-{task}")
-        return self._state_info(
-            status,
-            self.worker.restart_counts(name).get(task, 0),
-            self.worker.task_pids(name).get(task),
-        )
-
     # -- create / update / delete ------------------------------------------------------------
     def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
         config = {k: v for k, v in config.items()}
@@ -283,7 +224,11 @@ class Herder:
             )
         resolved = self.resolve(config)
         result = validate_connector_config(
-            resolved, self.registry, self.worker.policy, self.worker.config["task.executor"]
+            resolved,
+            self.registry,
+            self.worker.policy,
+            worker_converters(self.config),
+            self.config["task.executor"],
         )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()
@@ -297,8 +242,16 @@ class Herder:
         return config
 
     def create_connector(
-        self, name: str, config: Mapping[str, str], initial_state: str | None = None
+        self,
+        name: str,
+        config: Mapping[str, str],
+        initial_state: str | None = None,
+        initial_offsets: Any = None,
     ) -> ConnectorInfo:
+        """Create and start a connector. ``initial_offsets`` (KIP-995, the KIP-875 ``offsets``
+        list) replace whatever offsets the name has before any task starts: the connector is
+        stored STOPPED, its offsets are written, then ``initial_state`` applies; if writing
+        them fails the connector is removed again. The info then has ``offsets_status``."""
         name = name.strip()
         if not name:
             raise BadRequestError("Connector name cannot be empty")
@@ -308,21 +261,38 @@ class Herder:
             if target_or_none is None:
                 raise BadRequestError(f"Invalid initial state: {initial_state}")
             target = target_or_none
-        with self._lock:
+        with self._operation(f"creating connector {name}"):
             if name in self.worker.connectors():
                 raise AlreadyExistsError(f"Connector {name} already exists")
             config = self._validated(name, self.secrets.merge_hidden(config, {}))
-            self.config_store.put_connector_config(
-                name, config, target if initial_state is not None else None
+            if initial_offsets is None:
+                self.config_store.put_connector_config(
+                    name, config, target if initial_state is not None else None
+                )
+                self.worker.start_connector(name, config, target, validate=False)
+                return self.connector_info(name)
+            kind = connector_kind(
+                self.registry.connector_class(
+                    config["connector.class"], config.get(CONNECTOR_VERSION)
+                )
             )
-            self.worker.start_connector(name, config, target, validate=False)
-        return self.connector_info(name)
+            write_offsets = self.offsets.initial(name, kind, initial_offsets)
+            self.config_store.put_connector_config(name, config, TargetState.STOPPED)
+            self.worker.start_connector(name, config, TargetState.STOPPED, validate=False)
+            try:
+                offsets_status = write_offsets()
+            except BaseException:
+                self.delete_connector(name)
+                raise
+            if target is not TargetState.STOPPED:
+                self.set_target_state(name, target)
+            return dataclasses.replace(self.connector_info(name), offsets_status=offsets_status)
 
     def put_connector_config(
         self, name: str, config: Mapping[str, str]
     ) -> tuple[bool, ConnectorInfo]:
         """Create or replace; returns ``(created, info)``. ``[hidden]`` keeps stored secrets."""
-        with self._lock:
+        with self._operation(f"writing the config of connector {name}"):
             exists = name in self.worker.connectors()
             if not exists:
                 return True, self.create_connector(name, config)
@@ -334,7 +304,7 @@ class Herder:
         return False, self.connector_info(name)
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
-        with self._lock:
+        with self._operation(f"patching the config of connector {name}"):
             self.require(name)
             stored = self.worker.connector_config(name)
             updated: dict[str, str | None] = dict(stored)
@@ -349,7 +319,7 @@ class Herder:
 
     def delete_connector(self, name: str) -> None:
         """Remove the config, stop the connector, and forget its active topics."""
-        with self._lock:
+        with self._operation(f"deleting connector {name}"):
             self.require(name)
             self.config_store.remove_connector(name)
             self.worker.delete_connector(name)
@@ -362,30 +332,30 @@ class Herder:
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Store ``target`` for connector ``name``, then apply it (the caller checked that the
         connector exists)."""
-        with self._lock:
+        with self._operation(f"changing the target state of connector {name} to {target.value}"):
             self.config_store.put_target_state(name, target)
             self.worker.set_target_state(name, target)
 
     def pause(self, name: str) -> None:
-        with self._lock:
+        with self._operation(f"pausing connector {name}"):
             self.require(name)
             self.set_target_state(name, TargetState.PAUSED)
 
     def resume(self, name: str) -> None:
-        with self._lock:
+        with self._operation(f"resuming connector {name}"):
             self.require(name)
             self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
         """The STOPPED target state: tasks stop and their stored configs are dropped."""
-        with self._lock:
+        with self._operation(f"stopping connector {name}"):
             self.require(name)
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED)
             self.worker.set_target_state(name, TargetState.STOPPED)
 
     def restart_task(self, name: str, task: int) -> None:
-        with self._lock:
+        with self._operation(f"restarting task {name}-{task}"):
             self.require(name)
             if task < 0 or task >= len(self.worker.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
@@ -396,7 +366,7 @@ class Herder:
     ) -> ConnectorStateInfo | None:
         """Kafka's restart: plain (connector only, returns None) or with flags, returning the
         plan, in which every instance that will restart shows RESTARTING."""
-        with self._lock:
+        with self._operation(f"restarting connector {name}"):
             self.require(name)
             if not include_tasks and not only_failed:
                 self.worker.restart_connector_instance(name)

@@ -52,6 +52,18 @@ class OffsetAdmin:
         admin = self._admin()
         return admin.describe_cluster(request_timeout=_TIMEOUT_S).result(_TIMEOUT_S).cluster_id
 
+    def probe(self, timeout_s: float) -> str | None:
+        """For health checks: None when the cluster answers within ``timeout_s``, else why."""
+        try:
+            admin = self._admin()
+            admin.describe_cluster(request_timeout=timeout_s).result(timeout_s)
+        except Exception as e:
+            return (
+                f"Kafka at {self._bootstrap} did not answer within {timeout_s:g} s ({e}): the "
+                "worker cannot reach its offsets, config and status topics or its tasks' topics."
+            )
+        return None
+
     # -- consumer groups -------------------------------------------------------------------
     def group_offsets(self, group: str) -> dict[TopicPartition, int]:
         """Committed offsets of ``group`` (empty when the group does not exist)."""

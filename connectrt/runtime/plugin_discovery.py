@@ -14,6 +14,10 @@ Two sources, both scanned by :meth:`connectrt.runtime.plugins.PluginRegistry.dis
   (``my-source``). The kind comes from the group; for ``connectrt.connectors`` the class
   decides between ``source`` and ``sink``.
 
+* **plugin locations** in ``plugin.path`` directories: subdirectories that are not packages,
+  each holding one version of a plugin; they are imported in isolation, so two locations may
+  hold two versions of the same package (:mod:`connectrt.runtime.plugin_locations`, KIP-891).
+
 * **plugin.path directories**: each directory is put on ``sys.path`` and every top-level
   module or package in it (as ``pkgutil.iter_modules`` lists them; names starting with
   ``_`` are skipped) is imported. Every public, concrete class defined in that module (for a
@@ -42,6 +46,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 
+from connectrt.runtime.plugin_locations import load_location, location_dirs
+
 __all__ = [
     "ENTRY_POINT_GROUPS",
     "DiscoveredPlugin",
@@ -49,6 +55,7 @@ __all__ = [
     "plugin_types_of",
     "scan_directory",
     "scan_entry_points",
+    "scan_locations",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,12 +86,14 @@ class PluginFailure:
 
 @dataclass(frozen=True)
 class DiscoveredPlugin:
-    """A plugin class found by a scan, with the kind and extra aliases to register it under."""
+    """A plugin class found by a scan, with the kind and extra aliases to register it under;
+    ``location`` is set for classes of an isolated plugin location."""
 
     cls: type
     type: str
     source: str
     aliases: tuple[str, ...] = field(default=())
+    location: str | None = None  # a plugin location directory (plugin_locations), if any
 
     @property
     def python_path(self) -> str:
@@ -256,4 +265,21 @@ def scan_directory(directory: str) -> tuple[list[DiscoveredPlugin], list[PluginF
         for cls in _classes_of(module):
             for kind in plugin_types_of(cls):
                 found.append(DiscoveredPlugin(cls, kind, source))
+    return found, failures
+
+
+def scan_locations(directory: str) -> tuple[list[DiscoveredPlugin], list[PluginFailure]]:
+    """The plugins of every plugin location under ``directory`` (see
+    :mod:`connectrt.runtime.plugin_locations`), each imported in isolation."""
+    found: list[DiscoveredPlugin] = []
+    failures: list[PluginFailure] = []
+    for location in location_dirs(directory):
+        modules, failed = load_location(location)
+        for name, exc in failed.items():
+            failures.append(_failure(name, os.path.join(location, name), exc))
+        for name, module in modules.items():
+            source = os.path.join(location, name)
+            for cls in _classes_of(module):
+                for kind in plugin_types_of(cls):
+                    found.append(DiscoveredPlugin(cls, kind, source, location=location))
     return found, failures

@@ -15,17 +15,24 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PluginDesc", "import_class"]
+__all__ = ["PluginDesc", "class_version", "import_class", "instance_version"]
 
 
 @dataclass(frozen=True)
 class PluginDesc:
-    """A registered plugin: its canonical name (Kafka's class name where one exists)."""
+    """A registered plugin: its canonical name (Kafka's class name where one exists).
+
+    ``location`` is the plugin location directory it was loaded from (None: importable by
+    its Python path); ``default_version`` is the version of a plugin that reports none (the
+    bundled plugins report connectrt's, as Kafka's report Kafka's).
+    """
 
     class_name: str
     python_path: str
     type: str
     cls: builtins.type | None = None  # set for classes registered as objects
+    location: str | None = None
+    default_version: str | None = None
 
     def load(self) -> builtins.type:
         return self.cls if self.cls is not None else import_class(self.python_path)
@@ -39,8 +46,23 @@ class PluginDesc:
         try:
             cls = self.load()
         except Exception:
-            return None
-        return _class_version(cls)
+            return self.default_version
+        version = _class_version(cls)
+        return version if version is not None else self.default_version
+
+
+def class_version(cls: type) -> str | None:
+    """A plugin class's ``version()`` (None when undefined); cached per class."""
+    return _class_version(cls)
+
+
+def instance_version(plugin: object) -> str | None:
+    """A plugin instance's ``version()``, None when it has none, fails or is undefined."""
+    try:
+        v = plugin.version()  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    return None if v in (None, "unknown", "") else str(v)
 
 
 @functools.cache

@@ -39,10 +39,24 @@ from connectrt.runtime.plugin_discovery import (
     PluginFailure,
     scan_directory,
     scan_entry_points,
+    scan_locations,
 )
 from connectrt.runtime.plugin_loading import PluginDesc, import_class
+from connectrt.runtime.plugin_versions import (
+    UNDEFINED_VERSION,
+    InvalidVersionSpec,
+    sort_versions,
+    version_requirement,
+)
 
-__all__ = ["PUBLIC_PLUGIN_TYPES", "PluginDesc", "PluginFailure", "PluginRegistry", "registry"]
+__all__ = [
+    "PUBLIC_PLUGIN_TYPES",
+    "PluginDesc",
+    "PluginFailure",
+    "PluginRegistry",
+    "VersionedPluginLoadingError",
+    "registry",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +84,21 @@ _SUFFIX = {
 }
 
 
+class VersionedPluginLoadingError(ConfigError):
+    """No installed version of a plugin matches the version asked for (KIP-891); ``available``
+    lists the installed versions, oldest first."""
+
+    def __init__(
+        self,
+        message: str,
+        name: str | None = None,
+        value: object = None,
+        available: list[str] | None = None,
+    ) -> None:
+        super().__init__(message, name, value)
+        self.available = list(available or [])
+
+
 def plugin_type_of(cls: type) -> str | None:
     if issubclass(cls, SourceConnector):
         return "source"
@@ -92,20 +121,21 @@ class PluginRegistry:
         self._lock = threading.Lock()
         self._plugins: list[PluginDesc] = []
         self._aliases: dict[str, PluginDesc] = {}
-        self._by_path: dict[tuple[str, str], PluginDesc] = {}
+        self._by_path: dict[tuple[str, str, str | None], PluginDesc] = {}
         self._discover_lock = threading.RLock()
         self._entry_points_scanned = False
         self._scanned_dirs: set[str] = set()
         self._failures: list[PluginFailure] = []
         self._publish_config_providers = publish_config_providers
-        for python_path, java_name, type_ in builtins:
-            self.register(python_path, type_, java_name)
+        from connectrt import __version__
         from connectrt.transforms import KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS
 
+        for python_path, java_name, type_ in builtins:
+            self.register(python_path, type_, java_name, default_version=__version__)
         for java_name, python_path in KAFKA_TRANSFORMATIONS.items():
-            self.register(python_path, "transformation", java_name)
+            self.register(python_path, "transformation", java_name, default_version=__version__)
         for java_name, python_path in KAFKA_PREDICATES.items():
-            self.register(python_path, "predicate", java_name)
+            self.register(python_path, "predicate", java_name, default_version=__version__)
 
     def register_class(self, cls: type, type_: str | None = None) -> PluginDesc:
         """Register a class object (e.g. one defined inside a test) under its names."""
@@ -123,19 +153,24 @@ class PluginRegistry:
         *,
         aliases: Iterable[str] = (),
         override: bool | None = None,
+        location: str | None = None,
+        default_version: str | None = None,
     ) -> PluginDesc:
         """Register a plugin by Python path under its canonical and short names.
 
         ``aliases``: extra names (an entry point's name). ``override``: whether these names
         replace a plugin already registered under them; by default a class object passed as
-        ``cls`` wins and a plugin registered by path does not.
+        ``cls`` wins and a plugin registered by path does not. Several versions of one plugin
+        (same canonical name, different ``location``) are all kept: see :meth:`versions`.
         """
-        desc = PluginDesc(class_name or python_path, python_path, type_, cls)
+        desc = PluginDesc(
+            class_name or python_path, python_path, type_, cls, location, default_version
+        )
         names = _alias_names(desc) | {a for a in aliases if a}
         replace = cls is not None if override is None else override
         with self._lock:
             self._plugins.append(desc)
-            self._by_path.setdefault((python_path.replace(":", "."), type_), desc)
+            self._by_path.setdefault((python_path.replace(":", "."), type_, location), desc)
             for n in names:
                 if replace:
                     self._aliases[n] = desc
@@ -176,6 +211,9 @@ class PluginRegistry:
                 found, failed = scan_directory(d)
                 self._add_discovered(found)
                 new_failures += failed
+                found, failed = scan_locations(d)
+                self._add_discovered(found)
+                new_failures += failed
             with self._lock:
                 self._failures.extend(new_failures)
         return new_failures
@@ -188,7 +226,7 @@ class PluginRegistry:
     def _add_discovered(self, found: Iterable[DiscoveredPlugin]) -> None:
         for d in found:
             with self._lock:
-                existing = self._by_path.get((d.python_path, d.type))
+                existing = self._by_path.get((d.python_path, d.type, d.location))
             if existing is not None:
                 desc = existing
                 with self._lock:
@@ -196,7 +234,13 @@ class PluginRegistry:
                         self._aliases.setdefault(a, desc)
             else:
                 desc = self.register(
-                    d.python_path, d.type, None, d.cls, aliases=d.aliases, override=False
+                    d.python_path,
+                    d.type,
+                    None,
+                    d.cls,
+                    aliases=d.aliases,
+                    override=False,
+                    location=d.location,
                 )
                 log.debug("Registered %s plugin %s (%s)", d.type, d.python_path, d.source)
             if d.type == "configprovider" and self._publish_config_providers:
@@ -214,11 +258,66 @@ class PluginRegistry:
     def find(self, name: str) -> PluginDesc | None:
         return self._aliases.get(name.strip())
 
-    def load_class(self, name: str, kind: str = "plugin") -> type:
-        """The class for ``name``; ConfigError naming what was looked for if none matches."""
+    def versions(self, name: str, kind: str = "plugin") -> list[PluginDesc]:
+        """Every installed version of the plugin ``name`` (any alias) of ``kind`` (a kind as
+        :meth:`load_class` takes it, or a plugin type), oldest first (plugins without a
+        version first of all); empty when none is registered."""
         desc = self.find(name)
-        if desc is not None:
-            return desc.load()
+        if desc is None:
+            return []
+        if kind in _ALL_TYPES:
+            types = {kind}  # a plugin type ("source", "converter", ...)
+        else:
+            types = _kinds(kind) if kind != "plugin" else set(_ALL_TYPES)
+        with self._lock:
+            same = [p for p in self._plugins if p.class_name == desc.class_name]
+        same = [p for p in same if p.type in types] or [desc]
+        # Registered again (a class object re-registered, as tests do): the latest one counts.
+        unique = {(p.location, p.python_path): p for p in same}
+        undefined = [p for p in unique.values() if p.version() is None]
+        known = {p.version(): p for p in unique.values() if p.version() is not None}
+        return undefined[-1:] + [known[v] for v in sort_versions([v for v in known if v])]
+
+    def choose(self, name: str, kind: str = "plugin", version: str | None = None) -> PluginDesc:
+        """The version of plugin ``name`` to run: the newest one ``version`` (a
+        ``*.plugin.version`` value, see :mod:`connectrt.runtime.plugin_versions`) allows;
+        the newest of all when it is None or ``latest``. Raises
+        :class:`VersionedPluginLoadingError` when none matches (or the spec is invalid) and
+        ConfigError (from :meth:`load_class`) when no plugin has that name."""
+        try:
+            wanted = version_requirement(version)
+        except InvalidVersionSpec as e:
+            raise VersionedPluginLoadingError(str(e), None, version) from None
+        candidates = self.versions(name, kind)
+        if not candidates:
+            cls = self._import(name, kind)
+            candidates = [PluginDesc(f"{cls.__module__}.{cls.__qualname__}", name, kind, cls)]
+        if wanted is None:
+            return candidates[-1]
+        matching = [p for p in candidates if wanted.contains(p.version())]
+        if not matching:
+            available = [p.version() or UNDEFINED_VERSION for p in candidates]
+            raise VersionedPluginLoadingError(
+                f"Plugin {candidates[-1].class_name} not found that matches the version range "
+                f"{wanted}, available versions: [{', '.join(available)}]",
+                None,
+                version,
+                available,
+            )
+        return matching[-1]
+
+    def load_class(self, name: str, kind: str = "plugin", version: str | None = None) -> type:
+        """The class for ``name`` (its newest version, or the newest ``version`` allows);
+        ConfigError naming what was looked for if none matches."""
+        if version is None:
+            desc = self.find(name)
+            if desc is not None:
+                versions = self.versions(name, kind)
+                return (versions[-1] if versions else desc).load()
+            return self._import(name, kind)
+        return self.choose(name, kind, version).load()
+
+    def _import(self, name: str, kind: str) -> type:
         try:
             return import_class(name.strip())
         except (ImportError, AttributeError, ValueError, TypeError) as e:
@@ -235,12 +334,12 @@ class PluginRegistry:
                 name,
             ) from None
 
-    def transform_class(self, name: str) -> type:
+    def transform_class(self, name: str, version: str | None = None) -> type:
         """Resolver for ``transforms.*.type`` / ``predicates.*.type`` values."""
-        return self.load_class(name, "Transformation or Predicate")
+        return self.load_class(name, "Transformation or Predicate", version)
 
-    def connector_class(self, name: str) -> type[Connector]:
-        cls = self.load_class(name, "Connector")
+    def connector_class(self, name: str, version: str | None = None) -> type[Connector]:
+        cls = self.load_class(name, "Connector", version)
         if not (isinstance(cls, type) and issubclass(cls, Connector)):
             raise ConfigError(f"{name} is not a Connector", "connector.class", name)
         return cls

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.api.config import with_prefix
 from connectrt.api.task import SinkTask, SourceTask
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
@@ -22,14 +23,18 @@ from connectrt.runtime.clients import (
     max_poll_records,
     producer_config,
 )
+from connectrt.runtime.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.memory_budget import BUDGET_KEY, apply_share, task_share
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
 from connectrt.runtime.sink_runner import SinkTaskRunner
 from connectrt.runtime.source_runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.task_timing import time_task_calls
 from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offsets import OffsetStore
@@ -47,18 +52,29 @@ def create_converter(
     """A configured ``key``/``value``/``header`` converter as a connector config asks for it.
 
     ``<kind>.converter`` in ``config`` (with its ``<kind>.converter.*`` settings) wins over
-    ``defaults()``: the class name and settings to use otherwise (the worker's). Used by the
-    worker and the Spark bridge.
+    ``defaults()``: the class name and settings to use otherwise (the worker's). The
+    installed version used is the one ``<kind>.converter.plugin.version`` asks for (KIP-891).
+    Used by the worker and the Spark bridge.
     """
     key = f"{kind}.converter"
+    # KIP-891: <kind>.converter.plugin.version picks the version; the worker's applies to the
+    # worker's converter unless the connector sets one. It is not a converter setting.
+    version = config.get(f"{key}.plugin.version")
     if config.get(key):
         class_name = str(config[key])
         prefix = key + "."
         cfg = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        cfg.pop("plugin.version", None)
     else:
         class_name, default_config = defaults()
         cfg = dict(default_config)
-    cls = plugins.load_class(class_name, "HeaderConverter" if kind == "header" else "Converter")
+        worker_version = cfg.pop("plugin.version", None)
+        version = version if version is not None else worker_version
+    cls = plugins.load_class(
+        class_name,
+        "HeaderConverter" if kind == "header" else "Converter",
+        None if version is None else str(version),
+    )
     conv = cls()
     if kind == "header":
         conv.configure(cfg)
@@ -74,7 +90,9 @@ class RunnerFactory:
     ``config`` is the worker config (client settings, converter defaults, offset flush
     intervals), ``policy`` the connector client config override policy; runners report to
     ``status``, source runners store offsets in ``offset_store``, and every runner calls
-    ``on_topic(connector, topic, task)`` the first time its task uses a topic. Immutable and
+    ``on_topic(connector, topic, task)`` the first time its task uses a topic. ``tasks`` is
+    how many tasks the worker runs, the one being built included: the task's clients are sized
+    from its share of ``worker.memory.budget.mb`` (:mod:`.memory_budget`). Immutable and
     cheap, with no state of its own: the worker makes one per build from its current stores
     and hooks (:meth:`Worker.runner_factory`), under its lock for local tasks. The runners it
     builds share nothing but these inputs.
@@ -86,6 +104,8 @@ class RunnerFactory:
     offset_store: OffsetStore
     status: StatusBoard
     on_topic: Callable[[str, str, int], None]
+    plugin_metrics: PluginMetricsRegistry | None = None  # KIP-877; None: not published
+    tasks: int = 1
 
     def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         """The ``kind`` converter of a connector, the worker's one unless the config names one."""
@@ -119,7 +139,15 @@ class RunnerFactory:
         if resolved.get("transforms", "").strip():
             transforms = TransformationChain(resolved, self.plugins.transform_class)
         errors = self._error_handler(task_id, resolved)
+        plugin_metrics = (self.plugin_metrics or PluginMetricsRegistry()).task(
+            task_id.connector, task_id.task
+        )
+        plugin_metrics.monitor_all(
+            {"key": converters.key, "value": converters.value, "header": converters.header},
+            transforms.stages if transforms is not None else (),
+        )
         wc = self.config
+        share = task_share(wc[BUDGET_KEY], self.tasks)
         if isinstance(task, SourceTask):
             source = SourceRunnerSettings(
                 task_config=task_config,
@@ -130,19 +158,27 @@ class RunnerFactory:
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
-                producer_config=producer_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
+                producer_config=self._sized(
+                    "producer",
+                    producer_config(
+                        wc.bootstrap_servers,
+                        wc.originals,
+                        resolved,
+                        self.policy,
+                        f"connector-producer-{task_id}",
+                    ),
+                    share,
                     resolved,
-                    self.policy,
-                    f"connector-producer-{task_id}",
                 ),
                 offset_store=self.offset_store,
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
                 topic_creator=self._topic_creator(task_id, resolved),
             )
-            return SourceTaskRunner(task_id, task, source)
+            source_runner = SourceTaskRunner(task_id, task, source)
+            time_task_calls(task, source_runner.metrics)
+            return plugin_metrics.bind(source_runner)
         if isinstance(task, SinkTask):
+            lag = ConsumerLagProbe()
             sink = SinkRunnerSettings(
                 task_config=task_config,
                 converters=converters,
@@ -152,18 +188,42 @@ class RunnerFactory:
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
-                consumer_config=consumer_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
+                consumer_config=self._sized(
+                    "consumer",
+                    consumer_config(
+                        wc.bootstrap_servers,
+                        wc.originals,
+                        resolved,
+                        self.policy,
+                        f"connector-consumer-{task_id}",
+                        f"connect-{task_id.connector}",
+                    ),
+                    share,
                     resolved,
-                    self.policy,
-                    f"connector-consumer-{task_id}",
-                    f"connect-{task_id.connector}",
                 ),
                 max_poll_records=max_poll_records(wc.originals, resolved),
+                consumer_factory=lag.create,
             )
-            return SinkTaskRunner(task_id, task, sink)
+            sink_runner = SinkTaskRunner(task_id, task, sink)
+            time_task_calls(task, sink_runner.metrics)
+            sink_runner.metrics.partition_lag = lag.partition_lag
+            return plugin_metrics.bind(sink_runner)
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _sized(
+        self,
+        kind: str,
+        client_config: dict[str, Any],
+        share: int | None,
+        connector_config: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """``client_config`` sized to the task's budget ``share`` where neither the worker
+        (``producer.*``/``consumer.*``) nor the connector (``*.override.*``) set the key."""
+        explicit = {
+            **with_prefix(self.config.originals, f"{kind}."),
+            **with_prefix(connector_config, f"{kind}.override."),
+        }
+        return apply_share(kind, client_config, share, explicit)
 
     def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:
         """The task's ``errors.*`` handler, with dead letter queue clients if one is set."""

@@ -12,6 +12,7 @@ delivered again.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Collection, Mapping
 
 from confluent_kafka import Consumer, KafkaException
@@ -82,6 +83,7 @@ class SinkOffsetCommitter:
         }
         if not current:
             return
+        started = time.perf_counter()
         try:
             self._errors.flush()  # DLQ records are safe before the offsets that skip them
             to_commit = self._task.pre_commit(current)
@@ -123,6 +125,7 @@ class SinkOffsetCommitter:
         committed_records = sum(o - self.committed.get(k, o) for k, o in final.items())
         self.committed.update(final)
         self._metrics.offset_commits += 1
+        self._metrics.commit_seconds.observe(time.perf_counter() - started)
         self._metrics.records_committed += max(committed_records, 0)
 
     def _rewind_to_committed(

@@ -12,6 +12,7 @@ are then re-polled after a restart (at-least-once, never lost).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -63,6 +64,7 @@ class SourceOffsetCommitter:
         ``check_delivery`` raises if a delivery failed. Returns True when a commit happened (or
         there was nothing to commit).
         """
+        started = time.perf_counter()
         remaining = producer.flush(self._flush_timeout)
         check_delivery()
         self._errors.flush()  # DLQ records are durable before the offsets that skip them
@@ -93,6 +95,7 @@ class SourceOffsetCommitter:
             message = f"offset commit failed: {e!r}"
             raise TaskFailure(self._id, TaskStage.TASK_COMMIT, message) from e
         self._metrics.offset_commits += 1
+        self._metrics.commit_seconds.observe(time.perf_counter() - started)
         self._metrics.records_committed += produced
         try:
             self._task.commit()

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Protocol
 
+from connectrt.api.metrics import PluginMetrics
 from connectrt.api.records import SinkRecord, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, SourceTaskContext
 from connectrt.runtime.error_handling import ErrorHandler, Failure, ToleranceExceeded
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_metrics import TaskPluginMetrics
 from connectrt.runtime.task_runner import TaskId, TaskStage, class_path
 
 __all__ = [
@@ -31,9 +33,15 @@ __all__ = [
 class SourceTaskContextImpl(SourceTaskContext):
     """A source task's config and the reader of its connector's committed offsets."""
 
-    def __init__(self, config: Mapping[str, str], reader: OffsetStorageReaderImpl) -> None:
+    def __init__(
+        self,
+        config: Mapping[str, str],
+        reader: OffsetStorageReaderImpl,
+        plugin_metrics: TaskPluginMetrics | None = None,
+    ) -> None:
         self._config = config
         self._reader = reader
+        self._plugin_metrics = plugin_metrics
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -42,6 +50,10 @@ class SourceTaskContextImpl(SourceTaskContext):
     @property
     def offset_storage_reader(self) -> OffsetStorageReaderImpl:
         return self._reader
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        return self._plugin_metrics.task if self._plugin_metrics is not None else None
 
 
 class SinkTaskControls(Protocol):
@@ -108,6 +120,11 @@ class SinkTaskContextImpl(SinkTaskContext):
         if not self._runner.errors.policy.reporting:
             return None
         return ErrantRecordReporterImpl(self._runner)
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics | None:
+        handles = getattr(self._runner, "plugin_metrics", None)
+        return handles.task if handles is not None else None
 
 
 class ErrantRecordReporterImpl(ErrantRecordReporter):

@@ -27,43 +27,29 @@ import threading
 import traceback
 from collections.abc import Mapping
 
-from connectrt.api.connector import SinkConnectorContext, SourceConnectorContext
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_loading import class_version, instance_version
+from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
+from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
+from connectrt.runtime.task_limits_config import task_limit
+from connectrt.runtime.task_liveness import StallReport, StallWatchdog, WatchedTask
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.runtime.worker_connector import WorkerConnector
+from connectrt.runtime.worker_connector import WorkerConnector, WorkerConnectorContext
 from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
 __all__ = ["Worker"]
-
-
-class _ConnectorContext(SourceConnectorContext, SinkConnectorContext):
-    def __init__(self, worker: Worker, name: str) -> None:
-        self._worker = worker
-        self._name = name
-
-    def request_task_reconfiguration(self) -> None:
-        self._worker._reconfig_queue.put(self._name)
-
-    def raise_error(self, error: BaseException) -> None:
-        trace = "".join(traceback.format_exception(error))
-        self._worker.status.put(self._name, None, State.FAILED, trace)
-
-    @property
-    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
-        return OffsetStorageReaderImpl(self._worker.offset_store, self._name)
 
 
 def _default_executor(config: WorkerConfig) -> TaskExecutor:
@@ -96,13 +82,15 @@ class Worker:
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
-        self.policy = OverridePolicy(config["connector.client.config.override.policy"])
+        self.policy = OverridePolicy.from_worker_config(config)
+        self.plugin_metrics = PluginMetricsRegistry()  # KIP-877: the plugins' own metrics
         self._connectors: dict[str, WorkerConnector] = {}
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
         self._reconfig_thread: threading.Thread | None = None
         self._auto_restarts: dict[tuple[str, int], int] = {}
         self._started = False
+        self.stall_watchdog = StallWatchdog(self._watched_tasks, self._restart_stalled)
         plugins.add_plugin_path(config["plugin.path"])
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -113,6 +101,7 @@ class Worker:
             target=self._reconfig_loop, name="worker-reconfig", daemon=True
         )
         self._reconfig_thread.start()
+        self.stall_watchdog.start()
         self._started = True
         log.info("Worker %s started", self.config.worker_id)
 
@@ -122,6 +111,7 @@ class Worker:
             names = list(self._connectors)
         for name in names:
             self._stop_connector(name, remove=True)
+        self.stall_watchdog.stop()
         self._reconfig_queue.put(None)
         if self._reconfig_thread is not None:
             self._reconfig_thread.join(5)
@@ -150,6 +140,11 @@ class Worker:
     def connector_type(self, name: str) -> str:
         return self._get(name).connector_type
 
+    def versions(self, name: str) -> tuple[str | None, str | None]:
+        """The running connector's version and its tasks' (None: undefined or not running)."""
+        state = self._get(name)
+        return state.version, state.task_version
+
     def _get(self, name: str) -> WorkerConnector:
         with self._lock:
             state = self._connectors.get(name)
@@ -158,7 +153,13 @@ class Worker:
         return state
 
     def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(config, self.plugins, self.policy, self.config["task.executor"])
+        check_connector_config(
+            config,
+            self.plugins,
+            self.policy,
+            worker_converters(self.config),
+            self.config["task.executor"],
+        )
 
     def start_connector(
         self,
@@ -176,7 +177,11 @@ class Worker:
         config.setdefault("name", name)
         if validate:
             check_connector_config(
-                self.hooks.resolve(config), self.plugins, self.policy, self.config["task.executor"]
+                self.hooks.resolve(config),
+                self.plugins,
+                self.policy,
+                worker_converters(self.config),
+                self.config["task.executor"],
             )
         with self._lock:
             if name in self._connectors:
@@ -202,11 +207,24 @@ class Worker:
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
         try:
             state.resolved = self.hooks.resolve(state.config)
-            cls = self.plugins.connector_class(state.config["connector.class"])
+            cls = self.plugins.connector_class(
+                state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
+            )
             connector = cls()
-            connector.initialize(_ConnectorContext(self, state.name))
+            state.version, state.task_version = instance_version(connector), None
+            state.plugin_metrics = self.plugin_metrics.connector(state.name)
+            connector.initialize(
+                WorkerConnectorContext(
+                    state.name,
+                    self._reconfig_queue.put,
+                    self.status,
+                    self.offset_store,
+                    state.plugin_metrics,
+                )
+            )
             state.connector = connector
             connector.start(state.resolved)
+            state.task_version = class_version(connector.task_class())
             changed = state.generate_task_configs()
         except Exception:
             trace = traceback.format_exc()
@@ -294,9 +312,14 @@ class Worker:
         """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
-        return self.runner_factory().create_runner(
+        runner = self.runner_factory().create_runner(
             task_id, task_cls, task_config, connector_config, target
         )
+        runner.set_rate_limit(
+            task_limit(connector_config, self.config, "task.rate.limit.records.per.sec"),
+            task_limit(connector_config, self.config, "task.rate.limit.bytes.per.sec"),
+        )
+        return runner
 
     def runner_factory(self) -> RunnerFactory:
         """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""
@@ -307,6 +330,8 @@ class Worker:
             self.offset_store,
             self.status,
             self.hooks.on_topic,
+            self.plugin_metrics,
+            tasks=max(1, sum(len(s.task_configs) for s in list(self._connectors.values()))),
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:
@@ -406,6 +431,8 @@ class Worker:
             if runner is not None:
                 runner.stop()
                 runner.join(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
+                if runner.is_alive() and hasattr(runner, "abandon"):
+                    runner.abandon()  # stuck: it must not report over its successor
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 
@@ -430,9 +457,38 @@ class Worker:
                 self.status.put(name, None, State.FAILED, trace)
 
     # -- observation ---------------------------------------------------------------------------
+    def reconfiguration_running(self) -> bool:
+        """Whether the thread that applies ``request_task_reconfiguration()`` runs (health)."""
+        thread = self._reconfig_thread
+        return not self._started or (thread is not None and thread.is_alive())
+
     def task_metrics(self) -> list[TaskMetrics]:
         with self._lock:
             return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
+
+    def stall(self, name: str, task: int) -> StallReport | None:
+        """The task's stall report while it is stuck in one call (task.stall.timeout.ms)."""
+        return self.stall_watchdog.stall(name, task)
+
+    def _watched_tasks(self) -> list[WatchedTask]:
+        """The stall watchdog's tasks, with each connector's timeout and action."""
+        with self._lock:
+            states = [(s.name, s.resolved, dict(s.runners)) for s in self._connectors.values()]
+        watched = []
+        for name, resolved, runners in states:
+            timeout_s = task_limit(resolved, self.config, "task.stall.timeout.ms") / 1000.0
+            action = task_limit(resolved, self.config, "task.stall.action")
+            watched += [WatchedTask(name, t, h, timeout_s, action) for t, h in runners.items()]
+        return watched
+
+    def _restart_stalled(self, name: str, task: int, handle: TaskHandle) -> None:
+        """task.stall.action=restart: restart the task if ``handle`` still runs it."""
+        with self._lock:
+            state = self._connectors.get(name)
+            if state is None or state.runners.get(task) is not handle:
+                return
+            log.warning("Task %s-%d stalled; restarting it (task.stall.action=restart)", name, task)
+            self.restart_task(name, task)
 
     def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)

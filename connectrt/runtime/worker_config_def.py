@@ -9,42 +9,16 @@ across threads. The parsed, typed form is :class:`connectrt.runtime.worker_confi
 
 from __future__ import annotations
 
-from typing import Any
-
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
-from connectrt.errors import ConfigError
+from connectrt.runtime.clients import check_allowlist, check_policy_name
+from connectrt.runtime.plugin_version_config import WORKER_VERSION_CONFIG_DEF
+from connectrt.runtime.task_limits_config import WORKER_TASK_LIMITS_CONFIG_DEF
 
-__all__ = [
-    "MIN_MEMORY_LIMIT_MB",
-    "SIMPLE_HEADER_CONVERTER",
-    "WORKER_CONFIG_DEF",
-    "valid_memory_limit",
-]
+__all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 
-MIN_MEMORY_LIMIT_MB = 128
-"""The smallest ``task.memory.limit.mb``: a task process with a producer or a consumer holds
-about 100 MB of private writable memory (mostly reserved thread stacks) before its task
-allocates anything."""
-
-
-def valid_memory_limit(name: str, value: Any) -> None:
-    """``task.memory.limit.mb``: empty (the connector key: use the worker's), 0 (no limit)
-    or at least :data:`MIN_MEMORY_LIMIT_MB`."""
-    if value is None or value == 0:
-        return
-    if not isinstance(value, int) or value < MIN_MEMORY_LIMIT_MB:
-        raise ConfigError(
-            f"Invalid value {value} for configuration {name}: must be 0 (no limit) or at "
-            f"least {MIN_MEMORY_LIMIT_MB} (MB); a task process with its Kafka clients needs "
-            "about 100 MB before its task allocates anything",
-            name,
-            value,
-        )
-
-
-WORKER_CONFIG_DEF = (
+_WORKER_KEYS = (
     ConfigDef()
     .define(
         "bootstrap.servers",
@@ -165,14 +139,15 @@ WORKER_CONFIG_DEF = (
         "crash domain) or 'spark' (long-running Spark tasks; `connectrt spark` sets it).",
     )
     .define(
-        "task.memory.limit.mb",
+        "worker.memory.budget.mb",
         ConfigType.INT,
-        0,
-        valid_memory_limit,
-        Importance.LOW,
-        "With task.executor=processes: the memory limit of each task process in MB (private "
-        "writable memory, enforced by the OS as RLIMIT_DATA), for connectors that set none; "
-        "0 = no limit. A task over it is FAILED with 'memory limit' in its trace.",
+        64,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "connectrt: memory (MiB) the Kafka clients of the worker's tasks may buffer, divided "
+        "evenly among its tasks (by at least 4): each source task's producer queue and each "
+        "sink task's prefetch are sized from its share. Explicit producer.*/consumer.* and "
+        "connector *.override.* settings win; 0 turns the budget off.",
     )
     .define(
         "plugin.path",
@@ -424,9 +399,22 @@ WORKER_CONFIG_DEF = (
         "connector.client.config.override.policy",
         ConfigType.STRING,
         "All",
-        ValidString.of("All", "None", "Principal"),
+        check_policy_name,
         Importance.MEDIUM,
-        "Which producer/consumer/admin.override.* keys connectors may set.",
+        "Which producer/consumer/admin.override.* keys connectors may set: 'All' (any), "
+        "'None' (none), 'Principal' (sasl.jaas.config, sasl.mechanism, security.protocol; "
+        "deprecated) or 'Allowlist' (KIP-1188: those in "
+        "connector.client.config.override.allowlist; Kafka's default from 5.0). Kafka's policy "
+        "class names are accepted too.",
+    )
+    .define(
+        "connector.client.config.override.allowlist",
+        ConfigType.LIST,
+        "",
+        check_allowlist,
+        Importance.MEDIUM,
+        "With the Allowlist policy: the client settings (without the producer.override. etc. "
+        "prefix, e.g. linger.ms) connectors may override. Empty: none.",
     )
     .define(
         "topic.creation.enable",
@@ -437,3 +425,6 @@ WORKER_CONFIG_DEF = (
         "Allow source connectors to create topics with topic.creation.* settings.",
     )
 )
+
+WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(WORKER_TASK_LIMITS_CONFIG_DEF)  # stall, rate limits

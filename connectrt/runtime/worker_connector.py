@@ -1,19 +1,67 @@
-"""One connector on a worker: its Connector object, configs, target state and task handles."""
+"""One connector on a worker: its Connector object, configs, target state and task handles
+(:class:`WorkerConnector`), and the context its Connector object gets
+(:class:`WorkerConnectorContext`)."""
 
 from __future__ import annotations
 
 import logging
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.api.connector import (
+    Connector,
+    SinkConnector,
+    SinkConnectorContext,
+    SourceConnector,
+    SourceConnectorContext,
+)
 from connectrt.errors import ConnectError
-from connectrt.runtime.status import TargetState
+from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_metrics import PluginMetricsImpl
+from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskHandle
+from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerConnector"]
+__all__ = ["WorkerConnector", "WorkerConnectorContext"]
+
+
+class WorkerConnectorContext(SourceConnectorContext, SinkConnectorContext):
+    """What a connector of a worker sees of it. Thread-safe: a connector may call it from its
+    own threads. ``reconfigure(name)`` queues a task reconfiguration on the worker's thread;
+    ``status`` takes a failure; source offsets are read from ``offset_store``."""
+
+    def __init__(
+        self,
+        name: str,
+        reconfigure: Callable[[str], None],
+        status: StatusBoard,
+        offset_store: OffsetStore,
+        metrics: PluginMetricsImpl,
+    ) -> None:
+        self._name = name
+        self._reconfigure = reconfigure
+        self._status = status
+        self._offset_store = offset_store
+        self._metrics = metrics
+
+    def request_task_reconfiguration(self) -> None:
+        self._reconfigure(self._name)
+
+    def raise_error(self, error: BaseException) -> None:
+        trace = "".join(traceback.format_exception(error))
+        self._status.put(self._name, None, State.FAILED, trace)
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReaderImpl:
+        return OffsetStorageReaderImpl(self._offset_store, self._name)
+
+    @property
+    def plugin_metrics(self) -> PluginMetricsImpl:
+        return self._metrics
 
 
 @dataclass
@@ -34,6 +82,9 @@ class WorkerConnector:
     task_configs: list[dict[str, str]] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
     runners: dict[int, TaskHandle] = field(default_factory=dict)
+    plugin_metrics: PluginMetricsImpl | None = None  # the Connector object's (KIP-877)
+    version: str | None = None  # the running Connector's version() (KIP-891)
+    task_version: str | None = None  # its task class's version()
 
     @property
     def connector_type(self) -> str:
@@ -73,13 +124,17 @@ class WorkerConnector:
         return changed
 
     def stop_connector(self) -> None:
-        """Stop the Connector object, if any (an error is logged), and forget it."""
+        """Stop the Connector object, if any (an error is logged), and forget it and its
+        metrics."""
         if self.connector is not None:
             try:
                 self.connector.stop()
             except Exception:
                 log.exception("Error stopping connector %s", self.name)
             self.connector = None
+        if self.plugin_metrics is not None:
+            self.plugin_metrics.close()
+            self.plugin_metrics = None
 
     def stop_tasks(self, timeout_s: float) -> None:
         """Ask every task to stop, wait up to ``timeout_s`` in all for them, forget them."""
@@ -90,6 +145,8 @@ class WorkerConnector:
         for r in runners:
             r.join(max(0.0, deadline - time.monotonic()))
             if r.is_alive():
+                if hasattr(r, "abandon"):
+                    r.abandon()  # it must not report over the tasks that replace it
                 log.error(
                     "Graceful stop of task %s failed: it did not finish within "
                     "task.shutdown.graceful.timeout.ms",

@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from connectrt import __version__
+from connectrt.runtime.metrics_history import MetricsHistory
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.status import State
 from connectrt.runtime.worker import Worker
+from connectrt.runtime.worker_health import HealthReport, WorkerHealth
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +25,13 @@ class WorkerOverview:
 
     ``worker`` supplies the status board and the task metrics; ``offset_admin`` the cluster id
     (asked once it is first wanted, then kept); ``connector_type(name)`` says source or sink;
-    ``ready`` is set by the herder once it has started (and cleared when it stops).
+    ``health`` is the herder's health check (KIP-1017). ``history`` keeps the last minutes of
+    task throughput and lag for the web console.
 
-    Lifecycle: built with the herder, whose construction time is the uptime's start; nothing to
-    start or stop. Threading: every method may be called from any thread and takes no lock;
-    two first calls of :meth:`server_info` at once may both ask for the cluster id.
+    Lifecycle: built with the herder, whose construction time is the uptime's start; the herder
+    starts and stops ``history`` with itself. Threading: every method may be called from any
+    thread and takes no lock; two first calls of :meth:`server_info` at once may both ask for
+    the cluster id.
     """
 
     def __init__(
@@ -36,14 +39,15 @@ class WorkerOverview:
         worker: Worker,
         offset_admin: OffsetAdmin,
         connector_type: Callable[[str], str],
-        ready: threading.Event,
+        health: WorkerHealth,
     ) -> None:
         self._worker = worker
         self._offset_admin = offset_admin
         self._connector_type = connector_type
-        self._ready = ready
+        self._health = health
         self._cluster_id: str | None = None
         self.started_at = time.time()
+        self.history = MetricsHistory(worker.task_metrics)
 
     def server_info(self) -> dict[str, Any]:
         """``version``, ``commit`` and ``kafka_cluster_id`` (None while Kafka is unreachable)."""
@@ -54,15 +58,14 @@ class WorkerOverview:
                 log.warning("Could not read the Kafka cluster id", exc_info=True)
         return {"version": __version__, "commit": "unknown", "kafka_cluster_id": self._cluster_id}
 
-    def health(self) -> tuple[str, str]:
-        """``(status, message)``: ``healthy`` once the herder is ready, else ``starting``."""
-        if self._ready.is_set():
-            return "healthy", "Worker has completed startup and is ready to handle requests."
-        return "starting", "Worker is still starting up."
+    def health(self) -> HealthReport:
+        """``healthy``, ``starting`` or ``unhealthy`` with Kafka's messages plus the reasons
+        (see :mod:`connectrt.runtime.worker_health`); may take up to the health timeout."""
+        return self._health.check()
 
     def metrics_snapshot(self) -> dict[str, Any]:
-        """Connector and task states, per-task counters and uptime (rendered by the REST
-        layer in Prometheus' text format)."""
+        """Connector and task states, per-task counters, the plugins' own metrics (KIP-877)
+        and uptime (rendered by the REST layer in Prometheus' text format)."""
         board = self._worker.status
         connectors = {}
         for name in self._worker.connectors():
@@ -75,5 +78,7 @@ class WorkerOverview:
         return {
             "connectors": connectors,
             "tasks": [m.snapshot() for m in self._worker.task_metrics()],
+            "plugins": self._worker.plugin_metrics.snapshot(),
+            "stalled": sorted(self._worker.stall_watchdog.stalled()),
             "uptime_seconds": time.time() - self.started_at,
         }

@@ -5,18 +5,20 @@
 Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver.
 
 Launch: each task launch is a Spark job of one partition (its :class:`SparkTaskPayload`),
-submitted from a driver thread of its own, in the connector's job group
-``connectrt:<connector>`` and with a job tag of its own. One job per task, not one job for
-all of a connector's tasks, because a Spark job fails as a whole: a task that exhausts
-``spark.task.maxFailures`` would kill its healthy siblings without their final commit, and the
-driver learns that a partition ended only when its job does; per task, a launch ends exactly
-when its task does.
+submitted from a driver thread of its own by a :mod:`launcher <.launchers>`: on a classic
+SparkContext (an RDD in the connector's job group ``connectrt:<connector>``) or over Spark
+Connect (a one-row DataFrame through ``mapInArrow``, tagged ``connectrt:<connector>``), with a
+tag of its own. One job per task, not one job for all of a connector's tasks, because a Spark
+job fails as a whole: a task that exhausts ``spark.task.maxFailures`` would kill its healthy
+siblings without their final commit, and the driver learns that a partition ended only when
+its job does; per task, a launch ends exactly when its task does.
 
 Control: pause, resume and stop are signals in the signal topic (:mod:`.signals`); the task
 commits and returns, so its job ends. Only a task that has not ended
-``task.shutdown.graceful.timeout.ms`` after its stop signal is cancelled
-(``cancelJobsWithTag``: a hard kill, no final commit; the next run resumes from the last
-commit). Status flows back through the status topic (:mod:`.status_relay`). Before a launch,
+``task.shutdown.graceful.timeout.ms`` after its stop signal is cancelled by its tag
+(``cancelJobsWithTag`` / ``interruptTag``: a hard kill, no final commit; the next run resumes
+from the last commit). Status flows back through the status topic (:mod:`.status_relay`).
+Before a launch,
 :class:`~.slots.SlotLedger` checks that the cluster keeps ``task.executor.spark.free.slots``
 slots free beyond every running task; otherwise the tasks and the connector are reported FAILED
 with the reason.
@@ -33,7 +35,7 @@ import threading
 import traceback
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.status import State, Status, TargetState
@@ -41,13 +43,11 @@ from connectrt.runtime.task_executors import TaskHandle, WorkerView
 from connectrt.runtime.task_runner import TaskId
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.config import SparkBackendConfig
-from connectrt.spark.executor_task import SparkTaskPayload, run_task_partition
+from connectrt.spark.executor_task import SparkTaskPayload
+from connectrt.spark.launchers import TaskLauncher
 from connectrt.spark.signals import Signal, SignalWriter
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
 from connectrt.spark.status_relay import StatusRelay
-
-if TYPE_CHECKING:
-    from pyspark import SparkContext
 
 __all__ = ["SparkTaskExecutor", "SparkTaskHandle"]
 
@@ -110,24 +110,15 @@ class SparkTaskHandle:
 
     # -- the driver thread ---------------------------------------------------------------------
     def start(self) -> None:
-        from pyspark import InheritableThread
-
-        self._thread = InheritableThread(target=self._run, name=f"spark-task-{self.id}")
+        self._thread = self.backend.launcher.thread(self._run, f"spark-task-{self.id}")
         self._thread.daemon = True
         self._thread.start()
 
     def _run(self) -> None:
-        sc = self.backend.sc
         try:
-            sc.setJobGroup(
-                job_group(self.id.connector),
-                f"connectrt connector {self.id.connector}",
-                interruptOnCancel=True,
+            self.result = self.backend.launcher.run(
+                self.payload, self.tag, job_group(self.id.connector)
             )
-            sc.addJobTag(self.tag)
-            rdd = sc.parallelize([self.payload], 1).mapPartitions(run_task_partition)
-            results = rdd.collect()
-            self.result = results[0] if results else None
             metrics = (self.result or {}).get("metrics") or {}
             for key, value in metrics.items():
                 if key not in ("connector", "task") and hasattr(self.metrics, key):
@@ -141,10 +132,6 @@ class SparkTaskHandle:
                 log.error("Task %s failed on Spark (no attempts left)\n%s", self.id, trace)
                 self.backend.task_failed(self, trace)
         finally:
-            try:
-                sc.removeJobTag(self.tag)
-            except Exception:
-                log.debug("Could not remove job tag %s", self.tag, exc_info=True)
             self.backend.ended(self)
             self._done.set()
         if self.failed is not None and self.on_failure is not None:
@@ -154,12 +141,16 @@ class SparkTaskHandle:
 class SparkTaskExecutor:
     """See the module docstring. ``start`` before the worker starts connectors."""
 
-    def __init__(self, sc: SparkContext, wc: WorkerConfig, config: SparkBackendConfig) -> None:
-        self.sc = sc
+    def __init__(
+        self, launcher: TaskLauncher, wc: WorkerConfig, config: SparkBackendConfig
+    ) -> None:
+        self.launcher = launcher
         self.worker_config = wc
         self.config = config
         self.run_id = uuid.uuid4().hex
-        self.slots = SlotLedger(config.slots or int(sc.defaultParallelism), config.free_slots)
+        self.slots = SlotLedger(
+            config.slots or launcher.slots(), config.free_slots_for(launcher.master)
+        )
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
@@ -173,7 +164,10 @@ class SparkTaskExecutor:
         self._signals.start()
         self._relay.start()
         log.info(
-            "Spark task executor ready: %d slot(s) (%d kept free), signals in %s",
+            "Spark task executor ready (%s launcher, master %s): %d slot(s) (%d kept free), "
+            "signals in %s",
+            self.launcher.kind,
+            self.launcher.master,
             self.slots.total,
             self.slots.free,
             self._signals.topic,
@@ -245,7 +239,7 @@ class SparkTaskExecutor:
 
     def cancel(self, handle: SparkTaskHandle) -> None:
         self.cancels += 1
-        self.sc.cancelJobsWithTag(handle.tag)
+        self.launcher.cancel(handle.tag)
 
     def ended(self, handle: SparkTaskHandle) -> None:
         """The launch's job is over: forget it and free its slot."""

@@ -40,11 +40,13 @@ SPARK_BACKEND_CONFIG_DEF = (
     .define(
         "task.executor.spark.free.slots",
         ConfigType.INT,
-        1,
-        Range.at_least(1),
+        None,
+        Range.at_least(0),
         Importance.LOW,
         "Slots kept free beyond the long-running connector tasks (for other Spark jobs); a "
-        "connector whose tasks would leave fewer free is refused (FAILED with the reason).",
+        "connector whose tasks would leave fewer free is refused (FAILED with the reason). "
+        "Default: 0 on a local master (its slots are threads: local[2] runs a source and a "
+        "sink task), 1 on a cluster.",
     )
     .define(
         "task.executor.spark.cancel.wait.ms",
@@ -65,8 +67,15 @@ class SparkBackendConfig:
     executor: str
     signal_topic: str
     slots: int
-    free_slots: int
+    free_slots: int | None  # None: free_slots_for(master) decides
     cancel_wait_s: float
+
+    def free_slots_for(self, master: str) -> int:
+        """Slots to keep free on ``master``: as configured, else 0 on ``local[...]`` (a local
+        master's slots are threads, and more cost nothing but ``local[N]``), else 1."""
+        if self.free_slots is not None:
+            return self.free_slots
+        return 0 if master.startswith("local") else 1
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> SparkBackendConfig:

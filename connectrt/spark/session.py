@@ -2,11 +2,15 @@
 
 Under ``spark-submit`` the session comes from spark-submit's settings; run directly, the
 worker properties' ``spark.*`` keys build it (``spark.master`` defaults to ``local[*,4]``: all
-cores, 4 attempts per task).
+cores, 4 attempts per task). With ``spark.remote=sc://host:port`` the session is a Spark
+Connect client of that server instead: the server's own settings (master, executors, Python)
+apply, only ``spark.sql.*`` keys are passed on as session settings, and other ``spark.*`` keys
+are ignored with a warning.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -19,10 +23,15 @@ if TYPE_CHECKING:
 
 __all__ = ["spark_session_from_props"]
 
+log = logging.getLogger(__name__)
+
 
 def spark_session_from_props(props: Mapping[str, str]) -> SparkSession:
     """Get or create the SparkSession the ``spark.*`` worker properties describe."""
     conf = spark_conf(props)
+    remote = conf.pop("spark.remote", "").strip()
+    if remote:
+        return _connect_session(remote, conf)
     master = conf.get("spark.master") or os.environ.get("MASTER")
     if (master or "local").startswith("local"):
         # Local executors are this machine's Python workers: run them with this interpreter.
@@ -35,4 +44,20 @@ def spark_session_from_props(props: Mapping[str, str]) -> SparkSession:
         builder = builder.master("local[*,4]")
     for key, value in conf.items():
         builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _connect_session(remote: str, conf: dict[str, str]) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    ignored = sorted(k for k in conf if not k.startswith("spark.sql."))
+    if ignored:
+        log.warning(
+            "spark.remote is set: the Spark Connect server's own settings apply; ignoring %s",
+            ", ".join(ignored),
+        )
+    builder = SparkSession.builder.remote(remote)
+    for key, value in conf.items():
+        if key.startswith("spark.sql."):
+            builder = builder.config(key, value)
     return builder.getOrCreate()

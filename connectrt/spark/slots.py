@@ -3,7 +3,11 @@ whole life, and Spark gives a job's tasks slots first come, first served.
 
 A launch that would leave fewer than ``free`` slots unused is refused: tasks beyond the slot
 count would wait for a slot that is never given back, and with every slot held, any other
-Spark job (a batch read, a streaming query) starves until a task ends. Thread-safe.
+Spark job (a batch read, a streaming query) starves until a task ends. ``free`` is 1 on a
+cluster and 0 on a local master by default (see
+:meth:`~connectrt.spark.config.SparkBackendConfig.free_slots_for`): a local master's slots are
+threads, so ``local[2]`` runs a source and a sink task, and a local session that also runs
+other jobs asks for more threads. Thread-safe.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ class SlotLedger:
                     f"{held} held by running connector tasks ({others or 'none'}), and "
                     f"{self.free} must stay free for other Spark jobs "
                     "(task.executor.spark.free.slots). Lower tasks.max, stop another "
-                    "connector or give Spark more executor cores, then restart the connector."
+                    "connector or give Spark more executor cores (on a local master: a "
+                    "larger N in local[N]; its slots are threads), then restart the connector."
                 )
             self._held[connector] += count
 

@@ -174,6 +174,10 @@ class SinkConnectorConformance(_ConnectorConformance):
         self, broker: EmbeddedBroker, tmp_path: Path, unique_name: NameFactory
     ):
         topic = unique_name("conformance-sink")
+        # The connector, and so its consumer group, is named after the run's topic: a fixed
+        # name shared the group with every earlier run on the session's broker (another
+        # suite's), and the join could then wait for members long gone.
+        connector = topic
         create_topic(broker.bootstrap_servers, topic, partitions=2)
         config = self.connector_config(tmp_path, topic)
         observations: list[tuple[int, int]] = []  # (sum of offsets returned, written then)
@@ -206,14 +210,11 @@ class SinkConnectorConformance(_ConnectorConformance):
         )
         with WorkerHarness(broker.bootstrap_servers) as harness:
             harness.start_connector(
-                "conformance-sink", {**config, "connector.class": connector_cls.__name__}
+                connector, {**config, "connector.class": connector_cls.__name__}
             )
             harness.wait_until(
-                lambda: (
-                    sum(m.records_committed for m in harness.metrics("conformance-sink").values())
-                    >= n
-                ),
-                60,
+                lambda: sum(m.records_committed for m in harness.metrics(connector).values()) >= n,
+                120,  # a group join plus the records, on a machine busy with other work
                 "all records committed",
             )
         assert observations, "pre_commit was never called"
@@ -223,7 +224,7 @@ class SinkConnectorConformance(_ConnectorConformance):
                 "were durably written"
             )
         consumer = Consumer(
-            {"bootstrap.servers": broker.bootstrap_servers, "group.id": "connect-conformance-sink"}
+            {"bootstrap.servers": broker.bootstrap_servers, "group.id": f"connect-{connector}"}
         )
         try:
             committed = consumer.committed(

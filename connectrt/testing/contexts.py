@@ -7,6 +7,8 @@
   the runtime for (``rewinds``, ``timeouts``, ``commit_requests``, paused partitions) instead
   of acting on it, with an optional errant record reporter.
 * :class:`RecordingConnectorContext` - records reconfiguration requests and raised errors.
+* :class:`MetricsContext` - their common base: ``plugin_metrics`` (KIP-877) over a registry of
+  its own, read back with :meth:`MetricsContext.metric_values`.
 
 Not thread-safe beyond what CPython's list/dict operations give; one per task or connector.
 """
@@ -20,6 +22,7 @@ from typing import Any
 from connectrt.api import (
     ErrantRecordReporter,
     OffsetStorageReader,
+    PluginMetrics,
     SinkConnectorContext,
     SinkTaskContext,
     SourceConnectorContext,
@@ -27,9 +30,11 @@ from connectrt.api import (
     SourceTaskContext,
     TopicPartition,
 )
+from connectrt.runtime.plugin_metrics import PluginMetricsImpl, PluginMetricsRegistry
 
 __all__ = [
     "MemoryOffsetReader",
+    "MetricsContext",
     "RecordingConnectorContext",
     "RecordingSinkTaskContext",
     "StandaloneSourceTaskContext",
@@ -60,7 +65,29 @@ class MemoryOffsetReader(OffsetStorageReader):
         return [self.stored.get(_key(p)) for p in partitions]
 
 
-class StandaloneSourceTaskContext(SourceTaskContext):
+class MetricsContext:
+    """``plugin_metrics`` as a worker gives it (tagged ``metric_tags``), in a private registry;
+    :meth:`metric_values` reads what the plugin published."""
+
+    metric_tags: Mapping[str, str] = {"connector": "test", "task": "0"}
+    _metrics: PluginMetricsImpl | None = None
+    _registry: PluginMetricsRegistry | None = None
+
+    @property
+    def plugin_metrics(self) -> PluginMetrics:
+        if self._metrics is None:
+            self._registry = PluginMetricsRegistry()
+            self._metrics = PluginMetricsImpl(self._registry, self.metric_tags)
+        return self._metrics
+
+    def metric_values(self) -> dict[str, float]:
+        """``{metric name: current value}`` of what the plugin registered (values read now)."""
+        if self._registry is None:
+            return {}
+        return {m["name"]: m["value"] for m in self._registry.snapshot()}
+
+
+class StandaloneSourceTaskContext(MetricsContext, SourceTaskContext):
     """``configs`` and an offset reader (a fresh, empty :class:`MemoryOffsetReader` if none)."""
 
     def __init__(
@@ -78,7 +105,7 @@ class StandaloneSourceTaskContext(SourceTaskContext):
         return self._offsets
 
 
-class RecordingSinkTaskContext(SinkTaskContext):
+class RecordingSinkTaskContext(MetricsContext, SinkTaskContext):
     """Records rewinds, timeouts, commit requests and pauses, as a runtime would apply them."""
 
     def __init__(
@@ -120,9 +147,11 @@ class RecordingSinkTaskContext(SinkTaskContext):
         return self._reporter
 
 
-class RecordingConnectorContext(SourceConnectorContext, SinkConnectorContext):
+class RecordingConnectorContext(MetricsContext, SourceConnectorContext, SinkConnectorContext):
     """A connector context outside any worker: reconfiguration requests and errors are
     recorded; source connectors read offsets from ``offsets`` (empty by default)."""
+
+    metric_tags: Mapping[str, str] = {"connector": "test"}
 
     def __init__(self, offsets: OffsetStorageReader | None = None) -> None:
         self.reconfigurations = 0

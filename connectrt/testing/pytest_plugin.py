@@ -1,4 +1,5 @@
-"""pytest fixtures for connector authors: ``broker``, ``unique_name``, ``postgres``, ``spark``.
+"""pytest fixtures for connector authors: ``broker``, ``unique_name``, ``postgres``, ``spark``,
+``spark_connect_server`` and ``spark_connect``.
 
 Enable in a ``conftest.py`` with ``pytest_plugins = ["connectrt.testing.pytest_plugin"]``.
 """
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from connectrt.testing.postgres import PostgresServer
+    from connectrt.testing.spark_connect import SparkConnectServer
 
 _counter = itertools.count()
 
@@ -68,3 +70,40 @@ def spark() -> Iterator[SparkSession]:
     session = local_spark_session()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server() -> Iterator[SparkConnectServer]:
+    """One local Spark Connect server for the session, started from the installed pyspark
+    (see :mod:`connectrt.testing.spark_connect`); its Python workers import this project."""
+    from connectrt.testing.spark_connect import SparkConnectServer
+
+    with SparkConnectServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def spark_connect(spark_connect_server: SparkConnectServer) -> Iterator[SparkSession]:
+    """A Spark Connect client session on :func:`spark_connect_server`, for one test module.
+
+    PySpark switches its functions (``pyspark.sql.functions`` and others) to Spark Connect
+    while ``SPARK_CONNECT_MODE_ENABLED`` is set; it is set for the module and removed after,
+    so a classic ``spark`` session in the same pytest run keeps working.
+    """
+    import os
+
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    had = os.environ.get("SPARK_CONNECT_MODE_ENABLED")
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    session = RemoteSparkSession.builder.remote(spark_connect_server.url).create()
+    try:
+        yield session  # type: ignore[misc]
+    finally:
+        try:
+            session.stop()
+        finally:
+            if had is None:
+                os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+            else:
+                os.environ["SPARK_CONNECT_MODE_ENABLED"] = had

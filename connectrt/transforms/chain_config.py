@@ -6,9 +6,11 @@ Connector keys (Kafka's names)::
     transforms.a.type=<class>           required; Kafka class name or Python path
     transforms.a.predicate=p            optional; an alias listed in `predicates`
     transforms.a.negate=true            optional; apply when the predicate does NOT match
+    transforms.a.plugin.version=2.0     optional; which installed version (KIP-891)
     transforms.a.<key>=...              passed to the SMT as `<key>`
     predicates=p
     predicates.p.type=<class>
+    predicates.p.plugin.version=[1,2)   optional; which installed version (KIP-891)
     predicates.p.<key>=...              passed to the predicate as `<key>`
 
 :func:`build_stages` configures every predicate and SMT into :class:`TransformationStage` s
@@ -30,6 +32,7 @@ from connectrt.transforms.resolver import Resolver, resolve_class
 __all__ = [
     "PREDICATES",
     "TRANSFORMS",
+    "VERSION",
     "TransformationStage",
     "alias_list",
     "build_stages",
@@ -39,7 +42,8 @@ __all__ = [
 
 TRANSFORMS = "transforms"
 PREDICATES = "predicates"
-_STAGE_KEYS = frozenset({"type", "predicate", "negate"})
+VERSION = "plugin.version"
+_STAGE_KEYS = frozenset({"type", "predicate", "negate", VERSION})
 
 
 def alias_list(value: Any) -> list[str]:
@@ -53,7 +57,8 @@ def alias_list(value: Any) -> list[str]:
 
 def plugin_config(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """The keys under ``prefix`` (``transforms.<alias>.``) without it, minus the stage keys
-    (``type``, ``predicate``, ``negate``): the config an SMT or predicate gets."""
+    (``type``, ``predicate``, ``negate``, ``plugin.version``): the config an SMT or predicate
+    gets."""
     n = len(prefix)
     return {
         k[n:]: v for k, v in config.items() if k.startswith(prefix) and k[n:] not in _STAGE_KEYS
@@ -131,7 +136,15 @@ def _instantiate(config: Mapping[str, Any], prefix: str, resolve: Resolver, base
         raise ConfigError(
             f'Missing required configuration "{type_key}" which has no default value.', type_key
         )
-    cls = resolve_class(resolve, str(class_name), type_key, base)
+    version = config.get(prefix + VERSION)
+    cls = resolve_class(
+        resolve,
+        str(class_name),
+        type_key,
+        base,
+        None if version is None else str(version),
+        prefix + VERSION,
+    )
     instance = cls()
     try:
         instance.configure(plugin_config(config, prefix))

@@ -14,6 +14,7 @@ from connectrt.api.transform import Predicate, Transformation
 from connectrt.transforms.chain_config import (
     PREDICATES,
     TRANSFORMS,
+    VERSION,
     alias_list,
     plugin_config,
     unknown_predicate,
@@ -45,11 +46,19 @@ def _validate_plugin(
             f'Missing required configuration "{type_key}" which has no default value.',
         )
         return
+    version = config.get(prefix + VERSION)
     try:
-        cls = resolve_class(resolve, str(class_name), type_key, base)
+        cls = resolve_class(
+            resolve,
+            str(class_name),
+            type_key,
+            base,
+            None if version is None else str(version),
+            prefix + VERSION,
+        )
         instance = cls()
     except ConfigError as exc:
-        _add(errors, type_key, str(exc))
+        _add(errors, exc.name or type_key, str(exc))
         return
     sub = plugin_config(config, prefix)
     found = False
@@ -157,11 +166,31 @@ def enriched_config_def(config: Mapping[str, Any], resolve: Resolver | None = No
                         order_in_group=2,
                     )
                 )
+            keys.append(
+                ConfigKey(
+                    prefix + VERSION,
+                    ConfigType.STRING,
+                    None,
+                    importance=Importance.LOW,
+                    documentation=f"Version of the '{alias}' {base.__name__.lower()}: a "
+                    "version, a version range or 'latest' (the default).",
+                    group=group,
+                    order_in_group=3,
+                )
+            )
             class_name = config.get(prefix + "type")
             if not class_name:
                 continue
+            version = config.get(prefix + VERSION)
             try:
-                cls = resolve_class(resolve, str(class_name), prefix + "type", base)
+                cls = resolve_class(
+                    resolve,
+                    str(class_name),
+                    prefix + "type",
+                    base,
+                    None if version is None else str(version),
+                    prefix + VERSION,
+                )
                 plugin_def = cls().config_def()
             except ConfigError:
                 continue
@@ -175,7 +204,7 @@ def enriched_config_def(config: Mapping[str, Any], resolve: Resolver | None = No
                         key.importance,
                         key.documentation,
                         group,
-                        i + 3,
+                        i + 4,
                         key.width,
                         key.display_name,
                         tuple(prefix + d for d in key.dependents),

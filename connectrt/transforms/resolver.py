@@ -17,8 +17,10 @@ from connectrt.api.config import ConfigError
 
 __all__ = ["Resolver", "default_resolve", "resolve_class"]
 
-Resolver = Callable[[str], type]
-"""Turns a ``*.type`` value into a class; raises (ConfigError, ImportError, ...) if unknown."""
+Resolver = Callable[..., type]
+"""``resolve(name)`` turns a ``*.type`` value into a class; raises (ConfigError, ImportError,
+...) if unknown. ``resolve(name, version=spec)`` picks the version a ``*.plugin.version`` value
+asks for (KIP-891; the worker's plugin registry does)."""
 
 
 def _bundled_names() -> dict[str, str]:
@@ -46,8 +48,18 @@ def _import(path: str) -> type:
     return obj
 
 
-def default_resolve(name: str) -> type:
-    """Resolve a Kafka SMT/predicate class name, its simple name, or a Python class path."""
+def default_resolve(name: str, version: str | None = None) -> type:
+    """Resolve a Kafka SMT/predicate class name, its simple name, or a Python class path.
+
+    Without a plugin registry there is one version of each class: a ``version`` other than
+    ``latest`` is refused."""
+    if version is not None and version.strip() != "latest":
+        raise ConfigError(
+            f"Plugin versions are chosen by a worker's plugin registry; {name} has no version "
+            f"{version} here",
+            None,
+            version,
+        )
     name = name.strip()
     path = _bundled_names().get(name, name)
     try:
@@ -56,9 +68,29 @@ def default_resolve(name: str) -> type:
         raise ConfigError(f"Class {name} could not be found.", None, name) from exc
 
 
-def resolve_class(resolve: Resolver, class_name: str, type_key: str, base: type) -> type:
+def resolve_class(
+    resolve: Resolver,
+    class_name: str,
+    type_key: str,
+    base: type,
+    version: str | None = None,
+    version_key: str | None = None,
+) -> type:
     """``resolve(class_name)``, checked to be a subclass of ``base``; any failure is a
-    ConfigError on ``type_key``."""
+    ConfigError on ``type_key``. With ``version`` (the ``*.plugin.version`` value under
+    ``version_key``) the class is then resolved at that version; no such version is a
+    ConfigError on ``version_key``."""
+    cls = _resolve_unversioned(resolve, class_name, type_key, base)
+    if version is None:
+        return cls
+    key = version_key or type_key
+    try:
+        return resolve(class_name.strip(), version=version)
+    except ConfigError as exc:
+        raise ConfigError(f"Invalid value {version} for configuration {key}: {exc}", key) from exc
+
+
+def _resolve_unversioned(resolve: Resolver, class_name: str, type_key: str, base: type) -> type:
     try:
         cls = resolve(class_name.strip())
     except ConfigError as exc:

@@ -32,6 +32,7 @@ from connectrt.runtime.plugins import registry
 from connectrt.runtime.status import State
 from connectrt.testing.conformance import SinkConnectorConformance
 from connectrt.testing.harness import WorkerHarness, create_topic
+from connectrt.testing.metrics import scrape
 from tests.docs_support import ROOT, load_example
 
 pytestmark = pytest.mark.integration
@@ -155,10 +156,9 @@ class _Walkthrough:
     def metric(self, name: str, connector: str) -> int:
         """The worker's ``connectrt_task_<name>_total`` of ``connector``'s task 0 (0 before
         the task reports any)."""
-        text = httpx.get(self.url + "/metrics", timeout=30).text
-        prefix = f'connectrt_task_{name}_total{{connector="{connector}",task="0"}} '
-        values = [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
-        return int(float(values[0])) if values else 0
+        with httpx.Client(base_url=self.url, timeout=30) as http:
+            value = scrape(http).value(f"connectrt_task_{name}_total", connector=connector, task=0)
+        return int(value or 0)
 
     def ticks(self) -> list[str]:
         return _lines(self.dir / "ticks.txt")

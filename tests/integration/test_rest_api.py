@@ -15,6 +15,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
+from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
@@ -491,12 +492,12 @@ def test_metrics_show_failed_connectors(worker: Running, tmp_path: Path, unique_
     )
     failed = worker.http.get(f"/connectors/{name}/tasks/0/status").json()
     assert "Is a directory" in failed["trace"]
-    text = worker.http.get("/metrics").text
-    assert f'connectrt_task_state{{connector="{name}",task="0",state="FAILED"}} 1' in text
-    assert (
-        f'connectrt_connector_state{{connector="{name}",type="source",state="RUNNING"}} 1' in text
-    )
-    assert "# TYPE connectrt_task_records_polled_total counter" in text
+    metrics = scrape(worker.http)
+    assert metrics.value("connectrt_task_state", connector=name, task=0, state="FAILED") == 1
+    assert metrics.value("connectrt_task_state", connector=name, task=0, state="RUNNING") == 0
+    state = {"connector": name, "type": "source", "state": "RUNNING"}
+    assert metrics.value("connectrt_connector_state", **state) == 1
+    assert metrics.types["connectrt_task_records_polled"] == "counter"
     failing_plan = worker.http.post(f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true")
     assert failing_plan.json()["tasks"][0]["state"] == "RESTARTING"
     assert failing_plan.json()["connector"]["state"] == "RUNNING"

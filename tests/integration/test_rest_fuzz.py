@@ -1,25 +1,30 @@
-"""Schemathesis against the OpenAPI schema a running worker serves: no operation may answer 5xx.
+"""Schemathesis against the OpenAPI schema a running worker serves: no operation may answer 5xx,
+and every answer must conform to the document (status code, content type, body schema, headers).
 
 A real worker (``start_rest_worker``: Kafka-backed configs and status on the session broker)
 serves the API; schemathesis (4.x) loads its ``/openapi.json`` and, for every operation (one
 pytest test each, collected from the app's routes), runs the schema's explicit examples, then
 :data:`MAX_EXAMPLES` generated cases mixing positive (schema-valid) and negative (schema-
-violating) data, with only the ``not_a_server_error`` check: Kafka Connect's API answers client
-mistakes with 4xx, so any 5xx is a bug. A failure prints schemathesis' curl reproducer. Nothing
-is excluded: the fuzzer may create, reconfigure, pause, stop, rewind and delete connectors.
+violating) data, with the :data:`CHECKS`: ``not_a_server_error`` (Kafka Connect's API answers
+client mistakes with 4xx, so any 5xx is a bug) and the response-conformance checks (every
+status code documented for its operation, the documented content type, the body valid against
+the documented model, documented headers present). A failure prints schemathesis' curl
+reproducer. Nothing is excluded: the fuzzer may create, reconfigure, pause, stop, rewind and
+delete connectors.
 
 Why not ``@schemathesis.pytest.from_fixture(...).parametrize()``: with schemathesis 4.32.5 and
 pytest 9.2 it fails before running anything (it sets ``request.node._nodeid``, which pytest 9.2
 no longer has). The same generation is driven here through the public
 ``APIOperation.as_strategy`` / ``get_strategies_from_examples`` and ``Case.call_and_validate``.
 
-The served schema is used as it is, with additions made only where it declares nothing itself
-(so they disappear once the app declares its own):
+The served schema is used as it is for the checks. For generation only, two things are
+narrowed (the served document stays what clients see):
 
-* request bodies: most handlers read the raw request (``await request.body()``), so the served
-  schema has no ``requestBody`` and a fuzzer would never send one. :data:`BODIES` gives each
-  such operation the body shape Kafka Connect documents, loose enough that negative mode
-  produces wrong types, missing keys and non-objects; :data:`BODY_EXAMPLES` are fixed cases;
+* request bodies: the app documents every body it reads (``connectrt.rest.openapi``), and
+  :func:`test_served_schema_documents_every_body` checks that; for generation the fuzzer uses
+  :data:`BODIES` instead, the same shapes narrowed to FileStream configs, so that positive cases
+  really create and start connectors and negative mode produces wrong types, missing keys and
+  non-objects; :data:`BODY_EXAMPLES` are fixed cases;
 * path examples: ``{connector}`` and ``{plugin}`` get the names of two connectors (re)created
   before each operation's run and :data:`PLUGIN_NAMES`, so operations on existing connectors
   and plugins are reached (a random string only ever gives a 404).
@@ -44,7 +49,13 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from connectrt.rest.app import create_app
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
@@ -52,6 +63,13 @@ from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 pytestmark = pytest.mark.integration
 
 MAX_EXAMPLES = 25
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
 # The same cases every run (CI must not flake on a newly drawn bug); CONNECTRT_FUZZ_RANDOM=1
 # draws new ones, to explore locally.
 RANDOM = os.environ.get("CONNECTRT_FUZZ_RANDOM", "") not in ("", "0")
@@ -147,19 +165,19 @@ PATH_EXAMPLES = {"connector": [*EXISTING, "ex-\u023e-put"], "plugin": PLUGIN_NAM
 
 
 def enrich(served: dict[str, Any]) -> dict[str, Any]:
-    """The served schema plus :data:`BODIES` (with :data:`BODY_EXAMPLES`) and
-    :data:`PATH_EXAMPLES` where it has none."""
+    """The served schema with its request bodies narrowed to :data:`BODIES` (with
+    :data:`BODY_EXAMPLES`) and :data:`PATH_EXAMPLES` where it has none."""
     doc = copy.deepcopy(served)
     paths = doc["paths"]
     for (method, path), body in BODIES.items():
         # A missing operation is a KeyError here: the table must follow the app's routes.
         op = paths[path][method]
-        if "requestBody" not in op:
-            media: dict[str, Any] = {"schema": body}
-            examples = BODY_EXAMPLES.get((method, path))
-            if examples:
-                media["examples"] = {f"ex{i}": {"value": v} for i, v in enumerate(examples)}
-            op["requestBody"] = {"required": True, "content": {"application/json": media}}
+        media: dict[str, Any] = {"schema": body}
+        examples = BODY_EXAMPLES.get((method, path))
+        if examples:
+            media["examples"] = {f"ex{i}": {"value": v} for i, v in enumerate(examples)}
+        required = op.get("requestBody", {}).get("required", True)
+        op["requestBody"] = {"required": required, "content": {"application/json": media}}
     for ops in paths.values():
         for op in ops.values():
             for param in op.get("parameters", []):
@@ -263,6 +281,41 @@ def test_served_schema_has_every_operation(api_schema: Any) -> None:
     assert served["POST /connectors"].body, "request body not attached"
 
 
+def test_served_schema_documents_every_body(fuzz_worker: RestWorker) -> None:
+    """The app itself documents each body it reads, required where the server requires one,
+    and every operation's error answers with Kafka Connect's error body."""
+    served = fuzz_worker.http.get("/openapi.json").json()
+    optional = {("patch", "/connectors/{connector}/offsets"), ("put", "/admin/loggers/{name}")}
+    for method, path in BODIES:
+        body = served["paths"][path][method].get("requestBody")
+        assert body is not None, f"{method.upper()} {path} documents no request body"
+        assert body["required"] is ((method, path) not in optional), (method, path)
+    for path, ops in served["paths"].items():
+        for method, op in ops.items():
+            responses = op["responses"]
+            assert "422" not in responses, f"{method.upper()} {path}: 422 is never answered"
+            assert "500" in responses and "401" in responses, (method, path)
+            ok = [s for s in responses if s.startswith("2")]
+            assert ok, (method, path)
+            error = responses["401"]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "BREW"])
+def test_unsupported_methods_answer_405_with_allow(fuzz_worker: RestWorker, method: str) -> None:
+    """Every path answers a method it does not serve with 405, Kafka Connect's error body and
+    an ``Allow`` header listing exactly the methods the document gives that path."""
+    served = fuzz_worker.http.get("/openapi.json").json()
+    for path, ops in served["paths"].items():
+        url = path.replace("{connector}", EXISTING[0]).replace("{task}", "0")
+        url = url.replace("{plugin}", "FileStreamSource").replace("{name}", "root")
+        response = fuzz_worker.http.request(method, url)
+        assert response.status_code == 405, (method, path, response.status_code)
+        assert response.json() == {"error_code": 405, "message": "HTTP 405 Method Not Allowed"}
+        allowed = {m.strip() for m in response.headers["allow"].split(",")}
+        assert allowed == {m.upper() for m in ops}, (path, allowed)
+
+
 @pytest.mark.parametrize("label", OPERATIONS)
 def test_no_server_errors(
     label: str,
@@ -287,7 +340,7 @@ def test_no_server_errors(
             case.call_and_validate(
                 base_url=fuzz_worker.url,
                 session=http_session,
-                checks=[not_a_server_error],
+                checks=CHECKS,
                 timeout=30,
             )
 

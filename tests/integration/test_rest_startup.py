@@ -152,7 +152,13 @@ def test_connector_requests_wait_for_a_slow_herder(
         url = wait_for_port(process, running)
         name, config = "early", source(tmp_path, unique_name("early"))
         with httpx.Client(base_url=url, timeout=30) as http:
-            assert http.get("/health").status_code == 503
+            health = http.get("/health")
+            assert health.status_code == 503
+            assert health.json()["status"] == "starting"
+            assert health.json()["message"].startswith(  # KIP-1017: what the worker is doing
+                "Worker is still starting up. The worker is currently reading the config and "
+                "status topics, which began at "
+            )
             assert http.get("/").status_code == 200  # as Kafka Connect's: answered while starting
             assert http.get("/connector-plugins").status_code == 200
             validate = "/connector-plugins/FileStreamSource/config/validate"

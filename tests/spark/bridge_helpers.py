@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from confluent_kafka import Producer
+from pyspark.sql import types as T
 
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 
@@ -72,3 +73,36 @@ def produce_raw(
         n += 1
     assert producer.flush(30) == 0
     return n
+
+
+ITEM_TYPE = T.StructType(
+    [T.StructField("sku", T.StringType(), True), T.StructField("qty", T.IntegerType(), True)]
+)
+
+
+def expected_value_type(precision: int) -> T.StructType:
+    return T.StructType(
+        [
+            T.StructField("id", T.LongType(), True),
+            T.StructField("customer", T.StringType(), True),
+            T.StructField("amount", T.DecimalType(precision, 2), True),
+            T.StructField("day", T.DateType(), True),
+            T.StructField("at", T.TimestampType(), True),
+            T.StructField("tags", T.ArrayType(T.StringType(), True), True),
+            T.StructField("attrs", T.MapType(T.StringType(), T.LongType(), True), True),
+            T.StructField("item", ITEM_TYPE, True),
+        ]
+    )
+
+
+def check_order_row(value: Any, i: int) -> None:
+    expected = order(i)
+    assert value["id"] == i
+    assert value["customer"] == expected.get("customer")
+    assert value["amount"] == expected.get("amount")
+    assert value["day"] == expected.get("day")
+    at = value["at"]  # Spark hands back naive local time: compare as instants
+    assert at.astimezone(dt.UTC) == expected.get("at")
+    assert value["tags"] == expected.get("tags")
+    assert value["attrs"] == expected.get("attrs")
+    assert (value["item"]["sku"], value["item"]["qty"]) == (f"sku-{i % 7}", i % 5)

@@ -23,7 +23,8 @@ def start_query(spark: object, argv: list[str], available_now: bool = False) -> 
     df = (
         spark.readStream.format("connectrt")  # type: ignore[attr-defined]
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", topic)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
         .option("value.converter.schemas.enable", "true")
         .option("maxOffsetsPerTrigger", "1000000" if available_now else "100")
         .load()

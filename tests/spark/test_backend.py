@@ -318,12 +318,14 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
     assert len(jobs) == 4
     assert all(tracker.getJobInfo(j).status == "RUNNING" for j in jobs)
 
-    # Slot check: a connector taking every remaining slot is refused, with the numbers.
+    # Slot check: a connector wanting one slot more than remain is refused, with the numbers
+    # (a local master keeps no slot free).
     total, held = worker.executor.slots.total, worker.executor.slots.held()
-    assert held == 4
+    assert held == 4 and worker.executor.slots.free == 0
     greedy = f"greedy-{run}"
+    wanted = total - held + 1
     r = worker.http.put(
-        f"/connectors/{greedy}/config", json=source_config(topic, total - held, tag="greedy")
+        f"/connectors/{greedy}/config", json=source_config(topic, wanted, tag="greedy")
     )
     assert r.status_code == 201, r.text
     status = worker.status(greedy)
@@ -331,8 +333,8 @@ def test_pause_resume_update_stop_over_rest_and_slot_check(
     trace = status["connector"]["trace"]
     assert f"Not enough Spark task slots for connector {greedy}" in trace
     assert f"the cluster has {total} slot(s), {held} held by running connector tasks" in trace
-    assert f"({name}: 4)" in trace and "1 must stay free" in trace
-    assert [t["state"] for t in status["tasks"]] == ["FAILED"] * (total - held)
+    assert f"({name}: 4)" in trace and "0 must stay free" in trace
+    assert [t["state"] for t in status["tasks"]] == ["FAILED"] * wanted
     assert worker.executor.slots.held() == held
     worker.delete(greedy)
 

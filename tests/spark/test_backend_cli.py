@@ -19,6 +19,7 @@ from connectrt.ports import free_port
 from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import wait_for
+from connectrt.testing.spark_connect import SparkConnectServer
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -118,3 +119,193 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
     }
     for task in (0, 1):
         assert stored[encode_key(name, {"task": task})] == {"seq": 500}
+
+
+def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
+    broker: EmbeddedBroker, tmp_path: Path
+):
+    """No free slot is required on a local master: ``local[2]`` runs one source and one sink
+    task; a third long-running task has no slot and its connector is FAILED with the reason."""
+    run = uuid.uuid4().hex[:8]
+    port = free_port()
+    props = tmp_path / "worker.properties"
+    props.write_text(
+        "\n".join(
+            [
+                f"bootstrap.servers={broker.bootstrap_servers}",
+                f"group.id=local2-{run}",
+                f"config.storage.topic=local2-configs-{run}",
+                f"status.storage.topic=local2-status-{run}",
+                f"offset.storage.topic=local2-offsets-{run}",
+                "offset.flush.interval.ms=500",
+                "consumer.session.timeout.ms=6000",
+                "consumer.heartbeat.interval.ms=500",
+                f"listeners=http://127.0.0.1:{port}",
+                "spark.master=local[2,2]",
+                "spark.ui.enabled=false",
+                "spark.ui.showConsoleProgress=false",
+                "spark.driver.host=127.0.0.1",
+                "spark.driver.bindAddress=127.0.0.1",
+            ]
+        )
+        + "\n"
+    )
+    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
+    lines = [f"line-{i}" for i in range(300)]
+    source_file.write_text("\n".join(lines) + "\n")
+    topic = f"local2-{run}"
+    create_topic(broker.bootstrap_servers, topic, partitions=1)
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+    }
+    log = tmp_path / "connectrt.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+        def healthy() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                return http.get("/health").json().get("status") == "healthy"
+            except httpx.HTTPError:
+                return False
+
+        def state(name: str) -> tuple[str, list[str]]:
+            body = http.get(f"/connectors/{name}/status").json()
+            tasks = [t["state"] for t in body.get("tasks", [])]
+            return body.get("connector", {}).get("state", ""), tasks
+
+        wait_for(healthy, 120, "connectrt spark on local[2,2] to be healthy")
+        string = "org.apache.kafka.connect.storage.StringConverter"
+        common = {"tasks.max": "1", "key.converter": string, "value.converter": string}
+        source = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
+        sink = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
+        for name, config in (("src", source), ("sink", sink)):
+            response = http.put(f"/connectors/{name}/config", json={**common, **config})
+            assert response.status_code == 201, response.text
+        wait_for(
+            lambda: state("src")[1] == ["RUNNING"] and state("sink")[1] == ["RUNNING"],
+            120,
+            "the file source and the file sink task RUNNING on local[2]",
+        )
+        wait_for(
+            lambda: sink_file.exists() and sink_file.read_text().splitlines() == lines,
+            90,
+            "every line of the source file in the sink file",
+        )
+        third = {"connector.class": "FileStreamSink", "file": str(tmp_path / "x.txt")}
+        response = http.put("/connectors/third/config", json={**common, **third, "topics": topic})
+        assert response.status_code == 201, response.text
+        wait_for(lambda: state("third")[0] == "FAILED", 60, "the third connector FAILED")
+        trace = http.get("/connectors/third/status").json()["connector"].get("trace", "")
+        assert "Not enough Spark task slots for connector third" in trace
+        assert "the cluster has 2 slot(s), 2 held" in trace and "0 must stay free" in trace
+        assert state("src")[1] == ["RUNNING"] and state("sink")[1] == ["RUNNING"]
+        for name in ("third", "sink", "src"):
+            assert http.delete(f"/connectors/{name}").status_code == 204
+        http.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def test_connectrt_spark_with_spark_remote_runs_tasks_over_spark_connect(
+    broker: EmbeddedBroker, spark_connect_server: SparkConnectServer, tmp_path: Path
+):
+    """``spark.remote=sc://...`` in the worker properties: the driver is a Spark Connect
+    client (no JVM of its own) and its tasks run in the server's Python workers."""
+    run = uuid.uuid4().hex[:8]
+    port = free_port()
+    offsets_topic = f"remote-offsets-{run}"
+    props = tmp_path / "worker.properties"
+    props.write_text(
+        "\n".join(
+            [
+                f"bootstrap.servers={broker.bootstrap_servers}",
+                f"group.id=remote-{run}",
+                f"config.storage.topic=remote-configs-{run}",
+                f"status.storage.topic=remote-status-{run}",
+                f"offset.storage.topic={offsets_topic}",
+                "offset.flush.interval.ms=60000",  # only the final commit at stop
+                f"listeners=http://127.0.0.1:{port}",
+                f"spark.remote={spark_connect_server.url}",
+                "spark.master=local[2]",  # ignored with a warning: the server's settings apply
+            ]
+        )
+        + "\n"
+    )
+    log = tmp_path / "connectrt.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))},
+        )
+    try:
+        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+
+        def healthy() -> bool:
+            assert proc.poll() is None, log.read_text()[-3000:]
+            try:
+                return http.get("/health").json().get("status") == "healthy"
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, 120, "connectrt spark (a Spark Connect client) to be healthy")
+        topic, name = f"remote-{run}", f"remote-source-{run}"
+        create_topic(broker.bootstrap_servers, topic, partitions=1)
+        config = {
+            "connector.class": "tests.plugins.sequence.SequenceSource",
+            "tasks.max": "2",
+            "topic": topic,
+            "records.per.task": "300",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        }
+        assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
+
+        def running_on_the_server() -> bool:
+            tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
+            return len(tasks) == 2 and all(
+                t["state"] == "RUNNING" and not t["worker_id"].endswith(f":{proc.pid}")
+                for t in tasks
+            )
+
+        wait_for(running_on_the_server, 90, "2 tasks RUNNING in the server's Python workers")
+        wait_for(
+            lambda: (
+                sum(len(r) for r in read_topic(broker.bootstrap_servers, topic).values()) == 600
+            ),
+            60,
+            "600 records",
+        )
+        http.close()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    text = log.read_text()
+    assert "connect launcher" in text and "cancelling its Spark job" not in text
+    assert "ignoring spark.master" in text
+    stored = {
+        k: decode_value(v)
+        for records in read_topic(broker.bootstrap_servers, offsets_topic).values()
+        for k, v in records
+    }
+    for task in (0, 1):
+        assert stored[encode_key(name, {"task": task})] == {"seq": 300}

@@ -51,7 +51,24 @@ def test_backend_config_defaults_and_passthrough():
     }
     config = SparkBackendConfig.from_props(props)
     assert config.signal_topic == "cfg-spark-signals"
-    assert (config.executor, config.slots, config.free_slots) == ("threads", 0, 1)
+    assert (config.executor, config.slots, config.free_slots) == ("threads", 0, None)
+    # no free slot required on a local master (its slots are threads), one on a cluster
+    assert config.free_slots_for("local[2]") == 0
+    assert config.free_slots_for("local[*,4]") == 0
+    assert config.free_slots_for("spark://master:7077") == 1
+    assert config.free_slots_for("yarn") == 1
+    assert (
+        SparkBackendConfig.from_props({"task.executor.spark.free.slots": "0"}).free_slots_for(
+            "spark://m:7077"
+        )
+        == 0
+    )
+    assert (
+        SparkBackendConfig.from_props({"task.executor.spark.free.slots": "2"}).free_slots_for(
+            "local[4]"
+        )
+        == 2
+    )
     assert config.cancel_wait_s == 10.0
     assert spark_conf({**props, "task.executor": "spark"}) == {
         "spark.master": "local[3]",
@@ -67,7 +84,7 @@ def test_backend_config_defaults_and_passthrough():
     ("props", "key"),
     [
         ({"offset.storage.type": "file"}, "offset.storage.type"),
-        ({"task.executor.spark.free.slots": "0"}, "task.executor.spark.free.slots"),
+        ({"task.executor.spark.free.slots": "-1"}, "task.executor.spark.free.slots"),
         ({"task.executor": "yarn"}, "task.executor"),
         ({"task.executor.spark.slots": "many"}, "task.executor.spark.slots"),
     ],
@@ -100,3 +117,27 @@ def test_cli_spark_rejects_bad_settings_before_spark_starts(
     props.write_text("task.executor=spark\noffset.storage.type=memory\n")
     assert main(["worker", str(props)]) == 1
     assert "task.executor=spark needs offset.storage.type=kafka" in capsys.readouterr().err
+
+
+def test_local_master_keeps_no_slot_free_so_local_2_runs_a_source_and_a_sink():
+    ledger = SlotLedger(total=2, free=0)
+    ledger.reserve("source", 1)
+    ledger.reserve("sink", 1)
+    with pytest.raises(NotEnoughSlots) as info:
+        ledger.reserve("third", 1)
+    assert "0 must stay free" in str(info.value)
+    assert "a larger N in local[N]" in str(info.value)
+
+
+def test_local_masters_give_their_thread_count_as_slots():
+    import os
+
+    from connectrt.spark.launchers import local_threads
+
+    assert local_threads("local") == 1
+    assert local_threads("local[4]") == 4
+    assert local_threads("local[4,3]") == 4
+    assert local_threads("local[*]") == (os.cpu_count() or 1)
+    assert local_threads("local[*, 2]") == (os.cpu_count() or 1)
+    assert local_threads("spark://master:7077") is None
+    assert local_threads("yarn") is None

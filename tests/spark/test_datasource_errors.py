@@ -58,7 +58,7 @@ def load(spark: SparkSession, broker: EmbeddedBroker, topic: str, **extra: str) 
     reader = (
         spark.read.format("connectrt")
         .option("kafka.bootstrap.servers", broker.bootstrap_servers)
-        .option("topic", topic)
+        .option("subscribe", topic)
         .option("value.converter.schemas.enable", "true")
     )
     for k, v in extra.items():

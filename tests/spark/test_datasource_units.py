@@ -15,7 +15,7 @@ from pyspark.sql import types as T
 from connectrt.api.config import ConfigError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct, Time
 from connectrt.errors import DataError
-from connectrt.spark.datasource.options import BridgeOptions
+from connectrt.spark.datasource.options import BridgeOptions, parse_duration_ms
 from connectrt.spark.datasource.schema import (
     arrow_type,
     connect_schema,
@@ -23,7 +23,7 @@ from connectrt.spark.datasource.schema import (
     spark_type,
     to_arrow_value,
 )
-from connectrt.spark.datasource.source import _limit
+from connectrt.spark.datasource.source import KafkaRange, _limit, delay_batch, split_ranges
 from tests.spark.bridge_helpers import ORDER, order
 
 pytestmark = pytest.mark.spark
@@ -94,36 +94,138 @@ def test_unsupported_spark_type_is_named() -> None:
 
 def test_options_need_bootstrap_and_exactly_one_subscription() -> None:
     with pytest.raises(ConfigError, match=r"kafka\.bootstrap\.servers"):
-        BridgeOptions.parse({"topic": "t"})
+        BridgeOptions.parse({"subscribe": "t"})
     with pytest.raises(ConfigError, match="exactly one"):
-        BridgeOptions.parse({**BS, "topic": "a", "pattern": "b.*"})
-    with pytest.raises(ConfigError, match="Invalid pattern"):
-        BridgeOptions.parse({**BS, "pattern": "("})
+        BridgeOptions.parse({**BS, "subscribe": "a", "subscribePattern": "b.*"})
+    with pytest.raises(ConfigError, match="exactly one"):
+        BridgeOptions.parse({**BS, "subscribe": "a", "pattern": "b.*"})  # old name counts
+    with pytest.raises(ConfigError, match="Invalid subscribePattern"):
+        BridgeOptions.parse({**BS, "subscribePattern": "("})
+    with pytest.raises(ConfigError, match="assign"):
+        BridgeOptions.parse({**BS, "assign": "[0, 1]"})
     with pytest.raises(ConfigError, match="startingOffsets"):
-        BridgeOptions.parse({**BS, "topic": "t", "startingOffsets": "yesterday"})
+        BridgeOptions.parse({**BS, "subscribe": "t", "startingOffsets": "yesterday"})
     with pytest.raises(ConfigError, match="maxOffsetsPerTrigger"):
-        BridgeOptions.parse({**BS, "topic": "t", "maxOffsetsPerTrigger": "0"})
+        BridgeOptions.parse({**BS, "subscribe": "t", "maxOffsetsPerTrigger": "0"})
+    with pytest.raises(ConfigError, match="failOnDataLoss"):
+        BridgeOptions.parse({**BS, "subscribe": "t", "failOnDataLoss": "maybe"})
+    with pytest.raises(ConfigError, match="maxTriggerDelay"):
+        BridgeOptions.parse({**BS, "subscribe": "t", "maxTriggerDelay": "soon"})
+    with pytest.raises(ConfigError, match="startingOffsetsByTimestampStrategy"):
+        BridgeOptions.parse({**BS, "subscribe": "t", "startingOffsetsByTimestampStrategy": "first"})
+    for owned in ("auto.offset.reset", "enable.auto.commit", "value.deserializer"):
+        with pytest.raises(ConfigError, match=f"kafka.{owned} is not supported"):
+            BridgeOptions.parse({**BS, "subscribe": "t", f"kafka.{owned}": "x"})
 
 
-def test_options_split_kafka_and_connector_keys() -> None:
-    opts = BridgeOptions.parse(
+def test_options_keep_spark_names_defaults_and_the_old_names() -> None:
+    opts = BridgeOptions.parse({**BS, "subscribe": "a, b"})
+    assert opts.topics == ("a", "b") and opts.pattern is None and opts.assign is None
+    assert opts.starting_for(streaming=True).kind == "latest"  # Spark's streaming default
+    assert opts.starting_for(streaming=False).kind == "earliest"
+    assert opts.ending_for(streaming=False).kind == "latest"
+    assert opts.fail_on_data_loss and not opts.include_headers
+    assert opts.max_trigger_delay_ms == 15 * 60_000
+    assert opts.min_partitions is None and opts.min_offsets_per_trigger is None
+    assert opts.group_id("u1") == "spark-kafka-relation-u1"
+    import dataclasses
+
+    assert dataclasses.replace(opts, streaming=True).group_id("u1") == "spark-kafka-source-u1"
+    prefixed = BridgeOptions.parse({**BS, "subscribe": "a", "groupIdPrefix": "team-x"})
+    assert prefixed.group_id("u2") == "team-x-u2"
+    fixed = BridgeOptions.parse({**BS, "subscribe": "a", "kafka.group.id": "acl-group"})
+    assert fixed.group_id("u3") == "acl-group"
+    # the bridge's former names still work
+    assert BridgeOptions.parse({**BS, "topic": "a"}).topics == ("a",)
+    assert BridgeOptions.parse({**BS, "topics": "a,b"}).topics == ("a", "b")
+    assert BridgeOptions.parse({**BS, "pattern": "a.*"}).pattern == "a.*"
+    assigned = BridgeOptions.parse({**BS, "assign": '{"b": [1, 0], "a": [2]}'})
+    assert assigned.assign == {"a": (2,), "b": (0, 1)} and assigned.topics == ("a", "b")
+    tuned = BridgeOptions.parse(
         {
             **BS,
-            "kafka.fetch.max.bytes": "1000",
-            "topics": "a, b",
-            "startingOffsets": '{"a": {"0": 5, "1": -2}}',
-            "startingTimestamp": "",
-            "transforms": "Mask",
-            "transforms.mask.type": "MaskField$Value",
+            "subscribe": "a",
+            "minPartitions": "8",
+            "minOffsetsPerTrigger": "100",
+            "maxTriggerDelay": "30s",
+            "includeHeaders": "true",
+            "failOnDataLoss": "false",
+            "kafkaConsumer.pollTimeoutMs": "5000",
         }
     )
-    assert opts.kafka == {"bootstrap.servers": "localhost:9092", "fetch.max.bytes": "1000"}
-    assert opts.topics == ("a", "b")
-    assert opts.starting.kind == "offsets" and opts.starting.offsets == {"a": {0: 5, 1: -2}}
-    assert opts.ending.kind == "latest"
-    assert opts.connector["transforms"] == "mask"  # matches Spark's lower-cased keys
-    by_time = BridgeOptions.parse({**BS, "topic": "t", "startingTimestamp": "1700000000000"})
-    assert by_time.starting.kind == "timestamp" and by_time.starting.timestamp == 1700000000000
+    assert (tuned.min_partitions, tuned.min_offsets_per_trigger) == (8, 100)
+    assert tuned.max_trigger_delay_ms == 30_000 and tuned.poll_timeout == 5.0
+    assert tuned.include_headers and not tuned.fail_on_data_loss
+
+
+def test_offset_checks_are_sparks() -> None:
+    batch_latest = BridgeOptions.parse({**BS, "subscribe": "t", "startingOffsets": "latest"})
+    assert batch_latest.starting_for(streaming=True).kind == "latest"
+    with pytest.raises(ConfigError, match="not valid for a batch read"):
+        batch_latest.starting_for(streaming=False)
+    minus_one = BridgeOptions.parse({**BS, "subscribe": "t", "startingOffsets": '{"t": {"0": -1}}'})
+    with pytest.raises(ConfigError, match="not valid for a batch read"):
+        minus_one.starting_for(streaming=False)
+    ending = BridgeOptions.parse({**BS, "subscribe": "t", "endingOffsets": "earliest"})
+    with pytest.raises(ConfigError, match="not valid for a batch read"):
+        ending.ending_for(streaming=False)
+    with pytest.raises(ConfigError, match="batch reads only"):
+        ending.ending_for(streaming=True)
+    # the global time wins over per-partition times, which win over offsets (as in Spark)
+    all_three = BridgeOptions.parse(
+        {
+            **BS,
+            "subscribe": "t",
+            "startingTimestamp": "1000",
+            "startingOffsetsByTimestamp": '{"t": {"0": 5}}',
+            "startingOffsets": "earliest",
+        }
+    )
+    assert all_three.starting_for(streaming=True).kind == "timestamp"
+    two = BridgeOptions.parse(
+        {
+            **BS,
+            "subscribe": "t",
+            "startingOffsetsByTimestamp": '{"t": {"0": 5}}',
+            "startingOffsets": "earliest",
+        }
+    )
+    spec = two.starting_for(streaming=False)
+    assert spec.kind == "timestamps" and spec.offsets == {"t": {0: 5}}
+
+
+def test_durations_as_spark_writes_them() -> None:
+    assert parse_duration_ms("15m", "k") == 900_000
+    assert parse_duration_ms("30s", "k") == 30_000
+    assert parse_duration_ms("250ms", "k") == 250
+    assert parse_duration_ms("2h", "k") == 7_200_000
+    assert parse_duration_ms("1200", "k") == 1200
+
+
+def test_min_partitions_splits_ranges_by_their_share() -> None:
+    ranges = [KafkaRange("t", 0, 0, 300), KafkaRange("t", 1, 10, 110), KafkaRange("t", 2, 5, 5)]
+    split = split_ranges(ranges, 8)
+    assert [(r.partition, r.start, r.end) for r in split] == [
+        (0, 0, 50),
+        (0, 50, 100),
+        (0, 100, 150),
+        (0, 150, 200),
+        (0, 200, 250),
+        (0, 250, 300),
+        (1, 10, 60),
+        (1, 60, 110),
+    ]
+    assert [(r.partition, r.start, r.end) for r in split_ranges(ranges, None)] == [
+        (0, 0, 300),
+        (1, 10, 110),
+    ]
+
+
+def test_min_offsets_per_trigger_delays_only_small_batches_within_the_delay() -> None:
+    assert delay_batch(available=5, minimum=10, waited_ms=100, max_delay_ms=1000)
+    assert not delay_batch(available=5, minimum=10, waited_ms=1000, max_delay_ms=1000)
+    assert not delay_batch(available=10, minimum=10, waited_ms=0, max_delay_ms=1000)
+    assert not delay_batch(available=0, minimum=None, waited_ms=0, max_delay_ms=1000)
 
 
 def test_max_offsets_per_trigger_is_shared_by_backlog() -> None:

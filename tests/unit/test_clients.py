@@ -9,6 +9,7 @@ import pytest
 
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
+    CLIENT_LOGGER,
     CONSUMER_DEFAULTS,
     MAX_POLL_RECORDS_DEFAULT,
     PRODUCER_DEFAULTS,
@@ -18,6 +19,7 @@ from connectrt.runtime.clients import (
     max_poll_records,
     producer_config,
 )
+from connectrt.runtime.worker_config import WorkerConfig
 
 ALL = OverridePolicy("All")
 NONE = OverridePolicy("None")
@@ -47,6 +49,22 @@ def test_producer_defaults() -> None:
     assert cfg["acks"] == "all"
     assert cfg["bootstrap.servers"] == BOOT
     assert cfg["client.id"] == "connector-producer-c-0"
+
+
+def test_librdkafka_logs_go_to_python_logging() -> None:
+    # Not raw "%6|...|BGQUEUE|..." lines on stderr: the worker's format and levels apply.
+    assert producer({}, None)["logger"] is CLIENT_LOGGER
+    assert consumer_config(BOOT, {}, None, ALL, "c", "g")["logger"] is CLIENT_LOGGER
+    assert admin_config(BOOT, {}, None, ALL, "a")["logger"] is CLIENT_LOGGER
+    assert CLIENT_LOGGER.name == "connectrt.kafka.client"
+
+
+def test_producer_compresses_nothing_unless_asked() -> None:
+    # Kafka Connect's producer default (compression.type=none): a consumer without lz4 or
+    # zstd support can still read every record. Throughput is a one-line worker setting.
+    assert "compression.type" not in producer({}, None)
+    assert "compression.codec" not in producer({}, None)  # librdkafka's default is none
+    assert producer({"producer.compression.type": "lz4"}, None)["compression.type"] == "lz4"
 
 
 def test_producer_layering_defaults_then_worker_then_connector() -> None:
@@ -127,6 +145,7 @@ def test_admin_layering() -> None:
         "request.timeout.ms": "200",
         "retries": "3",
         "client.id": "connector-adminclient-c-0",
+        "logger": CLIENT_LOGGER,
     }
 
 
@@ -257,6 +276,74 @@ def test_none_policy_still_applies_worker_settings() -> None:
     assert consumer({"consumer.fetch.min.bytes": "5"}, {"name": "c"}, NONE)["fetch.min.bytes"] == (
         "5"
     )
+
+
+# --- the Allowlist policy (KIP-1188) --------------------------------------------------------
+
+
+def test_allowlist_policy_allows_exactly_the_listed_client_keys() -> None:
+    policy = OverridePolicy("Allowlist", ["linger.ms", "fetch.min.bytes"])
+    conn = {
+        "producer.override.linger.ms": "20",
+        "consumer.override.fetch.min.bytes": "10",
+        "admin.override.linger.ms": "1",  # the list names client keys, whatever the client
+        "producer.override.acks": "1",
+        "consumer.override.sasl.mechanism": "PLAIN",
+    }
+    assert policy.violations(conn) == {
+        "producer.override.acks": "The 'Allowlist' policy does not allow 'acks' to be "
+        "overridden in the connector configuration.",
+        "consumer.override.sasl.mechanism": "The 'Allowlist' policy does not allow "
+        "'sasl.mechanism' to be overridden in the connector configuration.",
+    }
+    assert producer({}, {"producer.override.linger.ms": "20"}, policy)["linger.ms"] == "20"
+
+
+def test_allowlist_policy_with_an_empty_list_allows_nothing() -> None:
+    policy = OverridePolicy("Allowlist")
+    assert list(policy.violations({"producer.override.linger.ms": "20"})) == [
+        "producer.override.linger.ms"
+    ]
+    assert policy.violations({"linger.ms": "20", "name": "c"}) == {}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Allowlist",
+        "AllowlistConnectorClientConfigOverridePolicy",
+        "org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy",
+    ],
+)
+def test_policy_accepts_kafkas_alias_and_class_names(name: str) -> None:
+    assert OverridePolicy(name, ["acks"]).name == "Allowlist"
+
+
+def test_policy_from_worker_config_reads_the_allowlist(caplog: pytest.LogCaptureFixture) -> None:
+    wc = WorkerConfig.from_props(
+        {
+            "connector.client.config.override.policy": "Allowlist",
+            "connector.client.config.override.allowlist": "linger.ms, acks",
+        }
+    )
+    policy = OverridePolicy.from_worker_config(wc)
+    assert (policy.name, policy.allowlist) == ("Allowlist", frozenset({"linger.ms", "acks"}))
+    with caplog.at_level(logging.WARNING):
+        OverridePolicy.from_worker_config(
+            WorkerConfig.from_props({"connector.client.config.override.policy": "Principal"})
+        )
+    assert "Principal is deprecated" in caplog.text
+
+
+def test_worker_config_refuses_a_bad_policy_or_a_duplicated_allowlist() -> None:
+    unknown = r"Unknown connector\.client\.config\.override\.policy Foo"
+    with pytest.raises(ConfigError, match=unknown):
+        WorkerConfig.from_props({"connector.client.config.override.policy": "Foo"})
+    with pytest.raises(ConfigError, match="Duplicate values are not allowed") as ei:
+        WorkerConfig.from_props({"connector.client.config.override.allowlist": "acks,acks"})
+    assert ei.value.name == "connector.client.config.override.allowlist"
+    default = WorkerConfig.from_props({})
+    assert OverridePolicy.from_worker_config(default).name == "All"  # Kafka 4.x's default
 
 
 # --- max.poll.records ---------------------------------------------------------------------------

@@ -58,7 +58,7 @@ class _Connector:
 
 
 class _Registry:
-    def connector_class(self, name: str) -> type:
+    def connector_class(self, name: str, version: str | None = None) -> type:
         return _Connector
 
 

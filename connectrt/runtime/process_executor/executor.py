@@ -33,6 +33,7 @@ from connectrt.runtime.process_executor.payload import ProcessTaskPayload
 from connectrt.runtime.secrets import RedactingFilter
 from connectrt.runtime.status import State
 from connectrt.runtime.task_executors import TaskHandle, WorkerView
+from connectrt.runtime.task_limits_config import task_limit
 from connectrt.runtime.task_runner import TaskId
 from connectrt.runtime.worker_config import WorkerConfig
 
@@ -45,10 +46,7 @@ MEMORY_LIMIT_KEY = "task.memory.limit.mb"
 
 def memory_limit_mb(connector_config: Mapping[str, str], wc: WorkerConfig) -> int:
     """The connector's ``task.memory.limit.mb``, else the worker's (0: no limit)."""
-    raw = str(connector_config.get(MEMORY_LIMIT_KEY) or "").strip()
-    if raw:
-        return int(raw)
-    return int(wc.get(MEMORY_LIMIT_KEY) or 0)
+    return int(task_limit(connector_config, wc, MEMORY_LIMIT_KEY) or 0)
 
 
 def _secrets_in(config: Mapping[str, str]) -> tuple[str, ...]:

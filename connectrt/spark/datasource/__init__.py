@@ -7,7 +7,7 @@
     register(spark)
     df = (spark.read.format("connectrt")
           .option("kafka.bootstrap.servers", "localhost:9092")
-          .option("topic", "orders")
+          .option("subscribe", "orders")
           .option("value.converter", "org.apache.kafka.connect.json.JsonConverter")
           .load())
     (df.select("value.*").write.format("connectrt")
@@ -31,8 +31,22 @@ __all__ = ["FORMAT", "register"]
 FORMAT = "connectrt"
 
 
-def register(spark: SparkSession) -> str:
-    """Register the ``connectrt`` data source with ``spark``; returns the format name."""
+def register(spark: SparkSession, *, check: bool | None = None) -> str:
+    """Register the ``connectrt`` data source with ``spark`` (a classic or a Spark Connect
+    session); returns the format name.
+
+    Makes sure Spark's Python workers can import connectrt first
+    (:mod:`connectrt.spark.python_env`): a classic ``local`` session whose workers would run
+    the default ``python3`` gets this interpreter instead; otherwise (Spark Connect, a
+    cluster, an explicit ``PYSPARK_PYTHON``) one tiny job checks the workers and a
+    :class:`~connectrt.spark.python_env.WorkerEnvironmentError` says what to set.
+    ``check=True`` always runs that job, ``check=False`` never does.
+    """
+    from connectrt.spark.python_env import adopt_local_workers, check_workers
+
+    adopted = adopt_local_workers(spark)
+    if check if check is not None else not adopted:
+        check_workers(spark)
     from connectrt.spark.datasource.source import ConnectrtDataSource
 
     spark.dataSource.register(ConnectrtDataSource)

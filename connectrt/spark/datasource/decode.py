@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from connectrt.api.records import Header, SinkRecord
+from connectrt.api.records import SinkRecord, TimestampType
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.message_records import message_to_record, message_to_record_tolerant
 from connectrt.runtime.metrics import TaskMetrics
@@ -32,7 +32,7 @@ from connectrt.runtime.plugins import registry
 from connectrt.runtime.runner_factory import create_converter
 from connectrt.runtime.task_runner import TaskId, TaskStage
 from connectrt.spark.datasource.options import BridgeOptions
-from connectrt.spark.datasource.schema import arrow_type, json_text, to_arrow_value
+from connectrt.spark.datasource.schema import arrow_type, to_arrow_value
 from connectrt.transforms.chain import TransformationChain, failed_transformation
 
 __all__ = ["METADATA_FIELDS", "RecordDecoder", "build_converters", "output_schema"]
@@ -41,7 +41,7 @@ JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 HEADERS_TYPE = T.ArrayType(
     T.StructType(
-        [T.StructField("key", T.StringType(), True), T.StructField("value", T.StringType(), True)]
+        [T.StructField("key", T.StringType(), True), T.StructField("value", T.BinaryType(), True)]
     ),
     True,
 )
@@ -50,31 +50,53 @@ METADATA_FIELDS = [
     T.StructField("partition", T.IntegerType(), True),
     T.StructField("offset", T.LongType(), True),
     T.StructField("timestamp", T.TimestampType(), True),
-    T.StructField("headers", HEADERS_TYPE, True),
+    T.StructField("timestampType", T.IntegerType(), True),
 ]
+HEADERS_FIELD = T.StructField("headers", HEADERS_TYPE, True)
 _META_NAMES = [f.name for f in METADATA_FIELDS]
+# Spark's timestampType column holds Kafka's TimestampType ids.
+_TIMESTAMP_TYPE_IDS = {
+    TimestampType.NO_TIMESTAMP_TYPE: -1,
+    TimestampType.CREATE_TIME: 0,
+    TimestampType.LOG_APPEND_TIME: 1,
+}
 
 
-def output_schema(key: T.DataType, value: T.DataType) -> T.StructType:
-    """The rows the bridge yields: key, value, then the record's coordinates and headers."""
+def output_schema(key: T.DataType, value: T.DataType, headers: bool = False) -> T.StructType:
+    """The rows the bridge yields, Spark's Kafka source columns in its order: key and value
+    (typed by the converters), topic, partition, offset, timestamp, timestampType, and with
+    ``includeHeaders`` the headers (``array<struct<key: string, value: binary>>``)."""
     return T.StructType(
-        [T.StructField("key", key, True), T.StructField("value", value, True), *METADATA_FIELDS]
+        [
+            T.StructField("key", key, True),
+            T.StructField("value", value, True),
+            *METADATA_FIELDS,
+            *([HEADERS_FIELD] if headers else []),
+        ]
     )
 
 
 def build_converters(config: Mapping[str, str]) -> tuple[Any, Any, Any]:
-    """Key, value and header converters as a worker would build them for ``config``."""
+    """Key, value and header converters as a worker would build them for ``config``: the
+    defaults (JsonConverter, SimpleHeaderConverter) take their ``<kind>.converter.*`` settings
+    too, so ``value.converter.schemas.enable=false`` alone configures the default."""
+
+    def default(kind: str, class_name: str) -> Any:
+        prefix = f"{kind}.converter."
+        settings = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+        return lambda: (class_name, settings)
+
     return (
-        create_converter(registry, config, "key", lambda: (JSON_CONVERTER, {})),
-        create_converter(registry, config, "value", lambda: (JSON_CONVERTER, {})),
-        create_converter(registry, config, "header", lambda: (HEADER_CONVERTER, {})),
+        create_converter(registry, config, "key", default("key", JSON_CONVERTER)),
+        create_converter(registry, config, "value", default("value", JSON_CONVERTER)),
+        create_converter(registry, config, "header", default("header", HEADER_CONVERTER)),
     )
 
 
-def _header_rows(headers: list[Header] | None) -> list[dict[str, Any]] | None:
-    if not headers:
+def _raw_headers(raw: list[tuple[str, bytes | None]] | None) -> list[dict[str, Any]] | None:
+    if not raw:
         return None
-    return [{"key": h.key, "value": json_text(h.value)} for h in headers]
+    return [{"key": k, "value": v} for k, v in raw]
 
 
 class RecordDecoder:
@@ -109,11 +131,12 @@ class RecordDecoder:
         self._arrow = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
         self._key_fn = to_arrow_value(schema["key"].dataType) if "key" in names else None
         self._value_fn = to_arrow_value(schema["value"].dataType) if "value" in names else None
-        unknown = set(names) - {"key", "value", *_META_NAMES}
+        self._headers = "headers" in names
+        unknown = set(names) - {"key", "value", *_META_NAMES, "headers"}
         if unknown:
             raise ValueError(
                 f"Unknown columns {sorted(unknown)}: the bridge yields key, value, "
-                + ", ".join(_META_NAMES)
+                + ", ".join([*_META_NAMES, "headers"])
             )
 
     # -- Kafka message -> SinkRecord ---------------------------------------------------------
@@ -162,18 +185,35 @@ class RecordDecoder:
         return result or []
 
     # -- SinkRecord -> Arrow --------------------------------------------------------------
-    def _row(self, record: SinkRecord) -> dict[str, Any]:
+    def _row(self, msg: Any, record: SinkRecord) -> dict[str, Any]:
         key_fn, value_fn = self._key_fn, self._value_fn
         ts = record.timestamp
-        return {
+        row = {
             "key": key_fn(record.key) if key_fn is not None else None,
             "value": value_fn(record.value) if value_fn is not None else None,
             "topic": record.topic,
             "partition": record.kafka_partition,
             "offset": record.kafka_offset,
             "timestamp": None if ts is None else ts * 1000,
-            "headers": _header_rows(record.headers),
+            "timestampType": _TIMESTAMP_TYPE_IDS.get(record.timestamp_type, -1),
         }
+        if self._headers:
+            row["headers"] = self._header_bytes(msg, record)
+        return row
+
+    def _header_bytes(self, msg: Any, record: SinkRecord) -> list[dict[str, Any]] | None:
+        """The record's headers as bytes: the message's own when no transform ran (they
+        cannot have changed), else the transformed record's, encoded by the header
+        converter."""
+        if self.transforms is None:
+            return _raw_headers(msg.headers())
+        if not record.headers:
+            return None
+        encode = self.header_conv.from_connect_header
+        return [
+            {"key": h.key, "value": encode(record.topic, h.key, h.schema, h.value)}
+            for h in record.headers
+        ]
 
     def batch(self, msgs: list[Any]) -> pa.RecordBatch | None:
         """One Arrow record batch for ``msgs`` in the planned schema (None if all dropped)."""
@@ -181,12 +221,12 @@ class RecordDecoder:
         append = rows.append
         for msg, record in self.records(msgs):
             try:
-                append(self._row(record))
+                append(self._row(msg, record))
             except Exception:
                 ok, row = self.errors.call(
                     TaskStage.VALUE_CONVERTER,
                     "connectrt.spark.datasource.schema.to_arrow_value",
-                    functools.partial(self._checked_row, record),
+                    functools.partial(self._checked_row, msg, record),
                     raw=msg,
                     record=record,
                 )
@@ -208,8 +248,8 @@ class RecordDecoder:
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=self._arrow)
 
-    def _checked_row(self, record: SinkRecord) -> dict[str, Any]:
-        row = self._row(record)
+    def _checked_row(self, msg: Any, record: SinkRecord) -> dict[str, Any]:
+        row = self._row(msg, record)
         self._to_arrow([row])  # raises when a value does not fit its column
         return row
 

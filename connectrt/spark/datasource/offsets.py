@@ -6,58 +6,106 @@ last batch. :func:`bounds` therefore assigns every non-empty partition one recor
 listed end, fetches to partition EOF and takes ``max(last offset + 1, fetch high watermark)``.
 On Apache Kafka this confirms the listed end with one small fetch per partition.
 
+Offsets for times: the broker's answer is a hint, checked by reading. Kafka answers with the
+first offset whose timestamp is at or after the time; the embedded broker answers per record
+batch, on its receive time (every record of a batch gets the batch's first offset). So
+:func:`resolve` reads forward from the answer to the first record whose own timestamp
+qualifies, and first checks the record before the answer: if that one qualifies too, the
+answer was not the first, and the partition is scanned from its earliest offset.
+
+Data loss (``failOnDataLoss``): an offset below the partition's earliest (retention deleted
+it) or above its end (the topic was recreated) is reported by :func:`check_range`; executors
+read with ``auto.offset.reset=error``, so a range whose start was deleted meanwhile is
+reported rather than silently skipped. With ``failOnDataLoss=true`` a report fails the query;
+with ``false`` it is logged and reading goes on from the earliest available offset.
+
 Offsets travel as ``{"topic": {"partition": next_offset}}`` (JSON-serialisable; what Spark
-stores in the checkpoint's offset log). Consumers here use ``assign()`` only, with a random
-``group.id`` (confluent-kafka requires one) and never commit.
+stores in the checkpoint's offset log). Consumers here use ``assign()`` only, with a
+``group.id`` of ``groupIdPrefix`` or ``kafka.group.id`` (confluent-kafka requires one; Kafka
+ACLs may name it) and never commit.
 
 Not thread-safe: each caller owns its consumer.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api.config import ConfigError
 from connectrt.errors import ConnectError
-from connectrt.spark.datasource.options import BridgeOptions, OffsetSpec
+from connectrt.spark.datasource.options import EARLIEST, LATEST, BridgeOptions, OffsetSpec
 
 __all__ = [
     "TP",
+    "DataLoss",
     "Offsets",
     "bounds",
+    "check_range",
     "consumer",
     "decode_offsets",
     "encode_offsets",
     "read_range",
+    "report_data_loss",
     "resolve",
     "topic_partitions",
 ]
 
 TP = tuple[str, int]
 Offsets = dict[TP, int]
-_EARLIEST, _LATEST = -2, -1
+log = logging.getLogger(__name__)
 
 
 def consumer(options: BridgeOptions, probe: bool = False) -> Consumer:
-    """An assign-only consumer; ``probe``: short fetch waits for end-of-partition probes."""
+    """An assign-only consumer; ``probe``: short fetch waits for end-of-partition probes.
+    Reading consumers (not probes) report an out-of-range start instead of resetting."""
     conf: dict[str, Any] = {
-        "group.id": f"connectrt-spark-{uuid.uuid4().hex[:12]}",
         "enable.auto.commit": False,
         "enable.partition.eof": True,
-        "auto.offset.reset": "earliest",
+        "auto.offset.reset": "earliest" if probe else "error",
         "fetch.queue.backoff.ms": 10,
     }
     conf.update(options.kafka)
+    conf["group.id"] = options.group_id(uuid.uuid4().hex[:12])
     if probe:
         conf["fetch.wait.max.ms"] = 10
     return Consumer(conf)
+
+
+class DataLoss(ConnectError):
+    """Records the query should have read are gone (``failOnDataLoss=true``)."""
+
+
+def report_data_loss(options: BridgeOptions, message: str) -> None:
+    """Fail with :class:`DataLoss` (``failOnDataLoss=true``) or log and go on."""
+    text = (
+        f"{message}. Some data may have been lost because it is not available in Kafka any "
+        "more: it was deleted by retention, or the topic was deleted and recreated."
+    )
+    if options.fail_on_data_loss:
+        raise DataLoss(
+            f"{text} If you want the query to go on regardless, set failOnDataLoss=false."
+        )
+    log.warning("%s Going on from the earliest available offset (failOnDataLoss=false).", text)
+
+
+def check_range(options: BridgeOptions, tp: TP, offset: int, lo: int, hi: int) -> int:
+    """``offset`` if it lies in ``[lo, hi]``; else report data loss and return ``lo``."""
+    if lo <= offset <= hi:
+        return offset
+    where = "below the earliest offset" if offset < lo else "beyond the end"
+    report_data_loss(
+        options,
+        f"Offset {offset} of {tp[0]}[{tp[1]}] is {where} of the partition ({lo}..{hi})",
+    )
+    return lo
 
 
 def encode_offsets(offsets: Mapping[TP, int]) -> dict[str, dict[str, int]]:
@@ -72,21 +120,30 @@ def decode_offsets(data: Mapping[str, Mapping[str, int]] | None) -> Offsets:
 
 
 def topic_partitions(c: Consumer, options: BridgeOptions, timeout: float = 15.0) -> list[TP]:
-    """The subscribed partitions: the named topics (which must exist) or the pattern's."""
+    """The subscribed partitions: the named topics (which must exist), the pattern's topics,
+    or the assigned partitions (which must exist)."""
+    md = c.list_topics(timeout=timeout)
     if options.pattern is not None:
-        md = c.list_topics(timeout=timeout)
         regex = re.compile(options.pattern)
         topics = sorted(t for t in md.topics if regex.fullmatch(t) and not t.startswith("__"))
     else:
         topics = list(options.topics)
-        md = c.list_topics(timeout=timeout)
     out: list[TP] = []
     for topic in topics:
         meta = md.topics.get(topic)
         if meta is None or meta.error is not None or not meta.partitions:
             reason = meta.error if meta is not None and meta.error is not None else "not found"
             raise ConnectError(f"Topic {topic} cannot be read: {reason}")
-        out.extend((topic, p) for p in sorted(meta.partitions))
+        if options.assign is None:
+            out.extend((topic, p) for p in sorted(meta.partitions))
+            continue
+        missing = sorted(set(options.assign[topic]) - set(meta.partitions))
+        if missing:
+            raise ConnectError(
+                f"Option assign names partitions {missing} of {topic}, which has "
+                f"{len(meta.partitions)} partition(s)"
+            )
+        out.extend((topic, p) for p in options.assign[topic])
     return out
 
 
@@ -129,51 +186,101 @@ def bounds(c: Consumer, tps: Iterable[TP], timeout: float = 15.0) -> dict[TP, tu
 
 def resolve(
     c: Consumer,
+    options: BridgeOptions,
     spec: OffsetSpec,
     limits: Mapping[TP, tuple[int, int]],
+    *,
+    starting: bool,
     timeout: float = 15.0,
 ) -> Offsets:
-    """Offsets for ``spec`` on every partition of ``limits`` (clamped to its bounds)."""
+    """Offsets for ``spec`` on every partition of ``limits``.
+
+    Per-partition offsets must name every partition (as in Spark); one outside a partition's
+    bounds is data loss (:func:`check_range`). A starting time after a partition's last record
+    fails unless ``startingOffsetsByTimestampStrategy=latest``; an ending time after it means
+    the partition's end (both as in Spark).
+    """
     if spec.kind == "earliest":
         return {tp: lo for tp, (lo, _) in limits.items()}
     if spec.kind == "latest":
         return {tp: hi for tp, (_, hi) in limits.items()}
+    what = ("starting" if starting else "ending") + (
+        "OffsetsByTimestamp" if spec.kind == "timestamps" else "Offsets"
+    )
     if spec.kind == "timestamp":
-        query = [KafkaTopicPartition(t, p, spec.timestamp) for t, p in limits]
-        try:
-            found = c.offsets_for_times(query, timeout=timeout)
-        except KafkaException as e:
-            raise ConnectError(f"Looking up offsets for timestamp {spec.timestamp}: {e}") from e
-        out: Offsets = {}
-        for tp in found:
-            lo, hi = limits[(tp.topic, tp.partition)]
-            candidate = hi if tp.offset < 0 else min(max(tp.offset, lo), hi)
-            out[(tp.topic, tp.partition)] = _first_at_or_after(
-                c, (tp.topic, tp.partition), candidate, hi, spec.timestamp, timeout
-            )
-        return out
-    out = {}
-    for tp, (lo, hi) in limits.items():
-        given = spec.offsets.get(tp[0], {}).get(tp[1], _EARLIEST if tp[0] in spec.offsets else None)
-        if given is None:
-            raise ConfigError(f"Offsets given per partition name no offset for topic {tp[0]}")
-        if given == _EARLIEST:
-            out[tp] = lo
-        elif given == _LATEST:
-            out[tp] = hi
-        else:
-            out[tp] = min(max(given, lo), hi)
+        times = {tp: spec.timestamp for tp in limits}
+    else:
+        given = {tp: spec.offsets.get(tp[0], {}).get(tp[1]) for tp in limits}
+        missing = sorted(tp for tp, v in given.items() if v is None)
+        if missing:
+            named = ", ".join(f"{t}[{p}]" for t, p in missing)
+            raise ConfigError(f"{what} must name every partition read; it misses {named}")
+        if spec.kind == "offsets":
+            out: Offsets = {}
+            for tp, offset in given.items():
+                lo, hi = limits[tp]
+                assert offset is not None
+                out[tp] = (
+                    lo
+                    if offset == EARLIEST
+                    else hi
+                    if offset == LATEST
+                    else check_range(options, tp, offset, lo, hi)
+                )
+            return out
+        times = {tp: int(v) for tp, v in given.items() if v is not None}
+    return _offsets_for_times(c, options, times, limits, starting, timeout)
+
+
+def _offsets_for_times(
+    c: Consumer,
+    options: BridgeOptions,
+    times: Mapping[TP, int],
+    limits: Mapping[TP, tuple[int, int]],
+    starting: bool,
+    timeout: float,
+) -> Offsets:
+    query = [KafkaTopicPartition(t, p, ts) for (t, p), ts in times.items()]
+    try:
+        answers = c.offsets_for_times(query, timeout=timeout)
+    except KafkaException as e:
+        raise ConnectError(f"Looking up offsets for times: {e}") from e
+    out: Offsets = {}
+    for answer in answers:
+        tp = (answer.topic, answer.partition)
+        lo, hi = limits[tp]
+        ts = times[tp]
+        hint = hi if answer.offset < 0 else min(max(answer.offset, lo), hi)
+        if hint > lo and _qualifies(c, tp, hint - 1, ts, timeout):
+            hint = lo  # the broker's answer was not the first such record: scan
+        found = _first_at_or_after(c, tp, hint, hi, ts, timeout)
+        if found is None:
+            if starting and options.starting_by_time_strategy == "error":
+                raise ConnectError(
+                    f"No record of {tp[0]}[{tp[1]}] has a timestamp at or after {ts} (its "
+                    "offsets are "
+                    f"{lo}..{hi}); set startingOffsetsByTimestampStrategy=latest to start "
+                    "at the end instead"
+                )
+            found = hi
+        out[tp] = found
     return out
+
+
+def _qualifies(c: Consumer, tp: TP, offset: int, timestamp: int, timeout: float) -> bool:
+    """Whether the record at ``offset`` (or the next one, after a gap) has a timestamp at or
+    after ``timestamp``."""
+    found = _first_at_or_after(c, tp, offset, offset + 1, timestamp, timeout)
+    return found is not None
 
 
 def _first_at_or_after(
     c: Consumer, tp: TP, start: int, end: int, timestamp: int, timeout: float
-) -> int:
-    """The first offset in ``[start, end)`` whose record timestamp is >= ``timestamp``, else
-    ``end``. Checks the broker's answer by reading: the embedded broker answers every
-    timestamp lookup with offset 0; on Kafka the first record read already qualifies."""
+) -> int | None:
+    """The first offset in ``[start, end)`` whose record timestamp is >= ``timestamp``
+    (None if there is none)."""
     if start >= end:
-        return end
+        return None
     c.assign([KafkaTopicPartition(tp[0], tp[1], start)])
     try:
         deadline = time.monotonic() + timeout
@@ -182,10 +289,10 @@ def _first_at_or_after(
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
-                        return end
+                        return None
                     raise ConnectError(f"Reading {tp[0]}[{tp[1]}] failed: {err}")
                 if msg.offset() >= end:
-                    return end
+                    return None
                 if msg.timestamp()[1] >= timestamp:
                     return int(msg.offset())
         raise ConnectError(f"Looking up timestamp {timestamp} in {tp[0]}[{tp[1]}] timed out")
@@ -198,8 +305,10 @@ def read_range(
 ) -> Iterator[list[Any]]:
     """Yield lists of confluent-kafka messages with offsets in ``[start, end)`` (in order).
 
-    Gaps (compaction, transaction markers) are crossed by watching the consumer position.
-    Raises ConnectError when no progress is made for ``options.poll_timeout`` seconds.
+    Gaps (compaction, transaction markers) are crossed by watching the consumer position. A
+    start that is no longer in the partition is data loss (:func:`report_data_loss`; with
+    ``failOnDataLoss=false`` reading goes on from the earliest offset). Raises ConnectError
+    when no progress is made for ``options.poll_timeout`` seconds.
     """
     if end <= start:
         return
@@ -217,6 +326,14 @@ def read_range(
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         continue
+                    if err.code() == KafkaError._AUTO_OFFSET_RESET:
+                        report_data_loss(
+                            options,
+                            f"Offset {next_offset} of {topic}[{partition}] cannot be read "
+                            f"({err.str()})",
+                        )
+                        c.assign([KafkaTopicPartition(topic, partition, OFFSET_BEGINNING)])
+                        break
                     raise ConnectError(f"Reading {topic}[{partition}] failed: {err}")
                 offset = msg.offset()
                 if offset >= end:

@@ -8,7 +8,7 @@ cheaper than tuples).
 The schema must be known when the query is planned. In order of precedence:
 
 1. ``spark.read.schema(...)`` given by the user (columns: any of key, value, topic,
-   partition, offset, timestamp, headers);
+   partition, offset, timestamp, timestampType, headers);
 2. ``key.schema`` / ``value.schema``: a Connect schema as JSON (the ``schema`` part of a
    JsonConverter envelope), or ``key.schema.subject`` / ``value.schema.subject``: the latest
    Avro schema of a registry subject (``<kind>.converter.schema.registry.url``);
@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -176,26 +177,58 @@ def infer_schema(options: BridgeOptions) -> T.StructType:
         sampled_key, sampled_value = _sample(options)
         key_schema = key_schema if key_given else sampled_key
         value_schema = value_schema if value_given else sampled_value
-    return output_schema(spark_type(key_schema), spark_type(value_schema))
+    return output_schema(spark_type(key_schema), spark_type(value_schema), options.include_headers)
+
+
+def split_ranges(ranges: list[KafkaRange], min_partitions: int | None) -> list[KafkaRange]:
+    """``minPartitions``: with fewer non-empty ranges than that, split each in proportion to
+    its share of the records (as Spark's Kafka source does); empty ranges are dropped."""
+    ranges = [r for r in ranges if r.end > r.start]
+    if not min_partitions or len(ranges) >= min_partitions:
+        return ranges
+    total = sum(r.end - r.start for r in ranges)
+    out: list[KafkaRange] = []
+    for r in ranges:
+        size = r.end - r.start
+        parts = max(1, round(size / total * min_partitions))
+        start, remaining = r.start, size
+        for part in range(parts):
+            this = remaining // (parts - part)
+            remaining -= this
+            if this > 0:
+                out.append(KafkaRange(r.topic, r.partition, start, start + this))
+            start += this
+    return out
 
 
 # -- batch ---------------------------------------------------------------------------------
 class BatchReader(DataSourceReader):
-    """``spark.read``: ranges from ``startingOffsets`` to ``endingOffsets`` (default: the end)."""
+    """``spark.read``: ranges from ``startingOffsets`` (default earliest) to ``endingOffsets``
+    (default the end), split by ``minPartitions``."""
 
     def __init__(self, options: BridgeOptions, schema: T.StructType) -> None:
         self.options = options
         self.schema = schema
+        self.starting = options.starting_for(streaming=False)
+        self.ending = options.ending_for(streaming=False)
 
     def partitions(self) -> Sequence[InputPartition]:
         c = ko.consumer(self.options, probe=True)
         try:
             limits = ko.bounds(c, ko.topic_partitions(c, self.options))
-            start = ko.resolve(c, self.options.starting, limits)
-            end = ko.resolve(c, self.options.ending, limits)
+            start = ko.resolve(c, self.options, self.starting, limits, starting=True)
+            end = ko.resolve(c, self.options, self.ending, limits, starting=False)
         finally:
             c.close()
-        return [KafkaRange(t, p, start[(t, p)], end[(t, p)]) for t, p in sorted(limits)]
+        ranges = []
+        for tp in sorted(limits):
+            if end[tp] < start[tp]:
+                raise ConfigError(
+                    f"The ending offset {end[tp]} of {tp[0]}[{tp[1]}] is before its starting "
+                    f"offset {start[tp]}"
+                )
+            ranges.append(KafkaRange(tp[0], tp[1], start[tp], end[tp]))
+        return split_ranges(ranges, self.options.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRange)
@@ -205,21 +238,33 @@ class BatchReader(DataSourceReader):
 
 
 # -- streaming -------------------------------------------------------------------------------
+def delay_batch(available: int, minimum: int | None, waited_ms: float, max_delay_ms: int) -> bool:
+    """``minOffsetsPerTrigger``: skip this trigger while fewer than ``minimum`` records are
+    available and less than ``maxTriggerDelay`` passed since the last batch (as Spark)."""
+    return minimum is not None and available < minimum and waited_ms < max_delay_ms
+
+
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``spark.readStream``: micro-batches over ``{"topic": {"partition": offset}}`` offsets.
 
-    ``initialOffset`` resolves ``startingOffsets`` once (Spark logs it as batch 0's start, so
-    a restart resumes from the checkpoint, never re-resolves ``latest``). ``latestOffset``
-    probes partition ends (new partitions and, with ``pattern``, new topics start at their
-    earliest offset) and applies ``maxOffsetsPerTrigger`` spread over the partitions with a
-    backlog in proportion to it.
+    ``initialOffset`` resolves ``startingOffsets`` (default latest) once (Spark logs it as
+    batch 0's start, so a restart resumes from the checkpoint, never re-resolves ``latest``).
+    ``latestOffset`` probes partition ends (new partitions and, with ``subscribePattern``, new
+    topics start at their earliest offset), reports data loss (a checkpointed offset no longer
+    in its partition, a partition gone), applies ``maxOffsetsPerTrigger`` spread over the
+    partitions with a backlog in proportion to it, and holds a trigger back while fewer than
+    ``minOffsetsPerTrigger`` records wait, for up to ``maxTriggerDelay`` (not under
+    ``availableNow``, which would wait forever).
     """
 
     def __init__(self, options: BridgeOptions, schema: T.StructType) -> None:
-        self.options = options
+        self.options = dataclasses.replace(options, streaming=True)
         self.schema = schema
+        self.starting = options.starting_for(streaming=True)
+        options.ending_for(streaming=True)  # endingOffsets is refused for a stream
         self._consumer: Any = None
         self._target: ko.Offsets | None = None
+        self._last_batch: float | None = None
 
     def _probe(self) -> dict[ko.TP, tuple[int, int]]:
         if self._consumer is None:
@@ -231,7 +276,9 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> dict:
         limits = self._probe()
-        return ko.encode_offsets(ko.resolve(self._consumer, self.options.starting, limits))
+        return ko.encode_offsets(
+            ko.resolve(self._consumer, self.options, self.starting, limits, starting=True)
+        )
 
     def getDefaultReadLimit(self) -> ReadLimit:
         limit = self.options.max_offsets_per_trigger
@@ -243,14 +290,36 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = ko.decode_offsets(start)
         limits = self._probe()
+        gone = sorted(tp for tp in begin if tp not in limits)
+        if gone:
+            named = ", ".join(f"{t}[{p}]" for t, p in gone)
+            ko.report_data_loss(self.options, f"Partitions {named} are gone")
+            for tp in gone:
+                del begin[tp]
+        for tp, (lo, hi) in limits.items():
+            if tp in begin:
+                begin[tp] = ko.check_range(self.options, tp, begin[tp], lo, hi)
+            else:
+                begin[tp] = lo  # a new partition or topic: from its earliest offset
         latest = (
             self._target if self._target is not None else {tp: hi for tp, (_, hi) in limits.items()}
         )
-        for tp, (lo, _) in limits.items():
-            begin.setdefault(tp, lo)  # a new partition or topic: from its earliest offset
         end = {tp: max(latest.get(tp, offset), offset) for tp, offset in begin.items()}
         if isinstance(limit, ReadMaxRows):
             end = _limit(begin, end, limit.max_rows)
+        available = sum(end[tp] - begin[tp] for tp in end)
+        now = time.monotonic()
+        if self._target is None and self._last_batch is not None:
+            waited_ms = (now - self._last_batch) * 1000
+            if delay_batch(
+                available,
+                self.options.min_offsets_per_trigger,
+                waited_ms,
+                self.options.max_trigger_delay_ms,
+            ):
+                return start
+        if available > 0:
+            self._last_batch = now
         return ko.encode_offsets(end)
 
     def reportLatestOffset(self) -> dict | None:
@@ -259,11 +328,16 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin = ko.decode_offsets(start)
         stop = ko.decode_offsets(end)
-        return [
-            KafkaRange(t, p, begin.get((t, p), 0), hi)
-            for (t, p), hi in sorted(stop.items())
-            if hi > begin.get((t, p), 0)
-        ]
+        ranges = []
+        for (t, p), hi in sorted(stop.items()):
+            lo = begin.get((t, p), 0)
+            if lo > hi:  # a checkpointed offset beyond a recreated partition's end
+                ko.report_data_loss(
+                    self.options, f"The offset of {t}[{p}] went back from {lo} to {hi}"
+                )
+                lo = 0
+            ranges.append(KafkaRange(t, p, lo, hi))
+        return split_ranges(ranges, self.options.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRange)

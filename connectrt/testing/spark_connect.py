@@ -1,0 +1,228 @@
+"""A local Spark Connect server started from the installed pyspark, for tests and benches.
+
+pyspark ships the server (``jars/spark-connect_*.jar``, ``sbin/start-connect-server.sh``);
+:class:`SparkConnectServer` runs it in the foreground as a child process
+(``bin/spark-submit --class org.apache.spark.sql.connect.service.SparkConnectServer``) on a
+free loopback port, with the environment its Python workers need to import this project:
+``PYSPARK_PYTHON`` = this interpreter and ``PYTHONPATH`` = this process's ``sys.path`` (the
+server's workers are children of the server, not of the client, so only the server's
+environment counts). Clients connect with ``SparkSession.builder.remote(server.url)``.
+
+``start()`` returns once the server has logged ``Spark Connect server started at`` and its
+port accepts connections (the JVM takes 10-30 s on a loaded machine); it raises with the last
+log lines if the process exits first or ``startup_timeout`` passes. ``stop()`` sends SIGTERM to
+the server's process group (the JVM and its Python workers), waits, then kills. Not
+thread-safe for concurrent start/stop.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from connectrt.errors import ConnectError
+from connectrt.ports import free_port
+
+__all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
+
+READY_MARKER = "Spark Connect server started at"
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+_TAIL_LINES = 300
+
+
+def spark_home() -> Path:
+    """The installed pyspark package, which is a Spark distribution (bin/, jars/, sbin/)."""
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+def _worker_pythonpath() -> str:
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    existing = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join(dict.fromkeys([*paths, *existing.split(os.pathsep)]).keys()).strip(
+        os.pathsep
+    )
+
+
+class SparkConnectServer:
+    """One Spark Connect server process on ``127.0.0.1:port`` (see the module docstring)."""
+
+    def __init__(
+        self,
+        master: str = "local[4,3]",
+        *,
+        conf: Mapping[str, str] | None = None,
+        port: int | None = None,
+        python: str | None = None,
+        startup_timeout: float = 240.0,
+        stop_timeout: float = 30.0,
+        log_dir: str | None = None,
+    ) -> None:
+        self.master = master
+        self.conf = dict(conf or {})
+        self.python = python or sys.executable
+        self._requested_port = port
+        self._port: int | None = None
+        self._startup_timeout = startup_timeout
+        self._stop_timeout = stop_timeout
+        self._log_dir = log_dir
+        self._proc: subprocess.Popen[str] | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        self._ready = threading.Event()
+        self._drain: threading.Thread | None = None
+        self.log_path: Path | None = None
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise ConnectError("SparkConnectServer has not been started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``sc://127.0.0.1:PORT``, for ``SparkSession.builder.remote`` or ``spark.remote``."""
+        return f"sc://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def tail(self, lines: int = 40) -> str:
+        return "\n".join(list(self._tail)[-lines:])
+
+    def _command(self) -> list[str]:
+        home = spark_home()
+        conf = {
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": str(self.port),
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.python.worker.reuse": "true",
+            **self.conf,
+        }
+        cmd = [str(home / "bin" / "spark-submit"), "--class", SERVER_CLASS]
+        cmd += ["--name", "connectrt Spark Connect server", "--master", self.master]
+        for key, value in conf.items():
+            cmd += ["--conf", f"{key}={value}"]
+        return cmd
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            SPARK_HOME=str(spark_home()),
+            PYSPARK_PYTHON=self.python,
+            PYSPARK_DRIVER_PYTHON=self.python,
+            PYTHONPATH=_worker_pythonpath(),
+            SPARK_LOCAL_IP="127.0.0.1",
+        )
+        env.pop("SPARK_CONNECT_MODE", None)
+        env.pop("SPARK_REMOTE", None)
+        return env
+
+    def start(self) -> SparkConnectServer:
+        if self._proc is not None:
+            raise ConnectError("SparkConnectServer already started")
+        self._port = self._requested_port or free_port()
+        log_dir = Path(self._log_dir or tempfile.mkdtemp(prefix="spark-connect-"))
+        self.log_path = log_dir / "server.log"
+        self._proc = subprocess.Popen(
+            self._command(),
+            env=self._environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            start_new_session=True,  # its own process group: stop() ends the JVM and workers
+        )
+        self._drain = threading.Thread(target=self._drain_output, daemon=True)
+        self._drain.start()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _drain_output(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None and self.log_path
+        with open(self.log_path, "a", encoding="utf-8") as log:
+            for line in self._proc.stdout:
+                log.write(line)
+                log.flush()
+                self._tail.append(line.rstrip("\n"))
+                if READY_MARKER in line:
+                    self._ready.set()
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None
+        deadline = time.monotonic() + self._startup_timeout
+        while not self._ready.wait(0.2):
+            if self._proc.poll() is not None:
+                raise ConnectError(
+                    f"The Spark Connect server exited with code {self._proc.returncode} while "
+                    f"starting; last lines of {self.log_path}:\n{self.tail()}"
+                )
+            if time.monotonic() > deadline:
+                raise ConnectError(
+                    f"The Spark Connect server did not log {READY_MARKER!r} within "
+                    f"{self._startup_timeout:.0f} s; last lines of {self.log_path}:\n{self.tail()}"
+                )
+        while True:  # the marker is logged once the gRPC port is bound; check it accepts
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=2):
+                    return
+            except OSError as e:
+                if self._proc.poll() is not None or time.monotonic() > deadline:
+                    raise ConnectError(
+                        f"The Spark Connect server does not accept connections on port "
+                        f"{self.port}: {e}; last lines:\n{self.tail()}"
+                    ) from e
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(self._stop_timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(10)
+        if self._drain is not None:
+            self._drain.join(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def __enter__(self) -> SparkConnectServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
