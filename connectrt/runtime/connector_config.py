@@ -68,6 +68,7 @@ def validate_connector_config(
     plugins: PluginRegistry,
     policy: OverridePolicy,
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
+    *,
     executor: str | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
@@ -166,10 +167,13 @@ def check_connector_config(
     plugins: PluginRegistry,
     policy: OverridePolicy,
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
+    *,
     executor: str | None = None,
 ) -> ValidationResult:
     """Validate and raise one ConfigError (Kafka's wording) listing every error."""
-    result = validate_connector_config(config, plugins, policy, worker_converters, executor)
+    result = validate_connector_config(
+        config, plugins, policy, worker_converters, executor=executor
+    )
     messages = result.error_messages()
     if messages:
         raise ConfigError(

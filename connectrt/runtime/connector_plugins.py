@@ -146,7 +146,11 @@ class ConnectorPlugins:
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
         result = validate_connector_config(
-            resolved, self._registry, self._policy, self._worker_converters, self._executor
+            resolved,
+            self._registry,
+            self._policy,
+            self._worker_converters,
+            executor=self._executor,
         )
         return as_written(result, config, resolved, self._redact)
 

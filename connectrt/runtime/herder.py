@@ -102,7 +102,7 @@ class Herder(ConnectorViews):
             self.secrets.resolve,
             self.secrets.redact,
             worker_converters(worker_config),
-            worker_config["task.executor"],
+            executor=worker_config["task.executor"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -228,7 +228,7 @@ class Herder(ConnectorViews):
             self.registry,
             self.worker.policy,
             worker_converters(self.config),
-            self.config["task.executor"],
+            executor=self.config["task.executor"],
         )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()

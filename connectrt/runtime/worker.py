@@ -158,7 +158,7 @@ class Worker:
             self.plugins,
             self.policy,
             worker_converters(self.config),
-            self.config["task.executor"],
+            executor=self.config["task.executor"],
         )
 
     def start_connector(
@@ -181,7 +181,7 @@ class Worker:
                 self.plugins,
                 self.policy,
                 worker_converters(self.config),
-                self.config["task.executor"],
+                executor=self.config["task.executor"],
             )
         with self._lock:
             if name in self._connectors:

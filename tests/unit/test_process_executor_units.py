@@ -224,16 +224,17 @@ def _config(**extra: str) -> dict[str, str]:
 def test_memory_limit_is_validated_per_field_and_against_the_executor(plugins: PluginRegistry):
     policy = OverridePolicy("None")
     small = validate_connector_config(
-        _config(**{"task.memory.limit.mb": "64"}), plugins, policy, "processes"
+        _config(**{"task.memory.limit.mb": "64"}), plugins, policy, executor="processes"
     )
     assert "at least 128" in small.values["task.memory.limit.mb"].errors[0]
     for ok in ("0", "128", "4096"):
         config = _config(**{"task.memory.limit.mb": ok})
-        check_connector_config(config, plugins, policy, "processes")
-    check_connector_config(_config(**{"task.memory.limit.mb": "0"}), plugins, policy, "threads")
+        check_connector_config(config, plugins, policy, executor="processes")
+    unlimited = _config(**{"task.memory.limit.mb": "0"})
+    check_connector_config(unlimited, plugins, policy, executor="threads")
     with pytest.raises(ConfigError) as info:
         check_connector_config(
-            _config(**{"task.memory.limit.mb": "512"}), plugins, policy, "threads"
+            _config(**{"task.memory.limit.mb": "512"}), plugins, policy, executor="threads"
         )
     assert "task.executor=threads" in str(info.value)
     assert "set task.executor=processes" in str(info.value)
