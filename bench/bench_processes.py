@@ -104,7 +104,7 @@ def run_one(
         worker.stop()
 
 
-def main() -> dict[str, float]:
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=40_000, help="per task per round")
     ap.add_argument("--rounds", type=int, default=5)
@@ -123,8 +123,7 @@ def main() -> dict[str, float]:
     rss: list[float] = []
     with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
         for rnd in range(args.rounds):
-            order = CONFIGS[rnd % len(CONFIGS) :] + CONFIGS[: rnd % len(CONFIGS)]
-            for executor, tasks in order:
+            for executor, tasks in c.rotated(CONFIGS, rnd):
                 r, child_rss, cores = run_one(
                     broker.bootstrap_servers, executor, tasks, args, rnd, Path(tmp)
                 )
@@ -153,18 +152,12 @@ def main() -> dict[str, float]:
     )
     load = os.getloadavg()
     print(f"  load at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"RESULT bench_processes connectrt={procs2:.0f} baseline={procs1:.0f} ratio={ratio:.2f}")
-    return {
-        "connectrt": procs2,
-        "baseline": procs1,
-        "ratio": ratio,
-        "threads_2": threads2,
-        "threads_1": threads1,
-        "rss_mb": statistics.median(rss),
-    }
+    c.emit(
+        "bench_processes",
+        {"threads_2": threads2, "threads_1": threads1, "rss_mb": statistics.median(rss)},
+    )
+    c.result("bench_processes", procs2, procs1)
 
 
 if __name__ == "__main__":
-    result = main()
-    if result:
-        c.emit("bench_processes", result)
+    main()
