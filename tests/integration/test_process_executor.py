@@ -251,6 +251,54 @@ def test_a_task_whose_process_dies_fails_alone_and_is_restarted(
     assert {s for s, n in counts.items() if n > 1} <= set(range(resumed_at, fault_at))
 
 
+def test_a_task_process_stuck_in_poll_is_reported_stalled_and_killed_by_the_restart(
+    worker: WorkerHarness, broker: EmbeddedBroker, unique_name, tmp_path: Path
+):
+    bootstrap, topic = broker.bootstrap_servers, unique_name("stall")
+    create_topic(bootstrap, topic, partitions=2)
+    per_task = 1000
+    _source(
+        worker,
+        "src",
+        topic,
+        records_per_task=str(per_task),
+        batch_size="20",
+        batch_interval_ms="20",
+        fault_task="1",
+        fault_at="300",
+        fault_kind="hang",
+        fault_marker=str(tmp_path / "hung-once"),
+        task_stall_timeout_ms="2000",
+        task_stall_action="restart",
+    )
+    worker.wait_for_tasks("src", State.RUNNING)
+    first = worker.running.task_pids("src")
+    _wait(
+        lambda: worker.running.stall("src", 1) is not None,
+        "task 1's process to be reported stalled in poll()",
+    )
+    report = worker.running.stall("src", 1)
+    assert report is not None and report.call == "poll"
+    assert f"task process {first[1]}" in report.stack
+    assert "process_faults.py" in report.stack and "_fault" in report.stack
+    assert worker.running.stall("src", 0) is None
+    # task.stall.action=restart: the stuck child is killed (it ignores stop) and replaced.
+    _wait(
+        lambda: worker.running.task_pids("src").get(1) not in (None, first[1]),
+        "the stalled task to be restarted in a new process",
+    )
+    _wait(lambda: _gone(first[1]), "the stuck task process to be killed")
+    _wait(
+        lambda: all(_committed(worker, "src", t) == per_task for t in (0, 1)),
+        f"both tasks to commit all {per_task} records",
+        90,
+    )
+    assert worker.running.task_pids("src")[0] == first[0]
+    records = _records(bootstrap, topic)
+    assert sorted(s for t, s, _ in records if t == 0) == list(range(per_task))
+    assert set(s for t, s, _ in records if t == 1) == set(range(per_task))
+
+
 def test_a_task_over_its_memory_limit_fails_and_its_sibling_runs_on(
     worker: WorkerHarness, broker: EmbeddedBroker, unique_name
 ):

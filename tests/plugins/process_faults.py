@@ -7,7 +7,8 @@ the ways a task process dies (exit, segfault, SIGKILL, running out of memory).
 fault: ``fault.task`` (index), ``fault.at`` (seq), ``fault.kind`` (``exit``: ``os._exit`` with
 ``fault.exit.code``; ``segv``: a read of address 0 through ctypes; ``sigkill``: the process
 kills itself with SIGKILL, as the OOM killer would; ``leak``: each poll keeps 16 MB more
-until an allocation fails) and ``fault.marker``: a file created just before the fault, which
+until an allocation fails; ``hang``: ``poll()`` never returns, ignoring stop) and
+``fault.marker``: a file created just before the fault, which
 disarms it, so the restarted task runs clean.
 """
 
@@ -72,6 +73,9 @@ class FaultySourceTask(SourceTask):
             ctypes.string_at(0)
         if self.fault_kind == "sigkill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.fault_kind == "hang":
+            while True:  # stuck for good: only killing the process ends this
+                time.sleep(0.05)
         if self.fault_kind == "leak":
             while True:  # a leak: everything stays referenced by the task
                 self.leak.append(bytearray(16 * 1024 * 1024))
