@@ -62,10 +62,11 @@ def _tasks(worker: RestWorker, name: str) -> dict[int, dict[str, Any]]:
 
 
 def _stalled_gauge(worker: RestWorker, name: str, task: int) -> str | None:
+    """The gauge's value as "0"/"1" (prometheus-client prints 1.0), or None when absent."""
     text = worker.http.get("/metrics").text
     pattern = rf'^connectrt_task_stalled\{{connector="{re.escape(name)}",task="{task}"\}} (\S+)$'
     match = re.search(pattern, text, re.MULTILINE)
-    return match.group(1) if match else None
+    return None if match is None else f"{float(match.group(1)):g}"
 
 
 def _sink(name: str, topic: str, store: str, **extra: str) -> dict[str, str]:
