@@ -68,7 +68,7 @@ _DOCS = {
         "connectrt, with task.executor=processes: the memory limit of each task process in MB "
         "(private writable memory, enforced by the OS as RLIMIT_DATA). A task over it is "
         "FAILED with 'memory limit' in its trace; its siblings are untouched. 0 = no limit; "
-        "other executors refuse a connector that sets it."
+        "with another task.executor, setting it is refused."
     ),
 }
 _WORKER_DEFAULT = " The worker's value is the default of connectors that do not set it."

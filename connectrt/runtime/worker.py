@@ -27,7 +27,7 @@ import threading
 import traceback
 from collections.abc import Mapping
 
-from connectrt.errors import ConnectError, NotFoundError
+from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
@@ -54,7 +54,15 @@ __all__ = ["Worker"]
 
 def _default_executor(config: WorkerConfig) -> TaskExecutor:
     """The executor ``task.executor`` names (``spark`` is set up by ``connectrt spark``,
-    which replaces this one)."""
+    which replaces this one). A memory limit is refused where no task process enforces it."""
+    if config["task.memory.limit.mb"] and config["task.executor"] != "processes":
+        raise ConfigError(
+            f"task.memory.limit.mb={config['task.memory.limit.mb']} is enforced on task "
+            f"processes only, and this worker runs its tasks with "
+            f"task.executor={config['task.executor']}: set task.executor=processes, or remove "
+            "the key",
+            "task.memory.limit.mb",
+        )
     if config["task.executor"] == "processes":
         from connectrt.runtime.process_executor.executor import ProcessTaskExecutor
 

@@ -244,6 +244,20 @@ def test_memory_limit_is_validated_per_field_and_against_the_executor(plugins: P
         WorkerConfig.from_props({"task.executor": "fibers"})
 
 
+def test_a_worker_memory_limit_needs_task_processes():
+    from connectrt.runtime.worker import Worker
+    from connectrt.storage.offsets import MemoryOffsetStore
+
+    with pytest.raises(ConfigError) as info:
+        Worker(WorkerConfig.from_props({"task.memory.limit.mb": "256"}), MemoryOffsetStore())
+    assert "task.executor=threads" in str(info.value)
+    worker = Worker(
+        WorkerConfig.from_props({"task.executor": "processes", "task.memory.limit.mb": "256"}),
+        MemoryOffsetStore(),
+    )
+    assert type(worker.executor).__name__ == "ProcessTaskExecutor"
+
+
 def test_the_connector_limit_wins_over_the_worker_default():
     worker = WorkerConfig.from_props({"task.executor": "processes", "task.memory.limit.mb": "512"})
     assert memory_limit_mb({}, worker) == 512
