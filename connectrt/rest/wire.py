@@ -42,6 +42,8 @@ def _state(info: StateInfo) -> dict[str, Any]:
     if info.stalled_call is not None:  # connectrt: stuck in one call (task.stall.timeout.ms)
         out["stalled"] = True
         out["stalled_call"] = info.stalled_call
+    if info.pid is not None:
+        out["pid"] = info.pid  # connectrt: the task's process (task.executor=processes)
     return out
 
 

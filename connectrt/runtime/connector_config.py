@@ -68,13 +68,17 @@ def validate_connector_config(
     plugins: PluginRegistry,
     policy: OverridePolicy,
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
+    *,
+    executor: str | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
     Raises ConfigError only when ``connector.class`` is missing or names no connector. The
     connector version checked is the one ``connector.plugin.version`` asks for (the newest when
     no installed version matches: that error is on the version key); ``worker_converters``
-    (class and version per kind) are the converters the config does not name.
+    (class and version per kind) are the converters the config does not name. ``executor`` is
+    the worker's ``task.executor``, when known: keys that only one executor can honour
+    (``task.memory.limit.mb``) are checked against it.
     """
     class_name = config.get("connector.class")
     if not class_name:
@@ -97,6 +101,8 @@ def validate_connector_config(
         for key, errors in validate_topic_creation(config).items():
             cv = values.setdefault(key, ConfigValue(key, config.get(key)))
             cv.errors.extend(e for e in errors if e not in cv.errors)
+    if executor is not None:
+        _check_executor(values, executor)
     present = {k: v for k, v in config.items() if v is not None}
     if present.get("transforms") or present.get("predicates"):
         for key, errors in validate_transforms(present, plugins.transform_class).items():
@@ -145,14 +151,29 @@ def _check_topics(config: Mapping[str, str | None], values: dict[str, ConfigValu
             )
 
 
+def _check_executor(values: dict[str, ConfigValue], executor: str) -> None:
+    limit = values.get("task.memory.limit.mb")
+    if limit is None or limit.errors or not limit.value or executor == "processes":
+        return
+    limit.errors.append(
+        f"task.memory.limit.mb is enforced on task processes only, and this worker runs its "
+        f"tasks with task.executor={executor}: set task.executor=processes in the worker "
+        "config, or remove the key"
+    )
+
+
 def check_connector_config(
     config: Mapping[str, str | None],
     plugins: PluginRegistry,
     policy: OverridePolicy,
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
+    *,
+    executor: str | None = None,
 ) -> ValidationResult:
     """Validate and raise one ConfigError (Kafka's wording) listing every error."""
-    result = validate_connector_config(config, plugins, policy, worker_converters)
+    result = validate_connector_config(
+        config, plugins, policy, worker_converters, executor=executor
+    )
     messages = result.error_messages()
     if messages:
         raise ConfigError(

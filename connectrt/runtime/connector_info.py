@@ -35,6 +35,7 @@ class StateInfo:
     restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
     version: str | None = None  # the plugin version running (KIP-891); None: undefined
     stalled_call: str | None = None  # connectrt: the call a stalled task is stuck in
+    pid: int | None = None  # the task's own process (task.executor=processes), tasks only
 
 
 @dataclass(frozen=True)

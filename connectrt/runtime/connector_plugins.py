@@ -51,6 +51,8 @@ class ConnectorPlugins:
     config providers to the values a validation sees (identity when none are configured);
     ``redact`` removes registered secrets from text. A validation reports values as written:
     nothing resolved and no URL password reaches the result (see ``validation_report``).
+    ``executor`` is the worker's ``task.executor`` (checked against keys only one executor
+    honours).
 
     Lifecycle: built once per herder; nothing to start or stop. Threading: every method may be
     called from any thread; it keeps no state of its own (the registry is thread-safe).
@@ -63,7 +65,9 @@ class ConnectorPlugins:
         resolve: Callable[[Mapping[str, str]], dict[str, str]],
         redact: Callable[[str], str] | None = None,
         worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
+        executor: str | None = None,
     ) -> None:
+        self._executor = executor
         self._registry = registry
         self._policy = policy
         self._resolve = resolve
@@ -142,7 +146,11 @@ class ConnectorPlugins:
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
         result = validate_connector_config(
-            resolved, self._registry, self._policy, self._worker_converters
+            resolved,
+            self._registry,
+            self._policy,
+            self._worker_converters,
+            executor=self._executor,
         )
         return as_written(result, config, resolved, self._redact)
 

@@ -90,7 +90,11 @@ class ConnectorViews:
         return [(i, self.secrets.mask_task_config(tc, definition)) for i, tc in enumerate(configs)]
 
     def _state_info(
-        self, status: Status | None, restarts: int = 0, version: str | None = None
+        self,
+        status: Status | None,
+        restarts: int = 0,
+        version: str | None = None,
+        pid: int | None = None,
     ) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
@@ -99,7 +103,7 @@ class ConnectorViews:
         trace = self.secrets.redact(trace) if trace else trace
         stalled_call = stall.call if stall is not None else None
         return StateInfo(
-            status.state.value, status.worker_id, trace, restarts, version, stalled_call
+            status.state.value, status.worker_id, trace, restarts, version, stalled_call, pid
         )
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
@@ -112,8 +116,14 @@ class ConnectorViews:
         count = len(self.worker.task_configs(name))
         restarts = self.worker.restart_counts(name)
         version, task_version = self.worker.versions(name)
+        pids = self.worker.task_pids(name)  # tasks in processes of their own
         tasks = [
-            (t.task or 0, self._state_info(t, restarts.get(t.task or 0, 0), task_version))
+            (
+                t.task or 0,
+                self._state_info(
+                    t, restarts.get(t.task or 0, 0), task_version, pids.get(t.task or 0)
+                ),
+            )
             for t in board.tasks(name)
             if (t.task or 0) < count
         ]
@@ -127,4 +137,9 @@ class ConnectorViews:
         if status is None or task >= len(self.worker.task_configs(name)):
             raise NotFoundError(f"No status found for task {name}-{task}")
         task_version = self.worker.versions(name)[1]
-        return self._state_info(status, self.worker.restart_counts(name).get(task, 0), task_version)
+        return self._state_info(
+            status,
+            self.worker.restart_counts(name).get(task, 0),
+            task_version,
+            self.worker.task_pids(name).get(task),
+        )

@@ -102,6 +102,7 @@ class Herder(ConnectorViews):
             self.secrets.resolve,
             self.secrets.redact,
             worker_converters(worker_config),
+            executor=worker_config["task.executor"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -223,7 +224,11 @@ class Herder(ConnectorViews):
             )
         resolved = self.resolve(config)
         result = validate_connector_config(
-            resolved, self.registry, self.worker.policy, worker_converters(self.config)
+            resolved,
+            self.registry,
+            self.worker.policy,
+            worker_converters(self.config),
+            executor=self.config["task.executor"],
         )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()

@@ -258,6 +258,13 @@ class RedactingFilter(logging.Filter):
             if len(self._secrets) != before:
                 self._rebuild()
 
+    def secrets_in(self, texts: Iterable[str]) -> list[str]:
+        """The registered values that occur in any of ``texts`` (e.g. to give a task process
+        the secrets of its own configs)."""
+        with self._lock:
+            secrets = list(self._secrets)
+        return [s for s in secrets if any(s in t for t in texts)]
+
     def unregister(self, value: str) -> None:
         with self._lock:
             if value in self._secrets:

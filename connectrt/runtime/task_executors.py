@@ -7,10 +7,12 @@ import the worker. Implementations:
 
 * :class:`ThreadTaskExecutor` (here, the default): one :class:`TaskRunner` thread per task in
   this process;
+* ``connectrt.runtime.process_executor.executor.ProcessTaskExecutor``
+  (``task.executor=processes``): one child process per task on this machine;
 * ``connectrt.spark.backend.SparkTaskExecutor``: one long-running Spark task per task.
 
-Another executor (e.g. one running tasks in child processes) implements the same two
-protocols; this module is the contract it has to meet.
+This module is the contract they meet; the two that run a task elsewhere send it a
+:class:`~connectrt.runtime.task_payload.TaskPayload`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_hooks import WorkerHooks
+from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +58,8 @@ class TaskHandle(Protocol):
 class WorkerView(Protocol):
     """What an executor may use of the worker that calls it (the Worker is the implementation).
 
-    ``status`` is the worker's status board (thread-safe); ``hooks`` its process hooks.
+    ``status`` is the worker's status board (thread-safe); ``hooks`` its process hooks;
+    ``offset_store`` its source offset store (thread-safe).
     ``build_runner`` builds, without starting, the local runner of a task of a started connector.
     The per-connector getters return the connector's resolved config, target state and type
     (``"source"``/``"sink"``). Called from ``start_tasks`` (under the worker's lock) or from the
@@ -67,6 +71,9 @@ class WorkerView(Protocol):
 
     @property
     def hooks(self) -> WorkerHooks: ...
+
+    @property
+    def offset_store(self) -> OffsetStore: ...
 
     def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner: ...
 

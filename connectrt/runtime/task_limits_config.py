@@ -1,7 +1,8 @@
 """Config keys of task liveness and rate limits, for connectors and, as defaults, the worker.
 
-``task.stall.timeout.ms`` / ``task.stall.action`` (see :mod:`.task_liveness`) and
-``task.rate.limit.records.per.sec`` / ``task.rate.limit.bytes.per.sec`` (see :mod:`.rate_limit`).
+``task.stall.timeout.ms`` / ``task.stall.action`` (see :mod:`.task_liveness`),
+``task.rate.limit.records.per.sec`` / ``task.rate.limit.bytes.per.sec`` (see :mod:`.rate_limit`)
+and ``task.memory.limit.mb`` (task processes only, see :mod:`.process_executor`).
 A connector that leaves a key unset gets the worker's value. Read-only after import.
 """
 
@@ -11,8 +12,34 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString, Width
+from connectrt.errors import ConfigError
 
-__all__ = ["TASK_LIMITS_CONFIG_DEF", "WORKER_TASK_LIMITS_CONFIG_DEF", "task_limit"]
+__all__ = [
+    "MIN_MEMORY_LIMIT_MB",
+    "TASK_LIMITS_CONFIG_DEF",
+    "WORKER_TASK_LIMITS_CONFIG_DEF",
+    "task_limit",
+]
+
+MIN_MEMORY_LIMIT_MB = 128
+"""The smallest ``task.memory.limit.mb``: a task process with a producer or a consumer holds
+30 to 100 MB of private writable memory (mostly reserved thread stacks) before its task
+allocates anything."""
+
+
+def _valid_memory_limit(name: str, value: Any) -> None:
+    """``task.memory.limit.mb``: 0 (no limit) or at least :data:`MIN_MEMORY_LIMIT_MB`."""
+    if value == 0:
+        return
+    if not isinstance(value, int) or value < MIN_MEMORY_LIMIT_MB:
+        raise ConfigError(
+            f"Invalid value {value} for configuration {name}: must be 0 (no limit) or at "
+            f"least {MIN_MEMORY_LIMIT_MB} (MB); a task process with its Kafka clients needs "
+            "up to about 100 MB before its task allocates anything",
+            name,
+            value,
+        )
+
 
 _GROUP = "Task Limits"
 _STALL_ACTIONS = ValidString.of("log", "restart")
@@ -37,6 +64,12 @@ _DOCS = {
         "connectrt: at most this many key+value bytes per second per task (as the records "
         "limit). 0 = no limit."
     ),
+    "task.memory.limit.mb": (
+        "connectrt, with task.executor=processes: the memory limit of each task process in MB "
+        "(private writable memory, enforced by the OS as RLIMIT_DATA). A task over it is "
+        "FAILED with 'memory limit' in its trace; its siblings are untouched. 0 = no limit; "
+        "with another task.executor, setting it is refused."
+    ),
 }
 _WORKER_DEFAULT = " The worker's value is the default of connectors that do not set it."
 _CONNECTOR_DEFAULT = " Unset: the worker's value."
@@ -49,6 +82,7 @@ def _define(out: ConfigDef, worker: bool) -> ConfigDef:
         ("task.stall.action", ConfigType.STRING, "log", _STALL_ACTIONS),
         ("task.rate.limit.records.per.sec", ConfigType.DOUBLE, 0.0, Range.at_least(0)),
         ("task.rate.limit.bytes.per.sec", ConfigType.DOUBLE, 0.0, Range.at_least(0)),
+        ("task.memory.limit.mb", ConfigType.INT, 0, _valid_memory_limit),
     ]
     for order, (name, type_, default, validator) in enumerate(specs, 1):
         if worker:

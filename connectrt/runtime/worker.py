@@ -5,8 +5,9 @@ The worker owns the offset store, the status board and its connectors (a
 runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
 automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
 business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
-process; another executor (e.g. Spark) may run them elsewhere and hand back
-:class:`TaskHandle` objects with the same control surface. How a task's runner is built is
+process, one child process per task with ``task.executor=processes``; another executor (e.g.
+Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the same control
+surface. How a task's runner is built is
 the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
 Public methods are called by one management thread at a time (the CLI or, later, the
 herder); they are serialized by a lock, so calling them from several threads is safe.
@@ -26,7 +27,7 @@ import threading
 import traceback
 from collections.abc import Mapping
 
-from connectrt.errors import ConnectError, NotFoundError
+from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.gc_tuning import tune_gc
@@ -51,6 +52,24 @@ log = logging.getLogger(__name__)
 __all__ = ["Worker"]
 
 
+def _default_executor(config: WorkerConfig) -> TaskExecutor:
+    """The executor ``task.executor`` names (``spark`` is set up by ``connectrt spark``,
+    which replaces this one). A memory limit is refused where no task process enforces it."""
+    if config["task.memory.limit.mb"] and config["task.executor"] != "processes":
+        raise ConfigError(
+            f"task.memory.limit.mb={config['task.memory.limit.mb']} is enforced on task "
+            f"processes only, and this worker runs its tasks with "
+            f"task.executor={config['task.executor']}: set task.executor=processes, or remove "
+            "the key",
+            "task.memory.limit.mb",
+        )
+    if config["task.executor"] == "processes":
+        from connectrt.runtime.process_executor.executor import ProcessTaskExecutor
+
+        return ProcessTaskExecutor(config)
+    return ThreadTaskExecutor()
+
+
 class Worker:
     """Runs connectors and hands their tasks to a :class:`TaskExecutor` (see the module
     docstring for the threading contract). ``start`` before starting connectors; ``stop``
@@ -67,7 +86,7 @@ class Worker:
     ) -> None:
         self.config = config
         self.hooks = hooks or WorkerHooks()
-        self.executor: TaskExecutor = executor or ThreadTaskExecutor()
+        self.executor: TaskExecutor = executor or _default_executor(config)
         self.offset_store = offset_store
         self.plugins = plugins
         self.status = status or StatusBoard(config.worker_id)
@@ -142,7 +161,13 @@ class Worker:
         return state
 
     def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(config, self.plugins, self.policy, worker_converters(self.config))
+        check_connector_config(
+            config,
+            self.plugins,
+            self.policy,
+            worker_converters(self.config),
+            executor=self.config["task.executor"],
+        )
 
     def start_connector(
         self,
@@ -164,6 +189,7 @@ class Worker:
                 self.plugins,
                 self.policy,
                 worker_converters(self.config),
+                executor=self.config["task.executor"],
             )
         with self._lock:
             if name in self._connectors:
@@ -474,3 +500,13 @@ class Worker:
 
     def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)
+
+    def task_pids(self, name: str) -> dict[int, int]:
+        """The process id of each task of a connector that runs in a process of its own
+        (``task.executor=processes``); tasks running as threads of this process are absent."""
+        handles = dict(self._get(name).runners)  # a copy: tasks start and stop meanwhile
+        return {
+            index: pid
+            for index, handle in handles.items()
+            if isinstance(pid := getattr(handle, "pid", None), int)
+        }

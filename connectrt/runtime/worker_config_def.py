@@ -129,6 +129,16 @@ _WORKER_KEYS = (
         "How long stop waits for tasks to finish and commit.",
     )
     .define(
+        "task.executor",
+        ConfigType.STRING,
+        "threads",
+        ValidString.of("threads", "processes", "spark"),
+        Importance.MEDIUM,
+        "Where connector tasks run: 'threads' (threads of this worker process), 'processes' "
+        "(an OS process per task on this machine: own core, own heap and memory limit, own "
+        "crash domain) or 'spark' (long-running Spark tasks; `connectrt spark` sets it).",
+    )
+    .define(
         "worker.memory.budget.mb",
         ConfigType.INT,
         64,

@@ -4,14 +4,14 @@
 :class:`~connectrt.runtime.task_executors.TaskExecutor`; the herder, the REST API and the
 Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver.
 
-Launch: each task launch is a Spark job of one partition (its :class:`TaskPayload`), submitted
-from a driver thread of its own by a :mod:`launcher <.launchers>`: on a classic SparkContext
-(an RDD in the connector's job group ``connectrt:<connector>``) or over Spark Connect (a
-one-row DataFrame through ``mapInArrow``, tagged ``connectrt:<connector>``), with a tag of its
-own. One job per task, not one job for all of a connector's tasks,
-because a Spark job fails as a whole: a task that exhausts ``spark.task.maxFailures`` would
-kill its healthy siblings without their final commit, and the driver learns that a partition
-ended only when its job does; per task, a launch ends exactly when its task does.
+Launch: each task launch is a Spark job of one partition (its :class:`SparkTaskPayload`),
+submitted from a driver thread of its own by a :mod:`launcher <.launchers>`: on a classic
+SparkContext (an RDD in the connector's job group ``connectrt:<connector>``) or over Spark
+Connect (a one-row DataFrame through ``mapInArrow``, tagged ``connectrt:<connector>``), with a
+tag of its own. One job per task, not one job for all of a connector's tasks, because a Spark
+job fails as a whole: a task that exhausts ``spark.task.maxFailures`` would kill its healthy
+siblings without their final commit, and the driver learns that a partition ended only when
+its job does; per task, a launch ends exactly when its task does.
 
 Control: pause, resume and stop are signals in the signal topic (:mod:`.signals`); the task
 commits and returns, so its job ends. Only a task that has not ended
@@ -43,7 +43,7 @@ from connectrt.runtime.task_executors import TaskHandle, WorkerView
 from connectrt.runtime.task_runner import TaskId
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.config import SparkBackendConfig
-from connectrt.spark.executor_task import TaskPayload
+from connectrt.spark.executor_task import SparkTaskPayload
 from connectrt.spark.launchers import TaskLauncher
 from connectrt.spark.signals import Signal, SignalWriter
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
@@ -64,7 +64,7 @@ class SparkTaskHandle:
     def __init__(
         self,
         backend: SparkTaskExecutor,
-        payload: TaskPayload,
+        payload: SparkTaskPayload,
         on_failure: Callable[[Any], None],
     ) -> None:
         self.backend = backend
@@ -200,7 +200,7 @@ class SparkTaskExecutor:
         kind = worker.connector_type(connector)
         handles: dict[int, TaskHandle] = {}
         for index, task_config in tasks:
-            payload = TaskPayload(
+            payload = SparkTaskPayload(
                 connector=connector,
                 task=index,
                 kind=kind,

@@ -2,8 +2,8 @@
 
 Every ``spark.*`` key of the worker properties is handed to the SparkSession builder as is
 (``spark.master``, ``spark.task.maxFailures``, ``spark.submit.pyFiles``...). The backend's own
-keys start with ``task.executor.spark.`` so that Spark never sees them. Pure Python: importing
-this module does not import pyspark.
+keys start with ``task.executor.spark.`` so that Spark never sees them (``task.executor``
+itself is a worker key). Pure Python: importing this module does not import pyspark.
 """
 
 from __future__ import annotations
@@ -12,22 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.api.config import ConfigDef, ConfigType, Importance, Range
 from connectrt.errors import ConfigError
+from connectrt.runtime.worker_config_def import WORKER_CONFIG_DEF
 
 __all__ = ["SPARK_BACKEND_CONFIG_DEF", "SparkBackendConfig", "spark_conf"]
 
 SPARK_BACKEND_CONFIG_DEF = (
     ConfigDef()
-    .define(
-        "task.executor",
-        ConfigType.STRING,
-        "threads",
-        ValidString.of("threads", "spark"),
-        Importance.MEDIUM,
-        "Where connector tasks run: 'threads' (this worker process) or 'spark' (long-running "
-        "Spark tasks on executors; `connectrt spark` sets it). spark.* keys go to Spark.",
-    )
     .define(
         "task.executor.spark.signal.topic",
         ConfigType.STRING,
@@ -88,6 +80,9 @@ class SparkBackendConfig:
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> SparkBackendConfig:
         known = {k: v for k, v in props.items() if k in SPARK_BACKEND_CONFIG_DEF.keys}
+        executor = WORKER_CONFIG_DEF.parse(
+            {"task.executor": props.get("task.executor", "threads")}
+        )["task.executor"]
         values: dict[str, Any] = SPARK_BACKEND_CONFIG_DEF.parse(known)
         topic = values["task.executor.spark.signal.topic"] or (
             f"{props.get('config.storage.topic', 'connect-configs')}-spark-signals"
@@ -99,7 +94,7 @@ class SparkBackendConfig:
                 "offset.storage.type",
             )
         return cls(
-            values["task.executor"],
+            executor,
             topic,
             values["task.executor.spark.slots"],
             values["task.executor.spark.free.slots"],

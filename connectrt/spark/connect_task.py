@@ -2,7 +2,7 @@
 
 The launch's DataFrame is ``spark.range(0, 1, 1, 1)``: one partition of one row, which the
 function ignores. Its closure (a ``functools.partial``, pickled by the Connect client and
-unpickled in the server's Python worker) holds the :class:`~.executor_task.TaskPayload`; the
+unpickled in the server's Python worker) holds the :class:`~.executor_task.SparkTaskPayload`; the
 function runs the task to its end with :func:`~.executor_task.run_task`, exactly as the
 classic launcher's ``mapPartitions`` does, and yields one row: the task's result dict as
 JSON. A failed task raises (:class:`~.executor_task.TaskAttemptFailed`), so Spark re-runs it.
@@ -18,14 +18,14 @@ from typing import Any
 
 import orjson
 
-from connectrt.spark.executor_task import TaskPayload, run_task
+from connectrt.spark.executor_task import SparkTaskPayload, run_task
 
 __all__ = ["RESULT_SCHEMA", "run_task_batches"]
 
 RESULT_SCHEMA = "result binary"
 
 
-def run_task_batches(payload: TaskPayload, batches: Iterator[Any]) -> Iterator[Any]:
+def run_task_batches(payload: SparkTaskPayload, batches: Iterator[Any]) -> Iterator[Any]:
     """``mapInArrow`` function (after ``functools.partial(run_task_batches, payload)``)."""
     import pyarrow as pa
 

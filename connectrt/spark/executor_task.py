@@ -1,8 +1,9 @@
 """What runs inside a Spark task on an executor: one connector task, until it is told to stop.
 
 :func:`run_task_partition` is the function given to ``mapPartitions``; its partition holds one
-:class:`TaskPayload`. It rebuilds the task exactly as a local worker would
-(:meth:`Worker.create_runner`: converters, transforms, error handling, producer/consumer), with
+:class:`SparkTaskPayload`. It rebuilds the task exactly as a local worker would
+(:func:`~connectrt.runtime.task_payload.build_runner`: converters, transforms, error
+handling, producer/consumer), with
 
 * source offsets read from and committed to the offsets topic (a Kafka offset store of its
   own, replayed at start, so an attempt Spark re-runs resumes from the committed offsets);
@@ -24,22 +25,19 @@ import logging
 import os
 import socket
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from connectrt.runtime.offset_stores import create_offset_store
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.status import StatusBoard, TargetState
-from connectrt.runtime.task_runner import TaskId
-from connectrt.runtime.worker import Worker
+from connectrt.runtime.status import StatusBoard
+from connectrt.runtime.task_payload import TaskPayload, build_runner
 from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.runtime.worker_hooks import WorkerHooks
 from connectrt.spark import task_attempt
 from connectrt.spark.signals import Signal, SignalWatcher
 from connectrt.spark.status_relay import ExecutorStatusWriter
 from connectrt.storage.offsets import MemoryOffsetStore, OffsetStore
 
-__all__ = ["TaskAttemptFailed", "TaskPayload", "run_task_partition"]
+__all__ = ["SparkTaskPayload", "TaskAttemptFailed", "run_task_partition"]
 
 log = logging.getLogger(__name__)
 
@@ -49,34 +47,27 @@ class TaskAttemptFailed(Exception):
 
 
 @dataclass(frozen=True)
-class TaskPayload:
-    """Everything an executor needs to run one task launch (picklable, no secrets in repr)."""
+class SparkTaskPayload(TaskPayload):
+    """A task launch on Spark: the shared payload plus the driver's run id and signal topic
+    (the launch's signals carry both)."""
 
-    connector: str
-    task: int
-    kind: str  # "source" or "sink"
-    target: str
-    run: str
-    generation: int
-    signal_topic: str
-    worker_props: dict[str, str] = field(repr=False)
-    connector_config: dict[str, str] = field(repr=False)
-    task_config: dict[str, str] = field(repr=False)
+    run: str = ""
+    signal_topic: str = ""
 
 
 def executor_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def run_task_partition(payloads: Iterable[TaskPayload]) -> Iterator[dict[str, Any]]:
+def run_task_partition(payloads: Iterable[SparkTaskPayload]) -> Iterator[dict[str, Any]]:
     """``mapPartitions`` function: run each payload's task (one per partition) to its end."""
     for payload in payloads:
         yield run_task(payload)
 
 
-def run_task(payload: TaskPayload) -> dict[str, Any]:
+def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
     wc = WorkerConfig.from_props(payload.worker_props)
-    task_id = TaskId(payload.connector, payload.task)
+    task_id = payload.task_id
     attempt = task_attempt()
     statuses = ExecutorStatusWriter(wc, payload.generation)
     statuses.start()
@@ -88,21 +79,7 @@ def run_task(payload: TaskPayload) -> dict[str, Any]:
     watcher: SignalWatcher | None = None
     try:
         offsets.start()
-        worker = Worker(
-            wc,
-            offsets,
-            registry,
-            board,
-            WorkerHooks(on_topic=lambda name, topic, task: statuses.put_topic(name, topic, task)),
-        )
-        task_cls = registry.load_class(payload.task_config["task.class"], "Task")
-        runner = worker.create_runner(
-            task_id,
-            task_cls,
-            dict(payload.task_config),
-            payload.connector_config,
-            TargetState(payload.target),
-        )
+        runner = build_runner(payload, offsets, board, statuses.put_topic)
 
         def on_signal(signal: Signal) -> None:
             if signal.stop:

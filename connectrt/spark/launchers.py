@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from connectrt.errors import ConfigError
-from connectrt.spark.executor_task import TaskPayload, run_task_partition
+from connectrt.spark.executor_task import SparkTaskPayload, run_task_partition
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -70,7 +70,7 @@ class TaskLauncher(Protocol):
 
     def thread(self, target: Callable[[], None], name: str) -> threading.Thread: ...
 
-    def run(self, payload: TaskPayload, tag: str, group: str) -> dict[str, Any] | None: ...
+    def run(self, payload: SparkTaskPayload, tag: str, group: str) -> dict[str, Any] | None: ...
 
     def cancel(self, tag: str) -> None: ...
 
@@ -95,7 +95,7 @@ class ClassicLauncher:
 
         return InheritableThread(target=target, name=name)
 
-    def run(self, payload: TaskPayload, tag: str, group: str) -> dict[str, Any] | None:
+    def run(self, payload: SparkTaskPayload, tag: str, group: str) -> dict[str, Any] | None:
         sc = self.sc
         sc.setJobGroup(group, f"connectrt connector {payload.connector}", interruptOnCancel=True)
         sc.addJobTag(tag)
@@ -155,7 +155,7 @@ class ConnectLauncher:
     def thread(self, target: Callable[[], None], name: str) -> threading.Thread:
         return threading.Thread(target=target, name=name)
 
-    def run(self, payload: TaskPayload, tag: str, group: str) -> dict[str, Any] | None:
+    def run(self, payload: SparkTaskPayload, tag: str, group: str) -> dict[str, Any] | None:
         from connectrt.spark.connect_task import RESULT_SCHEMA, run_task_batches
 
         spark = self.spark

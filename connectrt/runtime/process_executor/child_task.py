@@ -1,0 +1,178 @@
+"""The task process's body: rebuild the task from its payload, run it, report through the link.
+
+:func:`run_child_task` runs in the child's main thread once the payload has arrived and the
+memory limit is in place. The task is rebuilt by the same
+:func:`~connectrt.runtime.task_payload.build_runner` every executor uses, with
+
+* a status board whose listener forwards each state (and trace) to the worker, which shows it
+  and persists it in its status store (memory or the status topic) as for a local task;
+* source offsets read and written through the worker's own offset store
+  (:class:`ParentOffsetStore`: each ``set`` returns once the worker's store has it durable), so
+  the offsets topic, file or memory store is the same for every executor;
+* sink offsets in the connector's consumer group, as always;
+* the task's metrics sent to the worker every second and at the end, with the call the task
+  is in (from the runner's call clock) and, once that call has lasted a second, the task
+  thread's stack: the worker's stall watchdog (``task.stall.timeout.ms``) reads them.
+
+The runner runs on this thread; the link's reader thread applies pause, resume and stop. The
+last message is ``("done", failed)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from connectrt.errors import ConnectError
+from connectrt.runtime.gc_tuning import tune_gc
+from connectrt.runtime.process_executor.child_link import ChildLink, RequestFailed
+from connectrt.runtime.process_executor.memory_limit import (
+    caused_by_memory_error,
+    memory_limit_message,
+)
+from connectrt.runtime.process_executor.payload import ProcessTaskPayload
+from connectrt.runtime.secrets import RedactingFilter, install_redacting_filter
+from connectrt.runtime.status import State, Status, StatusBoard, TargetState
+from connectrt.runtime.task_liveness import thread_stack
+from connectrt.runtime.task_payload import build_runner
+from connectrt.runtime.task_runner import TaskRunner
+
+__all__ = ["ParentOffsetStore", "run_child_task"]
+
+log = logging.getLogger(__name__)
+
+_REQUEST_TIMEOUT_S = 120.0
+_METRICS_INTERVAL_S = 1.0
+_STACK_AFTER_S = 1.0  # a call open this long is sent with the task thread's stack
+
+
+class ParentOffsetStore:
+    """An :class:`~connectrt.storage.offsets.OffsetStore` that is the worker's store, reached
+    over the link (thread-safe; each call waits for the worker's answer)."""
+
+    def __init__(self, link: ChildLink) -> None:
+        self._link = link
+
+    def start(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+    def _call(self, kind: str, *args: Any) -> Any:
+        try:
+            return self._link.request(kind, *args, timeout=_REQUEST_TIMEOUT_S)
+        except RequestFailed as e:
+            raise ConnectError(f"Offset store of the worker: {e}") from None
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        result: dict[bytes, bytes | None] = self._call("offsets.get", list(keys))
+        return result
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        self._call("offsets.set", dict(entries))
+
+    def all(self) -> dict[bytes, bytes]:
+        result: dict[bytes, bytes] = self._call("offsets.all")
+        return result
+
+
+def _configure_logging(payload: ProcessTaskPayload) -> None:
+    logging.basicConfig(
+        level=payload.log_level,
+        format=f"[%(asctime)s] %(levelname)s [task {payload.task_id} pid %(process)d] "
+        "%(message)s (%(name)s)",
+    )
+    secrets = RedactingFilter()
+    secrets.register_all(payload.redact)
+    install_redacting_filter(logging.getLogger(), secrets)
+
+
+class _MetricsReporter:
+    """Sends the runner's metrics snapshot and call clock every second until stopped (then
+    once more). ``task_thread`` is the ident of the thread that runs the runner."""
+
+    def __init__(self, runner: TaskRunner, link: ChildLink, task_thread: int) -> None:
+        self._runner = runner
+        self._link = link
+        self._task_thread = task_thread
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="task-metrics", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(_METRICS_INTERVAL_S):
+            self._link.send(("metrics", self._runner.metrics.snapshot(), self._clock()))
+
+    def _clock(self) -> tuple[str, float, float, str | None] | None:
+        """``(call, entered, seconds in it, stack or None)`` of the open call, or None."""
+        open_call = self._runner.call_clock.open_call()
+        if open_call is None:
+            return None
+        call, entered = open_call
+        age = time.monotonic() - entered
+        stack = thread_stack(self._task_thread) if age >= _STACK_AFTER_S else None
+        return call, entered, age, stack
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(5)
+        self._link.send(("metrics", self._runner.metrics.snapshot(), None))
+
+
+def run_child_task(payload: ProcessTaskPayload, link: ChildLink) -> int:
+    """Run the payload's task to its end; returns the process's exit status (0)."""
+    _configure_logging(payload)
+    tune_gc()  # the worker's setting, as for a task thread of the worker
+    link.make_target = TargetState
+    runners: list[TaskRunner] = []
+    task = str(payload.task_id)
+
+    def annotate(trace: str | None, error: BaseException | None) -> str | None:
+        memory = caused_by_memory_error(error) or (trace is not None and "MemoryError" in trace)
+        if payload.memory_limit_mb > 0 and memory:
+            note = memory_limit_message(task, payload.memory_limit_mb, os.getpid())
+            return f"{note}\n\n{trace or ''}"
+        return trace
+
+    def forward(status: Status) -> None:
+        trace = status.trace
+        if status.state is State.FAILED:
+            trace = annotate(trace, runners[0].failed if runners else None)
+        link.send(("status", status.state.value, trace))
+
+    board = StatusBoard(payload.worker_id)
+    board.add_listener(forward)
+    try:
+        runner = build_runner(
+            payload,
+            ParentOffsetStore(link),
+            board,
+            lambda connector, topic, index: link.send(("topic", topic)),
+        )
+    except BaseException as e:
+        trace = traceback.format_exc()
+        log.error("Failed to start task %s\n%s", task, trace)
+        link.send(("status", State.FAILED.value, annotate(trace, e)))
+        link.send(("done", True))
+        return 0
+    runners.append(runner)
+    link.attach(runner)
+    reporter = _MetricsReporter(runner, link, threading.get_ident())
+    reporter.start()
+    log.info("Task %s running in process %d", task, os.getpid())
+    try:
+        runner.run()  # on this thread; returns after the final commit (or the failure)
+    except BaseException as e:  # the failure report itself failed (e.g. no memory left)
+        runner.failed = runner.failed or e
+        link.send(("status", State.FAILED.value, annotate(repr(e), e)))
+    reporter.stop()
+    link.send(("done", runner.failed is not None))
+    return 0
