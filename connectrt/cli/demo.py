@@ -247,6 +247,7 @@ def _banner(d: Path, bootstrap: str, rest_url: str, registry_url: str) -> None:
     print(f"  orders:  quickstart orders, {ORDERS_RATE}/s -> topic {ORDERS_TOPIC} as Avro")
     print(f"  broker:  {bootstrap} (embedded, in memory; not Apache Kafka)")
     print(f"  REST:    {rest_url}")
+    print(f"  console: {rest_url}/ui")
     print(f"  schemas: {registry_url}")
     print(f"  configs: {d}/*.properties")
     print(f"  try:     connectrt connectors list --url {rest_url}")

@@ -46,7 +46,9 @@ def _demo(tmp: Path, *args: str) -> subprocess.Popen[str]:
 
 def _check_output(out: str, demo_dir: Path) -> None:
     lines = out.splitlines()
-    assert "{" not in out and "'" not in "".join(lines[12:]), out  # no dict or repr
+    first = next(i for i, line in enumerate(lines) if PROGRESS.match(line))
+    assert "{" not in out and "'" not in "".join(lines[first:]), out  # no dict or repr
+    assert "  console: http" in out and "/ui" in out
     assert "quickstart orders, 50/s -> topic demo-orders as Avro" in out
     assert "Debian's kcat (librdkafka 2.0.2) cannot talk to the embedded broker" in out
     progress = [m for line in lines if (m := PROGRESS.match(line))]
