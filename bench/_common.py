@@ -1,18 +1,27 @@
-"""Shared helpers for the benchmark scripts: broker, topics, worker, formatting.
+"""Shared helpers for the benchmark scripts: broker, topics, worker, rounds, the RESULT line.
 
 Every script starts its own :class:`EmbeddedBroker` (Tansu keeps everything in memory and
 never frees it) and stops it at the end. Nothing here asserts timings.
+
+Every script runs each side of its comparison in alternating rounds whose order rotates
+(:func:`rotated`), reports medians, and ends with exactly one line (:func:`result`)::
+
+    RESULT <bench> connectrt=<rec/s> baseline=<rec/s> ratio=<x>
+
+which ``run_all.py`` collects (:data:`RESULT_LINE` parses it).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # so ``bench.connectors.X`` resolves as a plugin class
@@ -127,8 +136,42 @@ def machine() -> str:
     return f"{os.cpu_count()} cpus, {model}, Python {sys.version.split()[0]}"
 
 
+T = TypeVar("T")
+
+RESULT_LINE = re.compile(
+    r"^RESULT (?P<bench>[a-z_]+) connectrt=(?P<connectrt>\d+(?:\.\d+)?|nan) "
+    r"baseline=(?P<baseline>\d+(?:\.\d+)?|nan) ratio=(?P<ratio>\d+\.\d+|nan)$"
+)
+"""The last line of every bench's output (see the module docstring)."""
+
+
+def rotated(sides: Sequence[T], round_index: int) -> list[T]:
+    """The order in which ``sides`` run in round ``round_index``: rotated by one per round,
+    so each side goes first (and last) equally often over ``len(sides)`` rounds."""
+    k = round_index % len(sides) if sides else 0
+    return [*sides[k:], *sides[:k]]
+
+
+def format_result(bench: str, connectrt: float, baseline: float) -> str:
+    """``RESULT <bench> connectrt=<rec/s> baseline=<rec/s> ratio=<x>`` (rates rounded to whole
+    records per second, the ratio to 3 decimals; ``nan`` where a figure is missing)."""
+
+    def rate(x: float) -> str:
+        return "nan" if not math.isfinite(x) else f"{x:.0f}"
+
+    ratio = connectrt / baseline if baseline and math.isfinite(baseline) else float("nan")
+    shown = "nan" if not math.isfinite(ratio) else f"{ratio:.3f}"
+    return f"RESULT {bench} connectrt={rate(connectrt)} baseline={rate(baseline)} ratio={shown}"
+
+
+def result(bench: str, connectrt: float, baseline: float) -> None:
+    """Print the bench's last line (see :func:`format_result`); call it exactly once, last."""
+    print(format_result(bench, connectrt, baseline), flush=True)
+
+
 def emit(name: str, result: Mapping[str, float]) -> None:
-    """One machine-readable line for run_all.py."""
+    """A line of extra figures (``BENCH_RESULT {json}``), printed before the RESULT line by the
+    scripts that want their details machine-readable too; run_all.py ignores it."""
     import json
 
     print(f"BENCH_RESULT {json.dumps({'bench': name, **result})}", flush=True)

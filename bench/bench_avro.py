@@ -21,6 +21,9 @@ it receives.
   in ``put()`` as ``Struct``s); clock from first record to the N-th (group join excluded).
 * pass-through = N / (produce time + consume time) per side; target >= 0.85 x hand-rolled.
 
+Alternating rounds (``--rounds``, 5 by default), the order of the two sides rotating each round
+in each phase; medians. The RESULT line is the pass-through.
+
 The pre-made records are frozen out of the garbage collector (``gc.freeze()``) before timing,
 and the worker's GC setting (:mod:`connectrt.runtime.gc_tuning`) applies to both sides.
 Also: the converter alone (µs/record each way vs fastavro alone), registry lookups by id per
@@ -434,16 +437,24 @@ def main() -> dict[str, float]:
                     f"{registry.url}/subjects/{raw_topic}-value/versions",
                     json={"schema": schema_text},
                 ).json()["id"]
-                prod[0].append(raw_produce(bs, raw_topic, datums, sid))
-                before = registry.requests
-                t, _ = connectrt_produce(bs, crt_topic, registry.url, str(r))
-                phase_requests.append(registry.requests - before)
-                prod[1].append(t)
-                cons[0].append(raw_consume(bs, crt_topic, n, registry.url, f"raw-avro-{r}"))
-                before = registry.requests
-                t, _ = connectrt_consume(bs, crt_topic, n, registry.url, str(r))
-                phase_requests.append(registry.requests - before)
-                cons[1].append(t)
+                # Each phase's two sides in an order rotating each round; the consumers read
+                # the topic connectrt produced, so the produce phase comes first.
+                for side in c.rotated(("raw", "connectrt"), r):
+                    if side == "raw":
+                        prod[0].append(raw_produce(bs, raw_topic, datums, sid))
+                    else:
+                        before = registry.requests
+                        t, _ = connectrt_produce(bs, crt_topic, registry.url, str(r))
+                        phase_requests.append(registry.requests - before)
+                        prod[1].append(t)
+                for side in c.rotated(("raw", "connectrt"), r):
+                    if side == "raw":
+                        cons[0].append(raw_consume(bs, crt_topic, n, registry.url, f"raw-avro-{r}"))
+                    else:
+                        before = registry.requests
+                        t, _ = connectrt_consume(bs, crt_topic, n, registry.url, str(r))
+                        phase_requests.append(registry.requests - before)
+                        cons[1].append(t)
                 print(
                     f"  round {r}: produce raw {c.rate(n, prod[0][-1]):,.0f} / connectrt "
                     f"{c.rate(n, prod[1][-1]):,.0f} rec/s; consume raw "
@@ -497,6 +508,5 @@ def _latest_id(url: str, subject: str) -> int:
 
 
 if __name__ == "__main__":
-    result = main()
-    if result:
-        c.emit("bench_avro", result)
+    figures = main()
+    c.result("bench_avro", figures["passthrough_connectrt"], figures["passthrough_raw"])

@@ -1,4 +1,9 @@
-"""JDBC sink throughput: ``JdbcSinkTask.put`` vs a hand-rolled SQLAlchemy ``executemany`` loop.
+"""JDBC sink ``put()`` alone: ``JdbcSinkTask.put`` vs a hand-rolled SQLAlchemy ``executemany`` loop.
+
+This times the sink task's ``put()`` called directly, in this process: no Kafka, no consumer, no
+converter, no task runner. It is the database-writing half of a JDBC sink pipeline, not an
+end-to-end figure (records from Kafka into the table); for the runtime's half, see
+``bench_sink.py``.
 
 Into a SQLite file and a private PostgreSQL server (``connectrt.testing.postgres``; skipped with
 a note when its binaries are unavailable). N records with a 5-field ``Struct`` value (INT64 id,
@@ -17,7 +22,9 @@ without the offsets upsert, so the ratio shows its cost); on PostgreSQL also ``i
 ``postgresql.copy.enabled`` (COPY FROM STDIN; raw side still executemany INSERT). Prints the
 median round's rows/s and the ratio (target >= 0.85). Also the sink's own per-record cost:
 ``put()`` with the database write replaced by a no-op (grouping, plan lookup, row dicts).
-Asserts nothing.
+Each side first writes one warm-up row (table creation, statement compilation, the first
+connection) and starts its clock once it is committed; rounds (``--rounds``, at least 5 by
+default) alternate, the order rotating. The RESULT line is SQLite ``insert``. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -146,6 +153,8 @@ def run_raw(url: str, variant: dict[str, str], rows: list[list[dict[str, Any]]])
         if variant.get("insert.mode") == "upsert":
             cols = ("name", "amount", "flag", "at")
             stmt = upsert(table, engine.dialect.name, ("id",), cols)
+        with engine.begin() as conn:  # warm-up row: the first connection, the statement
+            conn.execute(stmt, rows[0][:1])
         _empty(engine)
         t0 = time.perf_counter()
         for batch in rows:
@@ -165,9 +174,13 @@ def bench_database(
             continue
         raw_t: list[float] = []
         sink_t: list[float] = []
+        run_sink(url, variant, batches[:1])  # creates the table the raw side loads
         for r in range(rounds):
-            sink_t.append(run_sink(url, variant, batches))  # first: creates the table
-            raw_t.append(run_raw(url, variant, rows))
+            for side in c.rotated(("sink", "raw"), r):
+                if side == "sink":
+                    sink_t.append(run_sink(url, variant, batches))
+                else:
+                    raw_t.append(run_raw(url, variant, rows))
             print(
                 f"  {label} [{name}] round {r}: raw {c.rate(n, raw_t[-1]):,.0f} rows/s, "
                 f"sink {c.rate(n, sink_t[-1]):,.0f} rows/s",
@@ -177,10 +190,10 @@ def bench_database(
             f"{label} [{name}]: rows/s (median of {rounds})",
             [
                 ("raw executemany", n, statistics.median(raw_t)),
-                ("JdbcSinkTask.put", n, statistics.median(sink_t)),
+                ("JdbcSinkTask.put (alone)", n, statistics.median(sink_t)),
             ],
         )
-        raw, sink = rates["raw executemany"], rates["JdbcSinkTask.put"]
+        raw, sink = rates["raw executemany"], rates["JdbcSinkTask.put (alone)"]
         print(f"  ratio sink/raw = {sink / raw:.2f}  (target >= 0.85)")
         key = f"{label}_{name.replace('+', '_').replace('.', '_')}"
         out.update({f"{key}_raw": raw, f"{key}_sink": sink, f"{key}_ratio": sink / raw})
@@ -215,14 +228,15 @@ def _with_postgres(fn: Callable[[str], dict[str, float]]) -> dict[str, float]:
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", type=int, default=200_000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
     print(
-        f"bench_jdbc_sink: {n:,} records (5-field struct), batches of {BATCH}, {args.rounds} "
-        f"alternating rounds per variant (median reported); {c.machine()}"
+        f"bench_jdbc_sink: put() alone (no Kafka, not end to end), {n:,} records (5-field "
+        f"struct), batches of {BATCH}, {args.rounds} alternating rounds per variant, order "
+        f"rotating (median reported); {c.machine()}"
     )
     batches, rows = make_batches(n)
     out: dict[str, float] = {}
@@ -242,6 +256,5 @@ def main() -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    result = main()
-    if result:
-        c.emit("bench_jdbc_sink", result)
+    figures = main()
+    c.result("bench_jdbc_sink", figures["sqlite_insert_sink"], figures["sqlite_insert_raw"])

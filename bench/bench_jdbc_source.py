@@ -10,22 +10,24 @@ timestamp+incrementing):
 * raw: the same SELECT (the querier's own statement and parameters, first query) executed with
   ``stream_results`` and drained with ``fetchmany(5000)``, rows touched but not converted.
 
-No broker: this measures the connector, not the producer (bench_source.py covers that).
-Alternating rounds (``--rounds``, median). Prints rows/s and the ratio; nothing is asserted.
+No broker: this measures the connector, not the producer (bench_source.py covers that). Both
+clocks start with a connection open and used (the task's ``start()`` opens one; the raw side
+runs ``SELECT 1`` on its connection first). Alternating rounds (``--rounds``, at least 5 by
+default, the order rotating), medians. Prints rows/s and the ratio; the RESULT line is SQLite
+``bulk``. Nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import _common  # noqa: F401  (puts the repo root on sys.path)
+import _common as c
 import sqlalchemy as sa
 
 from connectors.jdbc.source import JdbcSourceConnector
@@ -37,21 +39,21 @@ BATCH = 5000
 
 
 def fill(engine: sa.Engine, rows: int) -> None:
-    with engine.begin() as c:
-        c.exec_driver_sql("DROP TABLE IF EXISTS bench_rows")
-        c.exec_driver_sql(
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS bench_rows")
+        conn.exec_driver_sql(
             "CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
             "amount NUMERIC(10,2) NOT NULL, updated TIMESTAMP NOT NULL, flag BOOLEAN NOT NULL)"
         )
         if engine.dialect.name == "sqlite":
-            c.exec_driver_sql(
+            conn.exec_driver_sql(
                 "WITH RECURSIVE seq(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM seq "
                 f"WHERE x < {rows}) INSERT INTO bench_rows SELECT x, 'name-' || x, "
                 "(x % 100000) / 100.0, strftime('%Y-%m-%d %H:%M:%f', '2024-01-01', "
                 "(x / 1000.0) || ' seconds'), x % 2 FROM seq"
             )
         else:
-            c.exec_driver_sql(
+            conn.exec_driver_sql(
                 "INSERT INTO bench_rows SELECT x, 'name-' || x, mod(x, 100000) / 100.0, "
                 "timestamp '2024-01-01' + x * interval '1 millisecond', mod(x, 2) = 0 "
                 f"FROM generate_series(1, {rows}) AS x"
@@ -93,10 +95,11 @@ def run_raw(engine: sa.Engine, config: dict[str, str], rows: int) -> float:
         params["last_ts"] = dt.datetime(1970, 1, 1)
         params["upper"] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     task.stop()
-    t0 = time.perf_counter()
-    with engine.connect() as c:
-        options = {"stream_results": True} if c.dialect.supports_server_side_cursors else {}
-        result = c.execution_options(**options).execute(statement, params)
+    with engine.connect() as conn:
+        conn.execute(sa.text("SELECT 1")).all()  # warm-up: the connection is open and used
+        t0 = time.perf_counter()
+        options = {"stream_results": True} if conn.dialect.supports_server_side_cursors else {}
+        result = conn.execution_options(**options).execute(statement, params)
         got = 0
         while True:
             batch = result.fetchmany(BATCH)
@@ -129,15 +132,18 @@ def bench_database(
             "poll.interval.ms": "60000",
         }
         raws, ours_all = [], []
-        for _ in range(rounds):  # alternating rounds, median: the machine is shared
-            raws.append(run_raw(engine, config, rows))
-            ours_all.append(run_connectrt(config, rows))
+        for r in range(rounds):  # alternating rounds, median: the machine is shared
+            for side in c.rotated(("raw", "connectrt"), r):
+                if side == "raw":
+                    raws.append(run_raw(engine, config, rows))
+                else:
+                    ours_all.append(run_connectrt(config, rows))
         raw, ours = statistics.median(raws), statistics.median(ours_all)
         result = {
-            "bench": f"jdbc_source_{name}_{mode}",
+            "database": name,
+            "mode": mode,
             "connectrt_rows_per_s": rows / ours,
             "raw_rows_per_s": rows / raw,
-            "ratio": raw / ours,
         }
         print(
             f"{name:8s} {mode:24s} connectrt {rows / ours:>10,.0f} rows/s   "
@@ -148,12 +154,18 @@ def bench_database(
     return results
 
 
-def main() -> None:
+def main() -> tuple[float, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds (median)")
+    ap.add_argument("--rows", type=int, default=300_000)
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (median)")
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
     args = ap.parse_args()
+    c.setup_logging()
+    print(
+        f"bench_jdbc_source: {args.rows:,} rows per mode, {args.rounds} alternating rounds, order "
+        f"rotating (medians); {c.machine()}",
+        flush=True,
+    )
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
@@ -170,9 +182,16 @@ def main() -> None:
             base = {"connection.url": server.jdbc_url("bench"), "connection.user": server.user}
             results += bench_database("postgres", engine, base, args.rows, args.rounds)
             engine.dispose()
+    print("\n== rows/s (medians)")
     for r in results:
-        print("BENCH_RESULT " + json.dumps(r))
+        print(
+            f"  {r['database']:8s} {r['mode']:24s} connectrt {r['connectrt_rows_per_s']:>10,.0f}"
+            f"   raw {r['raw_rows_per_s']:>10,.0f}"
+            f"   ratio {r['connectrt_rows_per_s'] / r['raw_rows_per_s']:.2f}"
+        )
+    first = results[0]  # SQLite, bulk
+    return first["connectrt_rows_per_s"], first["raw_rows_per_s"]
 
 
 if __name__ == "__main__":
-    main()
+    c.result("bench_jdbc_source", *main())

@@ -1,15 +1,29 @@
-"""Peak RSS of a worker process running 4 busy tasks (2 sources + 2 sinks) for ~25 s.
+"""Peak RSS and throughput of a REST worker running 4 tasks at full rate, with and without the
+memory budget.
 
-The parent starts a fresh embedded broker and the topics, then runs the worker in a child
-process (``bench_memory.py --child``), so the measurement is the worker's alone (not the
-broker's, not this script's). The child runs an in-process ``Worker`` with two
-``bench.connectors.PreSerializedSource`` tasks (100 B values, each rate-limited to
-``--rate`` records/s so the broker's never-freed memory stays bounded: 2 x 20k/s x 25 s = 1M
-records) producing to two topics, and two ``bench.connectors.NoopSink`` tasks consuming them,
-all with the runtime's default client settings (ByteArrayConverter).
+Each run starts a fresh embedded broker (Tansu keeps every record in memory; a fresh one per run
+bounds that) and a worker in a child process (``bench_memory.py --child``): the real worker
+process assembly (``connectrt.testing.rest.start_rest_worker``: REST API on, configs, status and
+offsets in Kafka topics), so the measurement is the worker's alone, REST server included. Through
+its REST API the child creates two ``bench.connectors.PreSerializedSource`` connectors (100 B
+values, not rate-limited) producing to two 4-partition topics and two
+``bench.connectors.NoopSink`` connectors consuming them (ByteArrayConverter, the runtime's client
+defaults), one task each. Once all four are RUNNING and the sinks receive records, it waits
+``--warmup`` seconds (the producers' id wait, the group joins and the first fill of the queues
+are outside the measurement), then counts the records produced and put over ``--duration``
+seconds: steady-state records/s per side.
 
-The parent samples the child's RSS with psutil every 100 ms; the child also reports its own
-``ru_maxrss`` and its RSS after imports (before the worker starts). Target: peak <= 250 MB.
+Two variants, alternating (order rotated each round), ``--rounds`` each:
+
+* ``budget``: the runtime's defaults, i.e. the clients sized from ``worker.memory.budget.mb``;
+* ``unbounded``: ``worker.memory.budget.mb=0`` (the client settings from before the budget:
+  32 MiB / 100k-message producer queues, 16 MiB prefetch, 16 MiB fetches).
+
+The parent samples the child's RSS with psutil every 100 ms for the whole run (start-up
+included); the child also reports its own ``ru_maxrss``. Prints, per variant, the median peak RSS
+and the median steady-state rate (records put by the sinks per second); the RESULT line's
+connectrt figure is the budget variant's rate and its baseline the unbounded one's: the ratio is
+what the bound costs in throughput. Target: peak RSS <= 250 MB, ratio >= 0.95.
 """
 
 from __future__ import annotations
@@ -17,50 +31,75 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import _common as c
 import psutil
 
+VARIANTS: dict[str, dict[str, str]] = {
+    "budget": {},
+    "unbounded": {"worker.memory.budget.mb": "0"},
+}
 
-def child(bootstrap: str, duration: float, rate: float) -> None:
-    from bench.connectors import PROGRESS
+
+def child(bootstrap: str, warmup: float, duration: float, extra: dict[str, str]) -> None:
+    from connectrt.testing.rest import rest_worker_props, start_rest_worker
 
     rss_start = psutil.Process().memory_info().rss
-    worker = c.make_worker(c.worker_props(bootstrap))
+    props = rest_worker_props(
+        bootstrap, **{"key.converter": c.BYTES, "value.converter": c.BYTES, **extra}
+    )
+    worker = start_rest_worker(bootstrap, props)
+    names = []
     try:
         for i in range(2):
-            worker.start_connector(
-                f"mem-source-{i}",
-                {
-                    "connector.class": "bench.connectors.PreSerializedSourceConnector",
-                    "tasks.max": "1",
-                    "topic": f"mem-{i}",
-                    "records": str(int(rate * duration * 2)),
-                    "records.per.second": str(rate),
-                    "bench.id": f"memsrc{i}",
-                },
+            for name, config in (
+                (
+                    f"mem-source-{i}",
+                    {
+                        "connector.class": "bench.connectors.PreSerializedSourceConnector",
+                        "tasks.max": "1",
+                        "topic": f"mem-{i}",
+                        "records": str(10**10),
+                        "bench.id": f"memsrc{i}",
+                    },
+                ),
+                (
+                    f"mem-sink-{i}",
+                    {
+                        "connector.class": "bench.connectors.NoopSinkConnector",
+                        "tasks.max": "1",
+                        "topics": f"mem-{i}",
+                        "bench.id": f"memsink{i}",
+                    },
+                ),
+            ):
+                r = worker.http.post("/connectors", json={"name": name, "config": config})
+                if r.status_code != 201:
+                    raise RuntimeError(f"creating {name}: {r.status_code} {r.text}")
+                names.append(name)
+        herder_worker = worker.process.herder.worker
+
+        def counts() -> tuple[int, int]:
+            ms = herder_worker.task_metrics()
+            return (
+                sum(m.records_polled for m in ms if m.connector.startswith("mem-source")),
+                sum(m.records_put for m in ms if m.connector.startswith("mem-sink")),
             )
-            worker.start_connector(
-                f"mem-sink-{i}",
-                {
-                    "connector.class": "bench.connectors.NoopSinkConnector",
-                    "tasks.max": "1",
-                    "topics": f"mem-{i}",
-                    "bench.id": f"memsink{i}",
-                },
-            )
+
+        c.wait_for(lambda: counts()[1] > 0, 120, "the sinks to receive records", 0.05)
+        time.sleep(warmup)
+        p0, s0 = counts()
+        t0 = time.monotonic()
         time.sleep(duration)
-        produced = sum(PROGRESS[f"memsrc{i}-0"].count for i in range(2))
-        consumed = sum(
-            PROGRESS[f"memsink{i}-0"].count for i in range(2) if f"memsink{i}-0" in PROGRESS
-        )
-        failed = [
-            str(r.id) for n in worker.connectors() for r in worker.runners(n).values() if r.failed
-        ]
+        p1, s1 = counts()
+        elapsed = time.monotonic() - t0
+        failed = [str(r.id) for n in names for r in herder_worker.runners(n).values() if r.failed]
     finally:
         worker.stop()
     print(
@@ -68,8 +107,8 @@ def child(bootstrap: str, duration: float, rate: float) -> None:
             {
                 "rss_after_imports": rss_start,
                 "ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                "records_produced": produced,
-                "records_consumed": consumed,
+                "produced_per_s": (p1 - p0) / elapsed,
+                "put_per_s": (s1 - s0) / elapsed,
                 "failed_tasks": failed,
             }
         ),
@@ -77,59 +116,94 @@ def child(bootstrap: str, duration: float, rate: float) -> None:
     )
 
 
-def main() -> dict[str, float]:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--duration", type=float, default=25.0)
-    ap.add_argument("--rate", type=float, default=20_000, help="records/s per source task")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--bootstrap", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    c.setup_logging()
-    if args.child:
-        child(args.bootstrap, args.duration, args.rate)
-        return {}
-    print(
-        f"bench_memory: worker with 2 sources ({args.rate:,.0f} rec/s each) + 2 sinks for "
-        f"{args.duration:.0f} s; {c.machine()}"
-    )
+def run_variant(warmup: float, duration: float, extra: dict[str, str]) -> dict[str, Any]:
+    """One run: fresh broker, worker child; returns the child's figures plus the peak RSS."""
     from connectrt.broker import EmbeddedBroker
 
     with EmbeddedBroker() as broker:
         bs = broker.bootstrap_servers
         c.create_topics(bs, {"mem-0": 4, "mem-1": 4})
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--bootstrap", bs]
-        cmd += ["--duration", str(args.duration), "--rate", str(args.rate)]
+        cmd += ["--warmup", str(warmup), "--duration", str(duration)]
+        cmd += ["--extra", json.dumps(extra)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         ps = psutil.Process(proc.pid)
         peak = 0
-        samples = 0
         while proc.poll() is None:
             try:
-                rss = ps.memory_info().rss
+                peak = max(peak, ps.memory_info().rss)
             except psutil.NoSuchProcess:
                 break
-            peak = max(peak, rss)
-            samples += 1
             time.sleep(0.1)
         out, _ = proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"worker child exited with {proc.returncode}")
-    info = json.loads(out.strip().splitlines()[-1])
-    mb = 1024 * 1024
-    print("\n== memory: worker process with 4 busy tasks")
-    print(f"  RSS after imports            {info['rss_after_imports'] / mb:8.1f} MB")
-    print(f"  peak RSS (psutil, 100 ms)    {peak / mb:8.1f} MB over {samples} samples")
-    print(f"  ru_maxrss (child)            {info['ru_maxrss_kb'] / 1024:8.1f} MB")
-    print(
-        f"  records produced {info['records_produced']:,}, consumed {info['records_consumed']:,}"
-        f", failed tasks {info['failed_tasks'] or 'none'}"
+    info: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    if info["failed_tasks"]:
+        raise RuntimeError(f"failed tasks: {info['failed_tasks']}")
+    info["peak_mb"] = max(peak, info["ru_maxrss_kb"] * 1024) / 2**20
+    return info
+
+
+def main() -> tuple[float, float] | None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=15.0, help="measured seconds per run")
+    ap.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring")
+    ap.add_argument("--rounds", type=int, default=5, help="runs per variant, alternating")
+    ap.add_argument(
+        "--variants", default=",".join(VARIANTS), help=f"subset of {','.join(VARIANTS)}"
     )
-    peak_mb = max(peak / mb, info["ru_maxrss_kb"] / 1024)
-    print(f"  peak {peak_mb:.1f} MB vs target <= 250 MB")
-    return {"peak_rss_mb": peak_mb}
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    ap.add_argument("--extra", default="{}", help="extra worker properties (JSON)")
+    args = ap.parse_args()
+    c.setup_logging()
+    extra_props: dict[str, str] = json.loads(args.extra)
+    if args.child:
+        child(args.bootstrap, args.warmup, args.duration, extra_props)
+        return None
+    variants = [v for v in args.variants.split(",") if v]
+    print(
+        f"bench_memory: REST worker, 2 sources + 2 sinks at full rate, {args.warmup:.0f} s "
+        f"warm-up + {args.duration:.0f} s measured, {args.rounds} alternating rounds of "
+        f"{variants}; {c.machine()}",
+        flush=True,
+    )
+    runs: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
+    for r in range(args.rounds):
+        for variant in c.rotated(variants, r):
+            info = run_variant(args.warmup, args.duration, {**VARIANTS[variant], **extra_props})
+            runs[variant].append(info)
+            print(
+                f"  round {r} {variant:<9}: peak RSS {info['peak_mb']:6.1f} MB, produced "
+                f"{info['produced_per_s']:>10,.0f} rec/s, put {info['put_per_s']:>10,.0f} rec/s",
+                flush=True,
+            )
+    print("\n== memory: REST worker with 4 tasks at full rate (median of rounds)")
+    medians: dict[str, dict[str, float]] = {}
+    for variant, infos in runs.items():
+        m = {
+            k: statistics.median(i[k] for i in infos)
+            for k in ("peak_mb", "produced_per_s", "put_per_s")
+        }
+        medians[variant] = m
+        top = max(i["peak_mb"] for i in infos)
+        print(
+            f"  {variant:<9} peak RSS {m['peak_mb']:6.1f} MB (max {top:.1f}), produced "
+            f"{m['produced_per_s']:>10,.0f} rec/s, put {m['put_per_s']:>10,.0f} rec/s"
+        )
+    if "budget" in medians:
+        print(f"  peak RSS with the budget {medians['budget']['peak_mb']:.1f} MB (target <= 250)")
+    if "budget" in medians and "unbounded" in medians:
+        crt, base = medians["budget"]["put_per_s"], medians["unbounded"]["put_per_s"]
+        print(f"  throughput with / without the budget = {crt / base:.2f} (target >= 0.95)")
+    else:
+        only = medians[variants[0]]
+        crt = base = only["put_per_s"]
+    return crt, base
 
 
 if __name__ == "__main__":
-    result = main()
-    if result:
-        c.emit("bench_memory", result)
+    figures = main()
+    if figures is not None:  # None in the worker child, whose output the parent reads
+        c.result("bench_memory", *figures)

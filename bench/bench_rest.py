@@ -8,11 +8,15 @@ A ``connectrt worker`` (Kafka-backed config and status topics) is started with
    created with sequential ``POST /connectors``; the clock runs from the first POST until
    ``GET /connectors?expand=status`` shows every connector and every task RUNNING. Both the
    POST phase alone and the total are printed.
-2. **status**: ``GET /connectors/{c}/status`` for random connectors (``--status-requests``).
+2. **status**: ``GET /connectors/{c}/status`` for random connectors (``--status-requests``),
+   against ``GET /`` (the worker's version: no herder work, the HTTP and framework floor) as
+   the baseline: after 50 warm-up requests of each, ``--rounds`` alternating rounds (order
+   rotating) of an equal share of each; requests/s = the median round's.
 3. **list**: ``GET /connectors?expand=status`` (``--list-requests``), every answer holding all N.
 
 Requests go through one keep-alive ``httpx.Client``; latency is wall time around each call
-(client + server + loopback). p50/p99 are printed, never asserted.
+(client + server + loopback). p50/p99 are printed, never asserted. The RESULT line compares
+status requests/s (connectrt) with ``GET /`` requests/s (baseline).
 """
 
 from __future__ import annotations
@@ -51,13 +55,14 @@ def all_running(http: Any, names: set[str]) -> bool:
     return True
 
 
-def main() -> dict[str, float]:
+def main() -> tuple[float, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--connectors", type=int, default=100)
     ap.add_argument("--status-requests", type=int, default=2000)
     ap.add_argument("--list-requests", type=int, default=200)
     ap.add_argument("--lines", type=int, default=20, help="lines in each source file")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5, help="status vs root rounds")
     args = ap.parse_args()
     c.setup_logging()
     n = args.connectors
@@ -100,15 +105,35 @@ def main() -> dict[str, float]:
             c.wait_for(lambda: all_running(http, set(names)), 300, "all RUNNING", step=0.05)
             t_running = time.perf_counter() - t0
 
-            # -- 2. GET /connectors/{c}/status --------------------------------------------------
-            status_lat = []
-            for _ in range(args.status_requests):
+            # -- 2. GET /connectors/{c}/status against GET / ---------------------------------
+            def get_status() -> None:
                 name = rng.choice(names)
-                s = time.perf_counter()
                 r = http.get(f"/connectors/{name}/status")
-                status_lat.append(time.perf_counter() - s)
                 if r.status_code != 200:
                     raise RuntimeError(f"status {name}: {r.status_code} {r.text}")
+
+            def get_root() -> None:
+                r = http.get("/")
+                if r.status_code != 200:
+                    raise RuntimeError(f"root: {r.status_code} {r.text}")
+
+            calls = {"status": get_status, "root": get_root}
+            for call in calls.values():
+                for _ in range(50):
+                    call()
+            latency: dict[str, list[float]] = {"status": [], "root": []}
+            per_round: dict[str, list[float]] = {"status": [], "root": []}
+            share = max(1, args.status_requests // args.rounds)
+            for rnd in range(args.rounds):
+                for kind in c.rotated(list(calls), rnd):
+                    call = calls[kind]
+                    r0 = time.perf_counter()
+                    for _ in range(share):
+                        s = time.perf_counter()
+                        call()
+                        latency[kind].append(time.perf_counter() - s)
+                    per_round[kind].append(share / (time.perf_counter() - r0))
+            status_lat = latency["status"]
 
             # -- 3. GET /connectors?expand=status ----------------------------------------------
             list_lat = []
@@ -125,14 +150,22 @@ def main() -> dict[str, float]:
             t_stop = time.perf_counter() - t_stop
 
     st = percentiles(status_lat)
+    rt = percentiles(latency["root"])
     ls = percentiles(list_lat)
+    status_rps = statistics.median(per_round["status"])
+    root_rps = statistics.median(per_round["root"])
     print(f"\n== create {n} connectors (sequential POST /connectors)")
     print(f"  all POSTs answered           {t_posted:8.2f} s  ({t_posted / n * 1000:.1f} ms each)")
     print(f"  all connectors+tasks RUNNING {t_running:8.2f} s")
-    print(f"\n== GET /connectors/{{c}}/status, {args.status_requests} requests, {n} connectors")
+    print(f"\n== GET /connectors/{{c}}/status, {len(status_lat)} requests, {n} connectors")
     print(
         f"  p50 {st['p50']:.2f} ms   p99 {st['p99']:.2f} ms   max {st['max']:.2f} ms   "
-        f"mean {st['mean']:.2f} ms"
+        f"mean {st['mean']:.2f} ms   {status_rps:,.0f} requests/s (median round)"
+    )
+    print(f"== GET / (baseline), {len(latency['root'])} requests")
+    print(
+        f"  p50 {rt['p50']:.2f} ms   p99 {rt['p99']:.2f} ms   max {rt['max']:.2f} ms   "
+        f"mean {rt['mean']:.2f} ms   {root_rps:,.0f} requests/s (median round)"
     )
     print(f"\n== GET /connectors?expand=status, {args.list_requests} requests ({list_bytes:,} B)")
     print(
@@ -140,16 +173,8 @@ def main() -> dict[str, float]:
         f"mean {ls['mean']:.2f} ms"
     )
     print(f"\n  worker stop (graceful, {n} tasks) {t_stop:.1f} s")
-    return {
-        "connectors": float(n),
-        "create_posts_s": t_posted,
-        "create_running_s": t_running,
-        "status_p50_ms": st["p50"],
-        "status_p99_ms": st["p99"],
-        "list_p50_ms": ls["p50"],
-        "list_p99_ms": ls["p99"],
-    }
+    return status_rps, root_rps
 
 
 if __name__ == "__main__":
-    c.emit("bench_rest", main())
+    c.result("bench_rest", *main())

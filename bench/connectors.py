@@ -43,6 +43,10 @@ class Progress:
         self.last: float | None = None
         self.done = threading.Event()
         self.warmed = threading.Event()
+        # Source tasks: the task thread's CPU time (time.thread_time) at the first timed poll
+        # and at the poll after the last batch was handed over (it was sent by then).
+        self.cpu_first: float | None = None
+        self.cpu_last: float | None = None
 
 
 PROGRESS: dict[str, Progress] = {}
@@ -114,6 +118,11 @@ class PreSerializedSourceTask(SourceTask):
             self._progress.warmed.wait(0.05)
             return None
         if self._remaining <= 0:
+            p = self._progress
+            if not p.done.is_set():  # the last batch has been sent
+                p.cpu_last = time.thread_time()
+                p.last = time.perf_counter()
+                p.done.set()
             self._stopping.wait(0.2)
             return None
         if self._rate > 0:
@@ -127,6 +136,7 @@ class PreSerializedSourceTask(SourceTask):
         p = self._progress
         if p.first is None:
             p.first = time.perf_counter()
+            p.cpu_first = time.thread_time()
         self._sent += n
         offset = {"n": self._sent}  # one offset map per batch: the runtime keeps the latest
         part = self._partition
@@ -136,9 +146,6 @@ class PreSerializedSourceTask(SourceTask):
         ]
         self._remaining -= n
         p.count += n
-        if self._remaining <= 0:
-            p.last = time.perf_counter()
-            p.done.set()
         return records
 
     def stop(self) -> None:

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any, cast
 
 from connectrt.api import (
@@ -121,7 +122,8 @@ class FileStreamSourceTask(SourceTask):
         self._batch_size = 2000
         self._stream: io.BufferedIOBase | None = None
         self._position = 0
-        self._lines: list[bytes] = []  # complete lines of the last chunk, without "\n"
+        self._lines: list[str] = []  # complete lines of the last chunk, decoded, without EOL
+        self._ends: list[int] = []  # the byte position just after each of them
         self._next_line = 0
         self._tail = b""  # a partial last line, waiting for its newline
         self._partition: dict[str, str] = {}
@@ -182,53 +184,71 @@ class FileStreamSourceTask(SourceTask):
         return records
 
     def _read_batch(self) -> list[SourceRecord]:
-        """Up to ``batch.size`` complete lines. Each chunk read is split once; a trailing
-        partial line is kept until its newline arrives."""
+        """Up to ``batch.size`` complete lines. Each chunk read is split and decoded once
+        (:meth:`_take_chunk`); a trailing partial line is kept until its newline arrives."""
         if self._stream is None and not self._open():
             return []
         stream = self._stream
         assert stream is not None
         records: list[SourceRecord] = []
-        append = records.append
         partition = self._partition if self._filename else None
         topic, schema = self._topic, Schema.STRING_SCHEMA
         timestamp = int(time.time() * 1000)
-        position = self._position
         try:
             while len(records) < self._batch_size:
                 if self._next_line >= len(self._lines):
                     chunk = stream.read1(_READ_CHUNK) if self._filename else stream.readline()
                     if not chunk:
                         break
-                    self._lines = (self._tail + chunk).split(b"\n")
-                    self._tail = self._lines.pop()
-                    self._next_line = 0
+                    self._take_chunk(chunk)
                     continue
                 start = self._next_line
                 stop = min(len(self._lines), start + self._batch_size - len(records))
-                for line in self._lines[start:stop]:
-                    position += len(line) + 1
-                    if line.endswith(b"\r"):
-                        line = line[:-1]
-                    append(
-                        SourceRecord(
-                            partition,
-                            {"position": position} if partition is not None else None,
-                            topic,
-                            None,
-                            None,
-                            None,
-                            schema,
-                            line.decode("utf-8", errors="replace"),
-                            timestamp,
-                        )
-                    )
+                lines = self._lines[start:stop]
+                offsets: list[dict[str, int]] | list[None]
+                if partition is None:
+                    offsets = [None] * len(lines)
+                else:
+                    offsets = [{"position": end} for end in self._ends[start:stop]]
+                ts = timestamp
+                records += [
+                    SourceRecord(partition, offset, topic, None, None, None, schema, line, ts)
+                    for line, offset in zip(lines, offsets, strict=True)
+                ]
                 self._next_line = stop
+                self._position = self._ends[stop - 1]
         except OSError as e:
             raise ConnectError(f"Error while reading file {self._filename}: {e}") from e
-        finally:
-            self._position = position
         return records
+
+    def _take_chunk(self, chunk: bytes) -> None:
+        """Split the complete lines of ``tail + chunk`` into ``_lines`` (decoded, ``\\r\\n`` or
+        ``\\n`` removed) and ``_ends`` (each one's end position in bytes, counting the line
+        break); keep the partial last line in ``_tail``.
+
+        An ASCII chunk (the usual case) is decoded once and its positions summed at C level;
+        otherwise each line is decoded on its own (invalid UTF-8 replaced), counted in bytes.
+        """
+        data = self._tail + chunk
+        cut = data.rfind(b"\n")
+        self._next_line = 0
+        if cut < 0:
+            self._tail = data
+            self._lines, self._ends = [], []
+            return
+        complete, self._tail = data[:cut], data[cut + 1 :]
+        if complete.isascii():
+            lines = complete.decode("ascii").split("\n")
+            self._ends = _line_ends(self._position, lines)
+            if b"\r" in complete:
+                lines = [line[:-1] if line[-1:] == "\r" else line for line in lines]
+            self._lines = lines
+            return
+        raw = complete.split(b"\n")
+        self._ends = _line_ends(self._position, raw)
+        self._lines = [
+            (line[:-1] if line[-1:] == b"\r" else line).decode("utf-8", "replace") for line in raw
+        ]
 
     def stop(self) -> None:
         """Called from another thread: wakes an idle poll, then closes the file."""
@@ -240,3 +260,12 @@ class FileStreamSourceTask(SourceTask):
                     stream.close()
                 except OSError:
                     pass
+
+
+_plus_one = (1).__add__
+
+
+def _line_ends(start: int, lines: list[str] | list[bytes]) -> list[int]:
+    """The position after each line and its ``\\n``, from ``start``: a running sum at C level
+    (the lengths count bytes: ``lines`` are bytes, or ASCII text)."""
+    return list(accumulate(map(_plus_one, map(len, lines)), initial=start))[1:]

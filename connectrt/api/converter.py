@@ -13,7 +13,7 @@ Each concrete converter exposes its options as ``CONFIG_KEYS``
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 from connectrt.data.schema import Schema
@@ -61,6 +61,22 @@ class Converter(ABC):
         headers: RawHeaders | None = None,
     ) -> bytes | None:
         """Serialize ``value`` (described by ``schema``) for ``topic``. Raises DataError."""
+
+    def from_connect_values(
+        self, topic: str, schema: Schema | None, values: Sequence[Any]
+    ) -> list[bytes | None] | None:
+        """Serialize ``values`` that share ``topic`` and ``schema`` at once, or return None when
+        this converter has no faster way for them than one ``from_connect_data`` call each.
+
+        A list holds, in order, what ``from_connect_data`` would return for each value. Raises
+        DataError if any value fails; the runtime then converts the batch value by value, to
+        apply its error policy to the one at fault. A source task's runner calls this for a
+        polled batch whose records all have one topic and one value schema; after a None it
+        stops asking and converts each value just before producing it. The default returns
+        None; JsonConverter with schemas enabled builds each envelope's schema part once per
+        batch. (A list keeps every result alive until the batch is produced: return None
+        rather than a list of buffers an encoder over-allocated, such as orjson's.)"""
+        return None
 
     @abstractmethod
     def to_connect_data(

@@ -39,6 +39,9 @@ def _state(info: StateInfo) -> dict[str, Any]:
         out["version"] = info.version  # KIP-891: left out when undefined, as in Kafka
     if info.restarts:
         out["restarts"] = info.restarts  # connectrt: automatic restarts so far
+    if info.stalled_call is not None:  # connectrt: stuck in one call (task.stall.timeout.ms)
+        out["stalled"] = True
+        out["stalled_call"] = info.stalled_call
     return out
 
 

@@ -26,6 +26,7 @@ from connectrt.api.config import (
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
 from connectrt.runtime.plugin_version_config import PLUGIN_VERSION_CONFIG_DEF
+from connectrt.runtime.task_limits_config import TASK_LIMITS_CONFIG_DEF
 
 __all__ = [
     "COMMON_CONFIG_DEF",
@@ -274,6 +275,7 @@ COMMON_CONFIG_DEF = (
 )
 
 COMMON_CONFIG_DEF = COMMON_CONFIG_DEF.merge(PLUGIN_VERSION_CONFIG_DEF)  # KIP-891
+COMMON_CONFIG_DEF = COMMON_CONFIG_DEF.merge(TASK_LIMITS_CONFIG_DEF)  # stall, rate limits
 
 SINK_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
     ConfigDef()

@@ -34,6 +34,7 @@ class StateInfo:
     trace: str | None = None
     restarts: int = 0  # automatic restarts (errors.task.restart.*), tasks only
     version: str | None = None  # the plugin version running (KIP-891); None: undefined
+    stalled_call: str | None = None  # connectrt: the call a stalled task is stuck in
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,13 @@ class ConnectorViews:
     ) -> StateInfo:
         if status is None:
             return StateInfo(State.UNASSIGNED.value, self.worker.status.worker_id)
-        trace = self.secrets.redact(status.trace) if status.trace else status.trace
-        return StateInfo(status.state.value, status.worker_id, trace, restarts, version)
+        stall = None if status.task is None else self.worker.stall(status.connector, status.task)
+        trace = stall.trace() if stall is not None else status.trace
+        trace = self.secrets.redact(trace) if trace else trace
+        stalled_call = stall.call if stall is not None else None
+        return StateInfo(
+            status.state.value, status.worker_id, trace, restarts, version, stalled_call
+        )
 
     def connector_status(self, name: str) -> ConnectorStateInfo:
         """The connector's and its tasks' states, with the versions running (KIP-891)."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.api.config import with_prefix
 from connectrt.api.task import SinkTask, SourceTask
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
@@ -24,6 +25,7 @@ from connectrt.runtime.clients import (
 )
 from connectrt.runtime.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.memory_budget import BUDGET_KEY, apply_share, task_share
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
@@ -88,7 +90,9 @@ class RunnerFactory:
     ``config`` is the worker config (client settings, converter defaults, offset flush
     intervals), ``policy`` the connector client config override policy; runners report to
     ``status``, source runners store offsets in ``offset_store``, and every runner calls
-    ``on_topic(connector, topic, task)`` the first time its task uses a topic. Immutable and
+    ``on_topic(connector, topic, task)`` the first time its task uses a topic. ``tasks`` is
+    how many tasks the worker runs, the one being built included: the task's clients are sized
+    from its share of ``worker.memory.budget.mb`` (:mod:`.memory_budget`). Immutable and
     cheap, with no state of its own: the worker makes one per build from its current stores
     and hooks (:meth:`Worker.runner_factory`), under its lock for local tasks. The runners it
     builds share nothing but these inputs.
@@ -101,6 +105,7 @@ class RunnerFactory:
     status: StatusBoard
     on_topic: Callable[[str, str, int], None]
     plugin_metrics: PluginMetricsRegistry | None = None  # KIP-877; None: not published
+    tasks: int = 1
 
     def converter(self, conn_config: Mapping[str, str], kind: str) -> Any:
         """The ``kind`` converter of a connector, the worker's one unless the config names one."""
@@ -142,6 +147,7 @@ class RunnerFactory:
             transforms.stages if transforms is not None else (),
         )
         wc = self.config
+        share = task_share(wc[BUDGET_KEY], self.tasks)
         if isinstance(task, SourceTask):
             source = SourceRunnerSettings(
                 task_config=task_config,
@@ -152,12 +158,17 @@ class RunnerFactory:
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
-                producer_config=producer_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
+                producer_config=self._sized(
+                    "producer",
+                    producer_config(
+                        wc.bootstrap_servers,
+                        wc.originals,
+                        resolved,
+                        self.policy,
+                        f"connector-producer-{task_id}",
+                    ),
+                    share,
                     resolved,
-                    self.policy,
-                    f"connector-producer-{task_id}",
                 ),
                 offset_store=self.offset_store,
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
@@ -177,13 +188,18 @@ class RunnerFactory:
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
-                consumer_config=consumer_config(
-                    wc.bootstrap_servers,
-                    wc.originals,
+                consumer_config=self._sized(
+                    "consumer",
+                    consumer_config(
+                        wc.bootstrap_servers,
+                        wc.originals,
+                        resolved,
+                        self.policy,
+                        f"connector-consumer-{task_id}",
+                        f"connect-{task_id.connector}",
+                    ),
+                    share,
                     resolved,
-                    self.policy,
-                    f"connector-consumer-{task_id}",
-                    f"connect-{task_id.connector}",
                 ),
                 max_poll_records=max_poll_records(wc.originals, resolved),
                 consumer_factory=lag.create,
@@ -193,6 +209,21 @@ class RunnerFactory:
             sink_runner.metrics.partition_lag = lag.partition_lag
             return plugin_metrics.bind(sink_runner)
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _sized(
+        self,
+        kind: str,
+        client_config: dict[str, Any],
+        share: int | None,
+        connector_config: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """``client_config`` sized to the task's budget ``share`` where neither the worker
+        (``producer.*``/``consumer.*``) nor the connector (``*.override.*``) set the key."""
+        explicit = {
+            **with_prefix(self.config.originals, f"{kind}."),
+            **with_prefix(connector_config, f"{kind}.override."),
+        }
+        return apply_share(kind, client_config, share, explicit)
 
     def _error_handler(self, task_id: TaskId, connector_config: Mapping[str, str]) -> ErrorHandler:
         """The task's ``errors.*`` handler, with dead letter queue clients if one is set."""

@@ -18,7 +18,9 @@ from typing import Any
 from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_metrics import TaskPluginMetrics
+from connectrt.runtime.rate_limit import TaskRateLimiter
 from connectrt.runtime.status import State, StatusBoard, TargetState
+from connectrt.runtime.task_liveness import CallClock, thread_stack
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +108,27 @@ class TaskRunner(threading.Thread):
         self._stopping = threading.Event()
         self._target = target_state
         self._state_changed = threading.Event()
+        self._abandoned = False
         self.failed: BaseException | None = None
+        # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
+        # by the worker's stall watchdog (task.stall.timeout.ms).
+        self.call_clock = CallClock()
+        # task.rate.limit.*: admits each batch before delivery (None: no limit); see
+        # set_rate_limit.
+        self.rate_limiter: TaskRateLimiter | None = None
+
+    def set_rate_limit(self, records_per_s: float, bytes_per_s: float) -> None:
+        """Limit the task's records and bytes a second (0: no limit); before ``start()``."""
+        if records_per_s > 0 or bytes_per_s > 0:
+            self.rate_limiter = TaskRateLimiter(
+                records_per_s, bytes_per_s, self._stopping.wait, self._stopping.is_set
+            )
+        else:
+            self.rate_limiter = None
+
+    def current_stack(self) -> str:
+        """The runner thread's current stack (for a stalled task's trace); any thread."""
+        return thread_stack(self.ident)
 
     # -- control (called from other threads) ------------------------------------------------
     def stop(self) -> None:
@@ -114,6 +136,12 @@ class TaskRunner(threading.Thread):
         self._stopping.set()
         self._state_changed.set()
         self.on_stop_requested()
+
+    def abandon(self) -> None:
+        """The worker gave up waiting for this task (graceful-shutdown timeout, stall restart)
+        and may already run a new one with the same id: whatever this thread does later, it
+        reports no state."""
+        self._abandoned = True
 
     def on_stop_requested(self) -> None:
         """Hook for subclasses (e.g. to call ``SourceTask.stop()`` to wake a blocked poll)."""
@@ -159,16 +187,17 @@ class TaskRunner(threading.Thread):
             self.failed = e
             trace = traceback.format_exc()
             log.error("Task %s threw an uncaught and unrecoverable exception\n%s", self.id, trace)
-            self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
+            if not self._abandoned:
+                self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
             self.metrics.errors += 1
             try:
                 self.close_after_failure()
             except Exception:
                 log.exception("Error while closing failed task %s", self.id)
-            if self.on_failure is not None:
+            if self.on_failure is not None and not self._abandoned:
                 self.on_failure(self)
             return
-        if not self.failed:
+        if not self.failed and not self._abandoned:
             self.status.put(self.id.connector, self.id.task, State.UNASSIGNED)
 
     def execute(self) -> None:

@@ -38,6 +38,8 @@ from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.runner_factory import RunnerFactory
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskExecutor, TaskHandle, ThreadTaskExecutor
+from connectrt.runtime.task_limits_config import task_limit
+from connectrt.runtime.task_liveness import StallReport, StallWatchdog, WatchedTask
 from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_connector import WorkerConnector, WorkerConnectorContext
@@ -77,6 +79,7 @@ class Worker:
         self._reconfig_thread: threading.Thread | None = None
         self._auto_restarts: dict[tuple[str, int], int] = {}
         self._started = False
+        self.stall_watchdog = StallWatchdog(self._watched_tasks, self._restart_stalled)
         plugins.add_plugin_path(config["plugin.path"])
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -87,6 +90,7 @@ class Worker:
             target=self._reconfig_loop, name="worker-reconfig", daemon=True
         )
         self._reconfig_thread.start()
+        self.stall_watchdog.start()
         self._started = True
         log.info("Worker %s started", self.config.worker_id)
 
@@ -96,6 +100,7 @@ class Worker:
             names = list(self._connectors)
         for name in names:
             self._stop_connector(name, remove=True)
+        self.stall_watchdog.stop()
         self._reconfig_queue.put(None)
         if self._reconfig_thread is not None:
             self._reconfig_thread.join(5)
@@ -289,9 +294,14 @@ class Worker:
         """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
-        return self.runner_factory().create_runner(
+        runner = self.runner_factory().create_runner(
             task_id, task_cls, task_config, connector_config, target
         )
+        runner.set_rate_limit(
+            task_limit(connector_config, self.config, "task.rate.limit.records.per.sec"),
+            task_limit(connector_config, self.config, "task.rate.limit.bytes.per.sec"),
+        )
+        return runner
 
     def runner_factory(self) -> RunnerFactory:
         """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""
@@ -303,6 +313,7 @@ class Worker:
             self.status,
             self.hooks.on_topic,
             self.plugin_metrics,
+            tasks=max(1, sum(len(s.task_configs) for s in list(self._connectors.values()))),
         )
 
     def _stop_tasks(self, state: WorkerConnector) -> None:
@@ -402,6 +413,8 @@ class Worker:
             if runner is not None:
                 runner.stop()
                 runner.join(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
+                if runner.is_alive() and hasattr(runner, "abandon"):
+                    runner.abandon()  # stuck: it must not report over its successor
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 
@@ -434,6 +447,30 @@ class Worker:
     def task_metrics(self) -> list[TaskMetrics]:
         with self._lock:
             return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
+
+    def stall(self, name: str, task: int) -> StallReport | None:
+        """The task's stall report while it is stuck in one call (task.stall.timeout.ms)."""
+        return self.stall_watchdog.stall(name, task)
+
+    def _watched_tasks(self) -> list[WatchedTask]:
+        """The stall watchdog's tasks, with each connector's timeout and action."""
+        with self._lock:
+            states = [(s.name, s.resolved, dict(s.runners)) for s in self._connectors.values()]
+        watched = []
+        for name, resolved, runners in states:
+            timeout_s = task_limit(resolved, self.config, "task.stall.timeout.ms") / 1000.0
+            action = task_limit(resolved, self.config, "task.stall.action")
+            watched += [WatchedTask(name, t, h, timeout_s, action) for t, h in runners.items()]
+        return watched
+
+    def _restart_stalled(self, name: str, task: int, handle: TaskHandle) -> None:
+        """task.stall.action=restart: restart the task if ``handle`` still runs it."""
+        with self._lock:
+            state = self._connectors.get(name)
+            if state is None or state.runners.get(task) is not handle:
+                return
+            log.warning("Task %s-%d stalled; restarting it (task.stall.action=restart)", name, task)
+            self.restart_task(name, task)
 
     def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)

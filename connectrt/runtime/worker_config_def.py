@@ -12,6 +12,7 @@ from __future__ import annotations
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
 from connectrt.runtime.clients import check_allowlist, check_policy_name
 from connectrt.runtime.plugin_version_config import WORKER_VERSION_CONFIG_DEF
+from connectrt.runtime.task_limits_config import WORKER_TASK_LIMITS_CONFIG_DEF
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
 
@@ -126,6 +127,17 @@ _WORKER_KEYS = (
         Range.at_least(0),
         Importance.LOW,
         "How long stop waits for tasks to finish and commit.",
+    )
+    .define(
+        "worker.memory.budget.mb",
+        ConfigType.INT,
+        64,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "connectrt: memory (MiB) the Kafka clients of the worker's tasks may buffer, divided "
+        "evenly among its tasks (by at least 4): each source task's producer queue and each "
+        "sink task's prefetch are sized from its share. Explicit producer.*/consumer.* and "
+        "connector *.override.* settings win; 0 turns the budget off.",
     )
     .define(
         "plugin.path",
@@ -405,3 +417,4 @@ _WORKER_KEYS = (
 )
 
 WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(WORKER_TASK_LIMITS_CONFIG_DEF)  # stall, rate limits

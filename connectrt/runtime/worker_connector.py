@@ -145,6 +145,8 @@ class WorkerConnector:
         for r in runners:
             r.join(max(0.0, deadline - time.monotonic()))
             if r.is_alive():
+                if hasattr(r, "abandon"):
+                    r.abandon()  # it must not report over the tasks that replace it
                 log.error(
                     "Graceful stop of task %s failed: it did not finish within "
                     "task.shutdown.graceful.timeout.ms",

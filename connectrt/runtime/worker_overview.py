@@ -79,5 +79,6 @@ class WorkerOverview:
             "connectors": connectors,
             "tasks": [m.snapshot() for m in self._worker.task_metrics()],
             "plugins": self._worker.plugin_metrics.snapshot(),
+            "stalled": sorted(self._worker.stall_watchdog.stalled()),
             "uptime_seconds": time.time() - self.started_at,
         }

@@ -352,7 +352,13 @@ def test_groups_of_source(plugins: PluginRegistry) -> None:
 
 
 def test_framework_definitions() -> None:
-    assert COMMON_CONFIG_DEF.groups == ["Common", "Transforms", "Predicates", "Error Handling"]
+    assert COMMON_CONFIG_DEF.groups == [
+        "Common",
+        "Transforms",
+        "Predicates",
+        "Error Handling",
+        "Task Limits",  # connectrt: task.stall.*, task.rate.limit.*
+    ]
     assert {"topics", "topics.regex", "errors.deadletterqueue.topic.name"} <= set(
         SINK_CONFIG_DEF.keys
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -182,6 +183,28 @@ def test_source_position_counts_bytes(tmp_path: Path, tasks: list[Any]) -> None:
         {"position": 10},
         {"position": 12},
     ]
+
+
+def test_source_lines_match_a_line_by_line_reading(tmp_path: Path, tasks: list[Any]) -> None:
+    """ASCII and non-ASCII chunks, CRLF and a lone CR inside a line, empty lines, invalid
+    UTF-8, lines across 64 KiB reads, small batches: each record is its line as a line-by-line
+    reading of the bytes gives it (CRLF or LF removed, decoded with replacement), with the
+    byte position after its line break."""
+    rng = random.Random(7)
+    pieces = ["plain", "", "a\rb", "crlf\r", "é ü", "日本", "x" * 3000]
+    raw = [rng.choice(pieces).encode() if rng.random() > 0.01 else b"\xff\xfe" for _ in range(6000)]
+    data = b"".join(line + b"\n" for line in raw)
+    path = tmp_path / "in.txt"
+    path.write_bytes(data)
+    task, _ = make_source(tasks, path, extra={"batch.size": "777"})
+    records = poll_until(task, len(raw), attempts=200)
+    expected, position = [], 0
+    for line in raw:
+        position += len(line) + 1
+        text = (line[:-1] if line.endswith(b"\r") else line).decode("utf-8", "replace")
+        expected.append((text, {"position": position}))
+    assert [(r.value, r.source_offset) for r in records] == expected
+    assert position == len(data)
 
 
 def test_source_invalid_utf8_is_replaced_not_fatal(tmp_path: Path, tasks: list[Any]) -> None:

@@ -1,21 +1,24 @@
 """The JsonConverter class: envelopes, the per-schema caches and the fast paths around them.
 
-On write, the serializer closure and the schema's JSON bytes of the previous record's schema
-are reused when the schema object is the same; the envelope is built by byte concatenation.
+On write, each schema gets one encode plan (:class:`EncodePlan`: the serializer closure, the
+schema's JSON bytes and the envelope's head up to the payload), reused while the schema object
+stays the same; the envelope is the head, the payload and a closing brace. A batch of values of
+one schema (:meth:`JsonConverter.from_connect_values`) looks its plan up once and, when every
+value is already what orjson writes (e.g. all ``str`` for a STRING schema), skips the closure.
 On read, a message whose schema text equals the previous message's is recognised by a prefix
 compare and only its payload is parsed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, NamedTuple
 
 import orjson
 
 from connectrt.api.converter import Converter, HeaderConverter, RawHeaders, SchemaAndValue
 from connectrt.converters._lru import LRU
-from connectrt.converters.json.compiler import Fn
+from connectrt.converters.json.compiler import FINITE_FLOAT, Fn
 from connectrt.converters.json.config import (
     CONFIG_KEYS,
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -31,10 +34,11 @@ from connectrt.converters.json.encoder import EncoderCompiler
 from connectrt.converters.json.parsing import decimal_fragment, lenient_loads, parse
 from connectrt.converters.json.schema_mapping import schema_from_json, schema_to_json
 from connectrt.converters.json.schemaless import schemaless_to_json
+from connectrt.data import logical
 from connectrt.data.schema import Schema
 from connectrt.errors import DataError
 
-__all__ = ["ENVELOPE_ERROR", "JsonConverter"]
+__all__ = ["ENVELOPE_ERROR", "EncodePlan", "JsonConverter"]
 
 ENVELOPE_ERROR: Final = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
@@ -47,6 +51,25 @@ _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 _JSONEncodeError = orjson.JSONEncodeError
 _new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
+
+
+class EncodePlan(NamedTuple):
+    """How values of one schema are written, computed once per schema.
+
+    ``serialize`` turns a Connect value into what orjson writes; ``schema_json`` is the schema
+    as the envelope carries it and ``head`` the envelope up to its payload
+    (``{"schema":...,"payload":``). ``exact`` is the Python type whose values ``serialize``
+    returns unchanged (``str`` for STRING, ``int`` within ``low..high`` for the integer types;
+    None when every value needs the closure), so a batch of such values skips it.
+    """
+
+    schema: Schema
+    serialize: Fn
+    schema_json: bytes
+    head: bytes
+    exact: type | None
+    low: Any
+    high: Any
 
 
 class JsonConverter(Converter, HeaderConverter):
@@ -76,20 +99,34 @@ class JsonConverter(Converter, HeaderConverter):
         self._to_json_cache = LRU(cache_size)
         # canonical schema JSON bytes -> (Schema, deserializer)
         self._from_json_cache = LRU(cache_size)
-        self._last_ser: tuple[Schema, Fn, bytes] | None = None
+        self._last_ser: EncodePlan | None = None
         self._last_de: tuple[bytes, Schema, Fn, int] | None = None
 
     # -- Connect -> bytes -------------------------------------------------------------------
 
-    def _ser_entry(self, schema: Schema) -> tuple[Schema, Fn, bytes]:
-        entry: tuple[Schema, Fn, bytes] | None = self._to_json_cache.get(schema)
+    def _ser_entry(self, schema: Schema) -> EncodePlan:
+        entry: EncodePlan | None = self._to_json_cache.get(schema)
         if entry is None:
             encoder = self._encoder
             try:
                 schema_bytes = _dumps(schema_to_json(schema, encoder))
             except _JSONEncodeError as exc:
                 raise DataError(f"Cannot convert schema to JSON: {exc}") from exc
-            entry = (schema, encoder.compile(schema), schema_bytes)
+            fast = encoder.fast_paths.get(schema.type)
+            exact: type | None = None
+            low = high = None
+            # No fast path for logical types, nor floats (NaN defeats a min/max check).
+            if fast is not None and fast is not FINITE_FLOAT and not logical.logical_name(schema):
+                exact, low, high = fast
+            entry = EncodePlan(
+                schema,
+                encoder.compile(schema),
+                schema_bytes,
+                b'{"schema":' + schema_bytes + b',"payload":',
+                exact,
+                low,
+                high,
+            )
             self._to_json_cache.put(schema, entry)
         return entry
 
@@ -119,8 +156,37 @@ class JsonConverter(Converter, HeaderConverter):
         except _JSONEncodeError as exc:
             raise DataError(f"Cannot convert value to JSON: {exc}") from exc
         if self._schemas_enable:
-            return b'{"schema":' + last[2] + b',"payload":' + body + b"}"
+            return last[3] + body + b"}"
         return body
+
+    def from_connect_values(
+        self, topic: str, schema: Schema | None, values: Sequence[Any]
+    ) -> list[bytes | None] | None:
+        """Serialize values of one schema into envelopes: the schema's plan is looked up once,
+        and values already in the form orjson writes (checked for the whole batch at once)
+        skip the closure. None without envelopes (``schemas.enable=false``): there is nothing
+        to share, and a list would hold orjson's own buffers (see below)."""
+        if not self._schemas_enable:
+            return None
+        if schema is None:
+            convert = self.from_connect_data
+            return [convert(topic, None, value) for value in values]
+        plan = self._last_ser
+        if plan is None or plan[0] is not schema:
+            plan = self._last_ser = self._ser_entry(schema)
+        dumps = _dumps
+        head = plan.head
+        exact = plan.exact
+        # Each orjson buffer is released within its comprehension step (the concatenation
+        # copies it), never held for the batch: glibc handles thousands of live ones badly,
+        # here ~3 us per value against 0.1 us (it trims and regrows the heap top per batch).
+        try:
+            if exact is not None and values and _all_exact(values, exact, plan.low, plan.high):
+                return [head + dumps(value) + b"}" for value in values]
+            serialize = plan.serialize
+            return [head + dumps(serialize(value)) + b"}" for value in values]
+        except _JSONEncodeError as exc:
+            raise DataError(f"Cannot convert value to JSON: {exc}") from exc
 
     # -- bytes -> Connect -------------------------------------------------------------------
 
@@ -195,8 +261,16 @@ class JsonConverter(Converter, HeaderConverter):
 
     def schema_to_json(self, schema: Schema) -> bytes:
         """The schema JSON bytes this converter writes in envelopes."""
-        return self._ser_entry(schema)[2]
+        return self._ser_entry(schema).schema_json
 
     def schema_from_json(self, data: bytes) -> Schema | None:
         """Parse schema JSON bytes as found in an envelope's ``schema`` field."""
         return schema_from_json(parse(data), self._decoder)
+
+
+def _all_exact(values: Sequence[Any], exact: type, low: Any, high: Any) -> bool:
+    """Whether every value is of type ``exact`` (and, when bounded, within ``low..high``):
+    C-level passes over the batch rather than a Python loop."""
+    if set(map(type, values)) != {exact}:
+        return False
+    return low is None or (low <= min(values) and max(values) <= high)

@@ -1,0 +1,104 @@
+"""``task.rate.limit.records.per.sec`` with the real worker, REST server and embedded broker.
+
+The rate is measured over a window of at least 10 s after a warm-up, from what was committed:
+the source's committed offset (read through REST) and the sink's records accepted by ``put()``.
+Each end of the window is the moment that count was seen to change (sampled every 20 ms), so
+commit and batch granularity do not blur it. The bound is the configured rate +-10%.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from urllib.parse import quote
+
+import pytest
+
+from connectrt.broker import EmbeddedBroker
+from connectrt.testing.harness import create_topic, produce
+from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from tests.plugins import hanging
+
+pytestmark = pytest.mark.integration
+
+RATE = 1000.0
+WINDOW_S = 10.0
+
+
+@pytest.fixture
+def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
+    running = start_rest_worker(broker.bootstrap_servers)
+    try:
+        yield running
+    finally:
+        try:
+            running.delete_connectors()
+        finally:
+            running.stop()
+
+
+def _next_change(count: Callable[[], int], after: int, what: str) -> tuple[float, int]:
+    """The first moment ``count()`` exceeds ``after`` (sampled every 20 ms), and its value."""
+    deadline = time.monotonic() + 60
+    while True:
+        value = count()
+        now = time.monotonic()
+        if value > after:
+            return now, value
+        if now > deadline:
+            raise TimeoutError(f"timed out after 60 s waiting for {what} to pass {after}")
+        time.sleep(0.02)
+
+
+def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
+    wait_for(lambda: count() >= warm_up, 60, f"{what} to reach {warm_up} (warm-up)")
+    t0, c0 = _next_change(count, count(), what)
+    time.sleep(WINDOW_S)  # the measuring window itself; the figures are read after it
+    t1, c1 = _next_change(count, count(), what)
+    rate = (c1 - c0) / (t1 - t0)
+    print(f"measured {what}: {c1 - c0} records in {t1 - t0:.2f} s = {rate:.0f}/s (limit {RATE:g})")
+    return rate
+
+
+def test_a_source_is_held_to_its_records_rate(worker: RestWorker, unique_name):
+    name = unique_name("rate-source")
+    config = {
+        "connector.class": "tests.plugins.sequence.SequenceSource",
+        "name": name,
+        "topic": unique_name("topic"),
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "batch.size": "100",
+        "batch.interval.ms": "0",  # unlimited, the task could do far more than RATE
+        "task.rate.limit.records.per.sec": str(RATE),
+    }
+    response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
+    assert response.status_code == 201, response.text
+
+    def committed() -> int:
+        body = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets").json()
+        return max((o["offset"]["seq"] for o in body.get("offsets", [])), default=0)
+
+    rate = _measured_rate(committed, int(RATE), "the committed source offset")
+    assert RATE * 0.9 <= rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE}"
+
+
+def test_a_sink_is_held_to_its_records_rate(
+    worker: RestWorker, broker: EmbeddedBroker, unique_name
+):
+    name, topic, store = unique_name("rate-sink"), unique_name("topic"), unique_name("store")
+    create_topic(broker.bootstrap_servers, topic, partitions=1)
+    total = int(RATE * (WINDOW_S + 8))  # more than the test can consume at RATE
+    produce(broker.bootstrap_servers, topic, (f"v{i}" for i in range(total)))
+    config = {
+        "connector.class": "tests.plugins.hanging.HangingSink",
+        "name": name,
+        "topics": topic,
+        "store.id": store,
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "task.rate.limit.records.per.sec": str(RATE),
+    }
+    response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
+    assert response.status_code == 201, response.text
+    rate = _measured_rate(lambda: hanging.PUT[store], int(RATE), "the records put")
+    assert hanging.PUT[store] < total, "the sink ran out of records inside the window"
+    assert RATE * 0.9 <= rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE}"
