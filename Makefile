@@ -9,8 +9,15 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-setup: $(BIN)/python
+# Installs again only when pyproject.toml changes, so `make demo` and `make test` start at once
+# (`make -B setup` forces a reinstall).
+INSTALLED := $(VENV)/.installed
+
+setup: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,jdbc,spark]'
+	@touch $@
 
 check: setup
 	$(BIN)/ruff check connectrt connectors tests bench scripts

@@ -26,7 +26,12 @@ from typing import IO
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 
-__all__ = ["EmbeddedBroker", "run_broker_cli"]
+__all__ = ["KCAT_NOTE", "EmbeddedBroker", "run_broker_cli"]
+
+#: Printed by ``connectrt broker`` and the demo: what a user trying kcat meets (checked with
+#: Debian's kcat 1.7.1: "ApiVersionRequest failed: Local: Read underflow"). confluent-kafka's
+#: own librdkafka (2.12) talks to the broker fine.
+KCAT_NOTE = "Debian's kcat (librdkafka 2.0.2) cannot talk to the embedded broker"
 
 _READY_MARKER = "ready in"
 _client_logger = logging.getLogger("connectrt.broker.client")
@@ -249,7 +254,8 @@ CLI_STOP_GRACE_S = 0.5
 def run_broker_cli(port: int | None = None) -> int:
     """Run an embedded broker in the foreground until SIGINT/SIGTERM; return an exit status.
 
-    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready. On a signal the
+    Prints exactly ``bootstrap.servers=127.0.0.1:N`` once the broker is ready (and a one-line
+    note on stderr: the broker is not Apache Kafka, and old kcat cannot talk to it). On a signal the
     broker process gets SIGTERM and, if it is still there after :data:`CLI_STOP_GRACE_S`,
     SIGKILL (Tansu occasionally takes seconds to stop), so both are gone within about a second.
     """
@@ -267,6 +273,7 @@ def run_broker_cli(port: int | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             return 1
         print(f"bootstrap.servers={broker.bootstrap_servers}", flush=True)
+        print(f"note: in memory, not Apache Kafka; {KCAT_NOTE}", file=sys.stderr, flush=True)
         while not stop_requested.wait(0.2):
             if not broker.is_alive():
                 print(

@@ -7,34 +7,22 @@ commands work offline: they do not talk to a worker.
 
 from __future__ import annotations
 
-import argparse
 import getpass
 import sys
-from typing import Any
 
+import click
+
+from connectrt.cli.groups import OrderedGroup
+from connectrt.cli.output import print_json
+from connectrt.cli.remote import json_flag
 from connectrt.errors import ConfigError
 
-__all__ = ["add_auth_commands"]
+__all__ = ["auth"]
 
 
-def add_auth_commands(subparsers: Any) -> None:
-    """Add ``auth`` and its actions to the ``connectrt`` parser's subcommands."""
-    auth = subparsers.add_parser("auth", help="make entries for the REST credentials files")
-    au = auth.add_subparsers(dest="action", required=True, metavar="ACTION")
-    p = au.add_parser(
-        "hash-password",
-        help="print 'USER:pbkdf2_sha256$...' for rest.auth.credentials.file",
-        description="Reads the password from stdin (first line) or asks for it.",
-    )
-    p.add_argument("user", nargs="?", default=None)
-    p.add_argument("--iterations", type=int, default=None, help="PBKDF2 iterations")
-    p.set_defaults(func=_hash_password)
-    p = au.add_parser(
-        "hash-token",
-        help="print 'sha256:...' for rest.auth.tokens.file",
-        description="Reads the token from stdin (first line) or asks for it.",
-    )
-    p.set_defaults(func=_hash_token)
+@click.group("auth", cls=OrderedGroup)
+def auth() -> None:
+    """Make entries for a worker's REST credentials files (offline)."""
 
 
 def _read_secret(prompt: str, confirm: bool) -> str:
@@ -46,29 +34,49 @@ def _read_secret(prompt: str, confirm: bool) -> str:
     return secret
 
 
-def _hash_password(args: argparse.Namespace) -> int:
+@auth.command("hash-password")
+@click.argument("user", required=False)
+@click.option("--iterations", type=int, metavar="N", help="PBKDF2 iterations (default 200000).")
+@json_flag()
+def _hash_password(user: str | None, iterations: int | None, as_json: bool) -> int:
+    """Print 'USER:pbkdf2_sha256$...' for rest.auth.credentials.file.
+
+    Reads the password from stdin (first line) or asks for it twice on a terminal. Without
+    USER, prints the bare hash.
+    """
     from connectrt.listener.auth import hash_password
 
-    if args.user is not None and (":" in args.user or not args.user.strip()):
-        raise ConfigError(f"Invalid user name {args.user!r}: it must be non-empty, without ':'")
-    if args.iterations is not None and args.iterations < 1:
+    if user is not None and (":" in user or not user.strip()):
+        raise ConfigError(f"Invalid user name {user!r}: it must be non-empty, without ':'")
+    if iterations is not None and iterations < 1:
         raise ConfigError("--iterations must be positive")
     password = _read_secret("Password", confirm=True)
     if not password:
         raise ConfigError("Empty password")
-    if args.iterations is None:
-        hashed = hash_password(password)
+    hashed = hash_password(password) if iterations is None else hash_password(password, iterations)
+    line = f"{user}:{hashed}" if user is not None else hashed
+    if as_json:
+        print_json({"user": user, "hash": hashed, "line": line})
     else:
-        hashed = hash_password(password, args.iterations)
-    print(f"{args.user}:{hashed}" if args.user is not None else hashed)
+        print(line)
     return 0
 
 
-def _hash_token(args: argparse.Namespace) -> int:
+@auth.command("hash-token")
+@json_flag()
+def _hash_token(as_json: bool) -> int:
+    """Print 'sha256:...' for rest.auth.tokens.file.
+
+    Reads the token from stdin (first line) or asks for it on a terminal.
+    """
     from connectrt.listener.auth import hash_token
 
     token = _read_secret("Token", confirm=False).strip()
     if not token:
         raise ConfigError("Empty token")
-    print(hash_token(token))
+    hashed = hash_token(token)
+    if as_json:
+        print_json({"hash": hashed})
+    else:
+        print(hashed)
     return 0

@@ -1,69 +1,57 @@
-"""``connectrt connectors ...``: list, show, create, update, delete, pause, resume, stop and
-restart connectors, and show their status, task configs and offsets, over a worker's REST API.
+"""``connectrt connectors ...``: list, show, create, update, validate, delete, pause, resume,
+stop and restart connectors, and show their status, task configs and offsets, over a worker's
+REST API (one REST call per command, named in each command's help).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from connectrt.cli.output import print_json, print_offsets, print_status, print_table
-from connectrt.cli.remote import Handler, add_remote_command
+import click
+
+from connectrt.cli.completion import complete_connector_names
+from connectrt.cli.groups import OrderedGroup
+from connectrt.cli.output import fail, print_json, print_offsets, print_status, print_table
+from connectrt.cli.remote import remote
 from connectrt.errors import ConfigError
 
 if TYPE_CHECKING:
     from connectrt.client import ConnectClient
 
-__all__ = ["add_connector_commands"]
+__all__ = ["connectors"]
+
+_FILE_HELP = "Connector config: .properties, a JSON config map, or a JSON {name, config} request."
 
 
-def add_connector_commands(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``connectors`` and its actions to the ``connectrt`` parser's subcommands."""
+def _name_argument() -> Any:
+    return click.argument("name", shell_complete=complete_connector_names)
 
-    def leaf(group: Any, name: str, handler: Handler, help: str) -> argparse.ArgumentParser:
-        return add_remote_command(group, name, handler, help, common)
 
-    conn = subparsers.add_parser("connectors", help="manage connectors on a running worker")
-    cs = conn.add_subparsers(dest="action", required=True, metavar="ACTION")
-    leaf(cs, "list", _list, "list connectors with their type, state and tasks")
-    leaf(cs, "get", _get, "show a connector's type, tasks and config").add_argument("name")
-    p = leaf(cs, "create", _create, "create a connector from a file")
-    p.add_argument(
-        "-f",
-        "--file",
-        required=True,
-        help=".properties, JSON config map, or JSON {name, config, initial_state}",
+def _file_option(help: str = _FILE_HELP) -> Any:
+    return click.option(
+        "-f", "--file", "path", required=True, type=click.Path(dir_okay=False), help=help
     )
-    p.add_argument(
-        "--initial-state",
-        choices=["RUNNING", "PAUSED", "STOPPED"],
-        default=None,
-        help="overrides the file's initial_state",
-    )
-    p = leaf(cs, "update", _update, "replace a connector's config (created if missing)")
-    p.add_argument("name")
-    p.add_argument("-f", "--file", required=True, help=".properties or JSON config file")
-    leaf(cs, "delete", _delete, "delete a connector").add_argument("name")
-    leaf(cs, "status", _status, "connector and task states").add_argument("name")
-    leaf(cs, "pause", _pause, "pause a connector and its tasks").add_argument("name")
-    leaf(cs, "resume", _resume, "resume a paused or stopped connector").add_argument("name")
-    leaf(cs, "stop", _stop, "stop a connector (shuts its tasks down)").add_argument("name")
-    p = leaf(cs, "restart", _restart, "restart a connector (and tasks)")
-    p.add_argument("name")
-    p.add_argument("--include-tasks", action="store_true", help="restart its tasks too")
-    p.add_argument("--only-failed", action="store_true", help="restart only FAILED instances")
-    leaf(cs, "tasks", _tasks, "task configs").add_argument("name")
-    leaf(cs, "offsets", _offsets, "committed offsets (KIP-875)").add_argument("name")
 
 
-def _list(c: ConnectClient, args: argparse.Namespace) -> int:
+@click.group("connectors", cls=OrderedGroup)
+def connectors() -> None:
+    """Manage the connectors of a running worker (its REST API)."""
+
+
+@connectors.command("list")
+@remote
+def _list(c: ConnectClient, as_json: bool) -> int:
+    """List connectors with their type, state and tasks.
+
+    Calls GET /connectors?expand=status&expand=info.
+    """
     listing = c.connectors(expand=("status", "info"))
-    if args.json:
+    if as_json:
         print_json(listing)
         return 0
-    rows = [["NAME", "TYPE", "STATE", "TASKS"]]
+    rows = []
     for name in sorted(listing):
         entry = listing[name]
         status = entry.get("status") or {}
@@ -80,13 +68,20 @@ def _list(c: ConnectClient, args: argparse.Namespace) -> int:
                 summary,
             ]
         )
-    print_table(rows)
+    print_table(rows, header=["NAME", "TYPE", "STATE", "TASKS"])
     return 0
 
 
-def _get(c: ConnectClient, args: argparse.Namespace) -> int:
-    info = c.connector(args.name)
-    if args.json:
+@connectors.command("get")
+@remote
+@_name_argument()
+def _get(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Show connector NAME's type, tasks and config.
+
+    Calls GET /connectors/NAME.
+    """
+    info = c.connector(name)
+    if as_json:
         print_json(info)
         return 0
     print(f"Name:   {info['name']}")
@@ -98,111 +93,228 @@ def _get(c: ConnectClient, args: argparse.Namespace) -> int:
     return 0
 
 
-def _create(c: ConnectClient, args: argparse.Namespace) -> int:
+@connectors.command("create")
+@remote
+@_file_option()
+@click.option(
+    "--initial-state",
+    type=click.Choice(["RUNNING", "PAUSED", "STOPPED"]),
+    default=None,
+    help="The state the connector starts in; overrides the file's initial_state.",
+)
+def _create(c: ConnectClient, as_json: bool, path: str, initial_state: str | None) -> int:
+    """Create a connector from a file that names it.
+
+    Calls POST /connectors.
+    """
     from connectrt.runtime.properties import load_connector_file
 
-    name, config, initial_state = load_connector_file(args.file)
-    info = c.create(name, config, args.initial_state or initial_state)
-    if args.json:
+    name, config, file_state = load_connector_file(path)
+    info = c.create(name, config, initial_state or file_state)
+    if as_json:
         print_json(info)
     else:
         print(f"Created connector {info['name']} ({info['type']})")
     return 0
 
 
-def _update(c: ConnectClient, args: argparse.Namespace) -> int:
-    config = _load_config_for(args.name, args.file)
-    existed = args.name in c.connectors()
-    info = c.put_config(args.name, config)
-    if args.json:
+@connectors.command("update")
+@remote
+@_name_argument()
+@_file_option("Connector config: .properties or JSON; may leave the name out.")
+def _update(c: ConnectClient, as_json: bool, name: str, path: str) -> int:
+    """Replace connector NAME's config; it is created if missing.
+
+    Calls PUT /connectors/NAME/config.
+    """
+    config = _load_config_for(name, path)
+    existed = name in c.connectors()
+    info = c.put_config(name, config)
+    if as_json:
         print_json(info)
     else:
         print(f"{'Updated' if existed else 'Created'} connector {info['name']} ({info['type']})")
     return 0
 
 
-def _load_config_for(name: str, path: str) -> dict[str, str]:
-    """A connector file's config, for connector ``name``: the file may leave the name out,
-    but if it names a connector, that must be ``name``."""
+@connectors.command("validate")
+@remote
+@_file_option()
+def _validate(c: ConnectClient, as_json: bool, path: str) -> int:
+    """Check a connector config file without creating anything.
+
+    Prints each field in error with the worker's message; exits with status 1 when the
+    config is invalid, 0 when it is valid.
+
+    Calls PUT /connector-plugins/CLASS/config/validate, CLASS being the file's
+    connector.class.
+    """
+    _, config = _read_config(path)
+    plugin = config.get("connector.class")
+    if not plugin:
+        raise ConfigError(f"{path} has no connector.class: there is nothing to validate it against")
+    answer = c.validate(plugin, config)
+    errors = [
+        (entry["value"]["name"], entry["value"].get("value"), entry["value"].get("errors") or [])
+        for entry in answer.get("configs", [])
+        if entry.get("value", {}).get("errors")
+    ]
+    count = int(answer.get("error_count", len(errors)))
+    if as_json:
+        print_json(answer)
+    elif count == 0:
+        print(f"{path}: valid config for {answer.get('name', plugin)}")
+    else:
+        rows = [
+            [key, "(not set)" if value is None else str(value), message]
+            for key, value, messages in errors
+            for message in messages
+        ]
+        print_table(rows, header=["FIELD", "VALUE", "ERROR"])
+    if count:
+        return fail(f"{path}: {count} invalid field{'s' if count != 1 else ''} for {plugin}")
+    return 0
+
+
+def _read_config(path: str) -> tuple[str | None, dict[str, str]]:
+    """A connector file's name (None if it has none) and config."""
     from connectrt.runtime.properties import _str, load_connector_file, parse_properties
 
     try:
-        file_name, config, _ = load_connector_file(path)
+        name, config, _ = load_connector_file(path)
+        return name, config
     except ConfigError as e:
         if e.name != "name" or "has no 'name'" not in str(e):
             raise
-        # The same parsing, for a file without a name (that is given on the command line).
-        raw = Path(path).read_bytes()
-        if raw.lstrip().startswith(b"{"):
-            doc = json.loads(raw)
-            values = doc["config"] if isinstance(doc.get("config"), dict) else doc
-            config = {k: _str(v) for k, v in values.items()}
-        else:
-            config = parse_properties(raw.decode("utf-8"))
-        file_name = name
-    if file_name != name:
+    # The same parsing, for a file without a name.
+    raw = Path(path).read_bytes()
+    if raw.lstrip().startswith(b"{"):
+        doc = json.loads(raw)
+        values = doc["config"] if isinstance(doc.get("config"), dict) else doc
+        return None, {k: _str(v) for k, v in values.items()}
+    return None, parse_properties(raw.decode("utf-8"))
+
+
+def _load_config_for(name: str, path: str) -> dict[str, str]:
+    """A connector file's config, for connector ``name``: the file may leave the name out,
+    but if it names a connector, that must be ``name``."""
+    file_name, config = _read_config(path)
+    if file_name is not None and file_name != name:
         raise ConfigError(f"{path} configures connector '{file_name}', not '{name}'", "name")
     config["name"] = name
     return config
 
 
-def _delete(c: ConnectClient, args: argparse.Namespace) -> int:
-    c.delete(args.name)
-    if not args.json:
-        print(f"Deleted connector {args.name}")
+@connectors.command("delete")
+@remote
+@_name_argument()
+def _delete(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Delete connector NAME.
+
+    Calls DELETE /connectors/NAME.
+    """
+    c.delete(name)
+    if not as_json:
+        print(f"Deleted connector {name}")
     return 0
 
 
-def _status(c: ConnectClient, args: argparse.Namespace) -> int:
-    status = c.status(args.name)
-    if args.json:
+@connectors.command("status")
+@remote
+@_name_argument()
+def _status(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Show connector NAME's and its tasks' states.
+
+    Calls GET /connectors/NAME/status.
+    """
+    status = c.status(name)
+    if as_json:
         print_json(status)
         return 0
     print_status(status)
     return 0
 
 
-def _pause(c: ConnectClient, args: argparse.Namespace) -> int:
-    c.pause(args.name)
-    if not args.json:
-        print(f"Pausing connector {args.name}")
+@connectors.command("pause")
+@remote
+@_name_argument()
+def _pause(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Pause connector NAME and its tasks.
+
+    Calls PUT /connectors/NAME/pause.
+    """
+    c.pause(name)
+    if not as_json:
+        print(f"Pausing connector {name}")
     return 0
 
 
-def _resume(c: ConnectClient, args: argparse.Namespace) -> int:
-    c.resume(args.name)
-    if not args.json:
-        print(f"Resuming connector {args.name}")
+@connectors.command("resume")
+@remote
+@_name_argument()
+def _resume(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Resume a paused or stopped connector NAME.
+
+    Calls PUT /connectors/NAME/resume.
+    """
+    c.resume(name)
+    if not as_json:
+        print(f"Resuming connector {name}")
     return 0
 
 
-def _stop(c: ConnectClient, args: argparse.Namespace) -> int:
-    c.stop(args.name)
-    if not args.json:
-        print(f"Stopped connector {args.name}")
+@connectors.command("stop")
+@remote
+@_name_argument()
+def _stop(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Stop connector NAME, shutting its tasks down.
+
+    Calls PUT /connectors/NAME/stop.
+    """
+    c.stop(name)
+    if not as_json:
+        print(f"Stopped connector {name}")
     return 0
 
 
-def _restart(c: ConnectClient, args: argparse.Namespace) -> int:
-    plan = c.restart(args.name, args.include_tasks, args.only_failed)
-    if args.json:
+@connectors.command("restart")
+@remote
+@_name_argument()
+@click.option("--include-tasks", is_flag=True, help="Restart the connector's tasks too.")
+@click.option("--only-failed", is_flag=True, help="Restart only the FAILED instances.")
+def _restart(
+    c: ConnectClient, as_json: bool, name: str, include_tasks: bool, only_failed: bool
+) -> int:
+    """Restart connector NAME, and its tasks if asked.
+
+    Calls POST /connectors/NAME/restart.
+    """
+    plan = c.restart(name, include_tasks, only_failed)
+    if as_json:
         if plan is not None:
             print_json(plan)
         return 0
     if plan is None:
-        print(f"Restarted connector {args.name}")
+        print(f"Restarted connector {name}")
     else:
         print_status(plan)
     return 0
 
 
-def _tasks(c: ConnectClient, args: argparse.Namespace) -> int:
-    tasks = c.tasks(args.name)
-    if args.json:
+@connectors.command("tasks")
+@remote
+@_name_argument()
+def _tasks(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Show the configs of connector NAME's tasks.
+
+    Calls GET /connectors/NAME/tasks.
+    """
+    tasks = c.tasks(name)
+    if as_json:
         print_json(tasks)
         return 0
     if not tasks:
-        print(f"Connector {args.name} has no tasks")
+        print(f"Connector {name} has no tasks")
     for task in tasks:
         print(f"task {task['id']['task']}:")
         for key in sorted(task["config"]):
@@ -210,10 +322,17 @@ def _tasks(c: ConnectClient, args: argparse.Namespace) -> int:
     return 0
 
 
-def _offsets(c: ConnectClient, args: argparse.Namespace) -> int:
-    offsets = c.offsets(args.name)
-    if args.json:
+@connectors.command("offsets")
+@remote
+@_name_argument()
+def _offsets(c: ConnectClient, as_json: bool, name: str) -> int:
+    """Show connector NAME's committed offsets (KIP-875).
+
+    Calls GET /connectors/NAME/offsets.
+    """
+    offsets = c.offsets(name)
+    if as_json:
         print_json({"offsets": offsets})
         return 0
-    print_offsets(args.name, offsets)
+    print_offsets(name, offsets)
     return 0

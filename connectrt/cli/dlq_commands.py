@@ -9,64 +9,78 @@ then prints its counts; exit status 0 when it COMPLETED, 1 when it FAILED or was
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+import click
+
+from connectrt.cli.completion import complete_connector_names
+from connectrt.cli.groups import OrderedGroup
 from connectrt.cli.output import fail, print_json, print_table
-from connectrt.cli.remote import add_remote_command
+from connectrt.cli.remote import remote
 
 if TYPE_CHECKING:
     from connectrt.client import ConnectClient
 
-__all__ = ["add_dlq_commands"]
+__all__ = ["dlq"]
 
 _ACTIVE = ("RUNNING", "AWAITING_SINK")
 _POLL_S = 0.5
 
 
-def add_dlq_commands(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``dlq`` and its actions to the ``connectrt`` parser's subcommands."""
-    dlq = subparsers.add_parser("dlq", help="replay a connector's dead letter queue")
-    actions = dlq.add_subparsers(dest="action", required=True, metavar="ACTION")
-
-    p = add_remote_command(
-        actions, "replay", _replay, "re-deliver the dead letter queue's records", common
-    )
-    p.add_argument("--connector", required=True, metavar="NAME")
-    p.add_argument("--from", dest="from_", metavar="T", help="records at/after T (ISO-8601/ms)")
-    p.add_argument("--to", metavar="T", help="records before T (ISO-8601 or epoch ms)")
-    p.add_argument(
-        "--dry-run", action="store_true", help="count what would be replayed; change nothing"
-    )
-    p.add_argument(
-        "--max-replays",
-        type=int,
-        metavar="N",
-        help="skip records already replayed N times",
-    )
-    p.add_argument("--no-wait", action="store_true", help="start the run and return")
-    p.add_argument(
-        "--wait-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="stop following the run after this long (default: until it ends)",
+def _connector_option() -> Any:
+    return click.option(
+        "--connector",
+        required=True,
+        metavar="NAME",
+        shell_complete=complete_connector_names,
+        help="The connector whose dead letter queue is replayed.",
     )
 
-    p = add_remote_command(actions, "status", _status, "the latest replay's progress", common)
-    p.add_argument("--connector", required=True, metavar="NAME")
 
-    p = add_remote_command(actions, "cancel", _cancel, "cancel the running replay", common)
-    p.add_argument("--connector", required=True, metavar="NAME")
+@click.group("dlq", cls=OrderedGroup)
+def dlq() -> None:
+    """Replay a connector's dead letter queue."""
 
 
-def _replay(c: ConnectClient, args: argparse.Namespace) -> int:
-    status = c.dlq_replay(args.connector, args.from_, args.to, args.dry_run, args.max_replays)
-    if not args.no_wait:
-        status = _follow(c, args.connector, status, args.wait_timeout)
-    return _report(status, args.json, waited=not args.no_wait)
+@dlq.command("replay")
+@remote
+@_connector_option()
+@click.option("--from", "from_", metavar="T", help="Only records at or after T (ISO-8601 or ms).")
+@click.option("--to", metavar="T", help="Only records before T (ISO-8601 or epoch ms).")
+@click.option("--dry-run", is_flag=True, help="Count what would be replayed; change nothing.")
+@click.option("--max-replays", type=int, metavar="N", help="Skip records already replayed N times.")
+@click.option("--no-wait", is_flag=True, help="Start the run and return at once.")
+@click.option(
+    "--wait-timeout",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Stop following the run after this long (default: until it ends).",
+)
+def _replay(
+    c: ConnectClient,
+    as_json: bool,
+    connector: str,
+    from_: str | None,
+    to: str | None,
+    dry_run: bool,
+    max_replays: int | None,
+    no_wait: bool,
+    wait_timeout: float | None,
+) -> int:
+    """Re-deliver the dead letter queue's records.
+
+    Follows the run until it ends (unless --no-wait), then prints its counts; exits with
+    status 1 when it FAILED or was CANCELLED.
+
+    Calls POST /connectors/NAME/dlq/replay.
+    """
+    status = c.dlq_replay(connector, from_, to, dry_run, max_replays)
+    if not no_wait:
+        status = _follow(c, connector, status, wait_timeout)
+    return _report(status, as_json, waited=not no_wait)
 
 
 def _follow(
@@ -146,19 +160,33 @@ def print_replay(status: dict[str, Any]) -> None:
     print_table(rows)
 
 
-def _status(c: ConnectClient, args: argparse.Namespace) -> int:
-    status = c.dlq_replay_status(args.connector)
-    if args.json:
+@dlq.command("status")
+@remote
+@_connector_option()
+def _status(c: ConnectClient, as_json: bool, connector: str) -> int:
+    """Show the latest replay's progress.
+
+    Calls GET /connectors/NAME/dlq/replay.
+    """
+    status = c.dlq_replay_status(connector)
+    if as_json:
         print_json(status)
     else:
         print_replay(status)
     return 0
 
 
-def _cancel(c: ConnectClient, args: argparse.Namespace) -> int:
-    status = c.cancel_dlq_replay(args.connector)
-    if args.json:
+@dlq.command("cancel")
+@remote
+@_connector_option()
+def _cancel(c: ConnectClient, as_json: bool, connector: str) -> int:
+    """Cancel the running replay.
+
+    Calls DELETE /connectors/NAME/dlq/replay.
+    """
+    status = c.cancel_dlq_replay(connector)
+    if as_json:
         print_json(status)
     else:
-        print(f"Cancelling replay {status['id']} of connector {args.connector}")
+        print(f"Cancelling replay {status['id']} of connector {connector}")
     return 0

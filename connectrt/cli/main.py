@@ -1,157 +1,132 @@
-"""The ``connectrt`` command.
+"""The ``connectrt`` command: its root group, the list of its commands and :func:`main`.
 
-* ``connectrt standalone WORKER.properties [CONNECTOR.properties|.json ...]``
-* ``connectrt spark WORKER.properties``: the same worker with its connector tasks running as
-  long-running Spark tasks (also ``connectrt worker`` with ``task.executor=spark``)
-* ``connectrt broker [--port N]``: the embedded Kafka-protocol broker, for local use
-* ``connectrt plugins [--plugin-path DIR]``: the plugins connectrt can load (bundled, from
-  entry points and from DIR), then those that failed to load
-* ``connectrt demo``: embedded broker + standalone worker running file -> topic -> file
+A command module defines a click command or group; :data:`SECTIONS` registers it under a
+heading of ``connectrt --help`` (this is the one place to add a command).
 
-Bad input (missing file, bad key, unknown connector class, unreachable broker) ends with a
-one-line ``error: ...`` on stderr and exit status 1, never a traceback.
+Exit statuses: 0 success; 1 an error reported as one ``error: ...`` line on stderr (bad input:
+missing file, bad key, unknown connector class, unreachable broker or worker, a server error,
+an invalid config for ``connectors validate``), never a traceback; 2 a usage error (unknown
+option, missing argument), raised as ``SystemExit(2)`` as argparse did; 130 interrupted.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+import click
 
 from connectrt import __version__
-from connectrt.cli.manage import add_management_commands
+from connectrt.cli.auth_commands import auth
+from connectrt.cli.completion import completion_command
+from connectrt.cli.connector_commands import connectors
+from connectrt.cli.context_commands import context
+from connectrt.cli.dlq_commands import dlq
+from connectrt.cli.groups import OrderedGroup
+from connectrt.cli.offset_commands import offsets
+from connectrt.cli.run_commands import (
+    broker,
+    config_docs,
+    demo,
+    plugins,
+    spark,
+    standalone,
+    worker,
+)
 from connectrt.errors import ConnectError
 
-__all__ = ["main"]
+__all__ = ["SECTIONS", "cli", "main"]
+
+#: The commands of ``connectrt``, by heading of its help, in the order shown.
+SECTIONS: tuple[tuple[str, tuple[click.Command, ...]], ...] = (
+    ("Run", (standalone, worker, spark, broker, demo)),
+    ("Manage a running worker", (connectors, offsets, dlq)),
+    ("Set up", (context, auth, plugins, config_docs, completion_command)),
+)
+
+_CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 
 
-def _setup_logging(level: str) -> None:
+class _SectionedGroup(OrderedGroup):
+    """A group that lists its commands under the headings of :data:`SECTIONS`, in their
+    order; commands added any other way are listed under "Other commands"."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = [n for n in self.list_commands(ctx) if not self.commands[n].hidden]
+        if not names:
+            return
+        width = max(len(n) for n in names)
+        limit = formatter.width - 6 - width
+        placed: set[str] = set()
+        sections: list[tuple[str, list[str]]] = []
+        for title, commands in SECTIONS:
+            listed = [c.name for c in commands if c.name in names]
+            sections.append((title, [n for n in listed if n is not None]))
+            placed.update(n for n in listed if n is not None)
+        sections.append(("Other commands", [n for n in names if n not in placed]))
+        for title, section in sections:
+            if section:
+                with formatter.section(title):
+                    # Names padded to one width, so every section's help column aligns.
+                    formatter.write_dl(
+                        [
+                            (n.ljust(width), self.commands[n].get_short_help_str(limit))
+                            for n in section
+                        ]
+                    )
+
+
+@click.group(cls=_SectionedGroup, context_settings=_CONTEXT_SETTINGS)
+@click.version_option(
+    __version__, "--version", prog_name="connectrt", message="%(prog)s %(version)s"
+)
+@click.option(
+    "--log-level",
+    default="INFO",
+    show_default=True,
+    metavar="LEVEL",
+    help="Log level of what the command runs (DEBUG, INFO, WARNING, ERROR).",
+)
+def cli(log_level: str) -> None:
+    """Run Kafka Connect-style connectors in Python, and manage them.
+
+    connectrt runs source and sink connectors between Kafka and other systems: in a
+    standalone worker from files, in a worker managed over Kafka Connect's REST API, or
+    with its tasks on Spark executors. The management commands talk to any running worker;
+    'connectrt demo' shows a pipeline on an embedded broker in one command.
+
+    Run 'connectrt COMMAND --help' for a command's options.
+    """
     logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
+        level=getattr(logging, log_level.upper(), logging.INFO),
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
     )
 
 
-def _cmd_standalone(args: argparse.Namespace) -> int:
-    from connectrt.process.standalone import run_standalone
-
-    return run_standalone(args.worker_config, args.connector_configs)
-
-
-def _cmd_worker(args: argparse.Namespace) -> int:
-    from connectrt.process.standalone import run_distributed
-    from connectrt.runtime.properties import load_properties
-
-    if load_properties(args.worker_config).get("task.executor", "threads") == "spark":
-        return _cmd_spark(args)
-    return run_distributed(args.worker_config)
-
-
-def _cmd_spark(args: argparse.Namespace) -> int:
-    from connectrt.process.spark_worker import run_spark_worker
-
-    return run_spark_worker(args.worker_config)
-
-
-def _cmd_broker(args: argparse.Namespace) -> int:
-    from connectrt.broker import run_broker_cli
-
-    return run_broker_cli(args.port)
-
-
-def _cmd_plugins(args: argparse.Namespace) -> int:
-    from connectrt.runtime.plugins import PUBLIC_PLUGIN_TYPES, registry
-
-    dirs = [d.strip() for arg in args.plugin_path or [] for d in arg.split(",") if d.strip()]
-    registry.discover(dirs)
-    types = [*PUBLIC_PLUGIN_TYPES, "configprovider"]
-    for p in sorted(registry.plugins(types), key=lambda p: (p.type, p.class_name)):
-        version = p.version() or ""
-        print(f"{p.type:<17} {p.class_name:<60} {version}".rstrip())
-    failures = registry.failures()
-    if failures:
-        print()
-        print(f"failed to load ({len(failures)}):")
-        for f in failures:
-            print(f"  {f.name} ({f.source}): {f.error}")
-    return 0
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from connectrt.cli.demo import run_demo
-
-    return run_demo(args.dir, args.lines, args.duration, args.port)
-
-
-def _cmd_config_docs(args: argparse.Namespace) -> int:
-    from connectrt.cli.docs import config_reference
-
-    print(config_reference(), end="")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="connectrt", description=__doc__.split("\n")[0])
-    parser.add_argument("--version", action="version", version=f"connectrt {__version__}")
-    parser.add_argument("--log-level", default="INFO")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("standalone", help="run a standalone worker")
-    p.add_argument("worker_config")
-    p.add_argument("connector_configs", nargs="*")
-    p.set_defaults(func=_cmd_standalone)
-
-    p = sub.add_parser(
-        "worker", help="run a worker managed over REST, with configs and status in Kafka topics"
-    )
-    p.add_argument("worker_config")
-    p.set_defaults(func=_cmd_worker)
-
-    p = sub.add_parser(
-        "spark",
-        help="run a worker (REST, Kafka-topic stores) in the Spark driver, its connector tasks "
-        "as long-running Spark tasks; spark.* worker properties configure Spark",
-    )
-    p.add_argument("worker_config")
-    p.set_defaults(func=_cmd_spark)
-
-    p = sub.add_parser("broker", help="run the embedded Kafka-protocol broker")
-    p.add_argument("--port", type=int, default=None)
-    p.set_defaults(func=_cmd_broker)
-
-    p = sub.add_parser("plugins", help="list available plugins")
-    p.add_argument(
-        "--plugin-path",
-        action="append",
-        metavar="DIR",
-        help="also scan this plugin.path directory (repeatable, or comma-separated)",
-    )
-    p.set_defaults(func=_cmd_plugins)
-
-    p = sub.add_parser("config-docs", help="print the configuration reference (Markdown)")
-    p.set_defaults(func=_cmd_config_docs)
-
-    p = sub.add_parser("demo", help="run the file -> Kafka -> file demo on an embedded broker")
-    p.add_argument("--dir", default="demo-data", help="working directory for the demo files")
-    p.add_argument("--lines", type=int, default=1000, help="lines written up front")
-    p.add_argument("--port", type=int, default=8083, help="REST API port")
-    p.add_argument(
-        "--duration",
-        type=float,
-        default=None,
-        help="stop after this many seconds (default: run until Ctrl-C)",
-    )
-    p.set_defaults(func=_cmd_demo)
-    add_management_commands(sub)
-    return parser
+for _title, _commands in SECTIONS:
+    for _command in _commands:
+        cli.add_command(_command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _setup_logging(args.log_level)
+    """Run ``connectrt`` with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
     try:
-        return int(args.func(args))
+        rv = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="connectrt",
+            standalone_mode=False,
+        )
+    except click.UsageError as e:
+        e.show()
+        raise SystemExit(e.exit_code) from None
+    except click.Abort:
+        print(file=sys.stderr)
+        return 130
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
     except ConnectError as e:
         lines = str(e).splitlines() or [type(e).__name__]
         print(f"error: {lines[0]}", file=sys.stderr)
@@ -160,3 +135,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    return rv if isinstance(rv, int) else 0

@@ -6,60 +6,81 @@ at or after ISO-8601 time T) or ``--to-offset N``, optionally for one ``--topic`
 
 from __future__ import annotations
 
-import argparse
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import click
+
+from connectrt.cli.completion import complete_connector_names
+from connectrt.cli.groups import OrderedGroup
 from connectrt.cli.output import print_json, print_offsets
-from connectrt.cli.remote import add_remote_command
+from connectrt.cli.remote import remote
 from connectrt.errors import ConfigError
 
 if TYPE_CHECKING:
     from connectrt.client import ConnectClient
 
-__all__ = ["add_offset_commands"]
+__all__ = ["offsets"]
 
 
-def add_offset_commands(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``offsets`` and its actions to the ``connectrt`` parser's subcommands."""
-    off = subparsers.add_parser("offsets", help="move a connector's offsets")
-    os_ = off.add_subparsers(dest="action", required=True, metavar="ACTION")
-    p = add_remote_command(
-        os_, "reset", _reset, "rewind or fast-forward: stop, move offsets, resume", common
-    )
-    p.add_argument("name")
-    to = p.add_mutually_exclusive_group(required=True)
-    to.add_argument("--to-earliest", action="store_true", help="the earliest retained offsets")
-    to.add_argument("--to-latest", action="store_true", help="the end of the topics")
-    to.add_argument(
-        "--to-datetime", metavar="T", help="the first offsets at/after ISO-8601 time T (sinks)"
-    )
-    to.add_argument("--to-offset", type=int, metavar="N", help="offset N in every partition")
-    p.add_argument("--topic", default=None, help="only this topic (sinks)")
+@click.group("offsets", cls=OrderedGroup)
+def offsets() -> None:
+    """Move a connector's offsets (rewind or fast-forward)."""
 
 
-def _reset(c: ConnectClient, args: argparse.Namespace) -> int:
+@offsets.command("reset")
+@remote
+@click.argument("name", shell_complete=complete_connector_names)
+@click.option("--to-earliest", is_flag=True, help="Move to the earliest retained offsets.")
+@click.option("--to-latest", is_flag=True, help="Move to the end of the topics.")
+@click.option(
+    "--to-datetime",
+    metavar="T",
+    help="Move to the first offsets at or after ISO-8601 time T (sinks).",
+)
+@click.option("--to-offset", type=int, metavar="N", help="Move to offset N in every partition.")
+@click.option("--topic", metavar="TOPIC", help="Only this topic's partitions (sinks).")
+def _reset(
+    c: ConnectClient,
+    as_json: bool,
+    name: str,
+    to_earliest: bool,
+    to_latest: bool,
+    to_datetime: str | None,
+    to_offset: int | None,
+    topic: str | None,
+) -> int:
+    """Stop connector NAME, move its offsets, resume it.
+
+    Exactly one of --to-earliest, --to-latest, --to-datetime and --to-offset. Calls POST
+    /connectors/NAME/offsets/reset.
+    """
+    targets = [to_earliest, to_latest, to_datetime is not None, to_offset is not None]
+    if sum(targets) != 1:
+        raise click.UsageError(
+            "give exactly one of --to-earliest, --to-latest, --to-datetime, --to-offset"
+        )
     timestamp = None
-    if args.to_earliest:
+    if to_earliest:
         to = "earliest"
-    elif args.to_latest:
+    elif to_latest:
         to = "latest"
-    elif args.to_datetime is not None:
+    elif to_datetime is not None:
         to = "timestamp"
         try:
-            timestamp = datetime.fromisoformat(args.to_datetime.replace("Z", "+00:00"))
+            timestamp = datetime.fromisoformat(to_datetime.replace("Z", "+00:00"))
         except ValueError:
             raise ConfigError(
-                f"--to-datetime {args.to_datetime!r} is not an ISO-8601 date-time"
+                f"--to-datetime {to_datetime!r} is not an ISO-8601 date-time"
             ) from None
     else:
         to = "offset"
-    offsets = c.rewind(args.name, to, timestamp, args.to_offset, args.topic)
-    if args.json:
-        print_json({"offsets": offsets})
+    moved = c.rewind(name, to, timestamp, to_offset, topic)
+    if as_json:
+        print_json({"offsets": moved})
         return 0
-    target = {"timestamp": args.to_datetime, "offset": f"offset {args.to_offset}"}.get(to, to)
-    print(f"Reset connector {args.name} to {target}")
-    if offsets:
-        print_offsets(args.name, offsets)
+    target = {"timestamp": to_datetime, "offset": f"offset {to_offset}"}.get(to, to)
+    print(f"Reset connector {name} to {target}")
+    if moved:
+        print_offsets(name, moved)
     return 0

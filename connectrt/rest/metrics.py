@@ -9,8 +9,7 @@ Nothing is kept here between scrapes: a deleted connector's series disappear wit
 Metric names (unchanged from the hand-written exposition this replaces, plus the new ones):
 ``connectrt_connector_state``, ``connectrt_task_state`` (1 for the current state),
 ``connectrt_task_<counter>_total``, ``connectrt_task_{batch,put,poll,commit}_seconds``
-(histograms), ``connectrt_task_consumer_lag`` (per sink partition), ``connectrt_task_stalled``,
-``connectrt_plugin_<name>``
+(histograms), ``connectrt_task_consumer_lag`` (per sink partition), ``connectrt_plugin_<name>``
 (KIP-877: what plugins registered), ``connectrt_uptime_seconds``,
 and prometheus-client's ``process_*``, ``python_gc_*`` and ``python_info``.
 """
@@ -88,6 +87,16 @@ class WorkerCollector(Collector):
                     task_state.add_metric([name, str(task), s], 1 if current == s else 0)
         yield state
         yield task_state
+        stalled_tasks = {(c, t) for c, t in snapshot.get("stalled", ())}
+        stalled = GaugeMetricFamily(
+            "connectrt_task_stalled",
+            "1 while the task is stuck in one call longer than task.stall.timeout.ms, 0 otherwise.",
+            labels=["connector", "task"],
+        )
+        for name, info in sorted(connectors.items()):
+            for task in sorted(info["tasks"]):
+                stalled.add_metric([name, str(task)], 1 if (name, task) in stalled_tasks else 0)
+        yield stalled
 
         tasks = snapshot["tasks"]
         for counter, help_text in COUNTERS.items():
@@ -118,16 +127,6 @@ class WorkerCollector(Collector):
                     [t["connector"], str(t["task"]), p["topic"], str(p["partition"])], p["lag"]
                 )
         yield lag
-        stalled = GaugeMetricFamily(
-            "connectrt_task_stalled",
-            "1 while the task is stuck in one call longer than task.stall.timeout.ms, 0 otherwise.",
-            labels=["connector", "task"],
-        )
-        stuck = {(c, t) for c, t in snapshot.get("stalled", ())}
-        for name, info in sorted(connectors.items()):
-            for task in sorted(info["tasks"]):
-                stalled.add_metric([name, str(task)], 1 if (name, task) in stuck else 0)
-        yield stalled
         yield from _plugin_families(snapshot.get("plugins", ()))
         yield GaugeMetricFamily(
             "connectrt_uptime_seconds",

@@ -8,15 +8,22 @@ Layering, lowest to highest precedence: connectrt's defaults -> worker ``produce
 Defaults favour safety, then throughput:
 
 * producer: ``acks=all``, ``enable.idempotence=true`` (no duplicates from internal retries,
-  order kept with 5 requests in flight), ``linger.ms=5``, ``compression.type=lz4``,
-  ``partitioner=murmur2_random`` (keys land on the partitions Java clients choose), and a
-  32 MiB / 100k-record local queue so a slow broker applies back-pressure to ``poll()``;
+  order kept with 5 requests in flight), ``linger.ms=5``, no compression (Kafka Connect's
+  producer default: every consumer can read the data; ``producer.compression.type=lz4`` in
+  the worker file trades that for throughput), ``partitioner=murmur2_random`` (keys land on
+  the partitions Java clients choose), and a 32 MiB / 100k-record local queue so a slow
+  broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
   ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
   bounds memory instead of growing it.
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
 with a warning, so existing Kafka Connect worker files run unchanged.
+
+librdkafka's own log lines go to the Python logger ``connectrt.kafka.client``
+(:data:`CLIENT_LOGGER`, set on every client config), not straight to stderr: they get the
+worker's log format and obey its levels (a notice such as ``BGQUEUE ... Purging 1 unserved
+events`` at a client's close is INFO, hidden at WARNING).
 """
 
 from __future__ import annotations
@@ -30,8 +37,13 @@ from connectrt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
+CLIENT_LOGGER = logging.getLogger("connectrt.kafka.client")
+"""Where librdkafka's log lines go (confluent-kafka's ``logger`` setting; served by the
+client's poll/flush)."""
+
 __all__ = [
     "ALLOWLIST_CONFIG",
+    "CLIENT_LOGGER",
     "CONSUMER_DEFAULTS",
     "POLICY_CONFIG",
     "PRODUCER_DEFAULTS",
@@ -49,7 +61,6 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "enable.idempotence": True,
     "linger.ms": 5,
     "batch.num.messages": 10000,
-    "compression.type": "lz4",
     "partitioner": "murmur2_random",
     "queue.buffering.max.kbytes": 32768,
     "queue.buffering.max.messages": 100000,
@@ -207,6 +218,7 @@ def _layer(
         if bad:
             raise ConfigError("\n".join(bad.values()), next(iter(bad)))
         cfg.update(with_prefix(connector_config, f"{kind}.override."))
+    cfg["logger"] = CLIENT_LOGGER
     return cfg
 
 

@@ -174,6 +174,10 @@ class SinkConnectorConformance(_ConnectorConformance):
         self, broker: EmbeddedBroker, tmp_path: Path, unique_name: NameFactory
     ):
         topic = unique_name("conformance-sink")
+        # The connector, and so its consumer group, is named after the run's topic: a fixed
+        # name shared the group with every earlier run on the session's broker (another
+        # suite's), and the join could then wait for members long gone.
+        connector = topic
         create_topic(broker.bootstrap_servers, topic, partitions=2)
         config = self.connector_config(tmp_path, topic)
         observations: list[tuple[int, int]] = []  # (sum of offsets returned, written then)
@@ -205,11 +209,11 @@ class SinkConnectorConformance(_ConnectorConformance):
             key=lambda i: b"k%d" % (i % 7),
         )
         with WorkerHarness(broker.bootstrap_servers) as harness:
-            # The connector (so its consumer group) is named after this run's topic: a group
-            # shared with earlier tests can hold the join for a member they left behind.
-            harness.start_connector(topic, {**config, "connector.class": connector_cls.__name__})
+            harness.start_connector(
+                connector, {**config, "connector.class": connector_cls.__name__}
+            )
             harness.wait_until(
-                lambda: sum(m.records_committed for m in harness.metrics(topic).values()) >= n,
+                lambda: sum(m.records_committed for m in harness.metrics(connector).values()) >= n,
                 120,  # a group join plus the records, on a machine busy with other work
                 "all records committed",
             )
@@ -220,7 +224,7 @@ class SinkConnectorConformance(_ConnectorConformance):
                 "were durably written"
             )
         consumer = Consumer(
-            {"bootstrap.servers": broker.bootstrap_servers, "group.id": f"connect-{topic}"}
+            {"bootstrap.servers": broker.bootstrap_servers, "group.id": f"connect-{connector}"}
         )
         try:
             committed = consumer.committed(

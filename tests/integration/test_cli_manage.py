@@ -41,6 +41,13 @@ def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
 
 
 @pytest.fixture(autouse=True)
+def no_user_contexts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands never see the developer's own contexts (``connectrt context``)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-home"))
+    monkeypatch.delenv("CONNECTRT_CONTEXT", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def remove_connectors_after_test(worker: RestWorker) -> Iterator[None]:
     """Whatever a test asserted, the connectors it created are gone afterwards, so their
     tasks and consumer groups cannot slow down or disturb the next tests."""

@@ -92,6 +92,11 @@ def test_cli_prints_bootstrap_and_stops_on_sigterm() -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=15) == 0
         elapsed = time.monotonic() - signalled
+        assert proc.stderr is not None
+        assert proc.stderr.read() == (
+            "note: in memory, not Apache Kafka; Debian's kcat (librdkafka 2.0.2) cannot talk "
+            "to the embedded broker\n"
+        )
         # Both gone when the command returns: it waits for the broker (killing it after a
         # 0.5 s grace). The bound is generous for a loaded machine; nominally ~0.5 s at most.
         assert not tansu.is_running() or tansu.status() == psutil.STATUS_ZOMBIE

@@ -9,6 +9,7 @@ import pytest
 
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
+    CLIENT_LOGGER,
     CONSUMER_DEFAULTS,
     MAX_POLL_RECORDS_DEFAULT,
     PRODUCER_DEFAULTS,
@@ -48,6 +49,22 @@ def test_producer_defaults() -> None:
     assert cfg["acks"] == "all"
     assert cfg["bootstrap.servers"] == BOOT
     assert cfg["client.id"] == "connector-producer-c-0"
+
+
+def test_librdkafka_logs_go_to_python_logging() -> None:
+    # Not raw "%6|...|BGQUEUE|..." lines on stderr: the worker's format and levels apply.
+    assert producer({}, None)["logger"] is CLIENT_LOGGER
+    assert consumer_config(BOOT, {}, None, ALL, "c", "g")["logger"] is CLIENT_LOGGER
+    assert admin_config(BOOT, {}, None, ALL, "a")["logger"] is CLIENT_LOGGER
+    assert CLIENT_LOGGER.name == "connectrt.kafka.client"
+
+
+def test_producer_compresses_nothing_unless_asked() -> None:
+    # Kafka Connect's producer default (compression.type=none): a consumer without lz4 or
+    # zstd support can still read every record. Throughput is a one-line worker setting.
+    assert "compression.type" not in producer({}, None)
+    assert "compression.codec" not in producer({}, None)  # librdkafka's default is none
+    assert producer({"producer.compression.type": "lz4"}, None)["compression.type"] == "lz4"
 
 
 def test_producer_layering_defaults_then_worker_then_connector() -> None:
@@ -128,6 +145,7 @@ def test_admin_layering() -> None:
         "request.timeout.ms": "200",
         "retries": "3",
         "client.id": "connector-adminclient-c-0",
+        "logger": CLIENT_LOGGER,
     }
 
 
