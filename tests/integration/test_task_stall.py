@@ -8,7 +8,6 @@ it. Idle tasks (nothing to consume, ``poll()`` returning None) are never stalled
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
+from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins import hanging
 
@@ -61,12 +61,8 @@ def _tasks(worker: RestWorker, name: str) -> dict[int, dict[str, Any]]:
     return {t["id"]: t for t in response.json()["tasks"]}
 
 
-def _stalled_gauge(worker: RestWorker, name: str, task: int) -> str | None:
-    """The gauge's value as "0"/"1" (prometheus-client prints 1.0), or None when absent."""
-    text = worker.http.get("/metrics").text
-    pattern = rf'^connectrt_task_stalled\{{connector="{re.escape(name)}",task="{task}"\}} (\S+)$'
-    match = re.search(pattern, text, re.MULTILINE)
-    return None if match is None else f"{float(match.group(1)):g}"
+def _stalled_gauge(worker: RestWorker, name: str, task: int) -> float | None:
+    return scrape(worker.http).value("connectrt_task_stalled", connector=name, task=task)
 
 
 def _sink(name: str, topic: str, store: str, **extra: str) -> dict[str, str]:
@@ -105,13 +101,13 @@ def test_a_sink_stuck_in_put_is_stalled_with_its_stack_and_clears_when_put_retur
     assert "hanging.py" in stuck["trace"] and "in put" in stuck["trace"]  # the live stack
     assert sibling["state"] == "RUNNING" and "stalled" not in sibling
     wait_for(lambda: hanging.PUT[store] > 0, 60, "the sibling task to accept its records")
-    assert _stalled_gauge(worker, name, 0) == "1"
-    assert _stalled_gauge(worker, name, 1) == "0"
+    assert _stalled_gauge(worker, name, 0) == 1
+    assert _stalled_gauge(worker, name, 1) == 0
 
     hanging.RELEASE.set()  # put() returns: the flag clears, the state never changed
     wait_for(lambda: "stalled" not in _tasks(worker, name)[0], 60, "task 0's stall to clear")
     assert _tasks(worker, name)[0]["state"] == "RUNNING"
-    wait_for(lambda: _stalled_gauge(worker, name, 0) == "0", 60, "the stalled gauge back to 0")
+    wait_for(lambda: _stalled_gauge(worker, name, 0) == 0, 60, "the stalled gauge back to 0")
     wait_for(lambda: hanging.PUT[store] == 200, 60, "all 200 records put once released")
 
 
@@ -184,7 +180,7 @@ def test_idle_tasks_are_not_stalled(worker: RestWorker, broker: EmbeddedBroker, 
         for name in (sink, source):
             task = _tasks(worker, name)[0]
             assert task["state"] == "RUNNING" and "stalled" not in task, task
-            assert _stalled_gauge(worker, name, 0) == "0"
+            assert _stalled_gauge(worker, name, 0) == 0
         readings += 1
         time.sleep(0.1)
     assert readings >= 10
