@@ -103,6 +103,7 @@ class Herder(ConnectorViews):
             self.secrets.redact,
             worker_converters(worker_config),
             executor=worker_config["task.executor"],
+            exactly_once_source=worker_config["exactly.once.source.support"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -229,6 +230,7 @@ class Herder(ConnectorViews):
             self.worker.policy,
             worker_converters(self.config),
             executor=self.config["task.executor"],
+            exactly_once_source=self.config["exactly.once.source.support"],
         )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()

@@ -167,6 +167,7 @@ class Worker:
             self.policy,
             worker_converters(self.config),
             executor=self.config["task.executor"],
+            exactly_once_source=self.config["exactly.once.source.support"],
         )
 
     def start_connector(
@@ -190,6 +191,7 @@ class Worker:
                 self.policy,
                 worker_converters(self.config),
                 executor=self.config["task.executor"],
+                exactly_once_source=self.config["exactly.once.source.support"],
             )
         with self._lock:
             if name in self._connectors:
