@@ -17,8 +17,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from connectrt.api.config import ConfigValue
+from connectrt.errors import ConfigError
 from connectrt.api.connector import (
     ConnectorTransactionBoundaries,
     ExactlyOnceSupport,
@@ -68,6 +70,13 @@ _NO_BOUNDARIES = (
 )
 
 
+class _Config(Protocol):
+    """A worker config, parsed (:class:`~connectrt.runtime.worker_config.WorkerConfig`) or a
+    plain mapping."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
 @dataclass(frozen=True)
 class ExactlyOnceSettings:
     """How one source task runs exactly-once.
@@ -89,13 +98,13 @@ def transactional_id(group_id: str, connector: str, task: int) -> str:
     return f"{group_id}-{connector}-{task}"
 
 
-def worker_enabled(worker: Mapping[str, object]) -> bool:
+def worker_enabled(worker: _Config) -> bool:
     """Whether a worker config (parsed or raw) has ``exactly.once.source.support=enabled``."""
     return str(worker.get(WORKER_KEY) or "disabled").strip().lower() == "enabled"
 
 
 def exactly_once_settings(
-    worker: Mapping[str, object], connector_config: Mapping[str, str], connector: str, task: int
+    worker: _Config, connector_config: Mapping[str, str], connector: str, task: int
 ) -> ExactlyOnceSettings | None:
     """The task's exactly-once settings, or None when it runs at-least-once: the worker's
     support is not ``enabled`` or the worker runs tasks on Spark (see the module docstring).
@@ -105,6 +114,12 @@ def exactly_once_settings(
     """
     if not worker_enabled(worker) or str(worker.get("task.executor")) == "spark":
         return None
+    if str(worker.get("offset.storage.type") or "kafka") != "kafka":
+        raise ConfigError(
+            "exactly.once.source.support=enabled needs offset.storage.type=kafka: source "
+            "offsets are written to the offsets topic inside each transaction",
+            WORKER_KEY,
+        )
     boundary = (connector_config.get(BOUNDARY_KEY) or BOUNDARY_POLL).strip().lower()
     interval = connector_config.get(INTERVAL_KEY)
     interval_ms = int(interval) if interval else int(str(worker.get("offset.flush.interval.ms")))

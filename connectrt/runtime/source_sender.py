@@ -42,6 +42,7 @@ from connectrt.api.task import SourceTask
 from connectrt.runtime.error_handling import ErrorHandler, Failure
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
+from connectrt.runtime.source_transactions import TransactionalOffsets
 from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId, TaskStage, class_path
 from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key
@@ -91,7 +92,7 @@ class SourceBatchSender:
         converters: TaskConverters,
         errors: ErrorHandler,
         metrics: TaskMetrics,
-        offsets: SourceOffsetCommitter,
+        offsets: SourceOffsetCommitter | TransactionalOffsets,
         topic_creator: TopicCreator | None,
         on_topic: Callable[[str], None],
         stopping: Callable[[], bool],
