@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from connectrt.api.config import ConfigValue
-from connectrt.errors import ConfigError
 from connectrt.api.connector import (
     ConnectorTransactionBoundaries,
     ExactlyOnceSupport,
     SourceConnector,
 )
+from connectrt.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -210,6 +210,14 @@ class Herder(ConnectorViews):
         raw = self.worker.connector_config(name)
         self.config_store.put_task_configs(name, self.secrets.unresolve(raw, configs))
 
+    def fenced_task_count(self, name: str) -> int:
+        """The stored ``tasks-fencing-<name>`` task count (0: none; KIP-618)."""
+        return int(self.config_store.snapshot().task_counts.get(name, 0))
+
+    def on_task_count(self, name: str, count: int) -> None:
+        """Store ``tasks-fencing-<name>`` after the worker fenced the previous generation."""
+        self.config_store.put_task_count_record(name, count)
+
     # -- create / update / delete ------------------------------------------------------------
     def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
         config = {k: v for k, v in config.items()}
