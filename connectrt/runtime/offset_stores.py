@@ -31,7 +31,7 @@ def create_offset_store(wc: WorkerConfig) -> OffsetStore:
 
 
 def create_kafka_offset_store(
-    wc: WorkerConfig, topic: str, client_suffix: str = ""
+    wc: WorkerConfig, topic: str, client_suffix: str = "", start_at_snapshot: bool = False
 ) -> KafkaOffsetStore:
     """A store over the offsets topic ``topic`` with the worker's client settings (the
     worker's own store, or an exactly-once task's view of its connector's offsets topic;
@@ -61,4 +61,5 @@ def create_kafka_offset_store(
             bootstrap, wc.originals, None, policy, f"connect-offsets-admin{client_suffix}"
         ),
         timeout=wc["worker.startup.timeout.ms"] / 1000.0,
+        start_at_snapshot=start_at_snapshot,
     )

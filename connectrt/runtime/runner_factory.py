@@ -174,7 +174,11 @@ class RunnerFactory:
                         "acks": "all",
                     }
                 )
-                eos_store = create_kafka_offset_store(wc, eos.offsets_topic, f"-{task_id}")
+                # Read after init_transactions fenced this task's predecessor: its offsets are
+                # all below the end found then, while siblings keep committing past it.
+                eos_store = create_kafka_offset_store(
+                    wc, eos.offsets_topic, f"-{task_id}", start_at_snapshot=True
+                )
             source = SourceRunnerSettings(
                 task_config=task_config,
                 converters=converters,
