@@ -57,6 +57,8 @@ PARTITION_UA = -1
 _UNCONVERTED: Any = object()
 """Marks a value :meth:`SourceBatchSender._send_one` still has to convert."""
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
+_PURGED = frozenset((KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT))
+"""Delivery errors of records an ``abort_transaction()`` purged (nothing else purges)."""
 
 ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
@@ -434,6 +436,8 @@ class SourceBatchSender:
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
     def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None and err.code() in _PURGED:
+            return  # an aborted transaction's unsent records (exactly-once): discarded on purpose
         if err is not None and self.errors.policy.tolerate_all:
             self.metrics.errors += 1
             self.metrics.records_skipped += 1

@@ -331,7 +331,10 @@ def test_connector_defined_boundaries_commit_exactly_where_the_task_asks(
         ]
         return bool(seen) and seen[-1] == 490
 
-    wait_for(settled, 60, "the last boundary the task asks for (seq 490) to commit")
+    try:
+        wait_for(settled, 60, "the last boundary the task asks for (seq 490) to commit")
+    finally:
+        print("committed offsets seen:", seen)
     assert seen == [70, 140, 210, 280, 350, 420, 490], seen
     eos_worker.delete_connectors()
     assert _committed(bootstrap, offsets_topic) == {0: 490}
