@@ -303,7 +303,7 @@ def test_connector_defined_boundaries_commit_exactly_where_the_task_asks(
     committed offset is a multiple of 70 (never the middle of a transaction); the abort at 104
     drops the offsets of 70..104 (the next commit, at 140, stores them again from the records
     sent after the abort); a graceful stop aborts the open transaction, so the committed offset
-    stays at the last boundary the task asked for."""
+    stays at the last boundary the task asked for. GET .../offsets shows what was committed."""
     bootstrap = broker.bootstrap_servers
     topic = unique_name("eos-connector")
     create_topic(bootstrap, topic)
@@ -336,5 +336,8 @@ def test_connector_defined_boundaries_commit_exactly_where_the_task_asks(
     finally:
         print("committed offsets seen:", seen)
     assert seen == [70, 140, 210, 280, 350, 420, 490], seen
+    # GET .../offsets reads the connector's offsets topic afresh (read_committed).
+    response = eos_worker.http.get("/connectors/bounded/offsets")
+    assert response.json() == {"offsets": [{"partition": {"task": 0}, "offset": {"seq": 490}}]}
     eos_worker.delete_connectors()
     assert _committed(bootstrap, offsets_topic) == {0: 490}
