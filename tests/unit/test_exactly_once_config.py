@@ -60,9 +60,9 @@ def test_spark_tasks_are_never_transactional_and_required_is_refused() -> None:
     )
     errors = result.values["exactly.once.support"].errors
     assert len(errors) == 1 and "task.executor=spark" in errors[0]
-    assert result.error_count() == 1
+    assert result.error_count == 1
 
 
 def test_exactly_once_needs_offsets_in_kafka() -> None:
-    with pytest.raises(ConfigError, match="offset.storage.type=kafka"):
+    with pytest.raises(ConfigError, match=r"offset\.storage\.type=kafka"):
         exactly_once_settings(_worker(**{"offset.storage.type": "memory"}), {}, "c", 0)
