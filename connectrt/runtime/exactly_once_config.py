@@ -37,6 +37,7 @@ __all__ = [
     "check_exactly_once",
     "exactly_once_settings",
     "transactional_id",
+    "worker_enabled",
 ]
 
 WORKER_KEY = "exactly.once.source.support"

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
-from connectrt.runtime.exactly_once_config import exactly_once_settings
+from connectrt.runtime.exactly_once_config import exactly_once_settings, worker_enabled
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_loading import class_version, instance_version
@@ -105,6 +105,12 @@ class Worker:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
+        if worker_enabled(self.config) and self.config["offset.storage.type"] != "kafka":
+            raise ConfigError(
+                "exactly.once.source.support=enabled needs offset.storage.type=kafka: source "
+                "offsets are written to the offsets topic inside each transaction",
+                "exactly.once.source.support",
+            )
         tune_gc()  # record batches outlive CPython's default young generation
         self.offset_store.start()
         self._reconfig_thread = threading.Thread(

@@ -66,3 +66,28 @@ def test_spark_tasks_are_never_transactional_and_required_is_refused() -> None:
 def test_exactly_once_needs_offsets_in_kafka() -> None:
     with pytest.raises(ConfigError, match=r"offset\.storage\.type=kafka"):
         exactly_once_settings(_worker(**{"offset.storage.type": "memory"}), {}, "c", 0)
+
+
+def test_a_worker_with_exactly_once_and_no_kafka_offsets_refuses_to_start() -> None:
+    from connectrt.runtime.worker import Worker
+    from connectrt.storage.offsets import MemoryOffsetStore
+
+    worker = Worker(_worker(**{"offset.storage.type": "memory"}), MemoryOffsetStore())
+    with pytest.raises(ConfigError, match=r"needs offset\.storage\.type=kafka"):
+        worker.start()
+
+
+def test_the_transaction_context_records_requests_and_an_abort_wins() -> None:
+    from connectrt.api import SourceRecord
+    from connectrt.runtime.source_transactions import TransactionContextImpl
+
+    ctx = TransactionContextImpl()
+    ctx.commit_transaction()
+    assert ctx.pending == "commit"
+    ctx.abort_transaction()
+    ctx.commit_transaction()
+    assert ctx.pending == "abort"
+    record = SourceRecord({"p": 1}, {"o": 1}, "t", value="v")
+    ctx.abort_transaction(record)
+    ctx.commit_transaction(record)
+    assert ctx.at == {id(record): (record, "abort")}
