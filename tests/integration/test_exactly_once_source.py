@@ -341,3 +341,36 @@ def test_connector_defined_boundaries_commit_exactly_where_the_task_asks(
     assert response.json() == {"offsets": [{"partition": {"task": 0}, "offset": {"seq": 490}}]}
     eos_worker.delete_connectors()
     assert _committed(bootstrap, offsets_topic) == {0: 490}
+
+
+def test_a_connector_specific_offsets_topic_holds_the_offsets(
+    eos_worker: RestWorker, broker: EmbeddedBroker, unique_name
+):
+    """``offsets.storage.topic``: the tasks create the connector's own offsets topic, write
+    their offsets there inside their transactions, and resume from it after a restart; the
+    worker's offsets topic gets none of them; GET .../offsets answers from it."""
+    bootstrap = broker.bootstrap_servers
+    topic, own = unique_name("eos-own"), unique_name("own-offsets")
+    create_topic(bootstrap, topic)
+    config = {
+        "connector.class": EOS_SOURCE,
+        "tasks.max": "1",
+        "topic": topic,
+        "records.per.task": "200",
+        "offsets.storage.topic": own,
+    }
+    response = eos_worker.http.put("/connectors/own/config", json=config)
+    assert response.status_code == 201, response.text
+    wait_for(lambda: _committed(bootstrap, own) == {0: 200}, 60, "200 records committed")
+    assert _committed(bootstrap, eos_worker.props["offset.storage.topic"]) == {}
+    response = eos_worker.http.get("/connectors/own/offsets")
+    assert response.json() == {"offsets": [{"partition": {"task": 0}, "offset": {"seq": 200}}]}
+    # A restart with a higher limit resumes from the connector's topic: 200..299, once each.
+    response = eos_worker.http.put(
+        "/connectors/own/config", json={**config, "records.per.task": "300"}
+    )
+    assert response.status_code == 200, response.text
+    wait_for(lambda: _committed(bootstrap, own) == {0: 300}, 60, "the next 100 committed")
+    values = _values(bootstrap, topic)
+    assert [s for _, s, _ in values] == list(range(300))
+    assert len({a for _, _, a in values}) == 2  # two runs of the task, no record twice
