@@ -176,8 +176,11 @@ class SourceTaskRunner(TaskRunner):
         timed_commits = txn is None or txn.settings.boundary == BOUNDARY_INTERVAL
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
-            if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
-                break
+            if self.target_state is TargetState.PAUSED:
+                if txn is not None and txn.settings.boundary != BOUNDARY_CONNECTOR:
+                    self.commit_offsets()  # no transaction left open while paused
+                if not self.wait_while_paused():
+                    break
             clock.enter("poll")
             try:
                 records = task.poll()

@@ -87,7 +87,13 @@ def _written_at_least(bootstrap: str, topic: str) -> int:
     ListOffsets LATEST, which Tansu answers with the base offset of the last batch + 1
     (broker.md), never more than the true end. Used to wait while a stream runs, when reading
     to partition EOF would chase the transactions being committed."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "eos-watermarks"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "eos-watermarks",
+            "isolation.level": "read_uncommitted",  # open transactions' records count too
+        }
+    )
     try:
         parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         return sum(
@@ -374,3 +380,40 @@ def test_a_connector_specific_offsets_topic_holds_the_offsets(
     values = _values(bootstrap, topic)
     assert [s for _, s, _ in values] == list(range(300))
     assert len({a for _, _, a in values}) == 2  # two runs of the task, no record twice
+
+
+def test_pausing_commits_the_open_transaction(
+    eos_worker: RestWorker, broker: EmbeddedBroker, unique_name
+):
+    """``transaction.boundary=interval`` with a 10-minute interval: nothing commits on its
+    own during the test, but pausing the connector commits the open transaction (as Kafka
+    Connect does, so no transaction hangs while paused): then every record written is
+    committed, and the committed offset is the last record + 1."""
+    bootstrap = broker.bootstrap_servers
+    topic = unique_name("eos-pause")
+    create_topic(bootstrap, topic)
+    offsets_topic = eos_worker.props["offset.storage.topic"]
+    response = eos_worker.http.put(
+        "/connectors/paused/config",
+        json={
+            "connector.class": EOS_SOURCE,
+            "tasks.max": "1",
+            "topic": topic,
+            "batch.size": "20",
+            "transaction.boundary": "interval",
+            "transaction.boundary.interval.ms": "600000",
+        },
+    )
+    assert response.status_code == 201, response.text
+    wait_for(lambda: _written_at_least(bootstrap, topic) >= 200, 60, "200 records written")
+    assert eos_worker.http.put("/connectors/paused/pause").status_code == 202
+
+    def paused() -> bool:
+        tasks = eos_worker.http.get("/connectors/paused/status").json()["tasks"]
+        return [t["state"] for t in tasks] == ["PAUSED"]
+
+    wait_for(paused, 60, "the task to report PAUSED")
+    committed = _committed(bootstrap, offsets_topic)
+    values = _values(bootstrap, topic)
+    assert committed == {0: len(values)} and len(values) >= 200
+    assert [s for _, s, _ in values] == list(range(len(values)))
