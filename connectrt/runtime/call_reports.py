@@ -10,7 +10,9 @@ Spark task on an executor) reports the clock instead, in one shape for every suc
   task's status topic), and once more, with no call, when stopped;
 * on the worker's side, :class:`CallMirror` turns the reports it receives into a
   :class:`CallClock` in the worker's own time (``entered`` = receipt time - the call's age, so
-  the two ends' clocks need not agree) and keeps the last stack for a stalled task's trace.
+  the two ends' clocks need not agree) and keeps the last stack for a stalled task's trace. It
+  shows a call once it is reported with its stack: a stall (``task.stall.timeout.ms``) shows
+  within the timeout plus about a second, and never without its stack.
 
 A report is ``(call, entered, age_s, stack)``: the call's name, when it was entered in the
 runner's monotonic time (with the name, what tells one call from the next), how long it has
@@ -99,20 +101,23 @@ class CallMirror:
         self._stack: tuple[float, str] | None = None
 
     def update(self, report: CallReport | None) -> None:
-        """Apply a report: the entry time is set once per call, in this process's time (the
-        watchdog tells one call from the next by it)."""
-        if report is None:
-            if self._remote_call is not None or self.call_clock.call is not None:
+        """Apply a report. A call is shown only once a report of it carries the stack (it has
+        lasted :data:`STACK_AFTER_S`), so a stalled task's trace always has a stack, however
+        late the reports arrive; a report without one means the task is in no long call. The
+        entry time is set once per call, in this process's time (the watchdog tells one call
+        from the next by it)."""
+        stack = None if report is None else report[3]
+        if report is None or stack is None:
+            if self._remote_call is not None:
                 self._remote_call = None
                 self.call_clock.leave()
             return
-        call, remote_entered, age, stack = report
+        call, remote_entered, age, _ = report
+        self._stack = (time.monotonic(), stack)
         if self._remote_call != (call, remote_entered):
             self._remote_call = (call, remote_entered)
             self.call_clock.entered = time.monotonic() - age  # written before call, as enter()
             self.call_clock.call = call
-        if stack is not None:
-            self._stack = (time.monotonic(), stack)
 
     def current_stack(self) -> str:
         """The task thread's stack as last reported (for a stalled task's trace)."""

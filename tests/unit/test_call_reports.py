@@ -31,15 +31,19 @@ def test_a_report_carries_the_stack_only_once_the_call_is_long():
 
 def test_the_mirror_keeps_one_entry_time_per_call_in_its_own_clock():
     mirror = CallMirror("the Spark task t")
-    mirror.update(("put", 1000.0, 5.0, None))  # the remote clock is unrelated to ours
+    mirror.update(("put", 1000.0, 0.5, None))  # short, no stack yet: not shown
+    assert mirror.call_clock.open_call() is None
+    mirror.update(("put", 1000.0, 5.0, "  File x, in put\n"))  # the remote clock is unrelated
     entered = mirror.call_clock.entered
     assert mirror.call_clock.call == "put"
     assert abs((time.monotonic() - entered) - 5.0) < 0.5
-    mirror.update(("put", 1000.0, 6.0, "  File x, in put\n"))  # the same call: same entry
-    assert mirror.call_clock.entered == entered
     assert "in the Spark task t" in mirror.current_stack()
     assert "in put" in mirror.current_stack()
-    mirror.update(("put", 2000.0, 0.1, None))  # the next call: a new entry time
+    mirror.update(("put", 1000.0, 6.0, "  File x, in put\n"))  # the same call: same entry
+    assert mirror.call_clock.entered == entered
+    mirror.update(("put", 2000.0, 0.1, None))  # the next call, short: the long one is over
+    assert mirror.call_clock.open_call() is None
+    mirror.update(("put", 2000.0, 1.5, "stack"))  # that call became long: a new entry time
     assert mirror.call_clock.entered > entered
     mirror.update(None)
     assert mirror.call_clock.open_call() is None
