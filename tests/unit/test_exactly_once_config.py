@@ -91,3 +91,24 @@ def test_the_transaction_context_records_requests_and_an_abort_wins() -> None:
     ctx.abort_transaction(record)
     ctx.commit_transaction(record)
     assert ctx.at == {id(record): (record, "abort")}
+
+
+def test_a_task_can_be_tested_for_its_transaction_requests_without_a_worker() -> None:
+    from connectrt.testing.contexts import RecordingTransactionContext, StandaloneSourceTaskContext
+    from tests.plugins.eos_sequence import EosSequenceTask
+
+    transactions = RecordingTransactionContext()
+    task = EosSequenceTask()
+    config = {"task.index": "0", "topic": "t", "batch.size": "10", "batch.interval.ms": "0"}
+    task.initialize(StandaloneSourceTaskContext({}, transactions=transactions))
+    task.start({**config, "commit.every": "5", "abort.seqs": "7"})
+    records = task.poll()
+    assert records is not None
+    assert [(what, r.source_offset if r else None) for what, r in transactions.requests] == [
+        ("commit", {"seq": 5}),
+        ("abort", {"seq": 8}),
+        ("commit", {"seq": 10}),
+    ]
+    plain = EosSequenceTask()
+    plain.initialize(StandaloneSourceTaskContext({}))
+    assert plain.context.transaction_context is None
