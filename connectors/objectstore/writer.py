@@ -110,6 +110,14 @@ def project(batch: pa.RecordBatch, target: pa.Schema, connect: Schema) -> pa.Rec
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
+def _schemaless_error() -> DataError:
+    try:
+        ArrowBatchBuilder(None)
+    except DataError as exc:
+        return exc
+    raise AssertionError("unreachable")
+
+
 class PartitionWriter:
     """The open file set of one topic partition (see the module docstring)."""
 
@@ -161,11 +169,16 @@ class PartitionWriter:
         i = 0
         while i < n:
             k = indices[i]
+            schema = schemas[k]
             if values[k] is None:
-                self._null_value(columns, k, report)
+                self._skip(columns, k, report, self._null_error())
                 i += 1
                 continue
-            schema = schemas[k]
+            if schema is None and self._format != "json":
+                # unwritable in a columnar file: reported, without cutting the set
+                self._skip(columns, k, report, _schemaless_error())
+                i += 1
+                continue
             if self._count == 0:
                 self._open(schema, 0 if times is None else times[i])
                 decision = _SAME
@@ -191,9 +204,15 @@ class PartitionWriter:
                 self.write()
             i = j
 
-    def _null_value(self, columns: BatchColumns, k: int, report: Report) -> None:
-        if not self._config.ignore_null_values:
-            report(k, DataError("null value (tombstone); set behavior.on.null.values=ignore"))
+    def _null_error(self) -> DataError | None:
+        if self._config.ignore_null_values:
+            return None
+        return DataError("null value (tombstone); set behavior.on.null.values=ignore")
+
+    def _skip(self, columns: BatchColumns, k: int, report: Report, error: DataError | None) -> None:
+        """A record that is not written (reported when ``error``) but counts in the set."""
+        if error is not None:
+            report(k, error)
         offset = columns.offsets[k]
         if self._count == 0:
             self.committable = offset + 1
