@@ -141,7 +141,7 @@ class _Clock:
         if self.start_count < 0 and written >= self.warmup:
             self.start_count, self.start = written, time.perf_counter()
 
-    def result(self, written: int) -> tuple[int, float]:
+    def measured(self, written: int) -> tuple[int, float]:
         return written - self.start_count, time.perf_counter() - self.start
 
 
@@ -195,7 +195,7 @@ def baseline(bootstrap: str, n: int, warmup: int, flush: int, group: str, root: 
                     del buffers[part]
                     written += len(cols[0])
                     clock.seen(written)
-        timed, secs = clock.result(written)
+        timed, secs = clock.measured(written)
         return c.rate(timed, secs)
     finally:
         consumer.close()
@@ -233,7 +233,7 @@ def connectrt(bootstrap: str, n: int, warmup: int, flush: int, rnd: int, root: P
             if time.monotonic() > deadline:
                 raise TimeoutError(f"connectrt wrote {written} of {n}")
             time.sleep(0.005)
-        timed, secs = clock.result(written)
+        timed, secs = clock.measured(written)
         return c.rate(timed, secs)
     finally:
         worker.stop()

@@ -8,6 +8,7 @@ column by Spark's partition discovery) and sees a timestamp, a decimal and a nes
 from __future__ import annotations
 
 import decimal
+import runpy
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pyspark.sql import types as T
 from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic
+from tests.docs_support import ROOT
 from tests.objectstore_support import T0, count_records, produce
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -84,3 +86,10 @@ def test_spark_reads_the_parquet_objects_with_their_types(
     assert row["customer"]["name"] == "c12" and row["customer"]["tier"] is None
     assert row["partition"] == 0 and row["p"] == 0
     assert df.where(F.col("customer").isNull()).count() == RECORDS // 5
+
+    # the docs' example (docs/connectors/object-storage.md) on the same objects
+    example = runpy.run_path(str(ROOT / "examples" / "objectstore_spark.py"))
+    days = example["daily_totals"](spark, str(root / "topics" / topic)).collect()
+    assert sum(day["orders"] for day in days) == RECORDS
+    expected = sum(decimal.Decimal(n * 7 + 5) / 100 for n in range(RECORDS))
+    assert sum(day["amount"] for day in days) == expected
