@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from connectors.objectstore.config import CONFIG_DEF, parse_config
 from connectors.objectstore.task import VERSION, ObjectStoreSinkTask
-from connectrt.api import ConfigDef, SinkConnector, Task, TopicPartition
+from connectrt.api import ConfigDef, ConfigError, ConfigValue, SinkConnector, Task, TopicPartition
 
 __all__ = ["ObjectStoreSinkConnector"]
 
@@ -25,6 +25,21 @@ class ObjectStoreSinkConnector(SinkConnector):
 
     def config_def(self) -> ConfigDef:
         return CONFIG_DEF
+
+    def validate(self, config: Mapping[str, str]) -> dict[str, ConfigValue]:
+        """The per-key results, plus the first rule between keys that fails (a time-based
+        partitioner without path.format, S3 without a bucket...) on the key it names."""
+        result = super().validate(config)
+        if any(v.errors for v in result.values()):
+            return result
+        try:
+            parse_config(config)
+        except ConfigError as exc:
+            target = result.get(exc.name or "")
+            if target is None:
+                raise
+            target.errors.append(str(exc))
+        return result
 
     def start(self, config: Mapping[str, str]) -> None:
         parse_config(config)  # the rules between keys, before any task starts

@@ -319,6 +319,10 @@ def test_invalid_configs_are_rejected_per_key(
     connector = ObjectStoreSinkConnector()
     with pytest.raises(ConfigError):
         connector.start(config)
+    # validation (PUT /connector-plugins/.../config/validate) names the key
+    results = connector.validate(config)
+    assert results[key].errors, f"no error on {key}: {results[key]}"
+    assert [k for k, v in results.items() if v.errors] == [key]
 
 
 def test_required_keys_and_hidden_secrets(tmp_path: Path) -> None:
