@@ -5,10 +5,13 @@ worker resumes after what is in storage."""
 
 from __future__ import annotations
 
+import io
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import fastavro
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
@@ -43,10 +46,10 @@ def backend(
         yield {"store.url": root.as_uri()}, pafs.LocalFileSystem(), str(root)
 
 
-def _committed(bootstrap: str, group: str, topic: str) -> int:
+def _committed(bootstrap: str, group: str, topic: str, partitions: int = PARTITIONS) -> int:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
-        tps = [KafkaTopicPartition(topic, p) for p in range(PARTITIONS)]
+        tps = [KafkaTopicPartition(topic, p) for p in range(partitions)]
         return sum(max(tp.offset, 0) for tp in consumer.committed(tps, timeout=10))
     finally:
         consumer.close()
@@ -188,3 +191,64 @@ def test_an_unwritable_record_goes_to_the_dlq_with_its_context(
     assert headers["__connect.errors.offset"] == "2"
     assert headers["__connect.errors.stage"] == "TASK_PUT"
     assert "no value schema" in headers["__connect.errors.exception.message"]
+
+
+def _avro_counts(fs: pafs.FileSystem, base: str) -> Counter[int]:
+    counts: Counter[int] = Counter()
+    for info in fs.get_file_info(pafs.FileSelector(base, allow_not_found=True, recursive=True)):
+        if info.type == pafs.FileType.File and info.path.endswith(".avro"):
+            with fs.open_input_stream(info.path) as stream:
+                counts.update(row["n"] for row in fastavro.reader(io.BytesIO(stream.read())))
+    return counts
+
+
+def test_avro_with_a_time_partitioner_on_s3_resumes_from_the_objects(
+    broker: EmbeddedBroker, unique_name: object, moto_s3: MotoServer
+) -> None:
+    topic = unique_name("osavro")  # type: ignore[operator]
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, topic, partitions=2)
+    produce(bootstrap, topic, 400, 2)
+    bucket = moto_s3.create_bucket(f"avro-{uuid.uuid4().hex[:12]}")
+    fs = moto_s3.filesystem()
+    config = {
+        "connector.class": "S3SinkConnector",
+        "topics": topic,
+        "flush.size": "50",
+        "format.class": "io.confluent.connect.s3.format.avro.AvroFormat",
+        "partitioner.class": "io.confluent.connect.storage.partitioner.TimeBasedPartitioner",
+        "path.format": "'day'=YYYY-MM-dd",
+        "partition.duration.ms": "86400000",
+        "locale": "en-US",
+        "timezone": "UTC",
+        "timestamp.extractor": "RecordField",
+        "timestamp.field": "at",
+        **moto_s3.sink_config(bucket),
+    }
+    base = f"{bucket}/topics/{topic}"
+    for name, total in (("osavro1", 400), ("osavro2", 600)):
+        if name == "osavro2":  # a new connector, a new group: it resumes from the objects
+            produce(bootstrap, topic, 200, 2, start=400)
+        with WorkerHarness(bootstrap) as h:
+            try:
+                h.start_connector(name, config)
+                h.wait_until(
+                    lambda t=total: sum(_avro_counts(fs, base).values()) >= t,  # type: ignore[misc]
+                    120,
+                    f"{total} records in the Avro objects",
+                )
+                h.wait_until(
+                    lambda t=total, n=name: _committed(bootstrap, f"connect-{n}", topic, 2) >= t,
+                    60,
+                    "the offsets of the written records to be committed",
+                )
+            finally:
+                h.running.delete_connector(name)
+        counts = _avro_counts(fs, base)
+        assert len(counts) == total and set(counts.values()) == {1}
+    paths = [
+        info.path
+        for info in fs.get_file_info(pafs.FileSelector(base, recursive=True))
+        if info.type == pafs.FileType.File
+    ]
+    assert all(p.startswith(f"{base}/day=2023-11-14/{topic}+") for p in paths), paths[:3]
