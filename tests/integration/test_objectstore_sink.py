@@ -22,6 +22,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic
 from connectrt.testing.harness import produce as produce_raw
+from connectrt.testing.rest import start_rest_worker, wait_for
 from tests.objectstore_support import MotoServer, count_records, moto_s3, produce
 
 pytestmark = pytest.mark.integration
@@ -252,3 +253,65 @@ def test_avro_with_a_time_partitioner_on_s3_resumes_from_the_objects(
         if info.type == pafs.FileType.File
     ]
     assert all(p.startswith(f"{base}/day=2023-11-14/{topic}+") for p in paths), paths[:3]
+
+
+def test_credentials_from_a_config_provider_never_leave_the_worker(
+    broker: EmbeddedBroker,
+    unique_name: object,
+    moto_s3: MotoServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key_id, secret = f"keyleak{uuid.uuid4().hex[:10]}", f"secretleak{uuid.uuid4().hex[:10]}"
+    monkeypatch.setenv("OBJECTSTORE_TEST_KEY_ID", key_id)
+    monkeypatch.setenv("OBJECTSTORE_TEST_SECRET", secret)
+    topic = unique_name("oscred")  # type: ignore[operator]
+    bootstrap = broker.bootstrap_servers
+    create_topic(bootstrap, topic, partitions=1)
+    produce(bootstrap, topic, 20, 1)
+    bucket = moto_s3.create_bucket(f"cred-{uuid.uuid4().hex[:12]}")
+    config = {
+        "connector.class": "S3SinkConnector",
+        "topics": topic,
+        "flush.size": "10",
+        "format.class": "parquet",
+        **moto_s3.sink_config(bucket),
+        "aws.access.key.id": "${env:OBJECTSTORE_TEST_KEY_ID}",
+        "aws.secret.access.key": "${env:OBJECTSTORE_TEST_SECRET}",
+    }
+    worker = start_rest_worker(
+        bootstrap,
+        **{
+            "config.providers": "env",
+            "config.providers.env.class": (
+                "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
+            ),
+        },
+    )
+    bodies: list[str] = []
+    try:
+        created = worker.http.put(f"/connectors/{topic}/config", json=config)
+        assert created.status_code in (200, 201), created.text
+        fs = moto_s3.filesystem()
+        wait_for(
+            lambda: sum(count_records(fs, f"{bucket}/topics/{topic}").values()) >= 20,
+            120,
+            "the records in the bucket (credentials resolved through the env provider)",
+        )
+        literal = {**config, "aws.secret.access.key": secret, "aws.access.key.id": key_id}
+        for response in (
+            worker.http.get(f"/connectors/{topic}"),
+            worker.http.get(f"/connectors/{topic}/config"),
+            worker.http.get(f"/connectors/{topic}/status"),
+            worker.http.get("/connectors?expand=info&expand=status"),
+            worker.http.put("/connector-plugins/S3SinkConnector/config/validate", json=literal),
+        ):
+            bodies.append(response.text)
+    finally:
+        try:
+            worker.delete_connectors()
+        finally:
+            worker.stop()
+    for text in [*bodies, caplog.text]:
+        assert key_id not in text and secret not in text, text[:2000]
+    assert "[hidden]" in bodies[-1]  # validate shows the literal secrets as hidden
