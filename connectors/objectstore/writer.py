@@ -160,11 +160,10 @@ class PartitionWriter:
         values, schemas = columns.values, columns.schemas
         flush_size = self._config.flush_size
         interval = self._config.rotate_interval_ms
-        times: list[int] | None = None
+        times: list[int | None] | None = None
+        time_errors: dict[int, DataError] = {}
         if interval > 0:
-            times = self._times.extract(
-                [values[k] for k in indices], [columns.timestamps[k] for k in indices]
-            )
+            times = self._record_times(columns, indices, time_errors)
         n = len(indices)
         i = 0
         while i < n:
@@ -179,13 +178,18 @@ class PartitionWriter:
                 self._skip(columns, k, report, _schemaless_error())
                 i += 1
                 continue
+            if i in time_errors:
+                self._skip(columns, k, report, time_errors[i])
+                i += 1
+                continue
+            record_time = 0 if times is None else times[i] or 0
             if self._count == 0:
-                self._open(schema, 0 if times is None else times[i])
+                self._open(schema, record_time)
                 decision = _SAME
             else:
                 decision = self._decide(schema)
                 if decision == _ROTATE or (
-                    times is not None and times[i] - self._first_time >= interval
+                    times is not None and record_time - self._first_time >= interval
                 ):
                     self.write()
                     continue
@@ -196,13 +200,59 @@ class PartitionWriter:
                 kj = indices[j]
                 if values[kj] is None or (schemas[kj] is not schema and schemas[kj] != schema):
                     break
-                if times is not None and times[j] - self._first_time >= interval:
-                    break
+                if times is not None:
+                    t = times[j]
+                    if t is None or t - self._first_time >= interval:
+                        break
                 j += 1
             self._add_run(columns, indices[i:j], schema, decision, report)
             if self._count >= flush_size:
                 self.write()
             i = j
+
+    def _record_times(
+        self, columns: BatchColumns, indices: Sequence[int], errors: dict[int, DataError]
+    ) -> list[int | None]:
+        """Each record's time for rotate.interval.ms; None (and its error in ``errors``, by
+        position) for a record it cannot be read from."""
+        values, stamps = columns.values, columns.timestamps
+        extract = self._times.extract
+        try:
+            return list(extract([values[k] for k in indices], [stamps[k] for k in indices]))
+        except DataError:
+            pass
+        out: list[int | None] = []
+        for pos, k in enumerate(indices):
+            if values[k] is None:
+                out.append(None)  # a tombstone: handled as one before its time is needed
+                continue
+            try:
+                out.append(extract([values[k]], [stamps[k]])[0])
+            except DataError as exc:
+                errors[pos] = exc
+                out.append(None)
+        return out
+
+    def _directories(
+        self, columns: BatchColumns, run: Sequence[int], run_values: list[Any], report: Report
+    ) -> str | Sequence[str | None]:
+        """The partitioner's directory for the run (one, or one per record); a record it
+        cannot place is reported and gets None."""
+        stamps = [columns.timestamps[k] for k in run]
+        encode = self._partitioner.encode
+        try:
+            return encode(self.tp.partition, run_values, stamps)
+        except DataError:
+            pass
+        out: list[str | None] = []
+        for pos, k in enumerate(run):
+            try:
+                placed = encode(self.tp.partition, [run_values[pos]], [stamps[pos]])
+                out.append(placed if isinstance(placed, str) else placed[0])
+            except DataError as exc:
+                report(k, exc)
+                out.append(None)
+        return out
 
     def _null_error(self) -> DataError | None:
         if self._config.ignore_null_values:
@@ -255,15 +305,14 @@ class PartitionWriter:
     ) -> None:
         values, offsets = columns.values, columns.offsets
         run_values = [values[k] for k in run]
-        dirs = self._partitioner.encode(
-            self.tp.partition, run_values, [columns.timestamps[k] for k in run]
-        )
+        dirs = self._directories(columns, run, run_values, report)
         if isinstance(dirs, str):
             groups: dict[str, list[int]] = {dirs: list(range(len(run)))}
         else:
             groups = {}
             for pos, d in enumerate(dirs):
-                groups.setdefault(d, []).append(pos)
+                if d is not None:
+                    groups.setdefault(d, []).append(pos)
         for directory, positions in groups.items():
             if len(positions) == len(run):
                 kept_values, kept = run_values, list(run)

@@ -357,3 +357,34 @@ def test_unreachable_store_fails_start_readably(tmp_path: Path) -> None:
     task.initialize(RecordingSinkTaskContext(config))
     with pytest.raises(Exception, match="s3://missing"):
         task.start(config)
+
+
+def test_a_record_without_its_time_field_fails_alone(tmp_path: Path) -> None:
+    timeless = _event(1)
+    timeless._values[1] = None  # "at" unset, bypassing put's check
+    values: list[Any] = [_event(0), timeless, _event(2), _event(3)]
+    for extra in (
+        {  # the time partitioner cannot place it
+            "partitioner.class": "time",
+            "path.format": "YYYY",
+            "partition.duration.ms": "1000",
+            "timezone": "UTC",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+        },
+        {
+            "rotate.interval.ms": "1000",
+            "timestamp.extractor": "RecordField",
+            "timestamp.field": "at",
+        },
+    ):
+        root = tmp_path / str(len(extra))
+        reporter = ListReporter()
+        task, _ = _task(_config(root, **{"flush.size": "3", **extra}), reporter)
+        task.open([TP("t", 0)])
+        task.put(_batch("t", 0, range(0, 4), values))
+        assert [r.kafka_offset for r, _ in reporter.reported] == [1]
+        assert "'at'" in str(reporter.reported[0][1])
+        written = sorted(root.rglob("*.parquet"))
+        assert [pq.read_table(f).column("n").to_pylist() for f in written] == [[0, 2]]
+        assert task.pre_commit({TP("t", 0): 4}) == {TP("t", 0): 3}
