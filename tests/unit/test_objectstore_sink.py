@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -388,3 +389,20 @@ def test_a_record_without_its_time_field_fails_alone(tmp_path: Path) -> None:
         written = sorted(root.rglob("*.parquet"))
         assert [pq.read_table(f).column("n").to_pylist() for f in written] == [[0, 2]]
         assert task.pre_commit({TP("t", 0): 4}) == {TP("t", 0): 3}
+
+
+def test_rotate_schedule_writes_an_idle_set_at_commit_time(tmp_path: Path) -> None:
+    hour, _ = _task(
+        _config(tmp_path / "h", **{"flush.size": "100", "rotate.schedule.interval.ms": "3600000"})
+    )
+    hour.open([TP("t", 0)])
+    hour.put(_batch("t", 0, range(0, 2)))
+    assert hour.pre_commit({TP("t", 0): 2}) == {}  # not due: nothing written, nothing committed
+    task, _ = _task(_config(tmp_path, **{"flush.size": "100", "rotate.schedule.interval.ms": "50"}))
+    task.open([TP("t", 0)])
+    task.put(_batch("t", 0, range(0, 2)))
+    opened = time.monotonic()
+    while time.monotonic() - opened < 0.06:  # the schedule's wall clock passing, not a wait
+        pass  # for something asynchronous: nothing runs in the background
+    assert task.pre_commit({TP("t", 0): 2}) == {TP("t", 0): 2}
+    assert _files(tmp_path) == ["topics/t/partition=0/t+0+0000000000.parquet"]
