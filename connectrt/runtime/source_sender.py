@@ -47,6 +47,7 @@ from connectrt.runtime.error_handling import ErrorHandler, Failure
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.rate_limit import header_bytes
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
+from connectrt.runtime.source_transactions import TransactionalOffsets
 from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId, TaskStage, class_path
 from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key
@@ -61,6 +62,8 @@ PARTITION_UA = -1
 _UNCONVERTED: Any = object()
 """Marks a value :meth:`SourceBatchSender._send_one` still has to convert."""
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
+_PURGED = frozenset((KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT))
+"""Delivery errors of records an ``abort_transaction()`` purged (nothing else purges)."""
 
 ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
@@ -96,7 +99,7 @@ class SourceBatchSender:
         converters: TaskConverters,
         errors: ErrorHandler,
         metrics: TaskMetrics,
-        offsets: SourceOffsetCommitter,
+        offsets: SourceOffsetCommitter | TransactionalOffsets,
         topic_creator: TopicCreator | None,
         on_topic: Callable[[str], None],
         stopping: Callable[[], bool],
@@ -462,6 +465,8 @@ class SourceBatchSender:
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
     def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None and err.code() in _PURGED:
+            return  # an aborted transaction's unsent records (exactly-once): discarded on purpose
         if err is not None and self.errors.policy.tolerate_all:
             self.metrics.errors += 1
             self.metrics.records_skipped += 1
