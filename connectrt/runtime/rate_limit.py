@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from connectrt.api.source_batch import SourceRecordBatch
+
 __all__ = ["TaskRateLimiter", "TokenBucket", "message_bytes", "record_bytes"]
 
 
@@ -48,7 +50,11 @@ def message_bytes(messages: Iterable[Any]) -> int:
 def record_bytes(records: Iterable[Any]) -> int:
     """Key + value bytes of a batch of source records, as ``poll()`` returned them: ``bytes``
     and ``str`` keys and values count their length, structured ones (converted later) count 0,
-    so a source of structured values is bounded by the records limit."""
+    so a source of structured values is bounded by the records limit. A
+    :class:`~connectrt.api.SourceRecordBatch` is read from its values column (its keys are
+    null)."""
+    if type(records) is SourceRecordBatch and not records.records_built:
+        return sum(len(x) for x in records.values if isinstance(x, bytes | str))
     return sum(len(x) for r in records for x in (r.key, r.value) if isinstance(x, bytes | str))
 
 

@@ -150,8 +150,8 @@ class SourceTaskRunner(TaskRunner):
                     break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
-                if self._transforms is not None:
-                    records = self._transform(records)
+                if self._transforms is not None:  # a SourceRecordBatch: its records
+                    records = self._transform(records if type(records) is list else list(records))
                 send(records, producer)
                 metrics.observe_batch(time.perf_counter() - t0)
             producer.poll(0)
