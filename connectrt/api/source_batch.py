@@ -68,8 +68,7 @@ class SourceRecordBatch(Sequence[SourceRecord]):
             values = list(values)
         if len(source_offsets) != len(values):
             raise ValueError(
-                f"SourceRecordBatch: {len(source_offsets)} source offsets for "
-                f"{len(values)} values"
+                f"SourceRecordBatch: {len(source_offsets)} source offsets for {len(values)} values"
             )
         if not isinstance(topic, str) or not topic:
             raise ValueError(f"SourceRecordBatch: topic must be a non-empty string: {topic!r}")

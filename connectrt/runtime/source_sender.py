@@ -3,6 +3,12 @@
 :class:`SourceBatchSender` belongs to one :class:`~connectrt.runtime.source_runner.SourceTaskRunner`
 and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
 
+0. a :class:`~connectrt.api.SourceRecordBatch` (one source partition's values to one topic,
+   as columns) is produced from its columns: the values converted in one call, then one
+   C-level ``map`` of ``produce`` over them, no Python code per record, the last handled
+   record's source offset noted (:meth:`SourceBatchSender._send_columns`); when it cannot be
+   (first batch to a topic, no batch conversion, a value that fails, ``commit_record``
+   overridden) its records are built and take the path below;
 1. values are converted for the whole batch at once where that pays: a pass-through
    converter's bytes are taken as they are (one C-level type check for the batch); a converter
    with a batch path of its own (JsonConverter) converts a batch of one topic and one value
@@ -127,26 +133,31 @@ class SourceBatchSender:
         self._skipped_in_batch = 0  # records of the batch being sent that were skipped
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
 
-    def send(self, records: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
+    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
-        Values are converted for the whole batch first (:meth:`_convert_values`); then each
+        A :class:`SourceRecordBatch` whose records were not read goes from its columns
+        (:meth:`_send_columns`) when it can; otherwise, and for a list of records, values are
+        converted for the whole batch first (:meth:`_convert_values`); then each
         record without headers, key, explicit partition or first use of its topic is handed to
         a ``produce`` bound once per batch, with positional arguments only. Any other record,
         and every record when a value failed to convert or the task wants ``commit_record``,
         goes through :meth:`_send_one`. The source offsets of the records handled (produced or
         skipped) are noted once, after the loop (:meth:`_note_offsets`).
         """
-        if not records:
+        if not polled:
             return
-        if type(records) is SourceRecordBatch:
+        records: list[SourceRecord]
+        if isinstance(polled, SourceRecordBatch):
             if (
-                not records.records_built
+                not polled.records_built
                 and not self.wants_commit_record
-                and self._send_columns(records, producer)
+                and self._send_columns(polled, producer)
             ):
                 return
-            records = records.records()  # the general path, over the records
+            records = polled.records()  # the general path, over the records
+        else:
+            records = polled
         values = self._convert_values(records)
         self._skipped_in_batch = 0
         self._at = None
