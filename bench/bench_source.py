@@ -37,6 +37,11 @@ from confluent_kafka import Producer
 
 from bench.connectors import PROGRESS, payloads
 
+BUDGET_MB: int | None = None
+"""``--budget-mb``: the worker's ``worker.memory.budget.mb`` (None: the default, which sizes the
+task's producer queue to a quarter of the budget's share, smaller than the raw loop's
+``PRODUCER_DEFAULTS``; 0: no budget, the same producer settings as the raw loop)."""
+
 RECORDS_PATH = False
 """``--records-path``: the task returns lists of ``SourceRecord`` s instead of a batch."""
 
@@ -86,7 +91,8 @@ def connectrt_produce(
     bootstrap: str, topic: str, n: int, size: int, rnd: int
 ) -> tuple[float, dict[str, Any]]:
     name, bench_id = f"bench-source-{rnd}", f"src{rnd}"
-    worker = c.make_worker(c.worker_props(bootstrap))
+    extra = {} if BUDGET_MB is None else {"worker.memory.budget.mb": str(BUDGET_MB)}
+    worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
         worker.start_connector(
             name,
@@ -134,15 +140,25 @@ def main() -> tuple[float, float]:
         action="store_true",
         help="the task returns fresh SourceRecord lists instead of a SourceRecordBatch",
     )
+    ap.add_argument(
+        "--budget-mb",
+        type=int,
+        default=None,
+        help="the worker's worker.memory.budget.mb (default: the worker's default; 0: off, "
+        "the task's producer then has the raw loop's settings)",
+    )
     args = ap.parse_args()
-    global RECORDS_PATH
+    global RECORDS_PATH, BUDGET_MB
     RECORDS_PATH = args.records_path
+    BUDGET_MB = args.budget_mb
     c.setup_logging()
     n = args.records
     print(
         f"bench_source: {n:,} x {args.size} B per side, {args.rounds} alternating rounds "
         f"(median reported), task returns "
-        f"{'SourceRecord lists' if RECORDS_PATH else 'SourceRecordBatch columns'}; {c.machine()}"
+        f"{'SourceRecord lists' if RECORDS_PATH else 'SourceRecordBatch columns'}, "
+        f"worker.memory.budget.mb={'default' if BUDGET_MB is None else BUDGET_MB}; "
+        f"{c.machine()}"
     )
     from connectrt.broker import EmbeddedBroker
 

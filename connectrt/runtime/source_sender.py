@@ -132,18 +132,21 @@ class SourceBatchSender:
         )
         self._skipped_in_batch = 0  # records of the batch being sent that were skipped
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
+        self._failed_at: int | None = None  # the index a mapped produce failed at
 
     def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
         A :class:`SourceRecordBatch` whose records were not read goes from its columns
-        (:meth:`_send_columns`) when it can; otherwise, and for a list of records, values are
-        converted for the whole batch first (:meth:`_convert_values`); then each
-        record without headers, key, explicit partition or first use of its topic is handed to
-        a ``produce`` bound once per batch, with positional arguments only. Any other record,
-        and every record when a value failed to convert or the task wants ``commit_record``,
-        goes through :meth:`_send_one`. The source offsets of the records handled (produced or
-        skipped) are noted once, after the loop (:meth:`_note_offsets`).
+        (:meth:`_send_columns`) when it can. Otherwise, and for a list of records, values are
+        converted for the whole batch first (:meth:`_convert_values`); then each plain record
+        (no key, headers or explicit partition, to a topic already used) is handed to a
+        ``produce`` bound once per batch, with positional arguments only
+        (:meth:`_send_plain`); any other record, and every record when a value failed to
+        convert or the task wants ``commit_record``, goes through :meth:`_send_one`. The source
+        offsets of the records handled (produced or skipped) are noted once, after the loop
+        (:meth:`_note_offsets`). (A list is walked once: several C-level passes over freshly
+        built records, one per field, measured slower than the one loop.)
         """
         if not polled:
             return
@@ -180,8 +183,8 @@ class SourceBatchSender:
     def _send_columns(self, batch: SourceRecordBatch, producer: Producer) -> bool:
         """A :class:`SourceRecordBatch` from its columns, without a record per value (the
         fastest path): the values converted in one call (bytes through a pass-through converter
-        as they are), then one C-level ``map`` of ``produce`` over them (positional arguments,
-        no per-record Python code), the last handled record's source offset noted once.
+        as they are), produced by :meth:`_produce_all`, the last handled record's source offset
+        noted once.
 
         False, having produced nothing, when the batch needs the general path: the first batch
         to its topic (topic creation), a converter without a batch path, a value that fails to
@@ -206,40 +209,59 @@ class SourceBatchSender:
             vbs = converted if type(converted) is list else list(converted)
         else:
             return False
-        n = len(vbs)
-        ts = batch.timestamp
         self._skipped_in_batch = 0
-        it = iter(vbs)
-        produce = producer.produce
-        if ts is None:
-            args: tuple[Any, ...] = (repeat(topic), it)
-            retry_args: ProduceArgs = (PARTITION_UA, None, None, 0, None)
-        else:  # positionally: topic, value, key, partition, callback, on_delivery, ts
-            args = (repeat(topic), it, repeat(None), repeat(PARTITION_UA))
-            args += (repeat(None), repeat(None), repeat(ts))
-            retry_args = (PARTITION_UA, None, None, ts, None)
-        handled = n
+        self._failed_at = None
         try:
-            while True:
-                try:
-                    _drain(map(produce, *args))  # hot path: the loop runs in C
-                    break
-                except BufferError:
-                    at = n - length_hint(it) - 1
-                    if not self._produce_when_room(producer, topic, vbs[at], None, retry_args):
-                        handled = at  # stopping: the rest is re-polled after a restart
-                        break
-                except TaskFailure:
-                    raise
-                except Exception as e:
-                    at = n - length_hint(it) - 1
-                    self._produce_failed(batch.records()[at], e)
+            handled = self._produce_all(producer, topic, vbs, batch.timestamp, batch.records)
         except BaseException:
-            handled = n - length_hint(it) - 1  # the record at fault and after: not handled
-            self._note_batch_offsets(batch, handled)
+            if self._failed_at is not None:
+                self._note_batch_offsets(batch, self._failed_at)
             raise
         self._note_batch_offsets(batch, handled)
         return True
+
+    def _produce_all(
+        self,
+        producer: Producer,
+        topics: str | list[str],
+        vbs: list[Any] | tuple[Any, ...],
+        stamps: int | list[int] | None,
+        records: Callable[[], list[SourceRecord]],
+    ) -> int:
+        """Produce ``vbs`` (to one topic, or one per value; with one timestamp, one per value,
+        or None: the producer's time) with one C-level ``map`` of ``produce``, positional arguments
+        only, no Python code per record (the hot path); returns how many were handled (all
+        unless the task was stopped while the producer's queue was full).
+
+        A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
+        the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
+        task (:meth:`_produce_failed`; ``records()`` gives the records, built on demand). Before
+        anything that may raise, ``_failed_at`` is set to the index at fault, so that the
+        caller notes the offsets of the records before it only.
+        """
+        n = len(vbs)
+        it = iter(vbs)
+        per_topic = type(topics) is list
+        args: tuple[Any, ...] = (iter(topics) if per_topic else repeat(topics), it)
+        if stamps is not None:  # positionally: topic, value, key, partition, callback, ...
+            args += (repeat(None), repeat(PARTITION_UA), repeat(None), repeat(None))
+            args += (iter(stamps) if type(stamps) is list else repeat(stamps),)
+        produce = producer.produce
+        while True:
+            try:
+                _drain(map(produce, *args))  # hot path: the loop runs in C
+                return n
+            except BufferError:
+                at = self._failed_at = n - length_hint(it) - 1
+                topic = topics[at] if per_topic else topics
+                ts: int = (stamps[at] if isinstance(stamps, list) else stamps) or 0  # 0: now
+                retry: ProduceArgs = (PARTITION_UA, None, None, ts, None)
+                if not self._produce_when_room(producer, str(topic), vbs[at], None, retry):
+                    return at  # stopping: the rest is re-polled after a restart
+            except Exception as e:
+                at = self._failed_at = n - length_hint(it) - 1
+                self._produce_failed(records()[at], e)
+            self._failed_at = None
 
     def _note_batch_offsets(self, batch: SourceRecordBatch, handled: int) -> None:
         """Make the source offset of the batch's last handled record pending (one partition)."""
