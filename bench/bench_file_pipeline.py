@@ -355,6 +355,14 @@ def main() -> tuple[float, float]:
             f"  {name:<22} {c.fmt_rate(med[name])}  (rounds: {', '.join(f'{x:,.0f}' for x in rs)})"
         )
     crt, raw = med["connectrt FileStream"], med["hand-rolled orjson"]
+    paired = [
+        a / b
+        for a, b in zip(rates["connectrt FileStream"], rates["hand-rolled orjson"], strict=True)
+    ]
+    print(
+        f"  per round connectrt/hand-rolled: {', '.join(f'{x:.2f}' for x in paired)} "
+        f"(median {statistics.median(paired):.2f})"
+    )
     print(f"  ratio connectrt/hand-rolled = {crt / raw:.2f}  (target >= 0.85)")
     if "Quix Streams" in med:
         print(f"  ratio connectrt/Quix Streams = {crt / med['Quix Streams']:.2f}  (target >= 4.0)")

@@ -206,6 +206,11 @@ def main() -> tuple[float, float]:
         f"  after the producing loop, until the clock stops (median): raw {tail_raw:.1f} ms "
         f"(flush), connectrt {tail_crt:.1f} ms (stop, final commit, thread end)"
     )
+    paired = [r / c for r, c in zip(raw_t, crt_t, strict=True)]  # per round: crt rate / raw
+    print(
+        f"  per round connectrt/raw: {', '.join(f'{x:.2f}' for x in paired)} "
+        f"(median {statistics.median(paired):.2f})"
+    )
     print(f"  ratio connectrt/raw = {crt / raw:.2f}  (target >= 0.80)")
     return crt, raw
 

@@ -13,7 +13,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Any, cast, overload
 
@@ -280,6 +280,9 @@ class _PositionOffsets(Sequence[Mapping[str, int]]):
 
     def __len__(self) -> int:
         return len(self._ends)
+
+    def __iter__(self) -> Iterator[Mapping[str, int]]:
+        return iter([{"position": end} for end in self._ends])  # the records being built
 
     @overload
     def __getitem__(self, index: int) -> Mapping[str, int]: ...
