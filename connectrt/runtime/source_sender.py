@@ -67,6 +67,11 @@ PARTITION_UA = -1
 _UNCONVERTED: Any = object()
 """Marks a value :meth:`SourceBatchSender._send_one` still has to convert."""
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
+_ROOM_POLL_S = 0.002
+"""How long one wait for room in a full producer queue blocks in ``poll``. The producer reports
+failed deliveries only (``delivery.report.only.error``), so no event ends the wait early when
+the broker acknowledges a batch and room frees: a longer wait leaves the queue draining idle
+(with 50 ms, the queue of a task's memory-budget share ran dry between waits)."""
 _drain: Callable[[Any], object] = partial(deque, maxlen=0)
 """Runs an iterator to its end at C level, keeping nothing."""
 
@@ -522,7 +527,7 @@ class SourceBatchSender:
         (``produce``'s further arguments: ``args``) fits; False if the task is stopping
         first."""
         while True:
-            producer.poll(0.05)
+            producer.poll(_ROOM_POLL_S)
             self.check_delivery()
             if self._stopping():
                 return False
