@@ -228,15 +228,15 @@ class SourceBatchSender:
     def _produce_all(
         self,
         producer: Producer,
-        topics: str | list[str],
+        topic: str,
         vbs: list[Any] | tuple[Any, ...],
-        stamps: int | list[int] | None,
+        timestamp: int | None,
         records: Callable[[], list[SourceRecord]],
     ) -> int:
-        """Produce ``vbs`` (to one topic, or one per value; with one timestamp, one per value,
-        or None: the producer's time) with one C-level ``map`` of ``produce``, positional arguments
-        only, no Python code per record (the hot path); returns how many were handled (all
-        unless the task was stopped while the producer's queue was full).
+        """Produce ``vbs`` to ``topic`` (with ``timestamp``, or None: the producer's time) by
+        one C-level ``map`` of ``produce``, positional arguments only, no Python code per
+        record (the hot path); returns how many were handled (all unless the task was stopped
+        while the producer's queue was full).
 
         A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
         the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
@@ -246,22 +246,19 @@ class SourceBatchSender:
         """
         n = len(vbs)
         it = iter(vbs)
-        per_topic = type(topics) is list
-        args: tuple[Any, ...] = (iter(topics) if per_topic else repeat(topics), it)
-        if stamps is not None:  # positionally: topic, value, key, partition, callback, ...
+        args: tuple[Any, ...] = (repeat(topic), it)
+        if timestamp is not None:  # positionally: topic, value, key, partition, callback, ...
             args += (repeat(None), repeat(PARTITION_UA), repeat(None), repeat(None))
-            args += (iter(stamps) if type(stamps) is list else repeat(stamps),)
+            args += (repeat(timestamp),)
+        retry: ProduceArgs = (PARTITION_UA, None, None, timestamp or 0, None)  # 0: now
         produce = producer.produce
         while True:
             try:
                 _drain(map(produce, *args))  # hot path: the loop runs in C
                 return n
             except BufferError:
-                at = self._failed_at = n - length_hint(it) - 1
-                topic = topics[at] if per_topic else topics
-                ts: int = (stamps[at] if isinstance(stamps, list) else stamps) or 0  # 0: now
-                retry: ProduceArgs = (PARTITION_UA, None, None, ts, None)
-                if not self._produce_when_room(producer, str(topic), vbs[at], None, retry):
+                at = self._failed_at = n - length_hint(it) - 1  # map took it from ``it``
+                if not self._produce_when_room(producer, topic, vbs[at], None, retry):
                     return at  # stopping: the rest is re-polled after a restart
             except Exception as e:
                 at = self._failed_at = n - length_hint(it) - 1
