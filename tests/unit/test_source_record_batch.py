@@ -125,8 +125,17 @@ class _Task(SourceTask):
         pass
 
 
+class _CommitRecordTask(_Task):
+    def commit_record(self, record: SourceRecord, metadata: Any) -> None:
+        pass
+
+
 def make_sender(
-    *, tolerate: bool = False, json: bool = False, stopping: bool = False
+    *,
+    tolerate: bool = False,
+    json: bool = False,
+    stopping: bool = False,
+    task: SourceTask | None = None,
 ) -> tuple[SourceBatchSender, SourceOffsetCommitter, TaskMetrics]:
     task_id = TaskId("cols", 0)
     metrics = TaskMetrics("cols", 0)
@@ -134,7 +143,7 @@ def make_sender(
     errors = ErrorHandler(task_id, policy, metrics)
     store = MemoryOffsetStore()
     store.start()
-    task = _Task()
+    task = task or _Task()
     offsets = SourceOffsetCommitter(task_id, task, store, errors, metrics, 5.0)
     key = StringConverter()
     key.configure({}, True)
@@ -248,3 +257,14 @@ def test_json_values_convert_in_one_call_and_a_bad_one_goes_record_by_record():
     assert [args[1] for args in producer.produced][2:] == [s + b'"d"}']
     assert metrics.records_skipped == 1
     assert pending_offset(offsets) == {"n": 3} and offsets.pending_records == 3
+
+
+def test_a_task_overriding_commit_record_gets_its_callbacks_through_the_records():
+    sender, offsets, _ = make_sender(task=_CommitRecordTask())
+    producer = StubProducer()
+    batch = make_batch(3)
+    sender.send(batch, producer)  # type: ignore[arg-type]
+    assert batch.records_built
+    assert [args[:2] for args in producer.produced] == [("t", b"v%d" % i) for i in range(3)]
+    assert all(callable(args[4]) for args in producer.produced)  # the delivery callback
+    assert pending_offset(offsets) == {"n": 2} and offsets.pending_records == 3
