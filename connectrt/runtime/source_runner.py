@@ -24,7 +24,6 @@ from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
-from connectrt.runtime.rate_limit import record_bytes
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
@@ -125,6 +124,8 @@ class SourceTaskRunner(TaskRunner):
         send = self._sender.send
         check_delivery = self._sender.check_delivery
         clock = self.call_clock
+        # task.rate.limit.bytes.per.sec counts the produced bytes, which the sender then sums.
+        self._sender.count_bytes = self.rate_limiter is not None and self.rate_limiter.limits_bytes
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
             if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
@@ -144,15 +145,15 @@ class SourceTaskRunner(TaskRunner):
                 clock.leave()
             if records:
                 limiter = self.rate_limiter  # task.rate.limit.*, before produce
-                if limiter is not None and not limiter.admit(
-                    len(records), record_bytes(records) if limiter.limits_bytes else 0
-                ):
+                if limiter is not None and not limiter.admit(len(records)):
                     break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
                 if self._transforms is not None:  # a SourceRecordBatch: its records
                     records = self._transform(records if type(records) is list else list(records))
                 send(records, producer)
+                if limiter is not None and limiter.limits_bytes:
+                    limiter.charge(self._sender.take_sent_bytes())  # waited off at next admit
                 metrics.observe_batch(time.perf_counter() - t0)
             producer.poll(0)
             check_delivery()

@@ -23,7 +23,6 @@ from connectrt.converters.string import StringConverter
 from connectrt.data import Schema
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.rate_limit import record_bytes
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import PARTITION_UA, SourceBatchSender
 from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId
@@ -74,11 +73,6 @@ def test_bad_batches_are_refused_with_a_clear_error():
         SourceRecordBatch(PART, [{"n": 1}, {"n": 2}], "t", [1, 2, 3])
     with pytest.raises(ValueError, match="topic must be a non-empty string"):
         SourceRecordBatch(PART, [{"n": 1}], "", [1])
-
-
-def test_record_bytes_reads_the_values_column():
-    batch = SourceRecordBatch(None, [None] * 3, "t", [b"abc", "de", {"x": 1}])
-    assert record_bytes(batch) == 5 == record_bytes(list(batch))
 
 
 # -- the sender's column path -----------------------------------------------------------------
@@ -268,3 +262,16 @@ def test_a_task_overriding_commit_record_gets_its_callbacks_through_the_records(
     assert [args[:2] for args in producer.produced] == [("t", b"v%d" % i) for i in range(3)]
     assert all(callable(args[4]) for args in producer.produced)  # the delivery callback
     assert pending_offset(offsets) == {"n": 2} and offsets.pending_records == 3
+
+
+def test_the_bytes_produced_from_columns_count_for_a_bytes_rate_limit():
+    """task.rate.limit.bytes.per.sec charges what was produced: the column path counts its
+    values' bytes (a tombstone counts 0) like the list path does."""
+    sender, _, _ = make_sender()
+    sender.count_bytes = True
+    batch = SourceRecordBatch(PART, [{"n": i} for i in range(3)], "t", [b"abc", None, b"de"])
+    sender.send(batch, StubProducer())  # type: ignore[arg-type]
+    assert not batch.records_built
+    assert sender.take_sent_bytes() == 5
+    sender.send([SourceRecord(PART, {"n": 3}, "t", value=b"xyz")], StubProducer())  # type: ignore[arg-type]
+    assert sender.take_sent_bytes() == 3
