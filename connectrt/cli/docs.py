@@ -36,6 +36,7 @@ def config_reference() -> str:
     from connectors.file.source import CONFIG_DEF as FILE_SOURCE
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
+    from connectors.objectstore.config import CONFIG_DEF as OBJECT_STORE_SINK
     from connectrt.runtime.connector_config import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,
@@ -60,6 +61,7 @@ def config_reference() -> str:
         ("FileStreamSink", FILE_SINK),
         ("JdbcSourceConnector", JDBC_SOURCE),
         ("JdbcSinkConnector", JDBC_SINK),
+        ("ObjectStoreSinkConnector", OBJECT_STORE_SINK),
         ("DatagenConnector", DATAGEN),
     ]
     return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"
