@@ -417,3 +417,59 @@ def test_pausing_commits_the_open_transaction(
     values = _values(bootstrap, topic)
     assert committed == {0: len(values)} and len(values) >= 200
     assert [s for _, s, _ in values] == list(range(len(values)))
+
+
+@pytest.mark.parametrize("routed", [False, True], ids=["columns", "through-an-smt"])
+def test_a_source_returning_a_record_batch_commits_its_offsets_in_the_transaction(
+    broker: EmbeddedBroker, eos_worker: RestWorker, tmp_path, unique_name, routed: bool
+):
+    """FileStreamSource returns a :class:`SourceRecordBatch` per poll. On an exactly-once
+    worker the batch goes whole into the open transaction (or as its records through an SMT),
+    and its last position commits with it: every line once, in order, and the committed
+    ``position`` is the file's size once the stream is done."""
+    bootstrap = broker.bootstrap_servers
+    topic = unique_name("eos-file")
+    out_topic = f"{topic}-routed" if routed else topic
+    create_topic(bootstrap, out_topic)
+    lines = [f"line-{i}" for i in range(3000)]
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"{line}\n" for line in lines))
+    name = unique_name("eos-file")
+    config = {
+        "connector.class": "FileStreamSource",
+        "tasks.max": "1",
+        "file": str(source),
+        "topic": topic,
+        "exactly.once.support": "required",
+        "transaction.boundary": "poll",
+    }
+    if routed:
+        config |= {
+            "transforms": "route",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "$1-routed",
+        }
+    response = eos_worker.http.put(f"/connectors/{name}/config", json=config)
+    assert response.status_code == 201, response.text
+    values: list[str] = []
+
+    def all_lines() -> bool:
+        read = read_topic(bootstrap, out_topic)
+        values[:] = [v.decode() for rows in read.values() for _, v in rows if v is not None]
+        return len(values) >= len(lines)
+
+    wait_for(all_lines, 60, f"{len(lines)} lines in {out_topic}")
+    assert values == lines
+
+    def position() -> int | None:
+        found = None
+        offsets_topic = eos_worker.props["offset.storage.topic"]
+        for rows in read_topic(bootstrap, offsets_topic).values():
+            for key, value in rows:
+                if key is not None and value is not None and orjson.loads(key)[0] == name:
+                    found = int(orjson.loads(value)["position"])
+        return found
+
+    size = source.stat().st_size
+    wait_for(lambda: position() == size, 60, f"the committed position to reach {size}")
