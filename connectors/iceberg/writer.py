@@ -43,6 +43,14 @@ COMMIT_ATTEMPTS = 20
 _ROW_INDEX = "__connectrt_row"
 
 
+def _same(written: pa.DataType, column: pa.DataType) -> bool:
+    """True when values of Arrow type ``written`` are stored as ``column`` without a change
+    of the table (Iceberg reads strings and binaries back as their large Arrow types)."""
+    return written == column or str(written).replace("large_", "") == str(column).replace(
+        "large_", ""
+    )
+
+
 def _committing_once(table: Table) -> Table:
     """``table`` as a transaction target whose commit is attempted once. pyiceberg retries a
     conflicting commit itself, re-adding the snapshot with the summary properties computed
@@ -129,17 +137,20 @@ class TableWriter:
     def _evolve_to(self, schema: pa.Schema) -> None:
         target = self._target
         assert target is not None
-        extra = [f for f in schema if f.name not in target.names]
-        changed = [
-            f for f in schema if f.name in target.names and target.field(f.name).type != f.type
-        ]
-        if not extra and not changed:
+        names = set(target.names)
+        if all(f.name in names and _same(f.type, target.field(f.name).type) for f in schema):
             return
+        # New fields come in as optional columns; existing ones keep their required-ness.
+        wanted = pa.schema(
+            [
+                f.with_nullable(target.field(f.name).nullable if f.name in names else True)
+                for f in schema
+            ]
+        )
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 with self._table.update_schema() as update:
-                    # New fields come in as optional columns; id columns keep their type.
-                    update.union_by_name(pa.schema([f.with_nullable(True) for f in schema]))
+                    update.union_by_name(wanted)
                 break
             except CommitFailedException:
                 self._set_table(self._table.refresh())
