@@ -34,6 +34,7 @@ def config_reference() -> str:
     from connectors.datagen.config import CONFIG_DEF as DATAGEN
     from connectors.file.sink import CONFIG_DEF as FILE_SINK
     from connectors.file.source import CONFIG_DEF as FILE_SOURCE
+    from connectors.iceberg.config import CONFIG_DEF as ICEBERG_SINK
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectrt.runtime.connector_config import (
@@ -60,6 +61,7 @@ def config_reference() -> str:
         ("FileStreamSink", FILE_SINK),
         ("JdbcSourceConnector", JDBC_SOURCE),
         ("JdbcSinkConnector", JDBC_SINK),
+        ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),
     ]
     return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"

@@ -32,6 +32,7 @@ from connectrt.api import (
 )
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.testing.contexts import RecordingSinkTaskContext
+from tests.docs_support import load_example
 
 TOPIC = "orders"
 
@@ -399,3 +400,18 @@ def test_a_catalog_that_cannot_be_opened_fails_the_connector_without_its_secrets
     with pytest.raises(ConnectError, match="Cannot open Iceberg catalog 'iceberg'") as info:
         IcebergSinkConnector().start(bad)
     assert "s3cret" not in str(info.value)
+
+
+def test_the_guide_read_back_example_reads_what_the_task_wrote(
+    props: dict[str, str], tasks: Tasks, capsys: pytest.CaptureFixture[str]
+) -> None:
+    task, _ = tasks.start(props, [0])
+    task.put(records([order(i) for i in range(7)]))
+    commit(task, [0])
+    read_events = load_example("iceberg-read-back").read_events
+    rows = read_events(
+        props["iceberg.catalog.uri"], props["iceberg.catalog.warehouse"], "db.orders"
+    )
+    assert sorted(rows.column("id").to_pylist()) == list(range(7))
+    assert rows.schema.field("amount").type == pa.decimal128(38, 2)
+    assert "kafka.connect.offsets.orders.connect-ice': '{\"0\": 7}'" in capsys.readouterr().out
