@@ -224,9 +224,11 @@ def test_plugins_filtering_by_type(fresh: PluginRegistry) -> None:
         "io.confluent.connect.jdbc.JdbcSourceConnector",
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         "io.confluent.kafka.connect.datagen.DatagenConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
     }
     assert sorted(p.class_name for p in fresh.plugins(["sink"])) == [
         "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]
     converters = {p.class_name for p in fresh.plugins(["converter"])}
