@@ -66,6 +66,7 @@ class IcebergSinkTask(SinkTask):
         self._builders: dict[int, tuple[Any, ArrowBatchBuilder]] = {}
         self._assigned: set[tuple[str, int]] = set()
         self._positions: dict[tuple[str, int], int] = {}  # consumed, not committed yet
+        self._seen: dict[tuple[str, int], int] = {}  # next offset after the last record put
         self._committed: dict[tuple[str, int], int] = {}  # in committed snapshots
         self._last_commit = 0.0
         self._reporter: ErrantRecordReporter | Any | None = _UNSET
@@ -82,6 +83,7 @@ class IcebergSinkTask(SinkTask):
         self._group = group_id(cfg.connector_name)
         self._writers.clear()
         self._positions.clear()
+        self._seen.clear()
         self._committed.clear()
         self._last_commit = time.monotonic()
 
@@ -111,6 +113,8 @@ class IcebergSinkTask(SinkTask):
         assert router is not None
         opened = {(tp.topic, tp.partition) for tp in partitions}
         self._assigned |= opened
+        for tp in opened:
+            self._seen.pop(tp, None)  # the consumer may rewind: check records against tables
         topics = {topic for topic, _ in opened}
         seek: dict[tuple[str, int], int] = {}
         missing: set[tuple[str, int]] = set()
@@ -138,6 +142,7 @@ class IcebergSinkTask(SinkTask):
             self._assigned.discard(key)
             self._committed.pop(key, None)
             self._positions.pop(key, None)
+            self._seen.pop(key, None)
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         cfg = self._config
@@ -164,22 +169,22 @@ class IcebergSinkTask(SinkTask):
     def _buffer(self, batch: SinkRecordBatch, router: Router) -> None:
         values = batch.values
         schemas = batch.value_schemas
-        topics: tuple[Any, ...] = batch.original_topics
-        partitions: tuple[Any, ...] = batch.original_partitions
-        offsets: tuple[Any, ...] = batch.original_offsets
-        positions = self._positions
-        # Runs of records with one value schema: one Arrow conversion each.
-        start = 0
+        ends = {(tp.topic, tp.partition): o for tp, o in batch.next_offsets().items()}
         n = len(values)
-        while start < n:
-            schema = schemas[start]
-            end = start + 1
-            while end < n and schemas[end] is schema:
-                end += 1
-            self._buffer_run(batch, range(start, end), values, schema, router)
-            start = end
-        for topic, partition, offset in zip(topics, partitions, offsets, strict=True):
-            positions[(topic, partition)] = offset + 1
+        # Runs of records with one value schema: one Arrow conversion each.
+        if len(set(map(id, schemas))) == 1:
+            self._buffer_run(batch, range(n), values, schemas[0], router, ends)
+        else:
+            start = 0
+            while start < n:
+                schema = schemas[start]
+                end = start + 1
+                while end < n and schemas[end] is schema:
+                    end += 1
+                self._buffer_run(batch, range(start, end), values, schema, router, ends)
+                start = end
+        self._positions.update(ends)
+        self._seen.update(ends)
 
     def _builder(self, schema: Any) -> ArrowBatchBuilder:
         found = self._builders.get(id(schema))
@@ -196,17 +201,23 @@ class IcebergSinkTask(SinkTask):
         values: tuple[Any, ...],
         schema: Any,
         router: Router,
+        ends: Mapping[tuple[str, int], int],
     ) -> None:
-        rows = [i for i in run if values[i] is not None]  # tombstones are skipped
-        if not rows:
-            return
+        if None in values[run.start : run.stop]:
+            rows = [i for i in run if values[i] is not None]  # tombstones are skipped
+            if not rows:
+                return
+        else:
+            rows = list(run)
         try:
             builder = self._builder(schema)
         except DataError as exc:
             for i in rows:
                 self._bad(batch, i, exc)
             return
-        run_values = [values[i] for i in rows]
+        run_values = (
+            values[run.start : run.stop] if len(rows) == len(run) else [values[i] for i in rows]
+        )
         try:
             arrow = builder.build(run_values)
         except Exception:  # any failure: find the records that do not convert
@@ -236,11 +247,15 @@ class IcebergSinkTask(SinkTask):
                     self._bad(batch, rows[j], exc)
                 continue
             stored = writer.stored
-            keep = [
-                j
-                for j in selected
-                if offsets[rows[j]] >= stored.get((topics[rows[j]], partitions[rows[j]]), 0)
-            ]
+            seen = self._seen
+            if all(stored.get(tp, 0) <= seen.get(tp, -1) for tp in ends):
+                keep = selected  # every record is past what the table holds: the usual case
+            else:  # just after open(): records below the table's offsets are already in it
+                keep = [
+                    j
+                    for j in selected
+                    if offsets[rows[j]] >= stored.get((topics[rows[j]], partitions[rows[j]]), 0)
+                ]
             self.records_skipped_as_committed += len(selected) - len(keep)
             if not keep:
                 continue
