@@ -415,3 +415,22 @@ def test_the_guide_read_back_example_reads_what_the_task_wrote(
     assert sorted(rows.column("id").to_pylist()) == list(range(7))
     assert rows.schema.field("amount").type == pa.decimal128(38, 2)
     assert "kafka.connect.offsets.orders.connect-ice': '{\"0\": 7}'" in capsys.readouterr().out
+
+
+def test_catalog_secrets_are_hidden_in_what_the_worker_shows() -> None:
+    from connectors.iceberg.config import CONFIG_DEF
+    from connectrt.runtime.secrets import mask
+
+    shown = mask(
+        {
+            "iceberg.catalog.uri": "postgresql+psycopg://u:pw-s3cret@db/catalog",
+            "iceberg.catalog.s3.secret-access-key": "s3cret",
+            "iceberg.catalog.token": "s3cret",
+            "iceberg.catalog.credential": "s3cret",
+            "iceberg.catalog.s3.access-key-id": "AKIA1",
+        },
+        CONFIG_DEF,
+    )
+    assert "s3cret" not in json.dumps(shown)
+    assert shown["iceberg.catalog.s3.access-key-id"] == "AKIA1"
+    assert shown["iceberg.catalog.uri"] == "postgresql+psycopg://u:[hidden]@db/catalog"
