@@ -239,10 +239,14 @@ class IcebergSinkTask(SinkTask):
                 for table in router.tables(values[i]):
                     targets.setdefault(table, []).append(j)
         for table, selected in targets.items():
-            writer = self._writer(table)
             try:
+                writer = self._writer(table)
                 writer.prepare(arrow.schema)  # loads the table's offsets when it is new
-            except DataError as exc:
+            except Exception as exc:
+                if not isinstance(exc, DataError) and not router.dynamic:
+                    raise  # a listed table that cannot be used fails the task
+                # A table named by the record (dynamic routing) or that cannot take it.
+                exc = exc if isinstance(exc, DataError) else DataError(f"table {table}: {exc}")
                 for j in selected:
                     self._bad(batch, rows[j], exc)
                 continue

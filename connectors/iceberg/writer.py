@@ -74,6 +74,8 @@ class TableWriter:
         evolve: bool,
         group: str,
     ) -> None:
+        if "." not in name.strip(".") or ".." in name:
+            raise DataError(f"Table name '{name}' is not namespace.table")
         self.name = name
         self._catalog = catalog
         self._id_columns = id_columns

@@ -343,6 +343,18 @@ def test_routing_by_field_and_dynamic_tables(
     commit(task, [0])
     assert catalog.load_table("db.one").scan().to_arrow().column("id").to_pylist() == [1]
     assert catalog.load_table("db.two").scan().to_arrow().column("id").to_pylist() == [2]
+    # A record naming no usable table goes to the dead letter queue, the others are written.
+    reporter = ListReporter()
+    task, _ = tasks.start(dynamic, [1], reporter)
+    task.put(records([order(3, name="nonamespace"), order(4, name="db.two")], partition=1))
+    commit(task, [1])
+    assert [(r.kafka_offset, str(e)) for r, e in reporter.reported] == [
+        (0, "Table name 'nonamespace' is not namespace.table")
+    ]
+    assert sorted(catalog.load_table("db.two").scan().to_arrow().column("id").to_pylist()) == [
+        2,
+        4,
+    ]
 
 
 def test_alter_offsets_moves_the_table_offsets(
