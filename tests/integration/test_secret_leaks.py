@@ -138,8 +138,23 @@ def test_no_response_status_or_log_carries_a_planted_secret(
                 response.text, f"{response.request.method} {response.request.url}"
             )
     planted.assert_absent(caplog.text, "the logs")
-    trace = worker.http.get(f"/connectors/{name}/tasks/0/status").json()["trace"]
+    # The PATCH above reconfigured the connector, so its task starts again: wait for the new
+    # attempt's failure rather than reading a status between the two.
+    # One status read both checks and yields the trace, so a restart between two reads
+    # cannot hand the assertion a RUNNING status.
+    traces: list[str] = []
+
+    def failed_with_trace() -> bool:
+        status = worker.http.get(f"/connectors/{name}/tasks/0/status").json()
+        if status.get("state") == "FAILED" and "trace" in status:
+            traces.append(status["trace"])
+            return True
+        return False
+
+    wait_for(failed_with_trace, 60, "the reconfigured sink task to fail again with a trace")
+    trace = traces[-1]
     assert "missing" in trace  # the failure is explained, with the placeholder in place
+    planted.assert_absent(trace, "the task trace")
 
 
 def test_validate_reports_values_as_written(worker: RestWorker, planted: Planted, tmp_path: Path):
