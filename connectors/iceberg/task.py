@@ -25,8 +25,10 @@ Threading: every method runs on the task thread (see :mod:`connectrt.api.task`).
 from __future__ import annotations
 
 import logging
+import operator
 import time
 from collections.abc import Collection, Mapping
+from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
@@ -203,7 +205,8 @@ class IcebergSinkTask(SinkTask):
         router: Router,
         ends: Mapping[tuple[str, int], int],
     ) -> None:
-        if None in values[run.start : run.stop]:
+        # By identity: ``None in values`` would call every Struct's __eq__.
+        if any(map(operator.is_, values[run.start : run.stop], repeat(None))):
             rows = [i for i in run if values[i] is not None]  # tombstones are skipped
             if not rows:
                 return
