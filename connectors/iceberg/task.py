@@ -164,7 +164,13 @@ class IcebergSinkTask(SinkTask):
         if cfg is None or router is None:
             raise ConnectError("put() before start()")
         if records:
-            self._buffer(SinkRecordBatch.of(records), router)
+            try:
+                self._buffer(SinkRecordBatch.of(records), router)
+            except BaseException:
+                # Part of the batch may be buffered without its positions: committing it
+                # later (close() does) would write those records twice after a restart.
+                self._discard()
+                raise
         if time.monotonic() - self._last_commit >= cfg.commit_interval_ms / 1000:
             self.context.request_commit()  # the runtime calls pre_commit, which commits
 
@@ -299,6 +305,16 @@ class IcebergSinkTask(SinkTask):
             raise ConnectError(f"Cannot write record {where} to Iceberg: {error}") from exc
         log.warning("Reporting record %s: %s", where, error)
         reporter.report(record, error)
+
+    def _discard(self) -> None:
+        """Forget every buffered row and rewind to the committed positions."""
+        for writer in self._writers.values():
+            writer.discard()
+        self._positions.clear()
+        self._seen.clear()
+        rewind = {TopicPartition(*tp): o for tp, o in self._committed.items()}
+        if rewind:
+            self.context.offset(rewind)
 
     # -- commits --------------------------------------------------------------------------------
     def _commit(self) -> None:

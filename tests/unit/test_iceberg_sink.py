@@ -301,11 +301,21 @@ def test_unwritable_records_go_to_the_reporter_and_the_rest_is_written(
 
 
 def test_without_a_reporter_an_unwritable_record_fails_the_task(
-    props: dict[str, str], tasks: Tasks
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
 ) -> None:
-    task, _ = tasks.start(props, [0])
-    with pytest.raises(ConnectError, match="Cannot write record orders-0@1"):
-        task.put(records([order(1), "schemaless"]))
+    task, context = tasks.start(props, [0])
+    task.put(records([order(0)]))
+    commit(task, [0])
+    task.put(records([order(1)], first=1))
+    with pytest.raises(ConnectError, match="Cannot write record orders-0@3"):
+        task.put(records([order(2), "schemaless"], first=2))
+    # The failed put's buffered rows (and the earlier uncommitted ones) are dropped and the
+    # consumer rewound: the close() of the failing task commits nothing that a restart would
+    # write again.
+    assert context.rewinds == {TopicPartition(TOPIC, 0): 1}
+    task.close([TopicPartition(TOPIC, 0)])
+    assert catalog.load_table("db.orders").scan().to_arrow().column("id").to_pylist() == [0]
+    assert summary_offsets(catalog) == {"0": 1}
 
 
 def test_a_missing_table_without_auto_create_fails_with_its_name(
