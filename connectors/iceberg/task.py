@@ -121,10 +121,13 @@ class IcebergSinkTask(SinkTask):
         seek: dict[tuple[str, int], int] = {}
         missing: set[tuple[str, int]] = set()
         for table in router.static_tables:
-            writer = self._writer(table)
+            self._writer(table)
+        for table, writer in self._writers.items():
             if not writer.exists:
                 continue  # nothing was ever written to it
-            stored = writer.load_offsets(topics)
+            stored = writer.load_offsets(topics)  # what the partitions' last owner committed
+            if table not in router.static_tables:
+                continue  # a table routed to dynamically: only its own records are skipped
             for tp in opened:
                 if tp in stored:
                     seek[tp] = min(seek.get(tp, stored[tp]), stored[tp])

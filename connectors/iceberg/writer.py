@@ -106,6 +106,7 @@ class TableWriter:
         self._loaded_topics |= topics
         if self._table is None:
             return {}
+        self._set_table(self._table.refresh())  # another task may have committed since
         fresh = read_offsets(self._table, topics, self._group)
         self.stored.update(fresh)
         return fresh

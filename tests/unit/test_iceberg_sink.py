@@ -219,6 +219,26 @@ def test_two_tasks_keep_each_others_offsets_through_a_commit_race(
     assert d_context.rewinds == {TopicPartition(TOPIC, 0): 4}
 
 
+def test_a_partition_handed_over_in_a_rebalance_resumes_where_its_last_owner_committed(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    a, _ = tasks.start(props, [0])
+    b, b_context = tasks.start(props, [1])
+    b.put(records([order(i) for i in range(100, 102)], partition=1))
+    commit(b, [1])
+    a.put(records([order(i) for i in range(3)], partition=0))
+    commit(a, [0])
+    a.put(records([order(3)], partition=0, first=3))
+    a.close([TopicPartition(TOPIC, 0)])  # commits what it buffered; b's table is now stale
+    b.open([TopicPartition(TOPIC, 0)])
+    assert b_context.rewinds[TopicPartition(TOPIC, 0)] == 4
+    b.put(records([order(i) for i in range(6)], partition=0))  # from an older group offset
+    commit(b, [0, 1])
+    ids = sorted(catalog.load_table("db.orders").scan().to_arrow().column("id").to_pylist())
+    assert ids == [0, 1, 2, 3, 4, 5, 100, 101]
+    assert summary_offsets(catalog) == {"0": 6, "1": 2}
+
+
 def test_a_partition_committed_by_another_writer_is_not_committed_again(
     props: dict[str, str], tasks: Tasks
 ) -> None:
