@@ -5,8 +5,11 @@ catalog on SQLite, a local warehouse) with each record's partition and offset co
 row. The worker (``connectrt standalone``, a real OS process) is killed with SIGKILL at random
 points and restarted each time. At every kill the rows in the table equal the sum of the
 offsets in its snapshot summary (rows and offsets commit in one snapshot, so they can never
-disagree), and the consumer group's committed offsets never pass them. At the end the table
-holds exactly one row per record.
+disagree), and the consumer group's committed offsets never pass them. After every other kill
+the consumer group is deleted before the restart, as if its commits were lost (the consumers
+start from the earliest offsets):
+only the seek to the tables' offsets and the skipping of what a snapshot holds keep the table
+from getting every record again. At the end the table holds exactly one row per record.
 
 The records are produced while the worker runs, spread over ``ICEBERG_EOS_SECONDS`` (default
 20), so every kill lands while records are still arriving and being buffered. Size:
@@ -33,8 +36,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
@@ -173,6 +177,22 @@ def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     return {tp.partition: max(tp.offset, 0) for tp in committed}
 
 
+def _rewind_group(bootstrap: str, group: str) -> None:
+    """Delete the (stopped) connector's consumer group, as if its commits had been lost: the
+    restarted tasks' consumers start from the earliest offsets, and only the tables' offsets
+    can then prevent duplicates."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    deadline = time.monotonic() + 60  # the killed member leaves after its session timeout
+    while True:
+        try:
+            admin.delete_consumer_groups([group])[group].result(timeout=30)
+            return
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def _wait(
     predicate: Callable[[], bool], timeout: float, what: str, proc: subprocess.Popen[bytes]
 ) -> None:
@@ -224,6 +244,9 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
             kills.append(
                 (_rows(catalog), _stored(catalog, topic), _committed(bootstrap, group, topic))
             )
+            if i % 2 == 0:
+                _rewind_group(bootstrap, group)
+                assert sum(_committed(bootstrap, group, topic).values()) == 0
             worker = _start_worker(tmp_path, f"worker-{i + 1}.log")
         _wait(
             lambda: sum(_stored(catalog, topic).values()) >= RECORDS,
@@ -247,6 +270,7 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
         print(
             f"  kill {i}: {rows} rows, {sum(stored.values())} in the snapshot offsets, "
             f"{sum(committed.values())} committed to Kafka"
+            + ("; consumer group deleted before the restart" if i % 2 == 1 else "")
         )
     print(f"  end: {total} rows, {distinct} distinct (partition, offset)")
     for rows, stored, committed in kills:
