@@ -10,7 +10,8 @@ snapshot summary carries the task's Kafka positions (:mod:`connectors.iceberg.of
 Several tasks commit to one table without a coordinator: Iceberg's catalogs commit optimistically
 (the SQL catalog swaps the metadata location only if nobody moved it), so a commit that lost a
 race raises ``CommitFailedException``; the writer then reloads the table, merges its positions
-into the offsets the winner wrote, and tries again (:data:`COMMIT_ATTEMPTS` times). Each task
+into the offsets the winner wrote, and tries again (:data:`COMMIT_ATTEMPTS` times). A catalog
+database locked by another writer (SQLite) is waited for up to :data:`BUSY_TIMEOUT_S`. Each task
 only ever moves its own partitions, so the merged object keeps every task's positions. Before
 committing, the writer checks that the table's stored position of each partition it commits is
 the one it started from: if another writer moved it (a task that lost the partition in a
@@ -35,11 +36,12 @@ from pyiceberg.table import Table, TableProperties
 from connectors.iceberg.offsets import merged_properties, read_offsets
 from connectrt.api import ConnectError, DataError
 
-__all__ = ["COMMIT_ATTEMPTS", "TableWriter"]
+__all__ = ["BUSY_TIMEOUT_S", "COMMIT_ATTEMPTS", "TableWriter"]
 
 log = logging.getLogger(__name__)
 
 COMMIT_ATTEMPTS = 20
+BUSY_TIMEOUT_S = 60.0  # how long a locked catalog database is waited for
 _ROW_INDEX = "__connectrt_row"
 
 
@@ -49,6 +51,12 @@ def _same(written: pa.DataType, column: pa.DataType) -> bool:
     return written == column or str(written).replace("large_", "") == str(column).replace(
         "large_", ""
     )
+
+
+def _busy(exc: Exception) -> bool:
+    """True for a catalog database that was locked by another writer (SQLite under several
+    tasks): the transaction was rolled back, the commit can be tried again."""
+    return type(exc).__name__ == "OperationalError" and "locked" in str(exc)
 
 
 def _committing_once(table: Table) -> Table:
@@ -243,7 +251,9 @@ class TableWriter:
                 return 0
             raise ConnectError(f"{self.name}: rows buffered for a table that does not exist")
         topics = {topic for topic, _ in positions}
-        for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        races = 0
+        busy_until = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
             fresh = read_offsets(self._table, topics | self._loaded_topics, self._group)
             moved = {
                 tp: o
@@ -277,12 +287,21 @@ class TableWriter:
                         with tx.update_snapshot(snapshot_properties=properties).fast_append():
                             pass
             except CommitFailedException as exc:
-                log.info("Commit to %s lost a race (attempt %d): %s", self.name, attempt, exc)
-                self._set_table(self._table.refresh())
-                time.sleep(random.uniform(0.01, 0.05 * attempt))
-                continue
-            self._set_table(target)  # its metadata is the committed one, from the catalog
-            self.stored.update(positions)
-            self._batches.clear()
-            return written
-        raise ConnectError(f"Committing to {self.name} failed {COMMIT_ATTEMPTS} times in a row")
+                races += 1
+                if races >= COMMIT_ATTEMPTS:
+                    raise ConnectError(
+                        f"Committing to {self.name} lost {races} races in a row: {exc}"
+                    ) from exc
+                log.info("Commit to %s lost a race (%d): %s", self.name, races, exc)
+                time.sleep(random.uniform(0.01, 0.05 * races))
+            except Exception as exc:
+                if not _busy(exc) or time.monotonic() > busy_until:
+                    raise
+                log.info("Catalog busy while committing to %s: %s", self.name, exc)
+                time.sleep(random.uniform(0.1, 0.5))
+            else:
+                self._set_table(target)  # its metadata is the committed one, from the catalog
+                self.stored.update(positions)
+                self._batches.clear()
+                return written
+            self._set_table(self._table.refresh())

@@ -41,6 +41,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
+from sqlalchemy.exc import OperationalError
 
 from connectors.iceberg.offsets import offsets_key
 from connectrt.broker import EmbeddedBroker
@@ -137,7 +138,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def _table(catalog: Catalog) -> pa.Table | None:
     try:
         return catalog.load_table("db.events").scan().to_arrow()
-    except NoSuchTableError:
+    except (NoSuchTableError, OperationalError):  # not created yet; the catalog busy
         return None
 
 
@@ -160,7 +161,7 @@ def _stored(catalog: Catalog, topic: str) -> dict[int, int]:
     """The next offset per partition in the table's current snapshot summary."""
     try:
         snapshot = catalog.load_table("db.events").current_snapshot()
-    except NoSuchTableError:
+    except (NoSuchTableError, OperationalError):  # not created yet; the catalog busy
         return {}
     raw = snapshot.summary.get(offsets_key(topic, f"connect-sink-{topic}")) if snapshot else None
     return {int(p): o for p, o in json.loads(raw).items()} if raw else {}

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pytest
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchTableError
+from sqlalchemy.exc import OperationalError
 
 from connectors.iceberg.offsets import offsets_key
 from connectrt.broker import EmbeddedBroker
@@ -49,7 +50,7 @@ def value(i: int, name: str | None = None, schema: dict[str, Any] = V1, **extra:
 def _rows(catalog: Catalog, table: str) -> pa.Table | None:
     try:
         return catalog.load_table(table).scan().to_arrow()
-    except NoSuchTableError:
+    except (NoSuchTableError, OperationalError):  # not created yet; the catalog busy
         return None
 
 
@@ -59,9 +60,24 @@ def _count(catalog: Catalog, table: str) -> int:
 
 
 def _offsets(catalog: Catalog, table: str, topic: str, connector: str) -> dict[str, int]:
-    snapshot = catalog.load_table(table).current_snapshot()
+    try:
+        snapshot = catalog.load_table(table).current_snapshot()
+    except (NoSuchTableError, OperationalError):  # not created yet; the catalog busy
+        return {}
     raw = snapshot.summary.get(offsets_key(topic, f"connect-{connector}")) if snapshot else None
     return json.loads(raw) if raw else {}
+
+
+def _wait(harness: WorkerHarness, check: Callable[[], bool], what: str) -> None:
+    """Wait (generously: three consumer groups join at once on a busy machine); on a timeout
+    print the tasks' states and traces."""
+    try:
+        harness.wait_until(check, 180, what)
+    except TimeoutError:
+        worker = harness.running
+        for name in worker.connectors():
+            print(name, [(s.state, (s.trace or "")[-800:]) for s in harness.task_states(name)])
+        raise
 
 
 def test_tasks_upserts_evolution_and_dlq_through_the_worker(
@@ -116,25 +132,25 @@ def test_tasks_upserts_evolution_and_dlq_through_the_worker(
     try:
         for name, extra in connectors.items():
             harness.start_connector(name, {**common, **extra})
-        harness.wait_until(
+        _wait(
+            harness,
             lambda: (
                 _count(catalog, "db.appends") == 100
                 and set(_offsets(catalog, "db.appends", appends, appends)) == {"0", "1"}
             ),
-            120,
             "100 rows from two tasks, both partitions' offsets in the snapshot summary",
         )
         assert sum(_offsets(catalog, "db.appends", appends, appends).values()) == 100
-        harness.wait_until(
+        _wait(
+            harness,
             lambda: _offsets(catalog, "db.upserts", upserts, upserts) == {"0": 22},
-            120,
             "the upserts committed up to the last record",
         )
-        harness.wait_until(
+        _wait(
+            harness,
             lambda: (
                 _count(catalog, "db.bad") == 2 and sum(map(len, read_topic(bs, dlq).values())) == 2
             ),
-            120,
             "the two good records in the table, the two bad ones in the dead letter queue",
         )
         # A restart resumes each partition where the table says: only new records land.
@@ -142,9 +158,9 @@ def test_tasks_upserts_evolution_and_dlq_through_the_worker(
         for name, extra in connectors.items():
             harness.start_connector(name, {**common, **extra})
         produce(bs, appends, (value(i) for i in range(100, 150)))
-        harness.wait_until(
+        _wait(
+            harness,
             lambda: sum(_offsets(catalog, "db.appends", appends, appends).values()) == 150,
-            120,
             "the records produced after the restart committed",
         )
     finally:

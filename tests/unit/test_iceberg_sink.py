@@ -476,3 +476,27 @@ def test_catalog_secrets_are_hidden_in_what_the_worker_shows() -> None:
     assert "s3cret" not in json.dumps(shown)
     assert shown["iceberg.catalog.s3.access-key-id"] == "AKIA1"
     assert shown["iceberg.catalog.uri"] == "postgresql+psycopg://u:[hidden]@db/catalog"
+
+
+def test_a_catalog_locked_by_another_writer_is_waited_for(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    import sqlite3
+    import threading
+
+    task, _ = tasks.start(props, [0])
+    task.put(records([order(0)]))
+    commit(task, [0])  # creates the table
+    task.put(records([order(1)], first=1))
+    path = props["iceberg.catalog.uri"].removeprefix("sqlite:///")
+    blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")  # holds the write lock: the commit's UPDATE waits
+    release = threading.Timer(7.0, blocker.rollback)  # past pysqlite's 5 s busy timeout
+    release.start()
+    try:
+        assert commit(task, [0]) == {TopicPartition(TOPIC, 0): 2}
+    finally:
+        release.join()
+        blocker.close()
+    ids = sorted(catalog.load_table("db.orders").scan().to_arrow().column("id").to_pylist())
+    assert ids == [0, 1]
