@@ -141,7 +141,7 @@ class IcebergSinkTask(SinkTask):
             self.context.offset(rewind)
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
-        self._commit()
+        self._commit_or_discard()
         for tp in partitions:
             key = (tp.topic, tp.partition)
             self._assigned.discard(key)
@@ -153,7 +153,7 @@ class IcebergSinkTask(SinkTask):
         cfg = self._config
         assert cfg is not None
         if time.monotonic() - self._last_commit >= cfg.commit_interval_ms / 1000:
-            self._commit()
+            self._commit_or_discard()
         committed = self._committed
         return {
             tp: committed[(tp.topic, tp.partition)]
@@ -318,6 +318,15 @@ class IcebergSinkTask(SinkTask):
         rewind = {TopicPartition(*tp): o for tp, o in self._committed.items()}
         if rewind:
             self.context.offset(rewind)
+
+    def _commit_or_discard(self) -> None:
+        """:meth:`_commit`; when it fails, what is buffered is dropped (the runtime rewinds to
+        the committed offsets and delivers those records again) before the error propagates."""
+        try:
+            self._commit()
+        except BaseException:
+            self._discard()
+            raise
 
     # -- commits --------------------------------------------------------------------------------
     def _commit(self) -> None:

@@ -136,12 +136,24 @@ class TableWriter:
             raise DataError(f"Cannot create table {self.name}: no id column(s) {missing}")
         fields = [f.with_nullable(False) if f.name in self._id_columns else f for f in schema]
         namespace = self.name.rsplit(".", 1)[0]
-        self._catalog.create_namespace_if_not_exists(namespace)
-        table = self._catalog.create_table_if_not_exists(self.name, schema=pa.schema(fields))
+        try:
+            self._catalog.create_namespace_if_not_exists(namespace)
+        except Exception:
+            # Another task created it between the check and the insert (a unique constraint
+            # of the SQL catalog, for instance): fine if it exists now.
+            if not self._catalog.namespace_exists(namespace):
+                raise
+        try:
+            table = self._catalog.create_table_if_not_exists(self.name, schema=pa.schema(fields))
+        except Exception:
+            try:  # created concurrently by another task
+                table = self._catalog.load_table(self.name)
+            except NoSuchTableError:
+                raise DataError(f"Cannot create table {self.name}") from None
         if self._id_columns and not table.schema().identifier_field_ids:
             with table.update_schema() as update:
                 update.set_identifier_fields(*self._id_columns)
-        log.info("Created Iceberg table %s: %s", self.name, table.schema())
+        log.info("Using Iceberg table %s: %s", self.name, table.schema())
         self._set_table(table)
         self.load_offsets(set(self._loaded_topics))
 
@@ -261,10 +273,12 @@ class TableWriter:
                 if tp in positions and o != self.stored.get(tp) and o > self.stored.get(tp, 0)
             }
             if moved:
+                # The table is the truth: records below its offsets are skipped from now on.
+                self.stored.update(moved)
                 raise ConnectError(
                     f"Another writer committed {sorted(moved)} of table {self.name} since "
                     f"this task read {[(tp, self.stored.get(tp)) for tp in sorted(moved)]}; "
-                    "not committing (the task restarts from the table's offsets)"
+                    "not committing; resuming from the table's offsets"
                 )
             properties = merged_properties(self._table, positions, self._group)
             target = _committing_once(self._table)
