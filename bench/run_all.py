@@ -46,6 +46,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ),
     ("bench_avro", [], ["--records", "20000", "--rounds", "1", "--lookups", "500"]),
     ("bench_jdbc_sink", [], ["--records", "20000", "--rounds", "1"]),
+    ("bench_objectstore", [], ["--records", "40000", "--flush-size", "2000", "--rounds", "1"]),
     ("bench_jdbc_source", [], ["--rows", "50000", "--rounds", "1"]),
     ("bench_processes", [], ["--records", "10000", "--rounds", "1"]),
     ("bench_spark", [], ["--records", "50000", "--rounds", "1"]),

@@ -8,9 +8,10 @@ structs, logical types) is its sibling :mod:`connectrt.data`.
 What is here, by plugin kind:
 
 * connectors: :class:`Connector`, :class:`SourceConnector`, :class:`SinkConnector`, their
-  contexts, :class:`ExactlyOnceSupport`;
+  contexts, :class:`ExactlyOnceSupport`, :class:`ConnectorTransactionBoundaries`;
 * tasks: :class:`SourceTask`, :class:`SinkTask`, :class:`BatchingSinkTask` (a sink task whose
   author writes whole batches), their contexts, :class:`OffsetStorageReader`,
+  :class:`TransactionContext` (exactly-once sources defining their own transactions),
   :class:`ErrantRecordReporter`;
 * records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`SinkRecordBatch` (what
   ``put()`` receives: the records as a list and as columns), :class:`ConnectRecord`,
@@ -55,6 +56,7 @@ from connectrt.api.config import (
 from connectrt.api.connector import (
     Connector,
     ConnectorContext,
+    ConnectorTransactionBoundaries,
     ExactlyOnceSupport,
     SinkConnector,
     SinkConnectorContext,
@@ -109,6 +111,7 @@ from connectrt.api.task import (
     SourceTask,
     SourceTaskContext,
     Task,
+    TransactionContext,
 )
 from connectrt.api.transform import Predicate, Transformation
 
@@ -129,6 +132,7 @@ __all__ = [
     "ConnectRecord",
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "Converter",
     "CumulativeCount",
     "CumulativeSum",
@@ -170,6 +174,7 @@ __all__ = [
     "Task",
     "TimestampType",
     "TopicPartition",
+    "TransactionContext",
     "Transformation",
     "ValidList",
     "ValidRegex",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Connector",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "ExactlyOnceSupport",
     "SinkConnector",
     "SinkConnectorContext",
@@ -108,6 +109,15 @@ class Connector(abc.ABC):
 
 
 class ExactlyOnceSupport:
+    """What :meth:`SourceConnector.exactly_once_support` answers (KIP-618)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries:
+    """What :meth:`SourceConnector.can_define_transaction_boundaries` answers (KIP-618)."""
+
     SUPPORTED = "SUPPORTED"
     UNSUPPORTED = "UNSUPPORTED"
 
@@ -118,8 +128,22 @@ class SourceConnector(Connector):
     context: SourceConnectorContext
 
     def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
-        """``ExactlyOnceSupport.SUPPORTED``/``UNSUPPORTED``, or None when unknown."""
+        """Whether this connector, with ``config``, can run exactly-once (KIP-618).
+
+        ``ExactlyOnceSupport.SUPPORTED`` when its tasks' records can be re-read from exactly the
+        source offsets they carry (so a task restarted from its last committed offsets neither
+        skips nor repeats anything), ``UNSUPPORTED`` when not, None (the default) when the
+        connector does not say. Consulted only by validation of
+        ``exactly.once.support=required``; called on a fresh, un-started instance.
+        """
         return None
+
+    def can_define_transaction_boundaries(self, config: Mapping[str, str]) -> str:
+        """``ConnectorTransactionBoundaries.SUPPORTED`` when the tasks, with ``config``, commit
+        their own transactions through ``SourceTaskContext.transaction_context`` (needed for
+        ``transaction.boundary=connector``); the default is ``UNSUPPORTED``. Called on a
+        fresh, un-started instance by validation."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]

@@ -26,6 +26,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Task",
+    "TransactionContext",
 ]
 
 
@@ -44,6 +45,36 @@ class OffsetStorageReader(abc.ABC):
         return self.offsets([partition])[0]
 
 
+class TransactionContext(abc.ABC):
+    """Lets a source task define its own transaction boundaries (KIP-618).
+
+    Given (as ``SourceTaskContext.transaction_context``) only to tasks of a connector that runs
+    exactly-once with ``transaction.boundary=connector``. Each method records a request and
+    returns at once; the runtime acts on it on the task's thread after the current ``poll()``
+    returns, once the batch is sent:
+
+    * ``commit_transaction()``: commit the open transaction after the records of this batch;
+    * ``commit_transaction(record)``: commit it with ``record`` (a record of the current or a
+      later batch) as its last record;
+    * ``abort_transaction()``: abort the open transaction after the records of this batch
+      (they, and their source offsets, are discarded; the task is not restarted, so it is up
+      to the task to re-send what it still wants written);
+    * ``abort_transaction(record)``: abort it with ``record`` as its last record.
+
+    When a commit and an abort are both pending for the same point the abort wins. A record
+    that an SMT drops or the error policy skips never reaches a boundary: request boundaries on
+    records that are sent. Called on the task's thread only.
+    """
+
+    @abc.abstractmethod
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Request a commit after the current batch, or after ``record``."""
+
+    @abc.abstractmethod
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Request an abort after the current batch, or after ``record``."""
+
+
 class SourceTaskContext(abc.ABC):
     @property
     @abc.abstractmethod
@@ -59,6 +90,12 @@ class SourceTaskContext(abc.ABC):
     def plugin_metrics(self) -> PluginMetrics | None:
         """Where the task registers metrics of its own (KIP-877), tagged with its connector
         and task id; they are removed when the task stops. None where the runtime offers none."""
+        return None
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's :class:`TransactionContext`: not None only when the connector runs
+        exactly-once with ``transaction.boundary=connector`` (KIP-618)."""
         return None
 
 

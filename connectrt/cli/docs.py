@@ -37,6 +37,7 @@ def config_reference() -> str:
     from connectors.iceberg.config import CONFIG_DEF as ICEBERG_SINK
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
+    from connectors.objectstore.config import CONFIG_DEF as OBJECT_STORE_SINK
     from connectrt.runtime.connector_config import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,
@@ -61,6 +62,7 @@ def config_reference() -> str:
         ("FileStreamSink", FILE_SINK),
         ("JdbcSourceConnector", JDBC_SOURCE),
         ("JdbcSinkConnector", JDBC_SINK),
+        ("ObjectStoreSinkConnector", OBJECT_STORE_SINK),
         ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),
     ]

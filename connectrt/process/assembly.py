@@ -93,6 +93,8 @@ def create_herder(
         resolve=lambda config: herder_box[0].resolve(config),
         on_task_configs=lambda name, configs: herder_box[0].on_task_configs(name, configs),
         on_topic=lambda name, topic, task: herder_box[0].topics.record(name, topic, task),
+        task_count=lambda name: herder_box[0].fenced_task_count(name),
+        on_task_count=lambda name, count: herder_box[0].on_task_count(name, count),
     )
     worker = Worker(wc, create_offset_store(wc), plugins, hooks=hooks)
     herder = Herder(

@@ -56,7 +56,13 @@ def run_standalone(
     policy = OverridePolicy.from_worker_config(wc)
     registry.add_plugin_path(wc["plugin.path"])
     for _name, config, initial in connectors:
-        check_connector_config(config, registry, policy, executor=wc["task.executor"])
+        check_connector_config(
+            config,
+            registry,
+            policy,
+            executor=wc["task.executor"],
+            exactly_once_source=wc["exactly.once.source.support"],
+        )
         if (initial or "RUNNING").upper() not in _INITIAL_STATES:
             raise ConfigError(f"Invalid initial_state {initial} for connector {_name}")
     stop = stop_event or threading.Event()

@@ -45,6 +45,7 @@ COUNTERS = {
     "records_skipped": "Records dropped by transforms or tolerated errors",
     "offset_commits": "Successful offset commits",
     "offset_commit_failures": "Failed or postponed offset commits",
+    "transactions_aborted": "Exactly-once source transactions aborted",
     "errors": "Task failures",
     "retries": "Retried poll()/put() calls after a RetriableError",
     "batches": "Batches processed",

@@ -26,6 +26,7 @@ from connectrt.runtime.connector_config_def import (
     SOURCE_CONFIG_DEF,
     framework_def_for,
 )
+from connectrt.runtime.exactly_once_config import check_exactly_once
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
 from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
 from connectrt.runtime.secrets import mask
@@ -70,6 +71,7 @@ def validate_connector_config(
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
     *,
     executor: str | None = None,
+    exactly_once_source: str | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
@@ -78,7 +80,9 @@ def validate_connector_config(
     no installed version matches: that error is on the version key); ``worker_converters``
     (class and version per kind) are the converters the config does not name. ``executor`` is
     the worker's ``task.executor``, when known: keys that only one executor can honour
-    (``task.memory.limit.mb``) are checked against it.
+    (``task.memory.limit.mb``, ``exactly.once.support=required``) are checked against it.
+    ``exactly_once_source`` is the worker's ``exactly.once.source.support``, when known
+    (:func:`~connectrt.runtime.exactly_once_config.check_exactly_once`).
     """
     class_name = config.get("connector.class")
     if not class_name:
@@ -101,6 +105,8 @@ def validate_connector_config(
         for key, errors in validate_topic_creation(config).items():
             cv = values.setdefault(key, ConfigValue(key, config.get(key)))
             cv.errors.extend(e for e in errors if e not in cv.errors)
+        assert isinstance(connector, SourceConnector)
+        check_exactly_once(config, values, connector, exactly_once_source, executor)
     if executor is not None:
         _check_executor(values, executor)
     present = {k: v for k, v in config.items() if v is not None}
@@ -169,10 +175,16 @@ def check_connector_config(
     worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
     *,
     executor: str | None = None,
+    exactly_once_source: str | None = None,
 ) -> ValidationResult:
     """Validate and raise one ConfigError (Kafka's wording) listing every error."""
     result = validate_connector_config(
-        config, plugins, policy, worker_converters, executor=executor
+        config,
+        plugins,
+        policy,
+        worker_converters,
+        executor=executor,
+        exactly_once_source=exactly_once_source,
     )
     messages = result.error_messages()
     if messages:

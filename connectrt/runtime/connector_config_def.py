@@ -356,12 +356,42 @@ SOURCE_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
         display_name="Exactly once support",
     )
     .define(
+        "transaction.boundary",
+        ConfigType.STRING,
+        "poll",
+        ValidString.of("poll", "interval", "connector", case_insensitive=True),
+        Importance.MEDIUM,
+        "With exactly-once source support enabled on the worker: where each transaction "
+        "ends. 'poll': after every non-empty batch a task's poll() returns; 'interval': every "
+        "transaction.boundary.interval.ms; 'connector': when the task asks through its "
+        "TransactionContext (the connector must support it).",
+        group="Exactly Once Support",
+        order_in_group=2,
+        width=Width.SHORT,
+        display_name="Transaction Boundary",
+    )
+    .define(
+        "transaction.boundary.interval.ms",
+        ConfigType.LONG,
+        None,
+        Range.at_least(0),
+        Importance.LOW,
+        "With transaction.boundary=interval: how often transactions commit (default: the "
+        "worker's offset.flush.interval.ms).",
+        group="Exactly Once Support",
+        order_in_group=3,
+        width=Width.SHORT,
+        display_name="Transaction boundary interval",
+    )
+    .define(
         "offsets.storage.topic",
         ConfigType.STRING,
         None,
         None,
         Importance.LOW,
-        "A connector-specific offsets topic (unsupported yet: offsets go to the worker's topic).",
+        "A connector-specific offsets topic. Exactly-once tasks write their source offsets to "
+        "it inside their transactions and read them from it (read_committed); unset: the "
+        "worker's offset.storage.topic. Only used by exactly-once tasks.",
         group="offsets.storage",
         order_in_group=1,
         width=Width.LONG,

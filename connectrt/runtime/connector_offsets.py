@@ -12,19 +12,23 @@ back the target state it had.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
 from connectrt.api.connector import Connector
 from connectrt.api.records import TopicPartition
-from connectrt.errors import ConnectError
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.offset_stores import create_kafka_offset_store
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.storage.offset_codec import decode_key, decode_value, encode_key, encode_value
+from connectrt.storage.offsets import OffsetStore
 
 __all__ = ["ConnectorControl", "ConnectorOffsets"]
 
@@ -97,11 +101,37 @@ class ConnectorOffsets:
                 for (t, p), o in sorted(offsets.items())
             ]
         out = []
-        for key, value in self._worker.offset_store.all().items():
+        with self._source_store(name) as store:
+            stored = store.all()
+        for key, value in stored.items():
             decoded = decode_key(key)
             if decoded is not None and decoded[0] == name:
                 out.append({"partition": decoded[1], "offset": decode_value(value)})
         return out
+
+    @contextmanager
+    def _source_store(self, name: str) -> Iterator[OffsetStore]:
+        """The store holding a source connector's offsets: the worker's, or for a connector
+        running exactly-once (KIP-618) its offsets topic, read afresh (its tasks write it
+        inside their transactions, which the worker's view does not follow)."""
+        worker = self._worker
+        try:
+            eos = exactly_once_settings(
+                worker.config, self._control.resolve(worker.connector_config(name)), name, 0
+            )
+        except ConfigError:
+            eos = None
+        if eos is None:
+            yield worker.offset_store
+            return
+        store = create_kafka_offset_store(
+            worker.config, eos.offsets_topic, f"-admin-{name}", start_at_snapshot=True
+        )
+        store.start()
+        try:
+            yield store
+        finally:
+            store.stop()
 
     def _require_stopped(self, name: str) -> None:
         if self._worker.target_state(name) is not TargetState.STOPPED or self._worker.runners(name):
@@ -148,7 +178,9 @@ class ConnectorOffsets:
 
     def _source_keys(self, name: str) -> list[bytes]:
         out = []
-        for key in self._worker.offset_store.all():
+        with self._source_store(name) as store:
+            keys = list(store.all())
+        for key in keys:
             decoded = decode_key(key)
             if decoded is not None and decoded[0] == name:
                 out.append(key)
@@ -175,7 +207,8 @@ class ConnectorOffsets:
             name,
             lambda c, cfg: c.alter_offsets(cfg, by_partition),  # type: ignore[attr-defined]
         )
-        self._worker.offset_store.set(entries)
+        with self._source_store(name) as store:
+            store.set(entries)
         return _offsets_message("altered", handled)
 
     def _alter_sink(self, name: str, wanted: dict[TopicPartition, int | None]) -> str:
@@ -207,7 +240,9 @@ class ConnectorOffsets:
                 return _offsets_message("reset", handled)
             tombstones: dict[bytes, bytes | None] = {}
             partitions: dict[Any, Any] = {}
-            for key in self._worker.offset_store.all():
+            with self._source_store(name) as store:
+                keys = list(store.all())
+            for key in keys:
                 decoded = decode_key(key)
                 if decoded is not None and decoded[0] == name:
                     tombstones[key] = None
@@ -216,7 +251,8 @@ class ConnectorOffsets:
                 name,
                 lambda c, cfg: c.alter_offsets(cfg, partitions),  # type: ignore[attr-defined]
             )
-            self._worker.offset_store.set(tombstones)
+            with self._source_store(name) as store:
+                store.set(tombstones)
             return _offsets_message("reset", handled)
 
     def rewind(

@@ -66,8 +66,10 @@ class ConnectorPlugins:
         redact: Callable[[str], str] | None = None,
         worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
         executor: str | None = None,
+        exactly_once_source: str | None = None,
     ) -> None:
         self._executor = executor
+        self._exactly_once_source = exactly_once_source
         self._registry = registry
         self._policy = policy
         self._resolve = resolve
@@ -151,6 +153,7 @@ class ConnectorPlugins:
             self._policy,
             self._worker_converters,
             executor=self._executor,
+            exactly_once_source=self._exactly_once_source,
         )
         return as_written(result, config, resolved, self._redact)
 

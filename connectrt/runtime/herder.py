@@ -103,6 +103,7 @@ class Herder(ConnectorViews):
             self.secrets.redact,
             worker_converters(worker_config),
             executor=worker_config["task.executor"],
+            exactly_once_source=worker_config["exactly.once.source.support"],
         )
         self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
@@ -209,6 +210,14 @@ class Herder(ConnectorViews):
         raw = self.worker.connector_config(name)
         self.config_store.put_task_configs(name, self.secrets.unresolve(raw, configs))
 
+    def fenced_task_count(self, name: str) -> int:
+        """The stored ``tasks-fencing-<name>`` task count (0: none; KIP-618)."""
+        return int(self.config_store.snapshot().task_counts.get(name, 0))
+
+    def on_task_count(self, name: str, count: int) -> None:
+        """Store ``tasks-fencing-<name>`` after the worker fenced the previous generation."""
+        self.config_store.put_task_count_record(name, count)
+
     # -- create / update / delete ------------------------------------------------------------
     def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
         config = {k: v for k, v in config.items()}
@@ -229,6 +238,7 @@ class Herder(ConnectorViews):
             self.worker.policy,
             worker_converters(self.config),
             executor=self.config["task.executor"],
+            exactly_once_source=self.config["exactly.once.source.support"],
         )
         messages = [
             written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()

@@ -78,6 +78,7 @@ class TaskMetrics:
     records_skipped: int = 0  # dropped by transforms or tolerated errors
     offset_commits: int = 0
     offset_commit_failures: int = 0
+    transactions_aborted: int = 0  # source, exactly-once: transactions aborted (KIP-618)
     errors: int = 0
     retries: int = 0
     batches: int = 0

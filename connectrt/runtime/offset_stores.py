@@ -9,9 +9,10 @@ from __future__ import annotations
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 
-__all__ = ["create_offset_store"]
+__all__ = ["create_kafka_offset_store", "create_offset_store"]
 
 
 def create_offset_store(wc: WorkerConfig) -> OffsetStore:
@@ -26,26 +27,39 @@ def create_offset_store(wc: WorkerConfig) -> OffsetStore:
                 "offset.storage.file.filename",
             )
         return FileOffsetStore(path)
-    from connectrt.storage.kafka_offsets import KafkaOffsetStore
+    return create_kafka_offset_store(wc, wc["offset.storage.topic"])
 
+
+def create_kafka_offset_store(
+    wc: WorkerConfig, topic: str, client_suffix: str = "", start_at_snapshot: bool = False
+) -> KafkaOffsetStore:
+    """A store over the offsets topic ``topic`` with the worker's client settings (the
+    worker's own store, or an exactly-once task's view of its connector's offsets topic;
+    ``client_suffix`` tells the clients apart). Reads are ``read_committed``."""
     policy = OverridePolicy("None")
     bootstrap = wc.bootstrap_servers
     return KafkaOffsetStore(
-        wc["offset.storage.topic"],
+        topic,
         bootstrap_servers=bootstrap,
         partitions=wc["offset.storage.partitions"],
         replication_factor=wc["offset.storage.replication.factor"],
         producer_config=producer_config(
-            bootstrap, wc.originals, None, policy, "connect-offsets-producer"
+            bootstrap, wc.originals, None, policy, f"connect-offsets-producer{client_suffix}"
         ),
-        consumer_config=consumer_config(
-            bootstrap,
-            wc.originals,
-            None,
-            policy,
-            "connect-offsets-consumer",
-            "connect-offsets-reader",
+        consumer_config={
+            **consumer_config(
+                bootstrap,
+                wc.originals,
+                None,
+                policy,
+                f"connect-offsets-consumer{client_suffix}",
+                "connect-offsets-reader",
+            ),
+            "isolation.level": "read_committed",
+        },
+        admin_config=admin_config(
+            bootstrap, wc.originals, None, policy, f"connect-offsets-admin{client_suffix}"
         ),
-        admin_config=admin_config(bootstrap, wc.originals, None, policy, "connect-offsets-admin"),
         timeout=wc["worker.startup.timeout.ms"] / 1000.0,
+        start_at_snapshot=start_at_snapshot,
     )

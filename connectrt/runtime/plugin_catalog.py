@@ -34,6 +34,11 @@ BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
         "sink",
     ),
     (
+        "connectors.objectstore.ObjectStoreSinkConnector",
+        "io.confluent.connect.s3.S3SinkConnector",
+        "sink",
+    ),
+    (
         "connectors.iceberg.IcebergSinkConnector",
         "org.apache.iceberg.connect.IcebergSinkConnector",
         "sink",

@@ -2,10 +2,18 @@
 
 A :class:`TaskRateLimiter` is owned by one task runner and used on its thread only. The runner
 calls :meth:`TaskRateLimiter.admit` once per batch, before the batch is delivered (before
-produce for a source, before ``put()`` for a sink): the batch's records and bytes are taken from
-two token buckets, and when a bucket is in debt the call waits until it is paid back, on the
-runner's stop/state-change event, so a stop (or pause) is seen at once. While it waits the sink
-consumes nothing: the limit is also a consumption limit.
+produce for a source, before ``put()`` for a sink): the batch's records (and a sink's bytes)
+are taken from two token buckets, and when a bucket is in debt the call waits until it is paid
+back, on the runner's stop/state-change event, so a stop (or pause) is seen at once. While it
+waits the sink consumes nothing: the limit is also a consumption limit.
+
+What the bytes limit counts: for a sink, the consumed messages' key + value + header bytes
+(:func:`message_bytes`: C-level ``map`` over the batch, headers read only from messages that
+have some); for a source, what is produced: the key, value and header bytes *after* the
+converters, whatever the records' value types (structs, maps, strings, bytes). The source's
+batch sender counts them as it produces (a sum over the converted batch, or the length of each
+value it converts anyway); the runner :meth:`TaskRateLimiter.charge` s them after the batch,
+and the next :meth:`~TaskRateLimiter.admit` waits off the debt.
 
 Buckets may go into debt, so a batch larger than a second's worth is admitted and the next one
 waits longer: the long-run rate is exact, and a burst is at most one batch. A bucket refills at
@@ -18,7 +26,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["TaskRateLimiter", "TokenBucket", "message_bytes", "record_bytes"]
+from confluent_kafka import Message
+
+__all__ = ["TaskRateLimiter", "TokenBucket", "header_bytes", "message_bytes"]
+
+_key = Message.key
+_headers = Message.headers
 
 
 class TokenBucket:
@@ -39,17 +52,18 @@ class TokenBucket:
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
 
 
-def message_bytes(messages: Iterable[Any]) -> int:
-    """Key + value bytes of a batch of consumed Kafka messages (only when a bytes limit is
-    set)."""
-    return sum(len(m.value() or b"") + len(m.key() or b"") for m in messages)
+def header_bytes(headers: Iterable[tuple[str, bytes | None]]) -> int:
+    """Name + value bytes of a record's converted headers (names counted in characters)."""
+    return sum(len(name) + len(value or b"") for name, value in headers)
 
 
-def record_bytes(records: Iterable[Any]) -> int:
-    """Key + value bytes of a batch of source records, as ``poll()`` returned them: ``bytes``
-    and ``str`` keys and values count their length, structured ones (converted later) count 0,
-    so a source of structured values is bounded by the records limit."""
-    return sum(len(x) for r in records for x in (r.key, r.value) if isinstance(x, bytes | str))
+def message_bytes(messages: list[Any]) -> int:
+    """Key + value + header bytes of a batch of consumed Kafka messages (``len(message)`` is
+    its value's length); only called when a bytes limit is set."""
+    n = sum(map(len, messages)) + sum(map(len, filter(None, map(_key, messages))))
+    for headers in filter(None, map(_headers, messages)):  # only messages that have headers
+        n += header_bytes(headers)
+    return n
 
 
 class TaskRateLimiter:
@@ -72,10 +86,18 @@ class TaskRateLimiter:
         self._wait = wait
         self._interrupted = interrupted
         self.waited_s = 0.0
+        self.charged_bytes = 0  # bytes charged so far (a source's produced bytes)
 
     @property
     def limits_bytes(self) -> bool:
         return self.bytes is not None
+
+    def charge(self, nbytes: int) -> None:
+        """Take ``nbytes`` already delivered from the bytes bucket without waiting: the next
+        :meth:`admit` waits off the debt (the long-run rate stays exact)."""
+        if self.bytes is not None and nbytes:
+            self.bytes.take(nbytes)
+            self.charged_bytes += nbytes
 
     def admit(self, records: int, nbytes: int = 0) -> bool:
         """Take a batch of ``records`` and ``nbytes``; wait while a bucket is in debt. False if

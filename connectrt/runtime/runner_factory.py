@@ -25,8 +25,10 @@ from connectrt.runtime.clients import (
 )
 from connectrt.runtime.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.memory_budget import BUDGET_KEY, apply_share, task_share
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.offset_stores import create_kafka_offset_store
 from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSettings
@@ -149,6 +151,34 @@ class RunnerFactory:
         wc = self.config
         share = task_share(wc[BUDGET_KEY], self.tasks)
         if isinstance(task, SourceTask):
+            producer_cfg = self._sized(
+                "producer",
+                producer_config(
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    resolved,
+                    self.policy,
+                    f"connector-producer-{task_id}",
+                ),
+                share,
+                resolved,
+            )
+            eos = exactly_once_settings(wc, resolved, task_id.connector, task_id.task)
+            eos_store = None
+            if eos is not None:
+                # KIP-618: a transactional, idempotent producer; acks=all is required for it.
+                producer_cfg.update(
+                    {
+                        "transactional.id": eos.transactional_id,
+                        "enable.idempotence": True,
+                        "acks": "all",
+                    }
+                )
+                # Read after init_transactions fenced this task's predecessor: its offsets are
+                # all below the end found then, while siblings keep committing past it.
+                eos_store = create_kafka_offset_store(
+                    wc, eos.offsets_topic, f"-{task_id}", start_at_snapshot=True
+                )
             source = SourceRunnerSettings(
                 task_config=task_config,
                 converters=converters,
@@ -158,21 +188,12 @@ class RunnerFactory:
                 on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
                 transforms=transforms,
                 errors=errors,
-                producer_config=self._sized(
-                    "producer",
-                    producer_config(
-                        wc.bootstrap_servers,
-                        wc.originals,
-                        resolved,
-                        self.policy,
-                        f"connector-producer-{task_id}",
-                    ),
-                    share,
-                    resolved,
-                ),
+                producer_config=producer_cfg,
                 offset_store=self.offset_store,
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
                 topic_creator=self._topic_creator(task_id, resolved),
+                exactly_once=eos,
+                exactly_once_store=eos_store,
             )
             source_runner = SourceTaskRunner(task_id, task, source)
             time_task_calls(task, source_runner.metrics)

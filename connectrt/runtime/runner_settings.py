@@ -21,9 +21,11 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 
 from connectrt.runtime.error_handling import ErrorHandler
+from connectrt.runtime.exactly_once_config import ExactlyOnceSettings
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.task_runner import TaskConverters
 from connectrt.runtime.topic_creation import TopicCreator
+from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
 
@@ -61,7 +63,10 @@ class SourceRunnerSettings(RunnerSettings):
     ``producer_factory`` when the task starts. Source offsets go to ``offset_store``; a commit
     waits at most ``offset_flush_timeout_ms`` (``offset.flush.timeout.ms``) for the produced
     records to be acknowledged. ``topic_creator`` creates topics before their first record
-    (None: topic creation is off).
+    (None: topic creation is off). ``exactly_once`` (None: at-least-once) makes the task
+    transactional (KIP-618, :mod:`.source_transactions`); its offsets are then read from and
+    written to ``exactly_once_store`` (the connector's offsets topic, not started: the runner
+    starts and stops it), and ``producer_config`` is already transactional.
     """
 
     producer_config: dict[str, Any]
@@ -69,6 +74,8 @@ class SourceRunnerSettings(RunnerSettings):
     offset_flush_timeout_ms: int
     producer_factory: Callable[[dict[str, Any]], Producer] = Producer
     topic_creator: TopicCreator | None = None
+    exactly_once: ExactlyOnceSettings | None = None
+    exactly_once_store: KafkaOffsetStore | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

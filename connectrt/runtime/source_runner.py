@@ -8,6 +8,11 @@ batch's source offsets noted once) and watches for failed deliveries.
 Offsets are committed every ``offset.flush.interval.ms`` and on stop, once every record
 produced before them is acknowledged: at-least-once, never lost (see
 :class:`~connectrt.runtime.source_offsets.SourceOffsetCommitter`, which holds and commits them).
+A connector running exactly-once (KIP-618) instead writes records and their offsets in one
+transaction per boundary (``transaction.boundary``: after each non-empty poll, every
+``transaction.boundary.interval.ms``, or when the task asks through its
+``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
+connector-defined boundaries, the open transaction is aborted.
 The task's context lives in :mod:`.task_contexts`.
 """
 
@@ -23,11 +28,16 @@ from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.exactly_once_config import (
+    BOUNDARY_CONNECTOR,
+    BOUNDARY_INTERVAL,
+    BOUNDARY_POLL,
+)
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
-from connectrt.runtime.rate_limit import record_bytes
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
+from connectrt.runtime.source_transactions import TransactionalOffsets, TransactionContextImpl
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
@@ -58,9 +68,31 @@ class SourceTaskRunner(TaskRunner):
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
         self._producer: Producer | None = None
-        self._offsets = SourceOffsetCommitter(
-            task_id, task, self._store, self.errors, self.metrics, self._flush_timeout
-        )
+        self.failed_already = False
+        self._txn: TransactionalOffsets | None = None
+        self._txn_context: TransactionContextImpl | None = None
+        self._offsets: SourceOffsetCommitter | TransactionalOffsets
+        eos = settings.exactly_once
+        if eos is not None:
+            assert settings.exactly_once_store is not None
+            self._txn = TransactionalOffsets(
+                task_id,
+                task,
+                eos,
+                settings.exactly_once_store,
+                self.errors,
+                self.metrics,
+                max(self._flush_timeout, 30.0),
+            )
+            self._offsets = self._txn
+            if eos.boundary == BOUNDARY_CONNECTOR:
+                self._txn_context = TransactionContextImpl()
+            if eos.boundary == BOUNDARY_INTERVAL:
+                self._flush_interval = eos.interval_ms / 1000.0
+        else:
+            self._offsets = SourceOffsetCommitter(
+                task_id, task, self._store, self.errors, self.metrics, self._flush_timeout
+            )
         self._sender = SourceBatchSender(
             task_id,
             task,
@@ -86,22 +118,34 @@ class SourceTaskRunner(TaskRunner):
             log.exception("Error calling stop() on source task %s", self.id)
 
     def execute(self) -> None:
-        reader = OffsetStorageReaderImpl(self._store, self.id.connector)
-        self.task.initialize(SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics))
-        self.call_clock.enter("start")
-        self.task.start(self.task_config)
-        self.call_clock.leave()
         cfg = dict(self._producer_config)
         if not self._sender.wants_commit_record:
             cfg["delivery.report.only.error"] = True
         cfg["on_delivery"] = self._sender.on_delivery_error
-        self._producer = self._producer_factory(cfg)
+        store = self._store
+        if self._txn is not None:
+            # Exactly-once: fence older instances and read the committed offsets first, so
+            # the task starts from what the last committed transaction stored.
+            self._producer = self._producer_factory(cfg)
+            self._txn.open(self._producer)
+            store = self._txn.store
+        reader = OffsetStorageReaderImpl(store, self.id.connector)
+        self.task.initialize(
+            SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics, self._txn_context)
+        )
+        self.call_clock.enter("start")
+        self.task.start(self.task_config)
+        self.call_clock.leave()
+        if self._producer is None:
+            self._producer = self._producer_factory(cfg)
         self.report_running_or_paused()
         try:
             self._loop()
         except BaseException:
             self._close_transforms()
-            # Still store the offsets of what was acknowledged before the failure.
+            # At-least-once: still store the offsets of what was acknowledged before the
+            # failure. Exactly-once: abort the open transaction.
+            self.failed_already = True
             try:
                 self._final_commit()
             except Exception:
@@ -125,10 +169,19 @@ class SourceTaskRunner(TaskRunner):
         send = self._sender.send
         check_delivery = self._sender.check_delivery
         clock = self.call_clock
+        txn = self._txn
+        # At-least-once: offsets every offset.flush.interval.ms; exactly-once: only the
+        # interval boundary commits on a timer (transaction.boundary.interval.ms).
+        timed_commits = txn is None or txn.settings.boundary == BOUNDARY_INTERVAL
+        # task.rate.limit.bytes.per.sec counts the produced bytes, which the sender then sums.
+        self._sender.count_bytes = self.rate_limiter is not None and self.rate_limiter.limits_bytes
         next_commit = time.monotonic() + self._flush_interval
         while not self.stopping:
-            if self.target_state is TargetState.PAUSED and not self.wait_while_paused():
-                break
+            if self.target_state is TargetState.PAUSED:
+                if txn is not None and txn.settings.boundary != BOUNDARY_CONNECTOR:
+                    self.commit_offsets()  # no transaction left open while paused
+                if not self.wait_while_paused():
+                    break
             clock.enter("poll")
             try:
                 records = task.poll()
@@ -144,21 +197,70 @@ class SourceTaskRunner(TaskRunner):
                 clock.leave()
             if records:
                 limiter = self.rate_limiter  # task.rate.limit.*, before produce
-                if limiter is not None and not limiter.admit(
-                    len(records), record_bytes(records) if limiter.limits_bytes else 0
-                ):
+                if limiter is not None and not limiter.admit(len(records)):
                     break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
-                if self._transforms is not None:
-                    records = self._transform(records)
-                send(records, producer)
+                if txn is not None:
+                    self._send_in_transactions(records, producer)
+                else:
+                    if self._transforms is not None:
+                        records = self._transform(records)
+                    send(records, producer)
+                if limiter is not None and limiter.limits_bytes:
+                    limiter.charge(self._sender.take_sent_bytes())  # waited off at next admit
                 metrics.observe_batch(time.perf_counter() - t0)
+            if txn is not None:
+                self._at_boundary(producer, bool(records))
             producer.poll(0)
             check_delivery()
-            if time.monotonic() >= next_commit:
+            if timed_commits and time.monotonic() >= next_commit:
                 self.commit_offsets()
                 next_commit = time.monotonic() + self._flush_interval
+
+    def _send_in_transactions(self, records: list[SourceRecord], producer: Producer) -> None:
+        """Exactly-once: send a polled batch inside the open transaction (opening one). With
+        connector-defined boundaries the batch is cut after each record the task named in a
+        ``commit_transaction(record)``/``abort_transaction(record)``, which is acted on there."""
+        txn = self._txn
+        assert txn is not None
+        ctx = self._txn_context
+        segments: list[tuple[list[SourceRecord], str | None]] = [(records, None)]
+        if ctx is not None and ctx.at:
+            segments = []
+            start = 0
+            for i, record in enumerate(records):
+                request = ctx.at.pop(id(record), None)
+                if request is not None and request[0] is record:
+                    segments.append((records[start : i + 1], request[1]))
+                    start = i + 1
+            if start < len(records):
+                segments.append((records[start:], None))
+        for segment, action in segments:
+            txn.begin(producer)
+            if self._transforms is not None:
+                segment = self._transform(segment)
+            self._sender.send(segment, producer)
+            if action == "commit":
+                self.commit_offsets()
+            elif action == "abort":
+                txn.abort(producer, reason="abort_transaction(record) by the task")
+
+    def _at_boundary(self, producer: Producer, polled: bool) -> None:
+        """Exactly-once, after a poll: commit at a ``poll`` boundary (a non-empty batch), or
+        act on the task's ``commit_transaction()``/``abort_transaction()`` request."""
+        txn = self._txn
+        assert txn is not None
+        ctx = self._txn_context
+        if ctx is None:
+            if polled and txn.settings.boundary == BOUNDARY_POLL:
+                self.commit_offsets()
+            return
+        request, ctx.pending = ctx.pending, None
+        if request == "commit":
+            self.commit_offsets()
+        elif request == "abort":
+            txn.abort(producer, reason="abort_transaction() by the task")
 
     def while_paused(self) -> None:
         if self._producer is not None:
@@ -209,6 +311,16 @@ class SourceTaskRunner(TaskRunner):
 
     def _final_commit(self) -> None:
         try:
+            txn = self._txn
+            if (
+                txn is not None
+                and self._producer is not None
+                and (self.failed_already or txn.settings.boundary == BOUNDARY_CONNECTOR)
+            ):
+                # A failed task's open transaction, or one the task did not end itself
+                # (connector-defined boundaries), is aborted, never committed.
+                txn.abort(self._producer, reason="task stopping")
+                return
             if self._producer is not None and self._sender.delivery_error is None:
                 self.commit_offsets()
         finally:
@@ -218,7 +330,11 @@ class SourceTaskRunner(TaskRunner):
         self.errors.close()
         producer, self._producer = self._producer, None
         if producer is not None:
+            if self._txn is not None and self._txn.in_transaction:
+                self._txn.abort(producer, reason="producer closing")
             producer.flush(min(self._flush_timeout, 5.0))
+        if self._txn is not None:
+            self._txn.close()
 
     def close_after_failure(self) -> None:
         try:

@@ -15,7 +15,11 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
    (:meth:`SourceBatchSender._send_one`): key conversion, headers, partition, topic creation,
    the ``commit_record`` callback;
 3. the source offsets of the records handled (produced or skipped) are noted once, after the
-   loop: with one source partition in the batch, one dict store.
+   loop: with one source partition in the batch, one dict store;
+4. only with ``task.rate.limit.bytes.per.sec`` (:attr:`SourceBatchSender.count_bytes`), the
+   bytes produced (key, value and headers, as converted) are summed: a C-level sum over the
+   batch's converted values, the length of each value converted one by one, key and header
+   bytes on the general path; :meth:`SourceBatchSender.take_sent_bytes` hands them over.
 
 A value that fails in a batch conversion makes the batch convert value by value, so the error
 policy (retries, tolerance, dead letter queue) applies to the one at fault. A full
@@ -41,7 +45,9 @@ from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask
 from connectrt.runtime.error_handling import ErrorHandler, Failure
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.rate_limit import header_bytes
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
+from connectrt.runtime.source_transactions import TransactionalOffsets
 from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId, TaskStage, class_path
 from connectrt.runtime.topic_creation import TopicCreator
 from connectrt.storage.offset_codec import encode_key
@@ -56,6 +62,8 @@ PARTITION_UA = -1
 _UNCONVERTED: Any = object()
 """Marks a value :meth:`SourceBatchSender._send_one` still has to convert."""
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
+_PURGED = frozenset((KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT))
+"""Delivery errors of records an ``abort_transaction()`` purged (nothing else purges)."""
 
 ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
@@ -91,7 +99,7 @@ class SourceBatchSender:
         converters: TaskConverters,
         errors: ErrorHandler,
         metrics: TaskMetrics,
-        offsets: SourceOffsetCommitter,
+        offsets: SourceOffsetCommitter | TransactionalOffsets,
         topic_creator: TopicCreator | None,
         on_topic: Callable[[str], None],
         stopping: Callable[[], bool],
@@ -118,6 +126,8 @@ class SourceBatchSender:
             type(converters.value).from_connect_values is not Converter.from_connect_values
         )
         self._skipped_in_batch = 0  # records of the batch being sent that were skipped
+        self.count_bytes = False  # sum the bytes produced (task.rate.limit.bytes.per.sec)
+        self._sent_bytes = 0
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
 
     def send(self, records: list[SourceRecord], producer: Producer) -> None:
@@ -133,6 +143,8 @@ class SourceBatchSender:
         if not records:
             return
         values = self._convert_values(records)
+        if values is not None and self.count_bytes:  # C-level; keys/headers: _send_one
+            self._sent_bytes += sum(map(len, filter(None, values)))
         self._skipped_in_batch = 0
         self._at = None
         try:
@@ -151,6 +163,11 @@ class SourceBatchSender:
         self._note_offsets(records, handled)
         self._offsets.pending_records += handled - self._skipped_in_batch
 
+    def take_sent_bytes(self) -> int:
+        """The bytes produced since the last call (counted only while :attr:`count_bytes`)."""
+        n, self._sent_bytes = self._sent_bytes, 0
+        return n
+
     def _send_plain(
         self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
     ) -> int:
@@ -161,41 +178,48 @@ class SourceBatchSender:
         topics = self.topics
         send_one = self._send_one
         convert = self._value_conv if values is None else None
-        for record, vb in zip(records, records if values is None else values, strict=True):
-            topic = record.topic
-            if (
-                record.key is not None
-                or record.key_schema is not None
-                or record.headers
-                or record.kafka_partition is not None
-                or topic not in topics
-            ):
-                self._at = record
-                if not send_one(record, _UNCONVERTED if convert else vb, producer):
-                    return _index_of(records, record)
-                continue
-            if convert is not None:
-                try:
-                    vb = convert(topic, record.value_schema, record.value)
-                except Exception:
-                    self._at = record  # converted again under the error policy
-                    if not send_one(record, _UNCONVERTED, producer):
+        count = convert is not None and self.count_bytes  # bytes limit, values one by one
+        nbytes = 0
+        try:
+            for record, vb in zip(records, records if values is None else values, strict=True):
+                topic = record.topic
+                if (
+                    record.key is not None
+                    or record.key_schema is not None
+                    or record.headers
+                    or record.kafka_partition is not None
+                    or topic not in topics
+                ):
+                    self._at = record
+                    if not send_one(record, _UNCONVERTED if convert else vb, producer):
                         return _index_of(records, record)
                     continue
-            ts = record.timestamp
-            try:
-                if ts is None:
-                    produce(topic, vb)
-                else:  # positionally: topic, value, key, partition, callback, on_delivery, ts
-                    produce(topic, vb, None, PARTITION_UA, None, None, ts)
-            except BufferError:
-                self._at = record
-                if not self._produce_when_room(producer, topic, vb, None, record):
-                    return _index_of(records, record)  # stopping: re-polled after a restart
-            except Exception as e:
-                self._at = record
-                self._produce_failed(record, e)
-        return len(records)
+                if convert is not None:
+                    try:
+                        vb = convert(topic, record.value_schema, record.value)
+                    except Exception:
+                        self._at = record  # converted again under the error policy
+                        if not send_one(record, _UNCONVERTED, producer):
+                            return _index_of(records, record)
+                        continue
+                    if count and vb is not None:
+                        nbytes += len(vb)
+                ts = record.timestamp
+                try:
+                    if ts is None:
+                        produce(topic, vb)
+                    else:  # positionally: topic, value, key, partition, callback, on_delivery, ts
+                        produce(topic, vb, None, PARTITION_UA, None, None, ts)
+                except BufferError:
+                    self._at = record
+                    if not self._produce_when_room(producer, topic, vb, None, record):
+                        return _index_of(records, record)  # stopping: re-polled after a restart
+                except Exception as e:
+                    self._at = record
+                    self._produce_failed(record, e)
+            return len(records)
+        finally:
+            self._sent_bytes += nbytes
 
     def _send_each(
         self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
@@ -214,6 +238,7 @@ class SourceBatchSender:
         conversion under the error policy, first use of a topic, headers, partition and
         ``commit_record`` callback. False if the task stopped before it could be produced."""
         topic = record.topic
+        value_counted = vb is not _UNCONVERTED  # a value of the batch: summed in send()
         kb: bytes | None
         try:
             key = record.key
@@ -238,9 +263,16 @@ class SourceBatchSender:
             kb, vb = converted
         if topic not in self.topics:
             self._first_send_to(topic, record)
+        if self.count_bytes:
+            self._sent_bytes += (len(kb) if kb else 0) + (
+                0 if value_counted or vb is None else len(vb)
+            )
         try:
             if record.headers or record.kafka_partition is not None or self.wants_commit_record:
-                producer.produce(topic, vb, kb, *self._produce_args(record))
+                args = self._produce_args(record)
+                if self.count_bytes and args[4]:
+                    self._sent_bytes += header_bytes(args[4])
+                producer.produce(topic, vb, kb, *args)
             elif record.timestamp is not None:
                 producer.produce(topic, vb, kb, PARTITION_UA, None, None, record.timestamp)
             else:
@@ -433,6 +465,8 @@ class SourceBatchSender:
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
     def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None and err.code() in _PURGED:
+            return  # an aborted transaction's unsent records (exactly-once): discarded on purpose
         if err is not None and self.errors.policy.tolerate_all:
             self.metrics.errors += 1
             self.metrics.records_skipped += 1

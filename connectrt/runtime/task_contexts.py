@@ -16,7 +16,13 @@ from typing import Any, Protocol
 
 from connectrt.api.metrics import PluginMetrics
 from connectrt.api.records import SinkRecord, TopicPartition
-from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext, SourceTaskContext
+from connectrt.api.task import (
+    ErrantRecordReporter,
+    SinkTask,
+    SinkTaskContext,
+    SourceTaskContext,
+    TransactionContext,
+)
 from connectrt.runtime.error_handling import ErrorHandler, Failure, ToleranceExceeded
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
 from connectrt.runtime.plugin_metrics import TaskPluginMetrics
@@ -31,17 +37,20 @@ __all__ = [
 
 
 class SourceTaskContextImpl(SourceTaskContext):
-    """A source task's config and the reader of its connector's committed offsets."""
+    """A source task's config, the reader of its connector's committed offsets and, for an
+    exactly-once task with connector-defined boundaries, its transaction context."""
 
     def __init__(
         self,
         config: Mapping[str, str],
         reader: OffsetStorageReaderImpl,
         plugin_metrics: TaskPluginMetrics | None = None,
+        transaction_context: TransactionContext | None = None,
     ) -> None:
         self._config = config
         self._reader = reader
         self._plugin_metrics = plugin_metrics
+        self._transaction_context = transaction_context
 
     @property
     def configs(self) -> Mapping[str, str]:
@@ -54,6 +63,10 @@ class SourceTaskContextImpl(SourceTaskContext):
     @property
     def plugin_metrics(self) -> PluginMetrics | None:
         return self._plugin_metrics.task if self._plugin_metrics is not None else None
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transaction_context
 
 
 class SinkTaskControls(Protocol):

@@ -49,7 +49,7 @@ _DOCS = {
         "connectrt: a task inside one call (start, poll, put, flush/commit, stop) for longer "
         'than this is reported stalled: its state is kept, its status gains "stalled": true '
         "and its thread's stack as trace. Time between calls (idle partitions) does not "
-        "count. 0 = off."
+        "count. Every executor (threads, processes, spark). 0 = off."
     ),
     "task.stall.action": (
         "connectrt: what to do with a stalled task: 'log' (report it) or 'restart' (also "
@@ -61,8 +61,9 @@ _DOCS = {
         "0 = no limit."
     ),
     "task.rate.limit.bytes.per.sec": (
-        "connectrt: at most this many key+value bytes per second per task (as the records "
-        "limit). 0 = no limit."
+        "connectrt: at most this many bytes per second per task, as on the wire: a sink's "
+        "consumed key+value+header bytes, a source's produced key+value+header bytes after "
+        "the converters (any value type). 0 = no limit."
     ),
     "task.memory.limit.mb": (
         "connectrt, with task.executor=processes: the memory limit of each task process in MB "

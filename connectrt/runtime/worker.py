@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
 from connectrt.runtime.connector_config import check_connector_config
+from connectrt.runtime.exactly_once_config import exactly_once_settings, worker_enabled
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.plugin_loading import class_version, instance_version
@@ -45,6 +46,7 @@ from connectrt.runtime.task_runner import TaskId, TaskRunner
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_connector import WorkerConnector, WorkerConnectorContext
 from connectrt.runtime.worker_hooks import WorkerHooks
+from connectrt.runtime.zombie_fencing import fence_zombies
 from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,12 @@ class Worker:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
+        if worker_enabled(self.config) and self.config["offset.storage.type"] != "kafka":
+            raise ConfigError(
+                "exactly.once.source.support=enabled needs offset.storage.type=kafka: source "
+                "offsets are written to the offsets topic inside each transaction",
+                "exactly.once.source.support",
+            )
         tune_gc()  # record batches outlive CPython's default young generation
         self.offset_store.start()
         self._reconfig_thread = threading.Thread(
@@ -167,6 +175,7 @@ class Worker:
             self.policy,
             worker_converters(self.config),
             executor=self.config["task.executor"],
+            exactly_once_source=self.config["exactly.once.source.support"],
         )
 
     def start_connector(
@@ -190,6 +199,7 @@ class Worker:
                 self.policy,
                 worker_converters(self.config),
                 executor=self.config["task.executor"],
+                exactly_once_source=self.config["exactly.once.source.support"],
             )
         with self._lock:
             if name in self._connectors:
@@ -244,7 +254,35 @@ class Worker:
         return changed
 
     def _start_tasks(self, state: WorkerConnector) -> None:
+        if not self._fence_zombies(state):
+            return
         self._launch(state, list(enumerate(state.task_configs)))
+
+    def _fence_zombies(self, state: WorkerConnector) -> bool:
+        """Exactly-once sources (KIP-618): before a new generation of tasks starts, fence the
+        transactional ids of the previous one (the larger of the stored ``tasks-fencing`` count
+        and what this worker started last) and store the new count. False (tasks reported
+        FAILED, not started) when fencing failed."""
+        if state.connector_type != "source" or not state.task_configs:
+            return True
+        try:
+            if exactly_once_settings(self.config, state.resolved, state.name, 0) is None:
+                return True
+        except ConfigError:
+            return True  # the tasks fail with the reason when they are built
+        count = len(state.task_configs)
+        previous = max(self.hooks.task_count(state.name), state.fenced_count, count)
+        try:
+            fence_zombies(self.config, state.name, range(previous))
+            self.hooks.on_task_count(state.name, count)
+        except Exception:
+            trace = traceback.format_exc()
+            log.error("Connector %s: zombie fencing failed\n%s", state.name, trace)
+            for i in range(count):
+                self.status.put(state.name, i, State.FAILED, trace)
+            return False
+        state.fenced_count = count
+        return True
 
     def _start_task(self, state: WorkerConnector, index: int, task_config: dict[str, str]) -> None:
         self._launch(state, [(index, task_config)])

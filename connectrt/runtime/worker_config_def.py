@@ -139,6 +139,18 @@ _WORKER_KEYS = (
         "crash domain) or 'spark' (long-running Spark tasks; `connectrt spark` sets it).",
     )
     .define(
+        "exactly.once.source.support",
+        ConfigType.STRING,
+        "disabled",
+        ValidString.of("disabled", "preparing", "enabled", case_insensitive=True),
+        Importance.HIGH,
+        "Exactly-once source support (KIP-618). 'enabled': every source task writes its "
+        "records and their source offsets in one Kafka transaction (transactional.id "
+        "'<group.id>-<connector>-<task>'), offsets are read read_committed, and the tasks of "
+        "the previous generation are fenced before new ones start. 'preparing': the step of a "
+        "rolling upgrade; tasks are still at-least-once. 'disabled': at-least-once.",
+    )
+    .define(
         "worker.memory.budget.mb",
         ConfigType.INT,
         64,

@@ -85,6 +85,7 @@ class WorkerConnector:
     plugin_metrics: PluginMetricsImpl | None = None  # the Connector object's (KIP-877)
     version: str | None = None  # the running Connector's version() (KIP-891)
     task_version: str | None = None  # its task class's version()
+    fenced_count: int = 0  # tasks of the last generation fenced for (exactly-once sources)
 
     @property
     def connector_type(self) -> str:

@@ -2,7 +2,11 @@
 
 :class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.Worker` as its
 :class:`~connectrt.runtime.task_executors.TaskExecutor`; the herder, the REST API and the
-Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver.
+Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver. The worker's stall
+watchdog (``task.stall.timeout.ms``) watches Spark tasks too: each task reports the call it has
+been stuck in through the status topic (:mod:`.status_relay`) into its handle's
+:class:`~connectrt.runtime.call_reports.CallMirror`, and ``task.stall.action=restart`` restarts
+it as any restart does (stop signal, then a cancel after the graceful-shutdown timeout).
 
 Launch: each task launch is a Spark job of one partition (its :class:`SparkTaskPayload`),
 submitted from a driver thread of its own by a :mod:`launcher <.launchers>`: on a classic
@@ -37,6 +41,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from connectrt.runtime.call_reports import CallMirror
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.task_executors import TaskHandle, WorkerView
@@ -48,6 +53,7 @@ from connectrt.spark.launchers import TaskLauncher
 from connectrt.spark.signals import Signal, SignalWriter
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
 from connectrt.spark.status_relay import StatusRelay
+from connectrt.storage.status_codec import TaskCallRecord
 
 __all__ = ["SparkTaskExecutor", "SparkTaskHandle"]
 
@@ -77,6 +83,9 @@ class SparkTaskHandle:
         self.result: dict[str, Any] | None = None
         self.cancelled = False
         self.tag = f"connectrt:{payload.connector}:{payload.task}:g{payload.generation}"
+        # The call the Spark task is in, as it reports it (task.stall.timeout.ms).
+        self.call_mirror = CallMirror(f"the Spark task {self.tag}")
+        self.call_clock = self.call_mirror.call_clock
         self._target = TargetState(payload.target)
         self._stop_requested = False
         self._done = threading.Event()
@@ -107,6 +116,11 @@ class SparkTaskHandle:
         self.cancelled = True
         self.backend.cancel(self)
         self._done.wait(self.backend.config.cancel_wait_s)
+
+    def current_stack(self) -> str:
+        """The task thread's stack as the Spark task last reported it (a stalled task's
+        trace)."""
+        return self.call_mirror.current_stack()
 
     # -- the driver thread ---------------------------------------------------------------------
     def start(self) -> None:
@@ -156,7 +170,7 @@ class SparkTaskExecutor:
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
         self._worker: WorkerView | None = None
         self._signals = SignalWriter(wc, config.signal_topic)
-        self._relay = StatusRelay(wc, self._accept_status, self._on_topic)
+        self._relay = StatusRelay(wc, self._accept_status, self._on_topic, self._on_call)
         self.launches = 0
         self.cancels = 0
 
@@ -263,6 +277,18 @@ class SparkTaskExecutor:
             if handle is None or handle.generation != status.generation:
                 return
             worker.status.record(status)
+
+    def _on_call(self, record: TaskCallRecord) -> None:
+        """A Spark task's open call (or its return): into the live launch's call mirror."""
+        with self._lock:
+            handle = self._live.get((record.name, record.task))
+        if handle is None or handle.generation != record.generation:
+            return
+        handle.call_mirror.where = f"the Spark task {handle.tag} on {record.worker_id}"
+        report = None
+        if record.call is not None:
+            report = (record.call, record.entered, record.age, record.stack)
+        handle.call_mirror.update(report)
 
     def _on_topic(self, connector: str, topic: str, task: int) -> None:
         worker = self._worker

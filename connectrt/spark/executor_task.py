@@ -10,7 +10,10 @@ handling, producer/consumer), with
 * sink offsets in the connector's consumer group, as always;
 * status written to the status topic (:class:`ExecutorStatusWriter`), worker id
   ``host:pid`` of the executor's Python worker;
-* pause/resume/stop read from the signal topic (:class:`SignalWatcher`).
+* pause/resume/stop read from the signal topic (:class:`SignalWatcher`);
+* the call the task is in reported to the driver's stall watchdog through the status topic
+  (:class:`~connectrt.runtime.call_reports.CallReporter` into
+  :meth:`ExecutorStatusWriter.put_call`), once a call has lasted a second.
 
 The runner runs on the Spark task's own thread. A clean stop returns the task's metrics; a
 failed task raises :class:`TaskAttemptFailed` (its trace was reported FAILED first), so Spark
@@ -24,10 +27,12 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.runtime.call_reports import CallReporter
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.task_payload import TaskPayload, build_runner
@@ -77,6 +82,7 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
     board = StatusBoard(executor_worker_id())
     board.add_listener(statuses.put)
     watcher: SignalWatcher | None = None
+    reporter: CallReporter | None = None
     try:
         offsets.start()
         runner = build_runner(payload, offsets, board, statuses.put_topic)
@@ -103,6 +109,14 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
                 return {"task": payload.task, "attempt": attempt, "metrics": {}}
             runner.transition_to(latest.target)
         log.info("Task %s attempt %d starting on %s", task_id, attempt, board.worker_id)
+        reporter = CallReporter(
+            runner,
+            threading.get_ident(),
+            lambda snapshot, report: statuses.put_call(
+                payload.connector, payload.task, board.worker_id, report
+            ),
+        )
+        reporter.start()
         runner.run()  # on this thread; returns after the final commit (or the failure)
         if runner.failed is not None:
             raise TaskAttemptFailed(
@@ -110,6 +124,8 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
             ) from runner.failed
         return {"task": payload.task, "attempt": attempt, "metrics": runner.metrics.snapshot()}
     finally:
+        if reporter is not None:
+            reporter.stop()
         if watcher is not None:
             watcher.stop()
         try:

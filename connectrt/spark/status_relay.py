@@ -7,6 +7,13 @@ launch generation of the task (:class:`ExecutorStatusWriter`). The driver tails 
 (:class:`StatusRelay`) and shows those statuses on its status board (which the REST API
 serves) without writing them again; records of launches that are no longer live, of other
 workers and from before the driver started are ignored.
+
+For stuck-task detection (``task.stall.timeout.ms``) the executor also writes the call its task
+has been in for a second or more (:meth:`ExecutorStatusWriter.put_call`, fed by the task's
+:class:`~connectrt.runtime.call_reports.CallReporter`: a ``call-task-<name>-<n>`` record each
+second while such a call lasts, one with no call when it returned, a tombstone when the task
+ends); the relay hands them to the driver's handle of the launch, whose
+:class:`~connectrt.runtime.call_reports.CallMirror` the stall watchdog reads.
 """
 
 from __future__ import annotations
@@ -18,16 +25,19 @@ import time
 from collections.abc import Callable
 
 from connectrt.errors import ConnectError
+from connectrt.runtime.call_reports import CallReport
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.status import Status
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.status_codec import (
+    TaskCallRecord,
     TaskStatusRecord,
     TopicStatus,
     TopicStatusRecord,
     decode_status_record,
     status_record,
+    task_call_record,
     topic_status_record,
 )
 
@@ -65,6 +75,8 @@ class ExecutorStatusWriter:
     def __init__(self, wc: WorkerConfig, generation: int) -> None:
         self._generation = generation
         self._log = _status_log(wc, "spark-status", lambda *record: None)
+        self._call_key: bytes | None = None  # set once a call record was written
+        self._call_open = False
 
     def start(self) -> None:
         self._log.start()
@@ -76,10 +88,36 @@ class ExecutorStatusWriter:
         ts = TopicStatus(topic, connector, task, int(time.time() * 1000))
         self._log.send(*topic_status_record(ts))
 
+    def put_call(
+        self,
+        connector: str,
+        task: int,
+        worker_id: str,
+        report: CallReport | None,
+    ) -> None:
+        """Write the task's open call if it has lasted long enough to carry a stack, or that
+        the call written before returned; nothing otherwise (the usual case: short calls)."""
+        if report is not None and report[3] is not None:
+            call, entered, age, stack = report
+            self._call_open = True
+        elif self._call_open:
+            call, entered, age, stack = None, 0.0, 0.0, None
+            self._call_open = False
+        else:
+            return
+        record = TaskCallRecord(
+            connector, task, self._generation, worker_id, call, entered, age, stack
+        )
+        key, value = task_call_record(record)
+        self._call_key = key
+        self._log.send(key, value)
+
     def flush(self, timeout: float | None = None) -> None:
         self._log.flush(timeout)
 
     def stop(self) -> None:
+        if self._call_key is not None:  # the task ended: compaction may drop its call record
+            self._log.send(self._call_key, None)
         try:
             self._log.flush(10.0)
         except ConnectError as exc:
@@ -92,7 +130,8 @@ class StatusRelay:
 
     ``accept(status)`` decides (under the caller's lock) whether an executor's task status
     belongs to a live launch and records it; ``on_topic(connector, topic, task)`` receives the
-    topics executors report. Records present when :meth:`start` is called are skipped.
+    topics executors report, ``on_call(record)`` the calls their tasks are in. Records present
+    when :meth:`start` is called are skipped.
     """
 
     def __init__(
@@ -100,9 +139,11 @@ class StatusRelay:
         wc: WorkerConfig,
         accept: Callable[[Status], None],
         on_topic: Callable[[str, str, int], None],
+        on_call: Callable[[TaskCallRecord], None] = lambda record: None,
     ) -> None:
         self._accept = accept
         self._on_topic = on_topic
+        self._on_call = on_call
         self._live = False
         self._log = _status_log(wc, "spark-status-relay", self._on_record)
         self._stopping = threading.Event()
@@ -119,6 +160,8 @@ class StatusRelay:
         elif isinstance(record, TopicStatusRecord) and record.status is not None:
             ts = record.status
             self._on_topic(ts.connector, ts.topic, ts.task)
+        elif isinstance(record, TaskCallRecord):
+            self._on_call(record)
 
     def start(self) -> None:
         self._log.start()  # replays to EOF with _live False: old records are skipped

@@ -15,7 +15,10 @@ key                             value
                                 (connectrt only: see :mod:`connectrt.storage.worker_lock`)
 =============================== ===================================================
 
-``session-key``, ``tasks-fencing-*`` and ``logger-cluster-*`` records are recognised and ignored;
+``tasks-fencing-<name>`` ``{"task-count":3}`` is the task count of the last generation of an
+exactly-once source connector whose predecessors were fenced (KIP-618).
+
+``session-key`` and ``logger-cluster-*`` records are recognised and ignored;
 any other key, and any value that is not the expected JSON, is logged and ignored: the reader
 never fails on a record.
 
@@ -48,6 +51,7 @@ __all__ = [
     "RestartRecord",
     "TargetStateRecord",
     "TaskConfigRecord",
+    "TaskCountRecord",
     "commit_record",
     "connector_config_record",
     "decode_config_record",
@@ -56,6 +60,7 @@ __all__ = [
     "target_state_record",
     "task_config_record",
     "task_configs_records",
+    "task_count_record",
 ]
 
 log = logging.getLogger(__name__)
@@ -66,8 +71,9 @@ TASK_PREFIX = "task-"
 COMMIT_PREFIX = "commit-"
 RESTART_PREFIX = "restart-connector-"
 HEARTBEAT_PREFIX = "worker-heartbeat-"
-# Kafka Connect records this runtime does not use (EOS fencing, request signing, log levels).
-_IGNORED_PREFIXES = ("tasks-fencing-", "logger-cluster-")
+TASK_COUNT_PREFIX = "tasks-fencing-"
+# Kafka Connect records this runtime does not use (request signing, log levels).
+_IGNORED_PREFIXES = ("logger-cluster-",)
 _IGNORED_KEYS = ("session-key",)
 
 Record = tuple[bytes | None, bytes | None]
@@ -130,6 +136,12 @@ def task_config_record(name: str, task: int, config: Mapping[str, str]) -> Recor
 def commit_record(name: str, task_count: int) -> Record:
     """``commit-<name>`` -> ``{"tasks":<task_count>}``."""
     return (COMMIT_PREFIX + name).encode(), _dumps({"tasks": int(task_count)})
+
+
+def task_count_record(name: str, task_count: int | None) -> Record:
+    """``tasks-fencing-<name>`` -> ``{"task-count":<task_count>}`` (None: a tombstone)."""
+    key = (TASK_COUNT_PREFIX + name).encode()
+    return key, None if task_count is None else _dumps({"task-count": int(task_count)})
 
 
 def task_configs_records(name: str, configs: Sequence[Mapping[str, str]]) -> list[Record]:
@@ -200,6 +212,14 @@ class HeartbeatRecord:
 
 
 @dataclass(frozen=True)
+class TaskCountRecord:
+    """``tasks-fencing-<name>``: the fenced generation's task count (KIP-618)."""
+
+    name: str
+    task_count: int | None  # None: tombstone
+
+
+@dataclass(frozen=True)
 class IgnoredRecord:
     """A Kafka Connect record kind this runtime does not use (session key, fencing, ...)."""
 
@@ -213,6 +233,7 @@ ConfigRecord = (
     | CommitRecord
     | RestartRecord
     | HeartbeatRecord
+    | TaskCountRecord
     | IgnoredRecord
 )
 
@@ -356,6 +377,18 @@ def _decode(key: str, value: bytes | None) -> ConfigRecord | None:
         if value is None:
             return HeartbeatRecord(group_id, None)
         return _decode_heartbeat(key, group_id, _loads(key, value))
+    if key.startswith(TASK_COUNT_PREFIX):
+        name = key[len(TASK_COUNT_PREFIX) :]
+        if value is None:
+            return TaskCountRecord(name, None)
+        doc = _loads(key, value)
+        count = doc.get("task-count") if isinstance(doc, dict) else None
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            log.error(
+                'Ignoring config record %s: expected {"task-count":<n>}, got %.200r', key, doc
+            )
+            return None
+        return TaskCountRecord(name, count)
     if key in _IGNORED_KEYS or key.startswith(_IGNORED_PREFIXES):
         return IgnoredRecord(key)
     log.error("Discarding config record with an unknown key: %s", key)

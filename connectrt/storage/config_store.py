@@ -26,12 +26,14 @@ from connectrt.storage.config_codec import (
     RestartRecord,
     TargetStateRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     connector_config_record,
     decode_config_record,
     heartbeat_record,
     restart_request_record,
     target_state_record,
     task_configs_records,
+    task_count_record,
 )
 from connectrt.storage.states import TargetState
 
@@ -66,6 +68,8 @@ class ConfigSnapshot:
     task_configs: Mapping[str, tuple[Mapping[str, str], ...]] = field(default_factory=dict)
     restart_requests: Mapping[str, tuple[bool, bool]] = field(default_factory=dict)
     inconsistent: frozenset[str] = frozenset()
+    task_counts: Mapping[str, int] = field(default_factory=dict)
+    """The ``tasks-fencing-<name>`` task count per connector (exactly-once sources)."""
 
     def target_state(self, name: str) -> TargetState:
         """The connector's target state; STARTED when no target-state record exists."""
@@ -106,6 +110,11 @@ class ConfigStore(Protocol):
 
     def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None: ...
 
+    def put_task_count_record(self, name: str, task_count: int) -> None:
+        """Write ``tasks-fencing-<name>`` (KIP-618): the task count of a connector generation
+        whose predecessors' transactional producers were fenced."""
+        ...
+
     def add_listener(self, listener: ConfigListener) -> None: ...
 
 
@@ -129,6 +138,7 @@ class _ConfigView:
         self._inconsistent: set[str] = set()
         self._restarts: dict[str, tuple[bool, bool]] = {}
         self._heartbeats: dict[str, Heartbeat] = {}
+        self._task_counts: dict[str, int] = {}
         self._latest: dict[bytes, int] = {}
         self._cached: ConfigSnapshot | None = None
 
@@ -141,6 +151,7 @@ class _ConfigView:
                     task_configs=MappingProxyType(dict(self._tasks)),
                     restart_requests=MappingProxyType(dict(self._restarts)),
                     inconsistent=frozenset(self._inconsistent),
+                    task_counts=MappingProxyType(dict(self._task_counts)),
                 )
             return self._cached
 
@@ -177,6 +188,7 @@ class _ConfigView:
                 self._deferred.pop(name, None)
                 self._inconsistent.discard(name)
                 self._restarts.pop(name, None)
+                self._task_counts.pop(name, None)
             else:
                 self._connectors[name] = MappingProxyType(dict(record.config))
             return ("connector", name)
@@ -195,6 +207,12 @@ class _ConfigView:
         if isinstance(record, RestartRecord):
             self._restarts[record.name] = (record.include_tasks, record.only_failed)
             return ("restart", record.name)
+        if isinstance(record, TaskCountRecord):
+            if record.task_count is None:
+                self._task_counts.pop(record.name, None)
+            else:
+                self._task_counts[record.name] = record.task_count
+            return None
         if isinstance(record, HeartbeatRecord):
             if record.heartbeat is None:
                 self._heartbeats.pop(record.group_id, None)
@@ -288,6 +306,9 @@ class MemoryConfigStore:
 
     def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
         self._write([restart_request_record(name, include_tasks, only_failed)])
+
+    def put_task_count_record(self, name: str, task_count: int) -> None:
+        self._write([task_count_record(name, task_count)])
 
     def heartbeats(self) -> dict[str, Heartbeat]:
         """The latest heartbeat per group id (for :class:`SingleWorkerGuard`)."""

@@ -20,6 +20,7 @@ from connectrt.storage.config_codec import (
     restart_request_record,
     target_state_record,
     task_configs_records,
+    task_count_record,
 )
 from connectrt.storage.config_store import ConfigListener, ConfigSnapshot, _ConfigView, dispatch
 from connectrt.storage.kafka_log import TopicLog
@@ -151,6 +152,9 @@ class KafkaConfigStore:
 
     def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
         self._write([restart_request_record(name, include_tasks, only_failed)])
+
+    def put_task_count_record(self, name: str, task_count: int) -> None:
+        self._write([task_count_record(name, task_count)])
 
     def write_heartbeat(
         self, group_id: str, heartbeat: Heartbeat, timeout: float | None = None

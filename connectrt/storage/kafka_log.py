@@ -94,6 +94,7 @@ class TopicLog:
         replication_factor: int = -1,
         topic_configs: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        start_at_snapshot: bool = False,
     ) -> None:
         if partitions < 1:
             raise ConnectError(f"partitions must be at least 1, got {partitions}")
@@ -110,6 +111,7 @@ class TopicLog:
         self._replication_factor = replication_factor
         self._topic_configs = {"cleanup.policy": "compact", **(topic_configs or {})}
         self._timeout = timeout
+        self._start_at_snapshot = start_at_snapshot
         self._fetch_wait_s = float(consumer.get("fetch.wait.max.ms", 500)) / 1000.0
 
         self._consumer: Consumer | None = None
@@ -182,7 +184,10 @@ class TopicLog:
                 )
                 self._consumer = consumer
                 self._positions = {p: 0 for p in partitions}
-                self._read_until_eof(partitions)
+                targets = (
+                    self._end_snapshot(consumer, partitions) if self._start_at_snapshot else None
+                )
+                self._read_until_eof(partitions, targets)
             except BaseException:
                 self._consumer = None
                 self._writer.detach()
@@ -232,7 +237,22 @@ class TopicLog:
                         f"{self._last_client_error})"
                     )
 
-    def _read_until_eof(self, partitions: list[int]) -> None:
+    def _end_snapshot(self, consumer: Consumer, partitions: list[int]) -> dict[int, int]:
+        """Each partition's end offset now (ListOffsets; a read_committed consumer gets the
+        last stable offset). On the embedded test broker this is the base offset of the last
+        batch + 1, a lower bound: reading up to it still delivers that whole batch."""
+        out = {}
+        for p in partitions:
+            tp = TopicPartition(self.topic, p)
+            out[p] = consumer.get_watermark_offsets(tp, self._timeout, cached=False)[1]
+        return out
+
+    def _read_until_eof(self, partitions: list[int], targets: dict[int, int] | None) -> None:
+        """Consume until every partition reported EOF, or (``targets`` given) until our
+        position reached the partition's target: a partition that others keep writing to
+        (transactions committed every few milliseconds) may not report EOF for a long time
+        on every broker, so a reader that only needs what was there when it started stops
+        at the snapshot."""
         assert self._consumer is not None
         pending = set(partitions)
         last_progress = time.monotonic()
@@ -241,6 +261,8 @@ class TopicLog:
             if self._consume_batch(self._consumer, 0.1, eofs=eofs):
                 last_progress = time.monotonic()
             pending -= eofs
+            if targets is not None:
+                pending -= {p for p in pending if self._positions[p] >= targets[p]}
             if time.monotonic() - last_progress > self._timeout:
                 raise ConnectError(
                     f"Reading topic {self.topic} from {self.bootstrap_servers} made no progress "

@@ -26,6 +26,10 @@ class KafkaOffsetStore:
     :class:`ConnectError` the view is unchanged, but records that were still in flight may
     reach the topic later and are then seen after the next restart (as with Kafka Connect).
 
+    ``start_at_snapshot`` makes ``start()`` read up to the topic's end as found when it
+    began, not until partition EOF (see ``TopicLog``): for readers next to busy transactional
+    writers, such as an exactly-once task's view of its connector's offsets.
+
     ``replication_factor=-1`` (default) means the broker's ``default.replication.factor``;
     Kafka Connect's own default is 3, which a single-broker cluster rejects. Thread-safe:
     concurrent ``set`` calls for one key leave the view matching the topic's order (the record
@@ -44,6 +48,7 @@ class KafkaOffsetStore:
         admin_config: Mapping[str, Any] | None = None,
         topic_configs: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        start_at_snapshot: bool = False,
     ) -> None:
         self._data: dict[bytes, bytes] = {}
         # Per key: the offset of the record _data reflects (tombstones included).
@@ -60,6 +65,7 @@ class KafkaOffsetStore:
             replication_factor=replication_factor,
             topic_configs=topic_configs,
             timeout=timeout,
+            start_at_snapshot=start_at_snapshot,
         )
         self._timeout = timeout
 

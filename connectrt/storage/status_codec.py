@@ -10,6 +10,10 @@ key                                     value
 ``status-task-<name>-<n>``              same shape; ``trace`` is the stack trace when FAILED
 ``status-topic-<topic>:connector-<c>``  ``{"topic":{"name":"orders","connector":"c","task":0,
                                         "discoverTimestamp":1700000000000}}``
+``call-task-<name>-<n>`` (connectrt)    ``{"generation":7,"worker_id":"h:4242","call":"poll",
+                                        "entered":1.5,"age":3.2,"stack":"..."}``: the call a
+                                        task on a Spark executor is stuck in (``call`` null
+                                        once it returned); see :class:`TaskCallRecord`
 ======================================= ====================================================
 
 A tombstone deletes (a destroyed connector or task, a reset topic). Unknown keys and malformed
@@ -31,6 +35,7 @@ __all__ = [
     "ConnectorStatusRecord",
     "Record",
     "StatusRecord",
+    "TaskCallRecord",
     "TaskStatusRecord",
     "TopicStatus",
     "TopicStatusRecord",
@@ -39,6 +44,7 @@ __all__ = [
     "encode_status",
     "encode_topic_status",
     "status_record",
+    "task_call_record",
     "task_status_key",
     "topic_status_key",
     "topic_status_record",
@@ -49,6 +55,7 @@ log = logging.getLogger(__name__)
 CONNECTOR_STATUS_PREFIX = "status-connector-"
 TASK_STATUS_PREFIX = "status-task-"
 TOPIC_STATUS_PREFIX = "status-topic-"
+TASK_CALL_PREFIX = "call-task-"
 TOPIC_STATUS_SEPARATOR = ":connector-"
 
 Record = tuple[bytes, bytes | None]
@@ -138,7 +145,36 @@ class TopicStatusRecord:
     status: TopicStatus | None  # None: tombstone
 
 
-StatusRecord = ConnectorStatusRecord | TaskStatusRecord | TopicStatusRecord
+@dataclass(frozen=True)
+class TaskCallRecord:
+    """connectrt: the call a task running on a Spark executor has been in for a while (from the
+    task's :class:`~connectrt.runtime.call_reports.CallReporter`), for the driver's stall
+    watchdog. ``call`` None: the call reported before has returned. Kafka Connect's status
+    readers skip the key (with a warning); connectrt's status store ignores the record."""
+
+    name: str
+    task: int
+    generation: int
+    worker_id: str
+    call: str | None
+    entered: float
+    age: float
+    stack: str | None
+
+
+StatusRecord = ConnectorStatusRecord | TaskStatusRecord | TopicStatusRecord | TaskCallRecord
+
+
+def task_call_record(record: TaskCallRecord) -> Record:
+    value = {
+        "generation": int(record.generation),
+        "worker_id": record.worker_id,
+        "call": record.call,
+        "entered": float(record.entered),
+        "age": float(record.age),
+        "stack": record.stack,
+    }
+    return f"{TASK_CALL_PREFIX}{record.name}-{record.task}".encode(), orjson.dumps(value)
 
 
 def _is_int(value: object) -> bool:
@@ -183,7 +219,34 @@ def _decode_topic_status(key: str, value: bytes) -> TopicStatus | None:
     return None
 
 
+def _decode_task_call(key: str, value: bytes | None) -> TaskCallRecord | None:
+    name, sep, number = key[len(TASK_CALL_PREFIX) :].rpartition("-")
+    if not sep or not name or not number.isdigit() or value is None:
+        return None  # a tombstone or a key of no task: nothing to report
+    doc: Any = orjson.loads(value)
+    if not isinstance(doc, dict):
+        return None
+    call, stack, worker_id = doc.get("call"), doc.get("stack"), doc.get("worker_id")
+    entered, age = doc.get("entered"), doc.get("age")
+    generation: Any = doc.get("generation")
+    if (
+        not (call is None or isinstance(call, str))
+        or not (stack is None or isinstance(stack, str))
+        or not isinstance(worker_id, str)
+        or not isinstance(entered, int | float)
+        or not isinstance(age, int | float)
+        or not _is_int(generation)
+    ):
+        log.warning("Ignoring status record %s: invalid task call %.300r", key, doc)
+        return None
+    return TaskCallRecord(
+        name, int(number), generation, worker_id, call, float(entered), float(age), stack
+    )
+
+
 def _decode(key: str, value: bytes | None) -> StatusRecord | None:
+    if key.startswith(TASK_CALL_PREFIX):
+        return _decode_task_call(key, value)
     if key.startswith(CONNECTOR_STATUS_PREFIX):
         name = key[len(CONNECTOR_STATUS_PREFIX) :]
         if value is None:

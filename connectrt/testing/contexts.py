@@ -2,7 +2,10 @@
 
 * :class:`MemoryOffsetReader` - source offsets held in memory; ``commit(records)`` keeps the
   last offset per source partition, as the runtime does once records are acknowledged.
-* :class:`StandaloneSourceTaskContext` - a source task's configs and offset reader.
+* :class:`StandaloneSourceTaskContext` - a source task's configs and offset reader (and, to
+  test connector-defined transaction boundaries, a :class:`RecordingTransactionContext`).
+* :class:`RecordingTransactionContext` - records ``commit_transaction``/``abort_transaction``
+  requests (KIP-618) as ``("commit"|"abort", record or None)`` in ``requests``.
 * :class:`RecordingSinkTaskContext` - a sink task's context that records what the task asks
   the runtime for (``rewinds``, ``timeouts``, ``commit_requests``, paused partitions) instead
   of acting on it, with an optional errant record reporter.
@@ -29,6 +32,7 @@ from connectrt.api import (
     SourceRecord,
     SourceTaskContext,
     TopicPartition,
+    TransactionContext,
 )
 from connectrt.runtime.plugin_metrics import PluginMetricsImpl, PluginMetricsRegistry
 
@@ -37,6 +41,7 @@ __all__ = [
     "MetricsContext",
     "RecordingConnectorContext",
     "RecordingSinkTaskContext",
+    "RecordingTransactionContext",
     "StandaloneSourceTaskContext",
 ]
 
@@ -87,14 +92,37 @@ class MetricsContext:
         return {m["name"]: m["value"] for m in self._registry.snapshot()}
 
 
+class RecordingTransactionContext(TransactionContext):
+    """Records a task's transaction requests in ``requests``, in call order."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, SourceRecord | None]] = []
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        self.requests.append(("commit", record))
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        self.requests.append(("abort", record))
+
+
 class StandaloneSourceTaskContext(MetricsContext, SourceTaskContext):
-    """``configs`` and an offset reader (a fresh, empty :class:`MemoryOffsetReader` if none)."""
+    """``configs``, an offset reader (a fresh, empty :class:`MemoryOffsetReader` if none) and
+    ``transaction_context`` (None unless given: what the task sees when it does not run with
+    ``transaction.boundary=connector``)."""
 
     def __init__(
-        self, config: Mapping[str, str], offsets: OffsetStorageReader | None = None
+        self,
+        config: Mapping[str, str],
+        offsets: OffsetStorageReader | None = None,
+        transactions: TransactionContext | None = None,
     ) -> None:
         self._config = config
         self._offsets = offsets if offsets is not None else MemoryOffsetReader()
+        self._transactions = transactions
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
     @property
     def configs(self) -> Mapping[str, str]:

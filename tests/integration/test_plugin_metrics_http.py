@@ -99,10 +99,16 @@ def test_plugins_metrics_are_in_metrics_with_kafkas_tags_until_deleted(
         return all(samples.get(key) == value for key, value in want.items())
 
     wait_for(all_recorded, 60, f"the plugins' metrics to reach {want}")
-    # What the plugins counted is what reached the topic.
-    values = [
-        v for records in read_topic(broker.bootstrap_servers, topic).values() for _, v in records
-    ]
+    # What the plugins counted is what reached the topic. The metrics count at poll and
+    # conversion, before the producer's acknowledgement, so wait for the records to land.
+    values: list[bytes] = []
+
+    def all_produced() -> bool:
+        read = read_topic(broker.bootstrap_servers, topic)
+        values[:] = [v for records in read.values() for _, v in records if v is not None]
+        return len(values) >= RECORDS
+
+    wait_for(all_produced, 60, f"{RECORDS} records in {topic}")
     assert sorted(int(v) for v in values) == list(range(RECORDS))
     text = worker.http.get("/metrics").text
     assert "# HELP connectrt_plugin_records_polled Records returned\n" in text

@@ -1,4 +1,5 @@
-"""``task.rate.limit.records.per.sec`` with the real worker, REST server and embedded broker.
+"""``task.rate.limit.records.per.sec`` and ``...bytes.per.sec`` with the real worker, REST server
+and embedded broker.
 
 The rate is measured over a window of at least 10 s after a warm-up, from what was committed:
 the source's committed offset (read through REST) and the sink's records accepted by ``put()``.
@@ -9,10 +10,13 @@ commit and batch granularity do not blur it. The bound is the configured rate +-
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
+import orjson
 import pytest
+from confluent_kafka import Consumer, Producer
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
@@ -56,7 +60,7 @@ def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
     time.sleep(WINDOW_S)  # the measuring window itself; the figures are read after it
     t1, c1 = _next_change(count, count(), what)
     rate = (c1 - c0) / (t1 - t0)
-    print(f"measured {what}: {c1 - c0} records in {t1 - t0:.2f} s = {rate:.0f}/s (limit {RATE:g})")
+    print(f"measured {what}: {c1 - c0} records in {t1 - t0:.2f} s = {rate:.0f}/s")
     return rate
 
 
@@ -102,3 +106,112 @@ def test_a_sink_is_held_to_its_records_rate(
     rate = _measured_rate(lambda: hanging.PUT[store], int(RATE), "the records put")
     assert hanging.PUT[store] < total, "the sink ran out of records inside the window"
     assert RATE * 0.9 <= rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE}"
+
+
+# -- task.rate.limit.bytes.per.sec: structured values, counted as serialized -------------------
+
+BYTES_RATE = 60_000.0  # bytes a second
+
+
+def _record_bytes(bootstrap: str, topic: str) -> int:
+    """Key + value + header bytes of the first record of ``topic`` (every record of the test
+    plugins used here has the same size)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"size-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                headers = msg.headers() or []
+                return (
+                    len(msg.key() or b"")
+                    + len(msg.value() or b"")
+                    + sum(len(k) + len(v or b"") for k, v in headers)
+                )
+        raise TimeoutError(f"no record in {topic} within 60 s")
+    finally:
+        consumer.close()
+
+
+def _assert_bytes_rate(records_per_s: float, record_size: int) -> None:
+    """The limit holds (upper bound, generous for a busy machine's sampling) and records still
+    flow (lower bound)."""
+    rate = records_per_s * record_size
+    print(
+        f"{records_per_s:.0f} records/s x {record_size} B = {rate:.0f} B/s (limit {BYTES_RATE:g})"
+    )
+    assert rate <= BYTES_RATE * 1.15, f"{rate:.0f} B/s against a limit of {BYTES_RATE:g}"
+    assert rate >= BYTES_RATE * 0.5, f"{rate:.0f} B/s: the limited task hardly flows"
+
+
+@pytest.mark.parametrize("kind", ["struct", "map"])
+def test_a_source_of_structured_values_is_held_to_its_bytes_rate(
+    worker: RestWorker, broker: EmbeddedBroker, unique_name, kind: str
+):
+    """Struct (with schema) or map (schemaless) values, a string key and a header: the bytes
+    counted are what the JSON converter produced, so the records rate is the limit divided by
+    the serialized size (without the limit the task produces far more)."""
+    name, topic = unique_name("bytes-source"), unique_name("topic")
+    config = {
+        "connector.class": "tests.plugins.struct_source.StructSource",
+        "name": name,
+        "topic": topic,
+        "value.kind": kind,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": str(kind == "struct").lower(),
+        "batch.size": "50",
+        "task.rate.limit.bytes.per.sec": str(int(BYTES_RATE)),
+    }
+    response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
+    assert response.status_code == 201, response.text
+
+    def committed() -> int:
+        body = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets").json()
+        return max((o["offset"]["seq"] for o in body.get("offsets", [])), default=0)
+
+    size = _record_bytes(broker.bootstrap_servers, topic)
+    assert size > 100  # the struct/map value counts, not only the key
+    records_per_s = _measured_rate(committed, 100, "the committed source offset")
+    _assert_bytes_rate(records_per_s, size)
+
+
+def test_a_sink_is_held_to_its_bytes_rate_headers_included(
+    worker: RestWorker, broker: EmbeddedBroker, unique_name
+):
+    """JSON map values with a 200-byte header: the consumed key + value + header bytes count,
+    so the records rate is the limit divided by the whole message size."""
+    name, topic, store = unique_name("bytes-sink"), unique_name("topic"), unique_name("store")
+    create_topic(broker.bootstrap_servers, topic, partitions=1)
+    value = orjson.dumps({"id": "0000000000", "pad": "y" * 80})
+    header = [("trace", b"t" * 200)]
+    size = len(b"k0000000000") + len(value) + len("trace") + 200
+    total = int(BYTES_RATE / size * (WINDOW_S + 12))  # more than the test can consume
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers, "linger.ms": 5})
+    for i in range(total):
+        producer.produce(topic, value, b"k%010d" % i, headers=header)
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+    config = {
+        "connector.class": "tests.plugins.hanging.HangingSink",
+        "name": name,
+        "topics": topic,
+        "store.id": store,
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "task.rate.limit.bytes.per.sec": str(int(BYTES_RATE)),
+    }
+    response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
+    assert response.status_code == 201, response.text
+    records_per_s = _measured_rate(lambda: hanging.PUT[store], 100, "the records put")
+    assert hanging.PUT[store] < total, "the sink ran out of records inside the window"
+    _assert_bytes_rate(records_per_s, size)

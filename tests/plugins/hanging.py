@@ -1,7 +1,8 @@
 """Test connectors whose task gets stuck inside one call, for stall detection.
 
 * :class:`HangingSink`: ``tasks.max`` tasks; the task whose index is ``hang.task`` blocks in
-  ``put()`` (with records) until :data:`RELEASE` is set; the others accept records. Every
+  ``put()`` (with records) until :data:`RELEASE` is set or, in a task of another process (a
+  Spark executor), until the file ``release.file`` exists; the others accept records. Every
   ``start()`` is counted in :data:`STARTS` per ``store.id``, so a test sees restarts.
 * :class:`HangingSource`: with ``hang=true`` its task blocks in ``poll()`` until :data:`RELEASE`
   is set; otherwise it is idle (``poll()`` returns None after 0.1 s).
@@ -11,6 +12,7 @@ Tests set :data:`RELEASE` in teardown so no thread stays blocked.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -59,12 +61,15 @@ class HangingSinkTask(SinkTask):
     def start(self, config: Mapping[str, str]) -> None:
         self.store = config["store.id"]
         self.hangs = config.get("hang.task", "-1") == config["task.index"]
+        self.release_file = config.get("release.file")
         with LOCK:
             STARTS[self.store] += 1
 
     def put(self, records: list[SinkRecord]) -> None:
         if records and self.hangs:
-            RELEASE.wait()
+            while not RELEASE.wait(0.1):
+                if self.release_file is not None and os.path.exists(self.release_file):
+                    break
         with LOCK:
             PUT[self.store] += len(records)
 

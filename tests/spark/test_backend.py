@@ -11,6 +11,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,8 +60,9 @@ class SparkWorker:
         assert self.http.delete(f"/connectors/{name}").status_code == 204
 
 
-@pytest.fixture(scope="module")
-def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]:
+@contextmanager
+def running_spark_worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]:
+    """A Spark driver worker (herder, REST, Kafka-topic stores) on ``spark``, stopped after."""
     props = rest_worker_props(broker.bootstrap_servers, **{"offset.flush.interval.ms": "300"})
     process, executor = build_spark_worker(props, spark)
     stop = threading.Event()
@@ -75,15 +77,26 @@ def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]
         thread.join(60)
 
 
+def remove_connectors(worker: SparkWorker) -> None:
+    """Delete every connector and wait until every Spark slot is released."""
+    for name in worker.http.get("/connectors").json():
+        response = worker.http.delete(f"/connectors/{name}")
+        assert response.status_code in (204, 404), response.text
+    wait_for(lambda: worker.executor.slots.held() == 0, 60, "every Spark slot released")
+
+
+@pytest.fixture(scope="module")
+def worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]:
+    with running_spark_worker(broker, spark) as running:
+        yield running
+
+
 @pytest.fixture(autouse=True)
 def remove_connectors_after_test(worker: SparkWorker) -> Iterator[None]:
     """Whatever a test asserted, its connectors are gone afterwards and their Spark slots free,
     so a failing test cannot starve the next ones."""
     yield
-    for name in worker.http.get("/connectors").json():
-        response = worker.http.delete(f"/connectors/{name}")
-        assert response.status_code in (204, 404), response.text
-    wait_for(lambda: worker.executor.slots.held() == 0, 60, "every Spark slot released")
+    remove_connectors(worker)
 
 
 def source_config(topic: str, tasks: int, **extra: str) -> dict[str, str]:

@@ -23,6 +23,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.process.spark_worker import build_spark_worker
 from connectrt.spark.launchers import ConnectLauncher
 from connectrt.testing.harness import create_topic
+from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import rest_worker_props, wait_for
 from tests.spark.test_backend import (
     SINK,
@@ -202,3 +203,20 @@ def test_pause_resume_stop_slots_and_last_resort_interrupt_over_connect(
     assert worker.executor.live_tasks(name) == []
     assert worker.executor.slots.held() == 0
     worker.delete(name)
+
+
+def test_a_task_stuck_in_poll_over_connect_is_reported_stalled(worker: SparkWorker):
+    """Stall detection through the Spark Connect launcher: the task in the server's Python
+    worker reports its open call through the status topic like a classic Spark task."""
+    run = os.urandom(4).hex()
+    topic, name = f"stall-{run}", f"stall-connect-{run}"
+    create_topic(worker.bootstrap, topic, partitions=1)
+    config = source_config(topic, 1, **{"hang": "true", "task.stall.timeout.ms": "3000"})
+    assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
+    wait_for(lambda: worker.tasks_in(name, "RUNNING", 1), 90, "the task RUNNING")
+    wait_for(lambda: worker.status(name)["tasks"][0].get("stalled") is True, 60, "the task stalled")
+    task = worker.status(name)["tasks"][0]
+    assert task["state"] == "RUNNING" and task["stalled_call"] == "poll"
+    assert "sequence.py" in task["trace"] and "in poll" in task["trace"], task["trace"]
+    samples = scrape(worker.http)
+    assert samples.value("connectrt_task_stalled", connector=name, task=0) == 1

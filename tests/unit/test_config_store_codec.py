@@ -15,6 +15,7 @@ from connectrt.storage.config_codec import (
     RestartRecord,
     TargetStateRecord,
     TaskConfigRecord,
+    TaskCountRecord,
     commit_record,
     connector_config_record,
     decode_config_record,
@@ -23,6 +24,7 @@ from connectrt.storage.config_codec import (
     target_state_record,
     task_config_record,
     task_configs_records,
+    task_count_record,
 )
 from connectrt.storage.config_store import _ConfigView
 
@@ -126,8 +128,16 @@ def test_decode_converts_scalar_properties() -> None:
 
 
 def test_known_unused_keys_are_ignored_quietly() -> None:
-    for key in (b"session-key", b"tasks-fencing-c", b"logger-cluster-org.foo"):
+    for key in (b"session-key", b"logger-cluster-org.foo"):
         assert decode_config_record(key, b'{"x":1}') == IgnoredRecord(key.decode())
+
+
+def test_task_count_record_round_trips_in_kafka_connects_format() -> None:
+    key, value = task_count_record("my-conn", 3)
+    assert (key, value) == (b"tasks-fencing-my-conn", b'{"task-count":3}')
+    assert decode_config_record(key, value) == TaskCountRecord("my-conn", 3)
+    assert decode_config_record(key, None) == TaskCountRecord("my-conn", None)
+    assert decode_config_record(key, b'{"task-count":"3"}') is None  # not a count: dropped
 
 
 @pytest.mark.parametrize(

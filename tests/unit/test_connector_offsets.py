@@ -15,6 +15,7 @@ from connectrt.errors import NotFoundError
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.status import TargetState
+from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offset_codec import encode_key, encode_value
 
 
@@ -37,6 +38,7 @@ class _Worker:
     def __init__(self, store: _Store) -> None:
         self.offset_store = store
         self.target = TargetState.STARTED
+        self.config = WorkerConfig.from_props({})  # exactly-once disabled: the worker's store
 
     def target_state(self, name: str) -> TargetState:
         return self.target

@@ -223,11 +223,13 @@ def test_plugins_filtering_by_type(fresh: PluginRegistry) -> None:
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
         "io.confluent.connect.jdbc.JdbcSourceConnector",
         "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "io.confluent.connect.s3.S3SinkConnector",
         "io.confluent.kafka.connect.datagen.DatagenConnector",
         "org.apache.iceberg.connect.IcebergSinkConnector",
     }
     assert sorted(p.class_name for p in fresh.plugins(["sink"])) == [
         "io.confluent.connect.jdbc.JdbcSinkConnector",
+        "io.confluent.connect.s3.S3SinkConnector",
         "org.apache.iceberg.connect.IcebergSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from connectrt.api import SourceRecord
-from connectrt.runtime.rate_limit import TaskRateLimiter, TokenBucket, record_bytes
+from connectrt.runtime.rate_limit import TaskRateLimiter, TokenBucket, header_bytes
 
 
 def test_a_bucket_admits_one_second_then_asks_to_wait_for_the_debt():
@@ -26,9 +25,26 @@ def test_a_stop_ends_the_wait_and_refuses_the_batch():
     assert time.monotonic() - started < 5
 
 
-def test_bytes_of_source_records_count_bytes_and_str_only():
-    records = [
-        SourceRecord({}, {}, "t", None, None, b"k", None, "vv"),
-        SourceRecord({}, {}, "t", None, None, None, None, {"structured": 1}),
-    ]
-    assert record_bytes(records) == 3
+def test_bytes_charged_after_delivery_are_waited_off_by_the_next_admit():
+    """A source charges the bytes it produced after the batch; the next batch waits for them."""
+    stop = threading.Event()
+    limiter = TaskRateLimiter(0.0, 1000.0, stop.wait, stop.is_set)
+    assert limiter.admit(10)  # records only: nothing to wait for yet
+    limiter.charge(1300)  # 1000 of burst + 300 of debt at 1000 B/s
+    started = time.monotonic()
+    assert limiter.admit(10)
+    assert 0.2 <= time.monotonic() - started <= 2.0
+    assert limiter.charged_bytes == 1300
+
+
+def test_a_records_only_limiter_ignores_charged_bytes():
+    stop = threading.Event()
+    limiter = TaskRateLimiter(1000.0, 0.0, stop.wait, stop.is_set)
+    limiter.charge(10**9)
+    started = time.monotonic()
+    assert limiter.admit(1)
+    assert time.monotonic() - started < 0.5
+
+
+def test_header_bytes_count_names_and_values():
+    assert header_bytes([("ab", b"123"), ("c", None)]) == 6

@@ -8,8 +8,8 @@ other process can reach the socket.
 Worker -> child: ``("payload", ProcessTaskPayload)`` first, then ``("target", "PAUSED" |
 "STARTED")``, ``("stop",)`` and ``("reply", id, ok, value)`` answers to offset requests.
 Child -> worker: ``("status", state, trace)``, ``("topic", topic)``, ``("offsets.get", id,
-keys)``, ``("offsets.set", id, entries)``, ``("offsets.all", id)``, ``("metrics", snapshot)``
-and, last, ``("done", failed)``.
+keys)``, ``("offsets.set", id, entries)``, ``("offsets.all", id)``, ``("metrics", snapshot,
+call report)`` (:mod:`connectrt.runtime.call_reports`) and, last, ``("done", failed)``.
 
 The worker's death closes its end: the child's reader sees end-of-file at once (the kernel
 closes the descriptors of a killed process), which is one of the two ways a child learns it

@@ -11,8 +11,9 @@ memory limit is in place. The task is rebuilt by the same
   the offsets topic, file or memory store is the same for every executor;
 * sink offsets in the connector's consumer group, as always;
 * the task's metrics sent to the worker every second and at the end, with the call the task
-  is in (from the runner's call clock) and, once that call has lasted a second, the task
-  thread's stack: the worker's stall watchdog (``task.stall.timeout.ms``) reads them.
+  is in and, once that call has lasted a second, the task thread's stack
+  (:class:`~connectrt.runtime.call_reports.CallReporter`): the worker's stall watchdog
+  (``task.stall.timeout.ms``) reads them.
 
 The runner runs on this thread; the link's reader thread applies pause, resume and stop. The
 last message is ``("done", failed)``.
@@ -23,12 +24,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from connectrt.errors import ConnectError
+from connectrt.runtime.call_reports import CallReporter
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.process_executor.child_link import ChildLink, RequestFailed
 from connectrt.runtime.process_executor.memory_limit import (
@@ -38,7 +39,6 @@ from connectrt.runtime.process_executor.memory_limit import (
 from connectrt.runtime.process_executor.payload import ProcessTaskPayload
 from connectrt.runtime.secrets import RedactingFilter, install_redacting_filter
 from connectrt.runtime.status import State, Status, StatusBoard, TargetState
-from connectrt.runtime.task_liveness import thread_stack
 from connectrt.runtime.task_payload import build_runner
 from connectrt.runtime.task_runner import TaskRunner
 
@@ -47,8 +47,6 @@ __all__ = ["ParentOffsetStore", "run_child_task"]
 log = logging.getLogger(__name__)
 
 _REQUEST_TIMEOUT_S = 120.0
-_METRICS_INTERVAL_S = 1.0
-_STACK_AFTER_S = 1.0  # a call open this long is sent with the task thread's stack
 
 
 class ParentOffsetStore:
@@ -93,40 +91,6 @@ def _configure_logging(payload: ProcessTaskPayload) -> None:
     install_redacting_filter(logging.getLogger(), secrets)
 
 
-class _MetricsReporter:
-    """Sends the runner's metrics snapshot and call clock every second until stopped (then
-    once more). ``task_thread`` is the ident of the thread that runs the runner."""
-
-    def __init__(self, runner: TaskRunner, link: ChildLink, task_thread: int) -> None:
-        self._runner = runner
-        self._link = link
-        self._task_thread = task_thread
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="task-metrics", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stopping.wait(_METRICS_INTERVAL_S):
-            self._link.send(("metrics", self._runner.metrics.snapshot(), self._clock()))
-
-    def _clock(self) -> tuple[str, float, float, str | None] | None:
-        """``(call, entered, seconds in it, stack or None)`` of the open call, or None."""
-        open_call = self._runner.call_clock.open_call()
-        if open_call is None:
-            return None
-        call, entered = open_call
-        age = time.monotonic() - entered
-        stack = thread_stack(self._task_thread) if age >= _STACK_AFTER_S else None
-        return call, entered, age, stack
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(5)
-        self._link.send(("metrics", self._runner.metrics.snapshot(), None))
-
-
 def run_child_task(payload: ProcessTaskPayload, link: ChildLink) -> int:
     """Run the payload's task to its end; returns the process's exit status (0)."""
     _configure_logging(payload)
@@ -165,7 +129,11 @@ def run_child_task(payload: ProcessTaskPayload, link: ChildLink) -> int:
         return 0
     runners.append(runner)
     link.attach(runner)
-    reporter = _MetricsReporter(runner, link, threading.get_ident())
+    reporter = CallReporter(
+        runner,
+        threading.get_ident(),
+        lambda snapshot, report: link.send(("metrics", snapshot, report)),
+    )
     reporter.start()
     log.info("Task %s running in process %d", task, os.getpid())
     try:

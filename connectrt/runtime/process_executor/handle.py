@@ -28,13 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.errors import ConnectError
+from connectrt.runtime.call_reports import CallMirror
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.process_executor.channel import Channel, ChannelClosed
 from connectrt.runtime.process_executor.exit_report import death_trace
 from connectrt.runtime.process_executor.payload import ProcessTaskPayload
 from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.task_executors import WorkerView
-from connectrt.runtime.task_liveness import CallClock
 
 __all__ = ["ProcessTaskHandle", "TaskProcessDied", "TaskProcessFailed"]
 
@@ -92,9 +92,9 @@ class ProcessTaskHandle:
         self.pid = process.pid
         self.memory_kb: dict[str, int] = {}
         self.returncode: int | None = None
-        self.call_clock = CallClock()  # mirrors the child's (task.stall.timeout.ms)
-        self._child_call: tuple[str, float] | None = None
-        self._stack: tuple[float, str] | None = None
+        # The child's open call, for the stall watchdog (task.stall.timeout.ms).
+        self.call_mirror = CallMirror(f"task process {self.pid}")
+        self.call_clock = self.call_mirror.call_clock
         self._worker = worker
         self._channel = channel
         self._on_end = on_end
@@ -136,11 +136,7 @@ class ProcessTaskHandle:
 
     def current_stack(self) -> str:
         """The task thread's stack as the child last sent it (for a stalled task's trace)."""
-        stack = self._stack
-        if stack is None:
-            return f"(task process {self.pid} has not sent a stack of the call yet)"
-        ago = time.monotonic() - stack[0]
-        return f"(in task process {self.pid}, sent {ago:.1f} s ago)\n{stack[1]}"
+        return self.call_mirror.current_stack()
 
     def kill(self) -> None:
         """SIGKILL the child (the worker's own kill: not reported as a failure)."""
@@ -198,28 +194,13 @@ class ProcessTaskHandle:
             for key, value in message[1].items():
                 if key not in ("connector", "task") and hasattr(self.metrics, key):
                     setattr(self.metrics, key, value)
-            self._mirror_clock(message[2])
+            self.call_mirror.update(message[2])
         elif kind == "topic":
             self._worker.hooks.on_topic(connector, message[1], task)
         elif kind.startswith("offsets."):
             self._serve_offsets(kind, message[1], message[2:])
         else:
             log.warning("Task %s: unknown message %r from its process", self.id, kind)
-
-    def _mirror_clock(self, clock: tuple[str, float, float, str | None] | None) -> None:
-        """Copy the child's open call into :attr:`call_clock`, in this process's time: the
-        entry time is set once per call (the watchdog tells one call from the next by it)."""
-        if clock is None:
-            self._child_call = None
-            self.call_clock.leave()
-            return
-        call, child_entered, age, stack = clock
-        if self._child_call != (call, child_entered):
-            self._child_call = (call, child_entered)
-            self.call_clock.entered = time.monotonic() - age  # written before call, as enter()
-            self.call_clock.call = call
-        if stack is not None:
-            self._stack = (time.monotonic(), stack)
 
     def _serve_offsets(self, kind: str, request_id: int, args: tuple[Any, ...]) -> None:
         store = self._worker.offset_store

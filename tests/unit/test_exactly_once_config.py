@@ -1,0 +1,114 @@
+"""Exactly-once source settings and the validation that only configs can decide (KIP-618)."""
+
+from __future__ import annotations
+
+import pytest
+
+from connectrt.errors import ConfigError
+from connectrt.runtime.clients import OverridePolicy
+from connectrt.runtime.connector_config import validate_connector_config
+from connectrt.runtime.exactly_once_config import exactly_once_settings
+from connectrt.runtime.plugins import registry
+from connectrt.runtime.worker_config import WorkerConfig
+
+EOS_SOURCE = "tests.plugins.eos_sequence.EosSequenceSource"
+
+
+def _worker(**props: str) -> WorkerConfig:
+    return WorkerConfig.from_props({"exactly.once.source.support": "enabled", **props})
+
+
+def test_settings_follow_kafka_connects_names_and_defaults() -> None:
+    eos = exactly_once_settings(_worker(), {}, "orders", 3)
+    assert eos is not None
+    assert eos.transactional_id == "connect-cluster-orders-3"
+    assert (eos.boundary, eos.interval_ms, eos.offsets_topic) == ("poll", 60000, "connect-offsets")
+    eos = exactly_once_settings(
+        _worker(**{"group.id": "g", "offset.flush.interval.ms": "700"}),
+        {
+            "transaction.boundary": "interval",
+            "offsets.storage.topic": "orders-offsets",
+        },
+        "orders",
+        0,
+    )
+    assert eos is not None
+    assert (eos.transactional_id, eos.interval_ms, eos.offsets_topic) == (
+        "g-orders-0",
+        700,
+        "orders-offsets",
+    )
+    interval = {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "250"}
+    eos = exactly_once_settings(_worker(), interval, "c", 0)
+    assert eos is not None and eos.interval_ms == 250
+
+
+@pytest.mark.parametrize("support", ["disabled", "preparing"])
+def test_tasks_are_at_least_once_unless_the_worker_enables_it(support: str) -> None:
+    wc = WorkerConfig.from_props({"exactly.once.source.support": support})
+    assert exactly_once_settings(wc, {}, "c", 0) is None
+
+
+def test_spark_tasks_are_never_transactional_and_required_is_refused() -> None:
+    assert exactly_once_settings(_worker(**{"task.executor": "spark"}), {}, "c", 0) is None
+    result = validate_connector_config(
+        {"name": "c", "connector.class": EOS_SOURCE, "exactly.once.support": "required"},
+        registry,
+        OverridePolicy("All"),
+        executor="spark",
+        exactly_once_source="enabled",
+    )
+    errors = result.values["exactly.once.support"].errors
+    assert len(errors) == 1 and "task.executor=spark" in errors[0]
+    assert result.error_count == 1
+
+
+def test_exactly_once_needs_offsets_in_kafka() -> None:
+    with pytest.raises(ConfigError, match=r"offset\.storage\.type=kafka"):
+        exactly_once_settings(_worker(**{"offset.storage.type": "memory"}), {}, "c", 0)
+
+
+def test_a_worker_with_exactly_once_and_no_kafka_offsets_refuses_to_start() -> None:
+    from connectrt.runtime.worker import Worker
+    from connectrt.storage.offsets import MemoryOffsetStore
+
+    worker = Worker(_worker(**{"offset.storage.type": "memory"}), MemoryOffsetStore())
+    with pytest.raises(ConfigError, match=r"needs offset\.storage\.type=kafka"):
+        worker.start()
+
+
+def test_the_transaction_context_records_requests_and_an_abort_wins() -> None:
+    from connectrt.api import SourceRecord
+    from connectrt.runtime.source_transactions import TransactionContextImpl
+
+    ctx = TransactionContextImpl()
+    ctx.commit_transaction()
+    assert ctx.pending == "commit"
+    ctx.abort_transaction()
+    ctx.commit_transaction()
+    assert ctx.pending == "abort"
+    record = SourceRecord({"p": 1}, {"o": 1}, "t", value="v")
+    ctx.abort_transaction(record)
+    ctx.commit_transaction(record)
+    assert ctx.at == {id(record): (record, "abort")}
+
+
+def test_a_task_can_be_tested_for_its_transaction_requests_without_a_worker() -> None:
+    from connectrt.testing.contexts import RecordingTransactionContext, StandaloneSourceTaskContext
+    from tests.plugins.eos_sequence import EosSequenceTask
+
+    transactions = RecordingTransactionContext()
+    task = EosSequenceTask()
+    config = {"task.index": "0", "topic": "t", "batch.size": "10", "batch.interval.ms": "0"}
+    task.initialize(StandaloneSourceTaskContext({}, transactions=transactions))
+    task.start({**config, "commit.every": "5", "abort.seqs": "7"})
+    records = task.poll()
+    assert records is not None
+    assert [(what, r.source_offset if r else None) for what, r in transactions.requests] == [
+        ("commit", {"seq": 5}),
+        ("abort", {"seq": 8}),
+        ("commit", {"seq": 10}),
+    ]
+    plain = EosSequenceTask()
+    plain.initialize(StandaloneSourceTaskContext({}))
+    assert plain.context.transaction_context is None
