@@ -24,8 +24,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # so ``bench.connectors.X`` resolves as a plugin class
-    sys.path.insert(0, str(ROOT))
+# First on the path, so ``bench.connectors.X`` resolves as a plugin class and ``connectors``
+# is the repository's package, not this directory's ``connectors.py`` (the script's directory
+# comes first otherwise, and an editable install may already have put ROOT further down).
+if str(ROOT) in sys.path:
+    sys.path.remove(str(ROOT))
+sys.path.insert(0, str(ROOT))
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402

@@ -57,6 +57,8 @@ import orjson
 from confluent_kafka import Consumer, Producer
 
 SCHEMA = {"type": "string", "optional": False}
+CPU_US: dict[str, list[float]] = {}
+"""Per side, per round: this process's CPU time per timed line (see ``Clock.cpu_per_line_us``)."""
 WARMUP = "warm-up line"
 
 
@@ -68,15 +70,23 @@ class Clock:
         self.first: float | None = None
         self.first_count = 0
         self.end: float | None = None
+        self.cpu = (0.0, 0.0)  # this process's CPU time (all threads) at first and end
         self.done = threading.Event()
 
     def written(self, count: int) -> None:
         """``count`` timed lines are written out so far (called after each write)."""
         if self.first is None and count > 0:
             self.first, self.first_count = time.perf_counter(), count
+            self.cpu = (time.process_time(), 0.0)
         if count >= self.n and self.end is None:
             self.end = time.perf_counter()
+            self.cpu = (self.cpu[0], time.process_time())
             self.done.set()
+
+    def cpu_per_line_us(self) -> float:
+        """This process's CPU time (both halves, every thread, librdkafka's included; the
+        broker is another process) per timed line, in microseconds."""
+        return (self.cpu[1] - self.cpu[0]) / (self.n - self.first_count) * 1e6
 
     def rate(self) -> float:
         if self.first is None or self.end is None:
@@ -154,6 +164,7 @@ def run_connectrt(bs: str, lines: Path, out: Path, n: int, rnd: int, work: Path)
             time.sleep(0.01)  # coarse: a 1 ms poll would take the GIL from the tasks
     finally:
         worker.stop()  # the sink task flushes and closes the file
+    CPU_US.setdefault("connectrt FileStream", []).append(clock.cpu_per_line_us())
     return clock.rate()
 
 
@@ -236,6 +247,7 @@ def run_hand_rolled(bs: str, lines: Path, out: Path, n: int, rnd: int) -> float:
     t.join()
     if errors:
         raise errors[0]
+    CPU_US.setdefault("hand-rolled orjson", []).append(clock.cpu_per_line_us())
     return clock.rate()
 
 
@@ -307,6 +319,7 @@ def run_quix(bs: str, lines: Path, out: Path, n: int, rnd: int, state_dir: str) 
     f.close()
     if errors:
         raise errors[0]
+    CPU_US.setdefault("Quix Streams", []).append(clock.cpu_per_line_us())
     return clock.rate()
 
 
@@ -354,9 +367,28 @@ def main() -> tuple[float, float]:
         print(
             f"  {name:<22} {c.fmt_rate(med[name])}  (rounds: {', '.join(f'{x:,.0f}' for x in rs)})"
         )
+    print(
+        "  process CPU per line (median; both halves and librdkafka's threads, not the broker): "
+        + ", ".join(f"{k} {statistics.median(v):.2f} us" for k, v in CPU_US.items())
+    )
     crt, raw = med["connectrt FileStream"], med["hand-rolled orjson"]
+    paired = [
+        a / b
+        for a, b in zip(rates["connectrt FileStream"], rates["hand-rolled orjson"], strict=True)
+    ]
+    print(
+        f"  per round connectrt/hand-rolled: {', '.join(f'{x:.2f}' for x in paired)} "
+        f"(median {statistics.median(paired):.2f})"
+    )
     print(f"  ratio connectrt/hand-rolled = {crt / raw:.2f}  (target >= 0.85)")
     if "Quix Streams" in med:
+        quix_paired = [
+            a / b for a, b in zip(rates["connectrt FileStream"], rates["Quix Streams"], strict=True)
+        ]
+        print(
+            f"  per round connectrt/Quix Streams: {', '.join(f'{x:.2f}' for x in quix_paired)} "
+            f"(median {statistics.median(quix_paired):.2f})"
+        )
         print(f"  ratio connectrt/Quix Streams = {crt / med['Quix Streams']:.2f}  (target >= 4.0)")
     return crt, raw
 

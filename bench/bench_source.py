@@ -6,8 +6,10 @@ embedded broker, with the same producer settings (connectrt's ``PRODUCER_DEFAULT
 * raw: ``produce(topic, value)`` in a loop without per-record callbacks, ``BufferError`` ->
   ``poll(0.05)`` and retry, ``poll(0)`` between batches of 2000, final ``flush()``;
 * connectrt: a real in-process ``Worker`` running ``bench.connectors.PreSerializedSource``
-  (ByteArrayConverter for key and value, batches of 2000 fresh ``SourceRecord`` objects over
-  pre-serialized bytes, one shared source-partition map, one offset map per batch). The clock
+  (ByteArrayConverter for key and value, polls of 2000 pre-serialized values, one shared
+  source-partition map, one offset map per batch), each poll returning a ``SourceRecordBatch``
+  (the values as a column, a fresh list per poll; ``--records-path``: a list of 2000 fresh
+  ``SourceRecord`` objects, as a task written for Kafka Connect's list does). The clock
   starts at the task's first ``poll()`` and stops when the task has stopped after its final
   offset commit (which flushes the producer), i.e. when every record is acknowledged; the
   task metrics must then show N records produced (plus the warm-up record).
@@ -34,6 +36,19 @@ import _common as c
 from confluent_kafka import Producer
 
 from bench.connectors import PROGRESS, payloads
+
+BUDGET_MB: int | None = None
+"""``--budget-mb``: the worker's ``worker.memory.budget.mb`` (None: the default, which sizes the
+task's producer queue to a quarter of the budget's share, smaller than the raw loop's
+``PRODUCER_DEFAULTS``; 0: no budget, the same producer settings as the raw loop)."""
+
+RECORDS_PATH = False
+"""``--records-path``: the task returns lists of ``SourceRecord`` s instead of a batch."""
+
+TAIL_MS: dict[str, list[float]] = {"raw": [], "connectrt": []}
+"""Per round, the time from the end of the producing loop (raw: the last ``produce``;
+connectrt: the poll after the last batch) to the end of the clock: acknowledgements still
+outstanding, and for connectrt stopping the task, its final commit and the thread's end."""
 
 CPU_US: dict[str, list[float]] = {"raw": [], "connectrt": []}
 """CPU time of the producing thread per record, per round: the raw loop's thread; the task's
@@ -62,8 +77,10 @@ def raw_produce(bootstrap: str, topic: str, n: int, size: int, batch: int = 2000
         sent += min(batch, n - sent)
         poll(0)
     cpu = time.thread_time() - cpu0
+    loop_end = time.perf_counter()
     remaining = producer.flush(60)
     elapsed = time.perf_counter() - t0
+    TAIL_MS["raw"].append((t0 + elapsed - loop_end) * 1e3)
     if remaining:
         raise RuntimeError(f"raw producer: {remaining} records not acknowledged")
     CPU_US["raw"].append(cpu / n * 1e6)
@@ -74,7 +91,8 @@ def connectrt_produce(
     bootstrap: str, topic: str, n: int, size: int, rnd: int
 ) -> tuple[float, dict[str, Any]]:
     name, bench_id = f"bench-source-{rnd}", f"src{rnd}"
-    worker = c.make_worker(c.worker_props(bootstrap))
+    extra = {} if BUDGET_MB is None else {"worker.memory.budget.mb": str(BUDGET_MB)}
+    worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
         worker.start_connector(
             name,
@@ -87,6 +105,7 @@ def connectrt_produce(
                 "batch.size": "2000",
                 "bench.id": bench_id,
                 "warmup.topic": f"{topic}-warmup",
+                "batch.columns": "false" if RECORDS_PATH else "true",
             },
         )
         c.wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "source task start")
@@ -104,6 +123,8 @@ def connectrt_produce(
             raise RuntimeError(f"source task: failed={runner.failed!r} metrics={m}")
         assert p.first is not None and p.cpu_first is not None and p.cpu_last is not None
         CPU_US["connectrt"].append((p.cpu_last - p.cpu_first) / n * 1e6)
+        assert p.last is not None
+        TAIL_MS["connectrt"].append((end - p.last) * 1e3)
         return end - p.first, m.snapshot()
     finally:
         worker.stop()
@@ -114,12 +135,30 @@ def main() -> tuple[float, float]:
     ap.add_argument("--records", type=int, default=500_000, help="per side per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size", type=int, default=100)
+    ap.add_argument(
+        "--records-path",
+        action="store_true",
+        help="the task returns fresh SourceRecord lists instead of a SourceRecordBatch",
+    )
+    ap.add_argument(
+        "--budget-mb",
+        type=int,
+        default=None,
+        help="the worker's worker.memory.budget.mb (default: the worker's default; 0: off, "
+        "the task's producer then has the raw loop's settings)",
+    )
     args = ap.parse_args()
+    global RECORDS_PATH, BUDGET_MB
+    RECORDS_PATH = args.records_path
+    BUDGET_MB = args.budget_mb
     c.setup_logging()
     n = args.records
     print(
         f"bench_source: {n:,} x {args.size} B per side, {args.rounds} alternating rounds "
-        f"(median reported); {c.machine()}"
+        f"(median reported), task returns "
+        f"{'SourceRecord lists' if RECORDS_PATH else 'SourceRecordBatch columns'}, "
+        f"worker.memory.budget.mb={'default' if BUDGET_MB is None else BUDGET_MB}; "
+        f"{c.machine()}"
     )
     from connectrt.broker import EmbeddedBroker
 
@@ -159,6 +198,18 @@ def main() -> tuple[float, float]:
     print(
         f"  producing thread's CPU per record (median): raw {cpu_raw:.3f} us, connectrt "
         f"{cpu_crt:.3f} us (+{cpu_crt - cpu_raw:.3f} us: the task's SourceRecords and the runtime)"
+    )
+    tail_raw, tail_crt = (
+        statistics.median(TAIL_MS[k][-args.rounds :]) for k in ("raw", "connectrt")
+    )
+    print(
+        f"  after the producing loop, until the clock stops (median): raw {tail_raw:.1f} ms "
+        f"(flush), connectrt {tail_crt:.1f} ms (stop, final commit, thread end)"
+    )
+    paired = [r / c for r, c in zip(raw_t, crt_t, strict=True)]  # per round: crt rate / raw
+    print(
+        f"  per round connectrt/raw: {', '.join(f'{x:.2f}' for x in paired)} "
+        f"(median {statistics.median(paired):.2f})"
     )
     print(f"  ratio connectrt/raw = {crt / raw:.2f}  (target >= 0.80)")
     return crt, raw

@@ -4,7 +4,9 @@
 * :class:`PreSerializedSourceConnector`: each task emits ``records`` pre-serialized byte values
   (``record.bytes`` long, keys None) in batches of ``batch.size``, optionally rate limited by
   ``records.per.second``; then idles. The source partition map is one shared object and the
-  offset maps are shared by a whole batch, so the task itself costs almost nothing. With
+  offset maps are shared by a whole batch, so the task itself costs almost nothing. Each poll
+  returns a list of fresh ``SourceRecord`` objects, as a task written for Kafka Connect's list
+  does, or with ``batch.columns=true`` a ``SourceRecordBatch`` (the values as a column). With
   ``warmup.topic`` it first emits one warm-up record there and waits until the driving script
   sets its progress' ``warmed`` (the record was acknowledged: the producer is up).
 * :class:`NoopSinkConnector`: ``put()`` only counts, and records the time of the first and of
@@ -33,6 +35,7 @@ from connectrt.api import (
     SinkTask,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     Task,
 )
@@ -103,6 +106,7 @@ class PreSerializedSourceTask(SourceTask):
         size = int(config.get("record.bytes", "100"))
         idx = config.get("task.index", "0")
         self._rate = float(config.get("records.per.second", "0"))
+        self._columns = config.get("batch.columns", "false") == "true"
         self._progress = progress(f"{config.get('bench.id', 'source')}-{idx}", self._remaining)
         self._partition = {"task": idx}
         # Distinct pre-serialized values per slot; the batch list is rebuilt per poll from
@@ -115,7 +119,7 @@ class PreSerializedSourceTask(SourceTask):
         if self._warmup_topic is None:
             self._progress.warmed.set()
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         if self._warmup_topic is not None:
             topic, self._warmup_topic = self._warmup_topic, None
             return [SourceRecord({"warmup": "1"}, {"n": 0}, topic, None, None, None, None, b"w")]
@@ -146,9 +150,14 @@ class PreSerializedSourceTask(SourceTask):
         offset = {"n": self._sent}  # one offset map per batch: the runtime keeps the latest
         part = self._partition
         topic = self._topic
-        records = [
-            SourceRecord(part, offset, topic, None, None, None, None, v) for v in self._values[:n]
-        ]
+        records: list[SourceRecord] | SourceRecordBatch
+        if self._columns:  # one batch of columns, no record objects
+            records = SourceRecordBatch(part, [offset] * n, topic, self._values[:n])
+        else:
+            records = [
+                SourceRecord(part, offset, topic, None, None, None, None, v)
+                for v in self._values[:n]
+            ]
         self._remaining -= n
         p.count += n
         return records

@@ -13,9 +13,9 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import accumulate
-from typing import Any, cast
+from typing import Any, cast, overload
 
 from connectrt.api import (
     ConfigDef,
@@ -25,7 +25,7 @@ from connectrt.api import (
     NonEmptyString,
     Range,
     SourceConnector,
-    SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     Task,
 )
@@ -173,29 +173,28 @@ class FileStreamSourceTask(SourceTask):
         self._position = position
         return True
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> SourceRecordBatch | None:
         with self._lock:
             if self._stopping.is_set():
                 return None
-            records = self._read_batch()
-        if not records:
+            batch = self._read_batch()
+        if batch is None:
             self._stopping.wait(_IDLE_WAIT_S if self._filename else 0.1)
-            return None
-        return records
+        return batch
 
-    def _read_batch(self) -> list[SourceRecord]:
-        """Up to ``batch.size`` complete lines. Each chunk read is split and decoded once
-        (:meth:`_take_chunk`); a trailing partial line is kept until its newline arrives."""
+    def _read_batch(self) -> SourceRecordBatch | None:
+        """Up to ``batch.size`` complete lines as one batch (None: none yet). Each chunk read is
+        split and decoded once (:meth:`_take_chunk`); a trailing partial line is kept until its
+        newline arrives. The batch holds the lines as its values column and their end positions
+        (the offset maps are made only for the records the runtime asks about)."""
         if self._stream is None and not self._open():
-            return []
+            return None
         stream = self._stream
         assert stream is not None
-        records: list[SourceRecord] = []
-        partition = self._partition if self._filename else None
-        topic, schema = self._topic, Schema.STRING_SCHEMA
-        timestamp = int(time.time() * 1000)
+        lines: list[str] = []
+        ends: list[int] = []
         try:
-            while len(records) < self._batch_size:
+            while len(lines) < self._batch_size:
                 if self._next_line >= len(self._lines):
                     chunk = stream.read1(_READ_CHUNK) if self._filename else stream.readline()
                     if not chunk:
@@ -203,23 +202,32 @@ class FileStreamSourceTask(SourceTask):
                     self._take_chunk(chunk)
                     continue
                 start = self._next_line
-                stop = min(len(self._lines), start + self._batch_size - len(records))
-                lines = self._lines[start:stop]
-                offsets: list[dict[str, int]] | list[None]
-                if partition is None:
-                    offsets = [None] * len(lines)
+                stop = min(len(self._lines), start + self._batch_size - len(lines))
+                if start == 0 and stop == len(self._lines) and not lines:
+                    lines, ends = self._lines, self._ends  # the whole chunk: no copy
                 else:
-                    offsets = [{"position": end} for end in self._ends[start:stop]]
-                ts = timestamp
-                records += [
-                    SourceRecord(partition, offset, topic, None, None, None, schema, line, ts)
-                    for line, offset in zip(lines, offsets, strict=True)
-                ]
+                    lines += self._lines[start:stop]
+                    ends += self._ends[start:stop]
                 self._next_line = stop
                 self._position = self._ends[stop - 1]
         except OSError as e:
             raise ConnectError(f"Error while reading file {self._filename}: {e}") from e
-        return records
+        if not lines:
+            return None
+        offsets: Sequence[Mapping[str, int] | None]
+        if self._filename:
+            offsets = _PositionOffsets(ends)
+            partition: dict[str, str] | None = self._partition
+        else:
+            offsets, partition = [None] * len(lines), None
+        return SourceRecordBatch(
+            partition,
+            offsets,
+            self._topic,
+            lines,
+            Schema.STRING_SCHEMA,
+            int(time.time() * 1000),
+        )
 
     def _take_chunk(self, chunk: bytes) -> None:
         """Split the complete lines of ``tail + chunk`` into ``_lines`` (decoded, ``\\r\\n`` or
@@ -260,6 +268,32 @@ class FileStreamSourceTask(SourceTask):
                     stream.close()
                 except OSError:
                     pass
+
+
+class _PositionOffsets(Sequence[Mapping[str, int]]):
+    """A batch's source offsets, ``{"position": end}`` per line, each map made when read."""
+
+    __slots__ = ("_ends",)
+
+    def __init__(self, ends: list[int]) -> None:
+        self._ends = ends
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __iter__(self) -> Iterator[Mapping[str, int]]:
+        return iter([{"position": end} for end in self._ends])  # the records being built
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, int]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, int] | Sequence[Mapping[str, int]]:
+        if isinstance(index, slice):
+            return [{"position": end} for end in self._ends[index]]
+        return {"position": self._ends[index]}
 
 
 _plus_one = (1).__add__

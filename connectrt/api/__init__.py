@@ -14,7 +14,9 @@ What is here, by plugin kind:
   :class:`TransactionContext` (exactly-once sources defining their own transactions),
   :class:`ErrantRecordReporter`;
 * records: :class:`SourceRecord`, :class:`SinkRecord`, :class:`SinkRecordBatch` (what
-  ``put()`` receives: the records as a list and as columns), :class:`ConnectRecord`,
+  ``put()`` receives: the records as a list and as columns), :class:`SourceRecordBatch` (what
+  ``poll()`` may return instead of a list: one partition's records as columns),
+  :class:`ConnectRecord`,
   :class:`Header`, :class:`TopicPartition`, :class:`TimestampType`;
 * transforms: :class:`Transformation`, :class:`Predicate`;
 * converters: :class:`Converter`, :class:`HeaderConverter`, :class:`SchemaAndValue`,
@@ -103,6 +105,7 @@ from connectrt.api.records import (
     TimestampType,
     TopicPartition,
 )
+from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import (
     ErrantRecordReporter,
     OffsetStorageReader,
@@ -169,6 +172,7 @@ __all__ = [
     "SourceConnector",
     "SourceConnectorContext",
     "SourceRecord",
+    "SourceRecordBatch",
     "SourceTask",
     "SourceTaskContext",
     "Task",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from connectrt.api.metrics import PluginMetrics
     from connectrt.api.record_batch import SinkRecordBatch
     from connectrt.api.records import SinkRecord, SourceRecord, TopicPartition
+    from connectrt.api.source_batch import SourceRecordBatch
 
 __all__ = [
     "ErrantRecordReporter",
@@ -169,10 +170,12 @@ class Task(abc.ABC):
 class SourceTask(Task):
     """Reads records from an external system.
 
-    The runtime calls ``poll()`` in a loop on the task thread. Return a list of records, or
-    None / an empty list when nothing is ready after blocking briefly (up to ~1 s; never block
-    indefinitely, so ``stop()`` takes effect). Raise ``RetriableError`` for a transient
-    failure (the runtime polls again), anything else fails the task.
+    The runtime calls ``poll()`` in a loop on the task thread. Return a list of records (or a
+    :class:`~connectrt.api.SourceRecordBatch`: one partition's records to one topic as columns,
+    without a ``SourceRecord`` per record), or None / an empty list when nothing is ready
+    after blocking briefly (up to ~1 s; never block indefinitely, so ``stop()`` takes effect).
+    Raise ``RetriableError`` for a transient failure (the runtime polls again), anything else
+    fails the task.
     """
 
     context: SourceTaskContext
@@ -181,7 +184,7 @@ class SourceTask(Task):
         self.context = context
 
     @abc.abstractmethod
-    def poll(self) -> list[SourceRecord] | None: ...
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None: ...
 
     def commit(self) -> None:
         """Called after offsets up to some point were durably stored in the offset store."""

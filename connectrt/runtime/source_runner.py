@@ -25,6 +25,7 @@ import time
 from confluent_kafka import Producer
 
 from connectrt.api.records import SourceRecord
+from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
@@ -204,8 +205,10 @@ class SourceTaskRunner(TaskRunner):
                 if txn is not None:
                     self._send_in_transactions(records, producer)
                 else:
-                    if self._transforms is not None:
-                        records = self._transform(records)
+                    if self._transforms is not None:  # a SourceRecordBatch: its records
+                        records = self._transform(
+                            records if type(records) is list else list(records)
+                        )
                     send(records, producer)
                 if limiter is not None and limiter.limits_bytes:
                     limiter.charge(self._sender.take_sent_bytes())  # waited off at next admit
@@ -218,14 +221,23 @@ class SourceTaskRunner(TaskRunner):
                 self.commit_offsets()
                 next_commit = time.monotonic() + self._flush_interval
 
-    def _send_in_transactions(self, records: list[SourceRecord], producer: Producer) -> None:
+    def _send_in_transactions(
+        self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer
+    ) -> None:
         """Exactly-once: send a polled batch inside the open transaction (opening one). With
         connector-defined boundaries the batch is cut after each record the task named in a
         ``commit_transaction(record)``/``abort_transaction(record)``, which is acted on there."""
         txn = self._txn
         assert txn is not None
         ctx = self._txn_context
-        segments: list[tuple[list[SourceRecord], str | None]] = [(records, None)]
+        records: list[SourceRecord] | SourceRecordBatch = polled
+        if isinstance(polled, SourceRecordBatch) and (
+            self._transforms is not None or ctx is not None
+        ):
+            records = list(polled)  # a batch cut into segments or transformed: its records
+        segments: list[tuple[list[SourceRecord] | SourceRecordBatch, str | None]] = [
+            (records, None)
+        ]
         if ctx is not None and ctx.at:
             segments = []
             start = 0
@@ -239,7 +251,7 @@ class SourceTaskRunner(TaskRunner):
         for segment, action in segments:
             txn.begin(producer)
             if self._transforms is not None:
-                segment = self._transform(segment)
+                segment = self._transform(segment if isinstance(segment, list) else list(segment))
             self._sender.send(segment, producer)
             if action == "commit":
                 self.commit_offsets()

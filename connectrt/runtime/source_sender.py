@@ -3,6 +3,12 @@
 :class:`SourceBatchSender` belongs to one :class:`~connectrt.runtime.source_runner.SourceTaskRunner`
 and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
 
+0. a :class:`~connectrt.api.SourceRecordBatch` (one source partition's values to one topic,
+   as columns) is produced from its columns: the values converted in one call, then one
+   C-level ``map`` of ``produce`` over them, no Python code per record, the last handled
+   record's source offset noted (:meth:`SourceBatchSender._send_columns`); when it cannot be
+   (first batch to a topic, no batch conversion, a value that fails, ``commit_record``
+   overridden) its records are built and take the path below;
 1. values are converted for the whole batch at once where that pays: a pass-through
    converter's bytes are taken as they are (one C-level type check for the batch); a converter
    with a batch path of its own (JsonConverter) converts a batch of one topic and one value
@@ -35,13 +41,18 @@ little over the house size for that reason.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
+from functools import partial
+from itertools import repeat
+from operator import length_hint
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
 from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SourceRecord
+from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
 from connectrt.runtime.error_handling import ErrorHandler, Failure
 from connectrt.runtime.metrics import TaskMetrics
@@ -64,6 +75,13 @@ _UNCONVERTED: Any = object()
 _BYTES_OR_NONE = frozenset((bytes, type(None)))
 _PURGED = frozenset((KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT))
 """Delivery errors of records an ``abort_transaction()`` purged (nothing else purges)."""
+_ROOM_POLL_S = 0.002
+"""How long one wait for room in a full producer queue blocks in ``poll``. The producer reports
+failed deliveries only (``delivery.report.only.error``), so no event ends the wait early when
+the broker acknowledges a batch and room frees: a longer wait leaves the queue draining idle
+(with 50 ms, the queue of a task's memory-budget share ran dry between waits)."""
+_drain: Callable[[Any], object] = partial(deque, maxlen=0)
+"""Runs an iterator to its end at C level, keeping nothing."""
 
 ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
@@ -129,19 +147,35 @@ class SourceBatchSender:
         self.count_bytes = False  # sum the bytes produced (task.rate.limit.bytes.per.sec)
         self._sent_bytes = 0
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
+        self._failed_at: int | None = None  # the index a mapped produce failed at
 
-    def send(self, records: list[SourceRecord], producer: Producer) -> None:
+    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
-        Values are converted for the whole batch first (:meth:`_convert_values`); then each
-        record without headers, key, explicit partition or first use of its topic is handed to
-        a ``produce`` bound once per batch, with positional arguments only. Any other record,
-        and every record when a value failed to convert or the task wants ``commit_record``,
-        goes through :meth:`_send_one`. The source offsets of the records handled (produced or
-        skipped) are noted once, after the loop (:meth:`_note_offsets`).
+        A :class:`SourceRecordBatch` whose records were not read goes from its columns
+        (:meth:`_send_columns`) when it can. Otherwise, and for a list of records, values are
+        converted for the whole batch first (:meth:`_convert_values`); then each plain record
+        (no key, headers or explicit partition, to a topic already used) is handed to a
+        ``produce`` bound once per batch, with positional arguments only
+        (:meth:`_send_plain`); any other record, and every record when a value failed to
+        convert or the task wants ``commit_record``, goes through :meth:`_send_one`. The source
+        offsets of the records handled (produced or skipped) are noted once, after the loop
+        (:meth:`_note_offsets`). (A list is walked once: several C-level passes over freshly
+        built records, one per field, measured slower than the one loop.)
         """
-        if not records:
+        if not polled:
             return
+        records: list[SourceRecord]
+        if isinstance(polled, SourceRecordBatch):
+            if (
+                not polled.records_built
+                and not self.wants_commit_record
+                and self._send_columns(polled, producer)
+            ):
+                return
+            records = polled.records()  # the general path, over the records
+        else:
+            records = polled
         values = self._convert_values(records)
         if values is not None and self.count_bytes:  # C-level; keys/headers: _send_one
             self._sent_bytes += sum(map(len, filter(None, values)))
@@ -162,6 +196,97 @@ class SourceBatchSender:
             raise
         self._note_offsets(records, handled)
         self._offsets.pending_records += handled - self._skipped_in_batch
+
+    def _send_columns(self, batch: SourceRecordBatch, producer: Producer) -> bool:
+        """A :class:`SourceRecordBatch` from its columns, without a record per value (the
+        fastest path): the values converted in one call (bytes through a pass-through converter
+        as they are), produced by :meth:`_produce_all`, the last handled record's source offset
+        noted once.
+
+        False, having produced nothing, when the batch needs the general path: the first batch
+        to its topic (topic creation), a converter without a batch path, a value that fails to
+        convert (the error policy applies per record there).
+        """
+        topic = batch.topic
+        if topic not in self.topics:
+            return False
+        values = batch.values
+        if self._value_passthrough and set(map(type, values)) <= _BYTES_OR_NONE:
+            vbs: list[Any] | tuple[Any, ...] = values
+        elif self._value_batches:
+            try:
+                converted = self.converters.value.from_connect_values(
+                    topic, batch.value_schema, values
+                )
+            except Exception:
+                return False
+            if converted is None:
+                self._value_batches = False  # no batch path here: stop asking
+                return False
+            vbs = converted if type(converted) is list else list(converted)
+        else:
+            return False
+        if self.count_bytes:  # C-level; the batch has no keys or headers
+            self._sent_bytes += sum(map(len, filter(None, vbs)))
+        self._skipped_in_batch = 0
+        self._failed_at = None
+        try:
+            handled = self._produce_all(producer, topic, vbs, batch.timestamp, batch.records)
+        except BaseException:
+            if self._failed_at is not None:
+                self._note_batch_offsets(batch, self._failed_at)
+            raise
+        self._note_batch_offsets(batch, handled)
+        return True
+
+    def _produce_all(
+        self,
+        producer: Producer,
+        topic: str,
+        vbs: list[Any] | tuple[Any, ...],
+        timestamp: int | None,
+        records: Callable[[], list[SourceRecord]],
+    ) -> int:
+        """Produce ``vbs`` to ``topic`` (with ``timestamp``, or None: the producer's time) by
+        one C-level ``map`` of ``produce``, positional arguments only, no Python code per
+        record (the hot path); returns how many were handled (all unless the task was stopped
+        while the producer's queue was full).
+
+        A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
+        the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
+        task (:meth:`_produce_failed`; ``records()`` gives the records, built on demand). Before
+        anything that may raise, ``_failed_at`` is set to the index at fault, so that the
+        caller notes the offsets of the records before it only.
+        """
+        n = len(vbs)
+        it = iter(vbs)
+        args: tuple[Any, ...] = (repeat(topic), it)
+        if timestamp is not None:  # positionally: topic, value, key, partition, callback, ...
+            args += (repeat(None), repeat(PARTITION_UA), repeat(None), repeat(None))
+            args += (repeat(timestamp),)
+        retry: ProduceArgs = (PARTITION_UA, None, None, timestamp or 0, None)  # 0: now
+        produce = producer.produce
+        while True:
+            try:
+                _drain(map(produce, *args))  # hot path: the loop runs in C
+                return n
+            except BufferError:
+                at = self._failed_at = n - length_hint(it) - 1  # map took it from ``it``
+                if not self._produce_when_room(producer, topic, vbs[at], None, retry):
+                    return at  # stopping: the rest is re-polled after a restart
+            except Exception as e:
+                at = self._failed_at = n - length_hint(it) - 1
+                self._produce_failed(records()[at], e)
+            self._failed_at = None
+
+    def _note_batch_offsets(self, batch: SourceRecordBatch, handled: int) -> None:
+        """Make the source offset of the batch's last handled record pending (one partition)."""
+        self._offsets.pending_records += handled - self._skipped_in_batch
+        sp = batch.source_partition
+        if handled > 0 and sp is not None:
+            self._offsets.pending[encode_key(self.id.connector, sp)] = batch.source_offsets[
+                handled - 1
+            ]
 
     def take_sent_bytes(self) -> int:
         """The bytes produced since the last call (counted only while :attr:`count_bytes`)."""
@@ -212,7 +337,8 @@ class SourceBatchSender:
                         produce(topic, vb, None, PARTITION_UA, None, None, ts)
                 except BufferError:
                     self._at = record
-                    if not self._produce_when_room(producer, topic, vb, None, record):
+                    args = self._produce_args(record)
+                    if not self._produce_when_room(producer, topic, vb, None, args):
                         return _index_of(records, record)  # stopping: re-polled after a restart
                 except Exception as e:
                     self._at = record
@@ -278,7 +404,7 @@ class SourceBatchSender:
             else:
                 producer.produce(topic, vb, kb)
         except BufferError:
-            return self._produce_when_room(producer, topic, vb, kb, record)
+            return self._produce_when_room(producer, topic, vb, kb, self._produce_args(record))
         except TaskFailure:
             raise
         except Exception as e:
@@ -426,13 +552,13 @@ class SourceBatchSender:
         return (partition, on_delivery, None, record.timestamp or 0, headers)
 
     def _produce_when_room(
-        self, producer: Producer, topic: str, vb: Any, kb: Any, record: SourceRecord
+        self, producer: Producer, topic: str, vb: Any, kb: Any, args: ProduceArgs
     ) -> bool:
         """The local queue is full: back-pressure. Serve delivery reports until the record
-        fits; False if the task is stopping first."""
-        args = self._produce_args(record)
+        (``produce``'s further arguments: ``args``) fits; False if the task is stopping
+        first."""
         while True:
-            producer.poll(0.05)
+            producer.poll(_ROOM_POLL_S)
             self.check_delivery()
             if self._stopping():
                 return False

@@ -19,7 +19,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Message
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.api import Header, SourceRecord, SourceTask
+from connectrt.api import Header, SourceRecord, SourceRecordBatch, SourceTask
 from connectrt.broker import EmbeddedBroker
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
@@ -35,6 +35,7 @@ from connectrt.runtime.task_runner import TaskConverters, TaskId
 from connectrt.storage.offset_codec import decode_key
 from connectrt.storage.offsets import MemoryOffsetStore
 from connectrt.testing.harness import create_topic
+from connectrt.transforms.chain import TransformationChain
 
 pytestmark = pytest.mark.integration
 
@@ -45,15 +46,15 @@ INT32 = Schema.INT32_SCHEMA
 class ScriptedTask(SourceTask):
     """Returns the given batches, one per poll, then idles; ``done`` is set after the last."""
 
-    def __init__(self, batches: list[list[SourceRecord]]) -> None:
-        self._batches = list(batches)
+    def __init__(self, batches: list[list[SourceRecord]] | list[SourceRecordBatch]) -> None:
+        self._batches: list[Any] = list(batches)
         self.done = threading.Event()
         self._stop = threading.Event()
 
     def start(self, config: Mapping[str, str]) -> None:
         pass
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> list[SourceRecord] | SourceRecordBatch | None:
         if self._batches:
             return self._batches.pop(0)
         self.done.set()
@@ -66,11 +67,12 @@ class ScriptedTask(SourceTask):
 
 def run_task(
     bootstrap: str,
-    batches: list[list[SourceRecord]],
+    batches: list[list[SourceRecord]] | list[SourceRecordBatch],
     *,
     tolerate: bool = False,
     producer: Mapping[str, Any] | None = None,
     schemas: bool = True,
+    transforms: Mapping[str, str] | None = None,
 ) -> tuple[SourceTaskRunner, MemoryOffsetStore]:
     """Run the batches through a SourceTaskRunner (JsonConverter values, with schemas unless
     ``schemas`` is false; String keys), stop it (final commit) and return it with its offset
@@ -101,6 +103,7 @@ def run_task(
         producer_config={**PRODUCER_DEFAULTS, "bootstrap.servers": bootstrap, **(producer or {})},
         offset_store=store,
         offset_flush_timeout_ms=30_000,
+        transforms=TransformationChain(transforms) if transforms else None,
     )
     runner = SourceTaskRunner(task_id, task, settings)
     runner.start()
@@ -414,3 +417,57 @@ def test_commit_record_reports_each_acknowledged_or_skipped_record(
     assert messages[1].timestamp()[1] == 1_700_000_000_000
     assert messages[3].headers() == [("h", b"v")]
     assert stored_offsets(store) == {'{"p":1}': {"n": 3}}
+
+
+def test_record_batches_arrive_from_their_columns_through_a_full_queue(
+    broker: EmbeddedBroker, unique_name
+):
+    """SourceRecordBatches (the first to the topic takes the general path, the others the
+    column path) through a producer queue of 100 messages: every value arrives once, in order,
+    with the batch's timestamp, and the last record's source offset is stored."""
+    bs = broker.bootstrap_servers
+    topic = unique_name("columns")
+    create_topic(bs, topic)
+    part = {"file": "a"}
+    ts = 1_700_000_000_000
+    batches = [
+        SourceRecordBatch(
+            part,
+            [{"n": b * 2000 + i} for i in range(2000)],
+            topic,
+            [f"v{b * 2000 + i}" for i in range(2000)],
+            STRING,
+            ts + b,
+        )
+        for b in range(3)
+    ]
+    runner, store = run_task(bs, batches, producer={"queue.buffering.max.messages": 100})
+    assert runner.failed is None
+    assert not batches[1].records_built and not batches[2].records_built  # the column path
+    assert runner.metrics.records_produced == 6000
+    messages = read_messages(bs, topic)
+    s = '{"type":"string","optional":false}'
+    assert [m.value() for m in messages] == [envelope(s, f'"v{i}"') for i in range(6000)]
+    assert [m.timestamp()[1] for m in messages] == [ts + i // 2000 for i in range(6000)]
+    assert stored_offsets(store) == {'{"file":"a"}': {"n": 5999}}
+
+
+def test_a_record_batch_goes_through_the_transformation_chain(broker: EmbeddedBroker, unique_name):
+    """With SMTs the batch's records are built and transformed like a polled list's."""
+    bs = broker.bootstrap_servers
+    topic = unique_name("columns-smt")
+    routed = f"{topic}-routed"
+    create_topic(bs, routed)
+    part = {"file": "b"}
+    batch = SourceRecordBatch(part, [{"n": i} for i in range(3)], topic, ["a", "b", "c"], STRING)
+    smt = {
+        "transforms": "route",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "(.*)",
+        "transforms.route.replacement": "$1-routed",
+    }
+    runner, store = run_task(bs, [batch], transforms=smt)
+    assert runner.failed is None
+    s = '{"type":"string","optional":false}'
+    assert [m.value() for m in read_messages(bs, routed)] == [envelope(s, f'"{v}"') for v in "abc"]
+    assert stored_offsets(store) == {'{"file":"b"}': {"n": 2}}

@@ -23,7 +23,13 @@ from connectors.file import (
     FileStreamSourceTask,
 )
 from connectors.file.sink import lines
-from connectrt.api import SinkRecord, SinkRecordBatch, SourceRecord, TopicPartition
+from connectrt.api import (
+    SinkRecord,
+    SinkRecordBatch,
+    SourceRecord,
+    SourceRecordBatch,
+    TopicPartition,
+)
 from connectrt.api.task import OffsetStorageReader, SourceTaskContext
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.errors import ConfigError, ConnectError
@@ -130,6 +136,22 @@ def test_source_reads_lines_with_offsets_and_partition(tmp_path: Path, tasks: li
     assert records[0].source_partition is records[-1].source_partition
     assert reader.requested == [{"filename": str(path)}]
     assert task.poll() is None  # nothing more yet
+
+
+def test_source_batch_columns_agree_with_its_records(tmp_path: Path, tasks: list[Any]) -> None:
+    """The poll is a SourceRecordBatch: the lines as values, the offsets made when read (the
+    runtime reads the last one), the same as its records'."""
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a\nbb\nccc\n")
+    task, _ = make_source(tasks, path)
+    batch = task.poll()
+    assert isinstance(batch, SourceRecordBatch)
+    assert list(batch.values) == ["a", "bb", "ccc"]
+    assert batch.source_offsets[-1] == {"position": 9}
+    assert list(batch.source_offsets) == [{"position": 2}, {"position": 5}, {"position": 9}]
+    assert batch.source_offsets[:2] == [{"position": 2}, {"position": 5}]
+    assert not batch.records_built
+    assert [r.source_offset for r in batch] == list(batch.source_offsets)
 
 
 def test_source_partial_line_waits_for_its_newline(tmp_path: Path, tasks: list[Any]) -> None:
