@@ -34,6 +34,7 @@ def config_reference() -> str:
     from connectors.datagen.config import CONFIG_DEF as DATAGEN
     from connectors.file.sink import CONFIG_DEF as FILE_SINK
     from connectors.file.source import CONFIG_DEF as FILE_SOURCE
+    from connectors.iceberg.config import CONFIG_DEF as ICEBERG_SINK
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectors.objectstore.config import CONFIG_DEF as OBJECT_STORE_SINK
@@ -62,6 +63,7 @@ def config_reference() -> str:
         ("JdbcSourceConnector", JDBC_SOURCE),
         ("JdbcSinkConnector", JDBC_SINK),
         ("ObjectStoreSinkConnector", OBJECT_STORE_SINK),
+        ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),
     ]
     return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"

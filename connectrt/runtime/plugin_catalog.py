@@ -39,6 +39,11 @@ BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
         "sink",
     ),
     (
+        "connectors.iceberg.IcebergSinkConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
+        "sink",
+    ),
+    (
         "connectors.datagen.DatagenConnector",
         "io.confluent.kafka.connect.datagen.DatagenConnector",
         "source",

@@ -201,6 +201,7 @@ def test_only_public_concrete_plugins_defined_in_the_module_are_registered(
     assert sorted(p.class_name for p in sinks) == [
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         "io.confluent.connect.s3.S3SinkConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]
 

@@ -225,10 +225,12 @@ def test_plugins_filtering_by_type(fresh: PluginRegistry) -> None:
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         "io.confluent.connect.s3.S3SinkConnector",
         "io.confluent.kafka.connect.datagen.DatagenConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
     }
     assert sorted(p.class_name for p in fresh.plugins(["sink"])) == [
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         "io.confluent.connect.s3.S3SinkConnector",
+        "org.apache.iceberg.connect.IcebergSinkConnector",
         "org.apache.kafka.connect.file.FileStreamSinkConnector",
     ]
     converters = {p.class_name for p in fresh.plugins(["converter"])}
