@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
@@ -124,7 +125,15 @@ def _record_bytes(bootstrap: str, topic: str) -> int:
         }
     )
     try:
-        consumer.subscribe([topic])
+        # assign(), not subscribe(): no group join to wait for, and a topic created after the
+        # consumer's first metadata request is still found (subscribe() would see it only at
+        # the next metadata refresh, minutes later).
+        wait_for(
+            lambda: topic in consumer.list_topics(timeout=10).topics,
+            60,
+            f"the task to create {topic}",
+        )
+        consumer.assign([KafkaTopicPartition(topic, 0, OFFSET_BEGINNING)])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             msg = consumer.poll(0.5)
@@ -159,6 +168,7 @@ def test_a_source_of_structured_values_is_held_to_its_bytes_rate(
     counted are what the JSON converter produced, so the records rate is the limit divided by
     the serialized size (without the limit the task produces far more)."""
     name, topic = unique_name("bytes-source"), unique_name("topic")
+    create_topic(broker.bootstrap_servers, topic, partitions=1)
     config = {
         "connector.class": "tests.plugins.struct_source.StructSource",
         "name": name,
