@@ -95,10 +95,21 @@ def _line_number(value: str) -> int:
     return int(value.removeprefix("line-"))
 
 
-def _append_slowly(path: Path, lines: list[str], stop: threading.Event) -> None:
-    """Grow the input file at ~50k lines/s so the kill lands among several commits."""
+HELD_AT = LINES * 2 // 5
+"""The writer holds here until the test is about to kill, so the kill is always mid-stream."""
+
+
+def _append_slowly(
+    path: Path, lines: list[str], stop: threading.Event, go_on: threading.Event
+) -> None:
+    """Grow the input file at ~50k lines/s so the kill lands among several commits. After
+    ``HELD_AT`` lines it waits for ``go_on``: the pipeline can be faster than the first sink
+    commit on a busy machine, and without the hold the whole file was through before the kill
+    (seen once in a full run)."""
     with path.open("a") as f:
         for i in range(0, len(lines), 1000):
+            if i == HELD_AT:
+                go_on.wait(300)
             if stop.is_set():
                 return
             f.write("".join(x + "\n" for x in lines[i : i + 1000]))
@@ -143,20 +154,26 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         f"name={_sink(topic)}\nconnector.class=FileStreamSink\nfile={dst}\ntopics={topic}\n"
     )
 
-    stop_writer = threading.Event()
-    writer = threading.Thread(target=_append_slowly, args=(src, expected, stop_writer))
+    stop_writer, go_on = threading.Event(), threading.Event()
+    writer = threading.Thread(target=_append_slowly, args=(src, expected, stop_writer, go_on))
     writer.start()
     try:
-        _kill_restart_and_check(bootstrap, topic, offsets_topic, tmp_path, expected)
+        _kill_restart_and_check(bootstrap, topic, offsets_topic, tmp_path, expected, go_on)
     except BaseException:
         stop_writer.set()  # a failed test does not leave the writer appending
+        go_on.set()
         raise
     finally:
         writer.join(60)
 
 
 def _kill_restart_and_check(
-    bootstrap: str, topic: str, offsets_topic: str, tmp_path: Path, expected: list[str]
+    bootstrap: str,
+    topic: str,
+    offsets_topic: str,
+    tmp_path: Path,
+    expected: list[str],
+    go_on: threading.Event,
 ) -> None:
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     worker = _start_worker(tmp_path, "worker-1.log")
@@ -170,9 +187,12 @@ def _kill_restart_and_check(
             "a third of the lines and a sink commit",
             worker,
         )
+        go_on.set()  # the writer appends the rest: lines are flowing when the kill lands
+        time.sleep(0.5)
         os.kill(worker.pid, signal.SIGKILL)
         worker.wait(10)
     finally:
+        go_on.set()
         if worker.poll() is None:
             worker.kill()
             worker.wait(10)
