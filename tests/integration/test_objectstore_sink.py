@@ -63,6 +63,9 @@ def test_every_record_lands_once_and_a_restart_resumes_from_storage(
 ) -> None:
     store_config, fs, root = backend
     topic = unique_name("os")  # type: ignore[operator]
+    # Connector names (so consumer groups) unique per run: on the embedded broker a group whose
+    # earlier members left (here the other backend's run) can hold a new join for minutes.
+    first, second = f"os-{topic}", f"os2-{topic}"
     bootstrap = broker.bootstrap_servers
     create_topic(bootstrap, topic, partitions=PARTITIONS)
     produce(bootstrap, topic, RECORDS, PARTITIONS)
@@ -77,20 +80,20 @@ def test_every_record_lands_once_and_a_restart_resumes_from_storage(
     base = f"{root}/topics/{topic}"
     with WorkerHarness(bootstrap) as h:
         try:
-            h.start_connector("os", config)
-            h.wait_for_tasks("os", State.RUNNING, timeout=60)
+            h.start_connector(first, config)
+            h.wait_for_tasks(first, State.RUNNING, timeout=60)
             h.wait_until(
                 lambda: sum(count_records(fs, base).values()) >= RECORDS,
                 120,
                 "every record in the objects (flush.size divides each partition's count)",
             )
             h.wait_until(
-                lambda: _committed(bootstrap, "connect-os", topic) >= RECORDS,
+                lambda: _committed(bootstrap, f"connect-{first}", topic) >= RECORDS,
                 60,
                 "the offsets of every written record to be committed",
             )
         finally:
-            h.running.delete_connector("os")
+            h.running.delete_connector(first)
     counts = count_records(fs, base)
     assert len(counts) == RECORDS and set(counts.values()) == {1}
     names = [
@@ -112,19 +115,19 @@ def test_every_record_lands_once_and_a_restart_resumes_from_storage(
     produce(bootstrap, topic, 400, PARTITIONS, start=RECORDS)
     with WorkerHarness(bootstrap) as h:
         try:
-            h.start_connector("os2", config)
+            h.start_connector(second, config)
             h.wait_until(
                 lambda: sum(count_records(fs, base).values()) >= RECORDS + 400,
                 120,
                 "the new records in the objects",
             )
             h.wait_until(
-                lambda: _committed(bootstrap, "connect-os2", topic) >= RECORDS + 400,
+                lambda: _committed(bootstrap, f"connect-{second}", topic) >= RECORDS + 400,
                 60,
                 "the second connector's commit",
             )
         finally:
-            h.running.delete_connector("os2")
+            h.running.delete_connector(second)
     counts = count_records(fs, base)
     assert len(counts) == RECORDS + 400 and set(counts.values()) == {1}
 
