@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.testing.harness import create_topic, read_topic
+from tests.e2e.standalone import start_standalone
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -49,25 +49,6 @@ def _lines(path: Path) -> list[str]:
 
 def _count(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
-def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
-    with (tmp / log_name).open("wb") as log:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "connectrt.cli",
-                "--log-level",
-                "WARNING",
-                "standalone",
-                str(tmp / "worker.properties"),
-                str(tmp / "source.properties"),
-                str(tmp / "sink.properties"),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
 
 
 def _sink_committed(bootstrap: str, topic: str) -> dict[int, int]:
@@ -176,7 +157,7 @@ def _kill_restart_and_check(
     go_on: threading.Event,
 ) -> None:
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
-    worker = _start_worker(tmp_path, "worker-1.log")
+    worker = start_standalone(tmp_path, "worker-1.log", ("source.properties", "sink.properties"))
     try:
         # Kill once the sink has committed at least once and the stream is well under way.
         _wait(
@@ -227,7 +208,7 @@ def _kill_restart_and_check(
     sink_uncommitted = output_at_kill - sum(sink_committed.values())
 
     # -- restart and finish (the writer keeps appending meanwhile) ---------------------------
-    worker = _start_worker(tmp_path, "worker-2.log")
+    worker = start_standalone(tmp_path, "worker-2.log", ("source.properties", "sink.properties"))
     try:
         _wait(
             lambda: _count(dst) >= LINES and len(set(_lines(dst))) >= LINES,

@@ -27,7 +27,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from sqlalchemy.exc import OperationalError
 from connectors.iceberg.offsets import offsets_key
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
+from tests.e2e.standalone import start_standalone
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -110,24 +110,6 @@ def _write_configs(tmp: Path, bootstrap: str, topic: str) -> None:
         "transforms.coords.partition.field=kpartition\n"
         "transforms.coords.offset.field=koffset\n"
     )
-
-
-def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
-    with (tmp / log_name).open("wb") as log:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "connectrt.cli",
-                "--log-level",
-                "WARNING",
-                "standalone",
-                str(tmp / "worker.properties"),
-                str(tmp / "sink.properties"),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -229,7 +211,7 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
     group = f"connect-sink-{topic}"
     kills: list[tuple[int, dict[int, int], dict[int, int]]] = []
     started = time.monotonic()
-    worker = _start_worker(tmp_path, "worker-0.log")
+    worker = start_standalone(tmp_path, "worker-0.log")
     producer.start()
     try:
         for i, fraction in enumerate(fractions):
@@ -249,7 +231,7 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
             if i % 2 == 0:
                 _rewind_group(bootstrap, group)
                 assert sum(_committed(bootstrap, group, topic).values()) == 0
-            worker = _start_worker(tmp_path, f"worker-{i + 1}.log")
+            worker = start_standalone(tmp_path, f"worker-{i + 1}.log")
         _wait(
             lambda: sum(_stored(catalog, topic).values()) >= RECORDS,
             600,

@@ -25,7 +25,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
+from tests.e2e.standalone import start_standalone
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.postgres]
 
@@ -92,24 +92,6 @@ def _write_configs(tmp: Path, bootstrap: str, topic: str, url: str, exactly_once
         "transforms.coords.partition.field=kpartition\n"
         "transforms.coords.offset.field=koffset\n"
     )
-
-
-def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
-    with (tmp / log_name).open("wb") as log:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "connectrt.cli",
-                "--log-level",
-                "WARNING",
-                "standalone",
-                str(tmp / "worker.properties"),
-                str(tmp / "sink.properties"),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
 
 
 def _scalar(engine: sa.Engine, sql: str) -> int:
@@ -195,7 +177,7 @@ def _run(
     engine = sa.create_engine(url)
     group = f"connect-sink-{topic}"
     kills: list[Kill] = []
-    worker = _start_worker(tmp_path, "worker-0.log")
+    worker = start_standalone(tmp_path, "worker-0.log")
     try:
         for i, fraction in enumerate(kill_fractions):
             target = int(records * fraction)
@@ -222,7 +204,7 @@ def _run(
                     below=_rows_below(engine, committed),
                 )
             )
-            worker = _start_worker(tmp_path, f"worker-{i + 1}.log")
+            worker = start_standalone(tmp_path, f"worker-{i + 1}.log")
         _wait(
             lambda: (
                 _scalar(engine, "SELECT count(DISTINCT (kpartition, koffset)) FROM events")

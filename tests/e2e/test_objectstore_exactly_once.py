@@ -19,7 +19,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +28,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic
+from tests.e2e.standalone import start_standalone
 from tests.objectstore_support import MotoServer, count_records, moto_s3, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -40,24 +40,6 @@ KILLS = int(os.environ.get("OBJSTORE_EOS_KILLS", "2"))
 RUNS = int(os.environ.get("OBJSTORE_EOS_RUNS", "1"))
 PARTITIONS = 4
 FLUSH_SIZE = max(RECORDS // 80, 10)
-
-
-def _start_worker(tmp: Path, log_name: str) -> subprocess.Popen[bytes]:
-    with (tmp / log_name).open("wb") as log:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "connectrt.cli",
-                "--log-level",
-                "WARNING",
-                "standalone",
-                str(tmp / "worker.properties"),
-                str(tmp / "sink.properties"),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
 
 
 def _wait(
@@ -107,7 +89,7 @@ def _run(
         + "".join(f"{k}={v}\n" for k, v in store.items())
     )
     found_at_kills: list[int] = []
-    worker = _start_worker(tmp, "worker-0.log")
+    worker = start_standalone(tmp, "worker-0.log")
     try:
         for i, fraction in enumerate(fractions):
             target = int(RECORDS * fraction)
@@ -123,7 +105,7 @@ def _run(
             duplicated = {n: c for n, c in counts.items() if c > 1}
             assert not duplicated, f"kill {i}: records in two objects: {list(duplicated)[:10]}"
             found_at_kills.append(len(counts))
-            worker = _start_worker(tmp, f"worker-{i + 1}.log")
+            worker = start_standalone(tmp, f"worker-{i + 1}.log")
         _wait(
             lambda: sum(count_records(fs, base).values()) >= RECORDS,
             300,
