@@ -70,6 +70,14 @@ _MIN_RETRY_BACKOFF_S = 0.1
 OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
 
+# librdkafka notices a subscribed topic created after the group join only at its next metadata
+# refresh (5 minutes by default), and a sink started beside the source that creates its topic
+# then idles that long. For named topics the refresh asks about those topics alone, so a short
+# interval is cheap; a ``topics.regex`` subscription refreshes the whole cluster's metadata and
+# keeps librdkafka's default. ``consumer.topic.metadata.refresh.interval.ms`` (or the
+# ``consumer.override.`` form) still wins.
+_NAMED_TOPICS_METADATA_REFRESH_MS = 5000
+
 
 def _subscription(task_config: Mapping[str, str]) -> list[str]:
     """The topics (or the one ``^pattern``) the task subscribes to."""
@@ -210,7 +218,12 @@ class SinkTaskRunner(TaskRunner):
         self.call_clock.enter("start")
         self.task.start(self.task_config)
         self.call_clock.leave()
-        consumer = self._consumer = self._consumer_factory(dict(self._consumer_config))
+        config = dict(self._consumer_config)
+        if not self.task_config.get("topics.regex", "").strip():
+            config.setdefault(
+                "topic.metadata.refresh.interval.ms", _NAMED_TOPICS_METADATA_REFRESH_MS
+            )
+        consumer = self._consumer = self._consumer_factory(config)
         topics = _subscription(self.task_config)
         consumer.subscribe(
             topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
