@@ -216,6 +216,49 @@ def test_failed_task_trace_and_errors_are_shown(
     assert toast.inner_text() and "HTTP" not in toast.inner_text()[:5]
 
 
+def test_forms_cannot_be_submitted_before_the_script_runs(
+    browser: Any, worker: RestWorker, tmp_path: Path, unique_name: Any
+) -> None:
+    """Until console.js has attached its handlers, a click on Save (or Enter in a field) would
+    be a plain browser submission: the config, passwords included, in a URL. On a busy
+    machine a user (and this suite) can click that early. Without JavaScript at all the
+    buttons stay disabled and the forms say POST, so no submission can put values in a URL."""
+    name = unique_name("ui-nojs")
+    created = worker.http.post(
+        "/connectors",
+        json={
+            "name": name,
+            "config": {
+                "connector.class": "FileStreamSource",
+                "file": str(tmp_path / "in.txt"),
+                "topic": unique_name("t"),
+                "archive.password": SECRET,
+            },
+        },
+    )
+    assert created.status_code == 201, created.text
+    context = browser.new_context(java_script_enabled=False)
+    context.set_default_timeout(WAIT_MS)
+    guard = OffsiteGuard(context, worker.url)
+    try:
+        p = context.new_page()
+        pages = {
+            f"{worker.url}/ui/connectors/{name}/edit": "form[data-config-form]",
+            f"{worker.url}/ui/connectors/{name}": "form[data-offset-reset]",
+        }
+        for url, selector in pages.items():
+            p.goto(url)
+            form = p.locator(selector)
+            assert form.get_attribute("method") == "post"
+            assert form.locator("button[type=submit]").is_disabled()
+            form.locator("input:not([type=hidden])").first.press("Enter")
+            p.wait_for_timeout(500)
+            assert p.url == url  # implicit submission is blocked by the disabled default button
+        assert not [u for u in guard.requests if "?" in u], guard.requests
+    finally:
+        context.close()
+
+
 def test_api_docs_render_offline(page: tuple[Any, OffsiteGuard], worker: RestWorker) -> None:
     p, guard = page
     p.goto(f"{worker.url}/docs")

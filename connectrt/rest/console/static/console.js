@@ -141,5 +141,8 @@
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("form[data-config-form]").forEach(setupConfigForm);
     document.querySelectorAll("form[data-offset-reset]").forEach(setupOffsetReset);
+    // The pages render these buttons disabled: clicked before this script had run, a form
+    // would be submitted by the browser itself, not through the REST API.
+    document.querySelectorAll("[data-enabled-by-script]").forEach((b) => { b.disabled = false; });
   });
 })();
