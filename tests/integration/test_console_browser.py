@@ -168,24 +168,29 @@ def test_create_through_the_form_watch_running_pause_and_edit(
     assert any(u.endswith("/ui/static/htmx.min.js") for u in guard.requests)
 
 
-def test_failed_task_trace_and_errors_are_shown(
-    page: tuple[Any, OffsiteGuard], worker: RestWorker, tmp_path: Path, unique_name: Any
-) -> None:
-    p, _ = page
-    name = unique_name("ui-failing")
+def _create_source_with_secret(worker: RestWorker, name: str, file: Path, topic: str) -> None:
+    """A FileStreamSource on ``file`` whose config holds ``SECRET`` in a password key."""
     created = worker.http.post(
         "/connectors",
         json={
             "name": name,
             "config": {
                 "connector.class": "FileStreamSource",
-                "file": str(tmp_path),  # a directory: the task fails reading it
-                "topic": unique_name("t"),
+                "file": str(file),
+                "topic": topic,
                 "archive.password": SECRET,
             },
         },
     )
     assert created.status_code == 201, created.text
+
+
+def test_failed_task_trace_and_errors_are_shown(
+    page: tuple[Any, OffsiteGuard], worker: RestWorker, tmp_path: Path, unique_name: Any
+) -> None:
+    p, _ = page
+    name = unique_name("ui-failing")
+    _create_source_with_secret(worker, name, tmp_path, unique_name("t"))  # a directory: fails
     p.goto(f"{worker.url}/ui")
     row = p.locator(f'#connector-table tr[data-connector="{name}"]')
     row.locator("text=1 failed").wait_for()
@@ -224,19 +229,7 @@ def test_forms_cannot_be_submitted_before_the_script_runs(
     machine a user (and this suite) can click that early. Without JavaScript at all the
     buttons stay disabled and the forms say POST, so no submission can put values in a URL."""
     name = unique_name("ui-nojs")
-    created = worker.http.post(
-        "/connectors",
-        json={
-            "name": name,
-            "config": {
-                "connector.class": "FileStreamSource",
-                "file": str(tmp_path / "in.txt"),
-                "topic": unique_name("t"),
-                "archive.password": SECRET,
-            },
-        },
-    )
-    assert created.status_code == 201, created.text
+    _create_source_with_secret(worker, name, tmp_path / "in.txt", unique_name("t"))
     context = browser.new_context(java_script_enabled=False)
     context.set_default_timeout(WAIT_MS)
     guard = OffsiteGuard(context, worker.url)
