@@ -8,6 +8,10 @@ way; a reader may see a bucket count one observation ahead of the sum, never a b
 ``partition_lag`` is the one value computed at read time: for a sink task, a callable the
 runner factory installs (:class:`~connectrt.runtime.consumer_lag.ConsumerLagProbe`) that
 answers the task's per-partition consumer lag from its consumer's cached state.
+
+A task that runs elsewhere (a task process, a Spark executor) sends :meth:`TaskMetrics.snapshot`
+to the worker, which keeps it in its handle's metrics with :meth:`TaskMetrics.apply_snapshot`
+(from the one thread that receives the reports).
 """
 
 from __future__ import annotations
@@ -54,6 +58,26 @@ class LatencyHistogram:
     def observe(self, seconds: float) -> None:
         self.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self.total += seconds
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Any) -> LatencyHistogram:
+        """The histogram a :meth:`snapshot` describes (its bounds may have crossed JSON, where
+        ``inf`` becomes null: the buckets are taken in order). Malformed input gives an empty
+        histogram."""
+        histogram = cls()
+        try:
+            cumulative = [int(count) for _, count in snapshot["buckets"]]
+            total = float(snapshot["sum"])
+        except (KeyError, TypeError, ValueError):
+            return histogram
+        if len(cumulative) != len(histogram.counts):
+            return histogram
+        previous = 0
+        for i, count in enumerate(cumulative):
+            histogram.counts[i] = count - previous
+            previous = count
+        histogram.total = total
+        return histogram
 
     def snapshot(self) -> dict[str, Any]:
         """``{"buckets": [(upper bound, cumulative count), ...], "count": n, "sum": s}``; the
@@ -129,3 +153,31 @@ class TaskMetrics:
             {"topic": t, "partition": p, "lag": lag} for (t, p), lag in sorted(self.lag().items())
         ]
         return out
+
+    def apply_snapshot(self, snapshot: dict[str, Any]) -> None:
+        """Take the values of a remote task's :meth:`snapshot`: counters, histograms, and the
+        consumer lag it reported (answered by :meth:`lag` until the next snapshot). Keys that
+        are not metrics of this class, or whose value has the wrong type, are ignored."""
+        if "partition_lag" in snapshot:
+            lag = _lag_from_snapshot(snapshot["partition_lag"])
+            self.partition_lag = lambda: lag
+        for f in fields(self):
+            name = f.name
+            if name in ("connector", "task", "partition_lag") or name not in snapshot:
+                continue
+            value = snapshot[name]
+            if isinstance(getattr(self, name), LatencyHistogram):
+                setattr(self, name, LatencyHistogram.from_snapshot(value))
+            elif isinstance(value, int | float) and not isinstance(value, bool):
+                setattr(self, name, value)
+
+
+def _lag_from_snapshot(entries: Any) -> dict[tuple[str, int], int]:
+    lag: dict[tuple[str, int], int] = {}
+    if isinstance(entries, list):
+        for entry in entries:
+            try:
+                lag[(str(entry["topic"]), int(entry["partition"]))] = int(entry["lag"])
+            except (KeyError, TypeError, ValueError):
+                continue
+    return lag

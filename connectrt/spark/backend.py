@@ -2,7 +2,9 @@
 
 :class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.Worker` as its
 :class:`~connectrt.runtime.task_executors.TaskExecutor`; the herder, the REST API and the
-Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver. The worker's stall
+Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver. A running task's
+metrics reach the driver's :attr:`SparkTaskHandle.metrics` every few seconds through the status
+topic (:mod:`.status_relay`), and its final figures with its result. The worker's stall
 watchdog (``task.stall.timeout.ms``) watches Spark tasks too: each task reports the call it has
 been stuck in through the status topic (:mod:`.status_relay`) into its handle's
 :class:`~connectrt.runtime.call_reports.CallMirror`, and ``task.stall.action=restart`` restarts
@@ -53,7 +55,7 @@ from connectrt.spark.launchers import TaskLauncher
 from connectrt.spark.signals import Signal, SignalWriter
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
 from connectrt.spark.status_relay import StatusRelay
-from connectrt.storage.status_codec import TaskCallRecord
+from connectrt.storage.status_codec import TaskCallRecord, TaskMetricsRecord
 
 __all__ = ["SparkTaskExecutor", "SparkTaskHandle"]
 
@@ -133,10 +135,9 @@ class SparkTaskHandle:
             self.result = self.backend.launcher.run(
                 self.payload, self.tag, job_group(self.id.connector)
             )
-            metrics = (self.result or {}).get("metrics") or {}
-            for key, value in metrics.items():
-                if key not in ("connector", "task") and hasattr(self.metrics, key):
-                    setattr(self.metrics, key, value)
+            metrics = (self.result or {}).get("metrics")
+            if metrics:
+                self.metrics.apply_snapshot(metrics)
         except Exception as e:
             if self._stop_requested:
                 log.info("Spark job of task %s ended while stopping: %s", self.id, e)
@@ -170,7 +171,9 @@ class SparkTaskExecutor:
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
         self._worker: WorkerView | None = None
         self._signals = SignalWriter(wc, config.signal_topic)
-        self._relay = StatusRelay(wc, self._accept_status, self._on_topic, self._on_call)
+        self._relay = StatusRelay(
+            wc, self._accept_status, self._on_topic, self._on_call, self._on_metrics
+        )
         self.launches = 0
         self.cancels = 0
 
@@ -289,6 +292,13 @@ class SparkTaskExecutor:
         if record.call is not None:
             report = (record.call, record.entered, record.age, record.stack)
         handle.call_mirror.update(report)
+
+    def _on_metrics(self, record: TaskMetricsRecord) -> None:
+        """A running Spark task's metrics: into the live launch's :attr:`metrics`."""
+        with self._lock:
+            handle = self._live.get((record.name, record.task))
+        if handle is not None and handle.generation == record.generation:
+            handle.metrics.apply_snapshot(record.metrics)
 
     def _on_topic(self, connector: str, topic: str, task: int) -> None:
         worker = self._worker

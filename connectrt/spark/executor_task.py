@@ -13,7 +13,8 @@ handling, producer/consumer), with
 * pause/resume/stop read from the signal topic (:class:`SignalWatcher`);
 * the call the task is in reported to the driver's stall watchdog through the status topic
   (:class:`~connectrt.runtime.call_reports.CallReporter` into
-  :meth:`ExecutorStatusWriter.put_call`), once a call has lasted a second.
+  :meth:`ExecutorStatusWriter.put_call`), once a call has lasted a second; and its metrics,
+  every few seconds and at the end (:meth:`ExecutorStatusWriter.put_metrics`).
 
 The runner runs on the Spark task's own thread. A clean stop returns the task's metrics; a
 failed task raises :class:`TaskAttemptFailed` (its trace was reported FAILED first), so Spark
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.runtime.call_reports import CallReporter
+from connectrt.runtime.call_reports import CallReport, CallReporter
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.task_payload import TaskPayload, build_runner
@@ -109,13 +110,12 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
                 return {"task": payload.task, "attempt": attempt, "metrics": {}}
             runner.transition_to(latest.target)
         log.info("Task %s attempt %d starting on %s", task_id, attempt, board.worker_id)
-        reporter = CallReporter(
-            runner,
-            threading.get_ident(),
-            lambda snapshot, report: statuses.put_call(
-                payload.connector, payload.task, board.worker_id, report
-            ),
-        )
+
+        def report_progress(snapshot: dict[str, Any], report: CallReport | None) -> None:
+            statuses.put_call(payload.connector, payload.task, board.worker_id, report)
+            statuses.put_metrics(payload.connector, payload.task, snapshot)
+
+        reporter = CallReporter(runner, threading.get_ident(), report_progress)
         reporter.start()
         runner.run()  # on this thread; returns after the final commit (or the failure)
         if runner.failed is not None:
@@ -126,6 +126,10 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
     finally:
         if reporter is not None:
             reporter.stop()
+            # The last figures, failure or not (the driver keeps them once the task ended).
+            statuses.put_metrics(
+                payload.connector, payload.task, runner.metrics.snapshot(), final=True
+            )
         if watcher is not None:
             watcher.stop()
         try:

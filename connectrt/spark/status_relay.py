@@ -13,7 +13,11 @@ has been in for a second or more (:meth:`ExecutorStatusWriter.put_call`, fed by 
 :class:`~connectrt.runtime.call_reports.CallReporter`: a ``call-task-<name>-<n>`` record each
 second while such a call lasts, one with no call when it returned, a tombstone when the task
 ends); the relay hands them to the driver's handle of the launch, whose
-:class:`~connectrt.runtime.call_reports.CallMirror` the stall watchdog reads.
+:class:`~connectrt.runtime.call_reports.CallMirror` the stall watchdog reads. The same reporter
+feeds :meth:`ExecutorStatusWriter.put_metrics`: the task's metrics snapshot, a
+``metrics-task-<name>-<n>`` record every :data:`METRICS_INTERVAL_S` seconds and one when it
+ends, which the relay hands to the handle's metrics, so the driver's ``/metrics`` and console
+follow a running Spark task (counters, latency histograms, consumer lag).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from connectrt.errors import ConnectError
 from connectrt.runtime.call_reports import CallReport
@@ -32,12 +37,14 @@ from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.status_codec import (
     TaskCallRecord,
+    TaskMetricsRecord,
     TaskStatusRecord,
     TopicStatus,
     TopicStatusRecord,
     decode_status_record,
     status_record,
     task_call_record,
+    task_metrics_record,
     topic_status_record,
 )
 
@@ -46,6 +53,8 @@ __all__ = ["ExecutorStatusWriter", "StatusRelay"]
 log = logging.getLogger(__name__)
 
 _POLL_PAUSE_S = 0.1
+METRICS_INTERVAL_S = 5.0
+"""How often a Spark task's metrics snapshot is written to the status topic while it runs."""
 
 
 def _status_log(wc: WorkerConfig, role: str, on_record: object) -> TopicLog:
@@ -77,6 +86,8 @@ class ExecutorStatusWriter:
         self._log = _status_log(wc, "spark-status", lambda *record: None)
         self._call_key: bytes | None = None  # set once a call record was written
         self._call_open = False
+        self._metrics_key: bytes | None = None  # set once a metrics record was written
+        self._metrics_sent = float("-inf")  # monotonic time of the last metrics record
 
     def start(self) -> None:
         self._log.start()
@@ -112,12 +123,29 @@ class ExecutorStatusWriter:
         self._call_key = key
         self._log.send(key, value)
 
+    def put_metrics(
+        self, connector: str, task: int, snapshot: dict[str, Any], final: bool = False
+    ) -> None:
+        """Write the task's metrics snapshot if :data:`METRICS_INTERVAL_S` has passed since
+        the last one, or it is the ``final`` one (the task ended)."""
+        now = time.monotonic()
+        if not final and now - self._metrics_sent < METRICS_INTERVAL_S:
+            return
+        self._metrics_sent = now
+        key, value = task_metrics_record(
+            TaskMetricsRecord(connector, task, self._generation, snapshot)
+        )
+        self._metrics_key = key
+        self._log.send(key, value)
+
     def flush(self, timeout: float | None = None) -> None:
         self._log.flush(timeout)
 
     def stop(self) -> None:
-        if self._call_key is not None:  # the task ended: compaction may drop its call record
-            self._log.send(self._call_key, None)
+        # The task ended: compaction may drop its call and metrics records.
+        for key in (self._call_key, self._metrics_key):
+            if key is not None:
+                self._log.send(key, None)
         try:
             self._log.flush(10.0)
         except ConnectError as exc:
@@ -130,7 +158,8 @@ class StatusRelay:
 
     ``accept(status)`` decides (under the caller's lock) whether an executor's task status
     belongs to a live launch and records it; ``on_topic(connector, topic, task)`` receives the
-    topics executors report, ``on_call(record)`` the calls their tasks are in. Records present
+    topics executors report, ``on_call(record)`` the calls their tasks are in,
+    ``on_metrics(record)`` their metrics. Records present
     when :meth:`start` is called are skipped.
     """
 
@@ -140,10 +169,12 @@ class StatusRelay:
         accept: Callable[[Status], None],
         on_topic: Callable[[str, str, int], None],
         on_call: Callable[[TaskCallRecord], None] = lambda record: None,
+        on_metrics: Callable[[TaskMetricsRecord], None] = lambda record: None,
     ) -> None:
         self._accept = accept
         self._on_topic = on_topic
         self._on_call = on_call
+        self._on_metrics = on_metrics
         self._live = False
         self._log = _status_log(wc, "spark-status-relay", self._on_record)
         self._stopping = threading.Event()
@@ -162,6 +193,8 @@ class StatusRelay:
             self._on_topic(ts.connector, ts.topic, ts.task)
         elif isinstance(record, TaskCallRecord):
             self._on_call(record)
+        elif isinstance(record, TaskMetricsRecord):
+            self._on_metrics(record)
 
     def start(self) -> None:
         self._log.start()  # replays to EOF with _live False: old records are skipped

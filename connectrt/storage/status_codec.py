@@ -14,6 +14,10 @@ key                                     value
                                         "entered":1.5,"age":3.2,"stack":"..."}``: the call a
                                         task on a Spark executor is stuck in (``call`` null
                                         once it returned); see :class:`TaskCallRecord`
+``metrics-task-<name>-<n>`` (connectrt) ``{"generation":7,"metrics":{"records_put":10,...}}``:
+                                        the metrics a task on a Spark executor last reported
+                                        (:meth:`TaskMetrics.snapshot`); see
+                                        :class:`TaskMetricsRecord`
 ======================================= ====================================================
 
 A tombstone deletes (a destroyed connector or task, a reset topic). Unknown keys and malformed
@@ -36,6 +40,7 @@ __all__ = [
     "Record",
     "StatusRecord",
     "TaskCallRecord",
+    "TaskMetricsRecord",
     "TaskStatusRecord",
     "TopicStatus",
     "TopicStatusRecord",
@@ -45,6 +50,7 @@ __all__ = [
     "encode_topic_status",
     "status_record",
     "task_call_record",
+    "task_metrics_record",
     "task_status_key",
     "topic_status_key",
     "topic_status_record",
@@ -56,6 +62,7 @@ CONNECTOR_STATUS_PREFIX = "status-connector-"
 TASK_STATUS_PREFIX = "status-task-"
 TOPIC_STATUS_PREFIX = "status-topic-"
 TASK_CALL_PREFIX = "call-task-"
+TASK_METRICS_PREFIX = "metrics-task-"
 TOPIC_STATUS_SEPARATOR = ":connector-"
 
 Record = tuple[bytes, bytes | None]
@@ -162,7 +169,26 @@ class TaskCallRecord:
     stack: str | None
 
 
-StatusRecord = ConnectorStatusRecord | TaskStatusRecord | TopicStatusRecord | TaskCallRecord
+@dataclass(frozen=True)
+class TaskMetricsRecord:
+    """connectrt: the metrics of a task running on a Spark executor (its
+    :meth:`~connectrt.runtime.metrics.TaskMetrics.snapshot`, JSON: ``inf`` bounds become null),
+    written every few seconds so the driver's ``/metrics`` follows a running task. Ignored by
+    Kafka Connect's status readers (with a warning) and by connectrt's status store."""
+
+    name: str
+    task: int
+    generation: int
+    metrics: dict[str, Any]
+
+
+StatusRecord = (
+    ConnectorStatusRecord
+    | TaskStatusRecord
+    | TopicStatusRecord
+    | TaskCallRecord
+    | TaskMetricsRecord
+)
 
 
 def task_call_record(record: TaskCallRecord) -> Record:
@@ -175,6 +201,11 @@ def task_call_record(record: TaskCallRecord) -> Record:
         "stack": record.stack,
     }
     return f"{TASK_CALL_PREFIX}{record.name}-{record.task}".encode(), orjson.dumps(value)
+
+
+def task_metrics_record(record: TaskMetricsRecord) -> Record:
+    value = {"generation": int(record.generation), "metrics": record.metrics}
+    return f"{TASK_METRICS_PREFIX}{record.name}-{record.task}".encode(), orjson.dumps(value)
 
 
 def _is_int(value: object) -> bool:
@@ -244,9 +275,24 @@ def _decode_task_call(key: str, value: bytes | None) -> TaskCallRecord | None:
     )
 
 
+def _decode_task_metrics(key: str, value: bytes | None) -> TaskMetricsRecord | None:
+    name, sep, number = key[len(TASK_METRICS_PREFIX) :].rpartition("-")
+    if not sep or not name or not number.isdigit() or value is None:
+        return None  # a tombstone or a key of no task: nothing to report
+    doc: Any = orjson.loads(value)
+    generation: Any = doc.get("generation") if isinstance(doc, dict) else None
+    metrics: Any = doc.get("metrics") if isinstance(doc, dict) else None
+    if not _is_int(generation) or not isinstance(metrics, dict):
+        log.warning("Ignoring status record %s: invalid task metrics %.300r", key, doc)
+        return None
+    return TaskMetricsRecord(name, int(number), generation, metrics)
+
+
 def _decode(key: str, value: bytes | None) -> StatusRecord | None:
     if key.startswith(TASK_CALL_PREFIX):
         return _decode_task_call(key, value)
+    if key.startswith(TASK_METRICS_PREFIX):
+        return _decode_task_metrics(key, value)
     if key.startswith(CONNECTOR_STATUS_PREFIX):
         name = key[len(CONNECTOR_STATUS_PREFIX) :]
         if value is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.metrics import scrape
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, rest_worker_props, start_rest_worker, wait_for
 from tests.plugins.gated_sink import BLOCKED, GATES, PUT
 
 pytestmark = pytest.mark.integration
@@ -107,6 +108,62 @@ def test_lag_of_a_stalled_sink_is_visible_and_drains(
     )
     assert metrics.types["connectrt_task_consumer_lag"] == "gauge"
     assert metrics.types["connectrt_task_put_seconds"] == "histogram"
+
+
+def test_lag_of_a_sink_in_a_task_process_reaches_the_workers_metrics(
+    broker: EmbeddedBroker, tmp_path: Path, unique_name: Any
+) -> None:
+    """With ``task.executor=processes`` the task's metrics come from its child process each
+    second. Its consumer lag is computed at read time in the child: the worker must show the
+    child's figure (it used to show none), and 0 again once the stuck put() returns."""
+    bootstrap = broker.bootstrap_servers
+    name, topic, store = unique_name("proc-lag"), unique_name("proc-lag"), uuid.uuid4().hex
+    release = tmp_path / "release"
+    create_topic(bootstrap, topic, partitions=1)
+    processes = start_rest_worker(
+        bootstrap, rest_worker_props(bootstrap, **{"task.executor": "processes"})
+    )
+    try:
+        produce(bootstrap, topic, [f"a{i}" for i in range(10)])
+        _create(
+            processes,
+            name,
+            {
+                "connector.class": "tests.plugins.hanging.HangingSink",
+                "topics": topic,
+                "store.id": store,
+                "hang.task": "0",
+                "release.file": str(release),
+                "value.converter": STRING,
+            },
+        )
+        task = {"connector": name, "task": 0}
+        wait_for(
+            lambda: scrape(processes.http).value("connectrt_task_records_polled_total", **task),
+            90,
+            "the task process to consume the first batch (it then hangs in put())",
+        )
+        # The batch put() is stuck on: the first n records (all 10, unless the first fetch
+        # held fewer); the task consumes nothing more until put() returns.
+        stuck = scrape(processes.http).value("connectrt_task_records_polled_total", **task)
+        assert stuck is not None and 1 <= stuck <= 10
+        produce(bootstrap, topic, [f"b{i}" for i in range(50)])
+        wait_for(
+            lambda: _lag(processes, name, topic) == 60 - stuck,
+            60,
+            f"lag {60 - stuck} in the worker's /metrics: the records behind the stuck batch",
+        )
+        release.touch()
+        wait_for(lambda: _lag(processes, name, topic) == 0, 60, "lag back to 0 once put() returns")
+        wait_for(
+            lambda: scrape(processes.http).value("connectrt_task_records_put_total", **task) == 60,
+            60,
+            "all 60 records put, as the task process counted them",
+        )
+    finally:
+        release.touch()
+        processes.delete_connectors()
+        processes.stop()
 
 
 def test_dead_letter_queue_counter_and_source_histograms(

@@ -121,6 +121,34 @@ def test_spark_sink_stuck_in_put_is_stalled_and_clears_idle_tasks_never(
     # The idle source was watched (by stuck_seen) for more than three times its timeout.
     assert time.monotonic() - running_at > 3 * 0.5
 
+    # The driver's /metrics follows the running Spark tasks (sent every few seconds through
+    # the status topic), not only once they end: the sibling's records put, the stuck task's
+    # records consumed, and its consumer lag once records arrive behind the stuck batch.
+    def sink_metric(name: str, task: int) -> float:
+        return scrape(worker.http).value(name, connector=sink, task=task) or 0
+
+    def stuck_task_lag() -> float:
+        lag = scrape(worker.http).matching("connectrt_task_consumer_lag", connector=sink, task=0)
+        return sum(value for _, value in lag)
+
+    wait_for(
+        lambda: sink_metric("connectrt_task_records_put_total", 1) > 0,
+        60,
+        "records put by the running sibling task 1 in the driver's /metrics",
+    )
+    wait_for(
+        lambda: sink_metric("connectrt_task_records_polled_total", 0) > 0,
+        60,
+        "the stuck task 0's consumed records in the driver's /metrics",
+    )
+    assert sink_metric("connectrt_task_records_put_total", 0) == 0  # still inside put()
+    produce(worker.bootstrap, topic, (f"w{i}" for i in range(50)), key=lambda i: b"w%d" % i)
+    wait_for(
+        lambda: stuck_task_lag() > 0,
+        60,
+        "the stuck task 0's consumer lag above 0 once records arrive behind its batch",
+    )
+
     release.touch()  # put() returns in the executor: the flag clears, the state never changed
     wait_for(lambda: "stalled" not in _tasks(worker, sink)[0], 60, "task 0's stall to clear")
     assert _tasks(worker, sink)[0]["state"] == "RUNNING"

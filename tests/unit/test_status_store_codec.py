@@ -7,12 +7,14 @@ import pytest
 from connectrt.runtime.status import State, Status
 from connectrt.storage.status_codec import (
     ConnectorStatusRecord,
+    TaskMetricsRecord,
     TaskStatusRecord,
     TopicStatus,
     TopicStatusRecord,
     decode_status_record,
     encode_status,
     status_record,
+    task_metrics_record,
     topic_status_record,
 )
 
@@ -117,4 +119,24 @@ def test_garbage_is_logged_and_ignored(
 ) -> None:
     with caplog.at_level(logging.ERROR, logger="connectrt.storage.status_codec"):
         assert decode_status_record(key, value) is None
+    assert caplog.records
+
+
+def test_task_metrics_record_round_trips_and_its_tombstone_reports_nothing() -> None:
+    record = TaskMetricsRecord("my-conn", 2, 7, {"records_put": 61, "partition_lag": []})
+    key, value = task_metrics_record(record)
+    assert key == b"metrics-task-my-conn-2"
+    assert decode_status_record(key, value) == record
+    assert decode_status_record(key, None) is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [b"[1]", b'{"generation":"7","metrics":{}}', b'{"generation":7,"metrics":[1]}', b'{"x":1}'],
+)
+def test_malformed_task_metrics_are_logged_and_ignored(
+    value: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="connectrt.storage.status_codec"):
+        assert decode_status_record(b"metrics-task-c-0", value) is None
     assert caplog.records

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
 from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceTask
@@ -100,3 +101,62 @@ def test_exposition_keeps_the_existing_names_and_adds_histograms_and_lag() -> No
     assert samples[("connectrt_task_consumer_lag", lag_labels)] == 4
     assert samples[("connectrt_uptime_seconds", ())] == 2.0
     assert any(name.startswith("python_gc_") for name, _ in samples)
+
+
+def _remote_task_metrics() -> TaskMetrics:
+    remote = TaskMetrics("c", 1)
+    remote.records_polled, remote.records_put, remote.batch_seconds_max = 61, 11, 0.25
+    for seconds in (0.0004, 0.02, 0.02, 45.0):
+        remote.put_seconds.observe(seconds)
+    remote.partition_lag = lambda: {("orders", 0): 50, ("orders", 3): 2}
+    return remote
+
+
+def test_a_remote_tasks_snapshot_is_applied_whole_lag_included() -> None:
+    """A task process's or Spark task's snapshot, applied to the worker's copy, reads back as
+    the remote task's own: counters, histograms and the consumer lag (which a copy by
+    attribute used to lose: the lag is computed at read time)."""
+    remote = _remote_task_metrics()
+    local = TaskMetrics("c", 1)
+    local.apply_snapshot(remote.snapshot())
+    assert local.snapshot() == remote.snapshot()
+    assert local.lag() == {("orders", 0): 50, ("orders", 3): 2}
+    assert isinstance(local.put_seconds, LatencyHistogram)
+
+
+def test_a_snapshot_that_crossed_json_applies_the_same() -> None:
+    """Over the status topic (Spark) the snapshot is JSON: tuples become lists and the +Inf
+    bound null."""
+    remote = _remote_task_metrics()
+    local = TaskMetrics("c", 1)
+    local.apply_snapshot(orjson.loads(orjson.dumps(remote.snapshot())))
+    assert local.snapshot() == remote.snapshot()
+
+
+def test_a_later_snapshot_replaces_the_earlier_one() -> None:
+    local = TaskMetrics("c", 1)
+    local.apply_snapshot(_remote_task_metrics().snapshot())
+    drained = TaskMetrics("c", 1)
+    drained.records_put = 61
+    local.apply_snapshot(drained.snapshot())
+    assert local.records_put == 61 and local.lag() == {}
+    assert local.put_seconds.snapshot()["count"] == 0
+
+
+def test_malformed_snapshot_values_are_ignored() -> None:
+    local = TaskMetrics("c", 1)
+    local.records_put = 3
+    local.apply_snapshot(
+        {
+            "connector": "other",
+            "task": 9,
+            "records_put": "many",
+            "errors": True,
+            "put_seconds": {"buckets": [[0.1, 1]], "sum": 0.1},
+            "partition_lag": [{"topic": "t"}, "x", {"topic": "t", "partition": 0, "lag": 4}],
+            "unknown_counter": 5,
+        }
+    )
+    assert (local.connector, local.task, local.records_put, local.errors) == ("c", 1, 3, 0)
+    assert local.put_seconds.snapshot()["count"] == 0
+    assert local.lag() == {("t", 0): 4}

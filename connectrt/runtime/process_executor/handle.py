@@ -191,9 +191,7 @@ class ProcessTaskHandle:
         if kind == "status":
             self._worker.status.put(connector, task, State(message[1]), message[2])
         elif kind == "metrics":
-            for key, value in message[1].items():
-                if key not in ("connector", "task") and hasattr(self.metrics, key):
-                    setattr(self.metrics, key, value)
+            self.metrics.apply_snapshot(message[1])
             self.call_mirror.update(message[2])
         elif kind == "topic":
             self._worker.hooks.on_topic(connector, message[1], task)
