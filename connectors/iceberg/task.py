@@ -97,13 +97,16 @@ class IcebergSinkTask(SinkTask):
         if writer is None:
             cfg = self._config
             assert cfg is not None
+            settings = cfg.table_config(table)
             writer = TableWriter(
                 self._catalog,
                 table,
-                id_columns=cfg.table_config(table).id_columns,
+                id_columns=settings.id_columns,
                 auto_create=cfg.auto_create,
                 evolve=cfg.evolve_schema,
                 group=self._group,
+                partition_by=settings.partition_by,
+                partition_key=settings.partition_key,
             )
             writer.load_offsets({topic for topic, _ in self._assigned})
             self._writers[table] = writer

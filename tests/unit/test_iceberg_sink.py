@@ -363,8 +363,8 @@ def test_routing_by_field_and_dynamic_tables(
         **props,
         "iceberg.tables": "db.small,db.big",
         "iceberg.tables.route-field": "name",
-        "iceberg.tables.db.small.route-regex": "s.*",
-        "iceberg.tables.db.big.route-regex": "b.*",
+        "iceberg.table.db.small.route-regex": "s.*",  # Apache Iceberg's key
+        "iceberg.tables.db.big.route-regex": "b.*",  # connectrt's earlier spelling
     }
     task, _ = tasks.start(routed, [0])
     task.put(records([order(1, name="s1"), order(2, name="b2"), order(3, name="x3")]))
@@ -427,6 +427,36 @@ def test_alter_offsets_moves_the_table_offsets(
             {"iceberg.tables.route-field": "k", "iceberg.tables.db.orders.route-regex": "(["},
             "iceberg.tables",
             "not a regular expression",
+        ),
+        (
+            {"iceberg.tables.route-field": "k", "iceberg.table.db.orders.route-regex": "(["},
+            "iceberg.tables",
+            "iceberg.table.db.orders.route-regex: not a regular expression",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "days(at), weeks(at)"},
+            "iceberg.tables.default-partition-by",
+            "unknown transform 'weeks'",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "bucket(id)"},
+            "iceberg.tables.default-partition-by",
+            "takes a column and a number",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "bucket(id, 0)"},
+            "iceberg.tables.default-partition-by",
+            "positive integer",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "day(at"},
+            "iceberg.tables.default-partition-by",
+            "unbalanced parentheses",
+        ),
+        (
+            {"iceberg.table.db.orders.partition-by": "id, id"},
+            "iceberg.tables",
+            "iceberg.table.db.orders.partition-by: invalid partition spec",
         ),
     ],
 )
@@ -510,3 +540,85 @@ def test_a_catalog_locked_by_another_writer_is_waited_for(
         blocker.close()
     ids = sorted(catalog.load_table("db.orders").scan().to_arrow().column("id").to_pylist())
     assert ids == [0, 1]
+
+
+def _spec(catalog: Catalog, table: str = "db.orders") -> list[tuple[str, str, str]]:
+    loaded = catalog.load_table(table)
+    schema = loaded.schema()
+    return [
+        (f.name, str(f.transform), schema.find_column_name(f.source_id) or "")
+        for f in loaded.spec().fields
+    ]
+
+
+def test_auto_created_tables_get_the_partition_spec_and_rows_land_in_partitions(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """``iceberg.tables.default-partition-by`` in Iceberg's syntax (commas inside parentheses
+    do not split; Spark SQL's bucket(N, col) order is accepted): the created table has the
+    spec, the data files are written per partition, and the rows read back whole."""
+    partitioned = {
+        **props,
+        "iceberg.tables.default-partition-by": "days(at), bucket(4, id), truncate(name, 2), day",
+    }
+    task, _ = tasks.start(partitioned, [0])
+    task.put(records([order(i, name=f"n{i % 3}") for i in range(6)]))
+    commit(task, [0])
+    assert _spec(catalog) == [
+        ("at_day", "day", "at"),
+        ("id_bucket", "bucket[4]", "id"),
+        ("name_trunc", "truncate[2]", "name"),
+        ("day", "identity", "day"),
+    ]
+    table = catalog.load_table("db.orders")
+    files = [task.file.file_path for task in table.scan().plan_files()]
+    assert all("/at_day=2024-05-01/" in f and "/name_trunc=n" in f for f in files), files
+    assert len({f.split("/id_bucket=")[1].split("/")[0] for f in files}) > 1, files
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(6))
+    assert summary_offsets(catalog) == {"0": 6}
+
+
+def test_a_tables_own_partition_by_wins_and_existing_tables_keep_their_spec(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    own = {
+        **props,
+        "iceberg.tables": "db.orders,db.copy",
+        "iceberg.tables.default-partition-by": "month(at)",
+        "iceberg.table.db.copy.partition-by": "hour(at)",
+    }
+    task, _ = tasks.start(own, [0])
+    task.put(records([order(i) for i in range(3)]))
+    commit(task, [0])
+    assert _spec(catalog) == [("at_month", "month", "at")]
+    assert _spec(catalog, "db.copy") == [("at_hour", "hour", "at")]
+    # Another spec later: the tables exist, so they are written as they are.
+    other = {**own, "name": "ice2", "iceberg.tables.default-partition-by": "name"}
+    task, _ = tasks.start(other, [1])
+    task.put(records([order(i) for i in range(3, 5)], partition=1))
+    commit(task, [1])
+    assert _spec(catalog) == [("at_month", "month", "at")]
+    assert catalog.load_table("db.orders").scan().to_arrow().num_rows == 5
+
+
+@pytest.mark.parametrize(
+    ("partition_by", "message"),
+    [
+        ("colour", "has no column 'colour' (its columns, from the first record: id, name"),
+        ("day(name)", "column 'name' is string, which day does not take"),
+    ],
+)
+def test_a_partition_spec_the_first_record_cannot_take_fails_the_task_creating_nothing(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks, partition_by: str, message: str
+) -> None:
+    """The spec is checked against the schema of the first record: a column it lacks or a
+    transform its type cannot take fails the task with the key, the table and the term, and
+    no table is created (nothing is committed: the records are consumed again after a fix)."""
+    bad = {**props, "iceberg.table.db.orders.partition-by": partition_by}
+    task, _ = tasks.start(bad, [0])
+    with pytest.raises(ConnectError) as failure:
+        task.put(records([order(1)]))
+    text = str(failure.value)
+    assert text.startswith("iceberg.table.db.orders.partition-by: cannot partition new table")
+    assert message in text
+    assert not catalog.table_exists("db.orders")
