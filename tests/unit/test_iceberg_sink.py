@@ -622,3 +622,29 @@ def test_a_partition_spec_the_first_record_cannot_take_fails_the_task_creating_n
     assert text.startswith("iceberg.table.db.orders.partition-by: cannot partition new table")
     assert message in text
     assert not catalog.table_exists("db.orders")
+
+
+def test_per_table_keys_reach_dynamically_routed_tables_and_icebergs_spelling_wins(
+    props: dict[str, str],
+) -> None:
+    from connectors.iceberg.config import parse_config
+    from connectors.iceberg.partitioning import PartitionTerm
+
+    config = parse_config(
+        {
+            **props,
+            "iceberg.tables": "",
+            "iceberg.tables.dynamic-enabled": "true",
+            "iceberg.tables.route-field": "name",
+            "iceberg.tables.default-partition-by": "day(at)",
+            "iceberg.table.db.one.id-columns": "id",
+            "iceberg.tables.db.one.id-columns": "name",  # the earlier spelling loses
+            "iceberg.table.db.one.partition-by": "truncate(name, 3)",
+        }
+    )
+    one, other = config.table_config("db.one"), config.table_config("db.other")
+    assert one.id_columns == ("id",)
+    assert one.partition_by == (PartitionTerm("name", "truncate", 3),)
+    assert one.partition_key == "iceberg.table.db.one.partition-by"
+    assert other.id_columns == () and other.partition_by == (PartitionTerm("at", "day"),)
+    assert other.partition_key == "iceberg.tables.default-partition-by"
