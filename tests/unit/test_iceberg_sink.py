@@ -648,3 +648,53 @@ def test_per_table_keys_reach_dynamically_routed_tables_and_icebergs_spelling_wi
     assert one.partition_key == "iceberg.table.db.one.partition-by"
     assert other.id_columns == () and other.partition_by == (PartitionTerm("at", "day"),)
     assert other.partition_key == "iceberg.tables.default-partition-by"
+
+
+def test_schemaless_maps_create_a_table_with_inferred_column_types(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """JsonConverter with schemas.enable=false gives maps: the table is created from the
+    types Arrow infers from them (as Iceberg's connector infers them); a key that is null in
+    every record has no type and is left out; a record whose type differs from the others
+    (id a string) and a value that is no map go to the reporter, the rest is written."""
+    reporter = ListReporter()
+    task, _ = tasks.start(props, [0], reporter)
+    values: list[Any] = [
+        {"id": i, "name": f"n{i}", "amount": i + 0.5, "tags": ["a"], "inner": {"x": i}, "n": None}
+        for i in range(3)
+    ]
+    values += [{"id": "three"}, ["not", "a", "map"], {"id": 5, "name": "n5"}]
+    task.put(records(values))
+    assert commit(task, [0]) == {TopicPartition(TOPIC, 0): 6}
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    types = {f.name: f.type for f in arrow.schema}
+    assert list(types) == ["id", "name", "amount", "tags", "inner"]
+    assert types["id"] == pa.int64() and types["amount"] == pa.float64()
+    assert pa.types.is_large_list(types["tags"]) and pa.types.is_struct(types["inner"])
+    assert arrow.column("id").to_pylist() == [0, 1, 2, 5]
+    assert arrow.column("inner").to_pylist()[:3] == [{"x": 0}, {"x": 1}, {"x": 2}]
+    assert arrow.column("amount").to_pylist()[3] is None
+    assert [r.kafka_offset for r, _ in reporter.reported] == [3, 4]
+    assert "must be a map" in str(reporter.reported[1][1])
+
+
+def test_schemaless_maps_go_into_an_existing_table_cast_to_its_columns(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """Maps written to a table created from schema'd records: values are cast to its column
+    types (an int into a decimal column), keys it lacks are dropped without evolution and
+    added as columns with it."""
+    task, _ = tasks.start(props, [0])
+    task.put(records([order(0)]))
+    commit(task, [0])
+    task.put(records([{"id": 1, "name": "m1", "amount": 7, "extra": True}], first=1))
+    commit(task, [0])
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    assert "extra" not in arrow.schema.names
+    assert arrow.column("amount").to_pylist()[1] == decimal.Decimal("7.00")
+    evolving = {**props, "name": "ice2", "iceberg.tables.evolve-schema-enabled": "true"}
+    task, _ = tasks.start(evolving, [1])
+    task.put(records([{"id": 2, "extra": True}], partition=1))
+    commit(task, [1])
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    assert arrow.column("extra").to_pylist() == [None, None, True]
