@@ -3,10 +3,12 @@
 :data:`CONFIG_DEF` defines the keys connectrt reads under the names Iceberg's own connector
 gives them (``iceberg.tables``, ``iceberg.tables.dynamic-enabled``, ``iceberg.tables.route-field``,
 ``iceberg.tables.auto-create-enabled``, ``iceberg.tables.evolve-schema-enabled``,
-``iceberg.tables.default-id-columns``, ``iceberg.control.commit.interval-ms``, ``iceberg.catalog``
-and ``iceberg.catalog.*``). Per-table keys (``iceberg.tables.<table>.id-columns``,
-``iceberg.tables.<table>.route-regex``) and every ``iceberg.catalog.<property>`` are read from
-the raw config; the catalog properties go to pyiceberg's ``load_catalog`` unchanged.
+``iceberg.tables.default-id-columns``, ``iceberg.tables.default-partition-by``,
+``iceberg.control.commit.interval-ms``, ``iceberg.catalog`` and ``iceberg.catalog.*``). Per-table
+keys, ``iceberg.table.<table>.id-columns``, ``.route-regex`` and ``.partition-by`` (Iceberg's
+names; connectrt's earlier ``iceberg.tables.<table>.<key>`` spelling is still read, Iceberg's
+wins when both are set), and every ``iceberg.catalog.<property>`` are read from the raw config;
+the catalog properties go to pyiceberg's ``load_catalog`` unchanged.
 
 :func:`check_rules` returns the cross-key errors as ``(key, message)`` pairs (the connector's
 ``validate`` attaches them to their key); :func:`parse_config` raises the first as a
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.iceberg.partitioning import PartitionTerm, parse_partition_by
 from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Range, with_prefix
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "COMMIT_INTERVAL_MS",
     "CONFIG_DEF",
     "DEFAULT_ID_COLUMNS",
+    "DEFAULT_PARTITION_BY",
     "DYNAMIC_ENABLED",
     "EVOLVE_SCHEMA",
     "ROUTE_FIELD",
@@ -43,6 +47,7 @@ TABLES = "iceberg.tables"
 DYNAMIC_ENABLED = "iceberg.tables.dynamic-enabled"
 ROUTE_FIELD = "iceberg.tables.route-field"
 DEFAULT_ID_COLUMNS = "iceberg.tables.default-id-columns"
+DEFAULT_PARTITION_BY = "iceberg.tables.default-partition-by"
 AUTO_CREATE = "iceberg.tables.auto-create-enabled"
 EVOLVE_SCHEMA = "iceberg.tables.evolve-schema-enabled"
 COMMIT_INTERVAL_MS = "iceberg.control.commit.interval-ms"
@@ -51,9 +56,10 @@ CATALOG_PREFIX = "iceberg.catalog."
 CATALOG_TYPE = "iceberg.catalog.type"
 CATALOG_URI = "iceberg.catalog.uri"
 CATALOG_WAREHOUSE = "iceberg.catalog.warehouse"
-_TABLE_PREFIX = "iceberg.tables."
-_ID_COLUMNS = ".id-columns"
-_ROUTE_REGEX = ".route-regex"
+# Per-table keys: Iceberg's prefix first, then connectrt's earlier spelling.
+_TABLE_PREFIXES = ("iceberg.table.", "iceberg.tables.")
+_ID_COLUMNS, _ROUTE_REGEX, _PARTITION_BY = "id-columns", "route-regex", "partition-by"
+_TABLE_KEYS = (_ID_COLUMNS, _ROUTE_REGEX, _PARTITION_BY)
 
 _TABLES_GROUP, _CATALOG_GROUP, _COMMIT_GROUP = "Tables", "Catalog", "Commit"
 
@@ -67,7 +73,7 @@ CONFIG_DEF = (
         Importance.HIGH,
         "Destination tables, as namespace.table. Every record goes to every listed table "
         "unless iceberg.tables.route-field is set, when a table takes the records whose field "
-        "matches its iceberg.tables.<table>.route-regex.",
+        "matches its iceberg.table.<table>.route-regex.",
         group=_TABLES_GROUP,
         order_in_group=1,
     )
@@ -99,7 +105,7 @@ CONFIG_DEF = (
         "",
         None,
         Importance.MEDIUM,
-        "Identifier (key) columns of the tables, unless iceberg.tables.<table>.id-columns "
+        "Identifier (key) columns of the tables, unless iceberg.table.<table>.id-columns "
         "says otherwise. Set, records are upserted on these columns (the last record of a key "
         "in a commit wins); empty, records are appended.",
         group=_TABLES_GROUP,
@@ -111,10 +117,23 @@ CONFIG_DEF = (
         False,
         None,
         Importance.MEDIUM,
-        "Create a missing table from the schema of its first record (unpartitioned, the id "
-        "columns as identifier fields).",
+        "Create a missing table from the schema of its first record (the id columns as "
+        "identifier fields, partitioned as its partition-by says).",
         group=_TABLES_GROUP,
         order_in_group=5,
+    )
+    .define(
+        DEFAULT_PARTITION_BY,
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Partition spec of auto-created tables, unless iceberg.table.<table>.partition-by "
+        "says otherwise: comma-separated terms, each a column (identity), year(col), "
+        "month(col), day(col), hour(col), bucket(col, N) or truncate(col, W). Empty: "
+        "unpartitioned. Existing tables keep their spec.",
+        group=_TABLES_GROUP,
+        order_in_group=6,
     )
     .define(
         EVOLVE_SCHEMA,
@@ -126,7 +145,7 @@ CONFIG_DEF = (
         "(int to long, float to double) when records need it. Off, fields the table lacks are "
         "dropped.",
         group=_TABLES_GROUP,
-        order_in_group=6,
+        order_in_group=7,
     )
     .define(
         CATALOG_NAME,
@@ -187,10 +206,14 @@ CONFIG_DEF = (
 
 @dataclass(frozen=True, slots=True)
 class TableConfig:
-    """Per-table settings: identifier columns and, with a route field, the route regex."""
+    """Per-table settings: identifier columns, with a route field the route regex, and the
+    partition spec of the table if it is auto-created (``partition_key`` names the key that
+    gave it, for messages)."""
 
     id_columns: tuple[str, ...]
     route_regex: re.Pattern[str] | None
+    partition_by: tuple[PartitionTerm, ...] = ()
+    partition_key: str = DEFAULT_PARTITION_BY
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +225,7 @@ class IcebergSinkConfig:
     dynamic: bool
     route_field: str | None
     default_id_columns: tuple[str, ...]
+    default_partition_by: tuple[PartitionTerm, ...]
     auto_create: bool
     evolve_schema: bool
     commit_interval_ms: int
@@ -210,13 +234,33 @@ class IcebergSinkConfig:
     table_configs: Mapping[str, TableConfig]
 
     def table_config(self, table: str) -> TableConfig:
-        """The settings of ``table`` (the defaults for a table routed dynamically)."""
+        """The settings of ``table``: its own keys over the defaults (a table routed
+        dynamically has keys of its own too)."""
         found = self.table_configs.get(table)
-        return found if found is not None else TableConfig(self.default_id_columns, None)
+        if found is not None:
+            return found
+        return TableConfig(self.default_id_columns, None, self.default_partition_by)
 
 
 def _names(values: Any) -> list[str]:
     return [str(v).strip() for v in values or () if str(v).strip()]
+
+
+def table_keys(raw: Mapping[str, Any]) -> dict[str, dict[str, tuple[str, Any]]]:
+    """Per-table keys in ``raw``: table -> setting (``id-columns``, ``route-regex``,
+    ``partition-by``) -> (the key, its value); Iceberg's ``iceberg.table.`` spelling wins over
+    ``iceberg.tables.``."""
+    found: dict[str, dict[str, tuple[str, Any]]] = {}
+    for prefix in reversed(_TABLE_PREFIXES):  # the preferred prefix is applied last
+        for key, value in raw.items():
+            if value is None or not key.startswith(prefix):
+                continue
+            rest = key[len(prefix) :]
+            for setting in _TABLE_KEYS:
+                table = rest[: -len(setting) - 1]
+                if rest.endswith(f".{setting}") and "." in table.strip("."):
+                    found.setdefault(table, {})[setting] = (key, value)
+    return found
 
 
 def check_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -232,12 +276,23 @@ def check_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
     for table in tables:
         if "." not in table.strip(".") or ".." in table:
             errors.append((TABLES, f"Table '{table}' is not namespace.table"))
-    for key, raw in parsed.items():
-        if key.startswith(_TABLE_PREFIX) and key.endswith(_ROUTE_REGEX):
+    try:
+        parse_partition_by(parsed.get(DEFAULT_PARTITION_BY))
+    except ValueError as exc:
+        errors.append((DEFAULT_PARTITION_BY, f"Invalid partition spec: {exc}"))
+    for settings in table_keys(parsed).values():
+        if _ROUTE_REGEX in settings:
+            key, raw = settings[_ROUTE_REGEX]
             try:
                 re.compile(str(raw))
             except re.error as exc:
                 errors.append((TABLES, f"{key}: not a regular expression ({exc})"))
+        if _PARTITION_BY in settings:
+            key, raw = settings[_PARTITION_BY]
+            try:
+                parse_partition_by(str(raw))
+            except ValueError as exc:
+                errors.append((TABLES, f"{key}: invalid partition spec: {exc}"))
     if not (parsed[CATALOG_TYPE] or "").strip() and not (parsed[CATALOG_URI] or "").strip():
         errors.append(
             (CATALOG_TYPE, "Set the catalog: iceberg.catalog.type (and its uri, warehouse)")
@@ -246,15 +301,23 @@ def check_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _table_configs(
-    raw: Mapping[str, Any], tables: tuple[str, ...], default_ids: tuple[str, ...]
+    raw: Mapping[str, Any],
+    tables: tuple[str, ...],
+    default_ids: tuple[str, ...],
+    default_partition_by: tuple[PartitionTerm, ...],
 ) -> dict[str, TableConfig]:
+    keys = table_keys(raw)
     out: dict[str, TableConfig] = {}
-    for table in tables:
-        ids = raw.get(f"{_TABLE_PREFIX}{table}{_ID_COLUMNS}")
-        regex = raw.get(f"{_TABLE_PREFIX}{table}{_ROUTE_REGEX}")
+    for table in (*tables, *(t for t in keys if t not in tables)):
+        settings = keys.get(table, {})
+        ids = settings.get(_ID_COLUMNS)
+        regex = settings.get(_ROUTE_REGEX)
+        partition = settings.get(_PARTITION_BY)
         out[table] = TableConfig(
-            tuple(_names(str(ids).split(","))) if ids is not None else default_ids,
-            re.compile(str(regex)) if regex is not None else None,
+            tuple(_names(str(ids[1]).split(","))) if ids is not None else default_ids,
+            re.compile(str(regex[1])) if regex is not None else None,
+            parse_partition_by(str(partition[1])) if partition else default_partition_by,
+            partition[0] if partition else DEFAULT_PARTITION_BY,
         )
     return out
 
@@ -268,6 +331,7 @@ def parse_config(config: Mapping[str, Any]) -> IcebergSinkConfig:
         raise ConfigError(message, key, parsed.get(key))
     tables = tuple(_names(parsed[TABLES]))
     default_ids = tuple(_names(parsed[DEFAULT_ID_COLUMNS]))
+    default_partition_by = parse_partition_by(parsed[DEFAULT_PARTITION_BY])
     catalog = {
         key: str(value)
         for key, value in with_prefix(config, CATALOG_PREFIX).items()
@@ -279,10 +343,11 @@ def parse_config(config: Mapping[str, Any]) -> IcebergSinkConfig:
         dynamic=bool(parsed[DYNAMIC_ENABLED]),
         route_field=(parsed[ROUTE_FIELD] or "").strip() or None,
         default_id_columns=default_ids,
+        default_partition_by=default_partition_by,
         auto_create=bool(parsed[AUTO_CREATE]),
         evolve_schema=bool(parsed[EVOLVE_SCHEMA]),
         commit_interval_ms=int(parsed[COMMIT_INTERVAL_MS]),
         catalog_name=str(parsed[CATALOG_NAME]),
         catalog_properties=catalog,
-        table_configs=_table_configs(parsed, tables, default_ids),
+        table_configs=_table_configs(parsed, tables, default_ids, default_partition_by),
     )

@@ -2,7 +2,7 @@
 
 * ``iceberg.tables`` without a route field: every record goes to every listed table.
 * ``iceberg.tables`` with ``iceberg.tables.route-field``: a table takes the records whose field
-  value matches its ``iceberg.tables.<table>.route-regex`` entirely (a table without a regex
+  value matches its ``iceberg.table.<table>.route-regex`` entirely (a table without a regex
   takes none).
 * ``iceberg.tables.dynamic-enabled``: the field value, lower-cased, is the table name.
 

@@ -15,9 +15,11 @@ to that table again (it is in a committed snapshot already); ``pre_commit`` repo
 positions of the last completed commit, so the consumer group never gets ahead of the tables.
 A kill at any point therefore replays only records no snapshot holds.
 
-Tombstones (null values) are skipped, as Iceberg's connector does. A record that cannot be
-converted or does not fit its table goes to the errant record reporter (the dead letter
-queue) when one is configured, else fails the task.
+Schemaless values (maps, from JsonConverter with ``schemas.enable=false``) are converted with
+column types inferred from the values (:mod:`connectors.iceberg.schemaless`), as Iceberg's
+connector infers them. Tombstones (null values) are skipped, as Iceberg's connector does. A
+record that cannot be converted or does not fit its table goes to the errant record reporter
+(the dead letter queue) when one is configured, else fails the task.
 
 Threading: every method runs on the task thread (see :mod:`connectrt.api.task`).
 """
@@ -38,6 +40,7 @@ from connectors.iceberg.catalog import load
 from connectors.iceberg.config import IcebergSinkConfig, parse_config
 from connectors.iceberg.offsets import group_id
 from connectors.iceberg.routing import Router
+from connectors.iceberg.schemaless import SchemalessBatchBuilder
 from connectors.iceberg.writer import TableWriter
 from connectrt.api import (
     ConnectError,
@@ -66,6 +69,7 @@ class IcebergSinkTask(SinkTask):
         self._group = ""
         self._writers: dict[str, TableWriter] = {}
         self._builders: dict[int, tuple[Any, ArrowBatchBuilder]] = {}
+        self._schemaless = SchemalessBatchBuilder()
         self._assigned: set[tuple[str, int]] = set()
         self._positions: dict[tuple[str, int], int] = {}  # consumed, not committed yet
         self._seen: dict[tuple[str, int], int] = {}  # next offset after the last record put
@@ -97,13 +101,16 @@ class IcebergSinkTask(SinkTask):
         if writer is None:
             cfg = self._config
             assert cfg is not None
+            settings = cfg.table_config(table)
             writer = TableWriter(
                 self._catalog,
                 table,
-                id_columns=cfg.table_config(table).id_columns,
+                id_columns=settings.id_columns,
                 auto_create=cfg.auto_create,
                 evolve=cfg.evolve_schema,
                 group=self._group,
+                partition_by=settings.partition_by,
+                partition_key=settings.partition_key,
             )
             writer.load_offsets({topic for topic, _ in self._assigned})
             self._writers[table] = writer
@@ -197,7 +204,9 @@ class IcebergSinkTask(SinkTask):
         self._positions.update(ends)
         self._seen.update(ends)
 
-    def _builder(self, schema: Any) -> ArrowBatchBuilder:
+    def _builder(self, schema: Any) -> ArrowBatchBuilder | SchemalessBatchBuilder:
+        if schema is None:
+            return self._schemaless
         found = self._builders.get(id(schema))
         if found is not None and found[0] is schema:
             return found[1]

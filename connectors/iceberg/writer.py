@@ -1,7 +1,8 @@
 """TableWriter: one Iceberg table as a task sees it: schema upkeep, buffered rows, commits.
 
 Lifecycle, per task and destination table: created on the first record routed to the table
-(loading it, or creating it with ``iceberg.tables.auto-create-enabled``); :meth:`conform` turns
+(loading it, or creating it with ``iceberg.tables.auto-create-enabled``, partitioned as its
+partition-by key says: :mod:`connectors.iceberg.partitioning`); :meth:`conform` turns
 each Arrow batch of records into the table's shape (evolving the table first with
 ``iceberg.tables.evolve-schema-enabled``) and :meth:`add` buffers it; :meth:`commit` writes
 everything buffered as one Iceberg transaction (an append, or with id columns an upsert) whose
@@ -34,6 +35,7 @@ from pyiceberg.exceptions import CommitFailedException, NoSuchTableError
 from pyiceberg.table import Table, TableProperties
 
 from connectors.iceberg.offsets import merged_properties, read_offsets
+from connectors.iceberg.partitioning import PartitionTerm, add_partition_fields
 from connectrt.api import ConnectError, DataError
 
 __all__ = ["BUSY_TIMEOUT_S", "COMMIT_ATTEMPTS", "TableWriter"]
@@ -81,12 +83,16 @@ class TableWriter:
         auto_create: bool,
         evolve: bool,
         group: str,
+        partition_by: tuple[PartitionTerm, ...] = (),
+        partition_key: str = "",
     ) -> None:
         if "." not in name.strip(".") or ".." in name:
             raise DataError(f"Table name '{name}' is not namespace.table")
         self.name = name
         self._catalog = catalog
         self._id_columns = id_columns
+        self._partition_by = partition_by
+        self._partition_key = partition_key
         self._auto_create = auto_create
         self._evolve = evolve
         self._group = group
@@ -144,18 +150,38 @@ class TableWriter:
             if not self._catalog.namespace_exists(namespace):
                 raise
         try:
-            table = self._catalog.create_table_if_not_exists(self.name, schema=pa.schema(fields))
-        except Exception:
-            try:  # created concurrently by another task
-                table = self._catalog.load_table(self.name)
-            except NoSuchTableError:
-                raise DataError(f"Cannot create table {self.name}") from None
+            table = self._catalog.load_table(self.name)  # created by another task since
+        except NoSuchTableError:
+            table = self._create_table(pa.schema(fields))
         if self._id_columns and not table.schema().identifier_field_ids:
             with table.update_schema() as update:
                 update.set_identifier_fields(*self._id_columns)
         log.info("Using Iceberg table %s: %s", self.name, table.schema())
         self._set_table(table)
         self.load_offsets(set(self._loaded_topics))
+
+    def _create_table(self, schema: pa.Schema) -> Any:
+        """Create the table with its partition spec in one catalog commit (or load it when
+        another task created it first). ConnectError when the spec does not fit the schema:
+        nothing is created then."""
+        creation = self._catalog.create_table_transaction(self.name, schema=schema)
+        if self._partition_by:
+            with creation.update_spec() as update:
+                add_partition_fields(
+                    update,
+                    creation.table_metadata.schema(),
+                    self._partition_by,
+                    self.name,
+                    self._partition_key,
+                )
+        try:
+            creation.commit_transaction()
+        except Exception:
+            try:  # created concurrently by another task
+                return self._catalog.load_table(self.name)
+            except NoSuchTableError:
+                raise DataError(f"Cannot create table {self.name}") from None
+        return self._catalog.load_table(self.name)
 
     def _evolve_to(self, schema: pa.Schema) -> None:
         target = self._target

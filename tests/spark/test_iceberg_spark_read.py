@@ -1,7 +1,8 @@
 """Spark (``local[2]``) reads what the Iceberg sink wrote, with typed columns.
 
-The task writes an append-only table (timestamps, decimals, dates, a nested struct, an array)
-into a pyiceberg SQL catalog on SQLite; Spark reads the data files of the current snapshot
+The task writes an append-only table (timestamps, decimals, dates, a nested struct, an array),
+auto-created partitioned by ``days(at), bucket(2, id)``, into a pyiceberg SQL catalog on SQLite;
+Spark reads the data files of the current snapshot
 through the guide's ``read_data_files`` example (Iceberg's Spark runtime is not installed here:
 the guide's catalog example is not run).
 """
@@ -50,6 +51,7 @@ def test_spark_reads_the_sink_output_with_typed_columns(
         "name": "ice-spark",
         "iceberg.tables": "db.events",
         "iceberg.tables.auto-create-enabled": "true",
+        "iceberg.tables.default-partition-by": "days(at), bucket(2, id)",
         "iceberg.catalog.type": "sql",
         "iceberg.catalog.uri": f"sqlite:///{tmp_path / 'catalog.db'}",
         "iceberg.catalog.warehouse": f"file://{tmp_path / 'warehouse'}",
@@ -87,6 +89,9 @@ def test_spark_reads_the_sink_output_with_typed_columns(
         warehouse=props["iceberg.catalog.warehouse"],
     )
     table = catalog.load_table("db.events")
+    assert [f.name for f in table.spec().fields] == ["at_day", "id_bucket"]
+    files = [t.file.file_path for t in table.scan().plan_files()]
+    assert {f.split("/id_bucket=")[1][0] for f in files} == {"0", "1"}, files
     df = load_example("iceberg-spark-files").read_data_files(spark, table)
     types = {f.name: f.dataType for f in df.schema.fields}
     assert types["id"] == T.LongType()

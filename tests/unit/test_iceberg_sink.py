@@ -363,8 +363,8 @@ def test_routing_by_field_and_dynamic_tables(
         **props,
         "iceberg.tables": "db.small,db.big",
         "iceberg.tables.route-field": "name",
-        "iceberg.tables.db.small.route-regex": "s.*",
-        "iceberg.tables.db.big.route-regex": "b.*",
+        "iceberg.table.db.small.route-regex": "s.*",  # Apache Iceberg's key
+        "iceberg.tables.db.big.route-regex": "b.*",  # connectrt's earlier spelling
     }
     task, _ = tasks.start(routed, [0])
     task.put(records([order(1, name="s1"), order(2, name="b2"), order(3, name="x3")]))
@@ -427,6 +427,36 @@ def test_alter_offsets_moves_the_table_offsets(
             {"iceberg.tables.route-field": "k", "iceberg.tables.db.orders.route-regex": "(["},
             "iceberg.tables",
             "not a regular expression",
+        ),
+        (
+            {"iceberg.tables.route-field": "k", "iceberg.table.db.orders.route-regex": "(["},
+            "iceberg.tables",
+            "iceberg.table.db.orders.route-regex: not a regular expression",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "days(at), weeks(at)"},
+            "iceberg.tables.default-partition-by",
+            "unknown transform 'weeks'",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "bucket(id)"},
+            "iceberg.tables.default-partition-by",
+            "takes a column and a number",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "bucket(id, 0)"},
+            "iceberg.tables.default-partition-by",
+            "positive integer",
+        ),
+        (
+            {"iceberg.tables.default-partition-by": "day(at"},
+            "iceberg.tables.default-partition-by",
+            "unbalanced parentheses",
+        ),
+        (
+            {"iceberg.table.db.orders.partition-by": "id, id"},
+            "iceberg.tables",
+            "iceberg.table.db.orders.partition-by: invalid partition spec",
         ),
     ],
 )
@@ -510,3 +540,161 @@ def test_a_catalog_locked_by_another_writer_is_waited_for(
         blocker.close()
     ids = sorted(catalog.load_table("db.orders").scan().to_arrow().column("id").to_pylist())
     assert ids == [0, 1]
+
+
+def _spec(catalog: Catalog, table: str = "db.orders") -> list[tuple[str, str, str]]:
+    loaded = catalog.load_table(table)
+    schema = loaded.schema()
+    return [
+        (f.name, str(f.transform), schema.find_column_name(f.source_id) or "")
+        for f in loaded.spec().fields
+    ]
+
+
+def test_auto_created_tables_get_the_partition_spec_and_rows_land_in_partitions(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """``iceberg.tables.default-partition-by`` in Iceberg's syntax (commas inside parentheses
+    do not split; Spark SQL's bucket(N, col) order is accepted): the created table has the
+    spec, the data files are written per partition, and the rows read back whole."""
+    partitioned = {
+        **props,
+        "iceberg.tables.default-partition-by": "days(at), bucket(4, id), truncate(name, 2), day",
+    }
+    task, _ = tasks.start(partitioned, [0])
+    task.put(records([order(i, name=f"n{i % 3}") for i in range(6)]))
+    commit(task, [0])
+    assert _spec(catalog) == [
+        ("at_day", "day", "at"),
+        ("id_bucket", "bucket[4]", "id"),
+        ("name_trunc", "truncate[2]", "name"),
+        ("day", "identity", "day"),
+    ]
+    table = catalog.load_table("db.orders")
+    files = [task.file.file_path for task in table.scan().plan_files()]
+    assert all("/at_day=2024-05-01/" in f and "/name_trunc=n" in f for f in files), files
+    assert len({f.split("/id_bucket=")[1].split("/")[0] for f in files}) > 1, files
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == list(range(6))
+    assert summary_offsets(catalog) == {"0": 6}
+
+
+def test_a_tables_own_partition_by_wins_and_existing_tables_keep_their_spec(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    own = {
+        **props,
+        "iceberg.tables": "db.orders,db.copy",
+        "iceberg.tables.default-partition-by": "month(at)",
+        "iceberg.table.db.copy.partition-by": "hour(at)",
+    }
+    task, _ = tasks.start(own, [0])
+    task.put(records([order(i) for i in range(3)]))
+    commit(task, [0])
+    assert _spec(catalog) == [("at_month", "month", "at")]
+    assert _spec(catalog, "db.copy") == [("at_hour", "hour", "at")]
+    # Another spec later: the tables exist, so they are written as they are.
+    other = {**own, "name": "ice2", "iceberg.tables.default-partition-by": "name"}
+    task, _ = tasks.start(other, [1])
+    task.put(records([order(i) for i in range(3, 5)], partition=1))
+    commit(task, [1])
+    assert _spec(catalog) == [("at_month", "month", "at")]
+    assert catalog.load_table("db.orders").scan().to_arrow().num_rows == 5
+
+
+@pytest.mark.parametrize(
+    ("partition_by", "message"),
+    [
+        ("colour", "has no column 'colour' (its columns, from the first record: id, name"),
+        ("day(name)", "column 'name' is string, which day does not take"),
+    ],
+)
+def test_a_partition_spec_the_first_record_cannot_take_fails_the_task_creating_nothing(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks, partition_by: str, message: str
+) -> None:
+    """The spec is checked against the schema of the first record: a column it lacks or a
+    transform its type cannot take fails the task with the key, the table and the term, and
+    no table is created (nothing is committed: the records are consumed again after a fix)."""
+    bad = {**props, "iceberg.table.db.orders.partition-by": partition_by}
+    task, _ = tasks.start(bad, [0])
+    with pytest.raises(ConnectError) as failure:
+        task.put(records([order(1)]))
+    text = str(failure.value)
+    assert text.startswith("iceberg.table.db.orders.partition-by: cannot partition new table")
+    assert message in text
+    assert not catalog.table_exists("db.orders")
+
+
+def test_per_table_keys_reach_dynamically_routed_tables_and_icebergs_spelling_wins(
+    props: dict[str, str],
+) -> None:
+    from connectors.iceberg.config import parse_config
+    from connectors.iceberg.partitioning import PartitionTerm
+
+    config = parse_config(
+        {
+            **props,
+            "iceberg.tables": "",
+            "iceberg.tables.dynamic-enabled": "true",
+            "iceberg.tables.route-field": "name",
+            "iceberg.tables.default-partition-by": "day(at)",
+            "iceberg.table.db.one.id-columns": "id",
+            "iceberg.tables.db.one.id-columns": "name",  # the earlier spelling loses
+            "iceberg.table.db.one.partition-by": "truncate(name, 3)",
+        }
+    )
+    one, other = config.table_config("db.one"), config.table_config("db.other")
+    assert one.id_columns == ("id",)
+    assert one.partition_by == (PartitionTerm("name", "truncate", 3),)
+    assert one.partition_key == "iceberg.table.db.one.partition-by"
+    assert other.id_columns == () and other.partition_by == (PartitionTerm("at", "day"),)
+    assert other.partition_key == "iceberg.tables.default-partition-by"
+
+
+def test_schemaless_maps_create_a_table_with_inferred_column_types(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """JsonConverter with schemas.enable=false gives maps: the table is created from the
+    types Arrow infers from them (as Iceberg's connector infers them); a key that is null in
+    every record has no type and is left out; a record whose type differs from the others
+    (id a string) and a value that is no map go to the reporter, the rest is written."""
+    reporter = ListReporter()
+    task, _ = tasks.start(props, [0], reporter)
+    values: list[Any] = [
+        {"id": i, "name": f"n{i}", "amount": i + 0.5, "tags": ["a"], "inner": {"x": i}, "n": None}
+        for i in range(3)
+    ]
+    values += [{"id": "three"}, ["not", "a", "map"], {"id": 5, "name": "n5"}]
+    task.put(records(values))
+    assert commit(task, [0]) == {TopicPartition(TOPIC, 0): 6}
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    types = {f.name: f.type for f in arrow.schema}
+    assert list(types) == ["id", "name", "amount", "tags", "inner"]
+    assert types["id"] == pa.int64() and types["amount"] == pa.float64()
+    assert pa.types.is_large_list(types["tags"]) and pa.types.is_struct(types["inner"])
+    assert arrow.column("id").to_pylist() == [0, 1, 2, 5]
+    assert arrow.column("inner").to_pylist()[:3] == [{"x": 0}, {"x": 1}, {"x": 2}]
+    assert arrow.column("amount").to_pylist()[3] is None
+    assert [r.kafka_offset for r, _ in reporter.reported] == [3, 4]
+    assert "must be a map" in str(reporter.reported[1][1])
+
+
+def test_schemaless_maps_go_into_an_existing_table_cast_to_its_columns(
+    props: dict[str, str], catalog: Catalog, tasks: Tasks
+) -> None:
+    """Maps written to a table created from schema'd records: values are cast to its column
+    types (an int into a decimal column), keys it lacks are dropped without evolution and
+    added as columns with it."""
+    task, _ = tasks.start(props, [0])
+    task.put(records([order(0)]))
+    commit(task, [0])
+    task.put(records([{"id": 1, "name": "m1", "amount": 7, "extra": True}], first=1))
+    commit(task, [0])
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    assert "extra" not in arrow.schema.names
+    assert arrow.column("amount").to_pylist()[1] == decimal.Decimal("7.00")
+    evolving = {**props, "name": "ice2", "iceberg.tables.evolve-schema-enabled": "true"}
+    task, _ = tasks.start(evolving, [1])
+    task.put(records([{"id": 2, "extra": True}], partition=1))
+    commit(task, [1])
+    arrow = catalog.load_table("db.orders").scan().to_arrow().sort_by("id")
+    assert arrow.column("extra").to_pylist() == [None, None, True]
