@@ -1,0 +1,82 @@
+"""The read_committed view computed from stored batches and markers, on the embedded broker.
+
+A transactional producer commits, aborts, leaves a transaction open and is then fenced; a plain
+producer writes between. :func:`connectrt.testing.committed_view.committed_view` must sort each
+record as Apache Kafka's read_committed consumer would, where the broker's own consumer shows
+aborted records (what the exactly-once kill test relies on).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+
+from connectrt.broker import EmbeddedBroker
+from connectrt.testing.committed_view import ABORT, COMMIT, committed_view, read_batches
+from connectrt.testing.harness import create_topic, read_topic
+
+pytestmark = pytest.mark.integration
+
+
+def _values(records) -> list[bytes | None]:
+    return [r.value for r in records]
+
+
+def test_commit_abort_open_and_fenced_transactions_are_told_apart(broker: EmbeddedBroker):
+    bootstrap = broker.bootstrap_servers
+    topic, txid = f"view-{uuid.uuid4().hex[:8]}", f"tx-{uuid.uuid4().hex[:8]}"
+    create_topic(bootstrap, topic)
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txid})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(3):
+        producer.produce(topic, f"c1-{i}".encode(), b"k")
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    for i in range(2):
+        producer.produce(topic, f"a-{i}".encode())
+    producer.flush(30)
+    producer.abort_transaction(30)
+    plain = Producer({"bootstrap.servers": bootstrap})
+    plain.produce(topic, b"plain", headers=[("h", b"v")])
+    plain.flush(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"c2")
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    producer.produce(topic, b"open")
+    producer.flush(30)
+
+    view = committed_view(bootstrap, topic)[0]
+    assert _values(view.committed) == [b"c1-0", b"c1-1", b"c1-2", b"plain", b"c2"]
+    assert view.committed[0].key == b"k"
+    assert view.committed[3].headers == (("h", b"v"),)
+    assert _values(view.aborted) == [b"a-0", b"a-1"]
+    assert _values(view.open) == [b"open"]
+    assert [t.kind for t in view.transactions] == [COMMIT, ABORT, COMMIT]
+    assert [_values(t.records) for t in view.transactions] == [
+        [b"c1-0", b"c1-1", b"c1-2"],
+        [b"a-0", b"a-1"],
+        [b"c2"],
+    ]
+    # Offsets are positions in the log (markers take one each).
+    batches, high_watermark, _listed = read_batches(bootstrap, topic, 0)
+    assert high_watermark == 1 + max(r.offset for b in batches for r in b.records)
+    assert [r.offset for r in view.committed] == sorted(r.offset for r in view.committed)
+
+    # The broker's own read_committed consumer shows the aborted records (broker.md): the
+    # reason this view is computed from markers.
+    seen = [v for _, v in read_topic(bootstrap, topic)[0]]
+    assert b"a-0" in seen
+
+    # A new producer with the same transactional id fences the old one, and the broker ends
+    # the open transaction with an ABORT marker.
+    fencer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txid})
+    fencer.init_transactions(30)
+    view = committed_view(bootstrap, topic)[0]
+    assert _values(view.aborted) == [b"a-0", b"a-1", b"open"]
+    assert not view.open
+    assert view.transactions[-1].kind == ABORT
+    assert _values(view.committed) == [b"c1-0", b"c1-1", b"c1-2", b"plain", b"c2"]
