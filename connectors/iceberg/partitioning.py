@@ -38,15 +38,9 @@ from connectrt.api import ConnectError
 __all__ = ["PartitionTerm", "add_partition_fields", "parse_partition_by"]
 
 _CALL = re.compile(r"^(\w+)\s*\((.*)\)$")
+# Iceberg's spellings, singular and plural, of the time transforms.
 _TIME = {
-    "year": "year",
-    "years": "year",
-    "month": "month",
-    "months": "month",
-    "day": "day",
-    "days": "day",
-    "hour": "hour",
-    "hours": "hour",
+    spelling: unit for unit in ("year", "month", "day", "hour") for spelling in (unit, unit + "s")
 }
 _WIDTH = {"bucket": "bucket", "truncate": "trunc"}
 

@@ -149,10 +149,9 @@ class TableWriter:
             # of the SQL catalog, for instance): fine if it exists now.
             if not self._catalog.namespace_exists(namespace):
                 raise
-        try:
-            table = self._catalog.load_table(self.name)  # created by another task since
-        except NoSuchTableError:
-            table = self._create_table(pa.schema(fields))
+        # prepare() found no table just now; one created by another task since makes the
+        # creation commit fail, and _create_table loads that one instead.
+        table = self._create_table(pa.schema(fields))
         if self._id_columns and not table.schema().identifier_field_ids:
             with table.update_schema() as update:
                 update.set_identifier_fields(*self._id_columns)
@@ -181,6 +180,7 @@ class TableWriter:
                 return self._catalog.load_table(self.name)
             except NoSuchTableError:
                 raise DataError(f"Cannot create table {self.name}") from None
+        # The transaction returns a staged table, which cannot be refreshed or scanned.
         return self._catalog.load_table(self.name)
 
     def _evolve_to(self, schema: pa.Schema) -> None:

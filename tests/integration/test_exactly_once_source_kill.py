@@ -2,28 +2,36 @@
 
 A worker with ``exactly.once.source.support=enabled`` runs :mod:`tests.plugins.eos_sequence`
 (records ``"<task>:<seq>:<attempt>"``, a fresh attempt id each time the task starts), is killed
-with SIGKILL while it streams, then restarted on the same config, status and offsets topics.
+with SIGKILL at a random point while it streams, then restarted on the same config, status and
+offsets topics, and stopped cleanly.
 
-What the embedded broker (Tansu) lets a test see, and what it does not (broker.md): a
-read_committed consumer does not see the records of an *open* transaction, but it does see the
-records of an *aborted* one. So the committed view is taken while the killed worker's last
-transaction is still open (after the kill, before the restart): then it is exactly Apache
-Kafka's read_committed view. The restarted task's ``init_transactions`` aborts that
-transaction; from then on Tansu shows its records too, and the test names them instead of
-counting them as duplicates. The test proves:
+What is counted is what a ``read_committed`` consumer of Apache Kafka would see. The embedded
+broker (Tansu) does not hide aborted records from its consumers (broker.md), so the test
+computes that view itself with :mod:`connectrt.testing.committed_view`: it fetches the stored
+record batches of the data topic and of the offsets topic at the protocol level, and keeps a
+record only if the transaction marker ending it is ``COMMIT``. Tansu does store the markers
+(``ABORT`` for the transaction a kill leaves open, written when the restarted task's
+``init_transactions`` fences it), but sends no ``aborted_transactions`` list with a fetch,
+which is why its own read_committed consumers show aborted records. The test proves, in that
+view:
 
-(a) no record whose source offset was committed is lost: the committed view before the restart
-    is exactly seqs ``0..C-1`` of the first run, once each, and ``C`` is the committed offset;
-(b) the restarted task starts exactly at ``C`` (nothing committed is produced twice). If the
-    kill hit the moment between writing the offset record into the transaction and
-    committing it, Tansu shows that aborted offset record to the restarted task's
-    read_committed reader, and it starts there instead: the test then checks that this start is
-    exactly that aborted offset record and says so (Tansu's bug, not a runtime path);
-(c) every record of the first run past ``C`` was invisible before the restart, i.e. belongs to
-    the transaction that did not commit (at most one poll's batch with
-    ``transaction.boundary=poll``);
-and, after a clean stop of the restarted run, its committed offset equals its last record.
-What Tansu cannot show: that those aborted records stay hidden from consumers.
+* after the kill, before the restart: the data committed is seqs ``0..C-1`` of the first run
+  once each, the offsets committed end at exactly ``C`` (neither ahead of nor behind the
+  records), and the only uncommitted records are one open transaction (at most one poll's batch
+  with ``transaction.boundary=poll``);
+* after the restart and a clean stop: that transaction is aborted, nothing is open, and the
+  data committed is ``0..N-1`` exactly once (0 lost, 0 duplicated) with the last committed
+  offset ``N``;
+* at every point, transaction by transaction, the records and the source offset of a
+  transaction commit together: the k-th committed transaction of the data topic ends at the
+  seq the k-th committed transaction of the offsets topic stores.
+
+One thing is Tansu's, not the runtime's: if the kill lands between writing the offset record
+into the transaction and committing it, the restarted task's read_committed reader of the
+offsets topic is shown that *aborted* offset record (Apache Kafka would hide it) and resumes
+there. The test recognises exactly that case (the resume point is an offset record of an
+aborted transaction, and every seq skipped is an aborted record) and reports it instead of
+counting the skipped records as lost.
 """
 
 from __future__ import annotations
@@ -45,7 +53,8 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
-from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.committed_view import COMMIT, PartitionView, committed_view
+from connectrt.testing.harness import create_topic
 from connectrt.testing.metrics import scrape
 
 pytestmark = pytest.mark.integration
@@ -76,25 +85,38 @@ def _committed_by_task(url: str) -> float:
     return samples.value("connectrt_task_records_committed_total", **task) or 0
 
 
-def _records(bootstrap: str, topic: str) -> list[tuple[int, str]]:
-    """``(seq, attempt)`` of every record a read_committed consumer sees, in order."""
-    out = []
-    for rows in read_topic(bootstrap, topic).values():
-        for _, value in rows:
-            assert value is not None
-            _task, seq, attempt = value.decode().split(":")
-            out.append((int(seq), attempt))
-    return out
+def _view(bootstrap: str, topic: str) -> PartitionView:
+    """The read_committed view of a 1-partition topic, computed from its markers."""
+    view = committed_view(bootstrap, topic)
+    assert list(view) == [0], view.keys()
+    return view[0]
 
 
-def _offsets(bootstrap: str, topic: str) -> list[int]:
-    """The ``seq`` of every offset record of the connector, in order (read_committed)."""
-    return [
-        int(orjson.loads(v)["seq"])
-        for rows in read_topic(bootstrap, topic).values()
-        for _, v in rows
-        if v is not None
-    ]
+def _seq(value: bytes | None) -> tuple[int, str]:
+    """``(seq, attempt)`` of a data record ``"<task>:<seq>:<attempt>"``."""
+    assert value is not None
+    _task, seq, attempt = value.decode().split(":")
+    return int(seq), attempt
+
+
+def _offset(value: bytes | None) -> int:
+    """The ``seq`` an offset record stores."""
+    assert value is not None
+    return int(orjson.loads(value)["seq"])
+
+
+def _assert_atomic(data: PartitionView, offsets: PartitionView) -> None:
+    """Transaction by transaction, the records and their source offset committed together:
+    the k-th committed transaction with records in the data topic ends at the seq stored by
+    the k-th committed transaction in the offsets topic (neither ahead nor behind)."""
+    with_records = [t for t in data.transactions if t.kind == COMMIT and t.records]
+    with_offsets = [t for t in offsets.transactions if t.kind == COMMIT and t.records]
+    ends = [_seq(t.records[-1].value)[0] + 1 for t in with_records]
+    stored = [_offset(t.records[-1].value) for t in with_offsets]
+    assert ends == stored, (
+        f"{len(ends)} committed data transactions ending at {ends[:5]}..{ends[-5:]} but "
+        f"{len(stored)} committed offset transactions storing {stored[:5]}..{stored[-5:]}"
+    )
 
 
 class _Worker:
@@ -205,14 +227,21 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         time.sleep(pause)
         worker.kill9()
 
-        # The committed view while the killed run's last transaction is still open.
-        before = _records(bootstrap, topic)
-        offsets_before = _offsets(bootstrap, offsets_topic)
-        assert offsets_before, "nothing was committed before the kill"
-        committed = offsets_before[-1]
+        # Kafka's read_committed view after the kill, before the restart.
+        data, offsets = _view(bootstrap, topic), _view(bootstrap, offsets_topic)
+        before = [_seq(r.value) for r in data.committed]
         first_attempt = before[0][1]
-        assert [s for s, _ in before] == list(range(committed)), "committed view != offsets"
+        committed = len(before)
+        assert [s for s, _ in before] == list(range(committed)), "committed data not 0..C-1"
         assert {a for _, a in before} == {first_attempt}
+        assert offsets.committed, "no offset was committed before the kill"
+        assert _offset(offsets.committed[-1].value) == committed, "offsets ahead of/behind data"
+        _assert_atomic(data, offsets)
+        open_before = [_seq(r.value) for r in data.open]
+        assert [s for s, _ in open_before] == list(range(committed, committed + len(open_before)))
+        if boundary == "poll":
+            assert len(open_before) <= BATCH, open_before
+        assert not data.aborted, "a transaction aborted before the kill"
 
         worker.start()  # fencing and a task start: the waits below are generous
         _wait(worker.ready, "the restarted worker's REST API", 90)
@@ -228,38 +257,41 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
             httpx.delete(f"{url}/connectors/numbers", timeout=60)
         worker.stop()
 
-    after = _records(bootstrap, topic)
-    offsets_after = _offsets(bootstrap, offsets_topic)
-    first = [s for s, a in after if a == first_attempt]
-    second_attempts = {a for _, a in after} - {first_attempt}
-    assert len(second_attempts) == 1
-    second = [s for s, a in after if a != first_attempt]
-    assert first == list(range(len(first))), "the first run's records are not 0..n-1 once each"
-    start = second[0]
-    assert second == list(range(start, start + len(second))), "the resumed run has gaps/dups"
-    # (c) the first run's records past the committed offset were invisible before: they are
-    # the transaction the kill left open (aborted at the restart; Tansu shows them now).
-    uncommitted = first[committed:]
-    assert set(first[:committed]) == {s for s, _ in before}
-    if boundary == "poll":
-        assert len(uncommitted) <= BATCH, uncommitted
-    # (b) the resumed run starts exactly at the committed offset, unless Tansu showed it an
-    # aborted offset record written just before the kill (then it starts exactly there).
+    # Kafka's read_committed view after the restart and a clean stop.
+    data, offsets = _view(bootstrap, topic), _view(bootstrap, offsets_topic)
+    assert not data.open and not offsets.open, "a transaction left open after a clean stop"
+    aborted = [_seq(r.value) for r in data.aborted]
+    assert set(open_before) <= set(aborted), "the killed run's open transaction was not aborted"
+    after = [_seq(r.value) for r in data.committed]
+    assert after[:committed] == before, "records committed before the kill changed"
+    second = after[committed:]
+    second_attempts = {a for _, a in second}
+    assert len(second_attempts) == 1 and first_attempt not in second_attempts
+    start = second[0][0]
     if start != committed:
-        aborted_offsets = offsets_after[len(offsets_before) :]
-        assert aborted_offsets and aborted_offsets[0] == start, (start, committed)
-        assert start == len(first), "Tansu's visible aborted offset must end the aborted batch"
-        print(f"Tansu exposed the aborted transaction's offset {start} (committed: {committed})")
-    # (a) nothing committed lost: 0..committed-1 from the first run, then the second run.
-    kafka_view = first[:committed] + second
-    if start != committed:
-        kafka_view = first[: len(first)] + second  # what Tansu made the task resume from
-    assert kafka_view == list(range(len(kafka_view)))
-    # After the clean stop, the committed offset is the resumed run's last record + 1.
-    assert offsets_after[-1] == start + len(second)
+        # Tansu showed the restarted task the offset record of the aborted transaction.
+        aborted_offsets = [_offset(r.value) for r in offsets.aborted]
+        assert start in aborted_offsets, (start, committed, aborted_offsets)
+        skipped = set(range(committed, start))
+        assert skipped <= {s for s, a in aborted if a == first_attempt}, skipped
+        print(
+            f"Tansu showed the restarted task the aborted offset {start} (committed: "
+            f"{committed}): seqs {committed}..{start - 1} are aborted, so missing from the "
+            "committed view; on Apache Kafka the task resumes at the committed offset"
+        )
+    seqs = [s for s, _ in second]
+    assert seqs == list(range(start, start + len(seqs))), "the resumed run has gaps/dups"
+    # 0 lost, 0 duplicated (when Tansu did not expose an aborted offset record).
+    if start == committed:
+        assert [s for s, _ in after] == list(range(len(after)))
+    assert _offset(offsets.committed[-1].value) == start + len(seqs), "final offset != data"
+    _assert_atomic(data, offsets)
+    missing = start - committed  # > 0 only in Tansu's aborted-offset case above
+    lost = f"lost {missing} (Tansu's aborted offset)" if missing else "lost 0"
     print(
-        f"kill -9 ({boundary}, {executor}, after {pause:.2f} s): committed {committed} "
-        "before the restart, "
-        f"{len(uncommitted)} records of the aborted transaction (visible on Tansu), resumed at "
-        f"{start}, {len(second)} records after; lost 0, duplicated 0 in the committed view"
+        f"kill -9 ({boundary}, {executor}, after {pause:.2f} s): committed view before the "
+        f"restart 0..{committed - 1} with offset {committed}; {len(open_before)} records in "
+        f"the open transaction, aborted at the restart; resumed at {start}, {len(seqs)} "
+        f"records after; {len(data.transactions)} transaction markers in the data topic; "
+        f"{lost}, duplicated 0, offsets equal to the records at every commit"
     )
