@@ -30,7 +30,6 @@ paths read together; the offset bookkeeping and the task's context live in
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import time
@@ -53,12 +52,13 @@ from connectrt.runtime.message_batch import (
 )
 from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
 from connectrt.runtime.rate_limit import message_bytes
+from connectrt.runtime.record_transforms import transform_records
 from connectrt.runtime.runner_settings import SinkRunnerSettings
 from connectrt.runtime.sink_offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_contexts import SinkTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.transforms.chain import TransformationChain, failed_transformation
+from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -369,32 +369,13 @@ class SinkTaskRunner(TaskRunner):
 
     def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
         """Apply the SMT chain; dropped records are committed like delivered ones."""
-        chain = self._transforms
-        assert chain is not None
-        transformed = chain.apply_batch(records)
-        if transformed is not None:
-            return transformed
-        # Record by record: a stage drops or fans out records, or one failed.
-        out: list[SinkRecord] = []
-        for record in records:
-            try:
-                result = chain.apply(record)
-            except Exception as exc:
-                ok, result = self.errors.call(
-                    TaskStage.TRANSFORMATION,
-                    failed_transformation(exc) or type(chain).__name__,
-                    functools.partial(chain.apply, record),
-                    raw=self.raw_for(record),
-                    record=record,
-                )
-                if not ok:
-                    self.metrics.records_skipped += 1
-                    continue
-            if result:
-                out.extend(result)
-            else:
-                self.metrics.records_skipped += 1
-        return out
+        assert self._transforms is not None
+        return transform_records(
+            self._transforms, records, self.errors, self._skipped, raw_for=self.raw_for
+        )
+
+    def _skipped(self, _record: SinkRecord) -> None:
+        self.metrics.records_skipped += 1
 
     def _consume_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:

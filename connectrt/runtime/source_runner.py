@@ -18,7 +18,6 @@ The task's context lives in :mod:`.task_contexts`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 
@@ -35,6 +34,7 @@ from connectrt.runtime.exactly_once_config import (
     BOUNDARY_POLL,
 )
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.record_transforms import transform_records
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
@@ -42,7 +42,7 @@ from connectrt.runtime.source_transactions import TransactionalOffsets, Transact
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.transforms.chain import TransformationChain, failed_transformation
+from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -281,31 +281,8 @@ class SourceTaskRunner(TaskRunner):
     def _transform(self, records: list[SourceRecord]) -> list[SourceRecord]:
         """Apply the SMT chain; dropped or tolerated records are skipped (their offsets still
         committed, ``commit_record(r, None)``)."""
-        chain = self._transforms
-        assert chain is not None
-        transformed = chain.apply_batch(records)
-        if transformed is not None:
-            return transformed
-        # Record by record: a stage drops or fans out records, or one failed.
-        out: list[SourceRecord] = []
-        for record in records:
-            try:
-                result = chain.apply(record)
-            except Exception as exc:
-                ok, result = self.errors.call(
-                    TaskStage.TRANSFORMATION,
-                    failed_transformation(exc) or type(chain).__name__,
-                    functools.partial(chain.apply, record),
-                    record=record,
-                )
-                if not ok:
-                    self._sender.skipped(record)
-                    continue
-            if result:
-                out.extend(result)
-            else:
-                self._sender.skipped(record)
-        return out
+        assert self._transforms is not None
+        return transform_records(self._transforms, records, self.errors, self._sender.skipped)
 
     def commit_offsets(self) -> bool:
         """Store the pending offsets once all produced records are acknowledged.
