@@ -80,7 +80,7 @@ def validate_connector_config(
     no installed version matches: that error is on the version key); ``worker_converters``
     (class and version per kind) are the converters the config does not name. ``executor`` is
     the worker's ``task.executor``, when known: keys that only one executor can honour
-    (``task.memory.limit.mb``, ``exactly.once.support=required``) are checked against it.
+    (``task.memory.limit.mb``) are checked against it.
     ``exactly_once_source`` is the worker's ``exactly.once.source.support``, when known
     (:func:`~connectrt.runtime.exactly_once_config.check_exactly_once`).
     """
@@ -106,7 +106,7 @@ def validate_connector_config(
             cv = values.setdefault(key, ConfigValue(key, config.get(key)))
             cv.errors.extend(e for e in errors if e not in cv.errors)
         assert isinstance(connector, SourceConnector)
-        check_exactly_once(config, values, connector, exactly_once_source, executor)
+        check_exactly_once(config, values, connector, exactly_once_source)
     if executor is not None:
         _check_executor(values, executor)
     present = {k: v for k, v in config.items() if v is not None}

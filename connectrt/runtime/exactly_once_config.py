@@ -5,9 +5,15 @@ connector's ``transaction.boundary``, ``transaction.boundary.interval.ms`` and
 ``offsets.storage.topic`` into an :class:`ExactlyOnceSettings` (None: the task runs
 at-least-once). :func:`check_exactly_once` adds the per-field validation errors Kafka Connect's
 distributed herder gives: ``exactly.once.support=required`` on a worker without exactly-once
-support or with a connector that does not declare it, ``transaction.boundary=connector`` with a
-connector that cannot define boundaries, and (connectrt only) ``required`` on
-``task.executor=spark``, where tasks are not run transactionally.
+support or with a connector that does not declare it, and ``transaction.boundary=connector``
+with a connector that cannot define boundaries.
+
+The settings are the same whatever the worker's ``task.executor``: a task on a thread, in a
+task process or on a Spark executor builds its transactional producer from them (through
+:class:`~connectrt.runtime.runner_factory.RunnerFactory`). On Spark, an attempt that Spark
+re-runs (after a crash, or beside a lost executor's still-running Python worker) uses the
+same ``transactional.id``, so its ``init_transactions()`` fences the older attempt and aborts
+its open transaction before it reads the committed offsets: KIP-618's zombie fencing.
 
 Pure functions over configs; safe from any thread.
 """
@@ -60,11 +66,6 @@ _UNSUPPORTED = (
     "The connector does not support exactly-once semantics with the provided configuration."
 )
 _WORKER_DISABLED = "This worker does not have exactly-once source support enabled."
-_SPARK = (
-    "Exactly-once source support is not available with task.executor=spark (Spark tasks are "
-    'not run transactionally): use task.executor=threads or processes, or "requested" '
-    "(at-least-once on Spark)."
-)
 _NO_BOUNDARIES = (
     "The connector does not support connector-defined transaction boundaries with the given "
     "configuration. Please reconfigure it to use a different transaction boundary definition."
@@ -107,13 +108,13 @@ def worker_enabled(worker: _Config) -> bool:
 def exactly_once_settings(
     worker: _Config, connector_config: Mapping[str, str], connector: str, task: int
 ) -> ExactlyOnceSettings | None:
-    """The task's exactly-once settings, or None when it runs at-least-once: the worker's
-    support is not ``enabled`` or the worker runs tasks on Spark (see the module docstring).
+    """The task's exactly-once settings, or None when it runs at-least-once (the worker's
+    support is not ``enabled``), on every ``task.executor``.
 
     ``worker`` is the worker config (its ``group.id``, ``offset.flush.interval.ms`` and
     ``offset.storage.topic`` are used).
     """
-    if not worker_enabled(worker) or str(worker.get("task.executor")) == "spark":
+    if not worker_enabled(worker):
         return None
     if str(worker.get("offset.storage.type") or "kafka") != "kafka":
         raise ConfigError(
@@ -140,12 +141,12 @@ def check_exactly_once(
     values: dict[str, ConfigValue],
     connector: SourceConnector,
     worker_support: str | None,
-    executor: str | None,
 ) -> None:
     """Add the exactly-once validation errors of a source connector config to ``values``.
 
-    ``worker_support`` is the worker's ``exactly.once.source.support`` and ``executor`` its
-    ``task.executor`` (None when unknown: those checks are skipped).
+    ``worker_support`` is the worker's ``exactly.once.source.support`` (None when unknown: that
+    check is skipped). Every ``task.executor`` runs source tasks transactionally, so the
+    executor is not checked.
     """
     raw = {k: v for k, v in config.items() if v is not None}
     support = values.get(SUPPORT_KEY)
@@ -153,8 +154,6 @@ def check_exactly_once(
         assert support is not None
         if worker_support is not None and worker_support.strip().lower() != "enabled":
             support.errors.append(_WORKER_DISABLED)
-        if executor == "spark":
-            support.errors.append(_SPARK)
         support.errors.extend(_connector_support_errors(connector, raw))
     boundary = values.get(BOUNDARY_KEY)
     if _is(boundary, BOUNDARY_CONNECTOR):

@@ -155,7 +155,7 @@ class TransactionalOffsets:
             check_delivery()
         except Exception as e:
             self._metrics.offset_commit_failures += 1
-            self.abort(producer, reason=f"commit failed: {_text(e)}")
+            self.abort(producer, reason=f"commit failed: {_text(e)}", fatal=_fatal(e))
             raise TaskFailure(
                 self._id,
                 TaskStage.TASK_COMMIT,
@@ -172,15 +172,25 @@ class TransactionalOffsets:
             log.exception("Task %s: exception in commit()", self._id)
         return True
 
-    def abort(self, producer: Producer, reason: str = "requested") -> None:
-        """Abort the open transaction (if any; a fenced producer cannot, which is logged) and
-        drop the pending offsets."""
+    def abort(self, producer: Producer, reason: str = "requested", fatal: bool = False) -> None:
+        """Abort the open transaction (if any) and drop the pending offsets. A producer in a
+        fatal state (``fatal``: fenced by a newer instance, say) cannot abort: it is not asked
+        to, and the transaction is left to the broker, which aborts it when the newer producer
+        with this ``transactional.id`` initializes (or when it times out)."""
         self.pending = {}
         self.pending_records = 0
         if not self.in_transaction:
             return
         self.in_transaction = False
         self._metrics.transactions_aborted += 1
+        if fatal:
+            log.warning(
+                "Task %s: transaction not aborted by this producer (%s): the producer can no "
+                "longer abort; the broker aborts it",
+                self._id,
+                reason,
+            )
+            return
         try:
             producer.abort_transaction(self._timeout)
             log.warning("Task %s: transaction aborted (%s)", self._id, reason)
@@ -188,6 +198,14 @@ class TransactionalOffsets:
             log.warning(
                 "Task %s: transaction could not be aborted (%s): %s", self._id, reason, _text(e)
             )
+
+
+def _fatal(error: BaseException) -> bool:
+    """Whether a Kafka error left the producer unusable (fenced, or another fatal error)."""
+    if isinstance(error, KafkaException) and error.args:
+        fatal = getattr(error.args[0], "fatal", None)
+        return bool(callable(fatal) and fatal())
+    return False
 
 
 def _text(error: BaseException) -> str:

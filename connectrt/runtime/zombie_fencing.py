@@ -9,6 +9,9 @@ of the previous generation it initializes a producer with that id, which bumps t
 (any producer with the older epoch is then fenced: its next transactional request fails with
 PRODUCER_FENCED) and makes the coordinator abort the transaction such a zombie left open.
 The caller then writes ``tasks-fencing-<name>`` ``{"task-count":N}`` to the config topic.
+The worker does this whatever its ``task.executor``: with ``spark`` the driver fences before
+it launches the new generation's Spark tasks, whose producers then take the next epoch of
+each id (and so does every attempt Spark re-runs, fencing the attempt before it).
 
 Called on the worker's thread that starts the tasks; it blocks for about one transaction
 coordinator round trip per id.

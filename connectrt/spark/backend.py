@@ -29,6 +29,10 @@ Before a launch,
 slots free beyond every running task; otherwise the tasks and the connector are reported FAILED
 with the reason.
 
+Exactly-once sources (KIP-618) need nothing of the backend: the worker fences the previous
+generation before calling ``start_tasks``, and each Spark task builds its transactional
+producer on the executor (:mod:`.executor_task`).
+
 Threading: ``start_tasks`` is called under the worker's lock; handles are controlled from the
 worker's threads; each launch has its own driver thread; the status relay has one thread.
 """

@@ -7,6 +7,16 @@ handling, producer/consumer), with
 
 * source offsets read from and committed to the offsets topic (a Kafka offset store of its
   own, replayed at start, so an attempt Spark re-runs resumes from the committed offsets);
+* or, for a source running exactly-once (KIP-618, ``exactly.once.source.support=enabled``),
+  records and offsets in one transaction per boundary, through the transactional producer and
+  ``read_committed`` offsets reader its runner builds
+  (:mod:`~connectrt.runtime.source_transactions`). Its ``transactional.id``
+  ``<group.id>-<connector>-<task>`` is the same on every attempt, so an attempt Spark re-runs
+  fences the older one with ``init_transactions()`` (a crashed attempt's open transaction, or
+  a zombie's on a lost executor, is aborted) and then reads the committed offsets. No
+  at-least-once offset store is opened for it: the one the runner gets refuses writes
+  (:class:`TransactionalOnlyOffsets`). A fenced or failed transaction fails the attempt
+  (stage ``TASK_COMMIT``, reported FAILED with its trace), so Spark re-runs it;
 * sink offsets in the connector's consumer group, as always;
 * status written to the status topic (:class:`ExecutorStatusWriter`), worker id
   ``host:pid`` of the executor's Python worker;
@@ -29,11 +39,13 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.call_reports import CallReport, CallReporter
+from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.task_payload import TaskPayload, build_runner
@@ -43,7 +55,13 @@ from connectrt.spark.signals import Signal, SignalWatcher
 from connectrt.spark.status_relay import ExecutorStatusWriter
 from connectrt.storage.offsets import MemoryOffsetStore, OffsetStore
 
-__all__ = ["SparkTaskPayload", "TaskAttemptFailed", "run_task_partition"]
+__all__ = [
+    "SparkTaskPayload",
+    "TaskAttemptFailed",
+    "TransactionalOnlyOffsets",
+    "run_task_partition",
+    "task_offset_store",
+]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +77,34 @@ class SparkTaskPayload(TaskPayload):
 
     run: str = ""
     signal_topic: str = ""
+
+
+class TransactionalOnlyOffsets(MemoryOffsetStore):
+    """The offset store an exactly-once source task's runner is given on an executor: empty,
+    and refusing writes. The task reads its offsets through its runner's own ``read_committed``
+    store and writes them only inside its transactions; a write here would be an at-least-once
+    commit outside them, so it fails loudly instead."""
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        raise ConnectError(
+            "an exactly-once source task on Spark commits its offsets in its transactions "
+            "only, never through the at-least-once offset store"
+        )
+
+
+def task_offset_store(wc: WorkerConfig, payload: TaskPayload) -> OffsetStore:
+    """The offset store a task's runner gets on an executor: the offsets topic (replayed at
+    start) for an at-least-once source, :class:`TransactionalOnlyOffsets` for an exactly-once
+    one, an unused memory store for a sink."""
+    if payload.kind != "source":
+        return MemoryOffsetStore()
+    try:
+        eos = exactly_once_settings(wc, payload.connector_config, payload.connector, payload.task)
+    except ConfigError:
+        eos = None  # building the runner raises it again, as the task's failure
+    if eos is not None:
+        return TransactionalOnlyOffsets()
+    return create_offset_store(wc)
 
 
 def executor_worker_id() -> str:
@@ -77,9 +123,7 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
     attempt = task_attempt()
     statuses = ExecutorStatusWriter(wc, payload.generation)
     statuses.start()
-    offsets: OffsetStore = (
-        create_offset_store(wc) if payload.kind == "source" else MemoryOffsetStore()
-    )
+    offsets = task_offset_store(wc, payload)
     board = StatusBoard(executor_worker_id())
     board.add_listener(statuses.put)
     watcher: SignalWatcher | None = None

@@ -61,9 +61,14 @@ class SparkWorker:
 
 
 @contextmanager
-def running_spark_worker(broker: EmbeddedBroker, spark: SparkSession) -> Iterator[SparkWorker]:
-    """A Spark driver worker (herder, REST, Kafka-topic stores) on ``spark``, stopped after."""
-    props = rest_worker_props(broker.bootstrap_servers, **{"offset.flush.interval.ms": "300"})
+def running_spark_worker(
+    broker: EmbeddedBroker, spark: SparkSession, **extra: str
+) -> Iterator[SparkWorker]:
+    """A Spark driver worker (herder, REST, Kafka-topic stores) on ``spark``, stopped after.
+    ``extra`` worker properties are added to the test defaults."""
+    props = rest_worker_props(
+        broker.bootstrap_servers, **{"offset.flush.interval.ms": "300", **extra}
+    )
     process, executor = build_spark_worker(props, spark)
     stop = threading.Event()
     thread = threading.Thread(target=process.run, args=((), stop), daemon=True)

@@ -1,5 +1,5 @@
-"""The Spark backend's pure parts: slot arithmetic, settings, signal records, CLI errors.
-No SparkSession and no broker needed."""
+"""The Spark backend's pure parts: slot arithmetic, settings, signal records, CLI errors, the
+offset store a task gets on an executor. No SparkSession and no broker needed."""
 
 from __future__ import annotations
 
@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 
 from connectrt.cli import main
-from connectrt.errors import ConfigError
-from connectrt.runtime.status import TargetState
+from connectrt.errors import ConfigError, ConnectError
+from connectrt.runtime.source_transactions import TransactionalOffsets
+from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.task_payload import build_runner
+from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.config import SparkBackendConfig, spark_conf
+from connectrt.spark.executor_task import (
+    SparkTaskPayload,
+    TransactionalOnlyOffsets,
+    task_offset_store,
+)
 from connectrt.spark.signals import Signal, signal_key
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
 
@@ -141,3 +149,55 @@ def test_local_masters_give_their_thread_count_as_slots():
     assert local_threads("local[*, 2]") == (os.cpu_count() or 1)
     assert local_threads("spark://master:7077") is None
     assert local_threads("yarn") is None
+
+
+def _payload(kind: str, **worker: str) -> SparkTaskPayload:
+    task_class = (
+        "tests.plugins.eos_sequence.EosSequenceTask"
+        if kind == "source"
+        else "tests.plugins.sequence.SequenceFileSinkTask"
+    )
+    return SparkTaskPayload(
+        connector="orders",
+        task=1,
+        kind=kind,
+        target="STARTED",
+        generation=1,
+        worker_props={
+            "bootstrap.servers": "127.0.0.1:9",
+            "group.id": "g",
+            "task.executor": "spark",
+            **worker,
+        },
+        connector_config={"name": "orders", "topic": "t", "topics": "t"},
+        task_config={"task.class": task_class, "topic": "t", "topics": "t"},
+    )
+
+
+def test_an_exactly_once_source_on_an_executor_commits_through_its_transactions_only():
+    """No at-least-once offset store for it: the store its runner gets refuses writes, and
+    the runner commits offsets in transactions of the producer with the task's id."""
+    payload = _payload("source", **{"exactly.once.source.support": "enabled"})
+    wc = WorkerConfig.from_props(payload.worker_props)
+    store = task_offset_store(wc, payload)
+    assert isinstance(store, TransactionalOnlyOffsets)
+    with pytest.raises(ConnectError, match="in its transactions only"):
+        store.set({b"k": b"v"})
+    runner = build_runner(payload, store, StatusBoard("executor"), lambda *_: None)
+    offsets = runner._offsets  # type: ignore[attr-defined]
+    assert isinstance(offsets, TransactionalOffsets)
+    assert offsets.settings.transactional_id == "g-orders-1"
+    assert runner._producer_config["transactional.id"] == "g-orders-1"  # type: ignore[attr-defined]
+
+
+def test_an_at_least_once_source_on_an_executor_replays_the_offsets_topic():
+    from connectrt.storage.kafka_offsets import KafkaOffsetStore
+    from connectrt.storage.offsets import MemoryOffsetStore
+
+    for support in ("disabled", "preparing"):
+        payload = _payload("source", **{"exactly.once.source.support": support})
+        store = task_offset_store(WorkerConfig.from_props(payload.worker_props), payload)
+        assert isinstance(store, KafkaOffsetStore)
+    sink = _payload("sink", **{"exactly.once.source.support": "enabled"})
+    store = task_offset_store(WorkerConfig.from_props(sink.worker_props), sink)
+    assert type(store) is MemoryOffsetStore

@@ -49,17 +49,35 @@ def test_tasks_are_at_least_once_unless_the_worker_enables_it(support: str) -> N
     assert exactly_once_settings(wc, {}, "c", 0) is None
 
 
-def test_spark_tasks_are_never_transactional_and_required_is_refused() -> None:
-    assert exactly_once_settings(_worker(**{"task.executor": "spark"}), {}, "c", 0) is None
+@pytest.mark.parametrize("executor", ["threads", "processes", "spark"])
+def test_every_executor_runs_tasks_transactionally_and_required_validates(executor: str) -> None:
+    """Spark tasks too: a re-run attempt has the same transactional id, so its
+    init_transactions() fences the attempt before it (KIP-618's zombie fencing)."""
+    wc = _worker(**{"task.executor": executor, "group.id": "g"})
+    eos = exactly_once_settings(wc, {}, "c", 2)
+    assert eos is not None and eos.transactional_id == "g-c-2"
+    result = validate_connector_config(
+        {"name": "c", "connector.class": EOS_SOURCE, "exactly.once.support": "required"},
+        registry,
+        OverridePolicy("All"),
+        executor=executor,
+        exactly_once_source="enabled",
+    )
+    assert result.values["exactly.once.support"].errors == []
+    assert result.error_count == 0
+
+
+def test_required_on_spark_without_the_worker_support_gets_kafka_connects_error_only() -> None:
     result = validate_connector_config(
         {"name": "c", "connector.class": EOS_SOURCE, "exactly.once.support": "required"},
         registry,
         OverridePolicy("All"),
         executor="spark",
-        exactly_once_source="enabled",
+        exactly_once_source="disabled",
     )
-    errors = result.values["exactly.once.support"].errors
-    assert len(errors) == 1 and "task.executor=spark" in errors[0]
+    assert result.values["exactly.once.support"].errors == [
+        "This worker does not have exactly-once source support enabled."
+    ]
     assert result.error_count == 1
 
 
@@ -112,3 +130,62 @@ def test_a_task_can_be_tested_for_its_transaction_requests_without_a_worker() ->
     plain = EosSequenceTask()
     plain.initialize(StandaloneSourceTaskContext({}))
     assert plain.context.transaction_context is None
+
+
+class _FencedProducer:
+    """A transactional producer whose commit fails as a fenced one does (a fatal error)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def begin_transaction(self) -> None:
+        self.calls.append("begin")
+
+    def produce(self, *args: object) -> None:
+        self.calls.append("produce")
+
+    def commit_transaction(self, timeout: float) -> None:
+        from confluent_kafka import KafkaError, KafkaException
+
+        self.calls.append("commit")
+        raise KafkaException(
+            KafkaError(KafkaError._FENCED, "This instance has been fenced", fatal=True)
+        )
+
+    def abort_transaction(self, timeout: float) -> None:
+        self.calls.append("abort")
+
+
+def test_a_fenced_commit_fails_the_task_naming_the_id_and_does_not_try_to_abort() -> None:
+    """A fenced producer cannot abort (librdkafka refuses, the broker aborts the transaction
+    when the newer producer initializes): the task fails at TASK_COMMIT with its
+    transactional id and the broker's reason, and the pending offsets are dropped."""
+    from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+    from connectrt.runtime.metrics import TaskMetrics
+    from connectrt.runtime.source_transactions import TransactionalOffsets
+    from connectrt.runtime.task_runner import TaskFailure, TaskId
+    from tests.plugins.eos_sequence import EosSequenceTask
+
+    eos = exactly_once_settings(_worker(**{"group.id": "g"}), {}, "c", 0)
+    assert eos is not None
+    task_id, metrics = TaskId("c", 0), TaskMetrics("c", 0)
+    txn = TransactionalOffsets(
+        task_id,
+        EosSequenceTask(),
+        eos,
+        store=None,  # type: ignore[arg-type]  # not opened here
+        errors=ErrorHandler(task_id, ErrorPolicy(), metrics),
+        metrics=metrics,
+        timeout_s=1.0,
+    )
+    producer = _FencedProducer()
+    txn.begin(producer)  # type: ignore[arg-type]
+    txn.pending = {b"k": {"seq": 1}}
+    with pytest.raises(TaskFailure) as failed:
+        txn.commit(producer, lambda: None)  # type: ignore[arg-type]
+    message = str(failed.value)
+    assert "failed in stage TASK_COMMIT" in message
+    assert "transactional.id g-c-0" in message and "fenced" in message
+    assert producer.calls == ["begin", "produce", "commit"]  # no abort_transaction()
+    assert not txn.in_transaction and txn.pending == {}
+    assert metrics.offset_commit_failures == 1 and metrics.transactions_aborted == 1
