@@ -47,15 +47,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import orjson
 import psutil
 import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
-from connectrt.testing.committed_view import COMMIT, PartitionView, committed_view
 from connectrt.testing.harness import create_topic
 from connectrt.testing.metrics import scrape
+from tests.eos_support import assert_atomic, offset_of, seq_of, view
 
 pytestmark = pytest.mark.integration
 
@@ -83,40 +82,6 @@ def _committed_by_task(url: str) -> float:
         return 0
     task = {"connector": "numbers", "task": 0}
     return samples.value("connectrt_task_records_committed_total", **task) or 0
-
-
-def _view(bootstrap: str, topic: str) -> PartitionView:
-    """The read_committed view of a 1-partition topic, computed from its markers."""
-    view = committed_view(bootstrap, topic)
-    assert list(view) == [0], view.keys()
-    return view[0]
-
-
-def _seq(value: bytes | None) -> tuple[int, str]:
-    """``(seq, attempt)`` of a data record ``"<task>:<seq>:<attempt>"``."""
-    assert value is not None
-    _task, seq, attempt = value.decode().split(":")
-    return int(seq), attempt
-
-
-def _offset(value: bytes | None) -> int:
-    """The ``seq`` an offset record stores."""
-    assert value is not None
-    return int(orjson.loads(value)["seq"])
-
-
-def _assert_atomic(data: PartitionView, offsets: PartitionView) -> None:
-    """Transaction by transaction, the records and their source offset committed together:
-    the k-th committed transaction with records in the data topic ends at the seq stored by
-    the k-th committed transaction in the offsets topic (neither ahead nor behind)."""
-    with_records = [t for t in data.transactions if t.kind == COMMIT and t.records]
-    with_offsets = [t for t in offsets.transactions if t.kind == COMMIT and t.records]
-    ends = [_seq(t.records[-1].value)[0] + 1 for t in with_records]
-    stored = [_offset(t.records[-1].value) for t in with_offsets]
-    assert ends == stored, (
-        f"{len(ends)} committed data transactions ending at {ends[:5]}..{ends[-5:]} but "
-        f"{len(stored)} committed offset transactions storing {stored[:5]}..{stored[-5:]}"
-    )
 
 
 class _Worker:
@@ -228,16 +193,16 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         worker.kill9()
 
         # Kafka's read_committed view after the kill, before the restart.
-        data, offsets = _view(bootstrap, topic), _view(bootstrap, offsets_topic)
-        before = [_seq(r.value) for r in data.committed]
+        data, offsets = view(bootstrap, topic), view(bootstrap, offsets_topic)
+        before = [seq_of(r.value) for r in data.committed]
         first_attempt = before[0][1]
         committed = len(before)
         assert [s for s, _ in before] == list(range(committed)), "committed data not 0..C-1"
         assert {a for _, a in before} == {first_attempt}
         assert offsets.committed, "no offset was committed before the kill"
-        assert _offset(offsets.committed[-1].value) == committed, "offsets ahead of/behind data"
-        _assert_atomic(data, offsets)
-        open_before = [_seq(r.value) for r in data.open]
+        assert offset_of(offsets.committed[-1].value) == committed, "offsets ahead of/behind data"
+        assert_atomic(data, offsets)
+        open_before = [seq_of(r.value) for r in data.open]
         assert [s for s, _ in open_before] == list(range(committed, committed + len(open_before)))
         if boundary == "poll":
             assert len(open_before) <= BATCH, open_before
@@ -258,11 +223,11 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         worker.stop()
 
     # Kafka's read_committed view after the restart and a clean stop.
-    data, offsets = _view(bootstrap, topic), _view(bootstrap, offsets_topic)
+    data, offsets = view(bootstrap, topic), view(bootstrap, offsets_topic)
     assert not data.open and not offsets.open, "a transaction left open after a clean stop"
-    aborted = [_seq(r.value) for r in data.aborted]
+    aborted = [seq_of(r.value) for r in data.aborted]
     assert set(open_before) <= set(aborted), "the killed run's open transaction was not aborted"
-    after = [_seq(r.value) for r in data.committed]
+    after = [seq_of(r.value) for r in data.committed]
     assert after[:committed] == before, "records committed before the kill changed"
     second = after[committed:]
     second_attempts = {a for _, a in second}
@@ -270,7 +235,7 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
     start = second[0][0]
     if start != committed:
         # Tansu showed the restarted task the offset record of the aborted transaction.
-        aborted_offsets = [_offset(r.value) for r in offsets.aborted]
+        aborted_offsets = [offset_of(r.value) for r in offsets.aborted]
         assert start in aborted_offsets, (start, committed, aborted_offsets)
         skipped = set(range(committed, start))
         assert skipped <= {s for s, a in aborted if a == first_attempt}, skipped
@@ -284,8 +249,8 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
     # 0 lost, 0 duplicated (when Tansu did not expose an aborted offset record).
     if start == committed:
         assert [s for s, _ in after] == list(range(len(after)))
-    assert _offset(offsets.committed[-1].value) == start + len(seqs), "final offset != data"
-    _assert_atomic(data, offsets)
+    assert offset_of(offsets.committed[-1].value) == start + len(seqs), "final offset != data"
+    assert_atomic(data, offsets)
     missing = start - committed  # > 0 only in Tansu's aborted-offset case above
     lost = f"lost {missing} (Tansu's aborted offset)" if missing else "lost 0"
     print(

@@ -35,14 +35,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
 import pytest
 from confluent_kafka import Producer
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.testing.committed_view import COMMIT, PartitionView, committed_view
+from connectrt.testing.committed_view import PartitionView
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import wait_for
+from tests.eos_support import assert_atomic, offset_of, seq_of, view
 from tests.spark.test_backend import (
     SparkWorker,
     remove_connectors,
@@ -99,26 +99,6 @@ def eos_config(topic: str, offsets_topic: str, boundary: str, **extra: str) -> d
     }
 
 
-def view(bootstrap: str, topic: str) -> PartitionView:
-    """The read_committed view of a one-partition topic, computed from its markers."""
-    computed = committed_view(bootstrap, topic)
-    assert list(computed) == [0], computed.keys()
-    return computed[0]
-
-
-def seq_of(value: bytes | None) -> tuple[int, str]:
-    """``(seq, attempt)`` of a data record ``"<task>:<seq>:<attempt>"``."""
-    assert value is not None
-    _task, seq, attempt = value.decode().split(":")
-    return int(seq), attempt
-
-
-def offset_of(value: bytes | None) -> int:
-    """The ``seq`` an offset record stores."""
-    assert value is not None
-    return int(orjson.loads(value)["seq"])
-
-
 def committed_offset(bootstrap: str, offsets_topic: str) -> int:
     """The last offset committed in ``offsets_topic`` (0: none yet)."""
     records = view(bootstrap, offsets_topic).committed
@@ -129,20 +109,6 @@ def fencing_records(worker: SparkWorker, name: str) -> list[bytes | None]:
     """The ``tasks-fencing-<name>`` values in the config topic, in order."""
     rows = read_topic(worker.bootstrap, worker.props["config.storage.topic"])[0]
     return [v for k, v in rows if k == f"tasks-fencing-{name}".encode()]
-
-
-def assert_atomic(data: PartitionView, offsets: PartitionView) -> None:
-    """Transaction by transaction, the records and their source offset committed together:
-    the k-th committed transaction with records in the data topic ends at the seq stored by
-    the k-th committed transaction in the offsets topic (neither ahead nor behind)."""
-    with_records = [t for t in data.transactions if t.kind == COMMIT and t.records]
-    with_offsets = [t for t in offsets.transactions if t.kind == COMMIT and t.records]
-    ends = [seq_of(t.records[-1].value)[0] + 1 for t in with_records]
-    stored = [offset_of(t.records[-1].value) for t in with_offsets]
-    assert ends == stored, (
-        f"{len(ends)} committed data transactions ending at {ends[:5]}..{ends[-5:]} but "
-        f"{len(stored)} committed offset transactions storing {stored[:5]}..{stored[-5:]}"
-    )
 
 
 def assert_exactly_once(data: PartitionView, offsets: PartitionView) -> tuple[int, int, list[int]]:
