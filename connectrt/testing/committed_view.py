@@ -286,9 +286,6 @@ class _Reader:
         n = self.varint()
         return None if n < 0 else self.take(n)
 
-    def left(self) -> int:
-        return len(self.data) - self.pos
-
 
 def _parse_fetch(
     response: bytes, topic: str, partition: int
