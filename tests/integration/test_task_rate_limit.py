@@ -1,10 +1,21 @@
 """``task.rate.limit.records.per.sec`` and ``...bytes.per.sec`` with the real worker, REST server
-and embedded broker.
+and embedded broker, on the threads and the processes executors (the Spark executor's test is
+``tests/spark/test_rate_limit_spark.py``).
 
 The rate is measured over a window of at least 10 s after a warm-up, from what was committed:
-the source's committed offset (read through REST) and the sink's records accepted by ``put()``.
-Each end of the window is the moment that count was seen to change (sampled every 20 ms), so
-commit and batch granularity do not blur it. The bound is the configured rate +-10%.
+the source's committed offset and the sink's committed consumer offset, both read through REST
+(``GET /connectors/{name}/offsets``), which is the same wherever the task runs. Each end of the
+window is the moment that count was seen to change (sampled every 20 ms), so commit and batch
+granularity do not blur it.
+
+The bound: the issue asks for the limit to hold "within 10% over 10 s". The limiter can deliver
+at most ``rate * (10 + 0.25)`` plus one batch in any 10 s (:mod:`connectrt.runtime.rate_limit`),
+2.5% plus 1-2.5% here, so the upper bound is asserted strictly at +10%: exceeding it is the
+failure the issue is about (the processes executor ignored the limit: 300,000 records in under a
+second at 10,000/s). The lower bound is asserted at -10% too: the tasks used can go far faster
+than the limit, and a task that falls behind for a moment catches up from the bucket's burst, so
+falling under means the limiter itself throttles too hard. (A machine starved for seconds on
+end could still push it under; that would show as a failure of these tests, never silently.)
 """
 
 from __future__ import annotations
@@ -26,13 +37,13 @@ from tests.plugins import hanging
 
 pytestmark = pytest.mark.integration
 
-RATE = 1000.0
+RATE = 2000.0
 WINDOW_S = 10.0
+WARM_UP = int(2 * RATE)  # records before the window opens (the start-up burst is long spent)
 
 
-@pytest.fixture
-def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
+def _running(broker: EmbeddedBroker, executor: str) -> Iterator[RestWorker]:
+    running = start_rest_worker(broker.bootstrap_servers, **{"task.executor": executor})
     try:
         yield running
     finally:
@@ -40,6 +51,18 @@ def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
             running.delete_connectors()
         finally:
             running.stop()
+
+
+@pytest.fixture
+def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
+    """A worker running its tasks in threads."""
+    yield from _running(broker, "threads")
+
+
+@pytest.fixture(params=["threads", "processes"])
+def any_worker(broker: EmbeddedBroker, request: pytest.FixtureRequest) -> Iterator[RestWorker]:
+    """A worker running its tasks in threads, then one running them in task processes."""
+    yield from _running(broker, request.param)
 
 
 def _next_change(count: Callable[[], int], after: int, what: str) -> tuple[float, int]:
@@ -56,7 +79,7 @@ def _next_change(count: Callable[[], int], after: int, what: str) -> tuple[float
 
 
 def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
-    wait_for(lambda: count() >= warm_up, 60, f"{what} to reach {warm_up} (warm-up)")
+    wait_for(lambda: count() >= warm_up, 90, f"{what} to reach {warm_up} (warm-up)")
     t0, c0 = _next_change(count, count(), what)
     time.sleep(WINDOW_S)  # the measuring window itself; the figures are read after it
     t1, c1 = _next_change(count, count(), what)
@@ -65,7 +88,30 @@ def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
     return rate
 
 
-def test_a_source_is_held_to_its_records_rate(worker: RestWorker, unique_name):
+def _offsets(worker: RestWorker, name: str) -> list[dict]:
+    response = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets")
+    assert response.status_code == 200, response.text
+    offsets: list[dict] = response.json().get("offsets", [])
+    return offsets
+
+
+def _source_committed(worker: RestWorker, name: str) -> Callable[[], int]:
+    """The committed source offset (``seq``) of a one-task sequence or struct source."""
+    return lambda: max((o["offset"]["seq"] for o in _offsets(worker, name)), default=0)
+
+
+def _sink_committed(worker: RestWorker, name: str) -> Callable[[], int]:
+    """The sink's committed consumer offsets, summed over its partitions."""
+    return lambda: sum(o["offset"]["kafka_offset"] for o in _offsets(worker, name))
+
+
+def _assert_records_rate(rate: float) -> None:
+    assert rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE:g}: exceeded"
+    assert rate >= RATE * 0.9, f"{rate:.0f} records/s against a limit of {RATE:g}: throttled"
+
+
+def test_a_source_is_held_to_its_records_rate(any_worker: RestWorker, unique_name):
+    worker = any_worker
     name = unique_name("rate-source")
     config = {
         "connector.class": "tests.plugins.sequence.SequenceSource",
@@ -78,21 +124,18 @@ def test_a_source_is_held_to_its_records_rate(worker: RestWorker, unique_name):
     }
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
-
-    def committed() -> int:
-        body = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets").json()
-        return max((o["offset"]["seq"] for o in body.get("offsets", [])), default=0)
-
-    rate = _measured_rate(committed, int(RATE), "the committed source offset")
-    assert RATE * 0.9 <= rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE}"
+    committed = _source_committed(worker, name)
+    rate = _measured_rate(committed, WARM_UP, "the committed source offset")
+    _assert_records_rate(rate)
 
 
 def test_a_sink_is_held_to_its_records_rate(
-    worker: RestWorker, broker: EmbeddedBroker, unique_name
+    any_worker: RestWorker, broker: EmbeddedBroker, unique_name
 ):
+    worker = any_worker
     name, topic, store = unique_name("rate-sink"), unique_name("topic"), unique_name("store")
     create_topic(broker.bootstrap_servers, topic, partitions=1)
-    total = int(RATE * (WINDOW_S + 8))  # more than the test can consume at RATE
+    total = int(RATE * (WINDOW_S + 20))  # more than the test can consume at RATE
     produce(broker.bootstrap_servers, topic, (f"v{i}" for i in range(total)))
     config = {
         "connector.class": "tests.plugins.hanging.HangingSink",
@@ -104,9 +147,10 @@ def test_a_sink_is_held_to_its_records_rate(
     }
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
-    rate = _measured_rate(lambda: hanging.PUT[store], int(RATE), "the records put")
-    assert hanging.PUT[store] < total, "the sink ran out of records inside the window"
-    assert RATE * 0.9 <= rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE}"
+    committed = _sink_committed(worker, name)
+    rate = _measured_rate(committed, WARM_UP, "the committed sink offset")
+    assert committed() < total, "the sink ran out of records inside the window"
+    _assert_records_rate(rate)
 
 
 # -- task.rate.limit.bytes.per.sec: structured values, counted as serialized -------------------
@@ -183,10 +227,7 @@ def test_a_source_of_structured_values_is_held_to_its_bytes_rate(
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
 
-    def committed() -> int:
-        body = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets").json()
-        return max((o["offset"]["seq"] for o in body.get("offsets", [])), default=0)
-
+    committed = _source_committed(worker, name)
     size = _record_bytes(broker.bootstrap_servers, topic)
     assert size > 100  # the struct/map value counts, not only the key
     records_per_s = _measured_rate(committed, 100, "the committed source offset")
