@@ -2,27 +2,18 @@
 and embedded broker, on the threads and the processes executors (the Spark executor's test is
 ``tests/spark/test_rate_limit_spark.py``).
 
-The rate is measured over a window of at least 10 s after a warm-up, from what was committed:
-the source's committed offset and the sink's committed consumer offset, both read through REST
-(``GET /connectors/{name}/offsets``), which is the same wherever the task runs. Each end of the
-window is the moment that count was seen to change (sampled every 20 ms), so commit and batch
-granularity do not blur it.
-
-The bound: the issue asks for the limit to hold "within 10% over 10 s". The limiter can deliver
-at most ``rate * (10 + 0.25)`` plus one batch in any 10 s (:mod:`connectrt.runtime.rate_limit`),
-2.5% plus 1-2.5% here, so the upper bound is asserted strictly at +10%: exceeding it is the
-failure the issue is about (the processes executor ignored the limit: 300,000 records in under a
-second at 10,000/s). The lower bound is asserted at -10% too: the tasks used can go far faster
-than the limit, and a task that falls behind for a moment catches up from the bucket's burst, so
-falling under means the limiter itself throttles too hard. (A machine starved for seconds on
-end could still push it under; that would show as a failure of these tests, never silently.)
+The rate is measured over a window of at least 10 s after a warm-up, from what was committed
+(:mod:`tests.rate_support`): the source's committed offset, the sink's committed consumer offset
+(both through REST, the same wherever the task runs) or, for the bytes limit of a sink, the
+records its ``put()`` accepted. The records limits are asserted within 10% both ways
+(:func:`~tests.rate_support.assert_within_10_percent` says why).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from urllib.parse import quote
 
 import orjson
@@ -34,11 +25,17 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins import hanging
+from tests.rate_support import (
+    WINDOW_S,
+    assert_within_10_percent,
+    measured_rate,
+    sink_committed,
+    source_committed,
+)
 
 pytestmark = pytest.mark.integration
 
 RATE = 2000.0
-WINDOW_S = 10.0
 WARM_UP = int(2 * RATE)  # records before the window opens (the start-up burst is long spent)
 
 
@@ -65,51 +62,6 @@ def any_worker(broker: EmbeddedBroker, request: pytest.FixtureRequest) -> Iterat
     yield from _running(broker, request.param)
 
 
-def _next_change(count: Callable[[], int], after: int, what: str) -> tuple[float, int]:
-    """The first moment ``count()`` exceeds ``after`` (sampled every 20 ms), and its value."""
-    deadline = time.monotonic() + 60
-    while True:
-        value = count()
-        now = time.monotonic()
-        if value > after:
-            return now, value
-        if now > deadline:
-            raise TimeoutError(f"timed out after 60 s waiting for {what} to pass {after}")
-        time.sleep(0.02)
-
-
-def _measured_rate(count: Callable[[], int], warm_up: int, what: str) -> float:
-    wait_for(lambda: count() >= warm_up, 90, f"{what} to reach {warm_up} (warm-up)")
-    t0, c0 = _next_change(count, count(), what)
-    time.sleep(WINDOW_S)  # the measuring window itself; the figures are read after it
-    t1, c1 = _next_change(count, count(), what)
-    rate = (c1 - c0) / (t1 - t0)
-    print(f"measured {what}: {c1 - c0} records in {t1 - t0:.2f} s = {rate:.0f}/s")
-    return rate
-
-
-def _offsets(worker: RestWorker, name: str) -> list[dict]:
-    response = worker.http.get(f"/connectors/{quote(name, safe='')}/offsets")
-    assert response.status_code == 200, response.text
-    offsets: list[dict] = response.json().get("offsets", [])
-    return offsets
-
-
-def _source_committed(worker: RestWorker, name: str) -> Callable[[], int]:
-    """The committed source offset (``seq``) of a one-task sequence or struct source."""
-    return lambda: max((o["offset"]["seq"] for o in _offsets(worker, name)), default=0)
-
-
-def _sink_committed(worker: RestWorker, name: str) -> Callable[[], int]:
-    """The sink's committed consumer offsets, summed over its partitions."""
-    return lambda: sum(o["offset"]["kafka_offset"] for o in _offsets(worker, name))
-
-
-def _assert_records_rate(rate: float) -> None:
-    assert rate <= RATE * 1.1, f"{rate:.0f} records/s against a limit of {RATE:g}: exceeded"
-    assert rate >= RATE * 0.9, f"{rate:.0f} records/s against a limit of {RATE:g}: throttled"
-
-
 def test_a_source_is_held_to_its_records_rate(any_worker: RestWorker, unique_name):
     worker = any_worker
     name = unique_name("rate-source")
@@ -124,9 +76,9 @@ def test_a_source_is_held_to_its_records_rate(any_worker: RestWorker, unique_nam
     }
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
-    committed = _source_committed(worker, name)
-    rate = _measured_rate(committed, WARM_UP, "the committed source offset")
-    _assert_records_rate(rate)
+    committed = source_committed(worker.http, name)
+    rate = measured_rate(committed, WARM_UP, "the committed source offset")
+    assert_within_10_percent(rate, RATE)
 
 
 def test_a_sink_is_held_to_its_records_rate(
@@ -147,10 +99,10 @@ def test_a_sink_is_held_to_its_records_rate(
     }
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
-    committed = _sink_committed(worker, name)
-    rate = _measured_rate(committed, WARM_UP, "the committed sink offset")
+    committed = sink_committed(worker.http, name)
+    rate = measured_rate(committed, WARM_UP, "the committed sink offset")
     assert committed() < total, "the sink ran out of records inside the window"
-    _assert_records_rate(rate)
+    assert_within_10_percent(rate, RATE)
 
 
 # -- task.rate.limit.bytes.per.sec: structured values, counted as serialized -------------------
@@ -227,10 +179,10 @@ def test_a_source_of_structured_values_is_held_to_its_bytes_rate(
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
 
-    committed = _source_committed(worker, name)
+    committed = source_committed(worker.http, name)
     size = _record_bytes(broker.bootstrap_servers, topic)
     assert size > 100  # the struct/map value counts, not only the key
-    records_per_s = _measured_rate(committed, 100, "the committed source offset")
+    records_per_s = measured_rate(committed, 100, "the committed source offset")
     _assert_bytes_rate(records_per_s, size)
 
 
@@ -263,6 +215,6 @@ def test_a_sink_is_held_to_its_bytes_rate_headers_included(
     }
     response = worker.http.put(f"/connectors/{quote(name, safe='')}/config", json=config)
     assert response.status_code == 201, response.text
-    records_per_s = _measured_rate(lambda: hanging.PUT[store], 100, "the records put")
+    records_per_s = measured_rate(lambda: hanging.PUT[store], 100, "the records put")
     assert hanging.PUT[store] < total, "the sink ran out of records inside the window"
     _assert_bytes_rate(records_per_s, size)
