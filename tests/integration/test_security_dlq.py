@@ -9,7 +9,7 @@ Here, over real HTTP against a running worker and the embedded broker: the sourc
 producer is sized from the DLQ topic's ``max.message.bytes``, so the malformed record goes to
 the DLQ cut to fit, with ``__connect.errors.truncated`` (its original size) and the original
 topic, partition and offset headers; the task stays RUNNING, every good record is delivered,
-and a restart keeps it RUNNING and delivering.
+a DLQ replay passes over the cut copy, and a restart keeps it RUNNING and delivering.
 """
 
 from __future__ import annotations
@@ -143,6 +143,20 @@ def test_an_oversized_malformed_record_goes_to_the_dlq_truncated_and_the_task_ru
     assert headers["__connect.errors.offset"] == str(BAD_AT).encode()
     assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER"
     assert sum(len(k) + len(v or b"") for k, v in headers.items()) + len(value) <= DLQ_LIMIT
+
+    # A replay (dry run) passes over the cut copy: it is not the original record.
+    replay = f"/connectors/{quote(name, safe='')}/dlq/replay"
+    started = worker.http.post(replay, json={"dry_run": True})
+    assert started.status_code == 202, started.text
+    wait_for(
+        lambda: worker.http.get(replay).json()["state"] not in ("RUNNING", "AWAITING_SINK"),
+        60,
+        "the dry-run replay to end",
+    )
+    run = worker.http.get(replay).json()
+    assert run["state"] == "COMPLETED", run
+    assert run["counts"]["read"] == 1 and run["counts"]["replayed"] == 0, run
+    assert run["skipped_reasons"] == {"truncated": 1}, run
 
     # The restart that used to fail again: the task stays RUNNING and delivers what follows.
     restart = worker.http.post(
