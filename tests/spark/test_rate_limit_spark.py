@@ -6,7 +6,8 @@ The same measurement as ``tests/integration/test_task_rate_limit.py`` (:mod:`tes
 the committed source offset and the committed sink consumer offset read through REST over 10 s
 after a warm-up, within 10% of the limit (upper bound strictly; the lower one too, see
 :func:`~tests.rate_support.assert_within_10_percent`). Spark Connect runs its tasks through the
-same :func:`~connectrt.spark.executor_task.run_task`, so the classic session stands for both.
+same :func:`~connectrt.spark.executor_task.run_task`; its source is measured in
+``tests/spark/test_connect_backend.py``, next to the Spark Connect server it needs.
 """
 
 from __future__ import annotations
