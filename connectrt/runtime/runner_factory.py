@@ -2,7 +2,8 @@
 
 :class:`RunnerFactory` turns a task class and its configs into a ready (not started)
 :class:`SourceTaskRunner` or :class:`SinkTaskRunner`, configured from the worker config and the
-connector's resolved config the way Kafka Connect configures a task. The worker uses it for its
+connector's resolved config the way Kafka Connect configures a task, plus connectrt's
+``task.rate.limit.*`` (set here, so they hold on every executor). The worker uses it for its
 local tasks; executors that rebuild a task elsewhere (the Spark executor task) reach it through
 :meth:`Worker.create_runner`. :func:`create_converter` is shared with the Spark data source.
 """
