@@ -58,6 +58,8 @@ class SkipReason(enum.StrEnum):
     """A source connector's DLQ record that is not a source record document."""
     DROPPED_BY_TRANSFORMS = "dropped_by_transforms"
     """The source connector's transforms dropped it this time."""
+    TRUNCATED = "truncated"
+    """It was cut to fit the DLQ topic (``__connect.errors.truncated``): not the original."""
 
 
 @dataclass(frozen=True)

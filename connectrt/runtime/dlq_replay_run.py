@@ -5,8 +5,10 @@ offset the first time) up to the end offset it finds when it starts, so records 
 again and come back to the DLQ during the run are not replayed again by it. For each record:
 
 * records of another connector (a shared DLQ, told by ``__connect.errors.connector.name``),
-  before ``from``, or replayed ``max_replays`` times already are skipped; a record at or after
-  ``to`` holds its partition back (it and what follows stay for a later run);
+  before ``from``, replayed ``max_replays`` times already, or truncated to fit the DLQ
+  (``__connect.errors.truncated``, :mod:`.dlq_sizing`: not the original record) are skipped;
+  a record at or after ``to`` holds its partition back (it and what follows stay for a later
+  run);
 * a **sink** connector's record (the original consumed record) is produced again, key, value
   and headers as they were, to the topic and partition it was consumed from
   (``__connect.errors.topic``/``.partition``): the connector's consumer group is past the
@@ -65,6 +67,7 @@ from connectrt.runtime.dlq_replay_progress import (
     SkipReason,
 )
 from connectrt.runtime.dlq_sink_watch import SinkWatch
+from connectrt.runtime.dlq_sizing import TRUNCATED_HEADER
 from connectrt.runtime.dlq_source_replay import Encoded, SourceRecordReplayer
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.task_runner import TaskStage
@@ -277,6 +280,9 @@ class ReplayRun:
             return
         if request.max_replays is not None and replay_count(headers) >= request.max_replays:
             self.progress.skip(SkipReason.MAX_REPLAYS)
+            return
+        if header_text(headers, TRUNCATED_HEADER) is not None:
+            self.progress.skip(SkipReason.TRUNCATED)  # a cut copy: replaying it would corrupt
             return
         origin = f"{self._target.dlq_topic}/{partition}/{offset}"
         replay_headers, _ = for_replay(headers, self.progress.id, origin)

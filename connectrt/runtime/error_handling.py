@@ -18,6 +18,10 @@ a source record that fails conversion or transformation is written as a JSON doc
 record (:mod:`.dlq_documents`: topic, source partition and offset, key, value, headers, the
 stage) with the same context headers (:mod:`.dlq_headers`).
 
+A DLQ record larger than its topic accepts is written truncated, marked by the
+``__connect.errors.truncated`` header and naming its original topic, partition and offset
+(:mod:`.dlq_sizing`): a record too large for the DLQ never fails a task that tolerates it.
+
 The hot paths do not call this module for records that succeed: runners catch the exception
 and hand that one record here. One handler per task, used from the task thread.
 """
@@ -39,6 +43,13 @@ from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.errors import ConnectError, RetriableError
 from connectrt.runtime.dlq_documents import source_record_document
 from connectrt.runtime.dlq_headers import RawHeaders, context_headers
+from connectrt.runtime.dlq_sizing import (
+    KAFKA_DEFAULT_MAX_MESSAGE_BYTES,
+    TRUNCATED_HEADER,
+    fit_record,
+    sized_producer_config,
+    topic_record_limit,
+)
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.task_runner import TaskId, TaskStage
 
@@ -128,6 +139,7 @@ class ErrorHandler:
         self._producer_config = dict(producer_config or {})
         self._admin_config = dict(admin_config or {})
         self._dlq: Producer | None = None
+        self._dlq_limit = KAFKA_DEFAULT_MAX_MESSAGE_BYTES  # the DLQ topic's, once known
         self._dlq_errors: list[str] = []
 
     # -- retries -------------------------------------------------------------------------------
@@ -207,16 +219,19 @@ class ErrorHandler:
         log.error(message, exc_info=failure.error)
 
     def _dlq_producer(self) -> Producer:
+        """The DLQ producer, created (with the topic, if missing) at the first DLQ record and
+        sized from the topic's record size limit (:mod:`.dlq_sizing`)."""
         if self._dlq is None:
-            self._create_dlq_topic()
-            config = dict(self._producer_config)
+            admin = AdminClient(dict(self._admin_config))
+            self._create_dlq_topic(admin)
+            limit = topic_record_limit(admin, self.policy.dlq_topic)
+            config, self._dlq_limit = sized_producer_config(self._producer_config, limit)
             config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
             config["on_delivery"] = self._on_dlq_delivery
             self._dlq = Producer(config)
         return self._dlq
 
-    def _create_dlq_topic(self) -> None:
-        admin = AdminClient(dict(self._admin_config))
+    def _create_dlq_topic(self, admin: AdminClient) -> None:
         topic = self.policy.dlq_topic
         if topic in admin.list_topics(timeout=15).topics:
             return
@@ -264,6 +279,20 @@ class ErrorHandler:
                     class_name=failure.executing_class,
                     error=failure.error,
                 )
+            )
+        (key, value, headers), original_size = fit_record(
+            key, value, headers, self._dlq_limit, (topic, partition, offset)
+        )
+        if original_size is not None:
+            log.warning(
+                "Task %s: the dead letter queue record of the failed record%s is %d bytes, "
+                "more than topic %s accepts (%d bytes): written truncated, with header %s",
+                self.task_id,
+                _coordinates(failure),
+                original_size,
+                self.policy.dlq_topic,
+                self._dlq_limit,
+                TRUNCATED_HEADER,
             )
         kwargs: dict[str, Any] = {"headers": headers}
         if timestamp is not None:

@@ -2,7 +2,8 @@
 
 :class:`RunnerFactory` turns a task class and its configs into a ready (not started)
 :class:`SourceTaskRunner` or :class:`SinkTaskRunner`, configured from the worker config and the
-connector's resolved config the way Kafka Connect configures a task. The worker uses it for its
+connector's resolved config the way Kafka Connect configures a task, plus connectrt's
+``task.rate.limit.*`` (set here, so they hold on every executor). The worker uses it for its
 local tasks; executors that rebuild a task elsewhere (the Spark executor task) reach it through
 :meth:`Worker.create_runner`. :func:`create_converter` is shared with the Spark data source.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from connectrt.api.config import with_prefix
 from connectrt.api.task import SinkTask, SourceTask
@@ -35,6 +36,7 @@ from connectrt.runtime.runner_settings import SinkRunnerSettings, SourceRunnerSe
 from connectrt.runtime.sink_runner import SinkTaskRunner
 from connectrt.runtime.source_runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard, TargetState
+from connectrt.runtime.task_limits_config import task_limit
 from connectrt.runtime.task_runner import TaskConverters, TaskId, TaskRunner
 from connectrt.runtime.task_timing import time_task_calls
 from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
@@ -43,6 +45,8 @@ from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
 
 __all__ = ["RunnerFactory", "create_converter"]
+
+_R = TypeVar("_R", bound=TaskRunner)
 
 
 def create_converter(
@@ -197,7 +201,7 @@ class RunnerFactory:
             )
             source_runner = SourceTaskRunner(task_id, task, source)
             time_task_calls(task, source_runner.metrics)
-            return plugin_metrics.bind(source_runner)
+            return plugin_metrics.bind(self._rate_limited(source_runner, resolved))
         if isinstance(task, SinkTask):
             lag = ConsumerLagProbe()
             sink = SinkRunnerSettings(
@@ -228,8 +232,20 @@ class RunnerFactory:
             sink_runner = SinkTaskRunner(task_id, task, sink)
             time_task_calls(task, sink_runner.metrics)
             sink_runner.metrics.partition_lag = lag.partition_lag
-            return plugin_metrics.bind(sink_runner)
+            return plugin_metrics.bind(self._rate_limited(sink_runner, resolved))
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _rate_limited(self, runner: _R, connector_config: Mapping[str, str]) -> _R:
+        """``runner`` with the connector's (else the worker's) ``task.rate.limit.*`` set.
+
+        Done here, where every executor builds its runners (local threads, task processes and
+        Spark executors through :func:`~connectrt.runtime.task_payload.build_runner`), so the
+        limits hold wherever the task runs."""
+        runner.set_rate_limit(
+            task_limit(connector_config, self.config, "task.rate.limit.records.per.sec"),
+            task_limit(connector_config, self.config, "task.rate.limit.bytes.per.sec"),
+        )
+        return runner
 
     def _sized(
         self,

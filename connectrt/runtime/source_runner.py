@@ -14,12 +14,16 @@ transaction per boundary (``transaction.boundary``: after each non-empty poll, e
 ``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
 connector-defined boundaries, the open transaction is aborted.
 The task's context lives in :mod:`.task_contexts`.
+
+``poll()`` returns None, a list (or tuple) of records or a ``SourceRecordBatch``; anything else
+fails the task with a message naming its class and what it returned (:mod:`.poll_results`).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from confluent_kafka import Producer
 
@@ -34,6 +38,7 @@ from connectrt.runtime.exactly_once_config import (
     BOUNDARY_POLL,
 )
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.poll_results import BadPollResult, bad_item_message, checked_poll_result
 from connectrt.runtime.record_transforms import transform_records
 from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
@@ -196,20 +201,27 @@ class SourceTaskRunner(TaskRunner):
                 raise TaskFailure(self.id, TaskStage.TASK_POLL, repr(e)) from e
             finally:
                 clock.leave()
+            if records is not None and type(records) is not list:
+                records = self._checked(records)  # a batch, a tuple, or the task fails
             if records:
                 limiter = self.rate_limiter  # task.rate.limit.*, before produce
                 if limiter is not None and not limiter.admit(len(records)):
                     break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
                 metrics.records_polled += len(records)
-                if txn is not None:
-                    self._send_in_transactions(records, producer)
-                else:
-                    if self._transforms is not None:  # a SourceRecordBatch: its records
-                        records = self._transform(
-                            records if type(records) is list else list(records)
-                        )
-                    send(records, producer)
+                try:
+                    if txn is not None:
+                        self._send_in_transactions(records, producer)
+                    elif self._transforms is not None:  # a SourceRecordBatch: its records
+                        listed = records if type(records) is list else list(records)
+                        self._check_items(listed)  # not a tolerable transformation failure
+                        send(self._transform(listed), producer)
+                    else:
+                        send(records, producer)
+                except (AttributeError, TypeError) as e:
+                    if type(records) is list:
+                        self._check_items(records, e)  # an item that is not a record
+                    raise
                 if limiter is not None and limiter.limits_bytes:
                     limiter.charge(self._sender.take_sent_bytes())  # waited off at next admit
                 metrics.observe_batch(time.perf_counter() - t0)
@@ -277,6 +289,20 @@ class SourceTaskRunner(TaskRunner):
     def while_paused(self) -> None:
         if self._producer is not None:
             self._producer.poll(0)
+
+    def _checked(self, polled: Any) -> list[SourceRecord] | SourceRecordBatch:
+        """A ``poll()`` result that is neither None nor a list, as delivered; fails the task
+        with a readable message when it is not a batch or a tuple (:mod:`.poll_results`)."""
+        try:
+            return checked_poll_result(self.task, polled)
+        except BadPollResult as e:
+            raise TaskFailure(self.id, TaskStage.TASK_POLL, str(e)) from None
+
+    def _check_items(self, records: list[Any], cause: BaseException | None = None) -> None:
+        """Fail the task, naming it and the item, if a polled list holds a non-record."""
+        message = bad_item_message(self.task, records)
+        if message is not None:
+            raise TaskFailure(self.id, TaskStage.TASK_POLL, message) from cause
 
     def _transform(self, records: list[SourceRecord]) -> list[SourceRecord]:
         """Apply the SMT chain; dropped or tolerated records are skipped (their offsets still

@@ -25,6 +25,7 @@ from connectrt.spark.launchers import ConnectLauncher
 from connectrt.testing.harness import create_topic
 from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import rest_worker_props, wait_for
+from tests.rate_support import assert_within_10_percent, measured_rate, source_committed
 from tests.spark.test_backend import (
     SINK,
     SparkWorker,
@@ -220,3 +221,25 @@ def test_a_task_stuck_in_poll_over_connect_is_reported_stalled(worker: SparkWork
     assert "sequence.py" in task["trace"] and "in poll" in task["trace"], task["trace"]
     samples = scrape(worker.http)
     assert samples.value("connectrt_task_stalled", connector=name, task=0) == 1
+
+
+def test_a_source_over_connect_is_held_to_its_records_rate(worker: SparkWorker):
+    """task.rate.limit.records.per.sec in a task run by the Spark Connect server's Python
+    worker: within 10% over 10 s (the measurement of :mod:`tests.rate_support`)."""
+    run = os.urandom(4).hex()
+    topic, name = f"rate-{run}", f"rate-connect-{run}"
+    create_topic(worker.bootstrap, topic, partitions=1)
+    limit = 2000.0
+    config = source_config(
+        topic,
+        1,
+        **{
+            "batch.size": "100",
+            "batch.interval.ms": "0",  # unlimited: the task could do far more than the limit
+            "task.rate.limit.records.per.sec": str(limit),
+        },
+    )
+    assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
+    committed = source_committed(worker.http, name)
+    rate = measured_rate(committed, int(2 * limit), "the committed source offset")
+    assert_within_10_percent(rate, limit)
