@@ -53,7 +53,7 @@ from connectrt.runtime.plugin_discovery import (
     scan_entry_points,
     scan_locations,
 )
-from connectrt.runtime.plugin_gate import PackageAllowlist, not_loadable_reason
+from connectrt.runtime.plugin_gate import PackageAllowlist, module_of, not_loadable_reason
 from connectrt.runtime.plugin_loading import PluginDesc, import_class
 from connectrt.runtime.plugin_versions import (
     UNDEFINED_VERSION,
@@ -292,7 +292,13 @@ class PluginRegistry:
             return [p for p in self._plugins if p.type in wanted]
 
     def find(self, name: str) -> PluginDesc | None:
-        return self._aliases.get(name.strip())
+        """The registered plugin ``name`` names (any alias; ``pkg.mod:Class`` as
+        ``pkg.mod.Class``), None when none does. Imports nothing."""
+        name = name.strip()
+        found = self._aliases.get(name)
+        if found is None and ":" in name:
+            found = self._aliases.get(name.replace(":", "."))
+        return found
 
     def versions(self, name: str, kind: str = "plugin") -> list[PluginDesc]:
         """Every installed version of the plugin ``name`` (any alias) of ``kind`` (a kind as
@@ -357,6 +363,9 @@ class PluginRegistry:
         """Import ``name`` by Python path, only when the gate allows it (nothing is imported
         otherwise); ConfigError in Kafka's wording when it is not a loadable plugin."""
         name = name.strip()
+        same = self._registered_as(name)
+        if same is not None:
+            return same
         reason = not_loadable_reason(name, kind, self._packages, self._plugin_modules)
         error: BaseException | str | None = reason
         if reason is None:
@@ -373,6 +382,27 @@ class PluginRegistry:
             None,
             name,
         ) from None
+
+    def _registered_as(self, name: str) -> type | None:
+        """The registered plugin class ``name`` reaches through an already imported module,
+        when it is registered under another path (``connectors.file.sink.FileStreamSinkConnector``
+        for the bundled ``connectors.file.FileStreamSinkConnector``; a package re-exporting a
+        class of its submodule). Loads registered plugins only; imports nothing else."""
+        module = module_of(name)
+        if module is None:
+            return None
+        attr = name[len(module) + 1 :]
+        desc = self._aliases.get(attr.rpartition(".")[2])
+        if desc is None:
+            return None
+        try:
+            cls = desc.load()
+        except (ImportError, AttributeError):
+            return None
+        obj: object = sys.modules.get(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part, None)
+        return cls if obj is cls else None
 
     def _plugin_modules(self) -> set[str]:
         """The modules registered plugins live in (for task classes loaded by name)."""
