@@ -55,7 +55,8 @@ def refuse_class_references(config: Mapping[str, str | None]) -> None:
         return
     listed = "\n".join(
         f"Invalid value {config.get(k)} for configuration {k}: a class name cannot be a "
-        "config provider reference" for k in bad
+        "config provider reference"
+        for k in bad
     )
     raise ConfigError(
         f"Connector configuration is invalid and contains the following {len(bad)} "

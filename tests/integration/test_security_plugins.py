@@ -346,4 +346,3 @@ def test_the_file_connectors_stay_inside_the_allowed_directories(
     wait_for(failed, 60, "the source task reading /etc/passwd to fail")
     trace = worker.http.get("/connectors/reader/status").json()["tasks"][0]["trace"]
     assert "file.connectors.allowed.dirs" in trace
-

@@ -58,10 +58,10 @@ def test_plugin_path_and_sys_path_are_never_written(
 ) -> None:
     plugins, site = tmp_path / "plugins", tmp_path / "site"
     access = FileAccess.of([str(tmp_path)], [str(plugins)])
-    with pytest.raises(ConnectError, match="plugin.path directory or sys.path entry"):
+    with pytest.raises(ConnectError, match=r"plugin\.path directory or sys\.path entry"):
         access.writable(str(plugins / "x.py"))
     monkeypatch.setattr(sys, "path", [str(site), *sys.path])
-    with pytest.raises(ConnectError, match="plugin.path directory or sys.path entry"):
+    with pytest.raises(ConnectError, match=r"plugin\.path directory or sys\.path entry"):
         access.writable(str(site / "pkg" / "x.py"))
     assert access.readable(str(plugins / "x.py"))  # reading is not planting code
     assert access.writable(str(tmp_path / "out.txt"))
@@ -80,12 +80,12 @@ def _batch(*values: str) -> SinkRecordBatch:
 def test_the_file_tasks_follow_the_workers_rule(tmp_path: Path, rule: None) -> None:
     configure_file_access(FileAccess.of([str(tmp_path / "ok")], [str(tmp_path / "ok" / "p")]))
     sink = FileStreamSinkTask()
-    with pytest.raises(ConnectError, match="allowed.dirs"):
+    with pytest.raises(ConnectError, match=r"allowed\.dirs"):
         sink.start({"file": str(tmp_path / "out.txt")})
-    with pytest.raises(ConnectError, match="plugin.path"):
+    with pytest.raises(ConnectError, match=r"plugin\.path"):
         FileStreamSinkTask().start({"file": str(tmp_path / "ok" / "p" / "x.py")})
     assert not (tmp_path / "ok" / "p" / "x.py").exists()
-    with pytest.raises(ConnectError, match="allowed.dirs"):
+    with pytest.raises(ConnectError, match=r"allowed\.dirs"):
         FileStreamSourceTask().start({"file": "/etc/passwd", "topic": "t"})
     (tmp_path / "ok").mkdir()
     fine = FileStreamSinkTask()

@@ -116,10 +116,8 @@ def test_plugin_packages_allow_their_package_and_subpackages_only(
 
 
 @pytest.mark.parametrize("entry", ["not a package", "a..b", "1abc", "pkg-name"])
-def test_plugin_packages_entries_must_be_package_names(
-    fresh: PluginRegistry, entry: str
-) -> None:
-    with pytest.raises(ConfigError, match="plugin.packages") as ei:
+def test_plugin_packages_entries_must_be_package_names(fresh: PluginRegistry, entry: str) -> None:
+    with pytest.raises(ConfigError, match=r"plugin\.packages") as ei:
         fresh.allow_packages([entry])
     assert ei.value.name == "plugin.packages"
 

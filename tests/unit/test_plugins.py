@@ -310,5 +310,3 @@ def test_add_plugin_path_loads_its_plugins_and_nothing_else(
             fresh.load_class("my_plugin_mod_xyz.Thing")  # importable, but not a plugin
     finally:
         sys.modules.pop("my_plugin_mod_xyz", None)
-
-
