@@ -18,6 +18,7 @@ import math
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +36,10 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: 
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
+from connectrt.testing.worker_defaults import allow_plugin_packages  # noqa: E402
+
+# Workers load only discovered plugins: the benchmarks name their connectors by Python path.
+allow_plugin_packages("bench", "tests")
 
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
@@ -92,6 +97,10 @@ def worker_props(bootstrap: str, **extra: str) -> dict[str, str]:
         "consumer.session.timeout.ms": str(FAST_GROUP["session.timeout.ms"]),
         "consumer.heartbeat.interval.ms": str(FAST_GROUP["heartbeat.interval.ms"]),
         "listeners": "http://127.0.0.1:0",
+        # The benchmarks' connectors live in the bench package; the file pipeline writes
+        # under the temporary directory.
+        "plugin.packages": "bench,tests",
+        "file.connectors.allowed.dirs": tempfile.gettempdir(),
     }
     props.update(extra)
     return props

@@ -3,7 +3,9 @@
 Kafka Connect's file source, with the same keys (``file``, ``topic``, ``batch.size``), the same
 source partition ``{"filename": <file>}`` and offset ``{"position": <n>}``. One difference:
 ``position`` counts bytes, not Java chars, so a restart resumes exactly even after non-ASCII
-lines (for ASCII files the two are equal).
+lines (for ASCII files the two are equal). The file must be one the worker's
+``file.connectors.allowed.dirs`` allows (:func:`connectrt.api.file_access`): the task fails
+otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from connectrt.api import (
     SourceRecordBatch,
     SourceTask,
     Task,
+    file_access,
 )
 from connectrt.data import Schema
 
@@ -140,14 +143,17 @@ class FileStreamSourceTask(SourceTask):
         self._topic = cfg[TOPIC_CONFIG]
         self._batch_size = cfg[BATCH_SIZE_CONFIG]
         self._partition = {"filename": self._filename or ""}
+        if self._filename is not None:
+            file_access().readable(self._filename)  # fail at start, not at the first poll
         self._stopping.clear()
 
     def _open(self) -> bool:
         if self._filename is None:
             self._stream = cast(io.BufferedIOBase, sys.stdin.buffer)
             return True
+        path = file_access().readable(self._filename)
         try:
-            stream = open(self._filename, "rb")  # noqa: SIM115 - kept open across polls
+            stream = open(path, "rb")  # noqa: SIM115 - kept open across polls
         except FileNotFoundError:
             if not self._warned_missing:
                 log.warning(

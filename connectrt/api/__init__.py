@@ -28,6 +28,8 @@ What is here, by plugin kind:
   for converters and transforms, :class:`Sensor`, :class:`MetricName` and the stats
   (:class:`CumulativeCount`, :class:`CumulativeSum`, :class:`Avg`, :class:`Max`, :class:`Min`,
   :class:`Value`);
+* files: :func:`file_access`, the worker's rule for which files a plugin that opens files
+  named by its config may read and write (:class:`FileAccess`, ``file.connectors.allowed.dirs``);
 * errors: :class:`ConnectError` and the kinds a plugin raises (:class:`RetriableError`,
   :class:`DataError`, :class:`ConfigError`, ...).
 
@@ -83,6 +85,7 @@ from connectrt.api.errors import (
     SchemaBuilderError,
     SchemaProjectorError,
 )
+from connectrt.api.file_access import ALLOWED_DIRS_CONFIG, FileAccess, file_access
 from connectrt.api.metrics import (
     Avg,
     CumulativeCount,
@@ -119,6 +122,7 @@ from connectrt.api.task import (
 from connectrt.api.transform import Predicate, Transformation
 
 __all__ = [
+    "ALLOWED_DIRS_CONFIG",
     "NO_DEFAULT",
     "AlreadyExistsError",
     "Avg",
@@ -142,6 +146,7 @@ __all__ = [
     "DataError",
     "ErrantRecordReporter",
     "ExactlyOnceSupport",
+    "FileAccess",
     "Header",
     "HeaderConverter",
     "Importance",
@@ -186,5 +191,6 @@ __all__ = [
     "Validator",
     "Value",
     "Width",
+    "file_access",
     "with_prefix",
 ]

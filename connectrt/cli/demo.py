@@ -105,6 +105,8 @@ def _write_configs(
         "schema.registry.enable=true\n"
         f"schema.registry.listener={registry_url}\n"
         "schema.registry.topic=_schemas\n"
+        "# The file connectors may read and write this directory only.\n"
+        f"file.connectors.allowed.dirs={d.resolve()}\n"
     )
     source = d / "file-source.properties"
     source.write_text(

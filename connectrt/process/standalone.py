@@ -54,7 +54,7 @@ def run_standalone(
     props = load_properties(worker_props_path)
     wc = WorkerConfig.from_props(props)
     policy = OverridePolicy.from_worker_config(wc)
-    registry.add_plugin_path(wc["plugin.path"])
+    registry.add_plugin_path(wc["plugin.path"], wc["plugin.packages"])
     for _name, config, initial in connectors:
         check_connector_config(
             config,

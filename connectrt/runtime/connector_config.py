@@ -20,6 +20,7 @@ from connectrt.api.config import ConfigDef, ConfigValue
 from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
+from connectrt.runtime.connector_config_classes import check_converters, refuse_class_references
 from connectrt.runtime.connector_config_def import (
     COMMON_CONFIG_DEF,
     SINK_CONFIG_DEF,
@@ -39,6 +40,7 @@ __all__ = [
     "SOURCE_CONFIG_DEF",
     "ValidationResult",
     "check_connector_config",
+    "refuse_class_references",
     "validate_connector_config",
 ]
 
@@ -75,7 +77,10 @@ def validate_connector_config(
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
-    Raises ConfigError only when ``connector.class`` is missing or names no connector. The
+    Raises ConfigError only when ``connector.class`` is missing or names no connector, or a
+    class-typed key holds a config provider reference (see
+    :mod:`~connectrt.runtime.connector_config_classes`; unknown converter and transform
+    classes are per-field errors, as in Kafka). The
     connector version checked is the one ``connector.plugin.version`` asks for (the newest when
     no installed version matches: that error is on the version key); ``worker_converters``
     (class and version per kind) are the converters the config does not name. ``executor`` is
@@ -89,6 +94,7 @@ def validate_connector_config(
         raise ConfigError(
             f"Connector config {mask(config, None)} contains no connector type", "connector.class"
         )
+    refuse_class_references(config)  # callers refuse them before resolving, too
     try:
         cls = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
     except VersionedPluginLoadingError:
@@ -113,6 +119,7 @@ def validate_connector_config(
     if present.get("transforms") or present.get("predicates"):
         for key, errors in validate_transforms(present, plugins.transform_class).items():
             values.setdefault(key, ConfigValue(key, config.get(key))).errors.extend(errors)
+    check_converters(config, values, plugins)
     validate_plugin_versions(config, plugins, values, worker_converters)
     for key, raw in config.items():
         # Keys the definitions do not know (client overrides, converter and transform

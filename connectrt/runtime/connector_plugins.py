@@ -20,6 +20,7 @@ from connectrt.runtime.connector_config import (
     framework_def_for,
     validate_connector_config,
 )
+from connectrt.runtime.connector_config_classes import refuse_class_references
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION
 from connectrt.runtime.plugins import (
@@ -132,7 +133,10 @@ class ConnectorPlugins:
         return list(_plugin_config_def(cls).keys.values())
 
     def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
-        """Validate ``config`` for connector ``plugin`` (``connector.class`` defaults to it)."""
+        """Validate ``config`` for connector ``plugin`` (``connector.class`` defaults to it).
+        A config provider reference in a class-typed key is refused (ConfigError) before
+        anything is resolved."""
+        refuse_class_references(config)
         self._find(plugin)
         class_name = config.get("connector.class")
         if class_name:

@@ -36,7 +36,7 @@ from typing import Any
 
 from connectrt.errors import AlreadyExistsError, NotFoundError
 from connectrt.runtime.config_secrets import ConfigSecrets
-from connectrt.runtime.connector_config import validate_connector_config
+from connectrt.runtime.connector_config import refuse_class_references, validate_connector_config
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
@@ -231,6 +231,7 @@ class Herder(ConnectorViews):
             raise BadRequestError(
                 f"Connector config {self.masked(config)} contains no connector type"
             )
+        refuse_class_references(config)  # before resolving: never echo a resolved class name
         resolved = self.resolve(config)
         result = validate_connector_config(
             resolved,

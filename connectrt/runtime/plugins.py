@@ -2,7 +2,8 @@
 
 A name may be:
 
-* a Python path, ``package.module.ClassName`` or ``package.module:ClassName``;
+* a Python path, ``package.module.ClassName`` or ``package.module:ClassName``, of a
+  registered plugin, or of any class in a package the operator lists in ``plugin.packages``;
 * a Kafka Connect Java class name of a plugin connectrt ships
   (``org.apache.kafka.connect.file.FileStreamSourceConnector``);
 * a simple class name (``FileStreamSourceConnector``) or the simple name without its type
@@ -14,6 +15,17 @@ which the worker calls with ``plugin.path``) registers the plugins of installed 
 entry points and of ``plugin.path`` directories (see :mod:`connectrt.runtime.plugin_discovery`);
 plugins that fail to load are kept in :meth:`PluginRegistry.failures`. Each directory, and the
 entry points, are scanned once per registry. Thread-safe.
+
+**Only real plugins are loaded.** A name is resolved to a registered plugin (bundled, from an
+entry point, found in a ``plugin.path`` directory when it was scanned, or registered by Python
+code with :meth:`PluginRegistry.register`/:meth:`~PluginRegistry.register_class`). Anything
+else is imported only when its module lies in a package listed with
+:meth:`PluginRegistry.allow_packages` (the worker's ``plugin.packages``, empty by default);
+otherwise the name is refused with a ConfigError *before anything is imported* (see
+:mod:`connectrt.runtime.plugin_gate`). This holds for every caller: creating, updating and
+validating a connector, ``GET /connector-plugins/{name}/config``, the console, task builders.
+A module written into a ``plugin.path`` directory after the scan is not a plugin until the
+directory is scanned again (a new worker, or :meth:`PluginRegistry.rescan`).
 
 Config providers are registered with type ``configprovider``; :meth:`PluginRegistry.plugins`
 leaves them out unless asked for (``/connector-plugins`` does not list them, as in Kafka).
@@ -41,6 +53,7 @@ from connectrt.runtime.plugin_discovery import (
     scan_entry_points,
     scan_locations,
 )
+from connectrt.runtime.plugin_gate import PackageAllowlist, module_of, not_loadable_reason
 from connectrt.runtime.plugin_loading import PluginDesc, import_class
 from connectrt.runtime.plugin_versions import (
     UNDEFINED_VERSION,
@@ -127,6 +140,7 @@ class PluginRegistry:
         self._scanned_dirs: set[str] = set()
         self._failures: list[PluginFailure] = []
         self._publish_config_providers = publish_config_providers
+        self._packages = PackageAllowlist()
         from connectrt import __version__
         from connectrt.transforms import KAFKA_PREDICATES, KAFKA_TRANSFORMATIONS
 
@@ -180,10 +194,32 @@ class PluginRegistry:
 
     # -- discovery ---------------------------------------------------------------------------
 
-    def add_plugin_path(self, dirs: Iterable[str]) -> None:
+    def add_plugin_path(self, dirs: Iterable[str], packages: Iterable[str] = ()) -> None:
         """Put ``plugin.path`` directories on ``sys.path`` and discover plugins (see
-        :meth:`discover`)."""
+        :meth:`discover`); allow loading any class of ``packages`` (``plugin.packages``, see
+        :meth:`allow_packages`)."""
+        self.allow_packages(packages)
         self.discover(dirs)
+
+    def allow_packages(self, packages: Iterable[str]) -> None:
+        """Allow loading classes by Python path from these packages (``plugin.packages``:
+        ``tests.plugins`` allows ``tests.plugins.x.Y``, not ``tests.pluginsx.Y``).
+
+        The allowlist only grows: a process holding several workers (tests) allows what any of
+        them lists. Raises ConfigError for an entry that is not a dotted Python name."""
+        self._packages.add(packages)
+
+    def allowed_packages(self) -> list[str]:
+        """The ``plugin.packages`` entries allowed so far, sorted."""
+        return self._packages.entries()
+
+    def rescan(self, dirs: Iterable[str]) -> list[PluginFailure]:
+        """Scan ``plugin.path`` directories again (an explicit operator action): modules added
+        since the last scan become plugins. Returns the new failures."""
+        with self._discover_lock:
+            for d in dirs:
+                self._scanned_dirs.discard(os.path.realpath(d))
+        return self.discover(dirs)
 
     def discover(self, dirs: Iterable[str] = ()) -> list[PluginFailure]:
         """Register entry-point plugins and the plugins in ``dirs``; return the new failures.
@@ -256,7 +292,13 @@ class PluginRegistry:
             return [p for p in self._plugins if p.type in wanted]
 
     def find(self, name: str) -> PluginDesc | None:
-        return self._aliases.get(name.strip())
+        """The registered plugin ``name`` names (any alias; ``pkg.mod:Class`` as
+        ``pkg.mod.Class``), None when none does. Imports nothing."""
+        name = name.strip()
+        found = self._aliases.get(name)
+        if found is None and ":" in name:
+            found = self._aliases.get(name.replace(":", "."))
+        return found
 
     def versions(self, name: str, kind: str = "plugin") -> list[PluginDesc]:
         """Every installed version of the plugin ``name`` (any alias) of ``kind`` (a kind as
@@ -318,21 +360,62 @@ class PluginRegistry:
         return self.choose(name, kind, version).load()
 
     def _import(self, name: str, kind: str) -> type:
+        """Import ``name`` by Python path, only when the gate allows it (nothing is imported
+        otherwise); ConfigError in Kafka's wording when it is not a loadable plugin."""
+        name = name.strip()
+        same = self._registered_as(name)
+        if same is not None:
+            return same
+        reason = not_loadable_reason(name, kind, self._packages, self._plugin_modules)
+        error: BaseException | str | None = reason
+        if reason is None:
+            try:
+                return import_class(name)
+            except (ImportError, AttributeError, ValueError, TypeError) as e:
+                error = e
+        known = ", ".join(
+            sorted(p.class_name for p in self.plugins(None if kind == "plugin" else _kinds(kind)))
+        )
+        raise ConfigError(
+            f"Failed to find any class that implements {kind} and which name matches "
+            f"{name} ({error}); available: {known}",
+            None,
+            name,
+        ) from None
+
+    def _registered_as(self, name: str) -> type | None:
+        """The registered plugin class ``name`` reaches through an already imported module,
+        when it is registered under another path (``connectors.file.sink.FileStreamSinkConnector``
+        for the bundled ``connectors.file.FileStreamSinkConnector``; a package re-exporting a
+        class of its submodule). Loads registered plugins only; imports nothing else."""
+        module = module_of(name)
+        if module is None:
+            return None
+        attr = name[len(module) + 1 :]
+        desc = self._aliases.get(attr.rpartition(".")[2])
+        if desc is None:
+            return None
         try:
-            return import_class(name.strip())
-        except (ImportError, AttributeError, ValueError, TypeError) as e:
-            known = ", ".join(
-                sorted(
-                    p.class_name for p in self.plugins(None if kind == "plugin" else _kinds(kind))
-                )
-            )
-            raise ConfigError(
-                f"Failed to find any class that implements {kind} and which name matches "
-                f"{name} (tried registered aliases and the Python path: {e}); "
-                f"available: {known}",
-                None,
-                name,
-            ) from None
+            cls = desc.load()
+        except (ImportError, AttributeError):
+            return None
+        obj: object = sys.modules.get(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part, None)
+        return cls if obj is cls else None
+
+    def _plugin_modules(self) -> set[str]:
+        """The modules registered plugins live in (for task classes loaded by name)."""
+        with self._lock:
+            descs = list(self._plugins)
+        out = set()
+        for p in descs:
+            path = p.python_path
+            module = path.partition(":")[0] if ":" in path else path.rpartition(".")[0]
+            if p.cls is not None:
+                module = p.cls.__module__
+            out.add(module)
+        return out
 
     def transform_class(self, name: str, version: str | None = None) -> type:
         """Resolver for ``transforms.*.type`` / ``predicates.*.type`` values."""

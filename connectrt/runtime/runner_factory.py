@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from connectrt.api.config import with_prefix
+from connectrt.api.file_access import ALLOWED_DIRS_CONFIG, FileAccess, configure_file_access
 from connectrt.api.task import SinkTask, SourceTask
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import (
@@ -134,6 +135,12 @@ class RunnerFactory:
         connector config. Used for local tasks and by executors that rebuild a task elsewhere
         (the worker then needs no running connector)."""
         resolved = connector_config
+        # The file rule of this worker, for tasks that open files named by their config
+        # (FileStream): installed wherever a task is built (this process, a task process, a
+        # Spark executor).
+        configure_file_access(
+            FileAccess.of(self.config[ALLOWED_DIRS_CONFIG], self.config["plugin.path"])
+        )
         task = task_cls()
         converters = TaskConverters(
             key=self.converter(resolved, "key"),

@@ -64,7 +64,7 @@ def build_runner(
     worker's ``plugin.path``), so it must be importable where the payload runs.
     """
     wc = WorkerConfig.from_props(payload.worker_props)
-    plugins.add_plugin_path(wc["plugin.path"])
+    plugins.add_plugin_path(wc["plugin.path"], wc["plugin.packages"])
     task_cls = plugins.load_class(payload.task_config["task.class"], "Task")
     factory = RunnerFactory(
         wc,

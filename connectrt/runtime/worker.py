@@ -101,7 +101,7 @@ class Worker:
         self._auto_restarts: dict[tuple[str, int], int] = {}
         self._started = False
         self.stall_watchdog = StallWatchdog(self._watched_tasks, self._restart_stalled)
-        plugins.add_plugin_path(config["plugin.path"])
+        plugins.add_plugin_path(config["plugin.path"], config["plugin.packages"])
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:

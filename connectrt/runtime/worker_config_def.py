@@ -167,7 +167,33 @@ _WORKER_KEYS = (
         "",
         None,
         Importance.LOW,
-        "Directories searched for plugin modules (added to sys.path).",
+        "Directories searched for plugin modules (added to sys.path). They are scanned when "
+        "the worker starts: a module added later is not a plugin until the next start.",
+    )
+    .define(
+        "plugin.packages",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.LOW,
+        "connectrt: Python packages (such as my_company.connectors) whose classes a config may "
+        "name by Python path (connector.class, converters, transforms.*.type, "
+        "predicates.*.type) without being discovered plugins. Empty by default: only "
+        "plugins are loaded (bundled, registered through entry points, or found in a "
+        "plugin.path directory); a class outside them is refused with a 400 and never "
+        "imported.",
+    )
+    .define(
+        "file.connectors.allowed.dirs",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.MEDIUM,
+        "connectrt: directories the bundled FileStreamSource may read and FileStreamSink may "
+        "write (files in them or below; relative entries are relative to the worker's working "
+        "directory). Empty by default: the file connectors may only use standard input and "
+        "output. Whatever this allows, the sink never writes under a plugin.path directory "
+        "or a sys.path entry.",
     )
     .define(
         "listeners",

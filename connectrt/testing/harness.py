@@ -28,6 +28,7 @@ from connectrt.runtime.plugins import PluginRegistry, registry
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.testing.worker_defaults import test_worker_settings
 
 __all__ = ["WorkerHarness", "create_topic", "read_topic"]
 
@@ -121,7 +122,10 @@ def produce(
 
 
 class WorkerHarness:
-    """A Worker on ``bootstrap_servers`` with a private offsets topic."""
+    """A Worker on ``bootstrap_servers`` with a private offsets topic. Its config adds
+    :func:`~connectrt.testing.worker_defaults.test_worker_settings` (the suite's
+    ``plugin.packages``, the temporary directory for the file connectors) under
+    ``worker_props``."""
 
     def __init__(
         self,
@@ -132,6 +136,7 @@ class WorkerHarness:
         self.bootstrap_servers = bootstrap_servers
         self.props: dict[str, str] = {
             **TEST_WORKER_DEFAULTS,
+            **test_worker_settings(),
             "offset.storage.topic": f"connect-offsets-{uuid.uuid4().hex[:10]}",
             **(worker_props or {}),
             "bootstrap.servers": bootstrap_servers,

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import httpx
 
 from connectrt.process.assembly import WorkerProcess
+from connectrt.testing.worker_defaults import test_worker_settings
 
 __all__ = ["RestWorker", "rest_worker_props", "start_rest_worker", "wait_for"]
 
@@ -81,6 +82,7 @@ def rest_worker_props(bootstrap: str, **extra: str) -> dict[str, str]:
         "consumer.heartbeat.interval.ms": "500",
         "listeners": "http://127.0.0.1:0",
         "task.shutdown.graceful.timeout.ms": "5000",
+        **test_worker_settings(),
         **extra,
     }
 

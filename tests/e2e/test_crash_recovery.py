@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -127,6 +128,8 @@ def test_kill_9_mid_stream_loses_nothing_and_bounds_duplicates(
         "consumer.session.timeout.ms=6000\n"
         "consumer.heartbeat.interval.ms=500\n"
         "listeners=http://127.0.0.1:0\n"
+        f"file.connectors.allowed.dirs={tempfile.gettempdir()}\n"
+        "plugin.packages=tests\n"
     )
     (tmp_path / "source.properties").write_text(
         f"name=src\nconnector.class=FileStreamSource\nfile={src}\ntopic={topic}\nbatch.size=500\n"

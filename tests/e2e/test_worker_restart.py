@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -41,6 +42,8 @@ def _write_worker(tmp: Path, bootstrap: str, run: str, port: int) -> Path:
         "consumer.session.timeout.ms=6000\n"
         "consumer.heartbeat.interval.ms=500\n"
         f"listeners=http://127.0.0.1:{port}\n"
+        f"file.connectors.allowed.dirs={tempfile.gettempdir()}\n"
+        "plugin.packages=tests\n"
     )
     return path
 

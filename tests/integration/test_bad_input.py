@@ -28,9 +28,12 @@ def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 def _worker_file(tmp: Path, bootstrap: str, **extra: str) -> Path:
     p = tmp / "worker.properties"
-    lines = [f"bootstrap.servers={bootstrap}", "listeners=http://127.0.0.1:0"] + [
-        f"{k.replace('_', '.')}={v}" for k, v in extra.items()
-    ]
+    lines = [
+        f"bootstrap.servers={bootstrap}",
+        "listeners=http://127.0.0.1:0",
+        f"file.connectors.allowed.dirs={tmp}",
+        "plugin.packages=tests",
+    ] + [f"{k.replace('_', '.')}={v}" for k, v in extra.items()]
     p.write_text("\n".join(lines) + "\n")
     return p
 

@@ -448,6 +448,7 @@ def test_kill_9_of_the_worker_leaves_no_task_process(
         "offset.flush.interval.ms=500\n"
         "task.executor=processes\n"
         f"listeners=http://127.0.0.1:{port}\n"
+        "plugin.packages=tests\n"
     )
     log = tmp_path / "worker.log"
     with log.open("ab") as out:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -42,6 +43,8 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
                 "offset.storage.partitions=2",
                 "offset.flush.interval.ms=60000",  # only the final commit at stop
                 f"listeners=http://127.0.0.1:{port}",
+                f"file.connectors.allowed.dirs={tempfile.gettempdir()}",
+                "plugin.packages=tests",
                 "spark.master=local[3,2]",
                 "spark.ui.enabled=false",
                 "spark.ui.showConsoleProgress=false",
@@ -141,6 +144,8 @@ def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
                 "consumer.session.timeout.ms=6000",
                 "consumer.heartbeat.interval.ms=500",
                 f"listeners=http://127.0.0.1:{port}",
+                f"file.connectors.allowed.dirs={tempfile.gettempdir()}",
+                "plugin.packages=tests",
                 "spark.master=local[2,2]",
                 "spark.ui.enabled=false",
                 "spark.ui.showConsoleProgress=false",
@@ -240,6 +245,8 @@ def test_connectrt_spark_with_spark_remote_runs_tasks_over_spark_connect(
                 f"offset.storage.topic={offsets_topic}",
                 "offset.flush.interval.ms=60000",  # only the final commit at stop
                 f"listeners=http://127.0.0.1:{port}",
+                f"file.connectors.allowed.dirs={tempfile.gettempdir()}",
+                "plugin.packages=tests",
                 f"spark.remote={spark_connect_server.url}",
                 "spark.master=local[2]",  # ignored with a warning: the server's settings apply
             ]

@@ -21,6 +21,7 @@ NOT_EXPORTED: dict[str, str] = {
     "apply_each_in_place": "the loop behind Transformation.apply_batch_owned's default",
     "IllegalWorkerStateError": "raised by the worker's herder, never by or to a plugin",
     "parse_type": "the string-to-ConfigType parser the runtime and docs generator use",
+    "configure_file_access": "the worker installs its file rule; plugins only read it",
     "render_value": "renders a parsed value back to text for the REST API and the docs",
 }
 

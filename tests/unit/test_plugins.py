@@ -155,8 +155,16 @@ def test_connector_class_rejects_non_connector() -> None:
 
 
 def test_connector_class_rejects_arbitrary_python_class() -> None:
-    with pytest.raises(ConfigError, match="is not a Connector"):
+    with pytest.raises(ConfigError, match="not a discovered plugin"):
         registry.connector_class(f"{__name__}.NotAPlugin")
+
+
+def test_a_class_of_an_allowed_package_that_is_no_connector_is_refused(
+    fresh: PluginRegistry,
+) -> None:
+    fresh.allow_packages([__name__])
+    with pytest.raises(ConfigError, match="is not a Connector"):
+        fresh.connector_class(f"{__name__}.NotAPlugin")
 
 
 def test_register_class_on_fresh_registry(fresh: PluginRegistry) -> None:
@@ -278,19 +286,27 @@ def test_canonical_name_of_unregistered_class_is_its_python_path() -> None:
     assert registry.canonical_name(NotAPlugin) == f"{__name__}.NotAPlugin"
 
 
-def test_add_plugin_path_makes_modules_importable(
+def test_add_plugin_path_loads_its_plugins_and_nothing_else(
     fresh: PluginRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
     plugin_dir = tmp_path / "plugins"
     plugin_dir.mkdir()
-    (plugin_dir / "my_plugin_mod_xyz.py").write_text("class Thing:\n    pass\n")
+    (plugin_dir / "my_plugin_mod_xyz.py").write_text(
+        "from connectrt.api import Converter\n"
+        "class Thing:\n    pass\n"
+        "class ThingConverter(Converter):\n"
+        "    def configure(self, configs, is_key): pass\n"
+        "    def from_connect_data(self, topic, schema, value, headers=None): return None\n"
+        "    def to_connect_data(self, topic, value, headers=None): return None\n"
+    )
     try:
         with pytest.raises(ConfigError):
-            fresh.load_class("my_plugin_mod_xyz.Thing")
+            fresh.load_class("my_plugin_mod_xyz.ThingConverter")
         fresh.add_plugin_path([str(plugin_dir), ""])
         assert sys.path[0] == str(plugin_dir)
-        cls = fresh.load_class("my_plugin_mod_xyz.Thing")
-        assert cls.__name__ == "Thing"
+        assert fresh.load_class("my_plugin_mod_xyz.ThingConverter").__name__ == "ThingConverter"
+        with pytest.raises(ConfigError, match="not a discovered plugin"):
+            fresh.load_class("my_plugin_mod_xyz.Thing")  # importable, but not a plugin
     finally:
         sys.modules.pop("my_plugin_mod_xyz", None)

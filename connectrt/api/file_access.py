@@ -1,0 +1,121 @@
+"""Where a plugin may read and write files: the worker's ``file.connectors.allowed.dirs``.
+
+A connector that opens a file named by its config (the bundled FileStreamSource and
+FileStreamSink) lets whoever can write a connector config, a REST caller, read or write that
+file with the worker's rights. So the worker confines them, as Kafka did when it took its file
+connectors off the default plugin path (3.2)::
+
+    from connectrt.api import file_access
+
+    path = file_access().writable(config["file"])   # ConnectError when not allowed
+    out = open(path, "a")
+
+:class:`FileAccess` is the rule:
+
+* ``allowed_dirs``: the directories (and everything below them) the connector may read and
+  write; an empty tuple allows no file at all; None (no worker configured the process: a
+  Spark DataFrame job, a script driving a task itself, where the caller is the operator)
+  allows every file;
+* ``protected_dirs``: directories never written, even when allowed: the worker's
+  ``plugin.path``, to which :meth:`FileAccess.writable` adds every ``sys.path`` entry at the
+  time of the check, so a file connector can never plant code the worker would import.
+
+Paths are compared after ``os.path.realpath`` (symbolic links and ``..`` resolved; relative
+paths against the working directory).
+
+The worker installs the rule of its config with :func:`configure_file_access` whenever it
+builds a task (in its own process, in a task process, on a Spark executor); plugins read it
+with :func:`file_access`. The rule is process-wide (a process runs one worker); reading and
+replacing it are single reference operations, safe from any thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from connectrt.api.errors import ConnectError
+
+__all__ = ["ALLOWED_DIRS_CONFIG", "FileAccess", "configure_file_access", "file_access"]
+
+ALLOWED_DIRS_CONFIG = "file.connectors.allowed.dirs"
+"""The worker setting :class:`FileAccess` enforces."""
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path or os.curdir)
+
+
+def _under(path: str, directory: str) -> bool:
+    try:
+        return os.path.commonpath([path, directory]) == directory
+    except ValueError:  # different drives, or a mix of absolute and relative
+        return False
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """Which files a plugin may read and write (see the module docstring)."""
+
+    allowed_dirs: tuple[str, ...] | None = None
+    protected_dirs: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, allowed_dirs: Iterable[str], protected_dirs: Iterable[str] = ()) -> FileAccess:
+        """The rule of a worker: ``allowed_dirs`` (blank entries dropped) and ``protected_dirs``
+        (its ``plugin.path``)."""
+        return cls(
+            tuple(d.strip() for d in allowed_dirs if d and d.strip()),
+            tuple(d.strip() for d in protected_dirs if d and d.strip()),
+        )
+
+    def readable(self, path: str) -> str:
+        """``path`` resolved, when a plugin may read it; ConnectError naming the setting
+        otherwise."""
+        real = _real(path)
+        self._check_allowed(path, real, "read")
+        return real
+
+    def writable(self, path: str) -> str:
+        """``path`` resolved, when a plugin may write it (allowed, and under no
+        protected directory nor ``sys.path`` entry); ConnectError otherwise."""
+        real = _real(path)
+        self._check_allowed(path, real, "write")
+        if self.allowed_dirs is None:
+            return real
+        for directory in (*self.protected_dirs, *sys.path):
+            if _under(real, _real(directory)):
+                raise ConnectError(
+                    f"Refusing to write {path}: it is under {directory or os.curdir}, a "
+                    "plugin.path directory or sys.path entry of the worker, where a file could "
+                    "become code the worker imports"
+                )
+        return real
+
+    def _check_allowed(self, path: str, real: str, action: str) -> None:
+        if self.allowed_dirs is None:
+            return
+        if any(_under(real, _real(d)) for d in self.allowed_dirs):
+            return
+        where = ", ".join(self.allowed_dirs) if self.allowed_dirs else "no directory"
+        raise ConnectError(
+            f"Refusing to {action} {path}: the worker's {ALLOWED_DIRS_CONFIG} allows {where}. "
+            f"Add the file's directory to {ALLOWED_DIRS_CONFIG} in the worker config to allow it"
+        )
+
+
+_current = FileAccess()
+
+
+def file_access() -> FileAccess:
+    """The rule in force in this process (unrestricted until a worker configures one)."""
+    return _current
+
+
+def configure_file_access(access: FileAccess) -> None:
+    """Install the rule of the worker running in this process; called by the worker, not by
+    plugins."""
+    global _current
+    _current = access
