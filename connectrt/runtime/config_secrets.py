@@ -82,10 +82,10 @@ class ConfigSecrets:
         values: list[str | None] = list(self.masker.embedded_secrets(config))
         values += self.masker.embedded_secrets(resolved)
         for key in self.masker.secret_keys(config, definition):
-            raw = config.get(key)
-            if raw is not None and not is_single_reference(raw):
-                values.append(raw)
-            values.append(resolved.get(key))
+            for value in (config.get(key), resolved.get(key)):
+                # A reference (as written, or left unresolved) names a secret, holds none.
+                if value is not None and not is_single_reference(value):
+                    values.append(value)
         self.redactor.register_all(values)
 
     def unresolve(

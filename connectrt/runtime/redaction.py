@@ -74,8 +74,11 @@ def _py_escape(value: str, quote_char: str, ascii_only: bool = False) -> str:
         else:
             code = ord(ch)
             out.append(
-                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else
-                f"\\U{code:08x}"
+                f"\\x{code:02x}"
+                if code < 0x100
+                else f"\\u{code:04x}"
+                if code < 0x10000
+                else f"\\U{code:08x}"
             )
     return "".join(out)
 
@@ -222,9 +225,7 @@ def redact(text: str) -> str:
     return _PROCESS_REDACTOR.redact(text)
 
 
-def redact_exception(
-    error: BaseException, rewrite: Callable[[str], str] = redact
-) -> BaseException:
+def redact_exception(error: BaseException, rewrite: Callable[[str], str] = redact) -> BaseException:
     """A copy of ``error`` (same type, same attributes) whose message is ``rewrite(str(error))``
     and whose ``value`` attribute, if any (``ConfigError``), is dropped; ``error`` itself when
     the message needs no change. The copy has no cause or context (they may quote the

@@ -46,10 +46,10 @@ __all__ = [
     "SecretMasker",
     "install_log_redaction",
     "install_redacting_filter",
-    "redact_record",
     "is_secret",
     "mask",
     "merge_hidden",
+    "redact_record",
 ]
 
 HIDDEN = Password.HIDDEN  # "[hidden]", as Kafka shows passwords

@@ -13,9 +13,9 @@ topic) ever sees a secret in it.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
-import dataclasses
 from collections.abc import Callable
 
 from connectrt.runtime.redaction import redact

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_SOURCE = ROOT / "tests" / "plugins" / "leaky_secrets.py"
 PROVIDERS = "org.apache.kafka.common.config.provider"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
+_COMMAND = (sys.executable, "-m", "connectrt.cli", "--log-level", "DEBUG", "worker")
 
 
 def forms(secret: str) -> set[str]:
@@ -151,8 +152,7 @@ class WorkerProcess:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "connectrt.cli", "--log-level", "DEBUG", "worker"]
-                + [str(self.props)],
+                [*_COMMAND, str(self.props)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=ROOT,
@@ -416,7 +416,8 @@ def test_no_secret_in_any_answer_trace_status_record_dlq_header_or_log_line(s: S
     sinks: list[tuple[str, str]] = list(s.seen)
     status_records = read_topic(s.bootstrap, s.status_topic)
     status_text = "\n".join(
-        (v or b"").decode("utf-8", "replace") for records in status_records.values()
+        (v or b"").decode("utf-8", "replace")
+        for records in status_records.values()
         for _, v in records
     )
     assert "cannot log in" in status_text, "the failures reached the status topic"

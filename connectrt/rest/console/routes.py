@@ -125,7 +125,11 @@ def console_router(herder: Herder) -> APIRouter:
             )
         except ConnectError as e:
             return page(
-                request, "new.html", 400, plugins=views.plugin_choices(herder), error=herder.secrets.redact(str(e))
+                request,
+                "new.html",
+                400,
+                plugins=views.plugin_choices(herder),
+                error=herder.secrets.redact(str(e)),
             )
         return page(
             request,
