@@ -200,10 +200,18 @@ class Setup:
         return response
 
 
-@pytest.fixture(params=["unrestricted", "allowed.paths+allowlist.pattern"])
+@pytest.fixture(
+    params=[
+        ("unrestricted", "threads"),
+        ("allowed.paths+allowlist.pattern", "threads"),
+        ("unrestricted", "processes"),  # tasks in their own processes, with their own logs
+    ],
+    ids=lambda p: "-".join(p),
+)
 def s(request: pytest.FixtureRequest, broker: EmbeddedBroker, tmp_path: Path) -> Iterator[Setup]:
     planted = Planted(tmp_path)
-    restricted = request.param != "unrestricted"
+    providers, executor = request.param
+    restricted = providers != "unrestricted"
     location = tmp_path / "plugins" / "leaky"
     location.mkdir(parents=True)
     shutil.copy(PLUGIN_SOURCE, location / "leaky_secrets.py")
@@ -222,6 +230,7 @@ def s(request: pytest.FixtureRequest, broker: EmbeddedBroker, tmp_path: Path) ->
         "listeners": url,
         "plugin.path": str(tmp_path / "plugins"),
         "task.shutdown.graceful.timeout.ms": "5000",
+        "task.executor": executor,
         "config.providers": "file,env",
         "config.providers.file.class": f"{PROVIDERS}.FileConfigProvider",
         "config.providers.env.class": f"{PROVIDERS}.EnvVarConfigProvider",
@@ -232,7 +241,9 @@ def s(request: pytest.FixtureRequest, broker: EmbeddedBroker, tmp_path: Path) ->
     props_file = tmp_path / "worker.properties"
     props_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     env = {**os.environ, planted.env_name: planted.env, "HOME": str(planted.home)}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    # Task processes import the task class by name: the plugin's location on their path too.
+    paths = (str(ROOT), str(location), env.get("PYTHONPATH"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     worker = WorkerProcess(props_file, tmp_path / "worker.log", url, env)
     worker.start()
     try:
