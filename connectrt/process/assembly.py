@@ -24,7 +24,7 @@ from connectrt.runtime.herder import Herder
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.secrets import SecretMasker, install_redacting_filter
+from connectrt.runtime.secrets import SecretMasker, install_log_redaction
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_health import thread_probe
@@ -66,7 +66,7 @@ def create_herder(
     from connectrt.storage.status_store import MemoryStatusStore
 
     providers = ConfigProviders.from_worker_config(wc.originals)
-    redactor = install_redacting_filter(logging.getLogger())
+    redactor = install_log_redaction()  # every log record of the process, plugins' too
     guard = None
     if mode == "worker":
         from connectrt.storage.kafka_config import KafkaConfigStore

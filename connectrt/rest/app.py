@@ -111,9 +111,13 @@ def create_app(herder: Herder) -> FastAPI:
     app.add_middleware(StartupGate, ready=lambda: herder.ready)
 
     # -- errors -------------------------------------------------------------------------------
+    # Every error body goes through the worker's one redaction function: no secret it knows
+    # (a resolved value, a password) is ever quoted back.
+    redact = herder.secrets.redact
+
     def _handler(status: int) -> Any:
         def handle(request: Request, exc: Exception) -> Response:
-            return _error(status, str(exc))
+            return _error(status, redact(str(exc)))
 
         return handle
 
@@ -123,7 +127,7 @@ def create_app(herder: Herder) -> FastAPI:
     @app.exception_handler(ConnectError)
     def _connect_error(request: Request, exc: ConnectError) -> Response:
         log.warning("Request %s %s failed: %s", request.method, request.url.path, exc)
-        return _error(500, str(exc))
+        return _error(500, redact(str(exc)))
 
     @app.exception_handler(StarletteHTTPException)
     def _http(request: Request, exc: StarletteHTTPException) -> Response:
@@ -142,7 +146,7 @@ def create_app(herder: Herder) -> FastAPI:
     @app.exception_handler(Exception)
     def _unexpected(request: Request, exc: Exception) -> Response:
         log.error("Unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
-        return _error(500, f"{type(exc).__name__}: {exc}")
+        return _error(500, redact(f"{type(exc).__name__}: {exc}"))
 
     # -- root ---------------------------------------------------------------------------------
     @app.get("/", summary="Worker version and Kafka cluster id")

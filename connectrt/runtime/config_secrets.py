@@ -5,12 +5,14 @@ every caller, and kept out of logs and traces.
 its config providers (optional) and its log redactor (optional), and answers:
 
 * :meth:`resolve`: the values a connector and its tasks get (provider references replaced);
-  every substituted value and every password embedded in a URL is registered with the
-  redactor first, so it never reaches a log line;
+  every substituted value, every password embedded in a URL and the value of every
+  secret-typed or secret-named key (:meth:`register_secrets`) is registered with the
+  redactor first, so it never reaches a log line, a trace or an error message;
 * :meth:`masked` / :meth:`mask_task_config`: what GET responses show (secret keys and URL
   passwords as ``[hidden]``, provider references as written);
 * :meth:`merge_hidden`: an incoming config with ``[hidden]`` put back to the stored values;
-* :meth:`redact`: text (a trace, an error message) without any registered secret;
+* :meth:`redact`: text (a trace, an error message) without any registered secret (the
+  process's :func:`~connectrt.runtime.redaction.redact` unless another redactor is given);
 * :meth:`unresolve`: task configs with the provider references put back before storing.
 
 Lifecycle: one per herder. Threading: every method may run on any thread; the definition
@@ -23,8 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.config import ConfigDef
+from connectrt.runtime.config_providers import is_single_reference
 from connectrt.runtime.connector_config import framework_def_for
 from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.redaction import process_redactor
 
 __all__ = ["ConfigSecrets"]
 
@@ -42,37 +46,67 @@ class ConfigSecrets:
         self.registry = registry
         self.masker = masker
         self.providers = providers
-        self.redactor = redactor
+        self.redactor = redactor if redactor is not None else process_redactor()
         self._definitions: dict[str, ConfigDef] = {}
 
     def redact(self, text: str) -> str:
         """``text`` with every secret the worker has seen replaced by ``[hidden]``."""
-        return self.redactor.redact(text) if self.redactor is not None else text
+        return self.redactor.redact(text)
 
     def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
-        """Raw config -> values handed to connectors and tasks (config providers applied)."""
-        if self.redactor is not None:
-            self.redactor.register_all(self.masker.embedded_secrets(config))  # URL passwords
+        """Raw config -> values handed to connectors and tasks (config providers applied).
+
+        Registers every secret of the config with the redactor before returning (see
+        :meth:`register_secrets`)."""
         if self.providers is None:
+            self.register_secrets(config, config)
             return dict(config)
         resolved = self.providers.resolve(config)
-        if self.redactor is not None:
-            self.redactor.register_all(resolved.substituted_values)  # never log them
+        self.redactor.register_all(resolved.substituted_values)  # never show them
+        self.register_secrets(config, resolved.config)
         return dict(resolved.config)
+
+    def register_secrets(
+        self,
+        config: Mapping[str, str | None],
+        resolved: Mapping[str, str | None],
+        definition: ConfigDef | None = None,
+    ) -> None:
+        """Register with the redactor the values of ``config``'s secret keys (PASSWORD-typed in
+        ``definition``, by default the connector's, or secret-named), both as written (unless
+        a value is exactly one provider reference, which holds no secret) and as resolved, and
+        every password embedded in a URL-like value. ``resolved`` is ``config`` after config
+        providers (the same mapping when there are none)."""
+        if definition is None:
+            definition = self.definition(config)
+        values: list[str | None] = list(self.masker.embedded_secrets(config))
+        values += self.masker.embedded_secrets(resolved)
+        for key in self.masker.secret_keys(config, definition):
+            for value in (config.get(key), resolved.get(key)):
+                # A reference (as written, or left unresolved) names a secret, holds none.
+                if value is not None and not is_single_reference(value):
+                    values.append(value)
+        self.redactor.register_all(values)
 
     def unresolve(
         self, raw: Mapping[str, str], task_configs: list[dict[str, str]]
     ) -> list[dict[str, str]]:
-        """Task configs as a connector generated them, with provider references put back."""
+        """Task configs as a connector generated them, with provider references put back.
+
+        The secrets of the task configs (the connector may have computed new ones) are
+        registered with the redactor first."""
+        definition = self.definition(raw) or ConfigDef()  # names only when unknown
+        for task_config in task_configs:
+            self.register_secrets(task_config, task_config, definition)
         if self.providers is None:
             return task_configs
         from connectrt.runtime.config_providers import unresolve_task_configs
 
         return unresolve_task_configs(raw, task_configs, resolved=self.resolve(raw))
 
-    def definition(self, config: Mapping[str, str]) -> ConfigDef | None:
+    def definition(self, config: Mapping[str, str | None]) -> ConfigDef | None:
         """The merged framework + connector ConfigDef for a config (cached per class)."""
-        class_name = config.get("connector.class", "")
+        class_name = config.get("connector.class") or ""
         if class_name not in self._definitions:
             try:
                 cls = self.registry.connector_class(class_name)

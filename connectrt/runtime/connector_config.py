@@ -30,12 +30,12 @@ from connectrt.runtime.connector_config_def import (
 from connectrt.runtime.exactly_once_config import check_exactly_once
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
 from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
-from connectrt.runtime.secrets import mask
 from connectrt.runtime.topic_creation import validate_topic_creation
 from connectrt.transforms.chain import validate_transforms
 
 __all__ = [
     "COMMON_CONFIG_DEF",
+    "NO_CONNECTOR_TYPE",
     "SINK_CONFIG_DEF",
     "SOURCE_CONFIG_DEF",
     "ValidationResult",
@@ -43,6 +43,11 @@ __all__ = [
     "refuse_class_references",
     "validate_connector_config",
 ]
+
+
+NO_CONNECTOR_TYPE = "Connector config contains no connector type: connector.class is not set"
+"""The error of a config without ``connector.class`` (Kafka's message quotes the whole config;
+this one quotes none of it)."""
 
 
 @dataclass
@@ -74,13 +79,17 @@ def validate_connector_config(
     *,
     executor: str | None = None,
     exactly_once_source: str | None = None,
+    written: Mapping[str, str | None] | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
+    ``written`` is the config as the caller wrote it when ``config`` has config provider
+    references resolved: the connector class is then looked up by its written name, as Kafka
+    does, so an error about it never quotes a resolved value.
     Raises ConfigError only when ``connector.class`` is missing or names no connector, or a
-    class-typed key holds a config provider reference (see
-    :mod:`~connectrt.runtime.connector_config_classes`; unknown converter and transform
-    classes are per-field errors, as in Kafka). The
+    class-typed key holds a config provider reference
+    (:mod:`~connectrt.runtime.connector_config_classes`); the message quotes no other value of
+    the config. Unknown converter and transform classes are per-field errors, as in Kafka. The
     connector version checked is the one ``connector.plugin.version`` asks for (the newest when
     no installed version matches: that error is on the version key); ``worker_converters``
     (class and version per kind) are the converters the config does not name. ``executor`` is
@@ -89,12 +98,10 @@ def validate_connector_config(
     ``exactly_once_source`` is the worker's ``exactly.once.source.support``, when known
     (:func:`~connectrt.runtime.exactly_once_config.check_exactly_once`).
     """
-    class_name = config.get("connector.class")
+    class_name = (written if written is not None else config).get("connector.class")
     if not class_name:
-        raise ConfigError(
-            f"Connector config {mask(config, None)} contains no connector type", "connector.class"
-        )
-    refuse_class_references(config)  # callers refuse them before resolving, too
+        raise ConfigError(NO_CONNECTOR_TYPE, "connector.class")
+    refuse_class_references(written if written is not None else config)
     try:
         cls = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
     except VersionedPluginLoadingError:

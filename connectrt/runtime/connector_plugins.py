@@ -29,7 +29,7 @@ from connectrt.runtime.plugins import (
     VersionedPluginLoadingError,
     plugin_type_of,
 )
-from connectrt.runtime.validation_report import as_written
+from connectrt.runtime.validation_report import as_written, errors_as_written
 
 __all__ = ["ConnectorPlugins"]
 
@@ -151,14 +151,16 @@ class ConnectorPlugins:
         resolved = {k: v for k, v in config.items()}
         present = {k: v for k, v in config.items() if v is not None}
         resolved.update(self._resolve(present))
-        result = validate_connector_config(
-            resolved,
-            self._registry,
-            self._policy,
-            self._worker_converters,
-            executor=self._executor,
-            exactly_once_source=self._exactly_once_source,
-        )
+        with errors_as_written(config, resolved, self._redact):
+            result = validate_connector_config(
+                resolved,
+                self._registry,
+                self._policy,
+                self._worker_converters,
+                executor=self._executor,
+                exactly_once_source=self._exactly_once_source,
+                written=config,
+            )
         return as_written(result, config, resolved, self._redact)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import Iterable, Sequence
 
+from connectrt.runtime.redaction import redact
 from connectrt.runtime.task_runner import class_path
 
 __all__ = [
@@ -68,7 +69,8 @@ def context_headers(
 ) -> RawHeaders:
     """Kafka Connect's ``__connect.errors.*`` headers for one failure (absent values are
     left out, as Kafka does). ``stacktrace`` is the error's, rendered already (by default
-    rendered here from the error)."""
+    rendered here from the error). The exception message and stack trace are redacted
+    (:func:`connectrt.runtime.redaction.redact`)."""
     context = {
         "topic": topic,
         "partition": partition,
@@ -78,8 +80,10 @@ def context_headers(
         "stage": stage,
         "class.name": class_name,
         "exception.class.name": class_path(error),
-        "exception.message": str(error),
-        "exception.stacktrace": stacktrace or "".join(traceback.format_exception(error)),
+        # The error's text may quote a secret (a resolved value, a password): the one
+        # redaction function hides every secret this process knows, as in traces and logs.
+        "exception.message": redact(str(error)),
+        "exception.stacktrace": redact(stacktrace or "".join(traceback.format_exception(error))),
     }
     return [(CONTEXT_PREFIX + k, str(v).encode()) for k, v in context.items() if v is not None]
 

@@ -36,7 +36,11 @@ from typing import Any
 
 from connectrt.errors import AlreadyExistsError, NotFoundError
 from connectrt.runtime.config_secrets import ConfigSecrets
-from connectrt.runtime.connector_config import refuse_class_references, validate_connector_config
+from connectrt.runtime.connector_config import (
+    NO_CONNECTOR_TYPE,
+    refuse_class_references,
+    validate_connector_config,
+)
 from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.connector_offsets import ConnectorOffsets
 from connectrt.runtime.connector_plugins import ConnectorPlugins
@@ -49,7 +53,7 @@ from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
-from connectrt.runtime.validation_report import written_text
+from connectrt.runtime.validation_report import errors_as_written
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_health import HerderStages, WorkerHealth
@@ -228,22 +232,21 @@ class Herder(ConnectorViews):
             )
         config["name"] = name
         if not config.get("connector.class"):
-            raise BadRequestError(
-                f"Connector config {self.masked(config)} contains no connector type"
-            )
+            raise BadRequestError(NO_CONNECTOR_TYPE)
         refuse_class_references(config)  # before resolving: never echo a resolved class name
         resolved = self.resolve(config)
-        result = validate_connector_config(
-            resolved,
-            self.registry,
-            self.worker.policy,
-            worker_converters(self.config),
-            executor=self.config["task.executor"],
-            exactly_once_source=self.config["exactly.once.source.support"],
-        )
-        messages = [
-            written_text(config, resolved, self.secrets.redact)(m) for m in result.error_messages()
-        ]
+        # Every error quotes the config as written, never a resolved value or a secret.
+        with errors_as_written(config, resolved, self.secrets.redact) as rewrite:
+            result = validate_connector_config(
+                resolved,
+                self.registry,
+                self.worker.policy,
+                worker_converters(self.config),
+                executor=self.config["task.executor"],
+                exactly_once_source=self.config["exactly.once.source.support"],
+                written=config,
+            )
+        messages = [rewrite(m) for m in result.error_messages()]
         if messages:
             raise BadRequestError(
                 f"Connector configuration is invalid and contains the following {len(messages)} "

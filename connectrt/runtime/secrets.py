@@ -8,9 +8,14 @@ Three tools:
   (:meth:`~SecretMasker.merge_hidden`) so that GET -> edit -> PUT never overwrites a secret
   with the literal ``[hidden]``.
 * :class:`RedactingFilter`, a :class:`logging.Filter` for handlers, that replaces every
-  registered secret value in log records by ``[hidden]``. The runtime registers the values it
-  obtains from config providers and the values of secret keys when it resolves a config.
-* :func:`install_redacting_filter` puts one filter on every handler of a logger.
+  registered secret value in log records by ``[hidden]`` (in every form of
+  :func:`~connectrt.runtime.redaction.secret_forms`). The runtime registers the values it
+  obtains from config providers and the values of secret keys when it resolves a config, with
+  the process's :class:`~connectrt.runtime.redaction.Redactor`, the one every error path
+  redacts with.
+* :func:`install_log_redaction` keeps those secrets out of every log record of the process (a
+  record factory and a filter on the root logger's handlers); :func:`install_redacting_filter`
+  puts one filter on every handler of a logger.
 
 Masking is by key name and type, and, for every other key, by looking inside URL-like values:
 a password embedded in ``connection.url=postgresql://u:pw@h/db`` or ``...?password=pw`` is
@@ -24,11 +29,13 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from connectrt.api.config import ConfigDef, ConfigType, Password
 from connectrt.errors import ConfigError
 from connectrt.runtime.config_providers import is_single_reference
+from connectrt.runtime.redaction import MIN_REDACTED_LENGTH, Redactor, process_redactor
 from connectrt.runtime.url_secrets import mask_url_secrets, url_secrets
 
 __all__ = [
@@ -37,10 +44,12 @@ __all__ = [
     "MIN_REDACTED_LENGTH",
     "RedactingFilter",
     "SecretMasker",
+    "install_log_redaction",
     "install_redacting_filter",
     "is_secret",
     "mask",
     "merge_hidden",
+    "redact_record",
 ]
 
 HIDDEN = Password.HIDDEN  # "[hidden]", as Kafka shows passwords
@@ -220,97 +229,78 @@ def merge_hidden(
     return _DEFAULT_MASKER.merge_hidden(new, stored, definition)
 
 
-MIN_REDACTED_LENGTH = 4
-"""Shorter values are not registered: redacting every "on" or "123" would shred the logs."""
-
-
 class RedactingFilter(logging.Filter):
-    """A handler filter that replaces every registered secret value with ``[hidden]``.
+    """A handler filter that replaces every secret of its :class:`Redactor` with ``[hidden]``.
 
     Install it on *handlers* (a filter on a logger does not see records propagated from child
-    loggers). When the formatted message, an argument, the exception text or the stack text
-    of a record contains a registered value, the record is rewritten: ``msg`` becomes the
-    redacted formatted message and ``args`` is emptied, ``exc_text``/``stack_info`` are
-    redacted. Records without secrets are left untouched. Never drops a record.
+    loggers); :func:`install_log_redaction` also redacts every record the process creates.
+    When the formatted message, an argument, the exception text or the stack text of a record
+    contains a secret (in any of the forms of
+    :func:`~connectrt.runtime.redaction.secret_forms`), the record is rewritten: ``msg``
+    becomes the redacted formatted message and ``args`` is emptied, ``exc_text``/``stack_info``
+    are redacted. Records without secrets are left untouched. Never drops a record.
 
-    Thread-safe: :meth:`register` may run on any thread while handlers filter on others; the
-    compiled pattern is swapped atomically under a lock and read without one.
+    ``redactor`` is the set of secrets (default: a private one; the worker's filters share
+    :func:`~connectrt.runtime.redaction.process_redactor`). Thread-safe: :meth:`register` may
+    run on any thread while handlers filter on others.
     """
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", redactor: Redactor | None = None) -> None:
         super().__init__(name)
-        self._lock = threading.Lock()
-        self._secrets: set[str] = set()
-        self._pattern: re.Pattern[str] | None = None
+        self.redactor = redactor if redactor is not None else Redactor()
 
     def register(self, value: str | None) -> None:
         """Redact ``value`` from now on (ignored if None or shorter than 4 characters)."""
-        self.register_all((value,))
+        self.redactor.register(value)
 
-    def register_all(self, values: Iterable[str | None]) -> None:
-        with self._lock:
-            before = len(self._secrets)
-            for v in values:
-                if isinstance(v, Password):
-                    v = v.value
-                if v is not None and len(v) >= MIN_REDACTED_LENGTH:
-                    self._secrets.add(v)
-            if len(self._secrets) != before:
-                self._rebuild()
+    def register_all(self, values: Iterable[object]) -> None:
+        self.redactor.register_all(values)
 
     def secrets_in(self, texts: Iterable[str]) -> list[str]:
-        """The registered values that occur in any of ``texts`` (e.g. to give a task process
-        the secrets of its own configs)."""
-        with self._lock:
-            secrets = list(self._secrets)
-        return [s for s in secrets if any(s in t for t in texts)]
+        """The registered values that occur in any of ``texts``."""
+        return self.redactor.secrets_in(texts)
 
     def unregister(self, value: str) -> None:
-        with self._lock:
-            if value in self._secrets:
-                self._secrets.discard(value)
-                self._rebuild()
+        self.redactor.unregister(value)
 
     def clear(self) -> None:
-        with self._lock:
-            self._secrets.clear()
-            self._rebuild()
+        self.redactor.clear()
 
     def __len__(self) -> int:
-        return len(self._secrets)
-
-    def _rebuild(self) -> None:
-        # Longest first, so a secret containing another is replaced whole.
-        ordered = sorted(self._secrets, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        return len(self.redactor)
 
     def redact(self, text: str) -> str:
         """``text`` with every registered value replaced by ``[hidden]``."""
-        pattern = self._pattern
-        return pattern.sub(HIDDEN, text) if pattern is not None else text
+        return self.redactor.redact(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        pattern = self._pattern
-        if pattern is None:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True  # a broken format string; logging reports it when the handler formats
-        leaks = pattern.search(message) is not None or _args_leak(pattern, record.args)
-        if leaks:
-            record.msg = pattern.sub(HIDDEN, message)
-            record.args = ()
-        exc_text = record.exc_text
-        if not exc_text and record.exc_info:
-            exc_text = _EXC_FORMATTER.formatException(record.exc_info)
-        # Cache the redacted traceback where Formatter.format looks first; when nothing
-        # leaks, leave exc_text alone so custom formatters still format the exception.
-        if exc_text and pattern.search(exc_text) is not None:
-            record.exc_text = pattern.sub(HIDDEN, exc_text)
-        if record.stack_info:
-            record.stack_info = pattern.sub(HIDDEN, record.stack_info)
+        redact_record(record, self.redactor)
         return True
+
+
+def redact_record(record: logging.LogRecord, redactor: Redactor) -> None:
+    """Rewrite ``record`` in place so that no secret of ``redactor`` is left in it (see
+    :class:`RedactingFilter`)."""
+    pattern = redactor.pattern
+    if pattern is None:
+        return
+    try:
+        message = record.getMessage()
+    except Exception:
+        return  # a broken format string; logging reports it when the handler formats
+    leaks = pattern.search(message) is not None or _args_leak(pattern, record.args)
+    if leaks:
+        record.msg = pattern.sub(HIDDEN, message)
+        record.args = ()
+    exc_text = record.exc_text
+    if not exc_text and record.exc_info:
+        exc_text = _EXC_FORMATTER.formatException(record.exc_info)
+    # Cache the redacted traceback where Formatter.format looks first; when nothing
+    # leaks, leave exc_text alone so custom formatters still format the exception.
+    if exc_text and pattern.search(exc_text) is not None:
+        record.exc_text = pattern.sub(HIDDEN, exc_text)
+    if record.stack_info:
+        record.stack_info = pattern.sub(HIDDEN, record.stack_info)
 
 
 _EXC_FORMATTER = logging.Formatter()
@@ -339,17 +329,71 @@ def install_redacting_filter(
     """Put one :class:`RedactingFilter` on every handler of ``root_logger`` (default: root).
 
     Idempotent: a RedactingFilter already on one of the handlers is reused (unless one is
-    passed) and handlers that already carry it are skipped. Handlers added later need
-    ``handler.addFilter(the_returned_filter)``.
+    passed) and handlers that already carry it are skipped; a new one redacts the secrets of
+    :func:`~connectrt.runtime.redaction.process_redactor`. Handlers added later need
+    ``handler.addFilter(the_returned_filter)`` (or :func:`install_log_redaction`).
     """
     logger = root_logger if root_logger is not None else logging.getLogger()
     f = redacting_filter
     if f is None:
-        f = next(
+        found = next(
             (x for h in logger.handlers for x in h.filters if isinstance(x, RedactingFilter)),
-            RedactingFilter(),
+            None,
         )
+        # Not "found or ...": a filter with no secrets yet has len() 0.
+        f = found if found is not None else RedactingFilter(redactor=process_redactor())
     for h in logger.handlers:
         if f not in h.filters:
             h.addFilter(f)
     return f
+
+
+class _RedactingRecordFactory:
+    """A log record factory that redacts each record as it is created (see
+    :func:`install_log_redaction`). Wraps the factory that was installed before it."""
+
+    def __init__(self, previous: Callable[..., logging.LogRecord], redactor: Redactor) -> None:
+        self.previous = previous
+        self.redactor = redactor
+
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.previous(*args, **kwargs)
+        if self.redactor.pattern is not None:
+            redact_record(record, self.redactor)
+        return record
+
+
+_FACTORY_LOCK = threading.Lock()
+
+
+def install_log_redaction(redactor: Redactor | None = None) -> RedactingFilter:
+    """Keep every secret of ``redactor`` (default: the process's) out of this process's logs.
+
+    Two layers, both idempotent: a log record factory that redacts every record any logger
+    creates (the runtime's, a plugin's, a library's, whatever handler later writes it, pytest's
+    capture included), and a :class:`RedactingFilter` on every handler the root logger has now
+    (for records made without the factory, e.g. ``logging.makeLogRecord``). Returns that filter.
+    Call once the root logger's handlers are configured (the CLI's ``basicConfig``).
+    """
+    redactor = redactor if redactor is not None else process_redactor()
+    with _FACTORY_LOCK:
+        current = logging.getLogRecordFactory()
+        factory: Any = current
+        while isinstance(factory, _RedactingRecordFactory):
+            if factory.redactor is redactor:
+                break
+            factory = factory.previous
+        else:
+            logging.setLogRecordFactory(_RedactingRecordFactory(current, redactor))
+    existing = next(
+        (
+            x
+            for h in logging.getLogger().handlers
+            for x in h.filters
+            if isinstance(x, RedactingFilter) and x.redactor is redactor
+        ),
+        None,
+    )
+    if existing is None:
+        existing = RedactingFilter(redactor=redactor)
+    return install_redacting_filter(logging.getLogger(), existing)

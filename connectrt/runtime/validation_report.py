@@ -10,19 +10,25 @@ embedded URL password. :func:`as_written` rewrites a :class:`ValidationResult` i
 * in every error message, a resolved value is put back as the text it came from, and any
   remaining secret (a provider value, a URL password) becomes ``[hidden]``.
 
+:func:`errors_as_written` does the same for an error raised while validating (a plugin's
+``validate`` may quote what it was given).
+
 Pure functions over their arguments; thread-safe.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 from connectrt.api.config import ConfigValue
+from connectrt.errors import ConnectError
 from connectrt.runtime.connector_config import ValidationResult
+from connectrt.runtime.redaction import redact_exception
 from connectrt.runtime.url_secrets import HIDDEN, mask_url_secrets, url_secrets
 
-__all__ = ["as_written", "written_text"]
+__all__ = ["as_written", "errors_as_written", "written_text"]
 
 # Resolved values shorter than this are put back only where they stand as a whole word, so a
 # resolved "5" does not rewrite every digit 5 of a message.
@@ -65,6 +71,22 @@ def written_text(
 def _literal(text: str) -> Callable[[re.Match[str]], str]:
     """A ``re.sub`` replacement that inserts ``text`` as is (no backslash processing)."""
     return lambda _match: text
+
+
+@contextmanager
+def errors_as_written(
+    raw: Mapping[str, str | None],
+    resolved: Mapping[str, str | None],
+    redact: Callable[[str], str] | None = None,
+) -> Iterator[Callable[[str], str]]:
+    """Run a validation of ``resolved``; a ConnectError it raises is raised again as a copy of
+    the same type whose message shows ``raw``'s values (:func:`written_text`), without its
+    cause. Yields the rewriting function, for the messages of the result."""
+    rewrite = written_text(raw, resolved, redact)
+    try:
+        yield rewrite
+    except ConnectError as e:
+        raise redact_exception(e, rewrite) from None
 
 
 def as_written(

@@ -107,15 +107,16 @@ def test_connector_class_aliases(plugins: PluginRegistry, cls: str) -> None:
 
 @pytest.mark.parametrize("value", [None, ""])
 def test_missing_connector_class(plugins: PluginRegistry, value: str | None) -> None:
-    cfg = {"name": "c", "tasks.max": "1"}
+    cfg = {"name": "c", "tasks.max": "1", "db.password": "hunter22", "note": "keep-me-private"}
     if value is not None:
         cfg["connector.class"] = value
     with pytest.raises(ConfigError) as ei:
         validate_connector_config(cfg, plugins, ALL)
     msg = str(ei.value)
-    assert msg.startswith("Connector config {")
-    assert msg.endswith("} contains no connector type")
-    assert "tasks.max" in msg
+    assert "contains no connector type" in msg
+    assert "connector.class" in msg
+    # Unlike Kafka's, the message does not echo the config (not even masked).
+    assert "tasks.max" not in msg and "hunter22" not in msg and "keep-me-private" not in msg
     assert ei.value.name == "connector.class"
 
 

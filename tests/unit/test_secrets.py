@@ -246,7 +246,7 @@ def capture() -> Iterator[tuple[logging.Logger, io.StringIO, RedactingFilter]]:
     handler = logging.StreamHandler(buffer)
     handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
     logger.addHandler(handler)
-    f = install_redacting_filter(logger)
+    f = install_redacting_filter(logger, RedactingFilter())  # private secrets, not the process's
     try:
         yield logger, buffer, f
     finally:

@@ -98,7 +98,7 @@ def console_router(herder: Herder) -> APIRouter:
         except NotFoundError:
             offsets, error = [], "This connector no longer exists."
         except ConnectError as e:
-            offsets, error = [], str(e)
+            offsets, error = [], herder.secrets.redact(str(e))
         return _templates.TemplateResponse(
             request, "_offsets.html", {"offsets": offsets, "error": error}
         )
@@ -125,7 +125,11 @@ def console_router(herder: Herder) -> APIRouter:
             )
         except ConnectError as e:
             return page(
-                request, "new.html", 400, plugins=views.plugin_choices(herder), error=str(e)
+                request,
+                "new.html",
+                400,
+                plugins=views.plugin_choices(herder),
+                error=herder.secrets.redact(str(e)),
             )
         return page(
             request,

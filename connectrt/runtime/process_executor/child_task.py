@@ -37,7 +37,8 @@ from connectrt.runtime.process_executor.memory_limit import (
     memory_limit_message,
 )
 from connectrt.runtime.process_executor.payload import ProcessTaskPayload
-from connectrt.runtime.secrets import RedactingFilter, install_redacting_filter
+from connectrt.runtime.redaction import process_redactor
+from connectrt.runtime.secrets import install_log_redaction
 from connectrt.runtime.status import State, Status, StatusBoard, TargetState
 from connectrt.runtime.task_payload import build_runner
 from connectrt.runtime.task_runner import TaskRunner
@@ -86,9 +87,10 @@ def _configure_logging(payload: ProcessTaskPayload) -> None:
         format=f"[%(asctime)s] %(levelname)s [task {payload.task_id} pid %(process)d] "
         "%(message)s (%(name)s)",
     )
-    secrets = RedactingFilter()
-    secrets.register_all(payload.redact)
-    install_redacting_filter(logging.getLogger(), secrets)
+    # The worker's secrets that occur in this task's configs: hidden in this process's log
+    # records, traces and DLQ error headers (the process's one redactor).
+    process_redactor().register_all(payload.redact)
+    install_log_redaction()
 
 
 def run_child_task(payload: ProcessTaskPayload, link: ChildLink) -> int:

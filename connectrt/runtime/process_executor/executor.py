@@ -30,7 +30,7 @@ from typing import Any
 from connectrt.runtime.process_executor.handle import KILL_WAIT_S, ProcessTaskHandle
 from connectrt.runtime.process_executor.launcher import Launcher, spawn_task_process
 from connectrt.runtime.process_executor.payload import ProcessTaskPayload
-from connectrt.runtime.secrets import RedactingFilter
+from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.status import State
 from connectrt.runtime.task_executors import TaskHandle, WorkerView
 from connectrt.runtime.task_limits_config import task_limit
@@ -51,12 +51,7 @@ def memory_limit_mb(connector_config: Mapping[str, str], wc: WorkerConfig) -> in
 
 def _secrets_in(config: Mapping[str, str]) -> tuple[str, ...]:
     """The secrets the worker's log filter hides that occur in ``config``."""
-    values = [str(v) for v in config.values()]
-    for handler in logging.getLogger().handlers:
-        for f in handler.filters:
-            if isinstance(f, RedactingFilter):
-                return tuple(f.secrets_in(values))
-    return ()
+    return tuple(process_redactor().secrets_in(str(v) for v in config.values()))
 
 
 class ProcessTaskExecutor:
