@@ -113,7 +113,8 @@ def create_app(herder: Herder) -> FastAPI:
     # -- errors -------------------------------------------------------------------------------
     # Every error body goes through the worker's one redaction function: no secret it knows
     # (a resolved value, a password) is ever quoted back.
-    redact = herder.secrets.redact
+    def redact(text: str) -> str:
+        return herder.secrets.redact(text)  # looked up per error: the app may be built first
 
     def _handler(status: int) -> Any:
         def handle(request: Request, exc: Exception) -> Response:
