@@ -126,7 +126,8 @@ class CrossOriginMiddleware:
         origin = request_header(scope, b"origin")
         same = origin is not None and _normalize(origin) == own_origin(scope)
         listed = origin is not None and not same and self.policy.allows_origin(origin)
-        if listed and method == "OPTIONS" and request_header(scope, b"access-control-request-method"):
+        preflight = method == "OPTIONS" and request_header(scope, b"access-control-request-method")
+        if listed and preflight:
             assert origin is not None
             await self._preflight(scope, origin, send)
             return
@@ -203,4 +204,3 @@ class CrossOriginMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": b""})
-

@@ -37,8 +37,7 @@ def secured(
     credentials = tmp_path_factory.mktemp("auth") / "users"
     credentials.write_text(  # the default cost
         "".join(
-            f"{user}:{hash_password(password)}\n"
-            for user, password in (ALICE, BOB, CAROL, *KNOWN)
+            f"{user}:{hash_password(password)}\n" for user, password in (ALICE, BOB, CAROL, *KNOWN)
         )
     )
     worker = start_rest_worker(
