@@ -347,7 +347,7 @@ ATTACK_PAGE = """<!doctype html>
       body: JSON.stringify({{name: "csrf-fetch-text", config: config}})}});
     await send("fetch-blob", {{body: new Blob([JSON.stringify({{name: "csrf-fetch-blob",
       config: config}})])}});  // a Blob without a type: no Content-Type header at all
-    await send("fetch-json", {{headers: {{"Content-Type": "application/json"}},
+    await send("fetch-json", {{mode: "cors", headers: {{"Content-Type": "application/json"}},
       body: JSON.stringify({{name: "csrf-fetch-json", config: config}})}});
     return out;
   }};
