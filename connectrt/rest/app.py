@@ -343,6 +343,8 @@ def create_app(herder: Herder) -> FastAPI:
                 when = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
             except ValueError:
                 raise BadRequestError(f"Invalid ISO-8601 timestamp {body['timestamp']}") from None
+            if when.timestamp() < 0:  # Kafka's offsets for times start at the epoch
+                raise BadRequestError(f"Timestamp {body['timestamp']} is before 1970-01-01")
         offset = body.get("offset")
         if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
             raise BadRequestError("'offset' must be an integer")
@@ -365,7 +367,9 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str, version: str | None = None) -> Any:
+    def plugin_config(
+        plugin: str, version: Annotated[str | None, Query(min_length=1)] = None
+    ) -> Any:
         # ?version= (KIP-891): a version or range of the installed plugin; default the newest
         return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 

@@ -162,7 +162,7 @@ class ConnectorOffsets(_Model):
 
 
 class AlterOffsetsRequest(BaseModel):
-    offsets: list[PartitionOffset] | None = None
+    offsets: list[PartitionOffset] = Field(description="KIP-875: the offsets to write")
 
 
 class RewindRequest(BaseModel):

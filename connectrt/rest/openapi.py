@@ -114,7 +114,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("put", "/connectors/{connector}/topics/reset"): Op({202: None}, errors=(403, 404)),
     ("get", "/connectors/{connector}/offsets"): Op({200: m.ConnectorOffsets}, errors=_C),
     ("patch", "/connectors/{connector}/offsets"): Op(
-        {200: m.OffsetsMessage}, m.AlterOffsetsRequest, body_required=False, errors=_C
+        {200: m.OffsetsMessage}, m.AlterOffsetsRequest, errors=_C
     ),
     ("delete", "/connectors/{connector}/offsets"): Op({200: m.OffsetsMessage}, errors=(400, 404)),
     ("post", "/connectors/{connector}/offsets/reset"): Op(
@@ -141,7 +141,6 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("put", "/admin/loggers/{name}"): Op(
         {200: list[str], 204: None},
         m.LoggerLevelRequest,
-        body_required=False,
         errors=(404,),
     ),
 }

@@ -308,11 +308,12 @@ _WORKER_KEYS = (
         2000,
         Range.at_least(0),
         Importance.LOW,
-        "Credentials that failed wait before their next check: a user name (or bearer token) "
-        "waits 100 ms after one failure of a wrong password, doubling per further failure up "
-        "to this bound; a success or 60 s without failures clears it. A correct password is "
-        "never delayed by others' failures. Checks run off the event loop on a small "
-        "dedicated thread pool. 0 disables the delay.",
+        "Failures slow down the failing credentials, counted per user name (all bearer "
+        "tokens count as one): a user's second wrong password is answered 401 after 100 ms, "
+        "each further one after twice as long, up to this bound; 60 s without failures clear "
+        "the count. A correct password is checked and answered at once, whatever failed "
+        "before it and from wherever. Checks run off the event loop on a small dedicated "
+        "thread pool. 0 disables the delay.",
     )
     .define(
         "rest.request.max.bytes",
