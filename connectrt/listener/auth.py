@@ -157,6 +157,21 @@ class Authenticator:
             return Principal("token", found) if found is not None else None
         return None
 
+    def subject(self, authorization: str) -> str:
+        """Whom the header claims to be, without checking it (cheap): ``user:<name>`` for
+        Basic credentials, ``bearer`` for any token, ``malformed`` otherwise. Failures are
+        counted per subject (:mod:`connectrt.listener.auth_guard`)."""
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() == "basic":
+            try:
+                user = base64.b64decode(credentials).decode().partition(":")[0]
+            except (ValueError, UnicodeDecodeError):
+                return "malformed"
+            return f"user:{user}"
+        if scheme.lower() == "bearer":
+            return "bearer"
+        return "malformed"
+
     def holds(self, principal: Principal) -> bool:
         """Whether ``principal``'s credential is still configured (cheap; no hashing)."""
         if self.kind == "basic":

@@ -11,11 +11,19 @@ off the event loop and bounds what a flood of bad credentials can cost:
   first); an entry counts only while the credential it matched is still configured
   (:meth:`Authenticator.holds`), so it never outlives a change of that password or token;
 * an unknown user costs the same as a wrong password (:meth:`Authenticator.authenticate`);
-* a client (peer address) whose credentials failed waits before its next uncached check:
-  ``base_delay`` after one failure, doubling per further failure up to ``max_delay``, awaited
-  with ``asyncio.sleep`` (no thread held). A success, or ``forget_after`` seconds without a
-  failure, clears it; at most ``tracked_clients`` clients are remembered (oldest dropped).
-  Requests without an ``Authorization`` header are refused without counting as failures.
+* failures slow down the failing credentials, never a correct password and never other
+  clients: they are counted per *subject*, the user name the header claims (all bearer tokens
+  share one subject), and a failed check's 401 is sent only after a delay, awaited with
+  ``asyncio.sleep`` (no thread held): none for the subject's first failure, then
+  ``base_delay`` doubling per further failure up to ``max_delay``. The check itself always runs
+  at once, so a correct password is answered at normal speed however many wrong ones came
+  before it, from the same address or any other (behind a NAT or a proxy, an attacker cannot
+  lock anyone out). A client guessing one account's password one request at a time gets one
+  answer per ``max_delay``; many requests at once are bounded by the check pool and
+  ``max_pending``, as before. ``forget_after`` seconds without a failure clear a subject (a
+  success does not: an attacker cannot reset the count by waiting for the user to log in); at
+  most ``tracked_subjects`` are remembered (oldest dropped). Requests without an
+  ``Authorization`` header are refused without counting as failures.
 
 Threading: one guard serves every listener of a worker, each listener on its own event loop
 thread, so the cache and the failure counts sit behind one lock held only for dictionary
@@ -88,7 +96,7 @@ class AuthGuard:
         base_delay: float = 0.1,
         max_delay: float = 2.0,
         forget_after: float = 60.0,
-        tracked_clients: int = 4096,
+        tracked_subjects: int = 4096,
         max_pending: int = 256,
         executor: Executor | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -100,7 +108,7 @@ class AuthGuard:
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.forget_after = forget_after
-        self.tracked_clients = tracked_clients
+        self.tracked_subjects = tracked_subjects
         self.max_pending = max_pending
         self._executor = executor
         self._clock = clock
@@ -111,9 +119,9 @@ class AuthGuard:
         self._pending = 0
         self.checks = 0  # full credential checks run (read by tests and metrics)
 
-    async def admit(self, authorization: str | None, client: str | None) -> Verdict:
-        """Whether to serve a request with this ``Authorization`` value from ``client`` (the
-        peer address). Call on an event loop; waits for the back-off and the check."""
+    async def admit(self, authorization: str | None) -> Verdict:
+        """Whether to serve a request with this ``Authorization`` value. Call on an event
+        loop; waits for the check, and after a failure for the subject's delay."""
         if not self.auth.enabled:
             return Verdict.ADMIT
         if not authorization:
@@ -121,10 +129,6 @@ class AuthGuard:
         key = hashlib.sha256(authorization.encode("utf-8", "surrogateescape")).digest()
         if self._remembered(key):
             return Verdict.ADMIT
-        peer = client or ""
-        delay = self.delay_for(peer)
-        if delay > 0:
-            await self._sleep(delay)
         with self._lock:
             if self._pending >= self.max_pending:
                 return Verdict.BUSY
@@ -138,25 +142,34 @@ class AuthGuard:
                 self._pending -= 1
                 self.checks += 1
         if principal is None:
-            self._record_failure(peer)
+            delay = self._record_failure(self.auth.subject(authorization))
+            if delay > 0:
+                await self._sleep(delay)
             return Verdict.DENY
-        self._remember(key, principal, peer)
+        self._remember(key, principal)
         return Verdict.ADMIT
 
-    def delay_for(self, client: str) -> float:
-        """Seconds ``client`` waits before its next uncached check (0 when in good standing)."""
+    def delay_for(self, subject: str) -> float:
+        """Seconds the next failure of ``subject`` (``user:<name>``, ``bearer``) waits before
+        its 401 (0 when it has no failure on record)."""
         with self._lock:
-            failures = self._failures.get(client)
+            failures = self._failures.get(subject)
             if failures is None:
                 return 0.0
             if self._clock() - failures.last > self.forget_after:
-                del self._failures[client]
+                del self._failures[subject]
                 return 0.0
-            return min(self.max_delay, self.base_delay * 2 ** min(failures.count - 1, 30))
+            return self._delay(failures.count + 1)
+
+    def _delay(self, failure: int) -> float:
+        """The delay of a subject's ``failure``-th failure in a row (the first has none)."""
+        if failure <= 1:
+            return 0.0
+        return min(self.max_delay, self.base_delay * 2 ** min(failure - 2, 30))
 
     @property
     def tracked(self) -> int:
-        """Clients with failures on record (bounded by ``tracked_clients``)."""
+        """Subjects with failures on record (bounded by ``tracked_subjects``)."""
         with self._lock:
             return len(self._failures)
 
@@ -177,9 +190,8 @@ class AuthGuard:
             del self._cache[key]
             return False
 
-    def _remember(self, key: bytes, principal: Principal, client: str) -> None:
+    def _remember(self, key: bytes, principal: Principal) -> None:
         with self._lock:
-            self._failures.pop(client, None)
             if self.cache_ttl <= 0 or self.cache_size <= 0:
                 return
             self._cache[key] = _Remembered(principal, self._clock() + self.cache_ttl)
@@ -187,19 +199,21 @@ class AuthGuard:
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
 
-    def _record_failure(self, client: str) -> None:
+    def _record_failure(self, subject: str) -> float:
+        """Count a failure of ``subject``; returns the delay its answer waits."""
         if self.max_delay <= 0:
-            return
+            return 0.0
         with self._lock:
             now = self._clock()
-            failures = self._failures.pop(client, None)
+            failures = self._failures.pop(subject, None)
             if failures is None or now - failures.last > self.forget_after:
                 failures = _Failures(0, now)
             failures.count += 1
             failures.last = now
-            self._failures[client] = failures  # most recent last
-            while len(self._failures) > self.tracked_clients:
+            self._failures[subject] = failures  # most recent last
+            while len(self._failures) > self.tracked_subjects:
                 self._failures.popitem(last=False)
+            return self._delay(failures.count)
 
 
 class AuthMiddleware:
@@ -223,10 +237,7 @@ class AuthMiddleware:
         if kind == "http" and scope["path"] in self.open_paths:
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        verdict = await self.guard.admit(
-            request_header(scope, b"authorization"), client[0] if client else None
-        )
+        verdict = await self.guard.admit(request_header(scope, b"authorization"))
         if verdict is Verdict.ADMIT:
             await self.app(scope, receive, send)
         elif kind == "websocket":

@@ -1,44 +1,85 @@
-"""A bound on request bodies: HTTP 413 with Kafka Connect's error body, before the app sees it.
+"""Bounds on request bodies, in size and in time, answered before the app sees a body.
 
-:class:`BodyLimitMiddleware` refuses a request whose ``Content-Length`` exceeds the bound
-without reading it, and counts the bytes of a body sent without ``Content-Length`` (chunked)
-as the app receives them: once past the bound, the app's ``receive`` raises
-:class:`BodyTooLarge` (an ``HTTPException(413)``, so FastAPI treats it as a client error, not
-a crash), whatever the app answers is dropped, and the middleware answers 413 itself. Nothing
-is buffered here; the app reads the body as it would without the limit.
+:class:`BodyLimitMiddleware` enforces two bounds:
+
+* size: a request whose ``Content-Length`` exceeds ``max_bytes`` is refused with 413 without
+  being read; the bytes of a body sent without ``Content-Length`` (chunked) are counted as the
+  app receives them, and once past the bound the app's ``receive`` raises
+  :class:`BodyTooLarge`;
+* time: the whole body must arrive within ``timeout`` seconds of the request's start
+  (``rest.request.body.timeout.ms``); a client that declares a longer body than it sends, or
+  trickles it, gets 408 once the time is up: the app's ``receive`` raises
+  :class:`BodyTimedOut`, and the answer carries ``Connection: close`` so the server drops the
+  half-read connection instead of waiting for the rest.
+
+Both refusals are ``HTTPException`` subclasses, so FastAPI treats them as client errors, not
+crashes; whatever the app answers is dropped, and the middleware answers with Kafka Connect's
+error body itself. Once the body is complete, ``receive`` is passed through untouched (an app
+may wait on it for the client's disconnect). Nothing is buffered here.
 
 Stateless between requests; one instance serves a listener's event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connectrt.listener.asgi import request_header, send_error
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyLimitMiddleware", "BodyTooLarge"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "BodyLimitMiddleware",
+    "BodyTimedOut",
+    "BodyTooLarge",
+]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 30.0
 
 
 class BodyTooLarge(HTTPException):
     """Raised from ``receive`` once a streamed body passes the bound."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(413, _message(limit))
+        super().__init__(413, _too_large(limit))
 
 
-def _message(limit: int) -> str:
+class BodyTimedOut(HTTPException):
+    """Raised from ``receive`` when the body has not arrived in time."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(408, _timed_out(timeout), {"Connection": "close"})
+
+
+def _too_large(limit: int) -> str:
     return f"Request body is larger than {limit} bytes (rest.request.max.bytes)"
 
 
-class BodyLimitMiddleware:
-    """Answers 413 to requests whose body exceeds ``max_bytes``."""
+def _timed_out(timeout: float) -> str:
+    return (
+        f"The request body did not arrive within {timeout * 1000:.0f} ms "
+        "(rest.request.body.timeout.ms)"
+    )
 
-    def __init__(self, app: ASGIApp, max_bytes: int = DEFAULT_MAX_BODY_BYTES) -> None:
+
+class BodyLimitMiddleware:
+    """Answers 413 to requests whose body exceeds ``max_bytes`` and 408 to requests whose body
+    takes longer than ``timeout`` seconds to arrive (``None``: no time bound)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        timeout: float | None = DEFAULT_BODY_TIMEOUT,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -46,34 +87,50 @@ class BodyLimitMiddleware:
             return
         declared = (request_header(scope, b"content-length") or "").strip()
         if declared.isdigit() and int(declared) > self.max_bytes:
-            await send_error(send, 413, _message(self.max_bytes))
+            await send_error(send, 413, _too_large(self.max_bytes))
             return
+        deadline_s = self.timeout or 0.0
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         received = 0
-        exceeded = False
+        complete = False
+        refusal: HTTPException | None = None
         started = False
 
-        async def counting_receive() -> Message:
-            nonlocal received, exceeded
-            message = await receive()
+        async def bounded_receive() -> Message:
+            nonlocal received, complete, refusal
+            if complete:
+                return await receive()
+            if deadline is None:
+                message = await receive()
+            else:
+                try:
+                    left = max(0.0, deadline - time.monotonic())
+                    message = await asyncio.wait_for(receive(), left)
+                except TimeoutError:
+                    refusal = BodyTimedOut(deadline_s)
+                    raise refusal from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if received > self.max_bytes:
-                    exceeded = True
-                    raise BodyTooLarge(self.max_bytes)
+                    refusal = BodyTooLarge(self.max_bytes)
+                    raise refusal
+            else:
+                complete = True  # a disconnect: nothing more will come
             return message
 
         async def guarded_send(message: Message) -> None:
             nonlocal started
-            if exceeded and not started:
-                return  # the app's answer to the overflow; ours replaces it
+            if refusal is not None and not started:
+                return  # the app's answer to the refusal; ours replaces it
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, guarded_send)
+            await self.app(scope, bounded_receive, guarded_send)
         except Exception:
-            if not exceeded or started:
+            if refusal is None or started:
                 raise
-        if exceeded and not started:
-            await send_error(send, 413, _message(self.max_bytes))
+        if refusal is not None and not started:
+            await send_error(send, refusal.status_code, refusal.detail, refusal.headers)

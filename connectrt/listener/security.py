@@ -19,7 +19,12 @@ from starlette.types import ASGIApp
 
 from connectrt.listener.auth import Authenticator
 from connectrt.listener.auth_guard import AuthGuard, AuthMiddleware
-from connectrt.listener.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from connectrt.listener.cross_origin import CrossOriginMiddleware, CrossOriginPolicy
+from connectrt.listener.limits import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    BodyLimitMiddleware,
+)
 from connectrt.runtime.worker_config import WorkerConfig
 
 __all__ = ["ListenerSecurity"]
@@ -27,11 +32,14 @@ __all__ = ["ListenerSecurity"]
 
 @dataclass(frozen=True)
 class ListenerSecurity:
-    """Authentication and the request body bound of a worker's listeners
-    (``ListenerSecurity()``: no authentication, the default bound)."""
+    """Cross-origin policy, authentication and the request body bounds of a worker's
+    listeners (``ListenerSecurity()``: no authentication, only the worker's own origin may
+    write, the default bounds)."""
 
     guard: AuthGuard = field(default_factory=lambda: AuthGuard(Authenticator()))
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT
+    cross_origin: CrossOriginPolicy = field(default_factory=CrossOriginPolicy)
 
     @classmethod
     def from_worker_config(cls, wc: WorkerConfig) -> ListenerSecurity:
@@ -40,7 +48,14 @@ class ListenerSecurity:
             cache_ttl=wc["rest.auth.cache.ttl.ms"] / 1000.0,
             max_delay=wc["rest.auth.failure.delay.max.ms"] / 1000.0,
         )
-        return cls(guard, wc["rest.request.max.bytes"])
+        return cls(
+            guard,
+            wc["rest.request.max.bytes"],
+            wc["rest.request.body.timeout.ms"] / 1000.0,
+            CrossOriginPolicy.from_settings(
+                wc.get("access.control.allow.origin"), wc.get("access.control.allow.methods")
+            ),
+        )
 
     @property
     def authenticator(self) -> Authenticator:
@@ -52,6 +67,11 @@ class ListenerSecurity:
         return frozenset({"/health"}) if self.authenticator.health_open else frozenset()
 
     def wrap(self, app: ASGIApp, open_paths: Collection[str] = ()) -> ASGIApp:
-        """``app`` behind the listener checks: authentication first (``open_paths`` skip it),
-        then the body bound, so an unauthenticated body is never read."""
-        return AuthMiddleware(BodyLimitMiddleware(app, self.max_body_bytes), self.guard, open_paths)
+        """``app`` behind the listener checks: the cross-origin policy first (a preflight
+        carries no credentials; a foreign write is refused before anything else), then
+        authentication (``open_paths`` skip it), then the body bounds, so an unauthenticated
+        body is never read."""
+        bounded = BodyLimitMiddleware(app, self.max_body_bytes, self.body_timeout)
+        return CrossOriginMiddleware(
+            AuthMiddleware(bounded, self.guard, open_paths), self.cross_origin
+        )

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
 import orjson
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi_offline import FastAPIOffline
@@ -30,6 +30,8 @@ from connectrt.errors import (
     NotFoundError,
 )
 from connectrt.rest import wire
+from connectrt.rest.bodies import read_json
+from connectrt.rest.config_limits import MAX_NAME_LENGTH, ConfigLimits, ConfigTooLarge
 from connectrt.rest.console import mount_console
 from connectrt.rest.dlq_routes import add_dlq_routes
 from connectrt.rest.methods import allowed_methods
@@ -38,6 +40,7 @@ from connectrt.rest.openapi import document_api
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder import Herder
+from connectrt.runtime.logger_levels import MAX_NAME_LENGTH as MAX_LOGGER_NAME_LENGTH
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +60,12 @@ _ERROR_STATUS: dict[type[Exception], int] = {
     ForbiddenError: 403,
     BadRequestError: 400,
     ConfigError: 400,
+    ConfigTooLarge: 413,
 }
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     return _JSON({"error_code": status, "message": message}, status_code=status, headers=headers)
-
-
-async def _body(request: Request, required: bool = True) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        if required:
-            raise BadRequestError("Request body is required")
-        return {}
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        raise BadRequestError(f"Invalid JSON in request body: {e}") from None
 
 
 def _string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
@@ -90,6 +82,17 @@ def _string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
         else:
             raise BadRequestError(f"Configuration value for '{k}' must be a string")
     return out
+
+
+def _config_limits(herder: Herder) -> ConfigLimits:
+    """Configs are bounded by what the config topic takes; without one (standalone mode, or
+    no herder when the app is built only for its OpenAPI document) they are not."""
+    from connectrt.storage.kafka_config import KafkaConfigStore
+
+    store = getattr(herder, "config_store", None)
+    if isinstance(store, KafkaConfigStore):
+        return ConfigLimits.for_config_topic(herder.config.originals)
+    return ConfigLimits()
 
 
 def create_app(herder: Herder) -> FastAPI:
@@ -109,6 +112,7 @@ def create_app(herder: Herder) -> FastAPI:
     )
     # Requests under /connectors get 503 + Retry-After until the herder is ready.
     app.add_middleware(StartupGate, ready=lambda: herder.ready)
+    limits = _config_limits(herder)
 
     # -- errors -------------------------------------------------------------------------------
     # Every error body goes through the worker's one redaction function: no secret it knows
@@ -189,7 +193,7 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.post("/connectors", status_code=201, summary="Create a connector")
     async def create_connector(request: Request) -> Response:
-        body = await _body(request)
+        body = await read_json(request)
         if not isinstance(body, dict):
             raise BadRequestError("Request body must be a JSON object")
         name = body.get("name")
@@ -198,6 +202,8 @@ def create_app(herder: Herder) -> FastAPI:
             name = config.get("name")
         if not isinstance(name, str) or not name.strip():
             raise BadRequestError("Connector name is required")
+        limits.check_name(name.strip())
+        limits.check_config(name.strip(), config)
         initial = body.get("initial_state")
         if initial is not None and not isinstance(initial, str):
             raise BadRequestError("initial_state must be a string")
@@ -225,8 +231,11 @@ def create_app(herder: Herder) -> FastAPI:
         return herder.connector_config(connector)
 
     @app.put("/connectors/{connector}/config", summary="Create or replace a connector config")
-    async def put_config(connector: str, request: Request) -> Response:
-        config = _string_map(await _body(request))
+    async def put_config(
+        connector: Annotated[str, Path(max_length=MAX_NAME_LENGTH)], request: Request
+    ) -> Response:
+        config = _string_map(await read_json(request))
+        limits.check_config(connector, config)
         created, info = await run_in_threadpool(herder.put_connector_config, connector, config)
         if created:
             return _JSON(
@@ -238,7 +247,10 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.patch("/connectors/{connector}/config", summary="Patch a connector config (KIP-477)")
     async def patch_config(connector: str, request: Request) -> Any:
-        patch = _string_map(await _body(request), allow_null=True)
+        patch = _string_map(await read_json(request), allow_null=True)
+        if limits.max_config_bytes is not None:  # the size once merged (secrets as [hidden])
+            merged = {**herder.connector_config(connector), **patch}
+            limits.check_config(connector, {k: v for k, v in merged.items() if v is not None})
         info = await run_in_threadpool(herder.patch_connector_config, connector, patch)
         return wire.connector_info(info)
 
@@ -308,7 +320,7 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.patch("/connectors/{connector}/offsets", summary="Alter offsets (KIP-875)")
     async def alter_offsets(connector: str, request: Request) -> Any:
-        body = await _body(request, required=False)
+        body = await read_json(request, required=False)
         offsets = body.get("offsets") if isinstance(body, dict) else None
         message = await run_in_threadpool(herder.offsets.alter, connector, offsets)
         return {"message": message}
@@ -327,7 +339,7 @@ def create_app(herder: Herder) -> FastAPI:
         ),
     )
     async def rewind(connector: str, request: Request) -> Any:
-        body = await _body(request)
+        body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("to"), str):
             raise BadRequestError("Body must be a JSON object with a 'to' string")
         when = None
@@ -336,6 +348,8 @@ def create_app(herder: Herder) -> FastAPI:
                 when = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
             except ValueError:
                 raise BadRequestError(f"Invalid ISO-8601 timestamp {body['timestamp']}") from None
+            if when.timestamp() < 0:  # Kafka's offsets for times start at the epoch
+                raise BadRequestError(f"Timestamp {body['timestamp']} is before 1970-01-01")
         offset = body.get("offset")
         if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
             raise BadRequestError("'offset' must be an integer")
@@ -358,13 +372,15 @@ def create_app(herder: Herder) -> FastAPI:
         return [wire.plugin_info(p) for p in herder.plugins.list_plugins(connectorsOnly)]
 
     @app.get("/connector-plugins/{plugin}/config", summary="A plugin's config definition")
-    def plugin_config(plugin: str, version: str | None = None) -> Any:
+    def plugin_config(
+        plugin: str, version: Annotated[str | None, Query(min_length=1)] = None
+    ) -> Any:
         # ?version= (KIP-891): a version or range of the installed plugin; default the newest
         return [wire.config_key_info(k) for k in herder.plugins.plugin_config(plugin, version)]
 
     @app.put("/connector-plugins/{plugin}/config/validate", summary="Validate a config")
     async def validate(plugin: str, request: Request) -> Any:
-        config = _string_map(await _body(request), allow_null=True)
+        config = _string_map(await read_json(request), allow_null=True)
         result = await run_in_threadpool(herder.plugins.validate, plugin, config)
         definition = result.definition
         return wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
@@ -379,8 +395,12 @@ def create_app(herder: Herder) -> FastAPI:
         return herder.loggers.level(name)
 
     @app.put("/admin/loggers/{name}", summary="Set a log level")
-    async def set_logger(name: str, request: Request, scope: str = "worker") -> Response:
-        body = await _body(request, required=False)
+    async def set_logger(
+        name: Annotated[str, Path(max_length=MAX_LOGGER_NAME_LENGTH)],
+        request: Request,
+        scope: str = "worker",
+    ) -> Response:
+        body = await read_json(request, required=False)
         level = body.get("level") if isinstance(body, dict) else None
         if not level or not isinstance(level, str):
             raise BadRequestError("Desired 'level' parameter was not specified in request.")

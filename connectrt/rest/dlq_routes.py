@@ -16,14 +16,13 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from connectrt.rest.bodies import read_json
 from connectrt.runtime.dlq_replay_progress import ReplayStatus
 from connectrt.runtime.dlq_replays import replay_request
-from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.herder import Herder
 
 __all__ = ["add_dlq_routes", "replay_status"]
@@ -90,16 +89,6 @@ def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None =
     return JSONResponse(content, status_code, headers)
 
 
-async def _optional_body(request: Request) -> Any:
-    raw = await request.body()
-    if not raw.strip():
-        return {}
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        raise BadRequestError(f"Invalid JSON in request body: {e}") from None
-
-
 def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
     """Add the replay routes to ``app`` (the app's error handlers shape the errors)."""
 
@@ -120,7 +109,7 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
         },
     )
     async def start_replay(connector: str, request: Request) -> Response:
-        wanted = replay_request(await _optional_body(request))
+        wanted = replay_request(await read_json(request, required=False))
         status = await run_in_threadpool(herder.dlq.start, connector, wanted)
         location = f"/connectors/{quote(connector, safe='')}/dlq/replay"
         return _json(replay_status(status), 202, {"Location": location})

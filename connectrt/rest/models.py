@@ -14,6 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
+from connectrt.rest.config_limits import MAX_NAME_LENGTH
+from connectrt.runtime.logger_levels import KAFKA_LEVELS
+
 __all__ = [
     "ConfigInfos",
     "ConfigKeyInfo",
@@ -118,8 +121,11 @@ class ExpandedConnectors(RootModel[dict[str, ExpandedConnector]]):
 
 
 class CreateConnectorRequest(BaseModel):
-    name: str | None = Field(
-        default=None, description="The connector name (else config.name)", min_length=1
+    name: str = Field(
+        description="The connector name (not blank)",
+        min_length=1,
+        max_length=MAX_NAME_LENGTH,
+        pattern=r"\S",
     )
     config: dict[str, ConfigValue] = Field(description="Connector config; values as strings")
     initial_state: Literal["RUNNING", "PAUSED", "STOPPED"] | None = Field(
@@ -156,13 +162,13 @@ class ConnectorOffsets(_Model):
 
 
 class AlterOffsetsRequest(BaseModel):
-    offsets: list[PartitionOffset] | None = None
+    offsets: list[PartitionOffset] = Field(description="KIP-875: the offsets to write")
 
 
 class RewindRequest(BaseModel):
     to: Literal["earliest", "latest", "timestamp", "offset"]
     timestamp: datetime | None = Field(default=None, description="ISO-8601, for to=timestamp")
-    offset: int | None = Field(default=None, description="For to=offset")
+    offset: int | None = Field(default=None, description="For to=offset", ge=0, le=2**63 - 1)
     topic: str | None = Field(default=None, description="One topic (default: every topic)")
 
 
@@ -216,8 +222,17 @@ class LoggerLevel(_Model):
     last_modified: int | None
 
 
+def _any_case(words: list[str]) -> str:
+    """A regular expression matching any of ``words`` in any letter case."""
+    alternatives = ("".join(f"[{c.upper()}{c.lower()}]" for c in w) for w in words)
+    return "^(?:" + "|".join(alternatives) + ")$"
+
+
 class LoggerLevelRequest(BaseModel):
-    level: str = Field(description="A Python or log4j level name: DEBUG, INFO, WARN, ...")
+    level: str = Field(
+        description="A log4j or Python level name, in any case: " + ", ".join(KAFKA_LEVELS),
+        pattern=_any_case(list(KAFKA_LEVELS)),
+    )
 
 
 class ReplayCounts(_Model):

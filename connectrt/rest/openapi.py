@@ -12,9 +12,12 @@ fails the unit test that checks the document), and the schemathesis run in the t
 checks every answer against what is written here.
 
 Error statuses: every operation may answer ``401`` (authentication is on and the request has
-no valid credentials) and ``500``; operations under ``/connectors`` answer ``503`` with
-``Retry-After`` while the worker starts; an operation with a body answers ``400`` for a
-malformed or invalid one and ``413`` for one over ``rest.request.max.bytes``.
+no valid credentials) and ``500``; every write (POST, PUT, PATCH, DELETE) ``403`` (a foreign
+``Origin``: :mod:`connectrt.listener.cross_origin`); operations under ``/connectors`` answer
+``503`` with ``Retry-After`` while the worker starts; an operation with a body answers ``400``
+for a malformed or invalid one, ``408`` for one that does not arrive in time, ``413`` for one
+over ``rest.request.max.bytes`` (or a connector config over what the config topic takes) and
+``415`` for one that is not ``application/json``.
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ _REASONS = {
     204: "No Content",
     400: "Bad request: malformed JSON, a wrong type, or an invalid config (the message says which)",
     401: "Authentication required (rest.auth.type is basic or bearer)",
-    403: "Forbidden by the worker's configuration",
+    403: "Forbidden by the worker's configuration, or a write from a foreign origin",
+    408: "The request body did not arrive within rest.request.body.timeout.ms",
     404: "No such connector, task, plugin or logger",
     409: "Conflict: the connector already exists, or the operation is already under way",
-    413: "Request body larger than rest.request.max.bytes",
+    413: "Request body larger than rest.request.max.bytes, or a connector config larger than "
+    "the config topic takes",
+    415: "The request body is not application/json",
     500: "Unexpected error in the worker",
     503: "The worker is starting or stopping; retry after Retry-After seconds",
 }
@@ -108,7 +114,7 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("put", "/connectors/{connector}/topics/reset"): Op({202: None}, errors=(403, 404)),
     ("get", "/connectors/{connector}/offsets"): Op({200: m.ConnectorOffsets}, errors=_C),
     ("patch", "/connectors/{connector}/offsets"): Op(
-        {200: m.OffsetsMessage}, m.AlterOffsetsRequest, body_required=False, errors=_C
+        {200: m.OffsetsMessage}, m.AlterOffsetsRequest, errors=_C
     ),
     ("delete", "/connectors/{connector}/offsets"): Op({200: m.OffsetsMessage}, errors=(400, 404)),
     ("post", "/connectors/{connector}/offsets/reset"): Op(
@@ -135,7 +141,6 @@ OPERATIONS: dict[tuple[str, str], Op] = {
     ("put", "/admin/loggers/{name}"): Op(
         {200: list[str], 204: None},
         m.LoggerLevelRequest,
-        body_required=False,
         errors=(404,),
     ),
 }
@@ -193,8 +198,10 @@ def _complete(path: str, method: str, op: dict[str, Any], doc: Op, schemas: _Sch
     errors = {401, 500, *doc.errors}
     if path.startswith("/connectors"):
         errors.add(503)
+    if method in ("post", "put", "patch", "delete"):
+        errors.add(403)
     if doc.body is not None:
-        errors.update((400, 413))
+        errors.update((400, 408, 413, 415))
     for status in sorted(errors):
         responses[str(status)] = _error_response(schemas, status, doc.error_bodies.get(status))
     op["responses"] = responses

@@ -28,6 +28,7 @@ from connectrt.runtime.connector_config_def import (
     framework_def_for,
 )
 from connectrt.runtime.exactly_once_config import check_exactly_once
+from connectrt.runtime.guarded_calls import plugin_call
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
 from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
 from connectrt.runtime.topic_creation import validate_topic_creation
@@ -106,12 +107,13 @@ def validate_connector_config(
         cls = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
     except VersionedPluginLoadingError:
         cls = plugins.connector_class(class_name)
-    connector = cls()
+    connector = plugin_call(cls, "__init__()", cls)
     framework = framework_def_for(cls)
-    own = connector.config_def()
-    definition = framework.merge(own)
+    own = plugin_call(cls, "config_def()", connector.config_def)
+    definition = plugin_call(cls, "config_def()", lambda: framework.merge(own))
     values = framework.validate(config)
-    values.update(connector.validate({k: v for k, v in config.items() if v is not None}))
+    present_values = {k: v for k, v in config.items() if v is not None}
+    values.update(plugin_call(cls, "validate()", lambda: connector.validate(present_values)))
     if issubclass(cls, SinkConnector):
         _check_topics(config, values)
     elif issubclass(cls, SourceConnector):

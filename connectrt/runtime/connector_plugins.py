@@ -22,6 +22,7 @@ from connectrt.runtime.connector_config import (
 )
 from connectrt.runtime.connector_config_classes import refuse_class_references
 from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.guarded_calls import plugin_call
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION
 from connectrt.runtime.plugins import (
     PluginDesc,
@@ -123,14 +124,16 @@ class ConnectorPlugins:
             desc = (self._registry.versions(name, desc.type) or [desc])[-1]
         cls = desc.load()
         if desc.type in ("source", "sink"):
-            definition = framework_def_for(cls).merge(cls().config_def())
+            definition = plugin_call(
+                cls, "config_def()", lambda: framework_def_for(cls).merge(cls().config_def())
+            )
             keys = list(definition.keys.values())
             # As Kafka's enriched definition: the version described is the default.
             return [
                 dataclasses.replace(k, default=desc.version()) if k.name == CONNECTOR_VERSION else k
                 for k in keys
             ]
-        return list(_plugin_config_def(cls).keys.values())
+        return list(plugin_call(cls, "config_def()", lambda: _plugin_config_def(cls)).keys.values())
 
     def validate(self, plugin: str, config: Mapping[str, str | None]) -> ValidationResult:
         """Validate ``config`` for connector ``plugin`` (``connector.class`` defaults to it).

@@ -334,10 +334,12 @@ _WORKER_KEYS = (
         2000,
         Range.at_least(0),
         Importance.LOW,
-        "A client (peer address) whose credentials failed waits before its next check: "
-        "100 ms after one failure, doubling per further failure up to this bound; a success "
-        "or 60 s without failures clears it. Checks run off the event loop on a small "
-        "dedicated thread pool. 0 disables the delay.",
+        "Failures slow down the failing credentials, counted per user name (all bearer "
+        "tokens count as one): a user's second wrong password is answered 401 after 100 ms, "
+        "each further one after twice as long, up to this bound; 60 s without failures clear "
+        "the count. A correct password is checked and answered at once, whatever failed "
+        "before it and from wherever. Checks run off the event loop on a small dedicated "
+        "thread pool. 0 disables the delay.",
     )
     .define(
         "rest.request.max.bytes",
@@ -348,6 +350,39 @@ _WORKER_KEYS = (
         "Largest request body the REST API and the built-in schema registry accept (declared "
         "by Content-Length, or counted while a body without it is received); larger requests "
         "get HTTP 413.",
+    )
+    .define(
+        "rest.request.body.timeout.ms",
+        ConfigType.LONG,
+        30000,
+        Range.at_least(1),
+        Importance.LOW,
+        "How long a request body may take to arrive, from the start of the request, on the REST "
+        "API and the built-in schema registry; a client that declares a longer body than it "
+        "sends, or sends it too slowly, gets HTTP 408 and the connection is closed.",
+    )
+    .define(
+        "access.control.allow.origin",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Value to set the Access-Control-Allow-Origin header to for REST API requests: a "
+        "comma-separated list of origins (scheme://host:port, '*' for any) whose web pages may "
+        "use the API. The default only allows the worker's own origin. Beyond Kafka Connect, "
+        "a POST, PUT, PATCH or DELETE whose Origin header is neither the worker's own origin "
+        "nor listed here (or whose method is not in access.control.allow.methods) is refused "
+        "with HTTP 403.",
+    )
+    .define(
+        "access.control.allow.methods",
+        ConfigType.STRING,
+        "",
+        None,
+        Importance.LOW,
+        "Sets the methods supported for cross origin requests by setting the "
+        "Access-Control-Allow-Methods header. The default value allows cross origin requests "
+        "for GET, POST and HEAD.",
     )
     .define(
         "listeners.https.ssl.certificate.location",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
@@ -321,3 +322,119 @@ def test_console_asks_for_credentials_with_basic_auth(
             signed_in.close()
     finally:
         secured.stop()
+
+
+ATTACK_PAGE = """<!doctype html>
+<html><body>
+<form id="plain" method="post" enctype="text/plain" action="{worker}/connectors">
+  <input name='{{"name": "csrf-form-plain", "config": {config}, "pad": "' value='"}}'>
+</form>
+<form id="urlencoded" method="post" action="{worker}/connectors" target="sink">
+  <input name="name" value="csrf-form-urlencoded">
+</form>
+<iframe name="sink"></iframe>
+<script>
+  const config = {config};
+  window.attack = async () => {{
+    const out = [];
+    const send = async (name, init) => {{
+      try {{
+        await fetch("{worker}/connectors", {{method: "POST", mode: "no-cors", ...init}});
+        out.push(name + ": sent");
+      }} catch (e) {{ out.push(name + ": " + e); }}
+    }};
+    await send("fetch-text", {{headers: {{"Content-Type": "text/plain"}},
+      body: JSON.stringify({{name: "csrf-fetch-text", config: config}})}});
+    await send("fetch-blob", {{body: new Blob([JSON.stringify({{name: "csrf-fetch-blob",
+      config: config}})])}});  // a Blob without a type: no Content-Type header at all
+    await send("fetch-json", {{mode: "cors", headers: {{"Content-Type": "application/json"}},
+      body: JSON.stringify({{name: "csrf-fetch-json", config: config}})}});
+    return out;
+  }};
+</script>
+</body></html>
+"""
+
+
+@pytest.fixture
+def attacker_site(worker: RestWorker, tmp_path: Path) -> Iterator[str]:
+    """A second local HTTP server, on another port (another origin), serving a page that
+    tries to create connectors on the worker."""
+    import http.server
+    import threading
+
+    config = orjson.dumps(
+        {"connector.class": "FileStreamSource", "file": str(tmp_path / "x.txt"), "topic": "csrf"}
+    ).decode()
+    (tmp_path / "index.html").write_text(ATTACK_PAGE.format(worker=worker.url, config=config))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_from_another_origin_cannot_create_connectors(
+    browser: Any, worker: RestWorker, attacker_site: str
+) -> None:
+    context = browser.new_context()
+    context.set_default_timeout(WAIT_MS)
+    answers: list[tuple[str, int]] = []
+
+    def record(response: Any) -> None:
+        if response.url.startswith(worker.url):
+            answers.append((response.request.method, response.status))
+
+    context.on("response", record)
+    try:
+        p = context.new_page()
+        p.goto(f"{attacker_site}/index.html")
+        outcome = p.evaluate("window.attack()")
+        # fetch() with text/plain and with an untyped Blob are "simple" requests: the browser
+        # sends them without asking. The JSON one needs a CORS preflight, which the worker
+        # does not grant to this origin, so the browser never sends the POST.
+        assert outcome[:2] == ["fetch-text: sent", "fetch-blob: sent"], outcome
+        assert "TypeError" in outcome[2], outcome
+        p.locator("#urlencoded").evaluate("form => form.submit()")
+        p.wait_for_timeout(1000)
+        with p.expect_navigation():
+            p.locator("#plain").evaluate("form => form.submit()")
+        assert '"error_code":403' in p.content().replace(" ", "")
+    finally:
+        context.close()
+    posts = [status for method, status in answers if method == "POST"]
+    assert len(posts) >= 3 and set(posts) == {403}, answers  # the requests did arrive
+    assert worker.http.get("/connectors").json() == []
+
+
+def test_the_console_on_its_own_origin_still_writes(
+    page: tuple[Any, OffsiteGuard], worker: RestWorker, tmp_path: Path, unique_name: Any
+) -> None:
+    """The browser sends Origin with the console's own requests: the worker's own origin
+    passes, for the config form's JSON and for htmx's body-less actions alike."""
+    p, _ = page
+    name = unique_name("ui-own")
+    _create_source_with_secret(worker, name, tmp_path / "in.txt", unique_name("t"))
+    p.goto(f"{worker.url}/ui/connectors/{name}")
+    p.get_by_role("button", name="Pause").click()
+    _state(p, "PAUSED")
+    status = p.evaluate(
+        """async ([name, file]) => (await fetch("/connectors", {method: "POST",
+             headers: {"Content-Type": "application/json"},
+             body: JSON.stringify({name: name, config: {"connector.class": "FileStreamSource",
+                                                          file: file, topic: "own"}})})).status""",
+        [name + "-2", str(tmp_path / "in2.txt")],
+    )
+    assert status == 201
+    assert name + "-2" in worker.http.get("/connectors").json()

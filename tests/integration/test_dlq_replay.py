@@ -417,7 +417,9 @@ def test_bad_requests_get_clear_4xx_errors(
         400,
         "The replay request must be a JSON object",
     )
-    assert error(worker.http.post(path, content=b"{not json"))[0] == 400
+    json_type = {"content-type": "application/json"}
+    assert error(worker.http.post(path, content=b"{not json", headers=json_type))[0] == 400
+    assert error(worker.http.post(path, content=b"{}"))[0] == 415  # JSON, but not declared so
     assert error(worker.http.delete(path)) == (
         409,
         f"No dead letter queue replay of connector {name} is running",

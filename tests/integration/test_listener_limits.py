@@ -57,6 +57,9 @@ def no_connector_left(worker: RestWorker) -> Iterator[None]:
     worker.delete_connectors()
 
 
+JSON = {"content-type": "application/json"}
+
+
 def json_of_size(size: int) -> bytes:
     """A JSON object of exactly ``size`` bytes: {"connector.class": ..., "pad": "xxx..."}."""
     head = b'{"connector.class":"FileStreamSource","pad":"'
@@ -84,7 +87,7 @@ def test_a_declared_body_over_the_bound_gets_413(worker: RestWorker):
     body = json_of_size(MB20)
     with httpx.Client(timeout=60, auth=USER) as http:
         for method, url in targets(worker):
-            response = http.request(method, url, content=body)
+            response = http.request(method, url, content=body, headers=JSON)
             assert response.status_code == 413, (url, response.text)
             assert response.json() == TOO_LARGE
         assert http.get(f"{worker.url}/connectors").json() == []  # the connection still serves
@@ -96,7 +99,7 @@ def test_a_streamed_body_over_the_bound_gets_413(
     body = json_of_size(MB20)
     with httpx.Client(timeout=60, auth=USER) as http:
         for method, url in targets(worker):
-            response = http.request(method, url, content=streamed(body))
+            response = http.request(method, url, content=streamed(body), headers=JSON)
             assert "content-length" not in response.request.headers
             assert response.request.headers["transfer-encoding"] == "chunked"
             assert response.status_code == 413, (url, response.text)
@@ -108,7 +111,7 @@ def test_a_body_under_the_bound_is_served(worker: RestWorker):
     body = json_of_size(3 * 1024 * 1024)
     url = f"{worker.url}/connector-plugins/FileStreamSource/config/validate"
     for content in (body, streamed(body)):
-        response = worker.http.put(url, content=content)
+        response = worker.http.put(url, content=content, headers=JSON)
         assert response.status_code == 200, response.text
         assert orjson.loads(response.content)["name"] == "FileStreamSource"
 
@@ -116,6 +119,6 @@ def test_a_body_under_the_bound_is_served(worker: RestWorker):
 def test_credentials_come_before_the_body(worker: RestWorker):
     body = json_of_size(MB20)
     for url in (f"{worker.url}/connectors", f"{worker.process.registry.url}/subjects/x/versions"):
-        response = httpx.post(url, content=body, timeout=60)
+        response = httpx.post(url, content=body, headers=JSON, timeout=60)
         assert response.status_code == 401
         assert response.json() == {"error_code": 401, "message": "Unauthorized"}

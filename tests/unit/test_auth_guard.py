@@ -41,8 +41,8 @@ def make_guard(users: dict[str, str] | None = None, **options: Any) -> AuthGuard
     return AuthGuard(Authenticator("basic", users=users), **options)
 
 
-def admit(guard: AuthGuard, header: str | None, client: str = "10.0.0.1") -> Verdict:
-    return asyncio.run(guard.admit(header, client))
+def admit(guard: AuthGuard, header: str | None) -> Verdict:
+    return asyncio.run(guard.admit(header))
 
 
 def test_the_check_runs_on_the_auth_thread_pool_not_the_event_loop():
@@ -57,7 +57,7 @@ def test_the_check_runs_on_the_auth_thread_pool_not_the_event_loop():
     guard = AuthGuard(Recording("basic", users=users))
 
     async def run() -> tuple[Verdict, str]:
-        return await guard.admit(basic("alice", "pw"), "x"), threading.current_thread().name
+        return await guard.admit(basic("alice", "pw")), threading.current_thread().name
 
     verdict, loop_thread = asyncio.run(run())
     assert verdict is Verdict.ADMIT
@@ -104,7 +104,7 @@ def test_the_cache_is_bounded():
     users = {f"u{i}": hash_password("pw", iterations=1000) for i in range(6)}
     guard = make_guard(users, cache_size=3)
     for i in range(6):
-        assert admit(guard, basic(f"u{i}", "pw"), client=f"c{i}") is Verdict.ADMIT
+        assert admit(guard, basic(f"u{i}", "pw")) is Verdict.ADMIT
     assert guard.remembered == 3
     assert admit(guard, basic("u5", "pw")) is Verdict.ADMIT and guard.checks == 6  # kept
     assert admit(guard, basic("u0", "pw")) is Verdict.ADMIT and guard.checks == 7  # dropped
@@ -127,30 +127,36 @@ def test_unknown_users_cost_a_check_as_expensive_as_known_ones(monkeypatch: pyte
     assert iterations == [3000, 3000, 3000]
 
 
-def test_failures_back_off_exponentially_up_to_the_bound():
+def test_failures_of_one_user_are_slowed_exponentially_up_to_the_bound():
     sleeps = Sleeps()
     guard = make_guard(sleep=sleeps, base_delay=0.1, max_delay=2.0)
     for _ in range(8):
-        assert admit(guard, basic("alice", "wrong"), "10.0.0.1") is Verdict.DENY
+        assert admit(guard, basic("alice", "wrong")) is Verdict.DENY
+    # The first failure is answered at once, then 0.1 s doubling, capped at 2 s.
     assert sleeps.delays == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6, 2.0, 2.0])
-    assert guard.delay_for("10.0.0.2") == 0  # other clients are not slowed
-    # The right password from the slowed client still waits its turn once, then clears it.
-    assert admit(guard, basic("alice", "pw"), "10.0.0.1") is Verdict.ADMIT
-    assert sleeps.delays[-1] == pytest.approx(2.0)
-    assert guard.delay_for("10.0.0.1") == 0
-    # ...and once remembered, it is never delayed.
-    for _ in range(3):
-        admit(guard, basic("alice", "wrong"), "10.0.0.1")
+    assert guard.delay_for("user:alice") == 2.0
+    assert guard.delay_for("user:bob") == 0  # other users are not slowed
+
+
+def test_a_correct_password_is_never_delayed_by_failures():
+    sleeps = Sleeps()
+    guard = make_guard(sleep=sleeps, cache_ttl=0)  # nothing remembered: every request checked
+    for _ in range(300):
+        admit(guard, basic("alice", "wrong"))
     before = len(sleeps.delays)
-    assert admit(guard, basic("alice", "pw"), "10.0.0.1") is Verdict.ADMIT
-    assert len(sleeps.delays) == before
+    for _ in range(3):
+        assert admit(guard, basic("alice", "pw")) is Verdict.ADMIT
+    assert len(sleeps.delays) == before  # no wait before or after the check
+    # A success does not clear the record: the attacker's next guess is still slowed.
+    assert admit(guard, basic("alice", "guess")) is Verdict.DENY
+    assert sleeps.delays[-1] == pytest.approx(2.0)
 
 
 def test_missing_credentials_do_not_count_as_failures():
     guard = make_guard(sleep=Sleeps())
     for _ in range(5):
         assert admit(guard, None) is Verdict.DENY
-    assert guard.delay_for("10.0.0.1") == 0 and guard.checks == 0
+    assert guard.tracked == 0 and guard.checks == 0
 
 
 def test_failures_are_forgotten_after_a_quiet_period():
@@ -158,17 +164,27 @@ def test_failures_are_forgotten_after_a_quiet_period():
     guard = make_guard(sleep=Sleeps(), clock=clock, forget_after=60.0)
     for _ in range(4):
         admit(guard, basic("alice", "wrong"))
-    assert guard.delay_for("10.0.0.1") == pytest.approx(0.8)
+    assert guard.delay_for("user:alice") == pytest.approx(0.8)
     clock.now += 61
-    assert guard.delay_for("10.0.0.1") == 0 and guard.tracked == 0
+    assert guard.delay_for("user:alice") == 0 and guard.tracked == 0
 
 
 def test_the_failure_record_is_bounded():
-    guard = make_guard(sleep=Sleeps(), tracked_clients=10)
+    guard = make_guard(sleep=Sleeps(), tracked_subjects=10)
     for i in range(40):
-        admit(guard, basic("alice", "wrong"), client=f"10.0.1.{i}")
+        admit(guard, basic(f"user{i}", "wrong"))
     assert guard.tracked == 10
-    assert guard.delay_for("10.0.1.39") > 0 and guard.delay_for("10.0.1.0") == 0
+    assert guard.delay_for("user:user39") > 0 and guard.delay_for("user:user0") == 0
+
+
+def test_bearer_failures_share_one_subject():
+    auth = Authenticator("bearer", token_hashes={auth_module.hash_token("t1")})
+    sleeps = Sleeps()
+    guard = AuthGuard(auth, sleep=sleeps, cache_ttl=0)
+    for i in range(3):
+        assert admit(guard, f"Bearer guess{i}") is Verdict.DENY
+    assert sleeps.delays == pytest.approx([0.1, 0.2])
+    assert admit(guard, "Bearer t1") is Verdict.ADMIT and len(sleeps.delays) == 2
 
 
 def test_no_back_off_when_disabled():

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from connectrt.errors import NotFoundError
+from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 
 PARENT = "connectrt_test_logger_levels"
@@ -44,3 +45,28 @@ def test_unknown_loggers_and_levels(loggers: LoggerLevels):
     with pytest.raises(NotFoundError, match="invalid log level 'LOUD'"):
         loggers.set_level(PARENT, "LOUD")
     assert loggers.level("root")["last_modified"] is None
+
+
+def test_new_logger_names_are_bounded_in_length_and_number():
+    levels = LoggerLevels(max_created=5)
+    base = "connectrt_test_logger_cap"
+    try:
+        with pytest.raises(BadRequestError, match="at most 256"):
+            levels.set_level(base + "x" * 300, "INFO")
+        assert levels.set_level(f"{base}.a", "INFO") == [f"{base}.a"]  # 2 new: base, base.a
+        levels.set_level(f"{base}.b", "INFO")
+        levels.set_level(f"{base}.c", "INFO")
+        levels.set_level(f"{base}.d", "INFO")  # the fifth new entry
+        with pytest.raises(BadRequestError, match="5 this API may create"):
+            levels.set_level(f"{base}.e", "INFO")
+        assert f"{base}.e" not in logging.root.manager.loggerDict
+        # Existing loggers stay settable, and a level on the parent reaches the children.
+        assert levels.set_level(base, "WARN") == [base, *(f"{base}.{c}" for c in "abcd")]
+    finally:
+        for name in [base, *(f"{base}.{c}" for c in "abcd")]:
+            logging.getLogger(name).setLevel(logging.NOTSET)
+
+
+def test_unknown_levels_are_not_found():
+    with pytest.raises(NotFoundError, match="invalid log level"):
+        LoggerLevels().set_level("root", "LOUD")

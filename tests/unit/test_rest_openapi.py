@@ -24,7 +24,18 @@ def test_bodies_success_models_and_errors() -> None:
     assert create["requestBody"]["required"] is True
     ref = create["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert ref.endswith("/CreateConnectorRequest")
-    assert sorted(create["responses"]) == ["201", "400", "401", "409", "413", "500", "503"]
+    assert sorted(create["responses"]) == [
+        "201",
+        "400",
+        "401",
+        "403",
+        "408",
+        "409",
+        "413",
+        "415",
+        "500",
+        "503",
+    ]
     assert create["responses"]["201"]["headers"]["Location"]["required"] is True
     gated = DOC["paths"]["/connectors/{connector}/status"]["get"]["responses"]
     assert gated["503"]["headers"]["Retry-After"]
@@ -33,7 +44,7 @@ def test_bodies_success_models_and_errors() -> None:
     assert list(metrics) == ["text/plain"]
     schemas = DOC["components"]["schemas"]
     assert "HTTPValidationError" not in schemas
-    assert schemas["CreateConnectorRequest"]["required"] == ["config"]
+    assert schemas["CreateConnectorRequest"]["required"] == ["name", "config"]
     for path, ops in DOC["paths"].items():
         for method, op in ops.items():
             assert "422" not in op["responses"], (method, path)

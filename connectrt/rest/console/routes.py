@@ -110,7 +110,14 @@ def console_router(herder: Herder) -> APIRouter:
         except NotFoundError:
             return missing(request, name)
         plugin = config.get("connector.class", "")
-        form = await run_in_threadpool(views.validation, herder, plugin, dict(config))
+        try:
+            form = await run_in_threadpool(
+                views.validation, herder, plugin, views.validation_config(dict(config))
+            )
+        except ConnectError as e:  # the plugin's validation failed: say so, with a 400 page
+            return page(
+                request, "new.html", 400, plugins=views.plugin_choices(herder), error=str(e)
+            )
         return page(
             request, "form.html", mode="edit", name=name, plugin=plugin, form=form, config=config
         )

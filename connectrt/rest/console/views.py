@@ -23,8 +23,15 @@ __all__ = [
     "plugin_choices",
     "task_charts",
     "validation",
+    "validation_config",
     "worker_summary",
 ]
+
+_HIDDEN = "[hidden]"
+# What a masked password inside a URL's userinfo is validated as: "user:[hidden]@host" is no
+# URL (urlsplit reads "[hidden]" as an IPv6 literal and a plugin's parser raises), while
+# "user:hidden@host" parses as the stored URL does.
+HIDDEN_IN_URL = "hidden"
 
 
 def worker_summary(herder: Herder) -> dict[str, Any]:
@@ -161,6 +168,19 @@ def _undefined_key(name: str, herder: Herder, definition: Any) -> dict[str, Any]
         "display_name": name,
         "dependents": [],
     }
+
+
+def validation_config(config: dict[str, str | None]) -> dict[str, str | None]:
+    """A masked config as the Edit form validates it: a ``[hidden]`` password inside a URL
+    (``scheme://user:[hidden]@host``) replaced by :data:`HIDDEN_IN_URL`, so that plugins
+    parse the URL as they parse the stored one. Only the form is built from the answer; the
+    values the form shows (and saves) stay the masked ones."""
+    out: dict[str, str | None] = {}
+    for key, value in config.items():
+        if value is not None and "://" in value and f":{_HIDDEN}@" in value:
+            value = value.replace(f":{_HIDDEN}@", f":{HIDDEN_IN_URL}@")
+        out[key] = value
+    return out
 
 
 def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> dict[str, Any]:

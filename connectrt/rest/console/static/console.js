@@ -81,10 +81,22 @@
     return total;
   };
 
+  // A masked password inside a URL ("scheme://user:[hidden]@host") is no URL a plugin can
+  // parse: validate it as "user:hidden@host" (the server's Edit page does the same). Saving
+  // sends the form's values as they are, so the stored secret is kept.
+  const validationConfig = (config) => {
+    const out = {};
+    Object.keys(config).forEach((key) => {
+      const value = config[key];
+      out[key] = value.includes("://") ? value.split(":[hidden]@").join(":hidden@") : value;
+    });
+    return out;
+  };
+
   const validate = async (form, all) => {
     const plugin = form.dataset.plugin;
     const response = await api("PUT", "/connector-plugins/" + path(plugin) + "/config/validate",
-                               formConfig(form));
+                               validationConfig(formConfig(form)));
     if (!response.ok) { toast(errorMessage(response.status, response.text)); return -1; }
     return showErrors(form, response.json(), all);
   };
