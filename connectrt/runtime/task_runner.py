@@ -2,8 +2,10 @@
 
 Lifecycle: the worker builds a runner, calls :meth:`TaskRunner.start` (a new thread runs
 ``task.start()`` then the runner's loop), may call :meth:`transition_to` to pause/resume, and
-calls :meth:`stop` (from the worker thread) then :meth:`join`. A task that raises ends its
-loop and is reported FAILED with the traceback as its trace; other tasks are unaffected.
+calls :meth:`stop` (from any thread; it never waits on the task's code) then :meth:`join`
+with the graceful timeout, and :meth:`abandon` when the task is still running after it. A task
+that raises ends its loop and is reported FAILED with the traceback as its trace; other tasks
+are unaffected.
 """
 
 from __future__ import annotations
@@ -132,10 +134,23 @@ class TaskRunner(threading.Thread):
 
     # -- control (called from other threads) ------------------------------------------------
     def stop(self) -> None:
-        """Ask the task to stop; returns at once. ``join()`` waits for the final commit."""
+        """Ask the task to stop; returns at once, whatever the task's plugin code does.
+        ``join()`` waits for the final commit. :meth:`on_stop_requested` (a source task's
+        ``stop()``) runs once, on a daemon thread of its own (``task-<id>-stop``): a ``stop()``
+        that blocks holds that thread only, never the caller (management)."""
+        first = not self._stopping.is_set()
         self._stopping.set()
         self._state_changed.set()
-        self.on_stop_requested()
+        if first:
+            threading.Thread(
+                target=self._request_stop, name=f"task-{self.id}-stop", daemon=True
+            ).start()
+
+    def _request_stop(self) -> None:
+        try:
+            self.on_stop_requested()
+        except Exception:
+            log.exception("Task %s: error while asking it to stop", self.id)
 
     def abandon(self) -> None:
         """The worker gave up waiting for this task (graceful-shutdown timeout, stall restart)
