@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,6 +112,7 @@ class TaskRunner(threading.Thread):
         self._target = target_state
         self._state_changed = threading.Event()
         self._abandoned = False
+        self._stopper: threading.Thread | None = None  # runs on_stop_requested, see stop()
         self.failed: BaseException | None = None
         # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
         # by the worker's stall watchdog (task.stall.timeout.ms).
@@ -142,9 +144,25 @@ class TaskRunner(threading.Thread):
         self._stopping.set()
         self._state_changed.set()
         if first:
-            threading.Thread(
+            stopper = threading.Thread(
                 target=self._request_stop, name=f"task-{self.id}-stop", daemon=True
-            ).start()
+            )
+            self._stopper = stopper
+            stopper.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the task's thread and for its ``stop()`` call to end (at most ``timeout``
+        in all): a task is stopped once both are."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        super().join(timeout)
+        stopper = self._stopper
+        if stopper is not None:
+            stopper.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def is_alive(self) -> bool:
+        """Whether the task's thread, or its ``stop()`` call, still runs."""
+        stopper = self._stopper
+        return super().is_alive() or (stopper is not None and stopper.is_alive())
 
     def _request_stop(self) -> None:
         try:
