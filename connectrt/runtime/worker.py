@@ -237,6 +237,9 @@ class Worker:
                 if name in self._connectors:
                     raise ConnectError(f"Connector {name} already exists")
                 self._connectors[name] = state
+            if target is not TargetState.STOPPED:
+                # Shown while start() runs (Kafka's state of a connector not yet started).
+                self.status.put(name, None, State.UNASSIGNED)
             self._start_connector_instance(state)
 
     def _start_connector_instance(self, state: WorkerConnector) -> None:
