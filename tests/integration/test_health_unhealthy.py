@@ -81,8 +81,9 @@ def test_health_stays_200_while_a_connectors_start_blocks(worker: RestWorker, un
     creator.join(60)
     assert created and created[0].status_code == 201, created
     wait_for(
-        lambda: worker.http.get(f"/connectors/{name}/status").json()["connector"]["state"]
-        == "RUNNING",
+        lambda: (
+            worker.http.get(f"/connectors/{name}/status").json()["connector"]["state"] == "RUNNING"
+        ),
         60,
         "the released connector to run",
     )
