@@ -11,9 +11,8 @@ back the target state it had.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -68,9 +67,9 @@ class ConnectorOffsets:
 
     Lifecycle: built once per herder, next to it; nothing to start or stop (the offset store is
     the worker's). Threading: every method may be called from any thread. Changes hold
-    ``lock``, the herder's mutation lock, so that an offset change never interleaves with a
-    lifecycle change of the same worker (a rewind stops and restores the connector under it;
-    the lock is reentrant). :meth:`get` takes no lock.
+    ``lock(name)``, the herder's lock of that connector, so that an offset change never
+    interleaves with a lifecycle change of the same connector (a rewind stops and restores the
+    connector under it; the lock is reentrant). :meth:`get` takes no lock.
     """
 
     def __init__(
@@ -79,7 +78,7 @@ class ConnectorOffsets:
         registry: PluginRegistry,
         offset_admin: OffsetAdmin,
         control: ConnectorControl,
-        lock: threading.RLock,
+        lock: Callable[[str], AbstractContextManager[None]],
     ) -> None:
         self._worker = worker
         self._registry = registry
@@ -146,7 +145,7 @@ class ConnectorOffsets:
 
     def alter(self, name: str, offsets: Any) -> str:
         """KIP-875 PATCH: ``offsets`` is the request's ``offsets`` list."""
-        with self._lock:
+        with self._lock(name):
             self._control.require(name)
             _check_shape(offsets)
             self._require_stopped(name)
@@ -226,7 +225,7 @@ class ConnectorOffsets:
 
     def reset(self, name: str) -> str:
         """KIP-875 DELETE: forget every offset of the connector."""
-        with self._lock:
+        with self._lock(name):
             self._control.require(name)
             self._require_stopped(name)
             if self._control.connector_type(name) == "sink":
@@ -269,7 +268,7 @@ class ConnectorOffsets:
         Sources: ``to=earliest`` deletes the stored offsets (start over); other targets are
         set with the KIP-875 PATCH endpoint.
         """
-        with self._lock:
+        with self._lock(name):
             self._control.require(name)
             kind = self._control.connector_type(name)
             if to not in ("earliest", "latest", "timestamp", "offset"):

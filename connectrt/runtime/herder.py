@@ -18,10 +18,16 @@ The rest of what operators ask is answered by collaborators it builds and expose
 ``dlq`` (:class:`~connectrt.runtime.dlq_replays.DlqReplays`) runs dead letter queue replays.
 
 Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
-once and :meth:`Herder.stop` once. Threading: every public method may be called from any
-thread (REST handlers run in a thread pool); mutations, the offset changes included, are
-serialized by one reentrant lock, each as a named operation (:attr:`Herder.stages`, shown by
-an unhealthy /health). Reads of info and status do not take it.
+once and :meth:`Herder.stop` once.
+
+Threading: every public method may be called from any thread (REST handlers run in a thread
+pool). Changes to one connector, the offset changes included, are serialized by that
+connector's own reentrant lock (:class:`ConnectorLocks`), held from the checks to the worker
+applying the change, plugin calls included; each plugin call is bounded by a timeout (see
+:mod:`connectrt.runtime.plugin_calls`), so a request waits a bounded time and a connector whose
+plugin code blocks holds up nothing but its own changes. The herder-wide lock is held only for
+the writes to the config store, each a named operation (:attr:`Herder.stages`, shown by an
+unhealthy /health), never across plugin code. Reads of info and status take no lock.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from connectrt.runtime.dlq_replays import DlqReplays
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.logger_levels import LoggerLevels
 from connectrt.runtime.offset_admin import OffsetAdmin
+from connectrt.runtime.plugin_calls import PluginCallTimeout, call_plugin
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.plugins import PluginRegistry
 from connectrt.runtime.status import State, Status, TargetState
@@ -61,13 +68,42 @@ from connectrt.runtime.worker_overview import WorkerOverview
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Herder"]
+__all__ = ["ConnectorLocks", "Herder"]
 
 _INITIAL_STATES = {
     "RUNNING": TargetState.STARTED,
     "PAUSED": TargetState.PAUSED,
     "STOPPED": TargetState.STOPPED,
 }
+
+
+class ConnectorLocks:
+    """One reentrant lock per connector name, created on first use and dropped when no thread
+    holds or waits for it (names that are never created leave nothing behind)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, tuple[threading.RLock, list[int]]] = {}
+
+    @contextmanager
+    def hold(self, name: str) -> Iterator[None]:
+        """Hold the lock of connector ``name`` (reentrant: the same thread may nest)."""
+        with self._guard:
+            lock, users = self._locks.setdefault(name, (threading.RLock(), [0]))
+            users[0] += 1
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                users[0] -= 1
+                if users[0] == 0:
+                    del self._locks[name]
+
+    def __len__(self) -> int:
+        """How many names have a lock now (for tests)."""
+        with self._guard:
+            return len(self._locks)
 
 
 class Herder(ConnectorViews):
@@ -97,7 +133,8 @@ class Herder(ConnectorViews):
         self.masker = masker
         self.guard = guard
         self.secrets = ConfigSecrets(registry, masker, providers, redactor)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the config store writes; never across plugin code
+        self.connector_locks = ConnectorLocks()
         self._ready = threading.Event()
         self.loggers = LoggerLevels()
         self.plugins = ConnectorPlugins(
@@ -109,7 +146,9 @@ class Herder(ConnectorViews):
             executor=worker_config["task.executor"],
             exactly_once_source=worker_config["exactly.once.source.support"],
         )
-        self.offsets = ConnectorOffsets(worker, registry, offset_admin, self, self._lock)
+        self.offsets = ConnectorOffsets(
+            worker, registry, offset_admin, self, self.connector_locks.hold
+        )
         self.topics = ConnectorTopics.for_worker(worker_config, status_store, self.require)
         self.stages = HerderStages()
         self.health = WorkerHealth.for_worker(
@@ -187,7 +226,8 @@ class Herder(ConnectorViews):
 
     @contextmanager
     def _operation(self, description: str) -> Iterator[None]:
-        """Hold the mutation lock while doing ``description`` (shown by unhealthy /health)."""
+        """Hold the herder-wide lock while doing ``description`` (shown by unhealthy /health):
+        config store writes only, never plugin code."""
         with self._lock, self.stages.stage(description):
             yield
 
@@ -235,17 +275,27 @@ class Herder(ConnectorViews):
             raise BadRequestError(NO_CONNECTOR_TYPE)
         refuse_class_references(config)  # before resolving: never echo a resolved class name
         resolved = self.resolve(config)
-        # Every error quotes the config as written, never a resolved value or a secret.
+        # Every error quotes the config as written, never a resolved value or a secret; the
+        # plugin code validation runs is bounded (connector.call.timeout.ms).
         with errors_as_written(config, resolved, self.secrets.redact) as rewrite:
-            result = validate_connector_config(
-                resolved,
-                self.registry,
-                self.worker.policy,
-                worker_converters(self.config),
-                executor=self.config["task.executor"],
-                exactly_once_source=self.config["exactly.once.source.support"],
-                written=config,
-            )
+            try:
+                result = call_plugin(
+                    lambda: validate_connector_config(
+                        resolved,
+                        self.registry,
+                        self.worker.policy,
+                        worker_converters(self.config),
+                        executor=self.config["task.executor"],
+                        exactly_once_source=self.config["exactly.once.source.support"],
+                        written=config,
+                    ),
+                    self.config["connector.call.timeout.ms"] / 1000.0,
+                    f"the validation of the config of connector {name}",
+                )
+            except PluginCallTimeout as e:
+                raise PluginCallTimeout(
+                    f"Request timed out: {e}. Nothing was changed (connector.call.timeout.ms)"
+                ) from None
         messages = [rewrite(m) for m in result.error_messages()]
         if messages:
             raise BadRequestError(
@@ -275,14 +325,15 @@ class Herder(ConnectorViews):
             if target_or_none is None:
                 raise BadRequestError(f"Invalid initial state: {initial_state}")
             target = target_or_none
-        with self._operation(f"creating connector {name}"):
+        with self.connector_locks.hold(name):
             if name in self.worker.connectors():
                 raise AlreadyExistsError(f"Connector {name} already exists")
             config = self._validated(name, self.secrets.merge_hidden(config, {}))
             if initial_offsets is None:
-                self.config_store.put_connector_config(
-                    name, config, target if initial_state is not None else None
-                )
+                with self._operation(f"creating connector {name}"):
+                    self.config_store.put_connector_config(
+                        name, config, target if initial_state is not None else None
+                    )
                 self.worker.start_connector(name, config, target, validate=False)
                 return self.connector_info(name)
             kind = connector_kind(
@@ -291,7 +342,8 @@ class Herder(ConnectorViews):
                 )
             )
             write_offsets = self.offsets.initial(name, kind, initial_offsets)
-            self.config_store.put_connector_config(name, config, TargetState.STOPPED)
+            with self._operation(f"creating connector {name}"):
+                self.config_store.put_connector_config(name, config, TargetState.STOPPED)
             self.worker.start_connector(name, config, TargetState.STOPPED, validate=False)
             try:
                 offsets_status = write_offsets()
@@ -306,19 +358,20 @@ class Herder(ConnectorViews):
         self, name: str, config: Mapping[str, str]
     ) -> tuple[bool, ConnectorInfo]:
         """Create or replace; returns ``(created, info)``. ``[hidden]`` keeps stored secrets."""
-        with self._operation(f"writing the config of connector {name}"):
+        with self.connector_locks.hold(name):
             exists = name in self.worker.connectors()
             if not exists:
                 return True, self.create_connector(name, config)
             stored = self.worker.connector_config(name)
             merged = self.secrets.merge_hidden(config, stored)
             merged = self._validated(name, merged)
-            self.config_store.put_connector_config(name, merged)
+            with self._operation(f"writing the config of connector {name}"):
+                self.config_store.put_connector_config(name, merged)
             self.worker.reconfigure_connector(name, merged)
-        return False, self.connector_info(name)
+            return False, self.connector_info(name)
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
-        with self._operation(f"patching the config of connector {name}"):
+        with self.connector_locks.hold(name):
             self.require(name)
             stored = self.worker.connector_config(name)
             updated: dict[str, str | None] = dict(stored)
@@ -332,10 +385,13 @@ class Herder(ConnectorViews):
             )[1]
 
     def delete_connector(self, name: str) -> None:
-        """Remove the config, stop the connector, and forget its active topics."""
-        with self._operation(f"deleting connector {name}"):
+        """Remove the config, stop the connector, and forget its active topics. Answers within
+        about twice ``task.shutdown.graceful.timeout.ms`` (its tasks, then its Connector
+        object, are abandoned when they take longer to stop)."""
+        with self.connector_locks.hold(name):
             self.require(name)
-            self.config_store.remove_connector(name)
+            with self._operation(f"deleting connector {name}"):
+                self.config_store.remove_connector(name)
             self.worker.delete_connector(name)
             try:
                 self.status_store.remove_topics(name)
@@ -346,30 +402,34 @@ class Herder(ConnectorViews):
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Store ``target`` for connector ``name``, then apply it (the caller checked that the
         connector exists)."""
-        with self._operation(f"changing the target state of connector {name} to {target.value}"):
-            self.config_store.put_target_state(name, target)
+        with self.connector_locks.hold(name):
+            with self._operation(
+                f"changing the target state of connector {name} to {target.value}"
+            ):
+                self.config_store.put_target_state(name, target)
             self.worker.set_target_state(name, target)
 
     def pause(self, name: str) -> None:
-        with self._operation(f"pausing connector {name}"):
+        with self.connector_locks.hold(name):
             self.require(name)
             self.set_target_state(name, TargetState.PAUSED)
 
     def resume(self, name: str) -> None:
-        with self._operation(f"resuming connector {name}"):
+        with self.connector_locks.hold(name):
             self.require(name)
             self.set_target_state(name, TargetState.STARTED)
 
     def stop_connector(self, name: str) -> None:
         """The STOPPED target state: tasks stop and their stored configs are dropped."""
-        with self._operation(f"stopping connector {name}"):
+        with self.connector_locks.hold(name):
             self.require(name)
-            self.config_store.put_task_configs(name, [])
-            self.config_store.put_target_state(name, TargetState.STOPPED)
+            with self._operation(f"stopping connector {name}"):
+                self.config_store.put_task_configs(name, [])
+                self.config_store.put_target_state(name, TargetState.STOPPED)
             self.worker.set_target_state(name, TargetState.STOPPED)
 
     def restart_task(self, name: str, task: int) -> None:
-        with self._operation(f"restarting task {name}-{task}"):
+        with self.connector_locks.hold(name):
             self.require(name)
             if task < 0 or task >= len(self.worker.task_configs(name)):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
@@ -380,7 +440,7 @@ class Herder(ConnectorViews):
     ) -> ConnectorStateInfo | None:
         """Kafka's restart: plain (connector only, returns None) or with flags, returning the
         plan, in which every instance that will restart shows RESTARTING."""
-        with self._operation(f"restarting connector {name}"):
+        with self.connector_locks.hold(name):
             self.require(name)
             if not include_tasks and not only_failed:
                 self.worker.restart_connector_instance(name)

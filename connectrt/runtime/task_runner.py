@@ -2,14 +2,17 @@
 
 Lifecycle: the worker builds a runner, calls :meth:`TaskRunner.start` (a new thread runs
 ``task.start()`` then the runner's loop), may call :meth:`transition_to` to pause/resume, and
-calls :meth:`stop` (from the worker thread) then :meth:`join`. A task that raises ends its
-loop and is reported FAILED with the traceback as its trace; other tasks are unaffected.
+calls :meth:`stop` (from any thread; it never waits on the task's code) then :meth:`join`
+with the graceful timeout, and :meth:`abandon` when the task is still running after it. A task
+that raises ends its loop and is reported FAILED with the traceback as its trace; other tasks
+are unaffected.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,6 +112,7 @@ class TaskRunner(threading.Thread):
         self._target = target_state
         self._state_changed = threading.Event()
         self._abandoned = False
+        self._stopper: threading.Thread | None = None  # runs on_stop_requested, see stop()
         self.failed: BaseException | None = None
         # Brackets each call into the task (start/poll/put/flush/commit/stop), per batch; read
         # by the worker's stall watchdog (task.stall.timeout.ms).
@@ -132,10 +136,39 @@ class TaskRunner(threading.Thread):
 
     # -- control (called from other threads) ------------------------------------------------
     def stop(self) -> None:
-        """Ask the task to stop; returns at once. ``join()`` waits for the final commit."""
+        """Ask the task to stop; returns at once, whatever the task's plugin code does.
+        ``join()`` waits for the final commit. :meth:`on_stop_requested` (a source task's
+        ``stop()``) runs once, on a daemon thread of its own (``task-<id>-stop``): a ``stop()``
+        that blocks holds that thread only, never the caller (management)."""
+        first = not self._stopping.is_set()
         self._stopping.set()
         self._state_changed.set()
-        self.on_stop_requested()
+        if first:
+            stopper = threading.Thread(
+                target=self._request_stop, name=f"task-{self.id}-stop", daemon=True
+            )
+            self._stopper = stopper
+            stopper.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the task's thread and for its ``stop()`` call to end (at most ``timeout``
+        in all): a task is stopped once both are."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        super().join(timeout)
+        stopper = self._stopper
+        if stopper is not None:
+            stopper.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def is_alive(self) -> bool:
+        """Whether the task's thread, or its ``stop()`` call, still runs."""
+        stopper = self._stopper
+        return super().is_alive() or (stopper is not None and stopper.is_alive())
+
+    def _request_stop(self) -> None:
+        try:
+            self.on_stop_requested()
+        except Exception:
+            log.exception("Task %s: error while asking it to stop", self.id)
 
     def abandon(self) -> None:
         """The worker gave up waiting for this task (graceful-shutdown timeout, stall restart)

@@ -9,14 +9,20 @@ process, one child process per task with ``task.executor=processes``; another ex
 Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the same control
 surface. How a task's runner is built is
 the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
-Public methods are called by one management thread at a time (the CLI or, later, the
-herder); they are serialized by a lock, so calling them from several threads is safe.
+Threading: public methods may be called from any thread. Changes to one connector are
+serialized by that connector's own lock (:attr:`WorkerConnector.lock`), so a connector whose
+plugin code blocks holds up nothing but its own management; the map of connectors has a lock of
+its own, held only for an instant, never across plugin code, so reads (``connectors()``,
+configs, metrics) never wait on a plugin. Every call into a connector's plugin code is bounded
+(:mod:`.plugin_calls`): ``start()`` and ``task_configs()`` by ``connector.call.timeout.ms``
+(then the connector is FAILED), ``stop()`` of connectors and tasks by
+``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
 
-Kept as one module (a little over 400 lines): every method below runs under the same lock on
-the same map of connectors; splitting it further would trade one lock for callbacks between
-modules.
+Kept as one module (a little over 400 lines): every method below works on the same map of
+connectors under the same locking rules; splitting it further would trade them for callbacks
+between modules.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ import logging
 import queue
 import threading
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients import OverridePolicy
@@ -33,6 +41,7 @@ from connectrt.runtime.connector_config import check_connector_config
 from connectrt.runtime.exactly_once_config import exactly_once_settings, worker_enabled
 from connectrt.runtime.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.plugin_calls import PluginCallTimeout, call_plugin
 from connectrt.runtime.plugin_loading import class_version, instance_version
 from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, worker_converters
@@ -95,6 +104,8 @@ class Worker:
         self.policy = OverridePolicy.from_worker_config(config)
         self.plugin_metrics = PluginMetricsRegistry()  # KIP-877: the plugins' own metrics
         self._connectors: dict[str, WorkerConnector] = {}
+        # Guards the map of connectors and the restart counts: held for an instant, never
+        # across plugin code, and never while taking a connector's lock.
         self._lock = threading.RLock()
         self._reconfig_queue: queue.Queue[str | None] = queue.Queue()
         self._reconfig_thread: threading.Thread | None = None
@@ -122,7 +133,8 @@ class Worker:
         log.info("Worker %s started", self.config.worker_id)
 
     def stop(self) -> None:
-        """Stop every connector (tasks commit their offsets), then the stores."""
+        """Stop every connector (tasks commit their offsets; each stop bounded by
+        ``task.shutdown.graceful.timeout.ms``), then the stores."""
         with self._lock:
             names = list(self._connectors)
         for name in names:
@@ -168,6 +180,24 @@ class Worker:
             raise NotFoundError(f"Connector {name} not found")
         return state
 
+    @contextmanager
+    def _locked(self, name: str) -> Iterator[WorkerConnector]:
+        """The connector ``name`` under its lock (NotFoundError if it is not, or no longer,
+        on this worker)."""
+        state = self._get(name)
+        with state.lock:
+            if state.removed:
+                raise NotFoundError(f"Connector {name} not found")
+            yield state
+
+    @property
+    def _graceful_s(self) -> float:
+        return float(self.config["task.shutdown.graceful.timeout.ms"]) / 1000.0
+
+    @property
+    def _call_s(self) -> float:
+        return float(self.config["connector.call.timeout.ms"]) / 1000.0
+
     def validate(self, config: Mapping[str, str]) -> None:
         check_connector_config(
             config,
@@ -201,11 +231,15 @@ class Worker:
                 executor=self.config["task.executor"],
                 exactly_once_source=self.config["exactly.once.source.support"],
             )
-        with self._lock:
-            if name in self._connectors:
-                raise ConnectError(f"Connector {name} already exists")
-            state = WorkerConnector(name, config, None, target)
-            self._connectors[name] = state
+        state = WorkerConnector(name, config, None, target)
+        with state.lock:
+            with self._lock:
+                if name in self._connectors:
+                    raise ConnectError(f"Connector {name} already exists")
+                self._connectors[name] = state
+            if target is not TargetState.STOPPED:
+                # Shown while start() runs (Kafka's state of a connector not yet started).
+                self.status.put(name, None, State.UNASSIGNED)
             self._start_connector_instance(state)
 
     def _start_connector_instance(self, state: WorkerConnector) -> None:
@@ -222,28 +256,33 @@ class Worker:
 
     def _run_connector(self, state: WorkerConnector, verb: str) -> bool | None:
         """Instantiate and start the Connector, generate its task configs and report it
-        RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED."""
+        RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED
+        (``start()`` or ``task_configs()`` raised, or did not return within
+        ``connector.call.timeout.ms``: the connector is then abandoned, see
+        :meth:`_start_plugin`). Called under the connector's lock."""
         try:
             state.resolved = self.hooks.resolve(state.config)
             cls = self.plugins.connector_class(
                 state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
             )
-            connector = cls()
-            state.version, state.task_version = instance_version(connector), None
             state.plugin_metrics = self.plugin_metrics.connector(state.name)
-            connector.initialize(
-                WorkerConnectorContext(
-                    state.name,
-                    self._reconfig_queue.put,
-                    self.status,
-                    self.offset_store,
-                    state.plugin_metrics,
-                )
+            context = WorkerConnectorContext(
+                state.name,
+                self._reconfig_queue.put,
+                self.status,
+                self.offset_store,
+                state.plugin_metrics,
             )
-            state.connector = connector
-            connector.start(state.resolved)
-            state.task_version = class_version(connector.task_class())
-            changed = state.generate_task_configs()
+            self._start_plugin(state, cls, context)
+            changed = state.generate_task_configs(self._call_s)
+        except PluginCallTimeout as e:
+            trace = (
+                f"{type(e).__name__}: {e}. The connector is not running: fix what it waits for, "
+                "or raise connector.call.timeout.ms, then restart it."
+            )
+            log.error("Connector %s failed to %s: %s", state.name, verb, trace)
+            self.status.put(state.name, None, State.FAILED, trace)
+            return None
         except Exception:
             trace = traceback.format_exc()
             log.error("Connector %s failed to %s\n%s", state.name, verb, trace)
@@ -252,6 +291,40 @@ class Worker:
         running = State.PAUSED if state.target is TargetState.PAUSED else State.RUNNING
         self.status.put(state.name, None, running)
         return changed
+
+    def _start_plugin(
+        self, state: WorkerConnector, cls: type, context: WorkerConnectorContext
+    ) -> None:
+        """Instantiate, initialize and start the Connector object on a thread of its own,
+        waiting at most ``connector.call.timeout.ms``. A connector whose ``start()`` raised is
+        kept in ``state`` (its ``stop()`` is called at the next stop, as before); one still
+        starting then is abandoned: PluginCallTimeout, and should it start after all, it is
+        stopped on its own thread."""
+        started: dict[str, Any] = {}  # the connector and its version, once known
+
+        def start() -> tuple[Any, str | None]:
+            connector = cls()
+            started["connector"], started["version"] = connector, instance_version(connector)
+            connector.initialize(context)
+            connector.start(dict(state.resolved))
+            return connector, class_version(connector.task_class())
+
+        def stop_late(result: tuple[Any, str | None]) -> None:
+            log.warning("Connector %s started after it was abandoned; stopping it", state.name)
+            result[0].stop()
+
+        state.connector, state.version, state.task_version = None, None, None
+        try:
+            connector, task_version = call_plugin(
+                start, self._call_s, f"start() of connector {state.name}", on_late=stop_late
+            )
+        except PluginCallTimeout:
+            raise  # the abandoned connector is not kept: it is stopped if it ever starts
+        except Exception:
+            state.connector, state.version = started.get("connector"), started.get("version")
+            raise
+        state.connector, state.version = connector, started.get("version")
+        state.task_version = task_version
 
     def _start_tasks(self, state: WorkerConnector) -> None:
         if not self._fence_zombies(state):
@@ -300,7 +373,9 @@ class Worker:
             return {t: n for (c, t), n in self._auto_restarts.items() if c == name}
 
     def _task_failed(self, runner: TaskHandle) -> None:
-        """Called on the failed task's thread: schedule an automatic restart if configured."""
+        """Called on the failed task's thread: schedule an automatic restart if configured.
+        Takes the map lock only (the connector's lock may be held by a stop joining this
+        task); :meth:`_auto_restart` checks again under the connector's lock."""
         name, task = runner.id.connector, runner.id.task
         with self._lock:
             state = self._connectors.get(name)
@@ -325,18 +400,19 @@ class Worker:
         timer.start()
 
     def _auto_restart(self, name: str, task: int, failed: TaskHandle) -> None:
-        with self._lock:
-            state = self._connectors.get(name)
-            if (
-                state is None
-                or state.runners.get(task) is not failed
-                or state.target is TargetState.STOPPED
-                or task >= len(state.task_configs)
-            ):
-                return  # deleted, stopped, reconfigured or restarted by hand meanwhile
-            state.runners.pop(task, None)
-            self.status.put(name, task, State.RESTARTING)
-            self._start_task(state, task, state.task_configs[task])
+        try:
+            with self._locked(name) as state:
+                if (
+                    state.runners.get(task) is not failed
+                    or state.target is TargetState.STOPPED
+                    or task >= len(state.task_configs)
+                ):
+                    return  # stopped, reconfigured or restarted by hand meanwhile
+                state.runners.pop(task, None)
+                self.status.put(name, task, State.RESTARTING)
+                self._start_task(state, task, state.task_configs[task])
+        except NotFoundError:
+            return  # deleted meanwhile
 
     def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner:
         """Build (not start) the runner of a task of a started connector of this worker."""
@@ -377,37 +453,49 @@ class Worker:
             self.status,
             self.hooks.on_topic,
             self.plugin_metrics,
-            tasks=max(1, sum(len(s.task_configs) for s in list(self._connectors.values()))),
+            tasks=max(1, sum(len(s.task_configs) for s in self._states())),
         )
 
+    def _states(self) -> list[WorkerConnector]:
+        with self._lock:
+            return list(self._connectors.values())
+
     def _stop_tasks(self, state: WorkerConnector) -> None:
-        state.stop_tasks(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
+        state.stop_tasks(self._graceful_s)
+
+    def _stop_instance(self, state: WorkerConnector) -> None:
+        """Stop the tasks, then the Connector object (each bounded by the graceful timeout)."""
+        self._stop_tasks(state)
+        state.stop_connector(self._graceful_s)
 
     def _stop_connector(self, name: str, remove: bool) -> None:
-        with self._lock:
-            state = self._connectors.get(name)
-            if state is None:
-                return
-            self._stop_tasks(state)
-            state.stop_connector()
-            if remove:
-                del self._connectors[name]
-                for i in range(len(state.task_configs)):
-                    self.status.put(name, i, State.DESTROYED)
-                self.status.put(name, None, State.DESTROYED)
+        try:
+            with self._locked(name) as state:
+                self._stop_instance(state)
+                if remove:
+                    state.removed = True
+                    with self._lock:
+                        if self._connectors.get(name) is state:
+                            del self._connectors[name]
+                    for i in range(len(state.task_configs)):
+                        self.status.put(name, i, State.DESTROYED)
+                    self.status.put(name, None, State.DESTROYED)
+        except NotFoundError:
+            return
 
     def delete_connector(self, name: str) -> None:
+        """Stop the connector and its tasks and forget it. Returns within about twice
+        ``task.shutdown.graceful.timeout.ms`` (tasks, then the Connector object), whatever
+        their plugin code does."""
         self._get(name)
         self._stop_connector(name, remove=True)
 
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Pause, resume or stop a connector (tasks commit before they stop)."""
-        with self._lock:
-            state = self._get(name)
+        with self._locked(name) as state:
             previous, state.target = state.target, target
             if target is TargetState.STOPPED:
-                self._stop_tasks(state)
-                state.stop_connector()
+                self._stop_instance(state)
                 for i in range(len(state.task_configs)):
                     self.status.put(name, i, State.DESTROYED)
                 state.task_configs = []
@@ -416,28 +504,25 @@ class Worker:
             if previous is TargetState.STOPPED:
                 self._start_connector_instance(state)
                 return
-            for r in state.runners.values():
+            for r in list(state.runners.values()):
                 r.transition_to(target)
             self.status.put(
                 name, None, State.PAUSED if target is TargetState.PAUSED else State.RUNNING
             )
 
     def restart_connector(self, name: str) -> None:
-        with self._lock:
-            state = self._get(name)
-            self._stop_tasks(state)
-            state.stop_connector()
+        with self._locked(name) as state:
+            self._stop_instance(state)
             self.status.put(name, None, State.RESTARTING)
             self._start_connector_instance(state)
 
     def restart_connector_instance(self, name: str) -> None:
         """Restart only the Connector object (Kafka's plain ``POST .../restart``): stop and
         start it; tasks restart only if its new task configs differ."""
-        with self._lock:
-            state = self._get(name)
+        with self._locked(name) as state:
             if state.target is TargetState.STOPPED:
                 return
-            state.stop_connector()
+            state.stop_connector(self._graceful_s)
             self.status.put(name, None, State.RESTARTING)
             old = list(state.task_configs)
             changed = self._run_connector(state, "restart")
@@ -453,11 +538,9 @@ class Worker:
     def reconfigure_connector(self, name: str, config: Mapping[str, str]) -> None:
         """Replace a connector's config: stop it and its tasks, start with the new config in
         the same target state. Validation is the caller's job."""
-        with self._lock:
-            state = self._get(name)
+        with self._locked(name) as state:
             old_tasks = len(state.task_configs)
-            self._stop_tasks(state)
-            state.stop_connector()
+            self._stop_instance(state)
             state.config = dict(config)
             state.task_configs = []
             self._start_connector_instance(state)
@@ -468,17 +551,26 @@ class Worker:
         return self._get(name).target
 
     def restart_task(self, name: str, task: int) -> None:
-        with self._lock:
-            state = self._get(name)
+        """Stop the task (abandoned after ``task.shutdown.graceful.timeout.ms``) and start it
+        again with its current config."""
+        with self._locked(name) as state:
             if task >= len(state.task_configs):
                 raise NotFoundError(f"Unknown task: {name}-{task}")
-            self._auto_restarts.pop((name, task), None)  # an operator restart resets it
+            with self._lock:
+                self._auto_restarts.pop((name, task), None)  # an operator restart resets it
             runner = state.runners.pop(task, None)
             if runner is not None:
                 runner.stop()
-                runner.join(self.config["task.shutdown.graceful.timeout.ms"] / 1000.0)
-                if runner.is_alive() and hasattr(runner, "abandon"):
-                    runner.abandon()  # stuck: it must not report over its successor
+                runner.join(self._graceful_s)
+                if runner.is_alive():
+                    if hasattr(runner, "abandon"):
+                        runner.abandon()  # stuck: it must not report over its successor
+                    log.error(
+                        "Graceful stop of task %s failed: it did not finish within %.0f ms "
+                        "(task.shutdown.graceful.timeout.ms) and was abandoned",
+                        runner.id,
+                        self._graceful_s * 1000,
+                    )
             self.status.put(name, task, State.RESTARTING)
             self._start_task(state, task, state.task_configs[task])
 
@@ -488,15 +580,16 @@ class Worker:
             if name is None:
                 return
             try:
-                with self._lock:
-                    state = self._connectors.get(name)
-                    if state is None or state.connector is None:
+                with self._locked(name) as state:
+                    if state.connector is None:
                         continue
-                    if state.generate_task_configs():
+                    if state.generate_task_configs(self._call_s):
                         log.info("Connector %s task configs changed; restarting tasks", name)
                         self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
                         self._stop_tasks(state)
                         self._start_tasks(state)
+            except NotFoundError:
+                continue  # deleted meanwhile
             except Exception:
                 trace = traceback.format_exc()
                 log.error("Task reconfiguration of %s failed\n%s", name, trace)
@@ -509,8 +602,7 @@ class Worker:
         return not self._started or (thread is not None and thread.is_alive())
 
     def task_metrics(self) -> list[TaskMetrics]:
-        with self._lock:
-            return [r.metrics for s in self._connectors.values() for r in s.runners.values()]
+        return [r.metrics for s in self._states() for r in dict(s.runners).values()]
 
     def stall(self, name: str, task: int) -> StallReport | None:
         """The task's stall report while it is stuck in one call (task.stall.timeout.ms)."""
@@ -518,8 +610,7 @@ class Worker:
 
     def _watched_tasks(self) -> list[WatchedTask]:
         """The stall watchdog's tasks, with each connector's timeout and action."""
-        with self._lock:
-            states = [(s.name, s.resolved, dict(s.runners)) for s in self._connectors.values()]
+        states = [(s.name, s.resolved, dict(s.runners)) for s in self._states()]
         watched = []
         for name, resolved, runners in states:
             timeout_s = task_limit(resolved, self.config, "task.stall.timeout.ms") / 1000.0
@@ -529,12 +620,16 @@ class Worker:
 
     def _restart_stalled(self, name: str, task: int, handle: TaskHandle) -> None:
         """task.stall.action=restart: restart the task if ``handle`` still runs it."""
-        with self._lock:
-            state = self._connectors.get(name)
-            if state is None or state.runners.get(task) is not handle:
-                return
-            log.warning("Task %s-%d stalled; restarting it (task.stall.action=restart)", name, task)
-            self.restart_task(name, task)
+        try:
+            with self._locked(name) as state:
+                if state.runners.get(task) is not handle:
+                    return
+                log.warning(
+                    "Task %s-%d stalled; restarting it (task.stall.action=restart)", name, task
+                )
+                self.restart_task(name, task)
+        except NotFoundError:
+            return
 
     def runners(self, name: str) -> dict[int, TaskHandle]:
         return dict(self._get(name).runners)

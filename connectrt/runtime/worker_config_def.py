@@ -126,7 +126,20 @@ _WORKER_KEYS = (
         5000,
         Range.at_least(0),
         Importance.LOW,
-        "How long stop waits for tasks to finish and commit.",
+        "How long stop waits for tasks to finish and commit, and for a connector's stop(). A "
+        "task or connector still stopping then is abandoned (a task process is killed) and "
+        "the stop goes on without it.",
+    )
+    .define(
+        "connector.call.timeout.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "connectrt: how long management waits for a connector's start() and task_configs(), "
+        "and for the validation of a config on create and update, before giving up: the "
+        "connector is reported FAILED with a timeout message (a validation answers 500) and "
+        "the call is abandoned, so a request never waits longer on plugin code.",
     )
     .define(
         "task.executor",

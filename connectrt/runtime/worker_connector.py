@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from connectrt.api.connector import (
@@ -19,6 +20,7 @@ from connectrt.api.connector import (
 )
 from connectrt.errors import ConnectError
 from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.plugin_calls import PluginCallTimeout, call_plugin
 from connectrt.runtime.plugin_metrics import PluginMetricsImpl
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.task_executors import TaskHandle
@@ -26,7 +28,7 @@ from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerConnector", "WorkerConnectorContext"]
+__all__ = ["WorkerConnector", "WorkerConnectorContext", "string_task_config"]
 
 
 class WorkerConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -72,7 +74,14 @@ class WorkerConnector:
     ``resolved`` what the connector and its tasks were started with; ``connector`` is None while
     the connector is stopped or failed to start; ``runners`` holds the handles of its running
     tasks by task index. Created when the worker starts the connector and dropped when it is
-    deleted; read and written only under the worker's lock.
+    deleted (``removed`` is then set).
+
+    Threading: its lifecycle (start, stop, reconfiguration, restarts) is serialized by
+    ``lock``, one per connector, so that a connector whose plugin code blocks holds up its own
+    management only; the fields are written under it. Readers take no lock: they read a
+    reference (a config, a copy of ``runners``) that a writer replaces whole or changes with
+    single dict operations. Every call into the connector's plugin code is bounded
+    (:func:`~connectrt.runtime.plugin_calls.call_plugin`).
     """
 
     name: str
@@ -86,6 +95,8 @@ class WorkerConnector:
     version: str | None = None  # the running Connector's version() (KIP-891)
     task_version: str | None = None  # its task class's version()
     fenced_count: int = 0  # tasks of the last generation fenced for (exactly-once sources)
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    removed: bool = False  # deleted from its worker: no further lifecycle change applies
 
     @property
     def connector_type(self) -> str:
@@ -96,13 +107,25 @@ class WorkerConnector:
             return "sink"
         return "unknown"
 
-    def generate_task_configs(self) -> bool:
-        """Ask the connector for task configs; True if they changed."""
+    def generate_task_configs(self, timeout_s: float) -> bool:
+        """Ask the connector for task configs (``task_configs()`` bounded by ``timeout_s``:
+        :class:`~connectrt.runtime.plugin_calls.PluginCallTimeout` beyond); True if they
+        changed. Raises :class:`ConnectError` when the connector generates more tasks than
+        ``tasks.max`` allows or a task config that is not a map of strings to strings."""
         connector = self.connector
         assert connector is not None
         config = self.resolved
         max_tasks = int(config.get("tasks.max", "1"))
-        raw = connector.task_configs(max_tasks)
+        raw, task_class = call_plugin(
+            lambda: (connector.task_configs(max_tasks), connector.task_class()),
+            timeout_s,
+            f"task_configs() of connector {self.name}",
+        )
+        if not isinstance(raw, list | tuple):
+            raise ConnectError(
+                f"The connector {self.name} returned a {type(raw).__name__} from task_configs(),"
+                " not a list of task configs"
+            )
         enforce = str(config.get("tasks.max.enforce", "true")).lower() != "false"
         if len(raw) > max_tasks and enforce:
             raise ConnectError(
@@ -110,10 +133,9 @@ class WorkerConnector:
                 f"than {max_tasks}, the maximum number of tasks it is configured to create. "
                 "This behaviour should be considered a bug and is disallowed."
             )
-        task_class = connector.task_class()
         configs = []
-        for c in raw:
-            tc = {str(k): str(v) for k, v in c.items()}
+        for index, c in enumerate(raw):
+            tc = string_task_config(self.name, index, c)
             tc["task.class"] = f"{task_class.__module__}.{task_class.__qualname__}"
             if isinstance(connector, SinkConnector):
                 for key in ("topics", "topics.regex"):
@@ -124,21 +146,34 @@ class WorkerConnector:
         self.task_configs = configs
         return changed
 
-    def stop_connector(self) -> None:
-        """Stop the Connector object, if any (an error is logged), and forget it and its
-        metrics."""
-        if self.connector is not None:
+    def stop_connector(self, timeout_s: float) -> None:
+        """Stop the Connector object, if any, and forget it and its metrics. An error in its
+        ``stop()`` is logged; a ``stop()`` still running after ``timeout_s`` is abandoned and
+        logged (Kafka Connect's words), and the stop goes on without it."""
+        connector, self.connector = self.connector, None
+        if connector is not None:
             try:
-                self.connector.stop()
+                call_plugin(connector.stop, timeout_s, f"stop() of connector {self.name}")
+            except PluginCallTimeout:
+                log.error(
+                    "Connector '%s' failed to properly shut down within %.0f ms "
+                    "(task.shutdown.graceful.timeout.ms), has become unresponsive, and may be "
+                    "consuming external resources. Correct the configuration for this "
+                    "connector or remove the connector. After fixing the connector, it may be "
+                    "necessary to restart this worker to release any consumed resources.",
+                    self.name,
+                    timeout_s * 1000,
+                )
             except Exception:
                 log.exception("Error stopping connector %s", self.name)
-            self.connector = None
         if self.plugin_metrics is not None:
             self.plugin_metrics.close()
             self.plugin_metrics = None
 
     def stop_tasks(self, timeout_s: float) -> None:
-        """Ask every task to stop, wait up to ``timeout_s`` in all for them, forget them."""
+        """Ask every task to stop, wait up to ``timeout_s`` in all for them, forget them. A
+        task still running then is abandoned: it may report nothing more (a task process is
+        killed by its handle's ``join``), and ``Graceful stop of task ... failed`` is logged."""
         runners = list(self.runners.values())
         for r in runners:
             r.stop()
@@ -149,8 +184,36 @@ class WorkerConnector:
                 if hasattr(r, "abandon"):
                     r.abandon()  # it must not report over the tasks that replace it
                 log.error(
-                    "Graceful stop of task %s failed: it did not finish within "
-                    "task.shutdown.graceful.timeout.ms",
+                    "Graceful stop of task %s failed: it did not finish within %.0f ms "
+                    "(task.shutdown.graceful.timeout.ms) and was abandoned",
                     r.id,
+                    timeout_s * 1000,
                 )
         self.runners.clear()
+
+
+def string_task_config(connector: str, index: int, config: object) -> dict[str, str]:
+    """Check that task config ``index`` of ``connector`` maps strings to strings (Kafka
+    Connect's ``Map<String, String>``) and return a copy; :class:`ConnectError` naming the first
+    key or value that is not a string otherwise (nothing is converted: ``None`` is not
+    ``"None"``)."""
+    if not isinstance(config, Mapping):
+        raise ConnectError(
+            f"The connector {connector} generated task config {index} as a "
+            f"{type(config).__name__}: task configs must map strings to strings"
+        )
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        if not isinstance(key, str):
+            raise ConnectError(
+                f"The connector {connector} generated task config {index} with a key of type "
+                f"{type(key).__name__} ({key!r}): task configs must map strings to strings"
+            )
+        if not isinstance(value, str):
+            raise ConnectError(
+                f"The connector {connector} generated task config {index} whose value for "
+                f"{key!r} is of type {type(value).__name__}, not a string: task configs must "
+                "map strings to strings"
+            )
+        out[key] = value
+    return out

@@ -3,10 +3,11 @@
 Kafka Connect answers ``/health`` by sending a no-op request through its herder's request
 queue: 200 ``healthy`` when it comes back within 10 s, 503 ``starting`` while the herder has
 not finished starting, 500 ``unhealthy`` otherwise, with what the herder was doing at the time
-appended to the message. connectrt's herder has no request thread; its one serialisation point
-is its mutation lock, so the check takes that lock (at most :data:`HEALTH_CHECK_TIMEOUT_S`), and
-then asks the worker's probes: each says what is wrong (its background threads, its Kafka
-cluster) or nothing.
+appended to the message. connectrt's herder has no request thread; its herder-wide lock
+(held for the writes to the config topic, never across plugin code: a connector or task whose
+code blocks holds only its own connector's lock, and is no worker failure) is what the check
+takes (at most :data:`HEALTH_CHECK_TIMEOUT_S`), and then it asks the worker's probes: each says
+what is wrong (its background threads, its Kafka cluster) or nothing.
 
 :class:`HerderStages` records what the herder is doing (``creating connector orders``), so an
 unhealthy answer says where it is stuck: Kafka's stage summaries, in its words.

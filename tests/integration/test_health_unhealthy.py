@@ -1,9 +1,11 @@
 """KIP-1017 through real HTTP: ``GET /health`` answers 500 ``unhealthy``, with the reason, when
 the worker cannot serve requests, and 200 again once it can.
 
-Three ways a worker gets there: the herder is stuck in an operation (a connector whose
-``start()`` blocks), a background thread of the worker died, and Kafka stopped answering (the
-broker process is paused with SIGSTOP, so its port accepts connections but nothing comes back).
+Two ways a worker gets there: a background thread of the worker died, and Kafka stopped
+answering (the broker process is paused with SIGSTOP, so its port accepts connections but
+nothing comes back). A connector whose ``start()`` blocks is not one of them: plugin code never
+holds the herder (issue 27), so /health stays 200 (the herder stuck in an operation is covered
+by the unit tests of :mod:`connectrt.runtime.worker_health`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -44,15 +45,17 @@ def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
             running.stop()
 
 
-def test_health_is_500_while_the_herder_is_stuck_and_200_once_it_is_free(
-    worker: RestWorker, unique_name
-):
+def test_health_stays_200_while_a_connectors_start_blocks(worker: RestWorker, unique_name):
+    """A connector whose ``start()`` blocks is not a worker failure (issue 27): the herder
+    holds no worker-wide lock across plugin code, so /health answers 200 at once while the
+    create waits for the start (at most ``connector.call.timeout.ms``), and the create then
+    answers 201 as soon as the start returns."""
     stuck.RELEASE.clear()
     name = unique_name("blocked")
     config = {"connector.class": "tests.plugins.stuck.BlockingStartSource", "name": name}
     created: list[httpx.Response] = []
-    # The create request waits inside the herder until RELEASE is set (its own client: the
-    # worker's is not shared across threads).
+    # The create request waits for the blocked start() (its own client: the worker's is not
+    # shared across threads).
     creator = threading.Thread(
         target=lambda: created.append(
             httpx.post(
@@ -63,28 +66,27 @@ def test_health_is_500_while_the_herder_is_stuck_and_200_once_it_is_free(
     )
     creator.start()
     wait_for(
-        lambda: (
-            worker.process.herder.stages.summarize() is not None
-            and name in (worker.process.herder.stages.summarize() or "")
-        ),
+        lambda: name in worker.http.get("/connectors").json(),
         60,
-        "the herder to be creating the blocked connector",
+        "the worker to be starting the blocked connector",
     )
-
-    started = time.monotonic()
-    health = worker.http.get("/health")
-    waited = time.monotonic() - started
-    assert health.status_code == 500, health.text
-    body = health.json()
-    assert body["status"] == "unhealthy"
-    assert body["message"].startswith(
-        f"{UNHEALTHY} The worker is currently creating connector {name}, which began at "
-    ), body
-    assert waited >= 9.5  # the check waited Kafka's 10 s for the herder before answering
+    assert worker.http.get(f"/connectors/{name}/status").json()["connector"]["state"] == (
+        "UNASSIGNED"
+    )
+    health = worker.http.get("/health", timeout=5)
+    assert (health.status_code, health.json()) == (200, HEALTHY)
+    assert creator.is_alive(), "the create did not wait for the blocked start()"
 
     stuck.RELEASE.set()
     creator.join(60)
     assert created and created[0].status_code == 201, created
+    wait_for(
+        lambda: (
+            worker.http.get(f"/connectors/{name}/status").json()["connector"]["state"] == "RUNNING"
+        ),
+        60,
+        "the released connector to run",
+    )
     health = worker.http.get("/health")
     assert (health.status_code, health.json()) == (200, HEALTHY)
 

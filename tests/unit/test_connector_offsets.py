@@ -118,7 +118,7 @@ def _offsets(kind: str, admin: _Admin | None = None) -> tuple[ConnectorOffsets, 
         _Registry(),  # type: ignore[arg-type]
         admin or _Admin(),  # type: ignore[arg-type]
         control,
-        threading.RLock(),
+        lambda name: threading.RLock(),
     )
     return offsets, worker, control
 
