@@ -419,7 +419,13 @@ def test_no_secret_in_any_answer_trace_status_record_dlq_header_or_log_line(s: S
     _read_everything(s, names)
     # The traces explain the failures, with the secrets hidden (and the references as
     # written where the plugin quoted its raw config: it was given resolved values).
-    task = s.http.get(f"/connectors/leaky-task-{p.run}/tasks/0/status").json()
+    # The PATCHes above restart the tasks: a task process reports its failure a moment later.
+    task_status = f"/connectors/leaky-task-{p.run}/tasks/0/status"
+    _wait(
+        "the restarted task of leaky-task to fail again",
+        lambda: s.http.get(task_status).json().get("state") == "FAILED",
+    )
+    task = s.http.get(task_status).json()
     assert "cannot log in" in task["trace"] and "[hidden]" in task["trace"], task
     connector = s.http.get(f"/connectors/leaky-connector-{p.run}/status").json()["connector"]
     assert "cannot log in" in connector["trace"] and "[hidden]" in connector["trace"]
