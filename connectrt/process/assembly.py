@@ -65,7 +65,12 @@ def create_herder(
     from connectrt.storage.config_store import MemoryConfigStore
     from connectrt.storage.status_store import MemoryStatusStore
 
-    providers = ConfigProviders.from_worker_config(wc.originals)
+    # Config provider classes load as every other plugin does: discovered, or from a package
+    # of plugin.packages (the worker adds the same directories and packages again; idempotent).
+    plugins.add_plugin_path(wc["plugin.path"], wc["plugin.packages"])
+    providers = ConfigProviders.from_worker_config(
+        wc.originals, lambda name: plugins.load_class(name, "ConfigProvider")
+    )
     redactor = install_log_redaction()  # every log record of the process, plugins' too
     guard = None
     if mode == "worker":

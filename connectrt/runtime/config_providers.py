@@ -30,7 +30,7 @@ from __future__ import annotations
 import importlib
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from connectrt.api.config import with_prefix
@@ -88,15 +88,26 @@ for _cls in (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider):
 del _cls
 
 
-def config_provider_class(name: str) -> type[ConfigProvider]:
+def config_provider_class(
+    name: str, load_class: Callable[[str], type] | None = None
+) -> type[ConfigProvider]:
     """The provider class for an alias or a Python path (``pkg.mod.Class`` or ``pkg.mod:Class``).
 
-    Raises ConfigError naming ``name`` when nothing matches or it is not a ConfigProvider.
+    ``load_class`` is how a worker loads a name that is no alias: through its plugin registry,
+    which imports only discovered plugins and the packages of ``plugin.packages`` (a worker never
+    imports an arbitrary module named in its config). Without it (library use), the Python path
+    is imported. Raises ConfigError naming ``name`` when nothing matches or it is not a
+    ConfigProvider.
     """
     name = name.strip()
     cls = CONFIG_PROVIDER_ALIASES.get(name)
     if cls is not None:
         return cls
+    if load_class is not None:
+        loaded = load_class(name)
+        if not (isinstance(loaded, type) and issubclass(loaded, ConfigProvider)):
+            raise ConfigError(f"{name} is not a ConfigProvider", None, name)
+        return loaded
     module_name, sep, attr = name.partition(":") if ":" in name else name.rpartition(".")
     obj: object = None
     if module_name and sep and attr:
@@ -143,8 +154,11 @@ class ConfigProviders:
         self._providers: dict[str, ConfigProvider] = dict(providers or {})
 
     @classmethod
-    def from_worker_config(cls, props: Mapping[str, str]) -> ConfigProviders:
-        """Instantiate and configure the providers named in ``config.providers``.
+    def from_worker_config(
+        cls, props: Mapping[str, str], load_class: Callable[[str], type] | None = None
+    ) -> ConfigProviders:
+        """Instantiate and configure the providers named in ``config.providers``; classes that
+        are no alias are loaded with ``load_class`` (see :func:`config_provider_class`).
 
         A listed provider without ``config.providers.<name>.class`` is a ConfigError (Kafka
         silently skips it, leaving every reference to it unresolved). Providers already
@@ -162,7 +176,7 @@ class ConfigProviders:
                     raise ConfigError(
                         f"config.providers lists '{name}' but {class_key} is not set", class_key
                     )
-                provider = config_provider_class(class_name)()
+                provider = config_provider_class(class_name, load_class)()
                 provider.configure(with_prefix(props, f"config.providers.{name}.param."))
                 providers[name] = provider
         except BaseException:

@@ -220,3 +220,31 @@ def test_unknown_and_wrong_kind_converters_are_field_errors(fresh: PluginRegistr
         "FileStreamSink is not a Converter"
     ]
     assert values["header.converter"].errors == []
+
+
+def test_a_worker_config_provider_that_is_no_plugin_is_never_imported(
+    fresh: PluginRegistry, canary: tuple[str, Path]
+) -> None:
+    """``config.providers.x.class`` loads through the registry: the built-in aliases work, a
+    module that is no plugin is refused before import, and one in plugin.packages loads."""
+    from connectrt.runtime.config_providers import ConfigProviders
+
+    module, marker = canary
+    props = {
+        "config.providers": "env,x",
+        "config.providers.env.class": "EnvVarConfigProvider",
+        "config.providers.x.class": f"{module}.Canary",
+    }
+
+    def load(name: str) -> type:
+        return fresh.load_class(name, "ConfigProvider")
+
+    with pytest.raises(
+        ConfigError, match="Failed to find any class that implements ConfigProvider"
+    ):
+        ConfigProviders.from_worker_config(props, load)
+    assert not marker.exists()
+    fresh.allow_packages(["gate_canary_pkg"])
+    with pytest.raises(ConfigError, match="is not a ConfigProvider"):
+        ConfigProviders.from_worker_config(props, load)  # allowed, imported: no provider
+    assert marker.exists()
