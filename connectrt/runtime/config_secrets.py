@@ -21,7 +21,9 @@ cache is filled idempotently (a race computes the same ConfigDef twice).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from connectrt.api.config import ConfigDef
@@ -48,6 +50,32 @@ class ConfigSecrets:
         self.providers = providers
         self.redactor = redactor if redactor is not None else process_redactor()
         self._definitions: dict[str, ConfigDef] = {}
+        self._scope = threading.local()  # .held: values held by a transient() on this thread
+
+    @contextmanager
+    def transient(self) -> Iterator[None]:
+        """Within this block, secrets this thread's :meth:`resolve` and :meth:`register_secrets`
+        learn are hidden only until the block ends (:meth:`Redactor.hold`), not for good.
+
+        For requests whose config is not kept: a validate call, and the validation of a create
+        or update (a config that is stored is resolved again, for good, when the worker starts
+        it). Without it any caller could grow the set of secrets the worker hides, and the cost
+        of every redaction, with each request."""
+        outer = getattr(self._scope, "held", None)
+        held: list[str] = []
+        self._scope.held = held
+        try:
+            yield
+        finally:
+            self._scope.held = outer
+            self.redactor.release(held)
+
+    def _register(self, values: Iterable[object]) -> None:
+        held = getattr(self._scope, "held", None)
+        if held is None:
+            self.redactor.register_all(values)
+        else:
+            held += self.redactor.hold(values)
 
     def redact(self, text: str) -> str:
         """``text`` with every secret the worker has seen replaced by ``[hidden]``."""
@@ -62,7 +90,7 @@ class ConfigSecrets:
             self.register_secrets(config, config)
             return dict(config)
         resolved = self.providers.resolve(config)
-        self.redactor.register_all(resolved.substituted_values)  # never show them
+        self._register(resolved.substituted_values)  # never show them
         self.register_secrets(config, resolved.config)
         return dict(resolved.config)
 
@@ -86,7 +114,7 @@ class ConfigSecrets:
                 # A reference (as written, or left unresolved) names a secret, holds none.
                 if value is not None and not is_single_reference(value):
                     values.append(value)
-        self.redactor.register_all(values)
+        self._register(values)
 
     def unresolve(
         self, raw: Mapping[str, str], task_configs: list[dict[str, str]]

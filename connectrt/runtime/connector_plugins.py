@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from connectrt.api.config import ConfigDef, ConfigKey, ConfigType, Importance, Width
@@ -69,7 +70,12 @@ class ConnectorPlugins:
         worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
         executor: str | None = None,
         exactly_once_source: str | None = None,
+        transient: Callable[[], AbstractContextManager[None]] = nullcontext,
     ) -> None:
+        """``transient``: a block within which the secrets ``resolve`` learns are hidden only
+        for the block's duration (:meth:`ConfigSecrets.transient`): a validated config is not
+        kept, so neither are its secrets."""
+        self._transient = transient
         self._executor = executor
         self._exactly_once_source = exactly_once_source
         self._registry = registry
@@ -151,20 +157,21 @@ class ConnectorPlugins:
                 )
         else:
             config = {**config, "connector.class": plugin}
-        resolved = {k: v for k, v in config.items()}
-        present = {k: v for k, v in config.items() if v is not None}
-        resolved.update(self._resolve(present))
-        with errors_as_written(config, resolved, self._redact):
-            result = validate_connector_config(
-                resolved,
-                self._registry,
-                self._policy,
-                self._worker_converters,
-                executor=self._executor,
-                exactly_once_source=self._exactly_once_source,
-                written=config,
-            )
-        return as_written(result, config, resolved, self._redact)
+        with self._transient():
+            resolved = {k: v for k, v in config.items()}
+            present = {k: v for k, v in config.items() if v is not None}
+            resolved.update(self._resolve(present))
+            with errors_as_written(config, resolved, self._redact):
+                result = validate_connector_config(
+                    resolved,
+                    self._registry,
+                    self._policy,
+                    self._worker_converters,
+                    executor=self._executor,
+                    exactly_once_source=self._exactly_once_source,
+                    written=config,
+                )
+            return as_written(result, config, resolved, self._redact)
 
 
 _CONVERTER_TYPES = {

@@ -145,6 +145,7 @@ class Herder(ConnectorViews):
             worker_converters(worker_config),
             executor=worker_config["task.executor"],
             exactly_once_source=worker_config["exactly.once.source.support"],
+            transient=self.secrets.transient,
         )
         self.offsets = ConnectorOffsets(
             worker, registry, offset_admin, self, self.connector_locks.hold
@@ -274,35 +275,39 @@ class Herder(ConnectorViews):
         if not config.get("connector.class"):
             raise BadRequestError(NO_CONNECTOR_TYPE)
         refuse_class_references(config)  # before resolving: never echo a resolved class name
-        resolved = self.resolve(config)
-        # Every error quotes the config as written, never a resolved value or a secret; the
-        # plugin code validation runs is bounded (connector.call.timeout.ms).
-        with errors_as_written(config, resolved, self.secrets.redact) as rewrite:
-            try:
-                result = call_plugin(
-                    lambda: validate_connector_config(
-                        resolved,
-                        self.registry,
-                        self.worker.policy,
-                        worker_converters(self.config),
-                        executor=self.config["task.executor"],
-                        exactly_once_source=self.config["exactly.once.source.support"],
-                        written=config,
-                    ),
-                    self.config["connector.call.timeout.ms"] / 1000.0,
-                    f"the validation of the config of connector {name}",
+        # The secrets validation learns are hidden for its duration only: a config that is
+        # stored is resolved again, for good, when the worker starts it.
+        with self.secrets.transient():
+            resolved = self.resolve(config)
+            # Every error quotes the config as written, never a resolved value or a secret; the
+            # plugin code validation runs is bounded (connector.call.timeout.ms).
+            with errors_as_written(config, resolved, self.secrets.redact) as rewrite:
+                try:
+                    result = call_plugin(
+                        lambda: validate_connector_config(
+                            resolved,
+                            self.registry,
+                            self.worker.policy,
+                            worker_converters(self.config),
+                            executor=self.config["task.executor"],
+                            exactly_once_source=self.config["exactly.once.source.support"],
+                            written=config,
+                        ),
+                        self.config["connector.call.timeout.ms"] / 1000.0,
+                        f"the validation of the config of connector {name}",
+                    )
+                except PluginCallTimeout as e:
+                    raise PluginCallTimeout(
+                        f"Request timed out: {e}. Nothing was changed (connector.call.timeout.ms)"
+                    ) from None
+            messages = [rewrite(m) for m in result.error_messages()]
+            if messages:
+                raise BadRequestError(
+                    "Connector configuration is invalid and contains the following "
+                    f"{len(messages)} error(s):\n" + "\n".join(messages) + "\nYou can also find "
+                    "the above list of errors at the endpoint "
+                    "`/connector-plugins/{connectorType}/config/validate`"
                 )
-            except PluginCallTimeout as e:
-                raise PluginCallTimeout(
-                    f"Request timed out: {e}. Nothing was changed (connector.call.timeout.ms)"
-                ) from None
-        messages = [rewrite(m) for m in result.error_messages()]
-        if messages:
-            raise BadRequestError(
-                f"Connector configuration is invalid and contains the following {len(messages)} "
-                "error(s):\n" + "\n".join(messages) + "\nYou can also find the above list of "
-                "errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
-            )
         return config
 
     def create_connector(

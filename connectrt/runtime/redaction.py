@@ -143,6 +143,7 @@ class Redactor:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._secrets: set[str] = set()
+        self._held: dict[str, int] = {}  # values hidden while a request needs them, counted
         self._pattern: re.Pattern[str] | None = None
 
     def register(self, value: str | None) -> None:
@@ -162,6 +163,41 @@ class Redactor:
             before = len(self._secrets)
             self._secrets |= fresh
             if len(self._secrets) != before:
+                self._rebuild()
+
+    def hold(self, values: Iterable[object]) -> list[str]:
+        """Hide each of ``values`` until :meth:`release` (counted: concurrent holders of one
+        value each release it). For secrets a request brings only for its own duration (a
+        validate call, a create that is refused): registering them for good would let any
+        caller grow the redactor without bound. Returns what to pass to :meth:`release`."""
+        held = []
+        for v in values:
+            v = getattr(v, "value", v)
+            if isinstance(v, str) and len(v) >= MIN_REDACTED_LENGTH:
+                held.append(v)
+        if not held:
+            return held
+        with self._lock:
+            changed = False
+            for v in held:
+                changed |= v not in self._held and v not in self._secrets
+                self._held[v] = self._held.get(v, 0) + 1
+            if changed:
+                self._rebuild()
+        return held
+
+    def release(self, held: Iterable[str]) -> None:
+        """End one :meth:`hold` of each value; values registered for good stay hidden."""
+        with self._lock:
+            changed = False
+            for v in held:
+                n = self._held.get(v, 0) - 1
+                if n > 0:
+                    self._held[v] = n
+                else:
+                    self._held.pop(v, None)
+                    changed |= v not in self._secrets
+            if changed:
                 self._rebuild()
 
     def unregister(self, value: str) -> None:
@@ -187,7 +223,7 @@ class Redactor:
         return len(self._secrets)
 
     def _rebuild(self) -> None:
-        forms = {form for s in self._secrets for form in secret_forms(s)}
+        forms = {form for s in self._secrets | self._held.keys() for form in secret_forms(s)}
         # Longest first, so a secret containing another is replaced whole.
         ordered = sorted(forms, key=lambda f: (-len(f), f))
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None

@@ -256,6 +256,13 @@ class RedactingFilter(logging.Filter):
     def register_all(self, values: Iterable[object]) -> None:
         self.redactor.register_all(values)
 
+    def hold(self, values: Iterable[object]) -> list[str]:
+        """Redact ``values`` until :meth:`release` (see :meth:`Redactor.hold`)."""
+        return self.redactor.hold(values)
+
+    def release(self, held: Iterable[str]) -> None:
+        self.redactor.release(held)
+
     def secrets_in(self, texts: Iterable[str]) -> list[str]:
         """The registered values that occur in any of ``texts``."""
         return self.redactor.secrets_in(texts)

@@ -263,3 +263,29 @@ def test_errors_raised_with_a_resolved_value_are_rewritten() -> None:
     with pytest.raises(DataError) as caught, errors_as_written(raw, resolved):
         raise DataError("cannot use resolved-value-9 here")
     assert str(caught.value) == "cannot use ${file:/s.properties:n} here"
+
+
+def test_secrets_of_a_transient_block_are_hidden_only_for_its_duration() -> None:
+    """A validate call's secrets are hidden while it runs, then dropped: 1,000 calls with new
+    passwords leave the redactor as it was (no caller can grow it without bound)."""
+    secrets, redactor = _secrets()
+    secrets.resolve({"connector.class": f"{_Typed.__module__}._Typed", "db.password": "kept-pw"})
+    for i in range(1000):
+        with secrets.transient():
+            secrets.resolve(
+                {"connector.class": f"{_Typed.__module__}._Typed", "db.password": f"pw-{i:04}"}
+            )
+            assert redactor.redact(f"login pw-{i:04}") == f"login {HIDDEN}"
+    assert len(redactor) == 1 and redactor.redact("pw-0999 kept-pw") == f"pw-0999 {HIDDEN}"
+
+
+def test_a_held_value_stays_hidden_until_its_last_holder_releases_it() -> None:
+    redactor = Redactor()
+    first, second = redactor.hold(["shared-secret"]), redactor.hold(["shared-secret"])
+    redactor.release(first)
+    assert redactor.redact("shared-secret") == HIDDEN
+    redactor.release(second)
+    assert redactor.redact("shared-secret") == "shared-secret"
+    redactor.register("shared-secret")  # registered for good: a hold's release keeps it
+    redactor.release(redactor.hold(["shared-secret"]))
+    assert redactor.redact("shared-secret") == HIDDEN
