@@ -2,8 +2,10 @@
 
 Layering, lowest to highest precedence: connectrt's defaults -> worker ``producer.*`` /
 ``consumer.*`` / ``admin.*`` -> connector ``producer.override.*`` etc. (as far as
-``connector.client.config.override.policy`` allows) -> settings the runtime must own
-(``group.id``, ``enable.auto.commit``...).
+``connector.client.config.override.policy`` allows, and never what
+:mod:`~connectrt.runtime.client_override_safety` refuses: commands, libraries, callbacks, and
+URLs or files outside the worker's allowlists) -> settings the runtime must own (``group.id``,
+``enable.auto.commit``...).
 
 Defaults favour safety, then throughput:
 
@@ -34,6 +36,7 @@ from typing import Any
 
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
+from connectrt.runtime.client_override_safety import OverrideSafety
 
 log = logging.getLogger(__name__)
 
@@ -138,22 +141,31 @@ class OverridePolicy:
     ``allowlist`` (the worker's ``connector.client.config.override.allowlist``: unprefixed
     client keys such as ``linger.ms``; empty allows nothing). ``Principal`` allows the three
     SASL/security keys and is deprecated in Kafka 4.2 (Allowlist with those three keys does the
-    same). Immutable; safe to share between threads.
+    same).
+
+    Whatever the policy, ``safety`` (:class:`~connectrt.runtime.client_override_safety.
+    OverrideSafety`) refuses overrides that would make the worker run a command, load a library,
+    install a callback, or fetch a URL / read a file outside the worker's allowlists; the
+    default refuses all of those. Immutable; safe to share between threads.
     """
 
-    def __init__(self, name: str, allowlist: Iterable[str] = ()) -> None:
+    def __init__(
+        self, name: str, allowlist: Iterable[str] = (), safety: OverrideSafety | None = None
+    ) -> None:
         short = policy_name(name)
         if short is None:
             raise ConfigError(f"Unknown {POLICY_CONFIG} {name}", POLICY_CONFIG, name)
         self.name = short
         self.allowlist = frozenset(a.strip() for a in allowlist if a.strip())
+        self.safety = safety if safety is not None else OverrideSafety()
 
     @classmethod
     def from_worker_config(cls, config: Any) -> OverridePolicy:
-        """The policy a worker config asks for (a WorkerConfig or its parsed values)."""
+        """The policy a worker config asks for (a WorkerConfig or its parsed values), with the
+        worker's URL and directory allowlists and kinit commands."""
         name = str(config[POLICY_CONFIG])
         allowlist = config[ALLOWLIST_CONFIG] or ()
-        policy = cls(name, allowlist)
+        policy = cls(name, allowlist, OverrideSafety.from_worker_config(config))
         if policy.name == "Principal":
             log.warning(
                 "%s=Principal is deprecated (Kafka 4.2, KIP-1188): use Allowlist with %s=%s",
@@ -174,11 +186,16 @@ class OverridePolicy:
         return False
 
     def violations(self, connector_config: Mapping[str, str]) -> dict[str, str]:
-        """Config key -> error message for every override this policy rejects."""
+        """Config key -> error message for every override this policy (or its safety limits)
+        rejects. Messages name keys, never values."""
         out: dict[str, str] = {}
         for prefix in ("producer.override.", "consumer.override.", "admin.override."):
-            for key in with_prefix(connector_config, prefix):
-                if not self.allows(key):
+            overrides = with_prefix(connector_config, prefix)
+            unsafe = self.safety.refusals(overrides)
+            for key in overrides:
+                if key in unsafe:
+                    out[prefix + key] = unsafe[key]
+                elif not self.allows(key):
                     out[prefix + key] = (
                         f"The '{self.name}' policy does not allow '{key}' to be overridden in "
                         "the connector configuration."

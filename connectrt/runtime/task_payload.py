@@ -69,7 +69,7 @@ def build_runner(
     factory = RunnerFactory(
         wc,
         plugins,
-        OverridePolicy(wc["connector.client.config.override.policy"]),
+        OverridePolicy.from_worker_config(wc),
         offset_store,
         status,
         on_topic,

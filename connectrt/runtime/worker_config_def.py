@@ -503,6 +503,32 @@ _WORKER_KEYS = (
         "prefix, e.g. linger.ms) connectors may override. Empty: none.",
     )
     .define(
+        "connector.client.config.override.allowed.urls",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.MEDIUM,
+        "URLs a connector's client overrides may make the worker fetch "
+        "(sasl.oauthbearer.token.endpoint.url; Azure IMDS metadata authentication), matched "
+        "exactly, whatever the override policy (Kafka 4.0's "
+        "org.apache.kafka.sasl.oauthbearer.allowed.urls). Empty: none. The worker file's own "
+        "producer./consumer./admin. settings are not limited.",
+    )
+    .define(
+        "connector.client.config.override.allowed.directories",
+        ConfigType.LIST,
+        "",
+        None,
+        Importance.MEDIUM,
+        "Directories under which a connector's client overrides may name files the worker "
+        "reads (ssl.ca.location, ssl.key.location, ssl.certificate.location, "
+        "ssl.keystore.location, ssl.crl.location, https.ca.location, sasl.kerberos.keytab, "
+        "OIDC assertion files), symbolic links resolved, whatever the override policy. Empty: "
+        "none. Commands, libraries and callbacks (sasl.kerberos.kinit.cmd, "
+        "plugin.library.paths, ssl.engine.location, ssl.providers, *_cb...) are never allowed "
+        "in connector overrides.",
+    )
+    .define(
         "topic.creation.enable",
         ConfigType.BOOLEAN,
         True,
