@@ -49,6 +49,7 @@ from typing import Any
 
 from connectrt.runtime.call_reports import CallMirror
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.task_executors import TaskHandle, WorkerView
 from connectrt.runtime.task_runner import TaskId
@@ -232,6 +233,11 @@ class SparkTaskExecutor:
                 worker_props=dict(self.worker_config.originals),
                 connector_config=resolved,
                 task_config=dict(task_config),
+                redact=tuple(
+                    process_redactor().secrets_in(
+                        str(v) for v in {**resolved, **task_config}.values()
+                    )
+                ),
             )
             handle = SparkTaskHandle(self, payload, on_failure)
             try:

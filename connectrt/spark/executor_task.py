@@ -40,13 +40,15 @@ import os
 import socket
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.call_reports import CallReport, CallReporter
 from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.offset_stores import create_offset_store
+from connectrt.runtime.redaction import process_redactor
+from connectrt.runtime.secrets import install_log_redaction
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.task_payload import TaskPayload, build_runner
 from connectrt.runtime.worker_config import WorkerConfig
@@ -73,10 +75,13 @@ class TaskAttemptFailed(Exception):
 @dataclass(frozen=True)
 class SparkTaskPayload(TaskPayload):
     """A task launch on Spark: the shared payload plus the driver's run id and signal topic
-    (the launch's signals carry both)."""
+    (the launch's signals carry both), and ``redact``, the secret values the driver keeps out
+    of its logs that occur in this task's configs (the executor hides them in its status
+    records, traces, DLQ headers and log lines too)."""
 
     run: str = ""
     signal_topic: str = ""
+    redact: tuple[str, ...] = field(default=(), repr=False)
 
 
 class TransactionalOnlyOffsets(MemoryOffsetStore):
@@ -118,6 +123,9 @@ def run_task_partition(payloads: Iterable[SparkTaskPayload]) -> Iterator[dict[st
 
 
 def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
+    # The executor writes status records (traces) itself: it hides the driver's secrets too.
+    process_redactor().register_all(payload.redact)
+    install_log_redaction()
     wc = WorkerConfig.from_props(payload.worker_props)
     task_id = payload.task_id
     attempt = task_attempt()
