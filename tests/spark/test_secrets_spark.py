@@ -243,7 +243,7 @@ def test_a_task_failing_on_an_executor_leaks_no_secret(
     executor_failures = [r for r in records if "cannot log in" in r]
     assert executor_failures, "the executor's FAILED status (its trace) reached the status topic"
 
-    spark_worker.http.delete(f"/connectors/{name}")
+    assert http.delete(f"/connectors/{name}").status_code == 204
     spark_worker.stop()  # every process of the tree has flushed its output
     log = spark_worker.log.read_text(encoding="utf-8", errors="replace")
     assert "task starting" in log and "cannot log in" in log, "the executor's lines are in it"
