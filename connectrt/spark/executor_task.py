@@ -27,8 +27,9 @@ handling, producer/consumer), with
   every few seconds and at the end (:meth:`ExecutorStatusWriter.put_metrics`).
 
 The runner runs on the Spark task's own thread. A clean stop returns the task's metrics; a
-failed task raises :class:`TaskAttemptFailed` (its trace was reported FAILED first), so Spark
-re-runs it while ``spark.task.maxFailures`` allows. Only plain data crosses to the executor:
+failed task raises :class:`TaskAttemptFailed` (its trace was reported FAILED first; its message
+is that trace with the driver's secrets hidden, as Spark logs it), so Spark re-runs it while
+``spark.task.maxFailures`` allows. Only plain data crosses to the executor:
 the worker properties, the resolved connector and task configs (secrets included, as in the
 config topic of a Kafka Connect cluster: protect Spark's RPC accordingly), ids.
 """
@@ -39,6 +40,7 @@ import logging
 import os
 import socket
 import threading
+import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +49,7 @@ from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.call_reports import CallReport, CallReporter
 from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.offset_stores import create_offset_store
-from connectrt.runtime.redaction import process_redactor
+from connectrt.runtime.redaction import process_redactor, redact
 from connectrt.runtime.secrets import install_log_redaction
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.task_payload import TaskPayload, build_runner
@@ -69,7 +71,8 @@ log = logging.getLogger(__name__)
 
 
 class TaskAttemptFailed(Exception):
-    """Raised in the Spark task when the connector task failed (Spark then re-runs it)."""
+    """Raised in the Spark task when the connector task failed (Spark then re-runs it); its
+    message is the failure's whole trace, redacted (see :func:`run_task`)."""
 
 
 @dataclass(frozen=True)
@@ -123,9 +126,25 @@ def run_task_partition(payloads: Iterable[SparkTaskPayload]) -> Iterator[dict[st
 
 
 def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
-    # The executor writes status records (traces) itself: it hides the driver's secrets too.
+    """Run ``payload``'s task on this thread to its end: its metrics, or
+    :class:`TaskAttemptFailed`.
+
+    The executor writes status records (traces) and log lines itself: it hides the driver's
+    secrets (``payload.redact``) too. What escapes from here crosses to Spark, which logs it
+    (the executor's "Exception in task", the driver's job failure, py4j's DEBUG lines) and
+    sends it to the driver: only a :class:`TaskAttemptFailed` escapes, whose message is the
+    whole failure (the chain of causes, formatted) redacted, with no exception chained.
+    """
     process_redactor().register_all(payload.redact)
     install_log_redaction()
+    try:
+        return _run_task(payload)
+    except Exception as e:
+        trace = "".join(traceback.format_exception(e)).rstrip()
+        raise TaskAttemptFailed(redact(trace)) from None
+
+
+def _run_task(payload: SparkTaskPayload) -> dict[str, Any]:
     wc = WorkerConfig.from_props(payload.worker_props)
     task_id = payload.task_id
     attempt = task_attempt()
@@ -172,7 +191,7 @@ def run_task(payload: SparkTaskPayload) -> dict[str, Any]:
         runner.run()  # on this thread; returns after the final commit (or the failure)
         if runner.failed is not None:
             raise TaskAttemptFailed(
-                f"Task {task_id} failed on attempt {attempt}: {runner.failed!r}"
+                f"Task {task_id} failed on attempt {attempt}"
             ) from runner.failed
         return {"task": payload.task, "attempt": attempt, "metrics": runner.metrics.snapshot()}
     finally:
