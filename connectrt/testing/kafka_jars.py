@@ -104,6 +104,9 @@ def kafka_classpath(
                 time.sleep(0.5)
         try:
             if not _is_complete(folder, pom):  # another process may have finished meanwhile
+                # Left by a resolution that was killed; nobody else writes them while we lock.
+                for leftover in root.glob(f".{version}.*-*"):
+                    shutil.rmtree(leftover, ignore_errors=True)
                 _resolve(folder, pom, mvn, max(deadline - time.monotonic(), 60.0))
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)

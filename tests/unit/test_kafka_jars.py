@@ -59,6 +59,8 @@ def test_cache_root_honours_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_
 def test_concurrent_resolutions_run_maven_once(tmp_path: Path) -> None:
     mvn, runs = _fake_mvn(tmp_path)
     cache = tmp_path / "cache"
+    killed = cache / f".{kafka_version()}.partial-x1"  # what a killed resolution leaves
+    (killed / "libs").mkdir(parents=True)
     results: list[Path] = []
     errors: list[BaseException] = []
 
