@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup check test test-stress demo bench clean
+.PHONY: setup check test test-kafka test-stress demo bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ check: setup
 
 test: setup
 	$(BIN)/pytest -q
+
+# The integration tests on a single-node Apache Kafka broker started for the run (Java 17+;
+# Maven fetches the broker's jars into ~/.cache/connectrt/kafka the first time).
+test-kafka: setup
+	CONNECTRT_TEST_BROKER=kafka $(BIN)/pytest -q -m integration $(PYTEST_ARGS)
 
 # The integration, e2e and Spark tests while a CPU hog keeps STRESS_CORES cores busy, as on a
 # laptop doing other work. The hogs are stopped however pytest ends.

@@ -2,6 +2,7 @@
 ``spark_connect_server`` and ``spark_connect``.
 
 Enable in a ``conftest.py`` with ``pytest_plugins = ["connectrt.testing.pytest_plugin"]``.
+``CONNECTRT_TEST_BROKER`` chooses the broker (see :mod:`connectrt.testing.broker_choice`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from connectrt.broker import EmbeddedBroker
+from connectrt.testing.broker_choice import SessionBroker, broker_from_env
+from connectrt.testing.kafka_broker import KafkaBroker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -25,14 +27,35 @@ if TYPE_CHECKING:
 _counter = itertools.count()
 
 
+# Data folders of Apache Kafka test brokers kept because tests failed; named in the summary.
+_kept_broker_folders: list[str] = []
+
+
 @pytest.fixture(scope="session")
-def broker() -> Iterator[EmbeddedBroker]:
-    """One embedded Kafka-protocol broker for the whole session (memory storage).
+def broker(request: pytest.FixtureRequest) -> Iterator[SessionBroker]:
+    """One broker for the whole session, chosen by ``CONNECTRT_TEST_BROKER``: ``embedded``
+    (the default: the in-memory embedded broker), ``kafka`` (a single-node Apache Kafka started
+    for the session) or ``HOST:PORT`` (a broker you run, neither started nor stopped here).
 
     Isolate tests by unique topic and group names (see ``unique_name``), never by restarting it.
+    When tests failed, an Apache Kafka broker's data folder and log are kept and named at the
+    end of the run.
     """
-    with EmbeddedBroker() as embedded:
-        yield embedded
+    chosen = broker_from_env()
+    chosen.start()
+    try:
+        yield chosen
+    finally:
+        if isinstance(chosen, KafkaBroker) and request.session.testsfailed:
+            chosen.keep_data = True
+            _kept_broker_folders.append(str(chosen.log_path))
+        chosen.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the Apache Kafka broker logs kept for failed tests."""
+    for log_path in _kept_broker_folders:
+        terminalreporter.write_line(f"Apache Kafka test broker log kept: {log_path}")
 
 
 @pytest.fixture

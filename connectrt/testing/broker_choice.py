@@ -1,0 +1,153 @@
+"""Which broker the tests run on: ``CONNECTRT_TEST_BROKER``.
+
+* ``embedded`` (the default, also when unset or empty): :class:`connectrt.broker.EmbeddedBroker`,
+  the in-memory Tansu broker; no Java needed.
+* ``kafka``: :class:`connectrt.testing.kafka_broker.KafkaBroker`, a single-node Apache Kafka
+  started for the session (Java 17+; Maven the first time, to fetch the jars).
+* ``HOST:PORT`` (``[::1]:9092`` for IPv6): :class:`ExternalBroker`, a broker the user runs;
+  the tests neither start nor stop it, they check that it answers a metadata request.
+
+All three offer the :class:`SessionBroker` interface the ``broker`` fixture yields.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from types import TracebackType
+from typing import Protocol
+
+from connectrt.broker import EmbeddedBroker
+from connectrt.errors import ConnectError
+from connectrt.testing.kafka_broker import KafkaBroker
+
+__all__ = ["TEST_BROKER_ENV", "ExternalBroker", "SessionBroker", "broker_from_env"]
+
+#: The environment variable that chooses the test broker.
+TEST_BROKER_ENV = "CONNECTRT_TEST_BROKER"
+
+_client_logger = logging.getLogger("connectrt.testing.broker_choice.client")
+
+
+class SessionBroker(Protocol):
+    """What tests may use of the ``broker`` fixture, whichever broker it is."""
+
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def bootstrap_servers(self) -> str: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def output_tail(self) -> str: ...
+
+    def start(self) -> SessionBroker: ...
+
+    def stop(self) -> None: ...
+
+
+class ExternalBroker:
+    """A Kafka broker someone else runs at ``host:port``: never started or stopped here.
+
+    ``start()`` only checks that it answers a metadata request within ``startup_timeout``
+    seconds (ConnectError otherwise); ``stop()`` does nothing. ``pid`` is None and
+    ``output_tail()`` empty: its process and logs are not ours. Thread-safe.
+    """
+
+    def __init__(self, host: str, port: int, *, startup_timeout: float = 30.0) -> None:
+        self.host = host
+        self._port = port
+        self._startup_timeout = startup_timeout
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self._port}"
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def output_tail(self) -> str:
+        return ""
+
+    def is_alive(self) -> bool:
+        """Whether the broker answers a metadata request within 5 s."""
+        return self._metadata_error(5.0) is None
+
+    def start(self) -> ExternalBroker:
+        deadline = time.monotonic() + self._startup_timeout
+        error = self._metadata_error(self._startup_timeout)
+        while error is not None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            error = self._metadata_error(max(deadline - time.monotonic(), 0.5))
+        if error is not None:
+            raise ConnectError(
+                f"No Kafka broker answers at {self.bootstrap_servers} ({TEST_BROKER_ENV}) "
+                f"within {self._startup_timeout:.0f} s: {error}"
+            )
+        return self
+
+    def stop(self) -> None:
+        """Nothing to do: the broker is not ours."""
+
+    def __enter__(self) -> ExternalBroker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _metadata_error(self, timeout: float) -> Exception | None:
+        # Local import: only this adapter talks to the client library.
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "socket.connection.setup.timeout.ms": 5000,
+                "logger": _client_logger,
+            }
+        )
+        try:
+            admin.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            return exc
+        return None
+
+
+def broker_from_env(value: str | None = None) -> EmbeddedBroker | KafkaBroker | ExternalBroker:
+    """The (not yet started) broker ``value`` names; ``None`` reads ``CONNECTRT_TEST_BROKER``.
+
+    Raises ConnectError naming the three accepted forms for anything else.
+    """
+    if value is None:
+        value = os.environ.get(TEST_BROKER_ENV, "")
+    choice = value.strip()
+    if choice in ("", "embedded"):
+        return EmbeddedBroker()
+    if choice == "kafka":
+        return KafkaBroker()
+    host, sep, port_text = choice.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if sep and host and port_text.isdigit() and 0 < int(port_text) < 65536:
+        return ExternalBroker(host, int(port_text))
+    raise ConnectError(
+        f"{TEST_BROKER_ENV}={value!r}: expected 'embedded' (the default), 'kafka' (Apache "
+        "Kafka started for the session) or HOST:PORT of a running broker"
+    )

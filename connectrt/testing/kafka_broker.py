@@ -1,0 +1,438 @@
+"""A single-node Apache Kafka broker for tests, run from Maven jars with plain ``java -cp``.
+
+:class:`KafkaBroker` runs one KRaft node (broker and controller in one JVM) on two free loopback
+ports, with its own data folder (a temporary directory unless given), and offers the interface
+of :class:`connectrt.broker.EmbeddedBroker` that tests use (``bootstrap_servers``, ``port``,
+``pid``, ``is_alive()``, ``output_tail()``, ``start()``/``stop()``, context manager), so the
+``broker`` fixture can yield either. It needs Java 17+ (:mod:`connectrt.testing.java_runtime`)
+and, the first time on a machine, Maven to fetch the jars (:mod:`connectrt.testing.kafka_jars`).
+
+Lifecycle: ``start()`` once; it formats the storage (a random cluster id, ``StorageTool format
+--standalone``), starts the JVM and returns once the log says "Kafka Server started", a metadata
+request succeeds and the process is still alive; otherwise it kills the JVM and raises
+:class:`KafkaBrokerError` whose message holds the log's tail and the data folder. ``stop()``
+sends SIGTERM, then SIGKILL after ``stop_timeout``; it is idempotent and removes a data folder it
+created unless ``keep_data`` is set. For fault tests, ``kill()`` SIGKILLs the JVM and
+``restart()`` starts it again on the same ports and data folder (what it had durably written
+survives). Not thread-safe for the lifecycle calls; the read-only properties may be used from
+any thread.
+
+Layout of the data folder: ``server.properties``, ``log4j2.properties``, ``broker.log`` (the
+broker's Log4j output, appended across restarts), ``jvm.out`` (the JVM's own stdout/stderr) and
+``kraft/`` (the log segments and metadata).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+from connectrt.errors import ConnectError
+from connectrt.ports import free_port
+from connectrt.testing.java_runtime import require_java
+from connectrt.testing.kafka_jars import kafka_classpath
+
+__all__ = ["KafkaBroker", "KafkaBrokerError"]
+
+_READY_MARKER = "Kafka Server started"
+_client_logger = logging.getLogger("connectrt.testing.kafka_broker.client")
+_TAIL_LINES = 60
+
+
+class KafkaBrokerError(ConnectError):
+    """The Apache Kafka test broker could not be formatted, started or reached."""
+
+
+def _random_cluster_id() -> str:
+    """What ``StorageTool random-uuid`` prints: a random UUID, URL-safe base64 without padding,
+    never starting with '-' (Kafka's rule, so the id cannot look like a command-line flag)."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not text.startswith("-"):
+            return text
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class KafkaBroker:
+    """One Apache Kafka 4.x KRaft node on ``127.0.0.1``, for tests.
+
+    ``port=None`` picks a free broker port; the controller port is always picked. ``java`` and
+    ``mvn`` name the binaries (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties``
+    adds or overrides broker settings. ``startup_timeout`` bounds one start (formatting, JVM
+    start, readiness; not the first jar download, which :func:`kafka_classpath` bounds).
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        startup_timeout: float = 180.0,
+        stop_timeout: float = 30.0,
+        java: str | None = None,
+        mvn: str | None = None,
+        heap: str = "512m",
+        properties: Mapping[str, str] | None = None,
+        keep_data: bool = False,
+    ) -> None:
+        self._requested_port = port
+        self._port: int | None = None
+        self._controller_port: int | None = None
+        self._requested_data_dir = Path(data_dir) if data_dir is not None else None
+        self._data_dir: Path | None = None
+        self._owns_data_dir = False
+        self._startup_timeout = startup_timeout
+        self._stop_timeout = stop_timeout
+        self._java_arg = java
+        self._mvn = mvn
+        self._heap = heap
+        self._extra = dict(properties or {})
+        #: Keep the data folder (logs included) on ``stop()`` even when this broker created it.
+        self.keep_data = keep_data
+        self._java: str | None = None
+        self._libs: Path | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._jvm_out: int | None = None
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        """The PLAINTEXT listener's port."""
+        if self._port is None:
+            raise KafkaBrokerError("KafkaBroker has not been started")
+        return self._port
+
+    @property
+    def controller_port(self) -> int:
+        """The KRaft controller listener's port."""
+        if self._controller_port is None:
+            raise KafkaBrokerError("KafkaBroker has not been started")
+        return self._controller_port
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``127.0.0.1:PORT``, for the ``bootstrap.servers`` client setting."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def data_dir(self) -> Path:
+        """The broker's folder (configs, logs, ``kraft/`` data)."""
+        if self._data_dir is None:
+            raise KafkaBrokerError("KafkaBroker has not been started")
+        return self._data_dir
+
+    @property
+    def log_path(self) -> Path:
+        """The broker's Log4j log, ``broker.log`` in the data folder."""
+        return self.data_dir / "broker.log"
+
+    def is_alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def output_tail(self, lines: int = _TAIL_LINES) -> str:
+        """The last lines of the broker's log, then of the JVM's own output if it wrote any."""
+        if self._data_dir is None:
+            return ""
+        text = _tail(self.log_path, lines)
+        jvm = _tail(self._data_dir / "jvm.out", lines)
+        if jvm:
+            text = f"{text}\n-- JVM output ({self._data_dir / 'jvm.out'}):\n{jvm}"
+        return text
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> KafkaBroker:
+        """Format the storage, start the broker and wait until it is ready (see the module)."""
+        if self._proc is not None:
+            raise KafkaBrokerError("KafkaBroker already started")
+        self._java = require_java(self._java_arg)
+        self._libs = kafka_classpath(mvn=self._mvn)
+        if self._requested_data_dir is not None:
+            self._data_dir = self._requested_data_dir
+            self._data_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            self._data_dir = Path(tempfile.mkdtemp(prefix="connectrt-kafka-"))
+            self._owns_data_dir = True
+        self._port = self._requested_port if self._requested_port is not None else free_port()
+        self._controller_port = free_port()
+        while self._controller_port == self._port:
+            self._controller_port = free_port()
+        self._write_configs()
+        try:
+            self._format_storage()
+            self._launch()
+        except BaseException:
+            self._kill_process()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM the broker, SIGKILL it after ``stop_timeout`` s; remove the data folder this
+        broker created unless ``keep_data``. Idempotent."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=self._stop_timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+            except ProcessLookupError:
+                pass
+        self._close_jvm_out()
+        if self._owns_data_dir and not self.keep_data and self._data_dir is not None:
+            shutil.rmtree(self._data_dir, ignore_errors=True)
+            self._owns_data_dir = False
+
+    def kill(self) -> None:
+        """SIGKILL the broker (a crash: nothing flushed, no controlled shutdown) and reap it.
+        The ports and data folder stay reserved for :meth:`restart`."""
+        self._kill_process()
+
+    def restart(self) -> None:
+        """Start the broker again on the same ports and data folder, killing it first (SIGKILL)
+        if it still runs; returns once it is ready, as ``start()`` does."""
+        if self._data_dir is None or self._port is None:
+            raise KafkaBrokerError("KafkaBroker has not been started")
+        if not (self._data_dir / "kraft" / "meta.properties").exists():
+            raise KafkaBrokerError(f"No formatted data folder to restart from: {self._data_dir}")
+        self._kill_process()
+        try:
+            self._launch()
+        except BaseException:
+            self._kill_process()
+            raise
+
+    def __enter__(self) -> KafkaBroker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _classpath(self) -> str:
+        assert self._libs is not None
+        return str(self._libs / "*")
+
+    def _jvm_options(self, heap: str) -> list[str]:
+        return [
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-Djava.awt.headless=true",
+            "-XX:+ExitOnOutOfMemoryError",
+            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+        ]
+
+    def _write_configs(self) -> None:
+        settings = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
+            "listeners": (
+                f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}"
+            ),
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "log.dirs": str(self.data_dir / "kraft"),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+        }
+        settings.update(self._extra)
+        lines = [f"{key}={value}" for key, value in settings.items()]
+        (self.data_dir / "server.properties").write_text("\n".join(lines) + "\n", "utf-8")
+        log4j = [
+            "status = warn",
+            "name = connectrt-kafka-test-broker",
+            "appender.file.type = File",
+            "appender.file.name = FILE",
+            f"appender.file.fileName = {self.log_path}",
+            "appender.file.append = true",
+            "appender.file.layout.type = PatternLayout",
+            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+            "rootLogger.level = INFO",
+            "rootLogger.appenderRef.file.ref = FILE",
+            # The per-request loggers are noise at INFO on a busy test broker.
+            "logger.request.name = kafka.request.logger",
+            "logger.request.level = WARN",
+            "logger.authorizer.name = kafka.authorizer.logger",
+            "logger.authorizer.level = WARN",
+        ]
+        (self.data_dir / "log4j2.properties").write_text("\n".join(log4j) + "\n", "utf-8")
+
+    def _format_storage(self) -> None:
+        if (self.data_dir / "kraft" / "meta.properties").exists():
+            return  # formatted before (a data folder given again)
+        assert self._java is not None
+        cmd = [
+            self._java,
+            *self._jvm_options("256m"),
+            "-cp",
+            self._classpath(),
+            "kafka.tools.StorageTool",
+            "format",
+            "--cluster-id",
+            _random_cluster_id(),
+            "--config",
+            str(self.data_dir / "server.properties"),
+            "--standalone",
+        ]
+        try:
+            result = subprocess.run(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=self._startup_timeout,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise KafkaBrokerError(f"Formatting the Kafka storage failed: {exc}") from exc
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).strip()[-4000:]
+            raise KafkaBrokerError(
+                f"'kafka.tools.StorageTool format' exited with status {result.returncode} "
+                f"(data folder {self.data_dir}):\n{output}"
+            )
+
+    def _launch(self) -> None:
+        assert self._java is not None
+        log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self._close_jvm_out()
+        self._jvm_out = os.open(
+            self.data_dir / "jvm.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+        )
+        cmd = [
+            self._java,
+            *self._jvm_options(self._heap),
+            "-cp",
+            self._classpath(),
+            "kafka.Kafka",
+            str(self.data_dir / "server.properties"),
+        ]
+        try:
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._jvm_out,
+                stderr=subprocess.STDOUT,
+                cwd=self.data_dir,
+                start_new_session=True,  # a Ctrl-C in the terminal reaches the test, not the JVM
+            )
+        except OSError as exc:
+            raise KafkaBrokerError(f"Could not start {self._java!r}: {exc}") from exc
+        self._wait_until_ready(log_offset)
+
+    def _fail(self, reason: str) -> KafkaBrokerError:
+        return KafkaBrokerError(
+            f"Apache Kafka test broker on {self.bootstrap_servers} {reason}. Data folder "
+            f"(kept): {self.data_dir}. Last lines of {self.log_path}:\n"
+            f"{self.output_tail() or '(empty)'}"
+        )
+
+    def _log_says_started(self, offset: int) -> bool:
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(offset)
+                return _READY_MARKER.encode() in handle.read()
+        except OSError:
+            return False
+
+    def _wait_until_ready(self, log_offset: int) -> None:
+        # Local import: only this adapter talks to the client library.
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        assert self._proc is not None
+        proc = self._proc
+        deadline = time.monotonic() + self._startup_timeout
+        while not self._log_says_started(log_offset):
+            if proc.poll() is not None:
+                self.keep_data = True
+                raise self._fail(f"exited with status {proc.returncode} before it was ready")
+            if time.monotonic() > deadline:
+                self.keep_data = True
+                raise self._fail(
+                    f"did not log {_READY_MARKER!r} within {self._startup_timeout:.0f} s"
+                )
+            time.sleep(0.2)
+        admin = AdminClient(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "socket.connection.setup.timeout.ms": 5000,
+                "logger": _client_logger,
+            }
+        )
+        last_error: Exception | None = None
+        while True:
+            if proc.poll() is not None:
+                self.keep_data = True
+                raise self._fail(f"exited with status {proc.returncode} after starting")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.keep_data = True
+                raise self._fail(
+                    f"did not answer a metadata request within {self._startup_timeout:.0f} s "
+                    f"(last error: {last_error})"
+                )
+            try:
+                admin.list_topics(timeout=min(5.0, max(remaining, 0.1)))
+            except KafkaException as exc:
+                last_error = exc
+                time.sleep(0.2)
+                continue
+            if proc.poll() is None:
+                return
+
+    def _kill_process(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=30)
+
+    def _close_jvm_out(self) -> None:
+        if self._jvm_out is not None:
+            os.close(self._jvm_out)
+            self._jvm_out = None
