@@ -265,5 +265,7 @@ def failure_trace(error: BaseException) -> str:
     Kafka Connect's traces, then Python's traceback (which prints the causes first and this
     exception last). So a ``raise ... from cause`` reads top-down: what failed, then why."""
     cls = type(error)
-    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    name = (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
     return f"{name}: {error}\n" + "".join(traceback.format_exception(error))
