@@ -46,6 +46,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.errors import ConnectError, RetriableError
+from connectrt.runtime.cluster_limits import (
+    DLQ_REPLICATION_FACTOR_CONFIG,
+    replication_factor_refusal,
+)
 from connectrt.runtime.dlq_documents import source_record_document
 from connectrt.runtime.dlq_headers import RawHeaders, context_headers
 from connectrt.runtime.dlq_sizing import (
@@ -259,9 +263,16 @@ class ErrorHandler:
 
     def _create_dlq_topic(self, admin: AdminClient) -> None:
         topic = self.policy.dlq_topic
-        if topic in admin.list_topics(timeout=15).topics:
+        metadata = admin.list_topics(timeout=15)
+        if topic in metadata.topics:
             return
         factor = self.policy.dlq_replication_factor
+        # Refused here on every broker (Apache Kafka refuses it too; some brokers do not).
+        refusal = replication_factor_refusal(
+            DLQ_REPLICATION_FACTOR_CONFIG, factor, len(metadata.brokers) or factor
+        )
+        if refusal:
+            raise ConnectError(f"Could not create the dead letter queue topic {topic}: {refusal}")
         futures = admin.create_topics([NewTopic(topic, 1, factor)], operation_timeout=15)
         try:
             futures[topic].result(15)

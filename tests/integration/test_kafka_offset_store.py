@@ -178,7 +178,9 @@ def test_replication_factor_above_the_brokers_is_refused_naming_the_setting(
         replication_factor=brokers + 2,
         timeout=10.0,
     )
-    with pytest.raises(ConfigError, match="offset.storage.replication.factor") as refused:
+    with pytest.raises(
+        ConfigError, match=re.escape("offset.storage.replication.factor")
+    ) as refused:
         store.start()
     assert f"the Kafka cluster has {brokers} broker" in str(refused.value)
     store.stop()
