@@ -97,6 +97,9 @@ class FileStreamSourceConnector(SourceConnector):
     def stop(self) -> None:
         pass
 
+    def records_have_keys(self, config: Mapping[str, str]) -> bool | None:
+        return False  # one record per line, its value; never a key
+
     def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
         return "SUPPORTED" if config.get(FILE_CONFIG) else "UNSUPPORTED"
 

@@ -145,6 +145,15 @@ class SourceConnector(Connector):
         fresh, un-started instance by validation."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
+    def records_have_keys(self, config: Mapping[str, str]) -> bool | None:
+        """Whether the records this connector's tasks produce, with ``config``, carry a key:
+        False when they never do, True when they always do, None (the default) when the
+        connector does not say. Beyond Kafka: validation refuses a topic creation group with
+        ``cleanup.policy=compact`` for a connector answering False (and no transforms, which
+        could set a key), since a compacted topic refuses records without a key. Called on a
+        fresh, un-started instance by validation."""
+        return None
+
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[Any, Mapping[str, Any] | None]
     ) -> bool:

@@ -20,6 +20,7 @@ from connectrt.api.config import ConfigDef, ConfigValue
 from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients import OverridePolicy
+from connectrt.runtime.cluster_limits import replication_factor_errors
 from connectrt.runtime.connector_config_classes import check_converters, refuse_class_references
 from connectrt.runtime.connector_config_def import (
     COMMON_CONFIG_DEF,
@@ -31,7 +32,11 @@ from connectrt.runtime.exactly_once_config import check_exactly_once
 from connectrt.runtime.guarded_calls import plugin_call
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
 from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
-from connectrt.runtime.topic_creation import validate_topic_creation
+from connectrt.runtime.topic_creation import (
+    compacted_group_errors,
+    uses_topic_creation,
+    validate_topic_creation,
+)
 from connectrt.transforms.chain import validate_transforms
 
 __all__ = [
@@ -81,6 +86,7 @@ def validate_connector_config(
     executor: str | None = None,
     exactly_once_source: str | None = None,
     written: Mapping[str, str | None] | None = None,
+    brokers: int | None = None,
 ) -> ValidationResult:
     """Validate ``config`` completely; never raises for invalid values (errors are per field).
 
@@ -98,6 +104,8 @@ def validate_connector_config(
     (``task.memory.limit.mb``) are checked against it.
     ``exactly_once_source`` is the worker's ``exactly.once.source.support``, when known
     (:func:`~connectrt.runtime.exactly_once_config.check_exactly_once`).
+    ``brokers`` is the Kafka cluster's number of brokers, when known: replication factors
+    above it are errors (:mod:`~connectrt.runtime.cluster_limits`).
     """
     class_name = (written if written is not None else config).get("connector.class")
     if not class_name:
@@ -117,11 +125,23 @@ def validate_connector_config(
     if issubclass(cls, SinkConnector):
         _check_topics(config, values)
     elif issubclass(cls, SourceConnector):
-        for key, errors in validate_topic_creation(config).items():
-            cv = values.setdefault(key, ConfigValue(key, config.get(key)))
-            cv.errors.extend(e for e in errors if e not in cv.errors)
+        _add_errors(values, config, validate_topic_creation(config))
         assert isinstance(connector, SourceConnector)
+        if uses_topic_creation(config) and not (present_values.get("transforms") or "").strip():
+            keyed = plugin_call(
+                cls,
+                "records_have_keys()",
+                lambda: connector.records_have_keys(present_values),
+            )
+            if keyed is False:
+                _add_errors(values, config, compacted_group_errors(config))
         check_exactly_once(config, values, connector, exactly_once_source)
+    if brokers is not None:
+        _add_errors(
+            values,
+            config,
+            replication_factor_errors(config, brokers, source=issubclass(cls, SourceConnector)),
+        )
     if executor is not None:
         _check_executor(values, executor)
     present = {k: v for k, v in config.items() if v is not None}
@@ -173,6 +193,16 @@ def _check_topics(config: Mapping[str, str | None], values: dict[str, ConfigValu
             )
 
 
+def _add_errors(
+    values: dict[str, ConfigValue],
+    config: Mapping[str, str | None],
+    errors: Mapping[str, list[str]],
+) -> None:
+    for key, messages in errors.items():
+        cv = values.setdefault(key, ConfigValue(key, config.get(key)))
+        cv.errors.extend(e for e in messages if e not in cv.errors)
+
+
 def _check_executor(values: dict[str, ConfigValue], executor: str) -> None:
     limit = values.get("task.memory.limit.mb")
     if limit is None or limit.errors or not limit.value or executor == "processes":
@@ -192,6 +222,7 @@ def check_connector_config(
     *,
     executor: str | None = None,
     exactly_once_source: str | None = None,
+    brokers: int | None = None,
 ) -> ValidationResult:
     """Validate and raise one ConfigError (Kafka's wording) listing every error."""
     result = validate_connector_config(
@@ -201,6 +232,7 @@ def check_connector_config(
         worker_converters,
         executor=executor,
         exactly_once_source=exactly_once_source,
+        brokers=brokers,
     )
     messages = result.error_messages()
     if messages:

@@ -71,11 +71,14 @@ class ConnectorPlugins:
         executor: str | None = None,
         exactly_once_source: str | None = None,
         transient: Callable[[], AbstractContextManager[None]] = nullcontext,
+        brokers: Callable[[], int | None] = lambda: None,
     ) -> None:
         """``transient``: a block within which the secrets ``resolve`` learns are hidden only
         for the block's duration (:meth:`ConfigSecrets.transient`): a validated config is not
-        kept, so neither are its secrets."""
+        kept, so neither are its secrets. ``brokers``: the Kafka cluster's number of brokers
+        (None when unknown: replication factors are then not checked against it)."""
         self._transient = transient
+        self._brokers = brokers
         self._executor = executor
         self._exactly_once_source = exactly_once_source
         self._registry = registry
@@ -157,6 +160,7 @@ class ConnectorPlugins:
                 )
         else:
             config = {**config, "connector.class": plugin}
+        brokers = self._brokers()
         with self._transient():
             resolved = {k: v for k, v in config.items()}
             present = {k: v for k, v in config.items() if v is not None}
@@ -170,6 +174,7 @@ class ConnectorPlugins:
                     executor=self._executor,
                     exactly_once_source=self._exactly_once_source,
                     written=config,
+                    brokers=brokers,
                 )
             return as_written(result, config, resolved, self._redact)
 

@@ -18,6 +18,11 @@ a source record that fails conversion or transformation is written as a JSON doc
 record (:mod:`.dlq_documents`: topic, source partition and offset, key, value, headers, the
 stage) with the same context headers (:mod:`.dlq_headers`).
 
+The DLQ (its topic, when missing, and its producer) is set up when the task starts
+(:meth:`ErrorHandler.open`), before any record is consumed: a DLQ the cluster refuses fails the
+task at once with "Could not initialize dead letter queue with topic=..." (Kafka Connect's
+words), never at the first bad record with that record's error on top.
+
 A DLQ record larger than its topic accepts is written truncated, marked by the
 ``__connect.errors.truncated`` header and naming its original topic, partition and offset
 (:mod:`.dlq_sizing`): a record too large for the DLQ never fails a task that tolerates it.
@@ -41,6 +46,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.errors import ConnectError, RetriableError
+from connectrt.runtime.cluster_limits import (
+    DLQ_REPLICATION_FACTOR_CONFIG,
+    replication_factor_refusal,
+)
 from connectrt.runtime.dlq_documents import source_record_document
 from connectrt.runtime.dlq_headers import RawHeaders, context_headers
 from connectrt.runtime.dlq_sizing import (
@@ -55,7 +64,7 @@ from connectrt.runtime.task_runner import TaskId, TaskStage
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ErrorHandler", "ErrorPolicy", "ToleranceExceeded"]
+__all__ = ["DeadLetterQueueInitError", "ErrorHandler", "ErrorPolicy", "ToleranceExceeded"]
 
 _TOLERABLE_STAGES = frozenset(
     {
@@ -70,6 +79,10 @@ _BACKOFF_START_MS = 300
 
 class ToleranceExceeded(ConnectError):
     """A failure the error policy does not tolerate; the task fails with it."""
+
+
+class DeadLetterQueueInitError(ConnectError):
+    """The dead letter queue could not be set up (its topic created or its producer made)."""
 
 
 @dataclass(frozen=True)
@@ -218,30 +231,56 @@ class ErrorHandler:
             message += f" Record: {_describe(failure)}"
         log.error(message, exc_info=failure.error)
 
-    def _dlq_producer(self) -> Producer:
-        """The DLQ producer, created (with the topic, if missing) at the first DLQ record and
-        sized from the topic's record size limit (:mod:`.dlq_sizing`)."""
-        if self._dlq is None:
+    def open(self) -> None:
+        """Set up the dead letter queue, if one is set: create its topic when missing and its
+        producer, sized from the topic's record size limit (:mod:`.dlq_sizing`). Task runners
+        call it at task start, before anything is consumed or polled, so a DLQ the cluster
+        cannot hold (a replication factor above its broker count, creation refused) fails the
+        task at once, as in Kafka Connect, not at the first bad record. Idempotent; raises
+        :class:`DeadLetterQueueInitError` (the topic named first, the cause chained)."""
+        if self._dlq is not None or not self.policy.dlq_topic:
+            return
+        topic = self.policy.dlq_topic
+        try:
             admin = AdminClient(dict(self._admin_config))
             self._create_dlq_topic(admin)
-            limit = topic_record_limit(admin, self.policy.dlq_topic)
-            config, self._dlq_limit = sized_producer_config(self._producer_config, limit)
-            config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
-            config["on_delivery"] = self._on_dlq_delivery
-            self._dlq = Producer(config)
+            limit = topic_record_limit(admin, topic)
+        except Exception as e:
+            raise DeadLetterQueueInitError(
+                f"Could not initialize dead letter queue with topic={topic}"
+            ) from e
+        config, self._dlq_limit = sized_producer_config(self._producer_config, limit)
+        config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
+        config["on_delivery"] = self._on_dlq_delivery
+        self._dlq = Producer(config)
+
+    def _dlq_producer(self) -> Producer:
+        """The DLQ producer: set up by :meth:`open` (at task start for the task runners, at
+        the first DLQ record for users that do not open the handler first)."""
+        self.open()
+        assert self._dlq is not None
         return self._dlq
 
     def _create_dlq_topic(self, admin: AdminClient) -> None:
         topic = self.policy.dlq_topic
-        if topic in admin.list_topics(timeout=15).topics:
+        metadata = admin.list_topics(timeout=15)
+        if topic in metadata.topics:
             return
-        futures = admin.create_topics([NewTopic(topic, 1, self.policy.dlq_replication_factor)])
+        factor = self.policy.dlq_replication_factor
+        # Refused here on every broker (Apache Kafka refuses it too; some brokers do not).
+        refusal = replication_factor_refusal(
+            DLQ_REPLICATION_FACTOR_CONFIG, factor, len(metadata.brokers) or factor
+        )
+        if refusal:
+            raise ConnectError(f"Could not create the dead letter queue topic {topic}: {refusal}")
+        futures = admin.create_topics([NewTopic(topic, 1, factor)], operation_timeout=15)
         try:
             futures[topic].result(15)
         except Exception as e:
             if "TOPIC_ALREADY_EXISTS" not in str(e):
                 raise ConnectError(
-                    f"Could not create the dead letter queue topic {topic}: {e}"
+                    f"Could not create the dead letter queue topic {topic} (1 partition, "
+                    f"errors.deadletterqueue.topic.replication.factor={factor}): {e}"
                 ) from e
 
     def _on_dlq_delivery(self, err: Any, msg: Any) -> None:

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from connectrt.errors import AlreadyExistsError, NotFoundError
+from connectrt.runtime.cluster_limits import BrokerCount
 from connectrt.runtime.config_secrets import ConfigSecrets
 from connectrt.runtime.connector_config import (
     NO_CONNECTOR_TYPE,
@@ -133,6 +134,8 @@ class Herder(ConnectorViews):
         self.masker = masker
         self.guard = guard
         self.secrets = ConfigSecrets(registry, masker, providers, redactor)
+        # The cluster's size, for the replication factor checks of validations (cached a while).
+        self.brokers = BrokerCount(offset_admin.broker_count)
         self._lock = threading.RLock()  # the config store writes; never across plugin code
         self.connector_locks = ConnectorLocks()
         self._ready = threading.Event()
@@ -146,6 +149,7 @@ class Herder(ConnectorViews):
             executor=worker_config["task.executor"],
             exactly_once_source=worker_config["exactly.once.source.support"],
             transient=self.secrets.transient,
+            brokers=self.brokers,
         )
         self.offsets = ConnectorOffsets(
             worker, registry, offset_admin, self, self.connector_locks.hold
@@ -277,6 +281,7 @@ class Herder(ConnectorViews):
         refuse_class_references(config)  # before resolving: never echo a resolved class name
         # The secrets validation learns are hidden for its duration only: a config that is
         # stored is resolved again, for good, when the worker starts it.
+        brokers = self.brokers()  # None when the cluster does not answer: not checked then
         with self.secrets.transient():
             resolved = self.resolve(config)
             # Every error quotes the config as written, never a resolved value or a secret; the
@@ -292,6 +297,7 @@ class Herder(ConnectorViews):
                             executor=self.config["task.executor"],
                             exactly_once_source=self.config["exactly.once.source.support"],
                             written=config,
+                            brokers=brokers,
                         ),
                         self.config["connector.call.timeout.ms"] / 1000.0,
                         f"the validation of the config of connector {name}",

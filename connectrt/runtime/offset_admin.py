@@ -21,6 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConnectError
+from connectrt.runtime.cluster_limits import BROKER_COUNT_TIMEOUT_S, broker_count
 
 __all__ = ["OffsetAdmin"]
 
@@ -51,6 +52,10 @@ class OffsetAdmin:
     def cluster_id(self) -> str | None:
         admin = self._admin()
         return admin.describe_cluster(request_timeout=_TIMEOUT_S).result(_TIMEOUT_S).cluster_id
+
+    def broker_count(self, timeout_s: float = BROKER_COUNT_TIMEOUT_S) -> int | None:
+        """The cluster's number of brokers, None when it does not answer within ``timeout_s``."""
+        return broker_count(self._config, timeout_s)
 
     def probe(self, timeout_s: float) -> str | None:
         """For health checks: None when the cluster answers within ``timeout_s``, else why."""

@@ -214,6 +214,7 @@ class SinkTaskRunner(TaskRunner):
 
     # -- main loop --------------------------------------------------------------------------
     def execute(self) -> None:
+        self.errors.open()  # the dead letter queue, before anything is consumed
         self.task.initialize(SinkTaskContextImpl(self))
         self.call_clock.enter("start")
         self.task.start(self.task_config)

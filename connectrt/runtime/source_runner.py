@@ -124,6 +124,7 @@ class SourceTaskRunner(TaskRunner):
             log.exception("Error calling stop() on source task %s", self.id)
 
     def execute(self) -> None:
+        self.errors.open()  # the dead letter queue, before anything is polled
         cfg = dict(self._producer_config)
         if not self._sender.wants_commit_record:
             cfg["delivery.report.only.error"] = True

@@ -605,7 +605,18 @@ class SourceBatchSender:
             )
             return
         if err is not None and self.delivery_error is None:
-            self.delivery_error = (err, f"topic={msg.topic()} partition={msg.partition()}")
+            where = f"topic={msg.topic()} partition={msg.partition()}"
+            if err.code() == KafkaError.INVALID_RECORD and msg.key() is None:
+                where += _KEYLESS_HINT
+            self.delivery_error = (err, where)
+
+
+_KEYLESS_HINT = (
+    "; the record has no key, and a topic with cleanup.policy=compact refuses records without "
+    "a key (the broker's INVALID_RECORD: 'Broker failed to validate record'): give the "
+    "records a key (e.g. with the ValueToKey transform) or write them to a topic that is not "
+    "compacted"
+)
 
 
 def _index_of(records: list[SourceRecord], record: SourceRecord) -> int:

@@ -27,7 +27,7 @@ from connectrt.runtime.task_liveness import CallClock, thread_stack
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TaskConverters", "TaskId", "TaskRunner", "TaskStage", "class_path"]
+__all__ = ["TaskConverters", "TaskId", "TaskRunner", "TaskStage", "class_path", "failure_trace"]
 
 
 @dataclass(frozen=True, order=True)
@@ -218,7 +218,7 @@ class TaskRunner(threading.Thread):
             self.execute()
         except BaseException as e:
             self.failed = e
-            trace = traceback.format_exc()
+            trace = failure_trace(e)
             log.error("Task %s threw an uncaught and unrecoverable exception\n%s", self.id, trace)
             if not self._abandoned:
                 self.status.put(self.id.connector, self.id.task, State.FAILED, trace)
@@ -258,3 +258,14 @@ class TaskRunner(threading.Thread):
 
     def while_paused(self) -> None:
         """Called about twice a second while paused (keep clients alive, commit offsets)."""
+
+
+def failure_trace(error: BaseException) -> str:
+    """A failed task's trace: the exception that failed the task on the first line, as in
+    Kafka Connect's traces, then Python's traceback (which prints the causes first and this
+    exception last). So a ``raise ... from cause`` reads top-down: what failed, then why."""
+    cls = type(error)
+    name = (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
+    return f"{name}: {error}\n" + "".join(traceback.format_exception(error))

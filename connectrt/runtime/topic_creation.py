@@ -27,7 +27,11 @@ As in Kafka:
 * lists are comma separated (whitespace around items trimmed), so a regex cannot contain ``,``.
 
 Stricter than Kafka: a listed group without ``include`` is a validation error (Kafka accepts it
-and the group then matches no topic).
+and the group then matches no topic); a group with ``cleanup.policy=compact`` is refused for a
+connector whose records have no key, when the connector says so
+(:meth:`~connectrt.api.SourceConnector.records_have_keys`) and no transform could set one
+(:func:`compacted_group_errors`); and replication factors above the cluster's broker count are
+refused at validate time (:mod:`connectrt.runtime.cluster_limits`).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "TopicCreationConfig",
     "TopicCreationGroup",
     "TopicCreator",
+    "compacted_group_errors",
     "uses_topic_creation",
     "validate_topic_creation",
 ]
@@ -142,6 +147,32 @@ def validate_topic_creation(config: Mapping[str, str | None]) -> dict[str, list[
     if not uses_topic_creation(config):
         return {}
     return _parse(config)[1]
+
+
+def compacted_group_errors(config: Mapping[str, str | None]) -> dict[str, list[str]]:
+    """Per-key errors for the groups of ``config`` (default and listed) whose
+    ``cleanup.policy`` includes ``compact``: for a connector whose records carry no key (a
+    compacted topic refuses a record without a key: Kafka's "Broker failed to validate
+    record"). The caller decides that the records have no key."""
+    errors: dict[str, list[str]] = {}
+    names = [DEFAULT_GROUP, *(g.strip() for g in (config.get(GROUPS_CONFIG) or "").split(","))]
+    for name in dict.fromkeys(n for n in names if n):
+        key = f"{PREFIX}{name}.cleanup.policy"
+        value = config.get(key)
+        policies = {p.strip().lower() for p in (value or "").split(",")}
+        if "compact" in policies:
+            errors[key] = [
+                _invalid(
+                    key,
+                    value,
+                    "a topic with cleanup.policy=compact accepts only records with a key, and "
+                    "this connector's records have none (nor does any transform set one), so "
+                    "the broker would refuse every record it writes to such a topic. Remove "
+                    "compact from the policy, or add transforms that set a key (e.g. "
+                    "ValueToKey)",
+                )
+            ]
+    return errors
 
 
 def _invalid(key: str, value: object, reason: str) -> str:

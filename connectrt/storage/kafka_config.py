@@ -23,6 +23,7 @@ from connectrt.storage.config_codec import (
     task_count_record,
 )
 from connectrt.storage.config_store import ConfigListener, ConfigSnapshot, _ConfigView, dispatch
+from connectrt.storage.internal_topics import CONFIGS, InternalTopic
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import TargetState
 
@@ -41,6 +42,10 @@ class KafkaConfigStore:
     the listeners, on the calling thread, once per distinct ``(kind, name)`` in topic order.
     Records this store wrote itself are skipped when read back (they were applied already).
     Thread-safe.
+
+    ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
+    existing topic that is not compacted, or a replication factor above the cluster's
+    brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
     """
 
     def __init__(
@@ -53,6 +58,7 @@ class KafkaConfigStore:
         consumer_config: Mapping[str, Any] | None = None,
         admin_config: Mapping[str, Any] | None = None,
         topic_configs: Mapping[str, str] | None = None,
+        internal: InternalTopic | None = CONFIGS,
         timeout: float = 30.0,
     ) -> None:
         self._view = _ConfigView()
@@ -72,6 +78,7 @@ class KafkaConfigStore:
             replication_factor=replication_factor,
             topic_configs=topic_configs,
             timeout=timeout,
+            internal=internal,
         )
 
     @property

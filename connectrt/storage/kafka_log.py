@@ -46,7 +46,13 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.errors import ConnectError
+from connectrt.errors import ConfigError, ConnectError
+from connectrt.storage.internal_topics import (
+    InternalTopic,
+    cleanup_policy_refusal,
+    replication_factor_refusal,
+    topic_cleanup_policy,
+)
 from connectrt.storage.topic_writer import TopicWriter
 
 __all__ = ["RecordCallback", "TopicLog"]
@@ -78,6 +84,10 @@ class TopicLog:
     """One topic, replayed to ``on_record`` and written through an idempotent producer.
 
     ``replication_factor=-1`` lets the broker pick (its ``default.replication.factor``).
+    ``internal`` (a worker's internal topic: configs, offsets, status) makes ``start`` refuse,
+    with :class:`ConfigError`, an existing topic whose cleanup policy is not ``compact`` and a
+    missing one whose replication factor exceeds the cluster's brokers
+    (:mod:`~connectrt.storage.internal_topics`).
     ``timeout`` bounds how long ``start`` waits for the cluster and how long any read may go
     without progress before it fails with :class:`ConnectError`.
     """
@@ -95,6 +105,7 @@ class TopicLog:
         topic_configs: Mapping[str, str] | None = None,
         timeout: float = 30.0,
         start_at_snapshot: bool = False,
+        internal: InternalTopic | None = None,
     ) -> None:
         if partitions < 1:
             raise ConnectError(f"partitions must be at least 1, got {partitions}")
@@ -112,6 +123,7 @@ class TopicLog:
         self._topic_configs = {"cleanup.policy": "compact", **(topic_configs or {})}
         self._timeout = timeout
         self._start_at_snapshot = start_at_snapshot
+        self._internal = internal
         self._fetch_wait_s = float(consumer.get("fetch.wait.max.ms", 500)) / 1000.0
 
         self._consumer: Consumer | None = None
@@ -357,7 +369,18 @@ class TopicLog:
             raise self._unreachable(exc) from exc
         existing = metadata.topics.get(self.topic)
         if existing is not None and existing.error is None:
+            self._verify_cleanup_policy(admin)
             return
+        internal = self._internal
+        brokers = len(metadata.brokers)
+        if internal is not None and brokers:
+            refusal = replication_factor_refusal(
+                self.topic, internal, self._replication_factor, brokers
+            )
+            if refusal:
+                raise ConfigError(
+                    refusal, internal.replication_setting, str(self._replication_factor)
+                )
         new_topic = NewTopic(
             self.topic,
             num_partitions=self._partitions,
@@ -370,7 +393,8 @@ class TopicLog:
         except KafkaException as exc:
             kerr = exc.args[0] if exc.args else None
             if isinstance(kerr, KafkaError) and kerr.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                return  # created concurrently by another worker
+                self._verify_cleanup_policy(admin)  # created concurrently by another worker
+                return
             raise ConnectError(f"Could not create topic {self.topic}: {exc}") from exc
         except TimeoutError as exc:
             raise self._unreachable(exc) from exc
@@ -380,6 +404,17 @@ class TopicLog:
             self._partitions,
             self._replication_factor,
         )
+
+    def _verify_cleanup_policy(self, admin: AdminClient) -> None:
+        """Refuse an existing internal topic that is not compacted (skipped when the broker
+        does not describe the policy; see :mod:`~connectrt.storage.internal_topics`)."""
+        internal = self._internal
+        if internal is None:
+            return
+        policy = topic_cleanup_policy(admin, self.topic, self._timeout)
+        refusal = None if policy is None else cleanup_policy_refusal(self.topic, internal, policy)
+        if refusal:
+            raise ConfigError(refusal, internal.topic_setting, self.topic)
 
     def _wait_for_partitions(self, consumer: Consumer) -> list[int]:
         # Also warms the consumer's metadata, so OFFSET_BEGINNING is resolved at once instead

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from connectrt.storage.internal_topics import OFFSETS, InternalTopic
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.offsets import _check_entries
 
@@ -34,6 +35,10 @@ class KafkaOffsetStore:
     Kafka Connect's own default is 3, which a single-broker cluster rejects. Thread-safe:
     concurrent ``set`` calls for one key leave the view matching the topic's order (the record
     with the highest offset wins). ``get`` returns None for keys that have no offset.
+
+    ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
+    existing topic that is not compacted, or a replication factor above the cluster's
+    brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
     """
 
     def __init__(
@@ -47,6 +52,7 @@ class KafkaOffsetStore:
         consumer_config: Mapping[str, Any] | None = None,
         admin_config: Mapping[str, Any] | None = None,
         topic_configs: Mapping[str, str] | None = None,
+        internal: InternalTopic | None = OFFSETS,
         timeout: float = 30.0,
         start_at_snapshot: bool = False,
     ) -> None:
@@ -66,6 +72,7 @@ class KafkaOffsetStore:
             topic_configs=topic_configs,
             timeout=timeout,
             start_at_snapshot=start_at_snapshot,
+            internal=internal,
         )
         self._timeout = timeout
 

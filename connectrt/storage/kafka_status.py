@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.errors import ConnectError
+from connectrt.storage.internal_topics import STATUS, InternalTopic
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import Status
 from connectrt.storage.status_codec import (
@@ -41,6 +42,10 @@ class KafkaStatusStore:
     order of the calls (both happen under one lock, and the producer is idempotent). Delivery
     failures surface in :meth:`flush` as :class:`ConnectError`; ``stop`` logs them instead.
     Thread-safe.
+
+    ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
+    existing topic that is not compacted, or a replication factor above the cluster's
+    brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
     """
 
     def __init__(
@@ -54,6 +59,7 @@ class KafkaStatusStore:
         consumer_config: Mapping[str, Any] | None = None,
         admin_config: Mapping[str, Any] | None = None,
         topic_configs: Mapping[str, str] | None = None,
+        internal: InternalTopic | None = STATUS,
         timeout: float = 30.0,
     ) -> None:
         self._lock = threading.Lock()
@@ -70,6 +76,7 @@ class KafkaStatusStore:
             replication_factor=replication_factor,
             topic_configs=topic_configs,
             timeout=timeout,
+            internal=internal,
         )
 
     @property

@@ -181,7 +181,11 @@ def test_config_topic_with_several_partitions_is_refused(
 ) -> None:
     topic = unique_name("configs")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=3, replication_factor=1)])[topic].result(5)
+    # Compacted, as Kafka Connect requires (else that is refused first, on brokers describing it).
+    new = NewTopic(
+        topic, num_partitions=3, replication_factor=1, config={"cleanup.policy": "compact"}
+    )
+    admin.create_topics([new])[topic].result(5)
     store = KafkaConfigStore(topic, bootstrap_servers=broker.bootstrap_servers, timeout=10.0)
     message = (
         f"Topic '{topic}' supplied via the 'config.storage.topic' property is required to have "

@@ -12,7 +12,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, To
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.errors import ConnectError
+from connectrt.errors import ConfigError, ConnectError
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.murmur2 import java_partition
@@ -153,21 +153,39 @@ def test_existing_topic_is_left_alone(
 ) -> None:
     topic = unique_name("offsets")
     admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(5)
+    compacted = {"cleanup.policy": "compact"}  # else refused, where the broker describes it
+    new = NewTopic(topic, num_partitions=2, replication_factor=1, config=compacted)
+    admin.create_topics([new])[topic].result(5)
     store = open_store(topic, partitions=25)
     assert store.log.partition_count == 2
     store.set({_key(1): _value(1)})
     assert store.get([_key(1)]) == {_key(1): _value(1)}
 
 
-def test_replication_factor_three_is_accepted_by_embedded_broker(
-    open_store: Callable[..., KafkaOffsetStore], unique_name: Names
+def test_replication_factor_above_the_brokers_is_refused_naming_the_setting(
+    broker: EmbeddedBroker, unique_name: Names
 ) -> None:
-    # Tansu accepts any replication factor (Kafka Connect's default of 3 included); a real
-    # single-broker Kafka would reject 3, which is why the store defaults to -1.
-    store = open_store(unique_name("offsets"), partitions=1, replication_factor=3)
-    store.set({_key(1): _value(1)})
-    assert store.all() == {_key(1): _value(1)}
+    # Kafka Connect's default of 3 on a one-broker cluster: Apache Kafka refuses to create the
+    # topic, and the store refuses it first on every broker (some accept it silently).
+    brokers = len(
+        AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=10).brokers
+    )
+    topic = unique_name("offsets")
+    store = KafkaOffsetStore(
+        topic,
+        bootstrap_servers=broker.bootstrap_servers,
+        partitions=1,
+        replication_factor=brokers + 2,
+        timeout=10.0,
+    )
+    with pytest.raises(
+        ConfigError, match=re.escape("offset.storage.replication.factor")
+    ) as refused:
+        store.start()
+    assert f"the Kafka cluster has {brokers} broker" in str(refused.value)
+    store.stop()
+    topics = AdminClient({"bootstrap.servers": broker.bootstrap_servers}).list_topics(timeout=10)
+    assert topic not in topics.topics  # refused before creating anything
 
 
 # -- TopicLog ---------------------------------------------------------------------------------

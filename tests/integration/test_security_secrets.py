@@ -332,6 +332,7 @@ def _failing_connectors(s: Setup) -> list[str]:
             "errors.log.include.messages": "true",
             "errors.deadletterqueue.topic.name": f"dlq-{p.run}",
             "errors.deadletterqueue.context.headers.enable": "true",
+            "errors.deadletterqueue.topic.replication.factor": "1",
         },
     }
     for topic in (f"lt-{p.run}", f"lc-{p.run}", f"ld-{p.run}"):

@@ -84,6 +84,13 @@ def test_second_group_partitions_and_topic_config(
         "topic.creation.compacted.include": "compact-.*",
         "topic.creation.compacted.partitions": "2",
         "topic.creation.compacted.cleanup.policy": "compact",
+        # A compacted topic accepts keyed records only, and the file source's have no key
+        # (a compacted group without these transforms is refused at validation).
+        "transforms": "hoist,key",
+        "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.hoist.field": "line",
+        "transforms.key.type": "org.apache.kafka.connect.transforms.ValueToKey",
+        "transforms.key.fields": "line",
     }
     _run_source(broker, tmp_path, topic, extra)
     assert _partitions(broker.bootstrap_servers, topic) == 2
