@@ -17,8 +17,12 @@ connectors off the default plugin path (3.2)::
   Spark DataFrame job, a script driving a task itself, where the caller is the operator)
   allows every file;
 * ``protected_dirs``: directories never written, even when allowed: the worker's
-  ``plugin.path``, to which :meth:`FileAccess.writable` adds every ``sys.path`` entry at the
-  time of the check, so a file connector can never plant code the worker would import.
+  ``plugin.path`` (no file at all below it); and below every ``sys.path`` entry at the time
+  of the check, no file Python could import or that declares what it imports (a module or
+  extension suffix, ``.pth``, anything inside ``__pycache__`` or a ``*.dist-info``/
+  ``*.egg-info`` folder, whose entry points a worker scans). So a file connector can never
+  plant code the worker would import, while ``file=out.txt`` in a working directory that
+  ``python -m`` put on ``sys.path`` stays writable.
 
 Paths are compared after ``os.path.realpath`` (symbolic links and ``..`` resolved; relative
 paths against the working directory).
@@ -31,6 +35,7 @@ replacing it are single reference operations, safe from any thread.
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import sys
 from collections.abc import Iterable
@@ -46,6 +51,20 @@ ALLOWED_DIRS_CONFIG = "file.connectors.allowed.dirs"
 
 def _real(path: str) -> str:
     return os.path.realpath(path or os.curdir)
+
+
+_CODE_SUFFIXES = (*importlib.machinery.all_suffixes(), ".pth")
+_CODE_FOLDERS = ("__pycache__",)
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def _could_be_imported(path: str, entry: str) -> bool:
+    """Whether a file at ``path``, below the ``sys.path`` entry ``entry``, could be imported or
+    change what is imported (both real paths)."""
+    if path.endswith(_CODE_SUFFIXES):
+        return True
+    parts = os.path.relpath(path, entry).split(os.sep)[:-1]
+    return any(p in _CODE_FOLDERS or p.endswith(_METADATA_SUFFIXES) for p in parts)
 
 
 def _under(path: str, directory: str) -> bool:
@@ -79,18 +98,26 @@ class FileAccess:
         return real
 
     def writable(self, path: str) -> str:
-        """``path`` resolved, when a plugin may write it (allowed, and under no
-        protected directory nor ``sys.path`` entry); ConnectError otherwise."""
+        """``path`` resolved, when a plugin may write it (allowed, under no protected
+        directory, and no file Python could import from a ``sys.path`` entry); ConnectError
+        otherwise."""
         real = _real(path)
         self._check_allowed(path, real, "write")
         if self.allowed_dirs is None:
             return real
-        for directory in (*self.protected_dirs, *sys.path):
+        for directory in self.protected_dirs:
             if _under(real, _real(directory)):
                 raise ConnectError(
-                    f"Refusing to write {path}: it is under {directory or os.curdir}, a "
-                    "plugin.path directory or sys.path entry of the worker, where a file could "
-                    "become code the worker imports"
+                    f"Refusing to write {path}: it is under {directory}, a plugin.path "
+                    "directory of the worker, where a file could become code the worker imports"
+                )
+        for entry in sys.path:
+            entry_real = _real(entry)
+            if _under(real, entry_real) and _could_be_imported(real, entry_real):
+                raise ConnectError(
+                    f"Refusing to write {path}: it is under {entry or os.curdir}, a sys.path "
+                    "entry of the worker, and Python could import it (a module, extension, .pth "
+                    "or package metadata file)"
                 )
         return real
 

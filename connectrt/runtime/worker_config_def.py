@@ -205,8 +205,8 @@ _WORKER_KEYS = (
         "connectrt: directories the bundled FileStreamSource may read and FileStreamSink may "
         "write (files in them or below; relative entries are relative to the worker's working "
         "directory). Empty by default: the file connectors may only use standard input and "
-        "output. Whatever this allows, the sink never writes under a plugin.path directory "
-        "or a sys.path entry.",
+        "output. Whatever this allows, the sink never writes under a plugin.path directory, "
+        "nor a file Python could import under a sys.path entry.",
     )
     .define(
         "listeners",

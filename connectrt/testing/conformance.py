@@ -96,6 +96,9 @@ class _ConnectorConformance:
             "connector.class": class_path(self.connector_class),
             **self.connector_config(tmp_path, unique_name("t")),
         }
+        # The connector under test is the plugin being tested: registered, as a worker would
+        # have discovered it (a worker loads nothing that is not a discovered plugin).
+        registry.register_class(self.connector_class)
         result = validate_connector_config(config, registry, OverridePolicy("All"))
         assert result.error_messages() == []
 

@@ -58,11 +58,24 @@ def test_plugin_path_and_sys_path_are_never_written(
 ) -> None:
     plugins, site = tmp_path / "plugins", tmp_path / "site"
     access = FileAccess.of([str(tmp_path)], [str(plugins)])
-    with pytest.raises(ConnectError, match=r"plugin\.path directory or sys\.path entry"):
-        access.writable(str(plugins / "x.py"))
+    for name in ("x.py", "out.txt"):  # nothing at all below plugin.path
+        with pytest.raises(ConnectError, match=r"a plugin\.path directory"):
+            access.writable(str(plugins / name))
     monkeypatch.setattr(sys, "path", [str(site), *sys.path])
-    with pytest.raises(ConnectError, match=r"plugin\.path directory or sys\.path entry"):
-        access.writable(str(site / "pkg" / "x.py"))
+    importable = [
+        "pkg/x.py",
+        "x.pyc",
+        "pkg/__pycache__/x.cpython-311.pyc",
+        "evil.pth",
+        "ext.cpython-311-x86_64-linux-gnu.so",
+        "dist.dist-info/entry_points.txt",
+        "old.egg-info/entry_points.txt",
+    ]
+    for name in importable:
+        with pytest.raises(ConnectError, match=r"a sys\.path entry"):
+            access.writable(str(site / name))
+    # A data file in a sys.path entry (the working directory under `python -m`) is no code.
+    assert access.writable(str(site / "out.txt"))
     assert access.readable(str(plugins / "x.py"))  # reading is not planting code
     assert access.writable(str(tmp_path / "out.txt"))
 
