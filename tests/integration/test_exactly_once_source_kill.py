@@ -162,6 +162,7 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         f"task.executor={executor}\n"
         "task.shutdown.graceful.timeout.ms=10000\n"
         f"listeners={url}\n"
+        "plugin.packages=tests.plugins\n"
     )
     worker = _Worker(props, tmp_path / "worker.log", url)
     worker.start()
