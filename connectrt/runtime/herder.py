@@ -8,6 +8,11 @@ config store first, then applied to the running worker, in Kafka Connect's order
 in between is repaired at the next start (the stores are read back and every connector is
 started in its stored target state).
 
+Why one module of nearly 480 lines: create, update, delete and the state changes share one
+locking discipline (a connector's lock from the checks until the worker applied the change,
+the herder lock only for config-store writes), easiest to check when read together; the
+herder/worker split of the renovation issue (31) is where it gets divided.
+
 The rest of what operators ask is answered by collaborators it builds and exposes:
 ``offsets`` (:class:`~connectrt.runtime.connector_offsets.ConnectorOffsets`), ``topics``
 (:class:`~connectrt.runtime.connector_topics.ConnectorTopics`), ``plugins``

@@ -33,6 +33,10 @@ leaves them out unless asked for (``/connector-plugins`` does not list them, as 
 The bundled plugins are listed in :mod:`connectrt.runtime.plugin_catalog`; a registered plugin
 and the loading of its class are :mod:`connectrt.runtime.plugin_loading` (:class:`PluginDesc`,
 re-exported here).
+
+Why one module of over 450 lines: name lookup (aliases, versions, discovery results) is
+one idea with one lock; what may be imported at all lives apart, in
+:mod:`~connectrt.runtime.plugin_gate`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ authentication, the control topic, the built-in schema registry, config provider
 override policy and topic creation. The key order is the order of the generated configuration
 reference. The definition is built at import time and read-only afterwards: safe to share
 across threads. The parsed, typed form is :class:`connectrt.runtime.worker_config.WorkerConfig`.
+
+Its length is the table itself (one ``define`` per worker setting, with its documentation);
+there is no logic here to split out.
 """
 
 from __future__ import annotations
