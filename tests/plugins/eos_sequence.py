@@ -16,12 +16,15 @@ is always 0):
 
 * ``crash.at`` (a seq): the batches stop just before it; then with ``crash.mode=poll`` (the
   default) the next ``poll()`` ends the process with ``os._exit`` (no final commit, no status,
-  an open transaction left to the broker), and with ``crash.mode=sending`` that ``poll()``
-  returns a batch of ``crash.batch.size`` records (default 20000) and a thread ends the
-  process as soon as the broker holds one of them (the partition's end offset moved past
-  where it was; ``crash.bootstrap`` names the broker), while the runtime is still producing
-  the rest, so before their offset is written into the transaction (sending 20000 records
-  takes 50 ms or more, watching the end offset about a millisecond per request);
+  an open transaction left to the broker) once the broker holds what the runtime already sent
+  (with ``crash.bootstrap``: the partition's end offset still for half a second, at most 30 s,
+  so that producer lag on a loaded machine does not move where the open transaction ends),
+  and with ``crash.mode=sending`` that ``poll()`` returns a batch of ``crash.batch.size``
+  records (default 20000) and a thread ends the process as soon as the broker holds one of
+  them (the partition's end offset moved past where it was; ``crash.bootstrap`` names the
+  broker), while the runtime is still producing the rest, so before their offset is written
+  into the transaction (sending 20000 records takes 50 ms or more, watching the end offset
+  about a millisecond per request);
 * ``hold.at`` (a seq) with ``hold.dir``: ``poll()`` writes ``<hold.dir>/held-<task>`` and
   blocks until ``<hold.dir>/release-<task>`` exists (at most 5 minutes, or until the task is
   stopped), so that a test can act while the task sits in ``poll()``, committing nothing.
@@ -105,7 +108,7 @@ class EosSequenceTask(SourceTask):
         self.crash_mode = config.get("crash.mode", "poll")
         self.crash_batch = int(config.get("crash.batch.size", "20000"))
         self.watch: Consumer | None = None
-        if self.crash_at >= 0 and self.crash_mode == "sending":
+        if self.crash_at >= 0 and "crash.bootstrap" in config:
             self.watch = Consumer(
                 {
                     "bootstrap.servers": config["crash.bootstrap"],
@@ -130,6 +133,7 @@ class EosSequenceTask(SourceTask):
                 end = fault  # the batch stops just before the fault
         if self.seq == self.crash_at:
             if self.crash_mode != "sending":
+                self._settle()
                 os._exit(3)  # the process dies at once: no final commit, no status
             end = self.seq + self.crash_batch
         if end <= self.seq:
@@ -165,6 +169,19 @@ class EosSequenceTask(SourceTask):
         assert self.watch is not None
         tp = TopicPartition(self.topic, 0)
         return int(self.watch.get_watermark_offsets(tp, timeout=10, cached=False)[1])
+
+    def _settle(self) -> None:
+        """Wait (with ``crash.bootstrap``) until the partition's end offset has not moved for
+        half a second: the batches already handed to the runtime's producer are stored."""
+        if self.watch is None:
+            return
+        deadline = time.monotonic() + 30
+        last, since = self._end(), time.monotonic()
+        while time.monotonic() - since < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            end = self._end()
+            if end != last:
+                last, since = end, time.monotonic()
 
     def _exit_once_stored(self, end: int) -> None:
         deadline = time.monotonic() + 10
