@@ -15,6 +15,11 @@ SinkTask contract kept through incremental rebalances (``open``/``close`` with o
 partitions added/removed, ``put`` only for open partitions); and the connector's consumer
 group's committed offsets equal to the topic's end offsets.
 
+A second test makes the partition move deterministic: while task 0 runs alone, a plain
+consumer joins the connector's group and takes partitions from it, then leaves. On the consumer
+protocol the running task must close (after committing) only the partitions taken and open only
+those given back; on the classic protocol's eager assignor it closes and reopens everything.
+
 The embedded broker cannot serve KIP-848 consumers (they receive nothing), so when the session
 broker is the embedded one the ``consumer`` case starts its own Apache Kafka
 (:class:`connectrt.testing.kafka_broker.KafkaBroker`: Java 17+, Maven the first time).
@@ -29,7 +34,7 @@ from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
-from confluent_kafka import ConsumerGroupTopicPartitions, Producer
+from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -64,7 +69,8 @@ class _Flow:
     """Produces ROUNDS rounds of records (PER_ROUND per round, round-robin over the
     partitions) on a thread; ``end_offsets`` come from the delivery reports."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, rounds: int = ROUNDS) -> None:
+        self._rounds = rounds
         self._producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
         self._topic = topic
         self.end_offsets: dict[int, int] = defaultdict(int)
@@ -80,7 +86,7 @@ class _Flow:
 
     def _run(self) -> None:
         n = 0
-        for _ in range(ROUNDS):
+        for _ in range(self._rounds):
             for _ in range(PER_ROUND):
                 self._producer.produce(
                     self._topic,
@@ -96,7 +102,7 @@ class _Flow:
 
     @property
     def total(self) -> int:
-        return ROUNDS * PER_ROUND
+        return self._rounds * PER_ROUND
 
 
 def _committed(admin: AdminClient, group: str, topic: str) -> dict[int, int]:
@@ -118,15 +124,20 @@ def _fail_on_failed_task(http: httpx.Client, name: str) -> None:
             pytest.fail(f"task {task['id']} FAILED:\n{task.get('trace', '')}")
 
 
+def _wait(predicate: Callable[[], bool], timeout: float, what: str, log: RebalanceLog) -> None:
+    """``wait_for`` whose timeout error also says which task instance holds which partitions."""
+    try:
+        wait_for(predicate, timeout, what)
+    except TimeoutError as e:
+        with LOCK:
+            opened, closed = dict(log.opened), dict(log.closed)
+        raise AssertionError(f"{e}; open() calls {opened}, close() calls {closed}") from None
+
+
 def _instances_holding(log: RebalanceLog) -> dict[str, set[int]]:
-    """Task instance -> partitions it has open now (from its open/close calls)."""
+    """Task instance -> partitions it has open now."""
     with LOCK:
-        held: dict[str, set[int]] = {}
-        for name, calls in log.opened.items():
-            held[name] = {p for call in calls for p in call}
-            for call in log.closed.get(name, []):
-                held[name].difference_update(call)
-        return held
+        return {name: set(held) for name, held in log.holding.items()}
 
 
 def _duplicates_within_resume_windows(log: RebalanceLog) -> tuple[int, int, list[str]]:
@@ -192,7 +203,7 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
             _fail_on_failed_task(http, name)
             return delivered() >= 200
 
-        wait_for(first_records, 120, "task 0 to deliver its first 200 records")
+        _wait(first_records, 120, "task 0 to deliver its first 200 records", log)
         assert flow.thread.is_alive(), "records stopped flowing before the first rebalance"
 
         # Rebalance 1: a second task joins while records flow.
@@ -208,7 +219,7 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
                 any(n.startswith(f"task-{i}#") and ps for n, ps in held.items()) for i in (0, 1)
             )
 
-        wait_for(both_tasks_hold_partitions, 180, "tasks 0 and 1 to share the partitions")
+        _wait(both_tasks_hold_partitions, 180, "tasks 0 and 1 to share the partitions", log)
 
         # Rebalance 2: task 0 restarted (its partitions go away and come back).
         committed_before_restart = _committed(admin, group, topic)
@@ -224,7 +235,7 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
                 n.startswith("task-0#") and n not in old_task0 and ps for n, ps in held.items()
             )
 
-        wait_for(restarted_task0_holds_partitions, 180, "the restarted task 0 to get partitions")
+        _wait(restarted_task0_holds_partitions, 180, "the restarted task 0 to get partitions", log)
         flow.thread.join(120)
         assert not flow.thread.is_alive(), "the producer did not finish within 120 s"
         assert not flow.failures, flow.failures
@@ -273,6 +284,125 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
             resumes,
         )
     finally:
+        worker.delete_connectors()
+        worker.stop()
+        LOGS.pop(log_id, None)
+
+
+def _connector_config(topic: str, log_id: str, protocol: str) -> dict[str, str]:
+    return {
+        "connector.class": "tests.plugins.rebalance_log_sink.RebalanceLogSink",
+        "topics": topic,
+        "tasks.max": "1",
+        "log.id": log_id,
+        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "consumer.override.group.protocol": protocol,
+    }
+
+
+def _all_delivered(log: RebalanceLog, ends: dict[int, int]) -> bool:
+    with LOCK:
+        got = {(p, o) for p, o, _ in log.deliveries}
+    return all((p, o) in got for p, end in ends.items() for o in range(end))
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
+    protocol: str, broker: SessionBroker, request: pytest.FixtureRequest, unique_name: Names
+) -> None:
+    chosen = request.getfixturevalue("kip848_broker") if protocol == "consumer" else broker
+    bootstrap = chosen.bootstrap_servers
+    topic, name = unique_name("gp-steal"), unique_name("gp-steal-sink")
+    group = f"connect-{name}"
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[
+        topic
+    ].result(60)
+    log_id = unique_name("log")
+    log = LOGS[log_id]
+    worker: RestWorker = start_rest_worker(bootstrap)
+    intruder: Consumer | None = None
+    try:
+        http = worker.http
+        config = _connector_config(topic, log_id, protocol)
+        response = http.put(f"/connectors/{name}/config", json=config)
+        assert response.status_code == 201, response.text
+        first = _Flow(bootstrap, topic, rounds=25)
+        first.thread.start()
+        first.thread.join(120)
+        assert not first.failures, first.failures
+        ends = dict(first.end_offsets)
+
+        def first_delivered() -> bool:
+            _fail_on_failed_task(http, name)
+            return _all_delivered(log, ends)
+
+        _wait(first_delivered, 120, "task 0 to deliver the first records", log)
+        (task0,) = _instances_holding(log)
+
+        # Another member joins the connector's group, on the same protocol.
+        classic = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+        intruder = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "group.protocol": protocol,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                **(classic if protocol == "classic" else {}),
+            }
+        )
+        intruder.subscribe([topic])
+        deadline = time.monotonic() + 120
+        while not (intruder.assignment() and len(_instances_holding(log)[task0]) < PARTITIONS):
+            assert time.monotonic() < deadline, "the other member got no partitions in 120 s"
+            intruder.poll(0.2)  # serves its rebalance; what it reads is never committed
+        taken = {tp.partition for tp in intruder.assignment()}
+        assert _instances_holding(log)[task0] == set(range(PARTITIONS)) - taken
+
+        # More records while it holds them; then it leaves and task 0 gets them back.
+        second = _Flow(bootstrap, topic, rounds=25)
+        second.thread.start()
+        while second.thread.is_alive():
+            intruder.poll(0.2)
+        assert not second.failures, second.failures
+        intruder.close()
+        intruder = None
+        ends = {p: max(ends.get(p, 0), e) for p, e in second.end_offsets.items()}
+
+        def all_back() -> bool:
+            _fail_on_failed_task(http, name)
+            return _all_delivered(log, ends) and _instances_holding(log)[task0] == set(
+                range(PARTITIONS)
+            )
+
+        _wait(all_back, 120, "task 0 to get every partition back and deliver everything", log)
+        wait_for(
+            lambda: _committed(admin, group, topic) == ends,
+            120,
+            f"the group's committed offsets to reach the end offsets {ends}",
+        )
+        with LOCK:
+            violations = list(log.violations)
+            instances = set(log.holding)
+            opened = list(log.opened[task0])
+            closed = list(log.closed[task0])
+            duplicates, bound, problems = _duplicates_within_resume_windows(log)
+        assert not violations, violations
+        assert not problems, problems
+        assert duplicates <= bound
+        assert instances == {task0}, "task 0 was restarted instead of rebalanced"
+        if protocol == "consumer":
+            # Incremental: only the partitions taken were closed, and only they reopened.
+            assert [set(c) for c in closed] == [taken], closed
+            assert [set(o) for o in opened] == [set(range(PARTITIONS)), taken], opened
+        else:
+            # Eager: every rebalance revokes everything, and assigns the whole new assignment.
+            assert closed and set(closed[0]) == set(range(PARTITIONS)), closed
+            assert set(opened[-1]) == set(range(PARTITIONS)), opened
+    finally:
+        if intruder is not None:
+            intruder.close()
         worker.delete_connectors()
         worker.stop()
         LOGS.pop(log_id, None)

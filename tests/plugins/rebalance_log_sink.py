@@ -35,6 +35,8 @@ class RebalanceLog:
     """task instance -> partitions of each ``open()`` call."""
     closed: dict[str, list[list[int]]] = field(default_factory=lambda: defaultdict(list))
     """task instance -> partitions of each ``close()`` call."""
+    holding: dict[str, set[int]] = field(default_factory=dict)
+    """task instance -> partitions it has open now."""
     violations: list[str] = field(default_factory=list)
 
 
@@ -65,6 +67,8 @@ class RebalanceLogSinkTask(SinkTask):
         self.log = LOGS[config["log.id"]]
         self.name = f"task-{config['task.index']}#{next(_instances)}"
         self.open_partitions: set[int] = set()
+        with LOCK:
+            self.log.holding[self.name] = self.open_partitions
         self.fresh: set[int] = set()  # opened, nothing delivered yet
 
     def open(self, partitions: Collection[TopicPartition]) -> None:
@@ -74,7 +78,7 @@ class RebalanceLogSinkTask(SinkTask):
             again = self.open_partitions.intersection(numbers)
             if again:
                 self.log.violations.append(f"{self.name}: open() of open partitions {again}")
-        self.open_partitions.update(numbers)
+            self.open_partitions.update(numbers)
         self.fresh.update(numbers)
 
     def put(self, records: list[SinkRecord]) -> None:
@@ -100,7 +104,7 @@ class RebalanceLogSinkTask(SinkTask):
             unknown = set(numbers) - self.open_partitions
             if unknown:
                 self.log.violations.append(f"{self.name}: close() of partitions {unknown} not open")
-        self.open_partitions.difference_update(numbers)
+            self.open_partitions.difference_update(numbers)
         self.fresh.difference_update(numbers)
 
     def stop(self) -> None:
