@@ -17,7 +17,9 @@ Defaults favour safety, then throughput:
   broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
   ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
-  bounds memory instead of growing it.
+  bounds memory instead of growing it. With ``group.protocol=consumer`` (KIP-848) the classic
+  group settings (``session.timeout.ms``...) of the worker are left out
+  (:mod:`~connectrt.runtime.group_protocol`).
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
 with a warning, so existing Kafka Connect worker files run unchanged.
@@ -37,6 +39,7 @@ from typing import Any
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
 from connectrt.runtime.client_override_safety import OverrideSafety
+from connectrt.runtime.group_protocol import override_error, without_classic_only
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +279,12 @@ def consumer_config(
     cfg.setdefault("client.id", client_id)
     cfg["group.id"] = group_id
     cfg["enable.auto.commit"] = False  # the runtime commits after flush(); never the client
+    explicit = with_prefix(connector_config, "consumer.override.") if connector_config else {}
+    try:
+        # group.protocol=consumer (KIP-848): librdkafka refuses the classic group settings.
+        without_classic_only(cfg, explicit, f"Consumer {client_id}")
+    except ValueError as e:
+        raise ConfigError(override_error(str(e)), str(e)) from None
     return _clean(cfg, "consumer")
 
 
