@@ -12,7 +12,13 @@ A connector running exactly-once (KIP-618) instead writes records and their offs
 transaction per boundary (``transaction.boundary``: after each non-empty poll, every
 ``transaction.boundary.interval.ms``, or when the task asks through its
 ``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
-connector-defined boundaries, the open transaction is aborted.
+connector-defined boundaries, the open transaction is aborted. A transaction lost to the broker
+(an outage longer than a commit may ride out: :mod:`.transaction_errors`) does not fail the
+task: the runner restarts it in place (:meth:`SourceTaskRunner._restart_transactional`), on its
+own thread, from the committed offsets: the old task is stopped and its producer dropped, a new
+producer's ``init_transactions()`` (retried until the broker answers) fences the old one and
+finishes its transaction, the offsets topic is read again, and a new instance of the task class
+starts from what the last committed transaction stored. The task reports RESTARTING meanwhile.
 The task's context lives in :mod:`.task_contexts`.
 
 ``poll()`` returns None, a list (or tuple) of records or a ``SourceRecordBatch``; anything else
@@ -44,14 +50,23 @@ from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
 from connectrt.runtime.source_transactions import TransactionalOffsets, TransactionContextImpl
-from connectrt.runtime.status import TargetState
+from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
+from connectrt.runtime.task_timing import time_task_calls
+from connectrt.runtime.transaction_errors import TransactionLost, lost_reason
 from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RecordMetadata", "SourceTaskRunner"]
+
+_RESTART_BACKOFF_S = (1.0, 30.0)
+"""The first and the longest wait between attempts to restart an exactly-once task while the
+broker does not answer (doubling)."""
+_RESTARTABLE_STAGES = frozenset((TaskStage.KAFKA_PRODUCE, TaskStage.TASK_COMMIT))
+"""Stages of a task failure that may be a transaction lost to the broker (never the task's own
+``poll()`` or a converter)."""
 
 
 class SourceTaskRunner(TaskRunner):
@@ -74,6 +89,7 @@ class SourceTaskRunner(TaskRunner):
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
         self._producer: Producer | None = None
+        self._client_config: dict[str, Any] = {}  # the producer's, set by execute()
         self.failed_already = False
         self._txn: TransactionalOffsets | None = None
         self._txn_context: TransactionContextImpl | None = None
@@ -89,6 +105,7 @@ class SourceTaskRunner(TaskRunner):
                 self.errors,
                 self.metrics,
                 max(self._flush_timeout, 30.0),
+                stopping=lambda: self.stopping,
             )
             self._offsets = self._txn
             if eos.boundary == BOUNDARY_CONNECTOR:
@@ -129,6 +146,7 @@ class SourceTaskRunner(TaskRunner):
         if not self._sender.wants_commit_record:
             cfg["delivery.report.only.error"] = True
         cfg["on_delivery"] = self._sender.on_delivery_error
+        self._client_config = cfg
         store = self._store
         if self._txn is not None:
             # Exactly-once: fence older instances and read the committed offsets first, so
@@ -147,7 +165,16 @@ class SourceTaskRunner(TaskRunner):
             self._producer = self._producer_factory(cfg)
         self.report_running_or_paused()
         try:
-            self._loop()
+            while True:
+                try:
+                    self._loop()
+                    break
+                except Exception as e:
+                    reason = self._lost_transaction(e)
+                    if reason is None:
+                        raise
+                    if not self._restart_transactional(reason):
+                        break  # stopped while restarting
         except BaseException:
             self._close_transforms()
             # At-least-once: still store the offsets of what was acknowledged before the
@@ -160,6 +187,95 @@ class SourceTaskRunner(TaskRunner):
             raise
         self._close_transforms()
         self._final_commit()
+
+    def _lost_transaction(self, error: Exception) -> str | None:
+        """Exactly-once: why ``error`` means the open transaction was lost to the broker (the
+        task then restarts in place), or None (it fails the task, as any other error)."""
+        if self._txn is None:
+            return None
+        if isinstance(error, TransactionLost):
+            return error.reason
+        if isinstance(error, TaskFailure) and error.stage not in _RESTARTABLE_STAGES:
+            return None
+        return lost_reason(error)
+
+    def _restart_transactional(self, reason: str) -> bool:
+        """Restart an exactly-once task whose transaction was lost to the broker, from its
+        committed offsets (see the module docstring). Waits, retrying with a doubling backoff,
+        until the broker answers ``init_transactions()`` and the offsets topic can be read.
+        False when the task is stopped meanwhile; the new task is then stopped too."""
+        txn = self._txn
+        assert txn is not None
+        self.metrics.transaction_restarts += 1
+        log.warning(
+            "Task %s: %s; restarting the task from its last committed offsets on a new "
+            "producer (transactional.id %s)",
+            self.id,
+            reason,
+            txn.settings.transactional_id,
+        )
+        if not self._abandoned:
+            self.status.put(self.id.connector, self.id.task, State.RESTARTING)
+        old, self._producer = self._producer, None
+        if old is not None:
+            txn.drop(old, reason, fatal=False)
+            _discard(old)
+        self._sender.delivery_error = None
+        try:
+            self.task.stop()
+        except Exception:
+            log.exception("Task %s: error calling stop() before its restart", self.id)
+        txn.close()
+        wait, longest = _RESTART_BACKOFF_S
+        while not self.stopping:
+            producer = self._producer_factory(self._client_config)
+            try:
+                txn.open(producer)  # fences the old producer, finishes its transaction
+            except Exception as e:
+                _discard(producer)
+                txn.close()
+                log.warning(
+                    "Task %s: cannot restart yet (%s); trying again in %.0f s", self.id, e, wait
+                )
+                self._stopping.wait(wait)
+                wait = min(wait * 2, longest)
+                continue
+            self._producer = producer
+            break
+        if self.stopping:
+            return False
+        self._start_new_task()
+        if self.stopping:
+            self.on_stop_requested()
+            return False
+        self.report_running_or_paused()
+        log.warning("Task %s: restarted from its last committed offsets", self.id)
+        return True
+
+    def _start_new_task(self) -> None:
+        """A new instance of the task's class, started on a fresh reader of the committed
+        offsets (the old instance was stopped; its ``poll`` timing is carried over)."""
+        txn = self._txn
+        assert txn is not None
+        task = type(self.task)()
+        if "poll" in vars(self.task):  # the runner factory times poll()
+            time_task_calls(task, self.metrics)
+        if self._txn_context is not None:
+            self._txn_context = TransactionContextImpl()
+        reader = OffsetStorageReaderImpl(txn.store, self.id.connector)
+        task.initialize(
+            SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics, self._txn_context)
+        )
+        self.task = task
+        self._sender.task = task
+        txn.set_task(task)
+        self.call_clock.enter("start")
+        try:
+            task.start(self.task_config)
+        except Exception as e:
+            raise TaskFailure(self.id, TaskStage.TASK_START, repr(e)) from e
+        finally:
+            self.call_clock.leave()
 
     def _close_transforms(self) -> None:
         if self._transforms is not None:
@@ -357,3 +473,13 @@ class SourceTaskRunner(TaskRunner):
             self.task.stop()
         finally:
             self._close_producer()
+
+
+def _discard(producer: Producer) -> None:
+    """Drop a producer whose transaction was lost: its queued and in-flight records are purged
+    (their delivery reports say so, and are ignored), so it sends nothing more."""
+    try:
+        producer.purge()
+        producer.poll(0)
+    except Exception:
+        log.debug("purging a dropped producer failed", exc_info=True)
