@@ -27,6 +27,7 @@ fails the task with a message naming its class and what it returned (:mod:`.poll
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from typing import Any
@@ -166,15 +167,9 @@ class SourceTaskRunner(TaskRunner):
         self.report_running_or_paused()
         try:
             while True:
-                try:
-                    self._loop()
-                    break
-                except Exception as e:
-                    reason = self._lost_transaction(e)
-                    if reason is None:
-                        raise
-                    if not self._restart_transactional(reason):
-                        break  # stopped while restarting
+                reason = self._loop_until_lost()
+                if reason is None or not self._restart_transactional(reason):
+                    break  # done, or stopped while restarting
         except BaseException:
             self._close_transforms()
             # At-least-once: still store the offsets of what was acknowledged before the
@@ -187,6 +182,21 @@ class SourceTaskRunner(TaskRunner):
             raise
         self._close_transforms()
         self._final_commit()
+
+    def _loop_until_lost(self) -> str | None:
+        """Run the loop; None when it ends (the task stops), or why its transaction was lost
+        to the broker. Returns outside the ``except`` clause on purpose: the exception's
+        traceback holds the frames that refer to the old producer, and that producer must be
+        destroyed before a new one initializes (a live one re-acquires its producer id in the
+        background and would fence the new one)."""
+        try:
+            self._loop()
+        except Exception as e:
+            reason = self._lost_transaction(e)
+            if reason is None:
+                raise
+            return reason
+        return None
 
     def _lost_transaction(self, error: Exception) -> str | None:
         """Exactly-once: why ``error`` means the open transaction was lost to the broker (the
@@ -220,6 +230,8 @@ class SourceTaskRunner(TaskRunner):
         if old is not None:
             txn.drop(old, reason, fatal=False)
             _discard(old)
+            del old  # the last reference: librdkafka destroys the producer now
+            gc.collect()  # and at once, should a reference cycle still hold it
         self._sender.delivery_error = None
         try:
             self.task.stop()
@@ -229,19 +241,16 @@ class SourceTaskRunner(TaskRunner):
         wait, longest = _RESTART_BACKOFF_S
         while not self.stopping:
             producer = self._producer_factory(self._client_config)
-            try:
-                txn.open(producer)  # fences the old producer, finishes its transaction
-            except Exception as e:
-                _discard(producer)
-                txn.close()
-                log.warning(
-                    "Task %s: cannot restart yet (%s); trying again in %.0f s", self.id, e, wait
-                )
-                self._stopping.wait(wait)
-                wait = min(wait * 2, longest)
-                continue
-            self._producer = producer
-            break
+            failure = self._open_transactions(producer)
+            if failure is None:
+                self._producer = producer
+                break
+            del producer  # destroyed before the next one initializes
+            log.warning(
+                "Task %s: cannot restart yet (%s); trying again in %.0f s", self.id, failure, wait
+            )
+            self._stopping.wait(wait)
+            wait = min(wait * 2, longest)
         if self.stopping:
             return False
         self._start_new_task()
@@ -251,6 +260,20 @@ class SourceTaskRunner(TaskRunner):
         self.report_running_or_paused()
         log.warning("Task %s: restarted from its last committed offsets", self.id)
         return True
+
+    def _open_transactions(self, producer: Producer) -> str | None:
+        """``init_transactions()`` on a new producer (fencing the old one, finishing its
+        transaction) and the offsets topic read again; None when done, else why not (the
+        producer is then purged and the offsets reader stopped)."""
+        txn = self._txn
+        assert txn is not None
+        try:
+            txn.open(producer)
+        except Exception as e:
+            _discard(producer)
+            txn.close()
+            return str(e)
+        return None
 
     def _start_new_task(self) -> None:
         """A new instance of the task's class, started on a fresh reader of the committed
