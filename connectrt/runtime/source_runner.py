@@ -14,15 +14,19 @@ transaction per boundary (``transaction.boundary``: after each non-empty poll, e
 ``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
 connector-defined boundaries, the open transaction is aborted. A transaction lost to the broker
 (an outage longer than a commit may ride out: :mod:`.transaction_errors`) does not fail the
-task: the runner restarts it in place (:meth:`SourceTaskRunner._restart_transactional`), on its
-own thread, from the committed offsets: the old task is stopped and its producer dropped, a new
-producer's ``init_transactions()`` (retried until the broker answers) fences the old one and
-finishes its transaction, the offsets topic is read again, and a new instance of the task class
-starts from what the last committed transaction stored. The task reports RESTARTING meanwhile.
+task: the runner restarts it in place, on its own thread, from the committed offsets
+(:meth:`SourceTaskRunner._restart_transactional`, :mod:`.transaction_restart`): the old task is
+stopped and its producer destroyed, a new producer's ``init_transactions()`` (retried until the
+broker answers) fences the old one and finishes its transaction, the offsets topic is read
+again, and a new instance of the task class starts from what the last committed transaction
+stored. The task reports RESTARTING meanwhile.
 The task's context lives in :mod:`.task_contexts`.
 
 ``poll()`` returns None, a list (or tuple) of records or a ``SourceRecordBatch``; anything else
 fails the task with a message naming its class and what it returned (:mod:`.poll_results`).
+
+Why one module a little over the house size: the loop, its boundaries and the in-place restart
+all change what ``_loop`` runs with (task, producer, transaction state) and read together.
 """
 
 from __future__ import annotations
@@ -54,20 +58,13 @@ from connectrt.runtime.source_transactions import TransactionalOffsets, Transact
 from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.runtime.task_timing import time_task_calls
-from connectrt.runtime.transaction_errors import TransactionLost, lost_reason
+from connectrt.runtime.transaction_errors import task_lost_reason
+from connectrt.runtime.transaction_restart import discard, fresh_task, reopen
 from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RecordMetadata", "SourceTaskRunner"]
-
-_RESTART_BACKOFF_S = (1.0, 30.0)
-"""The first and the longest wait between attempts to restart an exactly-once task while the
-broker does not answer (doubling)."""
-_RESTARTABLE_STAGES = frozenset((TaskStage.KAFKA_PRODUCE, TaskStage.TASK_COMMIT))
-"""Stages of a task failure that may be a transaction lost to the broker (never the task's own
-``poll()`` or a converter)."""
 
 
 class SourceTaskRunner(TaskRunner):
@@ -192,22 +189,11 @@ class SourceTaskRunner(TaskRunner):
         try:
             self._loop()
         except Exception as e:
-            reason = self._lost_transaction(e)
+            reason = None if self._txn is None else task_lost_reason(e)
             if reason is None:
                 raise
             return reason
         return None
-
-    def _lost_transaction(self, error: Exception) -> str | None:
-        """Exactly-once: why ``error`` means the open transaction was lost to the broker (the
-        task then restarts in place), or None (it fails the task, as any other error)."""
-        if self._txn is None:
-            return None
-        if isinstance(error, TransactionLost):
-            return error.reason
-        if isinstance(error, TaskFailure) and error.stage not in _RESTARTABLE_STAGES:
-            return None
-        return lost_reason(error)
 
     def _restart_transactional(self, reason: str) -> bool:
         """Restart an exactly-once task whose transaction was lost to the broker, from its
@@ -229,7 +215,7 @@ class SourceTaskRunner(TaskRunner):
         old, self._producer = self._producer, None
         if old is not None:
             txn.drop(old, reason, fatal=False)
-            _discard(old)
+            discard(old)
             del old  # the last reference: librdkafka destroys the producer now
             gc.collect()  # and at once, should a reference cycle still hold it
         self._sender.delivery_error = None
@@ -238,19 +224,17 @@ class SourceTaskRunner(TaskRunner):
         except Exception:
             log.exception("Task %s: error calling stop() before its restart", self.id)
         txn.close()
-        wait, longest = _RESTART_BACKOFF_S
-        while not self.stopping:
-            producer = self._producer_factory(self._client_config)
-            failure = self._open_transactions(producer)
-            if failure is None:
-                self._producer = producer
-                break
-            del producer  # destroyed before the next one initializes
-            log.warning(
-                "Task %s: cannot restart yet (%s); trying again in %.0f s", self.id, failure, wait
-            )
-            self._stopping.wait(wait)
-            wait = min(wait * 2, longest)
+        producer = reopen(
+            self.id,
+            txn,
+            self._producer_factory,
+            self._client_config,
+            lambda: self.stopping,
+            self._stopping.wait,
+        )
+        if producer is None:
+            return False
+        self._producer = producer
         if self.stopping:
             return False
         self._start_new_task()
@@ -261,28 +245,12 @@ class SourceTaskRunner(TaskRunner):
         log.warning("Task %s: restarted from its last committed offsets", self.id)
         return True
 
-    def _open_transactions(self, producer: Producer) -> str | None:
-        """``init_transactions()`` on a new producer (fencing the old one, finishing its
-        transaction) and the offsets topic read again; None when done, else why not (the
-        producer is then purged and the offsets reader stopped)."""
-        txn = self._txn
-        assert txn is not None
-        try:
-            txn.open(producer)
-        except Exception as e:
-            _discard(producer)
-            txn.close()
-            return str(e)
-        return None
-
     def _start_new_task(self) -> None:
         """A new instance of the task's class, started on a fresh reader of the committed
         offsets (the old instance was stopped; its ``poll`` timing is carried over)."""
         txn = self._txn
         assert txn is not None
-        task = type(self.task)()
-        if "poll" in vars(self.task):  # the runner factory times poll()
-            time_task_calls(task, self.metrics)
+        task = fresh_task(self.task, self.metrics)
         if self._txn_context is not None:
             self._txn_context = TransactionContextImpl()
         reader = OffsetStorageReaderImpl(txn.store, self.id.connector)
@@ -496,13 +464,3 @@ class SourceTaskRunner(TaskRunner):
             self.task.stop()
         finally:
             self._close_producer()
-
-
-def _discard(producer: Producer) -> None:
-    """Drop a producer whose transaction was lost: its queued and in-flight records are purged
-    (their delivery reports say so, and are ignored), so it sends nothing more."""
-    try:
-        producer.purge()
-        producer.poll(0)
-    except Exception:
-        log.debug("purging a dropped producer failed", exc_info=True)

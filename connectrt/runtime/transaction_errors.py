@@ -26,7 +26,13 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError, KafkaException
 
-__all__ = ["TransactionLost", "is_fenced", "kafka_error", "lost_reason"]
+from connectrt.runtime.task_runner import TaskFailure, TaskStage
+
+__all__ = ["TransactionLost", "is_fenced", "kafka_error", "lost_reason", "task_lost_reason"]
+
+_RESTARTABLE_STAGES = frozenset((TaskStage.KAFKA_PRODUCE, TaskStage.TASK_COMMIT))
+"""Stages of a task failure that may be a transaction lost to the broker (never the task's own
+``poll()`` or a converter)."""
 
 _FENCED = frozenset(
     code
@@ -111,3 +117,16 @@ def lost_reason(error: BaseException | None) -> str | None:
     if err.retriable() or err.code() in _OUTAGE:
         return f"the broker did not answer in time ({text})"
     return None
+
+
+def task_lost_reason(error: BaseException) -> str | None:
+    """What ends an exactly-once task's loop, seen by its runner: why its transaction was lost
+    to the broker (the task then restarts in place), or None (the task fails, as it always
+    did): a :class:`TransactionLost`, or a producer error (a bare ``KafkaException``, or a
+    task failure in stage KAFKA_PRODUCE/TASK_COMMIT raised from one) that :func:`lost_reason`
+    accepts."""
+    if isinstance(error, TransactionLost):
+        return error.reason
+    if isinstance(error, TaskFailure) and error.stage not in _RESTARTABLE_STAGES:
+        return None
+    return lost_reason(error)

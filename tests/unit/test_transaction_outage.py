@@ -20,7 +20,7 @@ from connectrt.runtime.exactly_once_config import exactly_once_settings
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source_transactions import TransactionalOffsets
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskStage
-from connectrt.runtime.transaction_errors import TransactionLost, lost_reason
+from connectrt.runtime.transaction_errors import TransactionLost, lost_reason, task_lost_reason
 from connectrt.runtime.worker_config import WorkerConfig
 from tests.plugins.eos_sequence import EosSequenceTask
 
@@ -151,3 +151,16 @@ def test_what_counts_as_a_transaction_lost_to_the_broker(error: KafkaError, lost
     assert (lost_reason(KafkaException(error)) is not None) is lost
     assert (lost_reason(wrapped) is not None) is lost
     assert lost_reason(RuntimeError("not Kafka")) is None
+
+
+def test_only_producer_stages_restart_the_task() -> None:
+    """A task's own ``poll()`` that fails on a Kafka client of its own is the task's failure,
+    not a transaction lost to the broker: only KAFKA_PRODUCE/TASK_COMMIT failures and bare
+    producer errors restart it."""
+    cause = KafkaException(KafkaError(KafkaError._TRANSPORT, "Disconnected"))
+    for stage, restarts in ((TaskStage.TASK_POLL, False), (TaskStage.KAFKA_PRODUCE, True)):
+        failure = TaskFailure(TaskId("c", 0), stage, "failed")
+        failure.__cause__ = cause
+        assert (task_lost_reason(failure) is not None) is restarts
+    assert task_lost_reason(cause) is not None
+    assert task_lost_reason(TransactionLost("outage")) == "outage"
