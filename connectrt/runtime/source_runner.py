@@ -58,7 +58,7 @@ from connectrt.runtime.source_transactions import TransactionalOffsets, Transact
 from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.runtime.transaction_errors import task_lost_reason
+from connectrt.runtime.transaction_errors import TransactionLost, task_lost_reason
 from connectrt.runtime.transaction_restart import discard, fresh_task, reopen
 from connectrt.transforms.chain import TransformationChain
 
@@ -445,7 +445,12 @@ class SourceTaskRunner(TaskRunner):
                 txn.abort(self._producer, reason="task stopping")
                 return
             if self._producer is not None and self._sender.delivery_error is None:
-                self.commit_offsets()
+                try:
+                    self.commit_offsets()
+                except TransactionLost as e:
+                    # Stopping while the broker is away: what did not commit is re-polled by
+                    # the task's next start, whose init_transactions() ends this transaction.
+                    log.warning("Task %s: last transaction not committed at stop: %s", self.id, e)
         finally:
             self._close_producer()
 
