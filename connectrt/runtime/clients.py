@@ -58,6 +58,7 @@ __all__ = [
     "check_allowlist",
     "check_policy_name",
     "consumer_config",
+    "max_block_ms",
     "policy_name",
     "producer_config",
 ]
@@ -210,7 +211,7 @@ def _clean(cfg: dict[str, Any], kind: str) -> dict[str, Any]:
     for key in list(cfg):
         if key in _JAVA_ONLY:
             cfg.pop(key)
-            if key != "max.poll.records":
+            if key not in ("max.poll.records", "max.block.ms"):
                 log.warning("Ignoring %s setting '%s': not a librdkafka property", kind, key)
     return cfg
 
@@ -240,6 +241,27 @@ def _layer(
         cfg.update(with_prefix(connector_config, f"{kind}.override."))
     cfg["logger"] = CLIENT_LOGGER
     return cfg
+
+
+MAX_BLOCK_MS_DEFAULT = 60000
+"""Java's producer ``max.block.ms`` default."""
+
+
+def max_block_ms(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
+    """The producer's ``max.block.ms`` (``producer.override.max.block.ms`` of the connector, else
+    ``producer.max.block.ms`` of the worker, else Java's 60000). librdkafka has no such setting;
+    an exactly-once source task uses it as the longest a transaction commit waits out a broker
+    outage (:mod:`connectrt.runtime.source_transactions`)."""
+    raw = connector_config.get(
+        "producer.override.max.block.ms", worker_props.get("producer.max.block.ms")
+    )
+    try:
+        return max(0, int(raw)) if raw is not None else MAX_BLOCK_MS_DEFAULT
+    except ValueError:
+        raise ConfigError(
+            f"Invalid value {raw} for configuration max.block.ms: Not a number",
+            "producer.override.max.block.ms",
+        ) from None
 
 
 def max_poll_records(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
