@@ -1,7 +1,13 @@
 """Shared helpers for the benchmark scripts: broker, topics, worker, rounds, the RESULT line.
 
-Every script starts its own :class:`EmbeddedBroker` (Tansu keeps everything in memory and
-never frees it) and stops it at the end. Nothing here asserts timings.
+Every script that needs a broker takes ``--broker embedded|kafka|HOST:PORT``
+(:func:`add_broker_option`; default: ``embedded``, or ``CONNECTRT_BENCH_BROKER`` when set) and
+opens it with :func:`open_broker`: the embedded broker (Tansu, in memory, never frees what it
+stores) or a single-node Apache Kafka, each started for the script (or for each of its runs) and
+stopped at the end, or a broker someone else runs at ``HOST:PORT``, which is neither started nor
+stopped. Topic names carry :data:`RUN` (:func:`topic`), so runs against one external broker
+never meet each other's topics; every script creates its topics itself, with the partitions it
+needs (Apache Kafka would auto-create them with one). Nothing here asserts timings.
 
 Every script runs each side of its comparison in alternating rounds whose order rotates
 (:func:`rotated`), reports medians, and ends with exactly one line (:func:`result`)::
@@ -13,6 +19,7 @@ which ``run_all.py`` collects (:data:`RESULT_LINE` parses it).
 
 from __future__ import annotations
 
+import argparse
 import logging
 import math
 import os
@@ -20,9 +27,10 @@ import re
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 # First on the path, so ``bench.connectors.X`` resolves as a plugin class and ``connectors``
@@ -36,7 +44,13 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: 
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
+from connectrt.testing.broker_choice import broker_from_env  # noqa: E402
 from connectrt.testing.worker_defaults import allow_plugin_packages  # noqa: E402
+
+if TYPE_CHECKING:
+    from connectrt.broker import EmbeddedBroker
+    from connectrt.testing.broker_choice import ExternalBroker
+    from connectrt.testing.kafka_broker import KafkaBroker
 
 # Workers load only discovered plugins: the benchmarks name their connectors by Python path.
 allow_plugin_packages("bench", "tests")
@@ -47,6 +61,61 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 
 # Quick group joins on Tansu (it holds a join for half of session.timeout.ms).
 FAST_GROUP = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+
+
+BROKER_ENV = "CONNECTRT_BENCH_BROKER"
+"""The environment variable giving ``--broker``'s default (``embedded`` when unset or empty)."""
+
+RUN_ENV = "CONNECTRT_BENCH_RUN"
+"""Set by a script for the child processes it starts, so that they use its :data:`RUN`."""
+
+RUN = os.environ.get(RUN_ENV) or uuid.uuid4().hex[:8]
+"""This run's tag in topic names (:func:`topic`); a child process inherits its parent's."""
+
+
+def topic(base: str) -> str:
+    """``base`` tagged with this run's :data:`RUN`: a name no other run uses on a shared broker."""
+    return f"{base}-{RUN}"
+
+
+def add_broker_option(ap: argparse.ArgumentParser, *, used: bool = True) -> None:
+    """``--broker embedded|kafka|HOST:PORT`` (default ``$CONNECTRT_BENCH_BROKER`` or embedded).
+
+    ``used=False`` for a script that measures without a broker: it accepts the option (run_all.py
+    passes it to every script) and says that it ignores it."""
+    help_text = (
+        "embedded (Tansu, started for the run), kafka (single-node Apache Kafka started for "
+        f"the run; Java 17+) or HOST:PORT of a running broker (default: ${BROKER_ENV} or "
+        "embedded)"
+    )
+    if not used:
+        help_text = "accepted and ignored: this bench uses no broker"
+    ap.add_argument("--broker", default=os.environ.get(BROKER_ENV) or "embedded", help=help_text)
+
+
+def broker_label(choice: str) -> str:
+    """What ``choice`` (a ``--broker`` value) names, for the output."""
+    value = choice.strip()
+    if value in ("", "embedded"):
+        return "embedded (Tansu, in memory, started for this run)"
+    if value == "kafka":
+        return "Apache Kafka (single KRaft node from Maven jars, started for this run)"
+    return f"external broker at {value} (not started or stopped here)"
+
+
+def open_broker(choice: str) -> EmbeddedBroker | KafkaBroker | ExternalBroker:
+    """The (not yet started) broker ``choice`` names: use it as a context manager, then its
+    ``bootstrap_servers``. Raises ConnectError for a value that is none of the three forms.
+    Each call gives a fresh embedded or Kafka broker; an external one is only checked to
+    answer when entered."""
+    return broker_from_env(choice)
+
+
+def print_broker(choice: str | None) -> None:
+    """The line naming the broker, printed once near the top of each script's output (``None``:
+    a script that uses no broker)."""
+    label = "none (this bench uses no broker)" if choice is None else broker_label(choice)
+    print(f"broker: {label}", flush=True)
 
 
 def setup_logging() -> None:
@@ -78,12 +147,31 @@ def consumer_settings(bootstrap: str, group: str) -> dict[str, Any]:
 
 
 def create_topics(bootstrap: str, topics: Mapping[str, int]) -> None:
+    """Create each topic with its number of partitions (replication factor 1) and wait until
+    the broker has them all; raises if any exists already or cannot be created."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.create_topics(
         [NewTopic(t, num_partitions=p, replication_factor=1) for t, p in topics.items()]
     )
     for f in futures.values():
         f.result(30)
+    # Apache Kafka answers once the controller has the topics; wait until the broker's metadata
+    # shows every partition with a leader, so no client starts on a partly known topic.
+    deadline = time.monotonic() + 30
+    while True:
+        meta = admin.list_topics(timeout=10)
+        missing = [
+            t
+            for t, p in topics.items()
+            if t not in meta.topics
+            or len(meta.topics[t].partitions) != p
+            or any(part.leader < 0 for part in meta.topics[t].partitions.values())
+        ]
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topics without leaders after 30 s: {missing}")
+        time.sleep(0.1)
 
 
 def worker_props(bootstrap: str, **extra: str) -> dict[str, str]:

@@ -153,7 +153,9 @@ class Registry:
     def __init__(self, bootstrap: str) -> None:
         from connectrt.schema_registry.server import SchemaRegistryServer
 
-        self.server = SchemaRegistryServer(bootstrap, "_schemas_bench", "http://127.0.0.1:0")
+        self.server = SchemaRegistryServer(
+            bootstrap, c.topic("_schemas_bench"), "http://127.0.0.1:0"
+        )
         self.requests = 0
 
         @self.server.app.middleware("http")
@@ -402,6 +404,7 @@ def main() -> dict[str, float]:
     ap.add_argument("--records", type=int, default=100_000, help="orders per side per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--lookups", type=int, default=2000, help="registry lookups by id")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
@@ -409,7 +412,7 @@ def main() -> dict[str, float]:
         f"bench_avro: {n:,} datagen orders per side, {args.rounds} alternating rounds (median "
         f"reported); {c.machine()}"
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.runtime.plugins import registry as plugins
 
     plugins.register_class(PreMadeSourceConnector)
@@ -425,13 +428,13 @@ def main() -> dict[str, float]:
     prod: tuple[list[float], list[float]] = ([], [])
     cons: tuple[list[float], list[float]] = ([], [])
     phase_requests: list[int] = []
-    with EmbeddedBroker() as broker:
+    with c.open_broker(args.broker) as broker:
         bs = broker.bootstrap_servers
         registry = Registry(bs)
         try:
             schema_text = SCHEMA_FILE.read_text()
             for r in range(args.rounds):
-                raw_topic, crt_topic = f"avro-raw-{r}", f"avro-crt-{r}"
+                raw_topic, crt_topic = c.topic(f"avro-raw-{r}"), c.topic(f"avro-crt-{r}")
                 c.create_topics(bs, {raw_topic: 1, crt_topic: 1})
                 sid = httpx.post(
                     f"{registry.url}/subjects/{raw_topic}-value/versions",
@@ -462,8 +465,8 @@ def main() -> dict[str, float]:
                     "rec/s",
                     flush=True,
                 )
-            alone = converter_alone(registry, datums, "avro-alone")
-            crt_schema_id = _latest_id(registry.url, "avro-crt-0-value")
+            alone = converter_alone(registry, datums, c.topic("avro-alone"))
+            crt_schema_id = _latest_id(registry.url, f"{c.topic('avro-crt-0')}-value")
             lookups = registry_lookups(registry, crt_schema_id, args.lookups)
         finally:
             registry.stop()

@@ -117,7 +117,7 @@ def check_output(expected: Path, out: Path, n: int) -> None:
 
 # -- connectrt ------------------------------------------------------------------------------
 def run_connectrt(bs: str, lines: Path, out: Path, n: int, rnd: int, work: Path) -> float:
-    topic = f"crt-lines-{rnd}"
+    topic = c.topic(f"crt-lines-{rnd}")
     inp = work / f"crt-in-{rnd}.txt"
     inp.write_text(WARMUP + "\n")
     props = c.worker_props(
@@ -197,7 +197,7 @@ def warm_up(produce: Any, flush: Any, encode: Any, seen: threading.Event, what: 
 
 # -- hand-rolled ----------------------------------------------------------------------------
 def run_hand_rolled(bs: str, lines: Path, out: Path, n: int, rnd: int) -> float:
-    topic = f"raw-lines-{rnd}"
+    topic = c.topic(f"raw-lines-{rnd}")
     assigned = threading.Event()
     warm = threading.Event()
     errors: list[BaseException] = []
@@ -262,7 +262,7 @@ def run_quix(bs: str, lines: Path, out: Path, n: int, rnd: int, state_dir: str) 
 
     app = Application(
         broker_address=bs,
-        consumer_group=f"quix-pipeline-{rnd}",
+        consumer_group=c.topic(f"quix-pipeline-{rnd}"),
         auto_offset_reset="earliest",
         consumer_extra_config=dict(c.FAST_GROUP),
         state_dir=state_dir,
@@ -270,7 +270,9 @@ def run_quix(bs: str, lines: Path, out: Path, n: int, rnd: int, state_dir: str) 
         use_changelog_topics=False,
     )
     logging.getLogger("quixstreams").setLevel(logging.WARNING)
-    topic = app.topic(f"quix-lines-{rnd}", value_deserializer="json", value_serializer="json")
+    topic = app.topic(
+        c.topic(f"quix-lines-{rnd}"), value_deserializer="json", value_serializer="json"
+    )
     warm = threading.Event()
     clock = Clock(n)
     f = out.open("w", encoding="utf-8")
@@ -328,6 +330,7 @@ def main() -> tuple[float, float]:
     ap.add_argument("--records", type=int, default=200_000, help="lines per pipeline per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--skip-quix", action="store_true")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
@@ -335,15 +338,22 @@ def main() -> tuple[float, float]:
         f"bench_file_pipeline: {n:,} lines of 101 chars per pipeline, {args.rounds} alternating "
         f"rounds, order rotating (median reported); {c.machine()}"
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
 
     rates: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="crt-bench-") as tmp, EmbeddedBroker() as broker:
+    with (
+        tempfile.TemporaryDirectory(prefix="crt-bench-") as tmp,
+        c.open_broker(args.broker) as broker,
+    ):
         d = Path(tmp)
         bs = broker.bootstrap_servers
         c.create_topics(
             bs,
-            {f"{p}-lines-{r}": 1 for p in ("crt", "raw", "quix") for r in range(args.rounds)},
+            {
+                c.topic(f"{p}-lines-{r}"): 1
+                for p in ("crt", "raw", "quix")
+                for r in range(args.rounds)
+            },
         )
         lines = d / "lines.txt"
         write_lines(lines, n)

@@ -230,6 +230,7 @@ def main() -> dict[str, float]:
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    c.add_broker_option(ap, used=False)
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
@@ -238,6 +239,7 @@ def main() -> dict[str, float]:
         f"struct), batches of {BATCH}, {args.rounds} alternating rounds per variant, order "
         f"rotating (median reported); {c.machine()}"
     )
+    c.print_broker(None)
     batches, rows = make_batches(n)
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:

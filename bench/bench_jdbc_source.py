@@ -159,6 +159,7 @@ def main() -> tuple[float, float]:
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (median)")
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
+    c.add_broker_option(ap, used=False)
     args = ap.parse_args()
     c.setup_logging()
     print(
@@ -166,6 +167,7 @@ def main() -> tuple[float, float]:
         f"rotating (medians); {c.machine()}",
         flush=True,
     )
+    c.print_broker(None)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"

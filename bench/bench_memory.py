@@ -1,17 +1,19 @@
 """Peak RSS and throughput of a REST worker running 4 tasks at full rate, with and without the
 memory budget.
 
-Each run starts a fresh embedded broker (Tansu keeps every record in memory; a fresh one per run
-bounds that) and a worker in a child process (``bench_memory.py --child``): the real worker
-process assembly (``connectrt.testing.rest.start_rest_worker``: REST API on, configs, status and
-offsets in Kafka topics), so the measurement is the worker's alone, REST server included. Through
-its REST API the child creates two ``bench.connectors.PreSerializedSource`` connectors (100 B
-values, not rate-limited) producing to two 4-partition topics and two
-``bench.connectors.NoopSink`` connectors consuming them (ByteArrayConverter, the runtime's client
-defaults), one task each. Once all four are RUNNING and the sinks receive records, it waits
-``--warmup`` seconds (the producers' id wait, the group joins and the first fill of the queues
-are outside the measurement), then counts the records produced and put over ``--duration``
-seconds: steady-state records/s per side.
+Each run starts a fresh broker (``--broker``: embedded, the default, or a single-node Apache
+Kafka; Tansu keeps every record in memory, a fresh one per run bounds that; an external
+``HOST:PORT`` broker is shared by the runs, each with its own topics) and a worker in a child
+process (``bench_memory.py --child``): the real worker process assembly
+(``connectrt.testing.rest.start_rest_worker``: REST API on, configs, status and offsets in Kafka
+topics), so the measurement is the worker's alone, REST server included. Through its REST API
+the child creates two ``bench.connectors.PreSerializedSource`` connectors (100 B values, not
+rate-limited) producing to two 4-partition topics and two ``bench.connectors.NoopSink``
+connectors consuming them (ByteArrayConverter, the runtime's client defaults), one task each.
+Once all four are RUNNING and the sinks receive records, it waits ``--warmup`` seconds (the
+producers' id wait, the group joins and the first fill of the queues are outside the
+measurement), then counts the records produced and put over ``--duration`` seconds: steady-state
+records/s per side.
 
 Two variants, alternating (order rotated each round), ``--rounds`` each:
 
@@ -47,7 +49,9 @@ VARIANTS: dict[str, dict[str, str]] = {
 }
 
 
-def child(bootstrap: str, warmup: float, duration: float, extra: dict[str, str]) -> None:
+def child(
+    bootstrap: str, topics: list[str], warmup: float, duration: float, extra: dict[str, str]
+) -> None:
     from connectrt.testing.rest import rest_worker_props, start_rest_worker
 
     rss_start = psutil.Process().memory_info().rss
@@ -64,7 +68,7 @@ def child(bootstrap: str, warmup: float, duration: float, extra: dict[str, str])
                     {
                         "connector.class": "bench.connectors.PreSerializedSourceConnector",
                         "tasks.max": "1",
-                        "topic": f"mem-{i}",
+                        "topic": topics[i],
                         "records": str(10**10),
                         "bench.id": f"memsrc{i}",
                     },
@@ -74,7 +78,7 @@ def child(bootstrap: str, warmup: float, duration: float, extra: dict[str, str])
                     {
                         "connector.class": "bench.connectors.NoopSinkConnector",
                         "tasks.max": "1",
-                        "topics": f"mem-{i}",
+                        "topics": topics[i],
                         "bench.id": f"memsink{i}",
                     },
                 ),
@@ -116,14 +120,17 @@ def child(bootstrap: str, warmup: float, duration: float, extra: dict[str, str])
     )
 
 
-def run_variant(warmup: float, duration: float, extra: dict[str, str]) -> dict[str, Any]:
-    """One run: fresh broker, worker child; returns the child's figures plus the peak RSS."""
-    from connectrt.broker import EmbeddedBroker
-
-    with EmbeddedBroker() as broker:
+def run_variant(
+    choice: str, run: str, warmup: float, duration: float, extra: dict[str, str]
+) -> dict[str, Any]:
+    """One run (``run`` names it in its topics): fresh broker (an external one is shared),
+    worker child; returns the child's figures plus the peak RSS."""
+    topics = [c.topic(f"mem-{i}-{run}") for i in range(2)]
+    with c.open_broker(choice) as broker:
         bs = broker.bootstrap_servers
-        c.create_topics(bs, {"mem-0": 4, "mem-1": 4})
+        c.create_topics(bs, {t: 4 for t in topics})
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--bootstrap", bs]
+        cmd += ["--topics", ",".join(topics)]
         cmd += ["--warmup", str(warmup), "--duration", str(duration)]
         cmd += ["--extra", json.dumps(extra)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -155,12 +162,14 @@ def main() -> tuple[float, float] | None:
     )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    ap.add_argument("--topics", help=argparse.SUPPRESS)
     ap.add_argument("--extra", default="{}", help="extra worker properties (JSON)")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     extra_props: dict[str, str] = json.loads(args.extra)
     if args.child:
-        child(args.bootstrap, args.warmup, args.duration, extra_props)
+        child(args.bootstrap, args.topics.split(","), args.warmup, args.duration, extra_props)
         return None
     variants = [v for v in args.variants.split(",") if v]
     print(
@@ -169,10 +178,17 @@ def main() -> tuple[float, float] | None:
         f"{variants}; {c.machine()}",
         flush=True,
     )
+    c.print_broker(args.broker)
     runs: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
     for r in range(args.rounds):
         for variant in c.rotated(variants, r):
-            info = run_variant(args.warmup, args.duration, {**VARIANTS[variant], **extra_props})
+            info = run_variant(
+                args.broker,
+                f"{r}-{variant}",
+                args.warmup,
+                args.duration,
+                {**VARIANTS[variant], **extra_props},
+            )
             runs[variant].append(info)
             print(
                 f"  round {r} {variant:<9}: peak RSS {info['peak_mb']:6.1f} MB, produced "

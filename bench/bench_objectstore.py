@@ -49,7 +49,7 @@ from confluent_kafka import Consumer, Producer
 if sys.path[0] != str(c.ROOT):
     sys.path.insert(0, str(c.ROOT))
 
-TOPIC = "objectstore-in"
+TOPIC = c.topic("objectstore-in")
 PARTITIONS = 4
 SCHEMA = {
     "type": "struct",
@@ -319,6 +319,7 @@ def main() -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--flush-size", type=int, default=10_000)
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n, flush = args.records, args.flush_size
@@ -333,7 +334,7 @@ def main() -> dict[str, float]:
         f"load average {one:.2f}, {five:.2f}, {fifteen:.2f}",
         flush=True,
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.runtime.gc_tuning import tune_gc
 
     tune_gc()  # the worker sets it process-wide: the same for both sides from the start
@@ -342,7 +343,7 @@ def main() -> dict[str, float]:
     orjson_rates: list[float] = []
     scratch = Path(tempfile.mkdtemp(prefix="bench-objectstore-"))
     try:
-        with EmbeddedBroker() as broker:
+        with c.open_broker(args.broker) as broker:
             bs = broker.bootstrap_servers
             c.create_topics(bs, {TOPIC: PARTITIONS})
             t0 = time.perf_counter()

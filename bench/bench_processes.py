@@ -2,9 +2,9 @@
 
 ``bench.process_connectors.CpuBoundSource`` does real per-record Python work (an integer hash,
 ``--work-rounds`` rounds per record, holding the GIL). Four configurations, each on a fresh
-in-process ``Worker`` (memory offset store, ``offset.flush.interval.ms=100``) against one
-embedded broker: 1 and 2 tasks on ``processes``, 1 and 2 tasks on ``threads``. Each task emits
-``--records`` records into its own partition of a fresh topic.
+in-process ``Worker`` (memory offset store, ``offset.flush.interval.ms=100``) against one broker
+(``--broker``, embedded by default): 1 and 2 tasks on ``processes``, 1 and 2 tasks on
+``threads``. Each task emits ``--records`` records into its own partition of a fresh topic.
 
 Clock: each task first emits one warm-up record and waits for a go file; the bench starts the
 clock when every task's warm-up record is committed (its producer is up, and for processes the
@@ -58,7 +58,7 @@ def run_one(
     bootstrap: str, executor: str, tasks: int, args: argparse.Namespace, rnd: int, tmp: Path
 ) -> tuple[float, list[float], float]:
     name = f"cpu-{executor}-{tasks}-r{rnd}"
-    topic = name
+    topic = c.topic(name)
     c.create_topics(bootstrap, {topic: tasks})
     go = tmp / f"{name}.go"
     worker = c.make_worker(
@@ -109,6 +109,7 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=40_000, help="per task per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--work-rounds", type=int, default=2000, help="hash rounds per record")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     load = os.getloadavg()
@@ -117,11 +118,11 @@ def main() -> None:
         f"per record, {args.rounds} rounds in rotating order (median reported); {c.machine()}; "
         f"load at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
 
     rates: dict[tuple[str, int], list[float]] = {cfg: [] for cfg in CONFIGS}
     rss: list[float] = []
-    with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
+    with c.open_broker(args.broker) as broker, tempfile.TemporaryDirectory() as tmp:
         for rnd in range(args.rounds):
             for executor, tasks in c.rotated(CONFIGS, rnd):
                 r, child_rss, cores = run_one(

@@ -1,7 +1,8 @@
 """REST API under many connectors: create N FileStreamSource connectors, then status latencies.
 
 A ``connectrt worker`` (Kafka-backed config and status topics) is started with
-``connectrt.testing.rest.start_rest_worker`` on a fresh embedded broker. Then:
+``connectrt.testing.rest.start_rest_worker`` on a fresh broker (``--broker``,
+embedded by default). Then:
 
 1. **create**: N connectors (``FileStreamSource``, one task each, each reading its own small
    temp file into its own topic; the topics are created beforehand, outside the clock) are
@@ -63,19 +64,23 @@ def main() -> tuple[float, float]:
     ap.add_argument("--lines", type=int, default=20, help="lines in each source file")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=5, help="status vs root rounds")
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n = args.connectors
     print(f"bench_rest: {n} FileStreamSource connectors on one REST worker; {c.machine()}")
 
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.testing.rest import start_rest_worker
 
     rng = random.Random(args.seed)
     names = [f"rest-bench-{i:03d}" for i in range(n)]
-    with tempfile.TemporaryDirectory(prefix="bench-rest-") as tmp, EmbeddedBroker() as broker:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-rest-") as tmp,
+        c.open_broker(args.broker) as broker,
+    ):
         bs = broker.bootstrap_servers
-        c.create_topics(bs, {f"{name}-topic": 1 for name in names})
+        c.create_topics(bs, {c.topic(f"{name}-topic"): 1 for name in names})
         files = []
         for name in names:
             p = Path(tmp) / f"{name}.txt"
@@ -95,7 +100,7 @@ def main() -> tuple[float, float]:
                             "connector.class": SOURCE,
                             "tasks.max": "1",
                             "file": str(path),
-                            "topic": f"{name}-topic",
+                            "topic": c.topic(f"{name}-topic"),
                         },
                     },
                 )

@@ -36,7 +36,7 @@ from confluent_kafka import Consumer, Producer
 
 from bench.connectors import PROGRESS, WARMED, payloads
 
-TOPIC = "sink-in"
+TOPIC = c.topic("sink-in")
 
 
 def prefill(bootstrap: str, n: int, size: int) -> None:
@@ -161,6 +161,7 @@ def main() -> dict[str, float]:
         help="the no-op sink iterates SinkRecords (a sink written for a list) instead of "
         "reading the values column",
     )
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
@@ -173,7 +174,7 @@ def main() -> dict[str, float]:
         f"{'each SinkRecord' if args.records_path else 'the values column'}; {c.machine()}; "
         f"{time.strftime('%Y-%m-%d %H:%M')}, {load()}"
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.runtime.gc_tuning import tune_gc
 
     # The worker raises the young-generation GC threshold when it starts (process-wide): set
@@ -182,7 +183,7 @@ def main() -> dict[str, float]:
     tune_gc()
 
     rates: dict[str, tuple[list[float], list[float]]] = {v: ([], []) for v in variants}
-    with EmbeddedBroker() as broker:
+    with c.open_broker(args.broker) as broker:
         bs = broker.bootstrap_servers
         c.create_topics(bs, {TOPIC: 4})
         t0 = time.perf_counter()

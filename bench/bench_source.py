@@ -1,7 +1,8 @@
 """Source throughput: connectrt's SourceTaskRunner vs a raw confluent-kafka produce loop.
 
-Both sides send N pre-serialized 100 B values (keys None) to their own topic on one fresh
-embedded broker, with the same producer settings (connectrt's ``PRODUCER_DEFAULTS``):
+Both sides send N pre-serialized 100 B values (keys None) to their own topic on one fresh broker
+(``--broker``: embedded by default, Apache Kafka, or a running one), with the same producer
+settings (connectrt's ``PRODUCER_DEFAULTS``):
 
 * raw: ``produce(topic, value)`` in a loop without per-record callbacks, ``BufferError`` ->
   ``poll(0.05)`` and retry, ``poll(0)`` between batches of 2000, final ``flush()``;
@@ -147,6 +148,7 @@ def main() -> tuple[float, float]:
         help="the worker's worker.memory.budget.mb (default: the worker's default; 0: off, "
         "the task's producer then has the raw loop's settings)",
     )
+    c.add_broker_option(ap)
     args = ap.parse_args()
     global RECORDS_PATH, BUDGET_MB
     RECORDS_PATH = args.records_path
@@ -160,25 +162,25 @@ def main() -> tuple[float, float]:
         f"worker.memory.budget.mb={'default' if BUDGET_MB is None else BUDGET_MB}; "
         f"{c.machine()}"
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
 
     raw_t: list[float] = []
     crt_t: list[float] = []
-    with EmbeddedBroker() as broker:
+    with c.open_broker(args.broker) as broker:
         bs = broker.bootstrap_servers
-        topics = {"warmup": 1}
+        topics = {c.topic("warmup"): 1}
         for r in range(args.rounds):
-            topics[f"raw-out-{r}"] = 1
-            topics[f"crt-out-{r}"] = 1
-            topics[f"crt-out-{r}-warmup"] = 1
+            topics[c.topic(f"raw-out-{r}")] = 1
+            topics[c.topic(f"crt-out-{r}")] = 1
+            topics[f"{c.topic(f'crt-out-{r}')}-warmup"] = 1
         c.create_topics(bs, topics)
-        raw_produce(bs, "warmup", 20_000, args.size)  # warm the broker and client paths
+        raw_produce(bs, c.topic("warmup"), 20_000, args.size)  # warm the broker and client paths
         for r in range(args.rounds):
             for side in c.rotated(("raw", "connectrt"), r):
                 if side == "raw":
-                    raw_t.append(raw_produce(bs, f"raw-out-{r}", n, args.size))
+                    raw_t.append(raw_produce(bs, c.topic(f"raw-out-{r}"), n, args.size))
                 else:
-                    t, metrics = connectrt_produce(bs, f"crt-out-{r}", n, args.size, r)
+                    t, metrics = connectrt_produce(bs, c.topic(f"crt-out-{r}"), n, args.size, r)
                     crt_t.append(t)
             print(
                 f"  round {r} ({' then '.join(c.rotated(('raw', 'connectrt'), r))}): raw "

@@ -13,14 +13,15 @@ poll) is printed as a share of the task clocks (target < 5%); launch latency (co
 -> all tasks ready: on Spark, submitting the jobs, starting a Python worker per task and the
 warm-up) is printed separately.
 
-Rounds (``--rounds``, at least 5 by default), each on a fresh embedded broker (Tansu keeps every
-record in memory): the threaded worker (an in-process ``Worker``) and the Spark backend (the
-driver in-process, ``build_spark_worker``, on one SparkSession ``local[max tasks + 1]`` made
-once: one slot stays free, as the backend requires), in an order that rotates each round, each
-with every task count. Prints per-task and total records/s (medians), scaling (N tasks / 1
-task) and Spark/threads; the RESULT line compares Spark (connectrt's scale-out backend) with
-the threaded worker at the largest task count. Figures are printed, never asserted.
-"""
+Rounds (``--rounds``, at least 5 by default), each on a fresh broker (``--broker``: embedded by
+default, where Tansu keeps every record in memory, or a single-node Apache Kafka; an external
+``HOST:PORT`` broker is shared by the rounds, each with its own topics): the threaded worker (an
+in-process ``Worker``) and the Spark backend (the driver in-process, ``build_spark_worker``, on
+one SparkSession ``local[max tasks + 1]`` made once: one slot stays free, as the backend
+requires), in an order that rotates each round, each with every task count. Prints per-task and
+total records/s (medians), scaling (N tasks / 1 task) and Spark/threads; the RESULT line
+compares Spark (connectrt's scale-out backend) with the threaded worker at the largest task
+count. Figures are printed, never asserted."""
 
 from __future__ import annotations
 
@@ -159,7 +160,7 @@ def run_counts(
 ) -> None:
     """One backend's turn in a round: a connector of each task count, one after the other."""
     for n in counts:
-        topic = f"bench-{backend}-{n}"
+        topic = c.topic(f"bench-{backend}-{n}-r{rnd}")
         c.create_topics(bs, {topic: n})
         f = run(n, topic)
         figures[backend][n].append(f)
@@ -175,6 +176,7 @@ def main() -> tuple[float, float]:
     ap.add_argument("--records", type=int, default=1_000_000, help="per task")
     ap.add_argument("--tasks", default="1,2", help="task counts, e.g. 1,2,4")
     ap.add_argument("--rounds", type=int, default=5)
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     counts = sorted({int(x) for x in args.tasks.split(",")})
@@ -183,7 +185,7 @@ def main() -> tuple[float, float]:
         f"(backend order rotating, medians); {c.machine()}",
         flush=True,
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.testing.spark import local_spark_session
 
     master = f"local[{max(counts) + 1}]"
@@ -196,7 +198,7 @@ def main() -> tuple[float, float]:
     }
     try:
         for r in range(args.rounds):
-            with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
+            with c.open_broker(args.broker) as broker, tempfile.TemporaryDirectory() as tmp:
                 bs, timing = broker.bootstrap_servers, Path(tmp)
                 for backend in c.rotated(["threads", "spark"], r):
                     body = functools.partial(run_counts, bs, r, backend, counts, figures)

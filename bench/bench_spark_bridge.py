@@ -1,8 +1,9 @@
 """Spark DataFrame bridge throughput: read path vs a raw consume, write path vs the worker.
 
-Setup (not timed): an embedded broker, a 4-partition topic pre-filled with N JSON-with-schema
-records (a 4-field struct, ~190 B each), a local SparkSession (``local[4]``) with the bridge
-registered; one warm-up job per kind so Python workers are running.
+Setup (not timed): a broker (``--broker``, embedded by default), a 4-partition topic pre-filled
+with N JSON-with-schema records (a 4-field struct, ~190 B each), a local SparkSession
+(``local[4]``) with the bridge registered; one warm-up job per kind so Python workers are
+running.
 
 Read path, in the same run:
 
@@ -42,10 +43,8 @@ import _common as c
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connectrt.broker import EmbeddedBroker
-
-TOPIC = "bridge-in"
-SINK_TOPIC = "bridge-sink-in"
+TOPIC = c.topic("bridge-in")
+SINK_TOPIC = c.topic("bridge-sink-in")
 PARTITIONS = 4
 ROW = {
     "type": "struct",
@@ -206,10 +205,12 @@ def main() -> dict[str, float]:
     ap.add_argument("--records", type=int, default=200_000, help="records read")
     ap.add_argument("--rows", type=int, default=50_000, help="rows written")
     ap.add_argument("--rounds", type=int, default=5)
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     print(f"machine: {c.machine()}")
-    with EmbeddedBroker() as broker, tempfile.TemporaryDirectory() as tmp:
+    c.print_broker(args.broker)
+    with c.open_broker(args.broker) as broker, tempfile.TemporaryDirectory() as tmp:
         bootstrap = broker.bootstrap_servers
         c.create_topics(bootstrap, {TOPIC: PARTITIONS, SINK_TOPIC: 1})
         prefill(bootstrap, TOPIC, args.records)

@@ -1,10 +1,10 @@
 """Spark executor backend: classic (SparkContext, RDD jobs) vs Spark Connect (DataFrame jobs
 through ``mapInArrow``), the same source connector, in one run.
 
-The parent starts one embedded broker and one Spark Connect server (``local[T+1]`` from the
-installed pyspark), then runs ``--rounds`` rounds; each round runs both sides, in an order
-that alternates from round to round, each side in a fresh child process (a classic
-SparkSession can share no process with a Spark Connect client):
+The parent starts one broker (``--broker``, embedded by default) and one Spark Connect server
+(``local[T+1]`` from the installed pyspark), then runs ``--rounds`` rounds; each round runs both
+sides, in an order that alternates from round to round, each side in a fresh child process (a
+classic SparkSession can share no process with a Spark Connect client):
 
 * ``classic``: a local SparkSession ``local[T+1]`` in the child, the driver in-process;
 * ``connect``: a Spark Connect client session on the server, the driver in-process.
@@ -122,6 +122,7 @@ def main() -> int:
     ap.add_argument("--bootstrap", help=argparse.SUPPRESS)
     ap.add_argument("--remote", help=argparse.SUPPRESS)
     ap.add_argument("--timing", help=argparse.SUPPRESS)
+    c.add_broker_option(ap)
     args = ap.parse_args()
     if args.side:
         return child(args)
@@ -131,12 +132,12 @@ def main() -> int:
         f"{args.rounds} round(s); {c.machine()}",
         flush=True,
     )
-    from connectrt.broker import EmbeddedBroker
+    c.print_broker(args.broker)
     from connectrt.testing.spark_connect import SparkConnectServer
 
     results: dict[str, list[dict[str, float]]] = {"classic": [], "connect": []}
     with (
-        EmbeddedBroker() as broker,
+        c.open_broker(args.broker) as broker,
         tempfile.TemporaryDirectory() as tmp,
         SparkConnectServer(f"local[{args.tasks + 1}]") as server,
     ):

@@ -24,7 +24,8 @@ Two parts, both in the same run as their no-chain baseline:
    per record; "added" = with chain - without (target <= 1 us at the median).
 2. **End to end** (optional, ``--e2e-records 0`` skips it): a ``SourceTaskRunner`` (own thread,
    JsonConverter schemaless values, memory offset store) producing N dict-valued records to a
-   fresh embedded broker, with and without the chain, alternating rounds. Each run first
+   fresh broker (``--broker``, embedded by default), with and without the chain, alternating
+   rounds. Each run first
    produces one warm-up record and waits until it is readable (librdkafka's idempotent producer
    holds records until it has its producer id, ~1 s in some runs and not others); the clock
    runs from the first real ``poll()`` to the task stopped after its final commit (all records
@@ -259,7 +260,7 @@ def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -
     key.configure({}, True)
     header = SimpleHeaderConverter()
     header.configure({})
-    warmup = f"warmup-{rnd}-{int(with_chain)}"
+    warmup = c.topic(f"warmup-{rnd}-{int(with_chain)}")
     c.create_topics(bootstrap, {warmup: 1})
     task = DictSourceTask(n, topic, warmup)
     settings = SourceRunnerSettings(
@@ -288,21 +289,20 @@ def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -
     return end - task.first
 
 
-def end_to_end(n: int, rounds: int) -> dict[str, float]:
-    from connectrt.broker import EmbeddedBroker
-
+def end_to_end(choice: str, n: int, rounds: int) -> dict[str, float]:
     plain: list[float] = []
     chained: list[float] = []
-    with EmbeddedBroker() as broker:
+    with c.open_broker(choice) as broker:
         bs = broker.bootstrap_servers
-        topics = {"orders-eu": 1, "routed-eu": 1, "warmup": 1}
-        c.create_topics(bs, topics)
-        run_source(bs, 20_000, "warmup", False, -1)  # first run of the process: imports etc.
+        # The chain's RegexRouter routes orders-X to routed-X: the run's tag stays in X.
+        source, routed, first = c.topic("orders-eu"), c.topic("routed-eu"), c.topic("warmup")
+        c.create_topics(bs, {source: 1, routed: 1, first: 1})
+        run_source(bs, 20_000, first, False, -1)  # first run of the process: imports etc.
         for r in range(rounds):
             # Same source topic both ways; the chain routes to routed-eu. Order rotates.
             for with_chain in c.rotated((False, True), r):
                 times = chained if with_chain else plain
-                times.append(run_source(bs, n, "orders-eu", with_chain, r))
+                times.append(run_source(bs, n, source, with_chain, r))
             print(
                 f"  round {r}: no chain {c.rate(n, plain[-1]):,.0f} rec/s, 3-SMT chain "
                 f"{c.rate(n, chained[-1]):,.0f} rec/s",
@@ -324,13 +324,16 @@ def main() -> dict[str, float]:
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--e2e-records", type=int, default=200_000, help="0 skips the broker part")
     ap.add_argument("--e2e-rounds", type=int, default=5)
+    c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     tune_gc()  # the worker process runs with this collector setting (Worker.start)
     print(f"bench_transforms: 3-SMT chain (InsertField, ReplaceField, RegexRouter); {c.machine()}")
+    if args.e2e_records > 0:
+        c.print_broker(args.broker)
     result = in_process(args.records, args.repeats)
     if args.e2e_records > 0:
-        result.update(end_to_end(args.e2e_records, args.e2e_rounds))
+        result.update(end_to_end(args.broker, args.e2e_records, args.e2e_rounds))
     return result
 
 

@@ -1,10 +1,14 @@
 """Run the benchmarks in sequence, each in its own subprocess (and so with its own fresh
-embedded broker), then print the RESULT line of each. ``make bench`` runs this.
+broker), then print the RESULT line of each. ``make bench`` runs this.
 
-Usage: ``python bench/run_all.py [--quick] [--only bench_a,bench_b]`` (``--quick`` uses small
-volumes and one round: a smoke test, not a measurement). Every bench must end with exactly one
+Usage: ``python bench/run_all.py [--quick] [--only bench_a,bench_b] [--broker
+embedded|kafka|HOST:PORT]`` (``--quick`` uses small volumes and one round: a smoke test, not a
+measurement; ``--broker``, passed to every bench, defaults to ``$CONNECTRT_BENCH_BROKER`` or
+``embedded``: each bench then starts its own embedded or Apache Kafka broker, or uses the
+running one at ``HOST:PORT``). Every bench must end with exactly one
 ``RESULT <bench> connectrt=<rec/s> baseline=<rec/s> ratio=<x>`` line; one that does not counts
-as failed. Figures are printed, never asserted.
+as failed. The summary names the broker the RESULT lines are for. Figures are printed, never
+asserted.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _common import RESULT_LINE  # noqa: E402
+from _common import RESULT_LINE, add_broker_option, broker_label, open_broker  # noqa: E402
 
 BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_source", [], ["--records", "100000", "--rounds", "1"]),
@@ -63,7 +67,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small volumes, one round")
     ap.add_argument("--only", default="", help="comma-separated bench names")
+    add_broker_option(ap)
     args = ap.parse_args()
+    open_broker(args.broker)  # a value of none of the three forms fails here, before any bench
+    broker = broker_label(args.broker)
+    print(f"broker for every bench: {broker}", flush=True)
     only = {b for b in args.only.split(",") if b}
     results: list[str] = []
     failures = []
@@ -71,6 +79,7 @@ def main() -> int:
         if only and bench not in only:
             continue
         cmd = [sys.executable, str(HERE / f"{bench}.py"), *(quick if args.quick else full)]
+        cmd += ["--broker", args.broker]
         print(f"\n##### {bench}", flush=True)
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
@@ -90,6 +99,7 @@ def main() -> int:
             results.append(found[0])
             print(f"##### {bench} done in {time.monotonic() - t0:.0f} s", flush=True)
     print("\n===== summary")
+    print(f"  broker: {broker}")
     for line in results:
         print(f"  {line}")
     if failures:

@@ -1,16 +1,21 @@
 """The benchmark scripts' contract, checked without running them (no timings here): every
 ``bench/bench_*.py`` ends by printing one ``RESULT <bench> connectrt=<rec/s> baseline=<rec/s>
-ratio=<x>`` line through ``_common``, run_all.py runs every one of them, and the shared helpers
-format that line and rotate round orders as the scripts rely on."""
+ratio=<x>`` line through ``_common`` and takes ``--broker``, run_all.py runs every one of them,
+and the shared helpers format that line and rotate round orders as the scripts rely on. One
+integration test runs a quick bench through run_all.py on the session's test broker."""
 
 from __future__ import annotations
 
 import ast
 import math
+import os
+import subprocess
 import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -160,3 +165,120 @@ def test_rotation_puts_each_side_first_equally_often(common: ModuleType, sides: 
     assert all(sorted(order) == sorted(sides) for order in rounds)
     assert Counter(order[0] for order in rounds) == {s: 2 for s in sides}
     assert Counter(order[-1] for order in rounds) == {s: 2 for s in sides}
+
+
+def _calls_add_broker_option(tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "add_broker_option"
+        for n in ast.walk(tree)
+    )
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.stem for s in SCRIPTS])
+def test_each_script_takes_the_broker_choice(script: Path):
+    text = script.read_text(encoding="utf-8")
+    assert _calls_add_broker_option(ast.parse(text)), "--broker comes from _common"
+    assert "EmbeddedBroker(" not in text, "the broker is opened through _common.open_broker"
+
+
+def test_broker_option_defaults_to_the_environment(
+    common: ModuleType, monkeypatch: pytest.MonkeyPatch
+):
+    import argparse
+
+    def parsed(*argv: str) -> str:
+        ap = argparse.ArgumentParser()
+        common.add_broker_option(ap)
+        return str(ap.parse_args(list(argv)).broker)
+
+    monkeypatch.delenv(common.BROKER_ENV, raising=False)
+    assert parsed() == "embedded"
+    monkeypatch.setenv(common.BROKER_ENV, "kafka")
+    assert parsed() == "kafka"
+    assert parsed("--broker", "127.0.0.1:9092") == "127.0.0.1:9092"
+    assert "127.0.0.1:9092" in common.broker_label("127.0.0.1:9092")
+    assert "Apache Kafka" in common.broker_label("kafka")
+    assert common.topic("x") == f"x-{common.RUN}"
+
+
+@pytest.mark.integration
+def test_a_quick_bench_runs_on_the_test_broker(broker: Any, common: ModuleType, tmp_path: Path):
+    """run_all.py --quick --only bench_source --broker HOST:PORT against the session broker
+    (whichever CONNECTRT_TEST_BROKER chose): the bench's topics appear there, created by the
+    bench with one partition, holding every record it produced, and the summary names that
+    broker above the RESULT line."""
+    from confluent_kafka.admin import AdminClient
+
+    run = f"t{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, common.RUN_ENV: run}
+    env.pop(common.BROKER_ENV, None)
+    bootstrap = broker.bootstrap_servers
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "run_all.py"),
+            "--quick",
+            "--only",
+            "bench_source",
+            "--broker",
+            bootstrap,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=BENCH.parent,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = proc.stdout.split("===== summary", 1)[1].splitlines()
+    assert (
+        summary[1].strip()
+        == f"broker: external broker at {bootstrap} (not started or stopped here)"
+    )
+    (line,) = [s.strip() for s in summary if s.strip().startswith("RESULT ")]
+    m = common.RESULT_LINE.match(line)
+    assert m is not None and m["bench"] == "bench_source"
+    assert float(m["connectrt"]) > 0 and float(m["baseline"]) > 0
+
+    meta = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=30)
+    # The raw loop's warm-up record goes to its own topic, the task's to a topic of its own.
+    expected = {
+        f"raw-out-0-{run}": 100_001,
+        f"crt-out-0-{run}": 100_000,
+        f"crt-out-0-{run}-warmup": 1,
+    }
+    for name, records in expected.items():
+        assert len(meta.topics[name].partitions) == 1, name
+        assert _count_records(bootstrap, name) == records, name
+
+
+def _count_records(bootstrap: str, topic: str) -> int:
+    """Records in partition 0 of ``topic``, read to partition EOF (the embedded broker's
+    ListOffsets answer for the end is wrong, so no watermark query)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-check-{uuid.uuid4().hex[:8]}",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    count = 0
+    try:
+        for _ in range(600):  # at most ~120 s of empty polls
+            for msg in consumer.consume(5000, 0.2):
+                error = msg.error()
+                if error is None:
+                    count += 1
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    return count
+                else:
+                    raise AssertionError(f"{topic}: {error}")
+        raise AssertionError(f"{topic}: no end of partition after {count} records")
+    finally:
+        consumer.close()
