@@ -14,7 +14,9 @@ request succeeds and the process is still alive; otherwise it kills the JVM and 
 sends SIGTERM, then SIGKILL after ``stop_timeout``; it is idempotent and removes a data folder it
 created unless ``keep_data`` is set. For fault tests, ``kill()`` SIGKILLs the JVM and
 ``restart()`` starts it again on the same ports and data folder (what it had durably written
-survives). Not thread-safe for the lifecycle calls; the read-only properties may be used from
+survives). A test process killed before ``stop()`` takes the JVM along when it started it from
+its main thread (:mod:`connectrt.testing.child_lifeline`). Not thread-safe for the lifecycle
+calls; the read-only properties may be used from
 any thread.
 
 Layout of the data folder: ``server.properties``, ``log4j2.properties``, ``broker.log`` (the
@@ -39,6 +41,7 @@ from types import TracebackType
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.java_runtime import require_java
 from connectrt.testing.kafka_jars import kafka_classpath
 
@@ -357,6 +360,7 @@ class KafkaBroker:
                 stderr=subprocess.STDOUT,
                 cwd=self.data_dir,
                 start_new_session=True,  # a Ctrl-C in the terminal reaches the test, not the JVM
+                preexec_fn=die_with_this_thread(),  # a killed test process takes it along
             )
         except OSError as exc:
             raise KafkaBrokerError(f"Could not start {self._java!r}: {exc}") from exc

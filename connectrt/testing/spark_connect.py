@@ -32,6 +32,7 @@ from types import TracebackType
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.testing.child_lifeline import die_with_this_thread
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
 
@@ -148,6 +149,7 @@ class SparkConnectServer:
             text=True,
             errors="replace",
             start_new_session=True,  # its own process group: stop() ends the JVM and workers
+            preexec_fn=die_with_this_thread(),  # a killed test process takes it along
         )
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()

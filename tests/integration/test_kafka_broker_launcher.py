@@ -8,6 +8,8 @@ error, never skip.
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -178,3 +180,30 @@ def test_an_old_java_fails_clearly(tmp_path: Path) -> None:
     old.chmod(old.stat().st_mode | stat.S_IXUSR)
     with pytest.raises(JavaUnavailable, match=r"is Java 8\. Apache Kafka 4\.4 needs Java 17"):
         KafkaBroker(java=str(old)).start()
+
+
+def test_a_killed_test_process_takes_its_broker_along(tmp_path: Path) -> None:
+    """A process that started a KafkaBroker and is then SIGKILLed (no teardown runs) leaves no
+    JVM behind: the broker was armed to die with it (connectrt.testing.child_lifeline)."""
+    pid_file = tmp_path / "jvm.pid"
+    script = (
+        "import sys, time\n"
+        "from connectrt.testing.kafka_broker import KafkaBroker\n"
+        "broker = KafkaBroker().start()\n"
+        f"open({str(pid_file)!r}, 'w').write(str(broker.pid))\n"
+        "time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 180
+        while not pid_file.exists() or not pid_file.read_text():
+            assert owner.poll() is None, "the owning process ended before its broker started"
+            assert time.monotonic() < deadline, "no broker started within 180 s"
+            time.sleep(0.2)
+        jvm = psutil.Process(int(pid_file.read_text()))
+        assert jvm.is_running()
+    finally:
+        owner.kill()
+        owner.wait(30)
+    _gone, alive = psutil.wait_procs([jvm], timeout=30)
+    assert not alive, f"the broker JVM {jvm.pid} outlived the process that started it"
