@@ -12,7 +12,9 @@ only the seek to the tables' offsets and the skipping of what a snapshot holds k
 from getting every record again. At the end the table holds exactly one row per record.
 
 The records are produced while the worker runs, spread over ``ICEBERG_EOS_SECONDS`` (default
-20), so every kill lands while records are still arriving and being buffered. Size:
+20), so every kill lands while records are still arriving and being buffered. On a slow machine
+the producer is held back instead (a :class:`Gate`): until the last kill it never gets more than
+a tenth of the records past the next kill's target, so no kill can land after the last record. Size:
 ``ICEBERG_EOS_RECORDS`` records (default 20000) and ``ICEBERG_EOS_KILLS`` kills (default 2),
 small enough for ``make test`` on two cores; the issue's figure is 200000 records, 5 kills::
 
@@ -61,13 +63,36 @@ SCHEMA = {
 }
 
 
-def _produce(bootstrap: str, topic: str, count: int, seconds: float) -> None:
-    """Produce ``count`` records evenly over about ``seconds`` (a live stream)."""
+class Gate:
+    """How many records the producer thread may have produced so far; the test raises it.
+    Thread-safe: the test thread calls :meth:`allow`, the producer thread :meth:`wait_below`."""
+
+    def __init__(self, allowed: int) -> None:
+        self._allowed = allowed
+        self._changed = threading.Condition()
+
+    def allow(self, allowed: int) -> None:
+        with self._changed:
+            self._allowed = max(self._allowed, allowed)
+            self._changed.notify_all()
+
+    def wait_below(self, index: int) -> None:
+        """Block until record ``index`` may be produced."""
+        with self._changed:
+            self._changed.wait_for(lambda: index < self._allowed)
+
+
+def _produce(bootstrap: str, topic: str, count: int, seconds: float, gate: Gate) -> None:
+    """Produce ``count`` records evenly over about ``seconds`` (a live stream), never past what
+    ``gate`` allows."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": "all"})
     prefix = json.dumps({"schema": SCHEMA, "payload": {"n": 0}})[: -len("0}}")]
     chunk = 500
     start = time.monotonic()
     for i in range(count):
+        if i % chunk == 0:
+            producer.poll(0)
+            gate.wait_below(i + chunk - 1)
         while True:
             try:
                 producer.produce(topic, f"{prefix}{i}}}}}".encode(), partition=i % PARTITIONS)
@@ -199,8 +224,11 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
     topic = unique_name("ice-eos")
     create_topic(bootstrap, topic, partitions=PARTITIONS)
     _write_configs(tmp_path, bootstrap, topic)
+    targets = [int(RECORDS * fraction) for fraction in fractions]
+    ahead = RECORDS // 10  # how far past the next kill's target the producer may get
+    gate = Gate(targets[0] + ahead)
     producer = threading.Thread(
-        target=_produce, args=(bootstrap, topic, RECORDS, SECONDS), name="eos-producer"
+        target=_produce, args=(bootstrap, topic, RECORDS, SECONDS, gate), name="eos-producer"
     )
     catalog = load_catalog(
         "iceberg",
@@ -214,9 +242,10 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
     worker = start_standalone(tmp_path, "worker-0.log")
     producer.start()
     try:
-        for i, fraction in enumerate(fractions):
+        for i in range(KILLS):
             # At least one commit of the restarted worker: each kill interrupts a writing one.
-            target = max(int(RECORDS * fraction), kills[-1][0] + 1 if kills else 0)
+            target = max(targets[i], kills[-1][0] + 1 if kills else 0)
+            gate.allow(target + ahead)
             _wait(
                 lambda t=target: sum(_stored(catalog, topic).values()) >= t,  # type: ignore[misc]
                 240,
@@ -232,6 +261,7 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
                 _rewind_group(bootstrap, group)
                 assert sum(_committed(bootstrap, group, topic).values()) == 0
             worker = start_standalone(tmp_path, f"worker-{i + 1}.log")
+        gate.allow(RECORDS)
         _wait(
             lambda: sum(_stored(catalog, topic).values()) >= RECORDS,
             600,
@@ -241,6 +271,7 @@ def test_kill_9_at_random_points_leaves_exactly_one_row_per_record(
         worker.send_signal(signal.SIGTERM)
         worker.wait(60)
     finally:
+        gate.allow(RECORDS)
         producer.join()
         if worker.poll() is None:
             worker.kill()
