@@ -4,23 +4,49 @@ as Apache Kafka's read_committed consumer would see it.
 The records are ``"<task>:<seq>:<attempt>"`` and the source offsets ``{"seq": n}``; the views
 come from :func:`connectrt.testing.committed_view.committed_view`, which reads the stored
 batches and transaction markers (the embedded broker shows aborted records to its consumers).
-Used by the kill test of ``tests/integration`` and the Spark exactly-once tests.
+On Apache Kafka (``on_kafka``) :func:`view` also reads the partition with Kafka's own
+``read_committed`` consumer and requires it to return exactly the records the view calls
+committed (below the first open one), so that the assertions over ``committed`` are assertions
+over what Kafka's transaction coordinator let through, aborted records hidden by the broker; the
+computed view is then the cross-check. Used by the kill test of ``tests/integration`` and the
+Spark exactly-once tests.
 """
 
 from __future__ import annotations
 
 import orjson
 
-from connectrt.testing.committed_view import COMMIT, PartitionView, committed_view
+from connectrt.broker import EmbeddedBroker
+from connectrt.testing.committed_view import (
+    COMMIT,
+    PartitionView,
+    committed_view,
+    consume_committed,
+    consumer_mismatch,
+)
 
-__all__ = ["assert_atomic", "offset_of", "seq_of", "view"]
+__all__ = ["assert_atomic", "is_apache_kafka", "offset_of", "seq_of", "view"]
 
 
-def view(bootstrap: str, topic: str) -> PartitionView:
-    """The read_committed view of a one-partition topic, computed from its markers."""
+def is_apache_kafka(broker: object) -> bool:
+    """Whether the ``broker`` fixture is Apache Kafka (started for the session, or one the user
+    runs), not the embedded broker: its read_committed consumers hide aborted records."""
+    return not isinstance(broker, EmbeddedBroker)
+
+
+def view(bootstrap: str, topic: str, on_kafka: bool = False) -> PartitionView:
+    """The read_committed view of a one-partition topic, computed from its markers; with
+    ``on_kafka``, checked against Apache Kafka's own read_committed consumer first."""
     computed = committed_view(bootstrap, topic)
     assert list(computed) == [0], computed.keys()
-    return computed[0]
+    part = computed[0]
+    if on_kafka:
+        consumed = consume_committed(bootstrap, topic)
+        mismatch = consumer_mismatch(part, consumed)
+        assert mismatch is None, f"{topic}: {mismatch}"
+        shown = {r.offset for r in consumed} & {r.offset for r in part.aborted}
+        assert not shown, f"{topic}: Kafka's read_committed consumer returned aborted {shown}"
+    return part
 
 
 def seq_of(value: bytes | None) -> tuple[int, str]:

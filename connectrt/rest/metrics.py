@@ -46,6 +46,8 @@ COUNTERS = {
     "offset_commits": "Successful offset commits",
     "offset_commit_failures": "Failed or postponed offset commits",
     "transactions_aborted": "Exactly-once source transactions aborted",
+    "transaction_restarts": "Exactly-once source task restarts after a transaction was lost to "
+    "the broker",
     "errors": "Task failures",
     "retries": "Retried poll()/put() calls after a RetriableError",
     "batches": "Batches processed",

@@ -17,7 +17,9 @@ Defaults favour safety, then throughput:
   broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
   ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
-  bounds memory instead of growing it.
+  bounds memory instead of growing it. With ``group.protocol=consumer`` (KIP-848) the classic
+  group settings (``session.timeout.ms``...) of the worker are left out
+  (:mod:`~connectrt.runtime.group_protocol`).
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
 with a warning, so existing Kafka Connect worker files run unchanged.
@@ -37,6 +39,7 @@ from typing import Any
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
 from connectrt.runtime.client_override_safety import OverrideSafety
+from connectrt.runtime.group_protocol import override_error, without_classic_only
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,7 @@ __all__ = [
     "check_allowlist",
     "check_policy_name",
     "consumer_config",
+    "max_block_ms",
     "policy_name",
     "producer_config",
 ]
@@ -207,7 +211,7 @@ def _clean(cfg: dict[str, Any], kind: str) -> dict[str, Any]:
     for key in list(cfg):
         if key in _JAVA_ONLY:
             cfg.pop(key)
-            if key != "max.poll.records":
+            if key not in ("max.poll.records", "max.block.ms"):
                 log.warning("Ignoring %s setting '%s': not a librdkafka property", kind, key)
     return cfg
 
@@ -237,6 +241,27 @@ def _layer(
         cfg.update(with_prefix(connector_config, f"{kind}.override."))
     cfg["logger"] = CLIENT_LOGGER
     return cfg
+
+
+MAX_BLOCK_MS_DEFAULT = 60000
+"""Java's producer ``max.block.ms`` default."""
+
+
+def max_block_ms(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
+    """The producer's ``max.block.ms`` (``producer.override.max.block.ms`` of the connector, else
+    ``producer.max.block.ms`` of the worker, else Java's 60000). librdkafka has no such setting;
+    an exactly-once source task uses it as the longest a transaction commit waits out a broker
+    outage (:mod:`connectrt.runtime.source_transactions`)."""
+    raw = connector_config.get(
+        "producer.override.max.block.ms", worker_props.get("producer.max.block.ms")
+    )
+    try:
+        return max(0, int(raw)) if raw is not None else MAX_BLOCK_MS_DEFAULT
+    except ValueError:
+        raise ConfigError(
+            f"Invalid value {raw} for configuration max.block.ms: Not a number",
+            "producer.override.max.block.ms",
+        ) from None
 
 
 def max_poll_records(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
@@ -276,6 +301,12 @@ def consumer_config(
     cfg.setdefault("client.id", client_id)
     cfg["group.id"] = group_id
     cfg["enable.auto.commit"] = False  # the runtime commits after flush(); never the client
+    explicit = with_prefix(connector_config, "consumer.override.") if connector_config else {}
+    try:
+        # group.protocol=consumer (KIP-848): librdkafka refuses the classic group settings.
+        without_classic_only(cfg, explicit, f"Consumer {client_id}")
+    except ValueError as e:
+        raise ConfigError(override_error(str(e)), str(e)) from None
     return _clean(cfg, "consumer")
 
 

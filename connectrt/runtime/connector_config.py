@@ -4,10 +4,11 @@ Every connector config is validated against the framework keys (``name``, ``conn
 ``tasks.max``, converters, ``errors.*``, sink ``topics``/``topics.regex``...; defined in
 :mod:`connectrt.runtime.connector_config_def` and re-exported here) merged with the
 connector's own :meth:`~connectrt.api.Connector.config_def` (the plugin's definition wins), plus
-the client override policy. :func:`validate_connector_config` returns per-field results (the
-REST validate endpoint's shape); :func:`check_connector_config` raises one ConfigError listing
-every problem, in Kafka's wording. Both keep no state of their own; they instantiate the
-connector class to ask for its definition and run its ``validate``.
+the client override policy (and, for sinks, consumer overrides that cannot work together:
+:mod:`~connectrt.runtime.group_protocol`). :func:`validate_connector_config` returns
+per-field results (the REST validate endpoint's shape); :func:`check_connector_config` raises
+one ConfigError listing every problem, in Kafka's wording. Both keep no state of their own;
+they instantiate the connector class to ask for its definition and run its ``validate``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from connectrt.runtime.connector_config_def import (
     framework_def_for,
 )
 from connectrt.runtime.exactly_once_config import check_exactly_once
+from connectrt.runtime.group_protocol import override_errors as group_protocol_errors
 from connectrt.runtime.guarded_calls import plugin_call
 from connectrt.runtime.plugin_version_config import CONNECTOR_VERSION, validate_plugin_versions
 from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
@@ -157,6 +159,9 @@ def validate_connector_config(
             values[key] = ConfigValue(key, raw)
     for key, message in policy.violations({k: v or "" for k, v in config.items()}).items():
         values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
+    if issubclass(cls, SinkConnector):
+        for key, message in group_protocol_errors(config).items():
+            values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
     null_error = "Null value can not be supplied as the configuration value."
     for key, raw in config.items():
         if raw is None:

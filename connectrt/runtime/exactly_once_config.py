@@ -86,13 +86,18 @@ class ExactlyOnceSettings:
     ``transactional_id`` is its producer's ``transactional.id``; ``boundary`` one of
     ``poll``/``interval``/``connector``; ``interval_ms`` the commit interval for ``interval``;
     ``offsets_topic`` the topic its source offsets are written to inside each transaction and
-    read from (read_committed).
+    read from (read_committed). ``transaction_timeout_ms`` (the producer's
+    ``transaction.timeout.ms``) and ``max_block_ms`` (its ``max.block.ms``, Java's bound on a
+    blocking producer call) bound how long a commit rides out a broker outage
+    (:mod:`.source_transactions`); both default to the clients' 60 s.
     """
 
     transactional_id: str
     boundary: str
     interval_ms: int
     offsets_topic: str
+    transaction_timeout_ms: int = 60000
+    max_block_ms: int = 60000
 
 
 def transactional_id(group_id: str, connector: str, task: int) -> str:

@@ -103,6 +103,9 @@ class TaskMetrics:
     offset_commits: int = 0
     offset_commit_failures: int = 0
     transactions_aborted: int = 0  # source, exactly-once: transactions aborted (KIP-618)
+    # source, exactly-once: restarts from the committed offsets after a transaction was lost to
+    # the broker (an outage longer than the commit may wait)
+    transaction_restarts: int = 0
     errors: int = 0
     retries: int = 0
     batches: int = 0

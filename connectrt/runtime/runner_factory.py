@@ -11,7 +11,7 @@ local tasks; executors that rebuild a task elsewhere (the Spark executor task) r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from connectrt.api.config import with_prefix
@@ -22,6 +22,7 @@ from connectrt.runtime.clients import (
     OverridePolicy,
     admin_config,
     consumer_config,
+    max_block_ms,
     max_poll_records,
     producer_config,
 )
@@ -184,6 +185,12 @@ class RunnerFactory:
                         "enable.idempotence": True,
                         "acks": "all",
                     }
+                )
+                # How long a commit may ride out a broker outage (source_transactions).
+                eos = replace(
+                    eos,
+                    transaction_timeout_ms=int(producer_cfg.get("transaction.timeout.ms", 60000)),
+                    max_block_ms=max_block_ms(wc.originals, resolved),
                 )
                 # Read after init_transactions fenced this task's predecessor: its offsets are
                 # all below the end found then, while siblings keep committing past it.

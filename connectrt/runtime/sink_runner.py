@@ -8,7 +8,11 @@ them). A crash therefore redelivers at most what was put since the last commit
 (at-least-once); nothing committed is ever lost.
 
 Rebalance callbacks run inside ``consume()`` on the task thread, so the task's ``open``/
-``close`` are called on the same thread as ``put``. Memory is bounded by the consumer's
+``close`` are called on the same thread as ``put``, with only the partitions added or removed,
+whatever the rebalance protocol (eager, ``cooperative-sticky`` or KIP-848's
+``group.protocol=consumer``; :mod:`.sink_assignment`): the offsets of a revoked partition are
+committed before it goes, and a failure inside a callback fails the task once ``consume()``
+returned. Memory is bounded by the consumer's
 prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
 ``put`` simply stops the consumer from fetching more.
 
@@ -45,6 +49,7 @@ from connectrt.api.task import SinkTask
 from connectrt.data import Schema
 from connectrt.errors import RetriableError
 from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.group_protocol import assigns_incrementally
 from connectrt.runtime.message_batch import (
     MessageBatchBuilder,
     partition_positions,
@@ -54,6 +59,7 @@ from connectrt.runtime.message_records import TIMESTAMP_TYPES, message_to_record
 from connectrt.runtime.rate_limit import message_bytes
 from connectrt.runtime.record_transforms import transform_records
 from connectrt.runtime.runner_settings import SinkRunnerSettings
+from connectrt.runtime.sink_assignment import SinkAssignment
 from connectrt.runtime.sink_offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.task_contexts import SinkTaskContextImpl
@@ -110,7 +116,6 @@ class SinkTaskRunner(TaskRunner):
         self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
         self._batch: list[Any] = []
-        self._topics_seen: set[str] = set()
         self.task = task
         self.converters = settings.converters
         self._consumer_config = settings.consumer_config
@@ -118,14 +123,22 @@ class SinkTaskRunner(TaskRunner):
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._max_poll = settings.max_poll_records
         self._consumer: Consumer | None = None
-        self.assigned: set[TopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}
         self.retry_timeout_s = 0.0
         self.commit_requested = False
         self._user_paused: set[TopicPartition] = set()
         self._all_paused = False
         self._offsets = SinkOffsetCommitter(task_id, task, self.errors, self.metrics)
-        self._rebalance_epoch = 0
+        self._assignment = SinkAssignment(
+            task_id,
+            task,
+            self.rewinds,
+            self._offsets,
+            self._commit,
+            lambda tp: self._all_paused or tp in self._user_paused,
+            lambda topic: self.on_topic(topic),
+        )
+        self.assigned = self._assignment.assigned  # the same set, read by the context
         self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
         self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
         self._single_topic = _single_topic(settings.task_config)
@@ -166,52 +179,6 @@ class SinkTaskRunner(TaskRunner):
         self._all_paused = want_paused
         self.report_running_or_paused()
 
-    # -- rebalance callbacks (inside consume(), on the task thread) ------------------------------
-    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
-        self.assigned.update(tps)
-        for tp in tps:
-            if tp.topic not in self._topics_seen:
-                self._topics_seen.add(tp.topic)
-                self.on_topic(tp.topic)
-        self.task.open(tps)
-        for p in partitions:
-            tp = TopicPartition(p.topic, p.partition)
-            if tp in self.rewinds:
-                p.offset = self.rewinds.pop(tp)
-                self._offsets.put[tp] = p.offset
-        consumer.assign(partitions)
-        paused = [
-            p for p in partitions if self._all_paused or (p.topic, p.partition) in self._user_paused
-        ]
-        if paused:
-            consumer.pause(paused)
-        log.info("Task %s assigned %s", self.id, ", ".join(map(str, tps)))
-
-    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        tps = [TopicPartition(p.topic, p.partition) for p in partitions]
-        mine = [tp for tp in tps if tp in self.assigned]
-        if not mine:
-            return
-        self._rebalance_epoch += 1
-        self._commit(only=set(mine))
-        self._forget(mine)
-        self.task.close(mine)
-
-    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
-        mine = [
-            tp for p in partitions if (tp := TopicPartition(p.topic, p.partition)) in self.assigned
-        ]
-        if mine:
-            self._rebalance_epoch += 1
-            self._forget(mine)
-            self.task.close(mine)
-
-    def _forget(self, tps: Collection[TopicPartition]) -> None:
-        for tp in tps:
-            self.assigned.discard(tp)
-        self._offsets.forget(tps)
-
     # -- main loop --------------------------------------------------------------------------
     def execute(self) -> None:
         self.errors.open()  # the dead letter queue, before anything is consumed
@@ -224,10 +191,15 @@ class SinkTaskRunner(TaskRunner):
             config.setdefault(
                 "topic.metadata.refresh.interval.ms", _NAMED_TOPICS_METADATA_REFRESH_MS
             )
+        assignment = self._assignment
+        assignment.incremental = assigns_incrementally(config)
         consumer = self._consumer = self._consumer_factory(config)
         topics = _subscription(self.task_config)
         consumer.subscribe(
-            topics, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            topics,
+            on_assign=assignment.on_assign,
+            on_revoke=assignment.on_revoke,
+            on_lost=assignment.on_lost,
         )
         self.report_running_or_paused()
         self._all_paused = False
@@ -241,12 +213,18 @@ class SinkTaskRunner(TaskRunner):
     def _loop(self, consumer: Consumer) -> None:
         next_commit = time.monotonic() + self._flush_interval
         metrics = self.metrics
+        assignment = self._assignment
         while not self.stopping:
             self._apply_target_state()
+            epoch = assignment.epoch
             try:
                 msgs = consumer.consume(self._max_poll, _CONSUME_TIMEOUT_S)
             except KafkaException as e:
+                assignment.raise_failure()
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
+            assignment.raise_failure()  # a rebalance callback failed inside consume()
+            if msgs and epoch != assignment.epoch:
+                msgs = assignment.still_assigned(msgs)
             if msgs:
                 limiter = self.rate_limiter  # task.rate.limit.*: nothing consumed while waiting
                 if limiter is not None and not limiter.admit(
@@ -392,7 +370,7 @@ class SinkTaskRunner(TaskRunner):
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
         """put() with retries on RetriableError; then advance the put offsets."""
-        epoch = self._rebalance_epoch
+        epoch = self._assignment.epoch
         count = len(batch)  # before put(): the task may change the batch
         while True:
             try:
@@ -410,8 +388,15 @@ class SinkTaskRunner(TaskRunner):
                     delay,
                     e,
                 )
-                if self._stopping.wait(delay) or epoch != self._rebalance_epoch:
-                    return  # not put: uncommitted, so redelivered after restart/rebalance
+                if self._stopping.wait(delay):
+                    return  # not put: uncommitted, so redelivered after restart
+                if epoch != self._assignment.epoch:
+                    # Not put. Revoked partitions are redelivered to their new owner; those
+                    # still owned (incremental rebalances keep them) are read again from here.
+                    for tp, offset in first_offsets.items():
+                        if TopicPartition(*tp) in self.assigned:
+                            self.rewinds.setdefault(TopicPartition(*tp), offset)
+                    return
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
             finally:
@@ -422,7 +407,7 @@ class SinkTaskRunner(TaskRunner):
     def _apply_rewinds(self, consumer: Consumer) -> None:
         for tp, offset in list(self.rewinds.items()):
             if tp not in self.assigned:
-                continue  # applied in _on_assign when the partition arrives
+                continue  # applied by the assignment when the partition arrives
             try:
                 consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
             except KafkaException as e:
@@ -450,7 +435,7 @@ class SinkTaskRunner(TaskRunner):
                 self._commit()
         finally:
             mine = list(self.assigned)
-            self._forget(mine)
+            self._assignment.release(mine)
             self._consumer = None
             try:
                 if mine:

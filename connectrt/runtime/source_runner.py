@@ -12,15 +12,26 @@ A connector running exactly-once (KIP-618) instead writes records and their offs
 transaction per boundary (``transaction.boundary``: after each non-empty poll, every
 ``transaction.boundary.interval.ms``, or when the task asks through its
 ``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
-connector-defined boundaries, the open transaction is aborted.
+connector-defined boundaries, the open transaction is aborted. A transaction lost to the broker
+(an outage longer than a commit may ride out: :mod:`.transaction_errors`) does not fail the
+task: the runner restarts it in place, on its own thread, from the committed offsets
+(:meth:`SourceTaskRunner._restart_transactional`, :mod:`.transaction_restart`): the old task is
+stopped and its producer destroyed, a new producer's ``init_transactions()`` (retried until the
+broker answers) fences the old one and finishes its transaction, the offsets topic is read
+again, and a new instance of the task class starts from what the last committed transaction
+stored. The task reports RESTARTING meanwhile.
 The task's context lives in :mod:`.task_contexts`.
 
 ``poll()`` returns None, a list (or tuple) of records or a ``SourceRecordBatch``; anything else
 fails the task with a message naming its class and what it returned (:mod:`.poll_results`).
+
+Why one module a little over the house size: the loop, its boundaries and the in-place restart
+all change what ``_loop`` runs with (task, producer, transaction state) and read together.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from typing import Any
@@ -44,9 +55,11 @@ from connectrt.runtime.runner_settings import SourceRunnerSettings
 from connectrt.runtime.source_offsets import SourceOffsetCommitter
 from connectrt.runtime.source_sender import RecordMetadata, SourceBatchSender
 from connectrt.runtime.source_transactions import TransactionalOffsets, TransactionContextImpl
-from connectrt.runtime.status import TargetState
+from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.task_contexts import SourceTaskContextImpl
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskRunner, TaskStage
+from connectrt.runtime.transaction_errors import TransactionLost, task_lost_reason
+from connectrt.runtime.transaction_restart import discard, fresh_task, reopen
 from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
@@ -74,6 +87,7 @@ class SourceTaskRunner(TaskRunner):
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
         self._producer: Producer | None = None
+        self._client_config: dict[str, Any] = {}  # the producer's, set by execute()
         self.failed_already = False
         self._txn: TransactionalOffsets | None = None
         self._txn_context: TransactionContextImpl | None = None
@@ -89,6 +103,7 @@ class SourceTaskRunner(TaskRunner):
                 self.errors,
                 self.metrics,
                 max(self._flush_timeout, 30.0),
+                stopping=lambda: self.stopping,
             )
             self._offsets = self._txn
             if eos.boundary == BOUNDARY_CONNECTOR:
@@ -129,6 +144,7 @@ class SourceTaskRunner(TaskRunner):
         if not self._sender.wants_commit_record:
             cfg["delivery.report.only.error"] = True
         cfg["on_delivery"] = self._sender.on_delivery_error
+        self._client_config = cfg
         store = self._store
         if self._txn is not None:
             # Exactly-once: fence older instances and read the committed offsets first, so
@@ -147,7 +163,10 @@ class SourceTaskRunner(TaskRunner):
             self._producer = self._producer_factory(cfg)
         self.report_running_or_paused()
         try:
-            self._loop()
+            while True:
+                reason = self._loop_until_lost()
+                if reason is None or not self._restart_transactional(reason):
+                    break  # done, or stopped while restarting
         except BaseException:
             self._close_transforms()
             # At-least-once: still store the offsets of what was acknowledged before the
@@ -160,6 +179,94 @@ class SourceTaskRunner(TaskRunner):
             raise
         self._close_transforms()
         self._final_commit()
+
+    def _loop_until_lost(self) -> str | None:
+        """Run the loop; None when it ends (the task stops), or why its transaction was lost
+        to the broker. Returns outside the ``except`` clause on purpose: the exception's
+        traceback holds the frames that refer to the old producer, and that producer must be
+        destroyed before a new one initializes (a live one re-acquires its producer id in the
+        background and would fence the new one)."""
+        try:
+            self._loop()
+        except Exception as e:
+            reason = None if self._txn is None else task_lost_reason(e)
+            if reason is None:
+                raise
+            return reason
+        return None
+
+    def _restart_transactional(self, reason: str) -> bool:
+        """Restart an exactly-once task whose transaction was lost to the broker, from its
+        committed offsets (see the module docstring). Waits, retrying with a doubling backoff,
+        until the broker answers ``init_transactions()`` and the offsets topic can be read.
+        False when the task is stopped meanwhile; the new task is then stopped too."""
+        txn = self._txn
+        assert txn is not None
+        self.metrics.transaction_restarts += 1
+        log.warning(
+            "Task %s: %s; restarting the task from its last committed offsets on a new "
+            "producer (transactional.id %s)",
+            self.id,
+            reason,
+            txn.settings.transactional_id,
+        )
+        if not self._abandoned:
+            self.status.put(self.id.connector, self.id.task, State.RESTARTING)
+        old, self._producer = self._producer, None
+        if old is not None:
+            txn.drop(old, reason, fatal=False)
+            discard(old)
+            del old  # the last reference: librdkafka destroys the producer now
+            gc.collect()  # and at once, should a reference cycle still hold it
+        self._sender.delivery_error = None
+        try:
+            self.task.stop()
+        except Exception:
+            log.exception("Task %s: error calling stop() before its restart", self.id)
+        txn.close()
+        producer = reopen(
+            self.id,
+            txn,
+            self._producer_factory,
+            self._client_config,
+            lambda: self.stopping,
+            self._stopping.wait,
+        )
+        if producer is None:
+            return False
+        self._producer = producer
+        if self.stopping:
+            return False
+        self._start_new_task()
+        if self.stopping:
+            self.on_stop_requested()
+            return False
+        self.report_running_or_paused()
+        log.warning("Task %s: restarted from its last committed offsets", self.id)
+        return True
+
+    def _start_new_task(self) -> None:
+        """A new instance of the task's class, started on a fresh reader of the committed
+        offsets (the old instance was stopped; its ``poll`` timing is carried over)."""
+        txn = self._txn
+        assert txn is not None
+        task = fresh_task(self.task, self.metrics)
+        if self._txn_context is not None:
+            self._txn_context = TransactionContextImpl()
+        reader = OffsetStorageReaderImpl(txn.store, self.id.connector)
+        task.initialize(
+            SourceTaskContextImpl(self.task_config, reader, self.plugin_metrics, self._txn_context)
+        )
+        self.task = task
+        self._sender.task = task
+        txn.set_task(task)
+        self.call_clock.enter("start")
+        try:
+            task.start(self.task_config)
+        except Exception as e:
+            raise TaskFailure(self.id, TaskStage.TASK_START, repr(e)) from e
+        finally:
+            self.call_clock.leave()
 
     def _close_transforms(self) -> None:
         if self._transforms is not None:
@@ -338,7 +445,12 @@ class SourceTaskRunner(TaskRunner):
                 txn.abort(self._producer, reason="task stopping")
                 return
             if self._producer is not None and self._sender.delivery_error is None:
-                self.commit_offsets()
+                try:
+                    self.commit_offsets()
+                except TransactionLost as e:
+                    # Stopping while the broker is away: what did not commit is re-polled by
+                    # the task's next start, whose init_transactions() ends this transaction.
+                    log.warning("Task %s: last transaction not committed at stop: %s", self.id, e)
         finally:
             self._close_producer()
 

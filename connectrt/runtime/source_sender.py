@@ -48,7 +48,7 @@ from itertools import repeat
 from operator import length_hint
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
 
 from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SourceRecord
@@ -587,7 +587,7 @@ class SourceBatchSender:
             err, where = self.delivery_error
             raise TaskFailure(
                 self.id, TaskStage.KAFKA_PRODUCE, f"delivery failed ({where}): {err.str()}"
-            )
+            ) from KafkaException(err)
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
     def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:

@@ -17,10 +17,17 @@ at-least-once :class:`~connectrt.runtime.source_offsets.SourceOffsetCommitter`:
   then are they counted as committed and ``SourceTask.commit()`` called;
 * :meth:`TransactionalOffsets.abort`: ``abort_transaction()``; the pending offsets are dropped.
 
-A commit that fails (a fenced producer, a failed delivery, a timeout) aborts the transaction
-where the producer still allows it and fails the task (stage TASK_COMMIT): a restarted task
-resumes from the last committed offsets. Boundaries (``poll``, ``interval``, ``connector``) are
-decided by the runner; the connector's requests come through :class:`TransactionContextImpl`.
+A broker outage (:mod:`.transaction_errors`): ``commit_transaction()`` is called again while
+librdkafka says its failure is retriable, for as long as the commit has waited less than the
+producer's ``max.block.ms`` and the transaction has been open less than its
+``transaction.timeout.ms`` (after that the coordinator aborts it anyway). A transaction lost to
+the broker (those bounds passed, an abortable or a fatal error other than fencing) is aborted
+where the producer can still do it quickly and :class:`~.transaction_errors.TransactionLost` is
+raised: the runner then restarts the task from the committed offsets on a new producer. Any other
+failed commit (a fenced producer, a record the broker refuses) aborts the transaction where the
+producer still allows it and fails the task (stage TASK_COMMIT): a restarted task resumes from
+the last committed offsets. Boundaries (``poll``, ``interval``, ``connector``) are decided by the
+runner; the connector's requests come through :class:`TransactionContextImpl`.
 
 Owned by one :class:`~connectrt.runtime.source_runner.SourceTaskRunner` and used on its thread
 only (the context's methods are called by the task on that thread too).
@@ -41,6 +48,7 @@ from connectrt.runtime.error_handling import ErrorHandler
 from connectrt.runtime.exactly_once_config import ExactlyOnceSettings
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskStage
+from connectrt.runtime.transaction_errors import TransactionLost, kafka_error, lost_reason
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.murmur2 import java_partition
 from connectrt.storage.offset_codec import encode_value, validate_offset_map
@@ -48,6 +56,13 @@ from connectrt.storage.offset_codec import encode_value, validate_offset_map
 log = logging.getLogger(__name__)
 
 __all__ = ["TransactionContextImpl", "TransactionalOffsets"]
+
+_RETRY_SLICE_S = 5.0
+"""The longest one ``commit_transaction()`` call of a commit riding out an outage blocks, so
+that a stop request is noticed between calls."""
+_QUICK_ABORT_S = 5.0
+"""How long aborting a transaction lost to the broker may take before the producer is dropped
+(its successor's ``init_transactions()`` aborts the transaction then)."""
 
 
 class TransactionContextImpl(TransactionContext):
@@ -95,6 +110,7 @@ class TransactionalOffsets:
         errors: ErrorHandler,
         metrics: TaskMetrics,
         timeout_s: float,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
         self._id = task_id
         self._task = task
@@ -107,6 +123,8 @@ class TransactionalOffsets:
         self.pending_records = 0
         self.in_transaction = False
         self._partitions = 1
+        self._began = 0.0  # time.monotonic() when the open transaction began
+        self._stopping = stopping
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open(self, producer: Producer) -> None:
@@ -131,6 +149,11 @@ class TransactionalOffsets:
         if not self.in_transaction:
             producer.begin_transaction()
             self.in_transaction = True
+            self._began = time.monotonic()
+
+    def set_task(self, task: SourceTask) -> None:
+        """The task whose ``commit()`` is called after each commit (a restarted task)."""
+        self._task = task
 
     # -- boundaries --------------------------------------------------------------------------
     def commit(self, producer: Producer, check_delivery: Callable[[], None]) -> bool:
@@ -150,11 +173,15 @@ class TransactionalOffsets:
                     validate_offset_map("offset", value)
                 encoded = encode_value(value)
                 producer.produce(topic, encoded, key, java_partition(key, self._partitions))
-            producer.commit_transaction(self._timeout)
+            self._commit_riding_out(producer)
             self.in_transaction = False
             check_delivery()
         except Exception as e:
             self._metrics.offset_commit_failures += 1
+            lost = e.reason if isinstance(e, TransactionLost) else lost_reason(e)
+            if lost is not None:
+                self.drop(producer, lost, fatal=_fatal(e))
+                raise e if isinstance(e, TransactionLost) else TransactionLost(lost) from e
             self.abort(producer, reason=f"commit failed: {_text(e)}", fatal=_fatal(e))
             raise TaskFailure(
                 self._id,
@@ -171,6 +198,76 @@ class TransactionalOffsets:
         except Exception:
             log.exception("Task %s: exception in commit()", self._id)
         return True
+
+    def _commit_riding_out(self, producer: Producer) -> None:
+        """``commit_transaction()``, called again while its failure is retriable (the broker
+        does not answer: ``_TIMED_OUT``), until the commit has waited ``max.block.ms`` or the
+        transaction has been open ``transaction.timeout.ms``, or the task is stopping; then
+        :class:`TransactionLost`. Other failures are raised as they are."""
+        started = time.monotonic()
+        deadline = min(
+            started + self.settings.max_block_ms / 1000.0,
+            self._began + self.settings.transaction_timeout_ms / 1000.0,
+        )
+        attempts = 0
+        while True:
+            attempts += 1
+            left = deadline - time.monotonic()
+            try:
+                producer.commit_transaction(max(0.5, min(left, _RETRY_SLICE_S, self._timeout)))
+            except KafkaException as e:
+                err = kafka_error(e)
+                if err is None or not err.retriable() or err.fatal() or err.txn_requires_abort():
+                    raise
+                waited = time.monotonic() - started
+                if time.monotonic() >= deadline or self._stopping():
+                    raise TransactionLost(
+                        f"the transaction could not commit within {waited:.1f} s "
+                        f"(max.block.ms {self.settings.max_block_ms}, transaction.timeout.ms "
+                        f"{self.settings.transaction_timeout_ms}): {err.str()}"
+                    ) from e
+                if attempts == 1:
+                    log.warning(
+                        "Task %s: transaction commit not done yet, retrying while the "
+                        "transaction is valid (%.0f s left): %s",
+                        self._id,
+                        max(0.0, deadline - time.monotonic()),
+                        err.str(),
+                    )
+                continue
+            if attempts > 1:
+                log.warning(
+                    "Task %s: transaction committed after %d attempts (%.1f s)",
+                    self._id,
+                    attempts,
+                    time.monotonic() - started,
+                )
+            return
+
+    def drop(self, producer: Producer, reason: str, fatal: bool) -> None:
+        """The open transaction is lost to the broker: abort it if the producer can within a
+        few seconds (not when ``fatal``), and drop the pending offsets. What is not aborted is
+        aborted by the broker when the next producer with this ``transactional.id``
+        initializes, or when the transaction times out."""
+        self.pending = {}
+        self.pending_records = 0
+        if not self.in_transaction:
+            return
+        self.in_transaction = False
+        self._metrics.transactions_aborted += 1
+        if fatal:
+            return
+        try:
+            producer.abort_transaction(_QUICK_ABORT_S)
+            log.warning("Task %s: transaction aborted (%s)", self._id, reason)
+        except KafkaException as e:
+            log.warning(
+                "Task %s: transaction not aborted by this producer (%s): %s; the next producer "
+                "with this transactional.id aborts it",
+                self._id,
+                reason,
+                _text(e),
+            )
 
     def abort(self, producer: Producer, reason: str = "requested", fatal: bool = False) -> None:
         """Abort the open transaction (if any) and drop the pending offsets. A producer in a

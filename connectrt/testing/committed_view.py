@@ -21,6 +21,11 @@ instead and computes the view itself:
 ``aborted_transactions`` list (what Apache Kafka hands a read_committed client) is kept too, so
 a test can say whether the broker fills it.
 
+On Apache Kafka a test asserts with the broker's own ``read_committed`` consumer:
+:func:`consume_committed` reads a partition as such a consumer does (up to the last stable
+offset), and :func:`consumer_mismatch` says where it disagrees with the computed view (the
+view then stays a cross-check; on the embedded broker it is the only read_committed view).
+
 Only what a test needs is implemented: one broker (the one in ``bootstrap``, which must lead
 every partition read, as the embedded broker does), record batches of magic 2, no compression
 or gzip. Not thread-safe; one call opens and closes its own connection.
@@ -31,8 +36,10 @@ from __future__ import annotations
 import gzip
 import socket
 import struct
+import time
 from dataclasses import dataclass, field
 
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 __all__ = [
@@ -44,6 +51,8 @@ __all__ = [
     "Record",
     "Transaction",
     "committed_view",
+    "consume_committed",
+    "consumer_mismatch",
     "read_batches",
 ]
 
@@ -166,6 +175,64 @@ def committed_view(bootstrap: str, topic: str, timeout: float = 30.0) -> Committ
         part.aborted_transactions = listed
         view[partition] = part
     return view
+
+
+def consume_committed(
+    bootstrap: str, topic: str, partition: int = 0, timeout: float = 60.0
+) -> list[Record]:
+    """What a ``read_committed`` consumer of the broker returns from one partition, read from
+    the beginning to partition EOF (on Apache Kafka, the last stable offset: the records of an
+    open transaction and everything after them are not returned yet; the records of aborted
+    transactions never are). Only Apache Kafka's consumers drop aborted records (see the module
+    docstring)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"committed-view-{topic}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
+    records: list[Record] = []
+    try:
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in consumer.consume(1000, 0.5):
+                error = msg.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    return records
+                if error is not None:
+                    raise RuntimeError(f"{topic}[{partition}]: {error}")
+                offset = msg.offset()
+                assert offset is not None
+                headers = tuple((k, v) for k, v in (msg.headers() or []))
+                records.append(Record(offset, msg.key(), msg.value(), headers))
+        raise RuntimeError(f"{topic}[{partition}]: no partition EOF within {timeout:g} s")
+    finally:
+        consumer.close()
+
+
+def consumer_mismatch(view: PartitionView, consumed: list[Record]) -> str | None:
+    """None when a read_committed consumer returned exactly the records ``view`` computed as
+    committed (offsets and values) below its first open record, else what differs."""
+    first_open = min((r.offset for r in view.open), default=None)
+    expected = [
+        (r.offset, r.value) for r in view.committed if first_open is None or r.offset < first_open
+    ]
+    got = [(r.offset, r.value) for r in consumed]
+    if got == expected:
+        return None
+    extra = sorted(set(got) - set(expected))
+    missing = sorted(set(expected) - set(got))
+    aborted = {r.offset for r in view.aborted}
+    shown_aborted = [o for o, _ in extra if o in aborted]
+    return (
+        f"the read_committed consumer returned {len(got)} records, the computed view "
+        f"{len(expected)} committed: {len(extra)} more (aborted among them: "
+        f"{shown_aborted[:5]}), {len(missing)} missing (e.g. {missing[:5]})"
+    )
 
 
 def _split(batches: list[Batch]) -> PartitionView:

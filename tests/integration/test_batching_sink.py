@@ -103,7 +103,7 @@ def test_a_failed_task_commits_only_written_records_and_its_restart_completes(
     }
     with WorkerHarness(broker.bootstrap_servers, {"offset.flush.interval.ms": "50"}) as h:
         h.start_connector(name, config)
-        h.wait_for_tasks(name, State.FAILED, timeout=60)  # the group join included
+        h.wait_for_tasks(name, State.FAILED, timeout=180)  # a join, 900 records at 30 ms a batch
         at_failure = _written(out)
         committed = _committed(broker.bootstrap_servers, name, topic)
         assert 0 < sum(committed.values()) < n, "commits happened before the failure"

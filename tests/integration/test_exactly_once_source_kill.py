@@ -5,33 +5,37 @@ A worker with ``exactly.once.source.support=enabled`` runs :mod:`tests.plugins.e
 with SIGKILL at a random point while it streams, then restarted on the same config, status and
 offsets topics, and stopped cleanly.
 
-What is counted is what a ``read_committed`` consumer of Apache Kafka would see. The embedded
-broker (Tansu) does not hide aborted records from its consumers (broker.md), so the test
-computes that view itself with :mod:`connectrt.testing.committed_view`: it fetches the stored
-record batches of the data topic and of the offsets topic at the protocol level, and keeps a
-record only if the transaction marker ending it is ``COMMIT``. Tansu does store the markers
-(``ABORT`` for the transaction a kill leaves open, written when the restarted task's
-``init_transactions`` fences it), but sends no ``aborted_transactions`` list with a fetch,
-which is why its own read_committed consumers show aborted records. The test proves, in that
-view:
+What is counted is what a ``read_committed`` consumer of Apache Kafka sees. On Apache Kafka
+(``CONNECTRT_TEST_BROKER=kafka`` or a broker you run) the test reads both topics with Kafka's
+own read_committed consumer and requires it to return exactly the records counted below, so the
+records of the transaction the kill left open, aborted when the restarted task fences it, are
+shown invisible by Kafka itself, and the task must resume exactly at the committed offset. The
+embedded broker (Tansu) does not hide aborted records from its consumers (broker.md), so the
+test computes that view itself with :mod:`connectrt.testing.committed_view` (on Kafka, the
+cross-check): it fetches the stored record batches of the data topic and of the offsets topic at
+the protocol level, and keeps a record only if the transaction marker ending it is ``COMMIT``.
+Tansu does store the markers (``ABORT`` for the transaction a kill leaves open, written when the
+restarted task's ``init_transactions`` fences it), but sends no ``aborted_transactions`` list
+with a fetch, which is why its own read_committed consumers show aborted records. The test
+proves, in that view:
 
 * after the kill, before the restart: the data committed is seqs ``0..C-1`` of the first run
   once each, the offsets committed end at exactly ``C`` (neither ahead of nor behind the
   records), and the only uncommitted records are one open transaction (at most one poll's batch
   with ``transaction.boundary=poll``);
-* after the restart and a clean stop: that transaction is aborted, nothing is open, and the
-  data committed is ``0..N-1`` exactly once (0 lost, 0 duplicated) with the last committed
-  offset ``N``;
-* at every point, transaction by transaction, the records and the source offset of a
-  transaction commit together: the k-th committed transaction of the data topic ends at the
-  seq the k-th committed transaction of the offsets topic stores.
+* after the restart and a clean stop: that transaction is aborted, nothing is open, and the data
+  committed is ``0..N-1`` exactly once (0 lost, 0 duplicated) with the last committed offset
+  ``N``;
+* at every point, transaction by transaction, the records and the source offset of a transaction
+  commit together: the k-th committed transaction of the data topic ends at the seq the k-th
+  committed transaction of the offsets topic stores.
 
-One thing is Tansu's, not the runtime's: if the kill lands between writing the offset record
-into the transaction and committing it, the restarted task's read_committed reader of the
-offsets topic is shown that *aborted* offset record (Apache Kafka would hide it) and resumes
-there. The test recognises exactly that case (the resume point is an offset record of an
-aborted transaction, and every seq skipped is an aborted record) and reports it instead of
-counting the skipped records as lost.
+One thing is Tansu's, not the runtime's (and is refused on Apache Kafka): if the kill lands
+between writing the offset record into the transaction and committing it, the restarted task's
+read_committed reader of the offsets topic is shown that *aborted* offset record (Apache Kafka
+would hide it) and resumes there. The test recognises exactly that case (the resume point is an
+offset record of an aborted transaction, and every seq skipped is an aborted record) and reports
+it instead of counting the skipped records as lost.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
 from connectrt.testing.harness import create_topic
 from connectrt.testing.metrics import scrape
-from tests.eos_support import assert_atomic, offset_of, seq_of, view
+from tests.eos_support import assert_atomic, is_apache_kafka, offset_of, seq_of, view
 
 pytestmark = pytest.mark.integration
 
@@ -143,6 +147,7 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
     broker: EmbeddedBroker, tmp_path: Path, boundary: str, executor: str, attempt: int
 ):
     bootstrap = broker.bootstrap_servers
+    on_kafka = is_apache_kafka(broker)  # Kafka's read_committed consumer must agree
     run = uuid.uuid4().hex[:8]
     topic, offsets_topic = f"eos-kill-{run}", f"offsets-{run}"
     create_topic(bootstrap, topic)
@@ -194,7 +199,7 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         worker.kill9()
 
         # Kafka's read_committed view after the kill, before the restart.
-        data, offsets = view(bootstrap, topic), view(bootstrap, offsets_topic)
+        data, offsets = view(bootstrap, topic, on_kafka), view(bootstrap, offsets_topic, on_kafka)
         before = [seq_of(r.value) for r in data.committed]
         first_attempt = before[0][1]
         committed = len(before)
@@ -224,7 +229,7 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
         worker.stop()
 
     # Kafka's read_committed view after the restart and a clean stop.
-    data, offsets = view(bootstrap, topic), view(bootstrap, offsets_topic)
+    data, offsets = view(bootstrap, topic, on_kafka), view(bootstrap, offsets_topic, on_kafka)
     assert not data.open and not offsets.open, "a transaction left open after a clean stop"
     aborted = [seq_of(r.value) for r in data.aborted]
     assert set(open_before) <= set(aborted), "the killed run's open transaction was not aborted"
@@ -234,6 +239,8 @@ def test_kill_9_mid_stream_loses_and_duplicates_nothing_committed(
     second_attempts = {a for _, a in second}
     assert len(second_attempts) == 1 and first_attempt not in second_attempts
     start = second[0][0]
+    if on_kafka:  # Kafka hides the aborted offset record: the task resumes where C was stored
+        assert start == committed, f"resumed at {start}, committed offset {committed}"
     if start != committed:
         # Tansu showed the restarted task the offset record of the aborted transaction.
         aborted_offsets = [offset_of(r.value) for r in offsets.aborted]

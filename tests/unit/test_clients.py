@@ -16,6 +16,7 @@ from connectrt.runtime.clients import (
     OverridePolicy,
     admin_config,
     consumer_config,
+    max_block_ms,
     max_poll_records,
     producer_config,
 )
@@ -166,7 +167,6 @@ def test_admin_listeners_rest_setting_does_not_leak_into_admin_client() -> None:
     [
         "key.serializer",
         "value.serializer",
-        "max.block.ms",
         "delivery.timeout.ms",
         "buffer.memory",
         "interceptor.classes",
@@ -177,6 +177,25 @@ def test_java_only_producer_keys_are_dropped(key: str, caplog: pytest.LogCapture
         cfg = producer({f"producer.{key}": "x"}, {f"producer.override.{key}": "y"})
     assert key not in cfg
     assert any(key in r.getMessage() for r in caplog.records)
+
+
+def test_max_block_ms_is_not_given_to_librdkafka_but_bounds_exactly_once_commits(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """librdkafka has no max.block.ms: it is dropped from the client config without a warning,
+    since an exactly-once source task reads it (the longest a commit rides out an outage)."""
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients"):
+        cfg = producer({"producer.max.block.ms": "5000"}, {"producer.override.max.block.ms": "7"})
+    assert "max.block.ms" not in cfg
+    assert not any("max.block.ms" in r.getMessage() for r in caplog.records)
+    assert max_block_ms({}, {}) == 60000  # Java's default
+    assert max_block_ms({"producer.max.block.ms": "5000"}, {}) == 5000
+    assert (
+        max_block_ms({"producer.max.block.ms": "5000"}, {"producer.override.max.block.ms": "7"})
+        == 7
+    )
+    with pytest.raises(ConfigError, match=r"max\.block\.ms"):
+        max_block_ms({}, {"producer.override.max.block.ms": "soon"})
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,353 @@
+"""Broker faults on Apache Kafka: the broker is SIGKILLed mid-stream and restarted ~15 s later.
+
+These tests start an Apache Kafka broker of their own (module scope; Java 17+ and the cached
+jars, as ``test_kafka_broker_launcher.py``), whatever ``CONNECTRT_TEST_BROKER`` says: the
+embedded broker keeps nothing across a restart. A worker runs in this process over real HTTP;
+a watcher thread asks ``GET /connectors/{name}/status`` twice a second throughout and records
+every task state seen and whether the REST API answered while the broker was down.
+
+* at-least-once, a FileStreamSource tailing a file that a writer thread keeps appending to: the
+  pipeline finishes by itself, every line once (0 lost; 0 duplicated: the producer is
+  idempotent and the task never restarts, so nothing committed is sent again), the task RUNNING
+  throughout and at the end;
+* exactly-once (``tests.plugins.eos_sequence``, ``transaction.boundary=poll``), counted by a
+  ``read_committed`` consumer of Apache Kafka (aborted records hidden by Kafka itself):
+  an outage shorter than ``max.block.ms`` and ``transaction.timeout.ms`` (set to 120 s) is
+  ridden out: the open transaction commits once the broker is back, the task never FAILED nor
+  restarted, one run of the task wrote every seq once; an outage longer than both (set to
+  6 s) ends in an automatic restart of the task in place (RESTARTING, then RUNNING, never
+  FAILED, ``transaction_restarts`` counted) that resumes from the committed offset: every seq
+  once, from two runs of the task.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+
+from connectrt.testing.harness import create_topic
+from connectrt.testing.kafka_broker import KafkaBroker
+from connectrt.testing.metrics import scrape
+from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+
+pytestmark = pytest.mark.integration
+
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+EOS_SOURCE = "tests.plugins.eos_sequence.EosSequenceSource"
+DOWN_S = 15.0
+"""How long the broker stays dead before it is started again (its start then takes a few
+seconds more on a busy machine)."""
+
+
+@pytest.fixture(scope="module")
+def kafka() -> Iterator[KafkaBroker]:
+    with KafkaBroker() as started:
+        yield started
+
+
+@dataclass
+class _Watch:
+    """What a thread asking for a connector's status twice a second saw (see the module
+    docstring). ``outage`` is the (start, end) of the broker's death, set by :func:`_outage`."""
+
+    worker: RestWorker
+    name: str
+    states: list[tuple[float, tuple[str, ...]]] = field(default_factory=list)
+    unanswered: list[float] = field(default_factory=list)
+    outage: tuple[float, float] | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> _Watch:
+        self._thread = threading.Thread(target=self._run, name="status-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def _run(self) -> None:
+        with httpx.Client(base_url=self.worker.url, timeout=5) as http:
+            while not self._stop.wait(0.5):
+                now = time.monotonic()
+                try:
+                    response = http.get(f"/connectors/{self.name}/status")
+                except httpx.HTTPError:
+                    self.unanswered.append(now)
+                    continue
+                if response.status_code != 200:
+                    self.unanswered.append(now)
+                    continue
+                tasks = response.json()["tasks"]
+                self.states.append((now, tuple(t["state"] for t in tasks)))
+
+    def seen(self) -> set[str]:
+        return {state for _, states in self.states for state in states}
+
+    def answers_during_outage(self) -> int:
+        assert self.outage is not None
+        start, end = self.outage
+        return sum(1 for t, _ in self.states if start <= t <= end)
+
+
+def _outage(kafka: KafkaBroker, watch: _Watch, down_s: float = DOWN_S) -> float:
+    """SIGKILL the broker, wait ``down_s``, start it again (returns once it is ready); the
+    outage's length in seconds (death to readiness)."""
+    started = time.monotonic()
+    kafka.kill()
+    time.sleep(down_s)
+    kafka.restart()
+    ended = time.monotonic()
+    watch.outage = (started, ended)
+    return ended - started
+
+
+def _task_metric(worker: RestWorker, name: str, metric: str) -> float:
+    """A counter of the connector's task 0 in the worker's /metrics (0 when absent)."""
+    try:
+        samples = scrape(worker.http)
+    except (httpx.HTTPError, AssertionError):
+        return 0
+    return samples.value(f"connectrt_task_{metric}_total", connector=name, task=0) or 0
+
+
+def _read_committed(bootstrap: str, topic: str, timeout: float = 120.0) -> list[bytes]:
+    """Every value of partition 0 as Apache Kafka's ``read_committed`` consumer sees it (the
+    records of aborted transactions hidden by the broker), read to partition EOF."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"outage-reader-{topic}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": "read_committed",
+        }
+    )
+    values: list[bytes] = []
+    try:
+        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for msg in consumer.consume(1000, 0.5):
+                error = msg.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    return values
+                assert error is None, error
+                value = msg.value()
+                assert value is not None
+                values.append(value)
+        raise AssertionError(f"no partition EOF on {topic} within {timeout:g} s")
+    finally:
+        consumer.close()
+
+
+def _committed_seq(bootstrap: str, offsets_topic: str) -> int:
+    """The source offset (``seq``) task 0 last committed, read_committed; -1 before any."""
+    found = -1
+    for value in _read_committed(bootstrap, offsets_topic):
+        found = int(orjson.loads(value)["seq"])
+    return found
+
+
+def _cleanup(kafka: KafkaBroker, worker: RestWorker, watch: _Watch | None) -> None:
+    """The broker back up (a test that failed mid-outage left it dead), the connectors
+    deleted, the worker stopped."""
+    if watch is not None:
+        watch.stop()
+    if not kafka.is_alive():
+        kafka.restart()
+    try:
+        worker.delete_connectors(timeout=120)
+    finally:
+        worker.stop()
+
+
+def test_at_least_once_file_source_rides_out_a_broker_kill(
+    kafka: KafkaBroker, tmp_path: Path, unique_name: Callable[[str], str]
+) -> None:
+    bootstrap = kafka.bootstrap_servers
+    topic = unique_name("outage-file")
+    create_topic(bootstrap, topic)
+    source = tmp_path / "in.txt"
+    source.write_text("")
+    total, chunk = 60_000, 200
+    lines = [f"line-{i:06d}" for i in range(total)]
+
+    def append_lines() -> None:
+        # 200 lines every 50 ms: ~15 s of writing, so the stream is still going at the kill
+        # and during the outage (the source keeps reading; its producer keeps the records).
+        for start in range(0, total, chunk):
+            with source.open("a") as out:
+                out.write("".join(f"{line}\n" for line in lines[start : start + chunk]))
+            time.sleep(0.05)
+
+    worker = start_rest_worker(bootstrap, **{"value.converter": STRING})
+    watch: _Watch | None = None
+    writer = threading.Thread(target=append_lines, name="file-writer", daemon=True)
+    try:
+        name = unique_name("file")
+        response = worker.http.put(
+            f"/connectors/{name}/config",
+            json={
+                "connector.class": "FileStreamSource",
+                "tasks.max": "1",
+                "file": str(source),
+                "topic": topic,
+            },
+        )
+        assert response.status_code == 201, response.text
+        watch = _Watch(worker, name).start()
+        writer.start()
+        wait_for(
+            lambda: _task_metric(worker, name, "records_committed") >= 10_000,
+            120,
+            "the first 10,000 lines to be committed before the broker is killed",
+        )
+        took = _outage(kafka, watch)
+        writer.join(120)
+        assert not writer.is_alive(), "the writer did not finish appending within 120 s"
+        values: list[bytes] = []
+
+        def all_lines() -> bool:
+            values[:] = _read_committed(bootstrap, topic)
+            return len(values) >= total
+
+        wait_for(all_lines, 240, f"all {total} lines in {topic} after the broker came back")
+        time.sleep(2)  # a late duplicate would land now
+        values[:] = _read_committed(bootstrap, topic)
+        wait_for(lambda: watch.states[-1][1] == ("RUNNING",), 30, "a status answer RUNNING")
+        watch.stop()
+        counts = Counter(v.decode() for v in values)
+        lost = [line for line in lines if line not in counts]
+        duplicated = {line: n for line, n in counts.items() if n > 1}
+        assert not lost, f"{len(lost)} lines lost, e.g. {lost[:5]}"
+        assert not duplicated, f"{len(duplicated)} lines duplicated, e.g. {list(duplicated)[:5]}"
+        assert [v.decode() for v in values] == lines  # one partition: in order too
+        assert watch.seen() == {"RUNNING"}, watch.states
+        assert watch.answers_during_outage() >= 5, (watch.outage, watch.unanswered)
+        print(
+            f"at-least-once: broker dead {took:.1f} s; {total} lines, 0 lost, 0 duplicated; "
+            f"{watch.answers_during_outage()} REST answers during the outage; task states "
+            f"seen {sorted(watch.seen())}"
+        )
+    finally:
+        _cleanup(kafka, worker, watch)
+
+
+def _eos_run(
+    kafka: KafkaBroker, unique_name: Callable[[str], str], timeout_ms: int
+) -> tuple[list[tuple[int, str]], _Watch, float, float, int]:
+    """An exactly-once sequence source (20,000 records, ``transaction.boundary=poll``, the
+    producer's ``max.block.ms`` and ``transaction.timeout.ms`` both ``timeout_ms``) whose broker
+    is killed after 2,000 records committed; returns, once the committed offset reached the
+    end: the read_committed ``(seq, attempt)`` of every record, the watch, the outage's length,
+    the task's ``transaction_restarts`` and the committed offset."""
+    bootstrap = kafka.bootstrap_servers
+    topic = unique_name("outage-eos")
+    create_topic(bootstrap, topic)
+    total = 20_000
+    worker = start_rest_worker(
+        bootstrap,
+        **{
+            "value.converter": STRING,
+            "exactly.once.source.support": "enabled",
+            "offset.storage.partitions": "1",
+            "offset.flush.interval.ms": "300",
+        },
+    )
+    offsets_topic = worker.props["offset.storage.topic"]
+    watch: _Watch | None = None
+    try:
+        name = unique_name("eos")
+        response = worker.http.put(
+            f"/connectors/{name}/config",
+            json={
+                "connector.class": EOS_SOURCE,
+                "tasks.max": "1",
+                "topic": topic,
+                "batch.size": "50",
+                "batch.interval.ms": "20",
+                "records.per.task": str(total),
+                "exactly.once.support": "required",
+                "transaction.boundary": "poll",
+                "producer.override.transaction.timeout.ms": str(timeout_ms),
+                "producer.override.max.block.ms": str(timeout_ms),
+            },
+        )
+        assert response.status_code == 201, response.text
+        watch = _Watch(worker, name).start()
+        wait_for(
+            lambda: _task_metric(worker, name, "records_committed") >= 2_000,
+            120,
+            "the first 2,000 records to commit before the broker is killed",
+        )
+        took = _outage(kafka, watch)
+        wait_for(
+            lambda: _committed_seq(bootstrap, offsets_topic) == total,
+            300,
+            f"the committed offset to reach {total} after the broker came back (read_committed)",
+        )
+        wait_for(lambda: watch.states[-1][1] == ("RUNNING",), 60, "a status answer RUNNING")
+        watch.stop()
+        restarts = int(_task_metric(worker, name, "transaction_restarts"))
+        records = []
+        for value in _read_committed(bootstrap, topic):
+            _task, seq, attempt = value.decode().split(":")
+            records.append((int(seq), attempt))
+        committed = _committed_seq(bootstrap, offsets_topic)
+        return records, watch, took, restarts, committed
+    finally:
+        _cleanup(kafka, worker, watch)
+
+
+def test_exactly_once_source_rides_out_a_broker_kill_shorter_than_its_timeouts(
+    kafka: KafkaBroker, unique_name: Callable[[str], str]
+) -> None:
+    records, watch, took, restarts, committed = _eos_run(kafka, unique_name, 120_000)
+    assert took < 100, f"the outage lasted {took:.0f} s: not shorter than the 120 s timeouts"
+    seqs = [seq for seq, _ in records]
+    assert seqs == list(range(20_000)), "not every seq exactly once (read_committed)"
+    assert committed == 20_000
+    assert len({attempt for _, attempt in records}) == 1, "the task was restarted"
+    assert restarts == 0
+    assert "FAILED" not in watch.seen() and "RESTARTING" not in watch.seen(), watch.states
+    assert watch.states[-1][1] == ("RUNNING",)
+    assert watch.answers_during_outage() >= 5, (watch.outage, watch.unanswered)
+    print(
+        f"exactly-once, short outage: broker dead {took:.1f} s (timeouts 120 s); 20000 records "
+        f"read_committed, 0 lost, 0 duplicated, one run of the task; states seen "
+        f"{sorted(watch.seen())}; {watch.answers_during_outage()} REST answers during the outage"
+    )
+
+
+def test_exactly_once_source_restarts_itself_after_a_broker_kill_longer_than_its_timeouts(
+    kafka: KafkaBroker, unique_name: Callable[[str], str]
+) -> None:
+    records, watch, took, restarts, committed = _eos_run(kafka, unique_name, 6_000)
+    assert took > 6, f"the outage lasted {took:.1f} s: not longer than the 6 s timeouts"
+    seqs = [seq for seq, _ in records]
+    assert seqs == list(range(20_000)), "not every seq exactly once (read_committed)"
+    assert committed == 20_000
+    runs = list(dict.fromkeys(attempt for _, attempt in records))
+    assert len(runs) >= 2, "no restart: the task's records come from one run"
+    assert restarts >= 1
+    assert "RESTARTING" in watch.seen() and "FAILED" not in watch.seen(), watch.states
+    assert watch.states[-1][1] == ("RUNNING",)
+    assert watch.answers_during_outage() >= 5, (watch.outage, watch.unanswered)
+    resumed = [next(s for s, a in records if a == run) for run in runs[1:]]
+    print(
+        f"exactly-once, long outage: broker dead {took:.1f} s (timeouts 6 s); {restarts} "
+        f"restart(s) in place, resumed at {resumed}; 20000 records read_committed, 0 lost, 0 "
+        f"duplicated; states seen {sorted(watch.seen())}"
+    )
