@@ -5,10 +5,11 @@ by Python path; a worker loads such classes only from the packages its ``plugin.
 lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaults``).
 
 Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
-unit of work, so its module-scoped workers start once, on one xdist worker; the Spark modules
-are one unit together, so a single xdist worker starts a SparkSession (and Spark Connect
-server) and the others never compete with it for a second JVM. The Spark unit is handed out
-first, being the longest, then the end-to-end and integration modules, the unit tests last.
+unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
+make two units: those on a Spark Connect server (``spark_connect_server``) and the others (the
+``spark`` SparkSession), so each JVM starts once, as in a serial run. The Spark units are
+handed out first, being the longest, then the end-to-end and integration modules, the unit
+tests last.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ _TIERS = {"spark": 0, "e2e": 1, "integration": 2}
 
 
 def _unit_of(item: pytest.Item) -> str:
-    """The xdist work unit of ``item``: ``spark`` for Spark tests, else its module."""
+    """The xdist work unit of ``item``: ``spark-connect`` or ``spark`` for Spark tests (by
+    the session they use), else its module."""
     if item.get_closest_marker("spark") is not None:
-        return "spark"
+        fixtures = getattr(item, "fixturenames", ())
+        return "spark-connect" if "spark_connect_server" in fixtures else "spark"
     return item.nodeid.split("::", 1)[0]
 
 
