@@ -26,8 +26,17 @@ check: setup
 	$(BIN)/lint-imports --no-cache
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# The README's test command: the whole suite on Apache Kafka wherever Java 17+ runs (Maven
+# fetches the broker's jars into ~/.cache/connectrt/kafka the first time; the embedded broker
+# elsewhere; CONNECTRT_TEST_BROKER=embedded|kafka|HOST:PORT chooses), in PYTEST_WORKERS
+# pytest-xdist processes (a broker each; one test module per unit of work, the Spark tests in
+# one unit), then the smoke tier on the embedded broker, the zero-Java path of `make demo`.
+PYTEST_WORKERS ?= 3
+XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 test: setup
-	$(BIN)/pytest -q
+	CONNECTRT_TEST_BROKER=$${CONNECTRT_TEST_BROKER:-$$($(BIN)/python -m connectrt.testing.broker_choice)} \
+	  $(BIN)/pytest -q $(XDIST) $(PYTEST_ARGS)
+	CONNECTRT_TEST_BROKER=embedded $(BIN)/pytest -q -m smoke $(XDIST) $(PYTEST_ARGS)
 
 # The integration tests on a single-node Apache Kafka broker started for the run (Java 17+;
 # Maven fetches the broker's jars into ~/.cache/connectrt/kafka the first time).

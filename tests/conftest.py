@@ -3,10 +3,52 @@
 The suite's own plugins (``tests.plugins``, and connectors some test modules define) are named
 by Python path; a worker loads such classes only from the packages its ``plugin.packages``
 lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaults``).
+
+Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
+unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
+make two units: those on a Spark Connect server (``spark_connect_server``) and the others (the
+``spark`` SparkSession), so each JVM starts once, as in a serial run. The Spark units are
+handed out first, being the longest, then the end-to-end and integration modules, the unit
+tests last.
 """
+
+from __future__ import annotations
+
+import pytest
 
 from connectrt.testing.worker_defaults import allow_plugin_packages
 
 pytest_plugins = ["connectrt.testing.pytest_plugin"]
 
 allow_plugin_packages("tests")
+
+#: The order units of work are handed out in: lower first.
+_TIERS = {"spark": 0, "e2e": 1, "integration": 2}
+
+
+def _unit_of(item: pytest.Item) -> str:
+    """The xdist work unit of ``item``: ``spark-connect`` or ``spark`` for Spark tests (by
+    the session they use), else its module."""
+    if item.get_closest_marker("spark") is not None:
+        fixtures = getattr(item, "fixturenames", ())
+        return "spark-connect" if "spark_connect_server" in fixtures else "spark"
+    return item.nodeid.split("::", 1)[0]
+
+
+def _tier_of(item: pytest.Item) -> int:
+    if item.get_closest_marker("spark") is not None:
+        return _TIERS["spark"]
+    parts = item.nodeid.split("/")
+    return _TIERS.get(parts[1] if len(parts) > 2 else "", len(_TIERS))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group and order the tests for ``--dist loadgroup`` (see the module docstring); a run
+    without xdist keeps pytest's order."""
+    if getattr(config.option, "dist", "no") != "loadgroup":
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_unit_of(item)))
+    items.sort(key=_tier_of)  # stable: modules keep their order within a tier

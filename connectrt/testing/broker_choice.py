@@ -8,21 +8,34 @@
   the tests neither start nor stop it, they check that it answers a metadata request.
 
 All three offer the :class:`SessionBroker` interface the ``broker`` fixture yields.
+
+``make test`` and CI choose with :func:`default_test_broker` (``python -m
+connectrt.testing.broker_choice`` prints it): Apache Kafka wherever Java 17+ runs and its jars
+are cached or Maven can fetch them, the embedded broker elsewhere.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from types import TracebackType
 from typing import Protocol
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConnectError
+from connectrt.testing.java_runtime import JavaUnavailable, require_java
 from connectrt.testing.kafka_broker import KafkaBroker
+from connectrt.testing.kafka_jars import kafka_jars_cached
 
-__all__ = ["TEST_BROKER_ENV", "ExternalBroker", "SessionBroker", "broker_from_env"]
+__all__ = [
+    "TEST_BROKER_ENV",
+    "ExternalBroker",
+    "SessionBroker",
+    "broker_from_env",
+    "default_test_broker",
+]
 
 #: The environment variable that chooses the test broker.
 TEST_BROKER_ENV = "CONNECTRT_TEST_BROKER"
@@ -151,3 +164,20 @@ def broker_from_env(value: str | None = None) -> EmbeddedBroker | KafkaBroker | 
         f"{TEST_BROKER_ENV}={value!r}: expected 'embedded' (the default), 'kafka' (Apache "
         "Kafka started for the session) or HOST:PORT of a running broker"
     )
+
+
+def default_test_broker() -> str:
+    """``kafka`` where an Apache Kafka test broker can start (Java 17+, and its jars cached or
+    ``mvn`` on ``PATH`` to fetch them), else ``embedded``: the value ``make test`` gives
+    ``CONNECTRT_TEST_BROKER`` when the caller set none. Runs ``java -version`` once."""
+    try:
+        require_java()
+    except JavaUnavailable:
+        return "embedded"
+    if kafka_jars_cached() or shutil.which("mvn"):
+        return "kafka"
+    return "embedded"
+
+
+if __name__ == "__main__":
+    print(default_test_broker())

@@ -30,6 +30,7 @@ __all__ = [
     "MavenUnavailable",
     "kafka_cache_root",
     "kafka_classpath",
+    "kafka_jars_cached",
     "kafka_version",
     "pom_bytes",
 ]
@@ -68,6 +69,12 @@ def _is_complete(folder: Path, pom: bytes) -> bool:
     except OSError:
         return False
     return same_pom and any((folder / "libs").glob("kafka_*.jar"))
+
+
+def kafka_jars_cached(cache_root: Path | None = None) -> bool:
+    """Whether the pinned broker's jars are already in the cache (no Maven needed)."""
+    root = cache_root if cache_root is not None else kafka_cache_root()
+    return _is_complete(root / kafka_version(), pom_bytes())
 
 
 def kafka_classpath(

@@ -38,7 +38,7 @@ from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.testing.harness import create_topic, read_topic
 from tests.e2e.standalone import start_standalone
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.smoke]
 
 LINES = 300_000
 PARTITIONS = 3

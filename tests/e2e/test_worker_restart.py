@@ -24,7 +24,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
 from connectrt.testing.harness import create_topic, read_topic
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.smoke]
 
 
 def _write_worker(tmp: Path, bootstrap: str, run: str, port: int) -> Path:

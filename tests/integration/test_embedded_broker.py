@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConnectError
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.smoke]
 
 
 def test_produce_consume_round_trip(

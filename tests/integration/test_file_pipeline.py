@@ -12,7 +12,7 @@ from connectrt.runtime.status import State
 from connectrt.storage import FileOffsetStore, decode_value, encode_key
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.smoke]
 
 LINES = 100_000
 
