@@ -49,7 +49,18 @@ def broker(request: pytest.FixtureRequest) -> Iterator[SessionBroker]:
         if isinstance(chosen, KafkaBroker) and request.session.testsfailed:
             chosen.keep_data = True
             _kept_broker_folders.append(str(chosen.log_path))
+            # A pytest-xdist worker: its controller prints the summary.
+            worker_output = getattr(request.config, "workeroutput", None)
+            if worker_output is not None:
+                worker_output["connectrt_kept_broker_logs"] = list(_kept_broker_folders)
         chosen.stop()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist's controller: collect the broker logs a worker kept."""
+    output = getattr(node, "workeroutput", None) or {}
+    _kept_broker_folders.extend(output.get("connectrt_kept_broker_logs", ()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
