@@ -103,21 +103,33 @@ def produce(
     values: Iterable[bytes | str],
     key: Callable[[int], bytes | None] | None = None,
 ) -> int:
-    """Produce values (acks=all) and wait for all acknowledgements; returns the count."""
+    """Produce values (acks=all) and wait for all acknowledgements; returns the count.
+
+    Raises RuntimeError when a record is not acknowledged within 30 s or the broker refuses
+    one (its delivery report carries an error).
+    """
     producer = Producer(
         {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
     )
+    refused: list[KafkaError] = []
+
+    def report(err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            refused.append(err)
+
     n = 0
     for v in values:
         while True:
             try:
-                producer.produce(topic, v, key(n) if key else None)
+                producer.produce(topic, v, key(n) if key else None, on_delivery=report)
                 break
             except BufferError:
                 producer.poll(0.05)
         n += 1
     if producer.flush(30) != 0:
         raise RuntimeError("produce: not all records were acknowledged")
+    if refused:
+        raise RuntimeError(f"produce: {len(refused)} of {n} records refused: {refused[0]}")
     return n
 
 

@@ -30,6 +30,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
+from connectrt.testing.broker_choice import SessionBroker
 from connectrt.testing.committed_view import consume_committed
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
@@ -213,7 +214,7 @@ def test_validation_gives_kafka_connects_errors_per_field(broker: EmbeddedBroker
 
 
 def test_a_zombie_producer_is_fenced_and_tasks_fencing_is_written(
-    eos_worker: RestWorker, broker: EmbeddedBroker, unique_name
+    eos_worker: RestWorker, broker: SessionBroker, unique_name
 ):
     """A producer that holds transactional id ``<group.id>-<connector>-0`` with an open
     transaction (a zombie of an earlier generation) is fenced when the connector's tasks
@@ -245,24 +246,32 @@ def test_a_zombie_producer_is_fenced_and_tasks_fencing_is_written(
         "the task (a new producer epoch) to commit its 300 records",
     )
     # Its next write is refused, so it can never commit. Apache Kafka refuses the produce with
-    # the stale epoch, which librdkafka turns into a fatal _FENCED error ("Producer attempted
-    # an operation with an old epoch") that flush() raises; Tansu answers with PRODUCER_FENCED
-    # in the delivery report (and a stale-epoch EndTxn by closing the connection, so the
-    # fencing is shown on the zombie's next produce; its aborted record stays visible there).
+    # a fatal _FENCED error (flush raises it). Tansu answers a stale-epoch EndTxn by closing the
+    # connection rather than with PRODUCER_FENCED, so there the fencing is shown on the zombie's
+    # delivery report; its aborted record stays visible to read_committed consumers there.
     reports: list[KafkaError | None] = []
     zombie.produce(topic, b"zombie-2", on_delivery=lambda err, _msg: reports.append(err))
-    if is_apache_kafka(broker):
-        with pytest.raises(KafkaException) as refused:
-            zombie.flush(30)
-        assert refused.value.args[0].fatal(), refused.value
-        assert refused.value.args[0].code() == KafkaError._FENCED
-    else:
+    if isinstance(broker, EmbeddedBroker):
         zombie.flush(30)
         assert [r.code() if r else None for r in reports] == [KafkaError.PRODUCER_FENCED]
-    with pytest.raises(KafkaException) as fenced:
-        zombie.commit_transaction(30)
-    assert fenced.value.args[0].txn_requires_abort() or fenced.value.args[0].fatal()
-    assert "fenced" in fenced.value.args[0].str()
+        with pytest.raises(KafkaException) as fenced:
+            zombie.commit_transaction(30)
+        assert fenced.value.args[0].txn_requires_abort() or fenced.value.args[0].fatal()
+        assert "fences the current one" in fenced.value.args[0].str()
+    else:
+        with pytest.raises(KafkaException) as refused:
+            zombie.flush(30)
+        assert refused.value.args[0].fatal(), refused.value.args[0]
+        assert refused.value.args[0].code() == KafkaError._FENCED, refused.value.args[0]
+        assert None not in reports  # nothing of the zombie was delivered
+        with pytest.raises(KafkaException) as fenced:
+            zombie.commit_transaction(30)
+        assert fenced.value.args[0].fatal(), fenced.value.args[0]
+        assert fenced.value.args[0].code() == KafkaError._FENCED, fenced.value.args[0]
+        # Its open transaction was aborted by the fencing: a read_committed consumer sees only
+        # the task's records.
+        seen = [v for rows in read_topic(bootstrap, topic).values() for _k, v in rows]
+        assert len(seen) == 300 and b"zombie" not in seen and b"zombie-2" not in seen, seen[:5]
 
     def fencing_records() -> list[bytes | None]:
         rows = read_topic(bootstrap, eos_worker.props["config.storage.topic"])[0]

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from connectrt.broker import EmbeddedBroker
+from connectrt.testing.broker_choice import ExternalBroker, SessionBroker, broker_from_env
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins import stuck
 
@@ -112,9 +113,17 @@ def test_health_is_500_when_the_reconfiguration_thread_died(worker: RestWorker, 
     }
 
 
+def _private_broker() -> SessionBroker:
+    """A broker of the kind CONNECTRT_TEST_BROKER chooses, started for one test: it is paused,
+    which the session's other tests must not see. A broker the user runs cannot be paused
+    here, so for a HOST:PORT choice the embedded broker stands in."""
+    chosen = broker_from_env()
+    return EmbeddedBroker() if isinstance(chosen, ExternalBroker) else chosen
+
+
 def test_health_is_500_while_kafka_does_not_answer_and_200_after(unique_name):
-    # A broker of its own: it is paused, which the session's other tests must not see.
-    with EmbeddedBroker() as private:
+    private = _private_broker().start()
+    try:
         running = start_rest_worker(private.bootstrap_servers)
         pid = private.pid
         assert pid is not None
@@ -144,3 +153,5 @@ def test_health_is_500_while_kafka_does_not_answer_and_200_after(unique_name):
                 os.kill(pid, signal.SIGCONT)
             running.delete_connectors()
             running.stop()
+    finally:
+        private.stop()

@@ -7,7 +7,7 @@ import decimal
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import KafkaError, Producer
 from pyspark.sql import types as T
 
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
@@ -57,10 +57,20 @@ def produce_raw(
     timestamps: Sequence[int] | None = None,
 ) -> int:
     """Produce (key, value, partition) triples (with the i-th of ``timestamps`` as create
-    time, if given); waits for every acknowledgement."""
+    time, if given); waits for every acknowledgement and fails on any refused record (Apache
+    Kafka refuses, for one, a CreateTime more than ``log.message.timestamp.after.max.ms``, an
+    hour by default, ahead of its clock)."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    refused: list[KafkaError] = []
+
+    def report(err: KafkaError | None, _msg: object) -> None:
+        if err is not None:
+            refused.append(err)
+
     n = 0
-    kwargs: dict[str, Any] = {"headers": list(headers)} if headers else {}
+    kwargs: dict[str, Any] = {"on_delivery": report}
+    if headers:
+        kwargs["headers"] = list(headers)
     for key, value, partition in records:
         if timestamps is not None:
             kwargs["timestamp"] = timestamps[n]
@@ -72,6 +82,7 @@ def produce_raw(
                 producer.poll(0.05)
         n += 1
     assert producer.flush(30) == 0
+    assert not refused, f"{len(refused)} of {n} records refused: {refused[0]}"
     return n
 
 

@@ -1,6 +1,6 @@
 """spark-sql-kafka option parity: Spark's option names, defaults and checks, on real reads.
 
-Real embedded broker, the session's local SparkSession. The per-test topics carry records
+The session's broker, the session's local SparkSession. The per-test topics carry records
 whose CreateTime is set, so timestamp options have exact answers.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,10 @@ from tests.spark.bridge_helpers import produce_raw
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 N = 40
-BASE = 1_800_000_000_000  # CreateTime of record i: BASE + i s
+# CreateTime of record i: BASE + i s, in the past hour (Apache Kafka refuses a CreateTime more
+# than log.message.timestamp.after.max.ms, an hour by default, ahead of its clock, and deletes
+# records older than retention.ms, a week by default).
+BASE = (int(time.time()) - 3600) * 1000
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +118,16 @@ def test_batch_read_options_mean_what_they_mean_in_spark(
         startingOffsetsByTimestampStrategy="latest",
     ).load()
     assert numbers(at_end) == list(range(1, N, 2))
+    # every partition starts at its end: no range to read, no row (and no failed task)
+    all_after = json.dumps({t: {"0": BASE + 500_000, "1": BASE + 500_000}})
+    nothing = reader(
+        bridge,
+        broker,
+        subscribe=t,
+        startingOffsetsByTimestamp=all_after,
+        startingOffsetsByTimestampStrategy="latest",
+    ).load()
+    assert numbers(nothing) == []
 
     # Spark's checks
     with pytest.raises(Exception, match="not valid for a batch read"):

@@ -1,6 +1,6 @@
 """spark.read.format("connectrt"): Connect schemas become Spark schemas, records become rows.
 
-Real embedded broker, real schema registry, the session's local SparkSession.
+The session's broker, a real schema registry, the session's local SparkSession.
 """
 
 from __future__ import annotations
@@ -111,8 +111,10 @@ def test_batch_read_json_with_schemas(
     assert total == sum((order(i).get("amount") for i in range(N)), decimal.Decimal(0))
 
     # timestamps: 6 later records on partition 0, one second apart (the embedded broker
-    # answers timestamp lookups with offset 0: the bridge checks by reading)
-    later = int(time.time() * 1000) + 3_600_000
+    # answers timestamp lookups with offset 0: the bridge checks by reading). Ten minutes
+    # ahead: Apache Kafka refuses a CreateTime more than an hour ahead of its clock
+    # (log.message.timestamp.after.max.ms).
+    later = int(time.time() * 1000) + 600_000
     produce_raw(
         broker.bootstrap_servers,
         topic,

@@ -11,6 +11,7 @@ import decimal
 import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
+from pyspark.sql.datasource import InputPartition
 
 from connectrt.api.config import ConfigError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct, Time
@@ -23,7 +24,13 @@ from connectrt.spark.datasource.schema import (
     spark_type,
     to_arrow_value,
 )
-from connectrt.spark.datasource.source import KafkaRange, _limit, delay_batch, split_ranges
+from connectrt.spark.datasource.source import (
+    BatchReader,
+    KafkaRange,
+    _limit,
+    delay_batch,
+    split_ranges,
+)
 from tests.spark.bridge_helpers import ORDER, order
 
 pytestmark = pytest.mark.spark
@@ -219,6 +226,19 @@ def test_min_partitions_splits_ranges_by_their_share() -> None:
         (0, 0, 300),
         (1, 10, 110),
     ]
+
+
+def test_a_batch_with_only_empty_ranges_reads_nothing() -> None:
+    # Every range empty (a start at the end of each partition): partitions() is empty and
+    # Spark runs one task on InputPartition(None), which must read nothing, not fail.
+    options = BridgeOptions.parse({**BS, "subscribe": "t"})
+    schema = T.StructType([T.StructField("value", T.StringType())])
+    reader = BatchReader(options, schema)
+    assert split_ranges([KafkaRange("t", 0, 7, 7), KafkaRange("t", 1, 3, 3)], 4) == []
+    assert list(reader.read(InputPartition(None))) == []
+    assert list(reader.read(KafkaRange("t", 0, 7, 7))) == []
+    with pytest.raises(TypeError, match="Not a Kafka offset range"):
+        list(reader.read(InputPartition("what")))
 
 
 def test_min_offsets_per_trigger_delays_only_small_batches_within_the_delay() -> None:

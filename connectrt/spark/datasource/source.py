@@ -231,7 +231,12 @@ class BatchReader(DataSourceReader):
         return split_ranges(ranges, self.options.min_partitions)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, KafkaRange)
+        """The rows of one range. When every range is empty, ``partitions()`` is empty and
+        Spark still runs one task, with a plain ``InputPartition(None)``: it reads nothing."""
+        if not isinstance(partition, KafkaRange):
+            if partition.value is not None:
+                raise TypeError(f"Not a Kafka offset range: {partition!r}")
+            return iter(())
         if partition.end <= partition.start:
             return iter(())
         return read_partition(self.options, self.schema, partition, partition.partition)
