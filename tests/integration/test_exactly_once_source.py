@@ -378,11 +378,23 @@ def test_connector_defined_boundaries_commit_exactly_where_the_task_asks(
     assert response.json() == {"offsets": [{"partition": {"task": 0}, "offset": {"seq": 490}}]}
     eos_worker.delete_connectors()
     assert _committed(bootstrap, offsets_topic) == {0: 490}
-    seqs = [s for _, s, _ in _values(bootstrap, topic)]
-    if is_apache_kafka(broker):
+    values = _values(bootstrap, topic)
+    seqs = [s for _, s, _ in values]
+    runs = list(dict.fromkeys(a for _, _, a in values))
+    if is_apache_kafka(broker) and len(runs) == 1:
         # Kafka's read_committed consumer hides both aborted transactions: 70..104 (aborted by
         # the task at 104) and 490..499 (open at the graceful stop, which aborts it).
         assert seqs == [*range(70), *range(105, 490)], seqs
+    elif is_apache_kafka(broker):
+        # The abort itself failed (a loaded run's EndTxn abort was answered INVALID_TXN_STATE,
+        # a fatal producer error): the runner restarted the task on a new producer from the
+        # committed offset 70, and that run (abort.seqs is for the first run only) committed
+        # 70..489. Still every record exactly once, each run's records on its side of 70.
+        print("the abort at 104 failed; the task restarted from 70")
+        assert len(runs) == 2, runs
+        assert seqs == list(range(490)), seqs
+        assert {a for _, s, a in values if s < 70} == {runs[0]}
+        assert {a for _, s, a in values if s >= 70} == {runs[1]}
     else:
         # Tansu shows the aborted records that reached it (an abort purges those the producer
         # had not sent yet): each seq at most once, in order, every committed one among them.
