@@ -14,13 +14,27 @@ tests last.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from connectrt.api.file_access import configure_file_access, file_access
 from connectrt.testing.worker_defaults import allow_plugin_packages
 
 pytest_plugins = ["connectrt.testing.pytest_plugin"]
 
 allow_plugin_packages("tests")
+
+
+@pytest.fixture(autouse=True)
+def _restore_file_access() -> Iterator[None]:
+    """Put back the process's file rule after each test: a worker running in this process
+    installs its own when it builds a task, and under xdist the next test on the same process
+    (a FileStream unit test, say) would otherwise run under it."""
+    before = file_access()
+    yield
+    configure_file_access(before)
+
 
 #: The order units of work are handed out in: lower first.
 _TIERS = {"spark": 0, "e2e": 1, "integration": 2}

@@ -3,7 +3,8 @@
 * :class:`HangingSink`: ``tasks.max`` tasks; the task whose index is ``hang.task`` blocks in
   ``put()`` (with records) until :data:`RELEASE` is set or, in a task of another process (a
   Spark executor), until the file ``release.file`` exists; the others accept records. Every
-  ``start()`` is counted in :data:`STARTS` per ``store.id``, so a test sees restarts.
+  ``start()`` is counted in :data:`STARTS` per ``store.id``, so a test sees restarts, and each
+  task's current partitions are kept in :data:`ASSIGNED`.
 * :class:`HangingSource`: with ``hang=true`` its task blocks in ``poll()`` until :data:`RELEASE`
   is set; otherwise it is idle (``poll()`` returns None after 0.1 s).
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from connectrt.api import (
     ConfigDef,
@@ -26,6 +27,7 @@ from connectrt.api import (
     SourceRecord,
     SourceTask,
     Task,
+    TopicPartition,
 )
 
 RELEASE = threading.Event()
@@ -36,6 +38,9 @@ STARTS: Counter[str] = Counter()
 
 PUT: Counter[str] = Counter()
 """``store.id`` -> records accepted by the tasks that do not hang."""
+
+ASSIGNED: dict[tuple[str, str], set[object]] = {}
+"""``(store.id, task.index)`` -> the partitions the task holds now (``open`` minus ``close``)."""
 
 LOCK = threading.Lock()
 
@@ -62,8 +67,17 @@ class HangingSinkTask(SinkTask):
         self.store = config["store.id"]
         self.hangs = config.get("hang.task", "-1") == config["task.index"]
         self.release_file = config.get("release.file")
+        self.index = config["task.index"]
         with LOCK:
             STARTS[self.store] += 1
+
+    def open(self, partitions: Collection[TopicPartition]) -> None:
+        with LOCK:
+            ASSIGNED.setdefault((self.store, self.index), set()).update(partitions)
+
+    def close(self, partitions: Collection[TopicPartition]) -> None:
+        with LOCK:
+            ASSIGNED.setdefault((self.store, self.index), set()).difference_update(partitions)
 
     def put(self, records: list[SinkRecord]) -> None:
         if records and self.hangs:
