@@ -26,12 +26,19 @@ pytest_plugins = ["connectrt.testing.pytest_plugin"]
 allow_plugin_packages("tests")
 
 
+_UNRESTRICTED = file_access()
+
+
 @pytest.fixture(autouse=True)
-def _restore_file_access() -> Iterator[None]:
-    """Put back the process's file rule after each test: a worker running in this process
-    installs its own when it builds a task, and under xdist the next test on the same process
-    (a FileStream unit test, say) would otherwise run under it."""
+def _fresh_file_access() -> Iterator[None]:
+    """Each test starts under the rule a process has before any worker runs (unrestricted) and
+    the one before it is put back after: a worker running in this process installs its own
+    rule whenever it builds a task (even while a module-scoped worker is torn down), and under
+    xdist the next test on the same process (a FileStream unit test, say) would otherwise run
+    under it. A test whose worker builds a task gets that worker's rule then, as in production.
+    """
     before = file_access()
+    configure_file_access(_UNRESTRICTED)
     yield
     configure_file_access(before)
 
