@@ -244,17 +244,24 @@ class TransactionalOffsets:
                 )
             return
 
+    def _forget_open_transaction(self) -> bool:
+        """Drop the pending offsets and mark no transaction open; whether one was (then it
+        counts as aborted)."""
+        self.pending = {}
+        self.pending_records = 0
+        if not self.in_transaction:
+            return False
+        self.in_transaction = False
+        self._metrics.transactions_aborted += 1
+        return True
+
     def drop(self, producer: Producer, reason: str, fatal: bool) -> None:
         """The open transaction is lost to the broker: abort it if the producer can within a
         few seconds (not when ``fatal``), and drop the pending offsets. What is not aborted is
         aborted by the broker when the next producer with this ``transactional.id``
         initializes, or when the transaction times out."""
-        self.pending = {}
-        self.pending_records = 0
-        if not self.in_transaction:
+        if not self._forget_open_transaction():
             return
-        self.in_transaction = False
-        self._metrics.transactions_aborted += 1
         if fatal:
             return
         try:
@@ -274,12 +281,8 @@ class TransactionalOffsets:
         fatal state (``fatal``: fenced by a newer instance, say) cannot abort: it is not asked
         to, and the transaction is left to the broker, which aborts it when the newer producer
         with this ``transactional.id`` initializes (or when it times out)."""
-        self.pending = {}
-        self.pending_records = 0
-        if not self.in_transaction:
+        if not self._forget_open_transaction():
             return
-        self.in_transaction = False
-        self._metrics.transactions_aborted += 1
         if fatal:
             log.warning(
                 "Task %s: transaction not aborted by this producer (%s): the producer can no "

@@ -32,8 +32,8 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 
+from connectrt.testing.committed_view import consume_committed
 from connectrt.testing.harness import create_topic
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.metrics import scrape
@@ -125,31 +125,9 @@ def _task_metric(worker: RestWorker, name: str, metric: str) -> float:
 def _read_committed(bootstrap: str, topic: str, timeout: float = 120.0) -> list[bytes]:
     """Every value of partition 0 as Apache Kafka's ``read_committed`` consumer sees it (the
     records of aborted transactions hidden by the broker), read to partition EOF."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"outage-reader-{topic}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-            "isolation.level": "read_committed",
-        }
-    )
-    values: list[bytes] = []
-    try:
-        consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for msg in consumer.consume(1000, 0.5):
-                error = msg.error()
-                if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                    return values
-                assert error is None, error
-                value = msg.value()
-                assert value is not None
-                values.append(value)
-        raise AssertionError(f"no partition EOF on {topic} within {timeout:g} s")
-    finally:
-        consumer.close()
+    values = [r.value for r in consume_committed(bootstrap, topic, 0, timeout)]
+    assert None not in values, f"a record of {topic} has no value"
+    return [v for v in values if v is not None]
 
 
 def _committed_seq(bootstrap: str, offsets_topic: str) -> int:

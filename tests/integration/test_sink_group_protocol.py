@@ -31,6 +31,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -165,29 +166,72 @@ def _duplicates_within_resume_windows(log: RebalanceLog) -> tuple[int, int, list
     return duplicates, bound, problems
 
 
+@dataclass
+class _Setup:
+    """What each test starts from: a broker speaking ``protocol`` (the KIP-848 one for
+    ``consumer``), a topic of :data:`PARTITIONS` partitions, the connector's name, group and
+    config, and the rebalance log its task writes."""
+
+    protocol: str
+    bootstrap: str
+    topic: str
+    name: str
+    admin: AdminClient
+    log_id: str
+
+    @classmethod
+    def of(
+        cls,
+        protocol: str,
+        broker: SessionBroker,
+        request: pytest.FixtureRequest,
+        unique_name: Names,
+        prefix: str,
+    ) -> _Setup:
+        chosen = request.getfixturevalue("kip848_broker") if protocol == "consumer" else broker
+        bootstrap = chosen.bootstrap_servers
+        topic = unique_name(prefix)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        created = admin.create_topics(
+            [NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)]
+        )
+        created[topic].result(60)
+        return cls(
+            protocol, bootstrap, topic, unique_name(f"{prefix}-sink"), admin, unique_name("log")
+        )
+
+    def parts(self) -> tuple[str, str, str, str, AdminClient, RebalanceLog]:
+        """``(bootstrap, topic, name, group, admin, log)``."""
+        return self.bootstrap, self.topic, self.name, self.group, self.admin, self.log
+
+    @property
+    def group(self) -> str:
+        return f"connect-{self.name}"
+
+    @property
+    def log(self) -> RebalanceLog:
+        return LOGS[self.log_id]
+
+    @property
+    def config(self) -> dict[str, str]:
+        return {
+            "connector.class": "tests.plugins.rebalance_log_sink.RebalanceLogSink",
+            "topics": self.topic,
+            "tasks.max": "1",
+            "log.id": self.log_id,
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "consumer.override.group.protocol": self.protocol,
+        }
+
+
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
     protocol: str, broker: SessionBroker, request: pytest.FixtureRequest, unique_name: Names
 ) -> None:
-    chosen = request.getfixturevalue("kip848_broker") if protocol == "consumer" else broker
-    bootstrap = chosen.bootstrap_servers
-    topic, name = unique_name("gp"), unique_name("gp-sink")
-    group = f"connect-{name}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[
-        topic
-    ].result(60)
-    log_id = unique_name("log")
-    config = {
-        "connector.class": "tests.plugins.rebalance_log_sink.RebalanceLogSink",
-        "topics": topic,
-        "tasks.max": "1",
-        "log.id": log_id,
-        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "consumer.override.group.protocol": protocol,
-    }
+    setup = _Setup.of(protocol, broker, request, unique_name, "gp")
+    bootstrap, topic, name, group, admin, log = setup.parts()
+    config = setup.config
     worker: RestWorker = start_rest_worker(bootstrap)
-    log = LOGS[log_id]
     flow = _Flow(bootstrap, topic)
     try:
         http = worker.http
@@ -242,12 +286,9 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
         ends = dict(flow.end_offsets)
         assert sum(ends.values()) == flow.total
 
-        def all_delivered() -> bool:
-            with LOCK:
-                got = {(p, o) for p, o, _ in log.deliveries}
-            return all((p, o) in got for p, end in ends.items() for o in range(end))
-
-        wait_for(all_delivered, 180, f"all {flow.total} records to be delivered")
+        wait_for(
+            lambda: _all_delivered(log, ends), 180, f"all {flow.total} records to be delivered"
+        )
         wait_for(
             lambda: _committed(admin, group, topic) == ends,
             120,
@@ -286,18 +327,7 @@ def test_sink_delivers_and_commits_the_same_on_both_group_protocols(
     finally:
         worker.delete_connectors()
         worker.stop()
-        LOGS.pop(log_id, None)
-
-
-def _connector_config(topic: str, log_id: str, protocol: str) -> dict[str, str]:
-    return {
-        "connector.class": "tests.plugins.rebalance_log_sink.RebalanceLogSink",
-        "topics": topic,
-        "tasks.max": "1",
-        "log.id": log_id,
-        "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-        "consumer.override.group.protocol": protocol,
-    }
+        LOGS.pop(setup.log_id, None)
 
 
 def _all_delivered(log: RebalanceLog, ends: dict[int, int]) -> bool:
@@ -310,21 +340,13 @@ def _all_delivered(log: RebalanceLog, ends: dict[int, int]) -> bool:
 def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
     protocol: str, broker: SessionBroker, request: pytest.FixtureRequest, unique_name: Names
 ) -> None:
-    chosen = request.getfixturevalue("kip848_broker") if protocol == "consumer" else broker
-    bootstrap = chosen.bootstrap_servers
-    topic, name = unique_name("gp-steal"), unique_name("gp-steal-sink")
-    group = f"connect-{name}"
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[
-        topic
-    ].result(60)
-    log_id = unique_name("log")
-    log = LOGS[log_id]
+    setup = _Setup.of(protocol, broker, request, unique_name, "gp-steal")
+    bootstrap, topic, name, group, admin, log = setup.parts()
     worker: RestWorker = start_rest_worker(bootstrap)
     intruder: Consumer | None = None
     try:
         http = worker.http
-        config = _connector_config(topic, log_id, protocol)
+        config = setup.config
         response = http.put(f"/connectors/{name}/config", json=config)
         assert response.status_code == 201, response.text
         first = _Flow(bootstrap, topic, rounds=25)
@@ -405,4 +427,4 @@ def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
             intruder.close()
         worker.delete_connectors()
         worker.stop()
-        LOGS.pop(log_id, None)
+        LOGS.pop(setup.log_id, None)
