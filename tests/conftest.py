@@ -6,10 +6,11 @@ lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaul
 
 Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
 unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
-make two units: those on a Spark Connect server (``spark_connect_server``) and the others (the
-``spark`` SparkSession), so each JVM starts once, as in a serial run. The Spark units are
-handed out first, being the longest, then the end-to-end and integration modules, the unit
-tests last.
+make three units: those on a Spark Connect server (``spark_connect_server``), and the others
+split in two (the data source modules, and the rest), each unit with its own local
+``spark`` SparkSession (one JVM per unit; a single local unit was the run's critical path).
+The Spark units are handed out first, being the longest, then the end-to-end and integration
+modules, the unit tests last.
 """
 
 from __future__ import annotations
@@ -48,11 +49,14 @@ _TIERS = {"spark": 0, "e2e": 1, "integration": 2}
 
 
 def _unit_of(item: pytest.Item) -> str:
-    """The xdist work unit of ``item``: ``spark-connect`` or ``spark`` for Spark tests (by
-    the session they use), else its module."""
+    """The xdist work unit of ``item``: for Spark tests ``spark-connect`` (on the Spark Connect
+    server), else ``spark-datasource`` (the data source modules) or ``spark`` (the rest), each
+    with its own local SparkSession; for the others its module."""
     if item.get_closest_marker("spark") is not None:
-        fixtures = getattr(item, "fixturenames", ())
-        return "spark-connect" if "spark_connect_server" in fixtures else "spark"
+        if "spark_connect_server" in getattr(item, "fixturenames", ()):
+            return "spark-connect"
+        module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+        return "spark-datasource" if module.startswith("test_datasource_") else "spark"
     return item.nodeid.split("::", 1)[0]
 
 
