@@ -84,6 +84,11 @@ class KafkaBroker:
     ``mvn`` name the binaries (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties``
     adds or overrides broker settings. ``startup_timeout`` bounds one start (formatting, JVM
     start, readiness; not the first jar download, which :func:`kafka_classpath` bounds).
+
+    Group timings are a test's, not production's: no initial rebalance delay, and members of
+    consumer-protocol (KIP-848) groups heartbeat every second and are dropped 10 s after their
+    last heartbeat (Kafka's defaults: 5 s and 45 s), so a test that kills one waits seconds,
+    not most of a minute. Classic-protocol members set theirs in their own config.
     """
 
     def __init__(
@@ -278,6 +283,10 @@ class KafkaBroker:
             "share.coordinator.state.topic.replication.factor": "1",
             "share.coordinator.state.topic.min.isr": "1",
             "group.initial.rebalance.delay.ms": "0",
+            "group.consumer.min.session.timeout.ms": "6000",
+            "group.consumer.session.timeout.ms": "10000",
+            "group.consumer.min.heartbeat.interval.ms": "500",
+            "group.consumer.heartbeat.interval.ms": "1000",
         }
         settings.update(self._extra)
         lines = [f"{key}={value}" for key, value in settings.items()]

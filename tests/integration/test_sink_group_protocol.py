@@ -16,9 +16,11 @@ partitions added/removed, ``put`` only for open partitions); and the connector's
 group's committed offsets equal to the topic's end offsets.
 
 A second test makes the partition move deterministic: while task 0 runs alone, a plain
-consumer joins the connector's group and takes partitions from it, then leaves. On the consumer
-protocol the running task must close (after committing) only the partitions taken and open only
-those given back; on the classic protocol's eager assignor it closes and reopens everything.
+consumer in a process of its own joins the connector's group and takes partitions from it, then
+leaves (SIGTERM: it closes) or dies (SIGKILL: the group reassigns its partitions once its session
+times out). On the consumer protocol the running task must close (after committing) only the
+partitions taken and open only those given back; on the classic protocol's eager assignor it
+closes and reopens everything. Either way the partitions resume from task 0's commits.
 
 The embedded broker cannot serve KIP-848 consumers (they receive nothing), so when the session
 broker is the embedded one the ``consumer`` case starts its own Apache Kafka
@@ -27,15 +29,20 @@ broker is the embedded one the ``consumer`` case starts its own Apache Kafka
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer
+from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -50,6 +57,7 @@ pytestmark = pytest.mark.integration
 Names = Callable[[str], str]
 
 PARTITIONS = 4
+ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 150  # records flow for about ROUNDS * _ROUND_PAUSE_S seconds
 PER_ROUND = 8  # records per round, two per partition
 _ROUND_PAUSE_S = 0.1
@@ -336,14 +344,53 @@ def _all_delivered(log: RebalanceLog, ends: dict[int, int]) -> bool:
     return all((p, o) in got for p, end in ends.items() for o in range(end))
 
 
+class _Member:
+    """:mod:`tests.plugins.group_member` in a child process: another member of a group, whose
+    latest assignment (``held``) is read from its output by a thread."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, protocol: str) -> None:
+        self.held: list[int] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.plugins.group_member", bootstrap, group, topic, protocol],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._reader = threading.Thread(target=self._read, name="member-output", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.held = json.loads(line)
+
+    def end(self, how: int) -> None:
+        """Send ``how`` (SIGTERM: it leaves the group; SIGKILL: it dies in it) and reap it."""
+        if self.process.poll() is None:
+            self.process.send_signal(how)
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        self._reader.join(10)
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+
+
+@pytest.mark.parametrize("ending", ["leaves", "is_killed"])
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
-    protocol: str, broker: SessionBroker, request: pytest.FixtureRequest, unique_name: Names
+    protocol: str,
+    ending: str,
+    broker: SessionBroker,
+    request: pytest.FixtureRequest,
+    unique_name: Names,
 ) -> None:
     setup = _Setup.of(protocol, broker, request, unique_name, "gp-steal")
     bootstrap, topic, name, group, admin, log = setup.parts()
     worker: RestWorker = start_rest_worker(bootstrap)
-    intruder: Consumer | None = None
+    intruder: _Member | None = None
     try:
         http = worker.http
         config = setup.config
@@ -362,33 +409,26 @@ def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
         _wait(first_delivered, 120, "task 0 to deliver the first records", log)
         (task0,) = _instances_holding(log)
 
-        # Another member joins the connector's group, on the same protocol.
-        classic = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
-        intruder = Consumer(
-            {
-                "bootstrap.servers": bootstrap,
-                "group.id": group,
-                "group.protocol": protocol,
-                "enable.auto.commit": False,
-                "auto.offset.reset": "earliest",
-                **(classic if protocol == "classic" else {}),
-            }
-        )
-        intruder.subscribe([topic])
-        deadline = time.monotonic() + 120
-        while not (intruder.assignment() and len(_instances_holding(log)[task0]) < PARTITIONS):
-            assert time.monotonic() < deadline, "the other member got no partitions in 120 s"
-            intruder.poll(0.2)  # serves its rebalance; what it reads is never committed
-        taken = {tp.partition for tp in intruder.assignment()}
+        # Another member (a process of its own) joins the connector's group, on the same
+        # protocol, and takes partitions from task 0.
+        intruder = _Member(bootstrap, group, topic, protocol)
+        member = intruder
+
+        def partitions_moved() -> bool:
+            assert member.process.poll() is None, "the other member exited"
+            return bool(member.held) and len(_instances_holding(log)[task0]) < PARTITIONS
+
+        _wait(partitions_moved, 120, "the other member to take partitions from task 0", log)
+        taken = set(intruder.held)
         assert _instances_holding(log)[task0] == set(range(PARTITIONS)) - taken
 
-        # More records while it holds them; then it leaves and task 0 gets them back.
+        # More records while it holds them; then it leaves (or dies: the group finds out when
+        # its session times out) and task 0 gets them back.
         second = _Flow(bootstrap, topic, rounds=25)
         second.thread.start()
-        while second.thread.is_alive():
-            intruder.poll(0.2)
+        second.thread.join(120)
         assert not second.failures, second.failures
-        intruder.close()
+        intruder.end(signal.SIGTERM if ending == "leaves" else signal.SIGKILL)
         intruder = None
         ends = {p: max(ends.get(p, 0), e) for p, e in second.end_offsets.items()}
 
@@ -398,7 +438,7 @@ def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
                 range(PARTITIONS)
             )
 
-        _wait(all_back, 120, "task 0 to get every partition back and deliver everything", log)
+        _wait(all_back, 180, "task 0 to get every partition back and deliver everything", log)
         wait_for(
             lambda: _committed(admin, group, topic) == ends,
             120,
@@ -424,7 +464,7 @@ def test_a_running_task_gives_up_and_gets_back_only_what_another_member_takes(
             assert set(opened[-1]) == set(range(PARTITIONS)), opened
     finally:
         if intruder is not None:
-            intruder.close()
+            intruder.end(signal.SIGKILL)
         worker.delete_connectors()
         worker.stop()
         LOGS.pop(setup.log_id, None)
