@@ -69,7 +69,7 @@ def test_bad_jaas_is_a_config_error_without_the_password(text: str) -> None:
 
 
 def test_unknown_login_module_names_key_and_supported_modules() -> None:
-    text = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ' + (
+    text = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required " + (
         f'clientSecret="{SECRET}";'
     )
     with pytest.raises(ConfigError) as err:
@@ -196,7 +196,18 @@ def test_librdkafka_loads_key_and_chain_of_one_pem_keystore_file(tmp_path: Path)
     """The PEM keystore mapping (one file for certificate and key) is what librdkafka reads: it
     loads both from the file at client creation, and checks they belong together."""
     key, cert = str(tmp_path / "k.pem"), str(tmp_path / "c.pem")
-    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=client"]
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=client",
+    ]
     subprocess.run(
         [*command, "-keyout", key, "-out", cert],
         check=True,
