@@ -16,11 +16,11 @@ from connectrt.runtime.client_security import (
     client_security,
     inheriting_prefixes,
     log_worker_security,
-    parse_jaas,
     resolve_security,
     translate,
 )
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.jaas_config import parse_jaas
 from connectrt.runtime.redaction import process_redactor
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
