@@ -17,6 +17,7 @@ from typing import Any
 from connectrt.listener.security import ListenerSecurity
 from connectrt.listener.server import HttpServer, sibling_listener
 from connectrt.rest.app import create_app
+from connectrt.runtime.client_security import log_worker_security, resolve_security
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.config_providers import ConfigProviders
 from connectrt.runtime.control_topic import ControlTopicListener
@@ -24,7 +25,7 @@ from connectrt.runtime.herder import Herder
 from connectrt.runtime.offset_admin import OffsetAdmin
 from connectrt.runtime.offset_stores import create_offset_store
 from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.secrets import SecretMasker, install_log_redaction
+from connectrt.runtime.secrets import RedactingFilter, SecretMasker, install_log_redaction
 from connectrt.runtime.worker import Worker
 from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.runtime.worker_health import thread_probe
@@ -41,7 +42,7 @@ def _client_configs(wc: WorkerConfig, role: str) -> dict[str, Any]:
     return {
         "bootstrap_servers": bootstrap,
         "producer_config": producer_config(
-            bootstrap, wc.originals, None, policy, f"connect-{role}-producer"
+            bootstrap, wc.originals, None, policy, f"connect-{role}-producer", worker_own=True
         ),
         "consumer_config": consumer_config(
             bootstrap,
@@ -50,12 +51,28 @@ def _client_configs(wc: WorkerConfig, role: str) -> dict[str, Any]:
             policy,
             f"connect-{role}-consumer",
             f"connect-{role}-reader",
+            worker_own=True,
         ),
         "admin_config": admin_config(
-            bootstrap, wc.originals, None, policy, f"connect-{role}-admin"
+            bootstrap, wc.originals, None, policy, f"connect-{role}-admin", worker_own=True
         ),
         "timeout": wc["worker.startup.timeout.ms"] / 1000.0,
     }
+
+
+def _with_resolved_security(
+    wc: WorkerConfig, providers: ConfigProviders, redactor: RedactingFilter
+) -> WorkerConfig:
+    """``wc`` with the config provider references in its client security keys resolved (the
+    values found are hidden from log lines)."""
+
+    def resolve(config: Mapping[str, str]) -> Mapping[str, str]:
+        resolved = providers.resolve(config)
+        redactor.register_all(resolved.substituted_values)
+        return resolved.config
+
+    originals = resolve_security(wc.originals, resolve)
+    return wc if originals == wc.originals else WorkerConfig(wc.values, originals)
 
 
 def create_herder(
@@ -72,6 +89,8 @@ def create_herder(
         wc.originals, lambda name: plugins.load_class(name, "ConfigProvider")
     )
     redactor = install_log_redaction()  # every log record of the process, plugins' too
+    wc = _with_resolved_security(wc, providers, redactor)
+    log_worker_security(wc.originals)
     guard = None
     if mode == "worker":
         from connectrt.storage.kafka_config import KafkaConfigStore
@@ -110,7 +129,12 @@ def create_herder(
         OffsetAdmin(
             wc.bootstrap_servers,
             admin_config(
-                wc.bootstrap_servers, wc.originals, None, OverridePolicy("None"), "connect-admin"
+                wc.bootstrap_servers,
+                wc.originals,
+                None,
+                OverridePolicy("None"),
+                "connect-admin",
+                worker_own=True,
             ),
         ),
         plugins,
@@ -137,8 +161,8 @@ class WorkerProcess:
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
-        wc = WorkerConfig.from_props(props)
-        herder = create_herder(wc, mode)
+        herder = create_herder(WorkerConfig.from_props(props), mode)
+        wc = herder.config  # its security keys' config provider references resolved
         security = ListenerSecurity.from_worker_config(wc)
         ssl = {
             "certfile": wc.get("listeners.https.ssl.certificate.location") or "",
@@ -166,9 +190,15 @@ class WorkerProcess:
                     policy,
                     "connect-control-consumer",
                     "connect-control",
+                    worker_own=True,
                 ),
                 admin_config=admin_config(
-                    wc.bootstrap_servers, wc.originals, None, policy, "connect-control-admin"
+                    wc.bootstrap_servers,
+                    wc.originals,
+                    None,
+                    policy,
+                    "connect-control-admin",
+                    worker_own=True,
                 ),
             )
             herder.control = control  # type: ignore[attr-defined]  # read by GET /control/events
@@ -195,7 +225,12 @@ class WorkerProcess:
                 security=security,
                 replication_factor=wc["schema.registry.topic.replication.factor"],
                 producer_config=producer_config(
-                    bootstrap, wc.originals, None, policy, "connect-schemas-producer"
+                    bootstrap,
+                    wc.originals,
+                    None,
+                    policy,
+                    "connect-schemas-producer",
+                    worker_own=True,
                 ),
                 consumer_config=consumer_config(
                     bootstrap,
@@ -204,9 +239,15 @@ class WorkerProcess:
                     policy,
                     "connect-schemas-consumer",
                     "connect-schemas-reader",
+                    worker_own=True,
                 ),
                 admin_config=admin_config(
-                    bootstrap, wc.originals, None, policy, "connect-schemas-admin"
+                    bootstrap,
+                    wc.originals,
+                    None,
+                    policy,
+                    "connect-schemas-admin",
+                    worker_own=True,
                 ),
                 timeout=wc["worker.startup.timeout.ms"] / 1000.0,
             )

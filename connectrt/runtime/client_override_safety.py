@@ -20,8 +20,9 @@ worker:
   directory listed in ``connector.client.config.override.allowed.directories`` (empty by
   default: none);
 * use a JAAS login module Kafka disallows (``JndiLoginModule``, ``LdapLoginModule`` in
-  ``sasl.jaas.config``; CVE-2023-25194, CVE-2025-27818). librdkafka refuses ``sasl.jaas.config``
-  anyway; the check makes the refusal a 400 with Kafka's reason.
+  ``sasl.jaas.config``; CVE-2023-25194, CVE-2025-27818). connectrt translates only the PLAIN and
+  SCRAM modules (:mod:`~connectrt.runtime.client_security`) and would refuse these anyway when
+  a task's clients are built; the check makes the refusal a 400 with Kafka's reason.
 
 Refusal messages name the key and never quote its value (a URL or a path may hold a secret).
 Checked at validate, create and update (400) and again when a task's clients are built, on the
@@ -257,8 +258,8 @@ class OverrideSafety:
                 if re.search(rf"(?<![\w.$]){re.escape(module)}(?![\w$])", value):
                     return (
                         f"{module} is not allowed in '{key}' (as in Kafka: CVE-2023-25194, "
-                        "CVE-2025-27818). librdkafka does not read sasl.jaas.config at all: use "
-                        "sasl.mechanism, sasl.username and sasl.password."
+                        "CVE-2025-27818). connectrt translates only the PLAIN and SCRAM login "
+                        "modules of sasl.jaas.config (into sasl.username and sasl.password)."
                     )
         return None
 

@@ -7,6 +7,11 @@ Layering, lowest to highest precedence: connectrt's defaults -> worker ``produce
 URLs or files outside the worker's allowlists) -> settings the runtime must own (``group.id``,
 ``enable.auto.commit``...).
 
+Security keys (``security.protocol``, ``sasl.*``, ``ssl.*``) are the exception: which group a
+client takes (top-level or prefixed; a task prefix without any inherits the top-level ones) and
+how Kafka Connect's Java-style keys become librdkafka's is :mod:`connectrt.runtime.client_security`
+(``worker_own=True`` for the worker's own clients of its internal topics).
+
 Defaults favour safety, then throughput:
 
 * producer: ``acks=all``, ``enable.idempotence=true`` (no duplicates from internal retries,
@@ -39,6 +44,12 @@ from typing import Any
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
 from connectrt.runtime.client_override_safety import OverrideSafety
+from connectrt.runtime.client_security import (
+    client_security,
+    is_security_key,
+    security_keys,
+    translate,
+)
 from connectrt.runtime.group_protocol import override_error, without_classic_only
 
 log = logging.getLogger(__name__)
@@ -227,18 +238,31 @@ def _layer(
     worker_props: Mapping[str, str],
     connector_config: Mapping[str, str] | None,
     policy: OverridePolicy,
+    worker_own: bool,
 ) -> dict[str, Any]:
     cfg: dict[str, Any] = dict(defaults)
     cfg["bootstrap.servers"] = bootstrap
     skip = _NOT_CLIENT_KEYS.get(kind, ())
     cfg.update(
-        (k, v) for k, v in with_prefix(worker_props, f"{kind}.").items() if not k.startswith(skip)
+        (k, v)
+        for k, v in with_prefix(worker_props, f"{kind}.").items()
+        if not k.startswith(skip) and not is_security_key(k)
     )
+    cfg.update(client_security(worker_props, kind, worker_own=worker_own).settings)
     if connector_config is not None:
         bad = policy.violations(connector_config)
         if bad:
             raise ConfigError("\n".join(bad.values()), next(iter(bad)))
-        cfg.update(with_prefix(connector_config, f"{kind}.override."))
+        prefix = f"{kind}.override."
+        overrides = with_prefix(connector_config, prefix)
+        cfg.update((k, v) for k, v in overrides.items() if not is_security_key(k))
+        translation = translate(security_keys(overrides), prefix)
+        if translation.ignored:
+            log.warning(
+                "Ignoring Kafka client security settings librdkafka has no counterpart for: %s",
+                ", ".join(translation.ignored),
+            )
+        cfg.update(translation.settings)
     cfg["logger"] = CLIENT_LOGGER
     return cfg
 
@@ -283,8 +307,14 @@ def producer_config(
     connector_config: Mapping[str, str] | None,
     policy: OverridePolicy,
     client_id: str,
+    *,
+    worker_own: bool = False,
 ) -> dict[str, Any]:
-    cfg = _layer("producer", PRODUCER_DEFAULTS, bootstrap, worker_props, connector_config, policy)
+    """A task producer's settings (see the module), or, with ``worker_own``, one of the worker's
+    own producers (internal topics), whose security keys are the top-level ones."""
+    cfg = _layer(
+        "producer", PRODUCER_DEFAULTS, bootstrap, worker_props, connector_config, policy, worker_own
+    )
     cfg.setdefault("client.id", client_id)
     return _clean(cfg, "producer")
 
@@ -296,8 +326,14 @@ def consumer_config(
     policy: OverridePolicy,
     client_id: str,
     group_id: str,
+    *,
+    worker_own: bool = False,
 ) -> dict[str, Any]:
-    cfg = _layer("consumer", CONSUMER_DEFAULTS, bootstrap, worker_props, connector_config, policy)
+    """A task consumer's settings, or one of the worker's own (``worker_own``): as
+    :func:`producer_config`."""
+    cfg = _layer(
+        "consumer", CONSUMER_DEFAULTS, bootstrap, worker_props, connector_config, policy, worker_own
+    )
     cfg.setdefault("client.id", client_id)
     cfg["group.id"] = group_id
     cfg["enable.auto.commit"] = False  # the runtime commits after flush(); never the client
@@ -316,7 +352,11 @@ def admin_config(
     connector_config: Mapping[str, str] | None,
     policy: OverridePolicy,
     client_id: str,
+    *,
+    worker_own: bool = False,
 ) -> dict[str, Any]:
-    cfg = _layer("admin", {}, bootstrap, worker_props, connector_config, policy)
+    """A task admin client's settings, or one of the worker's own (``worker_own``): as
+    :func:`producer_config`."""
+    cfg = _layer("admin", {}, bootstrap, worker_props, connector_config, policy, worker_own)
     cfg.setdefault("client.id", client_id)
     return _clean(cfg, "admin")

@@ -44,7 +44,12 @@ def create_kafka_offset_store(
         partitions=wc["offset.storage.partitions"],
         replication_factor=wc["offset.storage.replication.factor"],
         producer_config=producer_config(
-            bootstrap, wc.originals, None, policy, f"connect-offsets-producer{client_suffix}"
+            bootstrap,
+            wc.originals,
+            None,
+            policy,
+            f"connect-offsets-producer{client_suffix}",
+            worker_own=True,
         ),
         consumer_config={
             **consumer_config(
@@ -54,11 +59,17 @@ def create_kafka_offset_store(
                 policy,
                 f"connect-offsets-consumer{client_suffix}",
                 "connect-offsets-reader",
+                worker_own=True,
             ),
             "isolation.level": "read_committed",
         },
         admin_config=admin_config(
-            bootstrap, wc.originals, None, policy, f"connect-offsets-admin{client_suffix}"
+            bootstrap,
+            wc.originals,
+            None,
+            policy,
+            f"connect-offsets-admin{client_suffix}",
+            worker_own=True,
         ),
         timeout=wc["worker.startup.timeout.ms"] / 1000.0,
         start_at_snapshot=start_at_snapshot,

@@ -84,6 +84,10 @@ class KafkaBroker:
     ``mvn`` name the binaries (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties``
     adds or overrides broker settings. ``startup_timeout`` bounds one start (formatting, JVM
     start, readiness; not the first jar download, which :func:`kafka_classpath` bounds).
+    ``extra_listeners`` adds listeners (name -> security protocol, e.g. ``{"SASL_PLAINTEXT":
+    "SASL_PLAINTEXT"}``), each on a free loopback port (:meth:`listener_bootstrap`); their SASL
+    or SSL settings go in ``properties`` (``listener.name.<name>.*``). The PLAINTEXT listener
+    stays the inter-broker one and the one ``bootstrap_servers`` names.
 
     Group timings are a test's, not production's: no initial rebalance delay, and members of
     consumer-protocol (KIP-848) groups heartbeat every second and are dropped 10 s after their
@@ -103,6 +107,7 @@ class KafkaBroker:
         heap: str = "512m",
         properties: Mapping[str, str] | None = None,
         keep_data: bool = False,
+        extra_listeners: Mapping[str, str] | None = None,
     ) -> None:
         self._requested_port = port
         self._port: int | None = None
@@ -116,6 +121,8 @@ class KafkaBroker:
         self._mvn = mvn
         self._heap = heap
         self._extra = dict(properties or {})
+        self._extra_listeners = {k.upper(): v.upper() for k, v in (extra_listeners or {}).items()}
+        self._extra_ports: dict[str, int] = {}
         #: Keep the data folder (logs included) on ``stop()`` even when this broker created it.
         self.keep_data = keep_data
         self._java: str | None = None
@@ -138,6 +145,13 @@ class KafkaBroker:
         if self._controller_port is None:
             raise KafkaBrokerError("KafkaBroker has not been started")
         return self._controller_port
+
+    def listener_bootstrap(self, name: str) -> str:
+        """``127.0.0.1:PORT`` of the extra listener ``name`` (see the constructor)."""
+        port = self._extra_ports.get(name.upper())
+        if port is None:
+            raise KafkaBrokerError(f"KafkaBroker has no started listener {name}")
+        return f"127.0.0.1:{port}"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -191,6 +205,13 @@ class KafkaBroker:
         self._controller_port = free_port()
         while self._controller_port == self._port:
             self._controller_port = free_port()
+        taken = {self._port, self._controller_port}
+        for name in self._extra_listeners:
+            port = free_port()
+            while port in taken:
+                port = free_port()
+            taken.add(port)
+            self._extra_ports[name] = port
         self._write_configs()
         try:
             self._format_storage()
@@ -270,11 +291,14 @@ class KafkaBroker:
             "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
             "listeners": (
                 f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}"
+                + "".join(f",{n}://127.0.0.1:{p}" for n, p in self._extra_ports.items())
             ),
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}"
+            + "".join(f",{n}://127.0.0.1:{p}" for n, p in self._extra_ports.items()),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT"
+            + "".join(f",{n}:{proto}" for n, proto in self._extra_listeners.items()),
             "log.dirs": str(self.data_dir / "kraft"),
             "num.partitions": "1",
             "offsets.topic.replication.factor": "1",
