@@ -30,9 +30,11 @@ check: setup
 # fetches the broker's jars into ~/.cache/connectrt/kafka the first time; the embedded broker
 # elsewhere; CONNECTRT_TEST_BROKER=embedded|kafka|HOST:PORT chooses), in PYTEST_WORKERS
 # pytest-xdist processes (a broker each; one test module per unit of work, the Spark tests in
-# one unit), then the smoke tier on the embedded broker, the zero-Java path of `make demo`.
+# three units), then the smoke tier on the embedded broker, the zero-Java path of `make demo`.
+# A crashed xdist process ends the run with its test failed (no restart: a replaced process
+# left the rest of its unit unscheduled and the run waiting forever).
 PYTEST_WORKERS ?= 3
-XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
+XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
 test: setup
 	CONNECTRT_TEST_BROKER=$${CONNECTRT_TEST_BROKER:-$$($(BIN)/python -m connectrt.testing.broker_choice)} \
 	  $(BIN)/pytest -q $(XDIST) $(PYTEST_ARGS)

@@ -4,11 +4,16 @@ Used by the herder for the offsets REST API (KIP-875) and the reset conveniences
 are taken from the high watermark carried in fetch responses, never from ListOffsets LATEST,
 which the embedded broker answers wrongly (see the broker notes); that is also right on Apache
 Kafka. Each call creates short-lived clients: these are operator actions, not a hot path.
+The health probe is the exception: it runs on every ``GET /health`` (a liveness probe's
+period) and keeps one admin client for the object's lifetime, so a probe that times out
+against a broker that does not answer never destroys a client with its request still in
+flight (librdkafka then aborted the whole process, now and then, on a loaded machine).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -30,14 +35,23 @@ _TIMEOUT_S = 15.0
 
 class OffsetAdmin:
     """Consumer-group and topic-offset operations against one cluster (thread-safe: every
-    call uses its own clients)."""
+    call uses its own clients, except :meth:`probe`, which shares one thread-safe admin client
+    created at its first call and kept until the object is dropped)."""
 
     def __init__(self, bootstrap_servers: str, admin_config: Mapping[str, Any] | None = None):
         self._bootstrap = bootstrap_servers
         self._config = {"bootstrap.servers": bootstrap_servers, **(admin_config or {})}
+        self._probe_client: AdminClient | None = None
+        self._probe_lock = threading.Lock()
 
     def _admin(self) -> AdminClient:
         return AdminClient(dict(self._config))
+
+    def _probe_admin(self) -> AdminClient:
+        with self._probe_lock:
+            if self._probe_client is None:
+                self._probe_client = self._admin()
+            return self._probe_client
 
     def _consumer(self, **extra: Any) -> Consumer:
         return Consumer(
@@ -60,7 +74,7 @@ class OffsetAdmin:
     def probe(self, timeout_s: float) -> str | None:
         """For health checks: None when the cluster answers within ``timeout_s``, else why."""
         try:
-            admin = self._admin()
+            admin = self._probe_admin()
             admin.describe_cluster(request_timeout=timeout_s).result(timeout_s)
         except Exception as e:
             return (
