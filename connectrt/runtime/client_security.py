@@ -1,5 +1,8 @@
 """Kafka Connect's Java-style client security keys, turned into librdkafka's.
 
+(One module a little over the house size: the translation table and the rules for which key
+group a client takes are read together; the JAAS parser is :mod:`connectrt.runtime.jaas_config`.)
+
 A Kafka Connect ``worker.properties`` configures security with the Java client's keys:
 ``security.protocol``, ``sasl.*`` and ``ssl.*``. librdkafka shares some of them and has its own
 for the rest. :func:`translate` maps one group of such keys (unprefixed) to librdkafka's:
@@ -167,6 +170,16 @@ class Translation:
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
+def _set_native(
+    keys: Mapping[str, Any], where: str, out: dict[str, Any], java: str, native: str, value: Any
+) -> None:
+    """``out[native] = value`` (the translation of ``java``), refused when the group also sets
+    ``native`` itself."""
+    if native in keys:
+        raise _conflict(where, java, native)
+    out[native] = value
+
+
 def _conflict(where: str, java: str, native: str) -> ConfigError:
     return ConfigError(
         f"Both {where}{java} and {where}{native} are set: {java} is translated into "
@@ -246,13 +259,9 @@ def _translate_truststore(
             f"Unsupported {where}ssl.truststore.type {kind}: use PEM", f"{where}ssl.truststore.type"
         )
     if location is not None:
-        if "ssl.ca.location" in keys:
-            raise _conflict(where, "ssl.truststore.location", "ssl.ca.location")
-        out["ssl.ca.location"] = location
+        _set_native(keys, where, out, "ssl.truststore.location", "ssl.ca.location", location)
     if inline is not None:
-        if "ssl.ca.pem" in keys:
-            raise _conflict(where, "ssl.truststore.certificates", "ssl.ca.pem")
-        out["ssl.ca.pem"] = inline
+        _set_native(keys, where, out, "ssl.truststore.certificates", "ssl.ca.pem", inline)
     if "ssl.truststore.password" in keys:
         ignored.append(f"{where}ssl.truststore.password")
 
@@ -298,21 +307,15 @@ def _translate_keystore(
             f"{where}ssl.keystore.type",
         )
     if location is not None:
-        for native in ("ssl.certificate.location", "ssl.key.location"):
-            if native in keys:
-                raise _conflict(where, "ssl.keystore.location", native)
         # Kafka's PEM keystore file holds the private key and the certificate chain; OpenSSL
         # reads each from the one file, skipping the other's PEM blocks.
-        out["ssl.certificate.location"] = location
-        out["ssl.key.location"] = location
+        for native in ("ssl.certificate.location", "ssl.key.location"):
+            _set_native(keys, where, out, "ssl.keystore.location", native, location)
     if chain is not None:
-        if "ssl.certificate.pem" in keys:
-            raise _conflict(where, "ssl.keystore.certificate.chain", "ssl.certificate.pem")
-        out["ssl.certificate.pem"] = chain
+        java = "ssl.keystore.certificate.chain"
+        _set_native(keys, where, out, java, "ssl.certificate.pem", chain)
     if inline_key is not None:
-        if "ssl.key.pem" in keys:
-            raise _conflict(where, "ssl.keystore.key", "ssl.key.pem")
-        out["ssl.key.pem"] = inline_key
+        _set_native(keys, where, out, "ssl.keystore.key", "ssl.key.pem", inline_key)
     if password is not None:
         ignored.append(f"{where}ssl.keystore.password")
     return []

@@ -1,5 +1,7 @@
 """A topic's read_committed view, computed from its record batches and transaction markers.
 
+(One module a little over the house size: see "Why one module" below.)
+
 A ``read_committed`` consumer of Apache Kafka never returns the records of an aborted
 transaction: the broker tells it which ones were aborted and the client drops their batches.
 The embedded broker (Tansu) does not do that (it hides only *open* transactions), so a

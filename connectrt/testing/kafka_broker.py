@@ -1,5 +1,9 @@
 """A single-node Apache Kafka broker for tests, run from Maven jars with plain ``java -cp``.
 
+(One module a little over the house size: formatting, configuration, start, readiness and stop
+of one JVM share the data folder and the process handle; the jars and Java lookup are already
+modules of their own.)
+
 :class:`KafkaBroker` runs one KRaft node (broker and controller in one JVM) on two free loopback
 ports, with its own data folder (a temporary directory unless given), and offers the interface
 of :class:`connectrt.broker.EmbeddedBroker` that tests use (``bootstrap_servers``, ``port``,
