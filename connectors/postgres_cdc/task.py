@@ -1,7 +1,7 @@
 """PostgresCdcSourceTask: the initial snapshot, then the pgoutput stream of the slot.
 
-Why one module (over 450 lines would need it; kept under): the snapshot and the stream share
-the task's connections, its resume point and its offsets, which is the whole of the task.
+Why one module (over 450 lines): the snapshot and the stream share the task's connections, its
+resume point and its offsets, which is the whole of the task.
 
 Lifecycle (runtime contract, :mod:`connectrt.api.task`): ``start`` connects, checks the server
 (:func:`~.catalog.check_server`), ensures the publication, reads the committed offset of the
