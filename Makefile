@@ -16,7 +16,7 @@ INSTALLED := $(VENV)/.installed
 setup: $(INSTALLED)
 
 $(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,jdbc,spark,objectstore,iceberg]'
+	$(BIN)/pip install -q -e '.[dev,jdbc,cdc,spark,objectstore,iceberg]'
 	@touch $@
 
 check: setup

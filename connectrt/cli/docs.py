@@ -38,6 +38,7 @@ def config_reference() -> str:
     from connectors.jdbc.sink import CONFIG_DEF as JDBC_SINK
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectors.objectstore.config import CONFIG_DEF as OBJECT_STORE_SINK
+    from connectors.postgres_cdc.config import CDC_CONFIG_DEF as POSTGRES_CDC
     from connectrt.runtime.connector_config import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,
@@ -62,6 +63,10 @@ def config_reference() -> str:
         ("FileStreamSink", FILE_SINK),
         ("JdbcSourceConnector", JDBC_SOURCE),
         ("JdbcSinkConnector", JDBC_SINK),
+        (
+            "PostgresCdcSourceConnector (io.debezium.connector.postgresql.PostgresConnector)",
+            POSTGRES_CDC,
+        ),
         ("ObjectStoreSinkConnector", OBJECT_STORE_SINK),
         ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),

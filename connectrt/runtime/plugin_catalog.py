@@ -34,6 +34,11 @@ BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
         "sink",
     ),
     (
+        "connectors.postgres_cdc.PostgresCdcSourceConnector",
+        "io.debezium.connector.postgresql.PostgresConnector",
+        "source",
+    ),
+    (
         "connectors.objectstore.ObjectStoreSinkConnector",
         "io.confluent.connect.s3.S3SinkConnector",
         "sink",

@@ -20,11 +20,19 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from types import TracebackType
 
 from connectrt.ports import free_port
 
-__all__ = ["PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
+__all__ = ["LOGICAL_REPLICATION", "PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
+
+LOGICAL_REPLICATION: Mapping[str, str] = {
+    "wal_level": "logical",
+    "max_replication_slots": "10",
+    "max_wal_senders": "10",
+}
+"""``PostgresServer(settings=LOGICAL_REPLICATION)``: a server that logical decoding can read."""
 
 _SUPERUSER = "connectrt"
 
@@ -67,10 +75,19 @@ class PostgresServer:
     """One PostgreSQL cluster on ``127.0.0.1:port`` with a trust-authenticated superuser.
 
     ``url`` is an SQLAlchemy URL (``postgresql+psycopg://connectrt@127.0.0.1:PORT/postgres``).
+    ``settings`` are further server settings (``-c name=value``), e.g. ``{"wal_level":
+    "logical"}`` for logical replication (change data capture); see :data:`LOGICAL_REPLICATION`.
     """
 
-    def __init__(self, *, install: bool = True, startup_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        install: bool = True,
+        startup_timeout: float = 30.0,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
         self._install = install
+        self._settings = dict(settings or {})
         self._startup_timeout = startup_timeout
         self._bin: str | None = None
         self._dir: str | None = None
@@ -116,6 +133,8 @@ class PostgresServer:
             "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
             "-c max_connections=200"
         )
+        for name, value in self._settings.items():
+            options += f" -c {name}={value}"
         self._run(
             [
                 os.path.join(self._bin, "pg_ctl"),

@@ -233,6 +233,7 @@ def test_plugins_filtering_by_type(fresh: PluginRegistry) -> None:
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         "io.confluent.connect.s3.S3SinkConnector",
         "io.confluent.kafka.connect.datagen.DatagenConnector",
+        "io.debezium.connector.postgresql.PostgresConnector",
         "org.apache.iceberg.connect.IcebergSinkConnector",
     }
     assert sorted(p.class_name for p in fresh.plugins(["sink"])) == [

@@ -1,0 +1,510 @@
+"""PostgresCdcSourceTask: the initial snapshot, then the pgoutput stream of the slot.
+
+Why one module (over 450 lines): the snapshot and the stream share the task's connections, its
+resume point and its offsets, which is the whole of the task.
+
+Lifecycle (runtime contract, :mod:`connectrt.api.task`): ``start`` connects, checks the server
+(:func:`~.catalog.check_server`), ensures the publication, reads the committed offset of the
+source partition ``{"server": <topic.prefix>}`` and creates the replication slot when it does
+not exist (exporting its snapshot when a snapshot is due, so the snapshot and the stream meet at
+the slot's consistent point without a gap or an overlap). ``poll`` returns snapshot rows
+(``op: r``) table by table, then the stream's changes. ``commit_record`` notes the position of
+every record Kafka acknowledged and ``commit``, called once the runtime has stored the offsets,
+confirms the slot up to the commit LSN of the newest such record: PostgreSQL releases WAL only
+behind what is durably in Kafka and in the offsets, so a crash re-reads and never skips.
+``stop`` (another thread) sets a flag; ``poll`` returns within ``poll.interval.ms`` and the
+connections are closed under the poll lock.
+
+Positions. A streamed record's offset is ``{"lsn_commit": L, "event": i, ...}``: L is the LSN of
+the commit record of its transaction (pgoutput announces it in Begin) and i the record's index in
+the transaction. Transactions arrive in commit order, so ``(L, i)`` orders every record. Confirming
+the slot at L makes the server send that transaction again after a restart; records at or before
+the committed ``(L, i)`` are then skipped, so the restart neither loses nor repeats what the
+offsets hold. A snapshot interrupted before its last record was committed is taken again (a
+new, non-exported snapshot, then the stream from the slot's position: at least once).
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import psycopg2
+import psycopg2.extras
+
+from connectrt.api import ConnectError, RetriableError, SourceRecord, SourceTask
+
+from .catalog import (
+    TableInfo,
+    captured_tables,
+    check_server,
+    describe_table,
+    ensure_publication,
+    format_lsn,
+    parse_lsn,
+    quote_ident,
+    slot_info,
+)
+from .columns import ColumnInfo
+from .config import CdcSettings, parse_settings
+from .events import CONNECTOR_VERSION, SourceInfo, TableEvents
+from .pgoutput import Begin, Change, Commit, Relation, Truncate, decode
+
+__all__ = ["PostgresCdcSourceTask"]
+
+log = logging.getLogger(__name__)
+
+_SLOT_BUSY_WAIT_S = 60.0
+
+
+class _Snapshot:
+    """The snapshot in progress: its transaction, the tables left and the row held back (the
+    row after it decides whether it is the last of its table)."""
+
+    def __init__(self, conn: Any, tables: list[TableInfo], lsn: int, txid: int) -> None:
+        self.conn = conn
+        self.tables = tables
+        self.lsn = lsn
+        self.txid = txid
+        self.ts_us = time.time_ns() // 1000
+        self.cursor: Any = None
+        self.held: tuple[Any, ...] | None = None
+        self.first = True
+        self.first_in_table = True
+
+
+class PostgresCdcSourceTask(SourceTask):
+    def __init__(self) -> None:
+        self._settings: CdcSettings | None = None
+        self._conn: Any = None  # catalog queries (autocommit)
+        self._repl: Any = None  # the replication connection
+        self._cursor: Any = None  # its cursor, streaming once started
+        self._snapshot: _Snapshot | None = None
+        self._partition: dict[str, Any] = {}
+        self._events: dict[int, TableEvents] = {}  # by relation oid, while streaming
+        self._by_name: dict[tuple[str, str], TableEvents] = {}
+        self._resume: tuple[int, int] | None = None  # skip records at or before this
+        self._txn: Begin | None = None
+        self._index = 0
+        self._last_commit_lsn: int | None = None
+        self._acked = -1  # the highest lsn_commit of an acknowledged streamed record
+        self._confirmed = -1
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+
+    def version(self) -> str:
+        return CONNECTOR_VERSION
+
+    # -- start -----------------------------------------------------------------------------
+    def start(self, config: Mapping[str, str]) -> None:
+        settings = parse_settings(config)
+        self._settings = settings
+        self._stopping.clear()
+        self._partition = {"server": settings.topic_prefix}
+        try:
+            self._start(settings)
+        except psycopg2.Error as e:
+            self._close()
+            raise ConnectError(
+                f"PostgreSQL {settings.host}:{settings.port}/{settings.dbname}: {str(e).strip()}"
+            ) from None
+        except BaseException:
+            self._close()
+            raise
+
+    def _start(self, settings: CdcSettings) -> None:
+        conn = psycopg2.connect(**settings.dsn())
+        conn.autocommit = True
+        self._conn = conn
+        check_server(conn, settings)
+        names = captured_tables(conn, settings)
+        ensure_publication(conn, settings, names)
+        offset = self.context.offset_storage_reader.offset(self._partition)
+        snapshot_done = offset is not None and (
+            not offset.get("snapshot") or bool(offset.get("last_snapshot_record"))
+        )
+        want_snapshot = settings.snapshot and not snapshot_done
+        if offset is not None and snapshot_done:
+            self._resume = (int(offset["lsn_commit"]), int(offset["event"]))
+            self._last_commit_lsn = int(offset["lsn_commit"])
+        slot = self._wait_for_slot(conn, settings)
+        if slot is not None and (slot.plugin != "pgoutput" or slot.database != settings.dbname):
+            raise ConnectError(
+                f"replication slot '{settings.slot_name}' decodes database '{slot.database}' "
+                f"with plugin '{slot.plugin}', not '{settings.dbname}' with pgoutput: set "
+                "slot.name to another slot (or drop this one if nothing uses it)"
+            )
+        if slot is None and offset is not None and snapshot_done:
+            raise ConnectError(
+                f"replication slot '{settings.slot_name}' no longer exists, but this connector "
+                f"has committed offsets (up to LSN {format_lsn(int(offset['lsn_commit']))}): the "
+                "changes since then are gone from the server. To start over with a new "
+                "snapshot, stop the connector, delete its offsets (DELETE "
+                "/connectors/<name>/offsets) and resume it"
+            )
+        self._repl = psycopg2.connect(
+            **settings.dsn(), connection_factory=psycopg2.extras.LogicalReplicationConnection
+        )
+        cursor = self._repl.cursor()
+        self._cursor = cursor
+        exported: str | None = None
+        consistent = slot.confirmed_flush_lsn if slot is not None else None
+        if slot is None:
+            mode = "EXPORT_SNAPSHOT" if want_snapshot else "NOEXPORT_SNAPSHOT"
+            cursor.execute(
+                f"CREATE_REPLICATION_SLOT {quote_ident(settings.slot_name)} LOGICAL pgoutput {mode}"
+            )
+            _name, point, exported, _plugin = cursor.fetchone()
+            consistent = parse_lsn(point)
+            log.info("Created replication slot %s at %s", settings.slot_name, point)
+        if want_snapshot:
+            if exported is None:
+                log.warning(
+                    "Snapshot of %s taken without the slot's exported snapshot (slot %s "
+                    "existed): changes already in the snapshot may be streamed again after it",
+                    settings.topic_prefix,
+                    settings.slot_name,
+                )
+            self._begin_snapshot(settings, names, exported, consistent or 0)
+        else:
+            self._start_streaming()
+
+    def _wait_for_slot(self, conn: Any, settings: CdcSettings) -> Any:
+        """The slot, once no other process reads it (a killed worker's walsender may take a
+        moment to go); fails naming the holder after a minute."""
+        deadline = time.monotonic() + _SLOT_BUSY_WAIT_S
+        while True:
+            slot = slot_info(conn, settings.slot_name)
+            if slot is None or slot.active_pid is None:
+                return slot
+            if time.monotonic() > deadline or self._stopping.is_set():
+                raise ConnectError(
+                    f"replication slot '{settings.slot_name}' is in use by server process "
+                    f"{slot.active_pid} (another connector, or a Debezium connector, with the "
+                    "same slot.name): a slot has one reader; give this connector its own "
+                    "slot.name"
+                )
+            self._stopping.wait(0.5)
+
+    def _begin_snapshot(
+        self, settings: CdcSettings, names: list[tuple[str, str]], exported: str | None, lsn: int
+    ) -> None:
+        snap = psycopg2.connect(**settings.dsn())
+        with snap.cursor() as cur:
+            cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if exported is not None:
+                cur.execute("SET TRANSACTION SNAPSHOT %s", (exported,))
+            cur.execute("SELECT txid_current_if_assigned(), pg_current_snapshot()::text")
+            _txid, current = cur.fetchone()
+            txid = int(str(current).split(":")[0])
+            tables = []
+            for schema, table in names:
+                info = describe_table(snap, schema, table)
+                cur.execute(f"SELECT EXISTS (SELECT 1 FROM {info.qualified})")
+                if cur.fetchone()[0]:
+                    tables.append(info)
+        self._snapshot = _Snapshot(snap, tables, lsn, txid)
+        log.info("Snapshot of %d non-empty tables at LSN %s", len(tables), format_lsn(lsn))
+        if not tables:
+            self._finish_snapshot()
+
+    def _start_streaming(self) -> None:
+        assert self._settings is not None and self._cursor is not None
+        self._cursor.start_replication(
+            slot_name=self._settings.slot_name,
+            decode=False,
+            options={
+                "proto_version": "1",
+                "publication_names": self._settings.publication_name,
+            },
+        )
+        log.info("Streaming from slot %s", self._settings.slot_name)
+
+    # -- poll ------------------------------------------------------------------------------
+    def poll(self) -> list[SourceRecord] | None:
+        with self._lock:
+            if self._stopping.is_set() or self._settings is None or self._cursor is None:
+                stopped = True
+            else:
+                stopped = False
+                try:
+                    if self._snapshot is not None:
+                        return self._poll_snapshot() or None
+                    return self._poll_stream() or None
+                except psycopg2.Error as e:
+                    raise self._stream_error(e) from None
+        if stopped:
+            self._stopping.wait(0.2)
+        return None
+
+    def _stream_error(self, e: psycopg2.Error) -> Exception:
+        assert self._settings is not None
+        text = str(e).strip()
+        if "does not exist" in text and "slot" in text:
+            return ConnectError(
+                f"replication slot '{self._settings.slot_name}' was dropped while streaming: "
+                f"{text}. Changes since the last committed offset may be gone; delete the "
+                "connector's offsets to take a new snapshot"
+            )
+        return ConnectError(f"PostgreSQL replication failed: {text}")
+
+    def _poll_snapshot(self) -> list[SourceRecord]:
+        snap = self._snapshot
+        settings = self._settings
+        assert snap is not None and settings is not None
+        out: list[SourceRecord] = []
+        while snap.tables and len(out) < settings.max_batch_size:
+            info = snap.tables[0]
+            events = self._events_for(info)
+            if snap.cursor is None:
+                snap.cursor = snap.conn.cursor(name=f"cdc_snapshot_{len(snap.tables)}")
+                snap.cursor.itersize = settings.snapshot_fetch_size
+                columns = ", ".join(f"{quote_ident(c.name)}::text" for c in info.columns)
+                snap.cursor.execute(f"SELECT {columns} FROM {info.qualified}")
+                snap.held = snap.cursor.fetchone()
+                snap.first_in_table = True
+            rows = snap.cursor.fetchmany(settings.max_batch_size - len(out))
+            batch = [snap.held, *rows]
+            if not rows:  # the held row is the table's last
+                snap.cursor.close()
+                snap.cursor = None
+                snap.tables.pop(0)
+                last_table = not snap.tables
+                out.extend(self._snapshot_record(events, batch[0], True, last_table))
+                continue
+            for row in batch[:-1]:
+                out.extend(self._snapshot_record(events, row, False, False))
+            snap.held = batch[-1]
+        if not snap.tables:
+            self._finish_snapshot()
+        return out
+
+    def _snapshot_record(
+        self, events: TableEvents, row: tuple[Any, ...], last_in_table: bool, last: bool
+    ) -> list[SourceRecord]:
+        snap = self._snapshot
+        assert snap is not None
+        if last:
+            marker = "last"
+        elif snap.first:
+            marker = "first"
+        elif snap.first_in_table:
+            marker = "first_in_data_collection"
+        elif last_in_table:
+            marker = "last_in_data_collection"
+        else:
+            marker = "true"
+        snap.first = False
+        snap.first_in_table = False
+        offset = {
+            "lsn": snap.lsn,
+            "lsn_commit": snap.lsn,
+            "event": -1,
+            "txId": snap.txid,
+            "ts_usec": snap.ts_us,
+            "snapshot": True,
+            "last_snapshot_record": last,
+        }
+        info = SourceInfo(snap.ts_us, marker, snap.txid, snap.lsn, None)
+        return events.records("r", None, events.row(row), info, self._partition, [offset])
+
+    def _finish_snapshot(self) -> None:
+        snap, self._snapshot = self._snapshot, None
+        if snap is None:
+            return
+        snap.conn.rollback()
+        snap.conn.close()
+        self._resume = (snap.lsn, -1)
+        self._by_name.clear()
+        log.info("Snapshot done; streaming changes after LSN %s", format_lsn(snap.lsn))
+        self._start_streaming()
+
+    def _events_for(self, info: TableInfo) -> TableEvents:
+        key = (info.schema, info.table)
+        events = self._by_name.get(key)
+        if events is None or events.table != info:
+            assert self._settings is not None
+            s = self._settings
+            events = TableEvents(
+                s.topic_prefix, s.dbname, info, s.decimal_mode, tombstones=s.tombstones_on_delete
+            )
+            self._by_name[key] = events
+        return events
+
+    def _poll_stream(self) -> list[SourceRecord]:
+        settings = self._settings
+        cursor = self._cursor
+        assert settings is not None and cursor is not None
+        out: list[SourceRecord] = []
+        deadline = time.monotonic() + min(settings.poll_interval_s, 1.0)
+        while len(out) < settings.max_batch_size and not self._stopping.is_set():
+            message = cursor.read_message()
+            if message is None:
+                if out:
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                select.select([cursor], [], [], min(remaining, 0.2))
+                continue
+            self._handle(message.payload, message.data_start, out)
+        return out
+
+    def _handle(self, payload: bytes, lsn: int, out: list[SourceRecord]) -> None:
+        decoded = decode(payload)
+        if isinstance(decoded, Begin):
+            self._txn = decoded
+            self._index = 0
+        elif isinstance(decoded, Commit):
+            self._txn = None
+            self._last_commit_lsn = decoded.commit_lsn
+        elif isinstance(decoded, Relation):
+            self._on_relation(decoded)
+        elif isinstance(decoded, Change):
+            self._on_change(decoded, lsn, out)
+        elif isinstance(decoded, Truncate):
+            for oid in decoded.relation_oids:
+                events = self._events.get(oid)
+                if events is not None:
+                    self._emit(events, "t", None, None, lsn, out)
+
+    def _on_relation(self, rel: Relation) -> None:
+        assert self._settings is not None
+        if not self._settings.captures(rel.schema, rel.table):
+            self._events.pop(rel.oid, None)
+            return
+        info = describe_table(self._conn, rel.schema, rel.table)
+        by_name = {c.name: c for c in info.columns}
+        columns = []
+        for column in rel.columns:  # the stream's layout wins over the catalog's current one
+            known = by_name.get(column.name)
+            if known is None:
+                with self._conn.cursor() as cur:
+                    cur.execute("SELECT typname FROM pg_type WHERE oid = %s", (column.type_oid,))
+                    row = cur.fetchone()
+                type_name = row[0] if row else "text"
+                known = ColumnInfo(column.name, type_name, "b", column.typmod, False)
+            columns.append(known)
+        key = tuple(k for k in info.key if any(c.name == k for c in columns))
+        layout = TableInfo(rel.schema, rel.table, tuple(columns), key, rel.replica_identity)
+        self._events[rel.oid] = self._events_for(layout)
+
+    def _on_change(self, change: Change, lsn: int, out: list[SourceRecord]) -> None:
+        events = self._events.get(change.relation_oid)
+        if events is None:
+            return  # a table the include/exclude lists leave out
+        after = events.row(change.new) if change.new is not None else None
+        before = events.row(change.old) if change.old is not None else None
+        if change.kind == "I":
+            self._emit(events, "c", None, after, lsn, out)
+        elif change.kind == "U":
+            self._emit(events, "u", before, after, lsn, out)
+        else:
+            self._emit(events, "d", before, None, lsn, out)
+
+    def _emit(
+        self,
+        events: TableEvents,
+        op: str,
+        before: list[Any] | None,
+        after: list[Any] | None,
+        lsn: int,
+        out: list[SourceRecord],
+    ) -> None:
+        txn = self._txn
+        if txn is None:
+            raise ConnectError("pgoutput sent a change outside a transaction")
+        count = events.records_per_change(op)
+        offsets = []
+        for _ in range(count):
+            offsets.append(
+                {
+                    "lsn": lsn,
+                    "lsn_commit": txn.final_lsn,
+                    "event": self._index,
+                    "txId": txn.xid,
+                    "ts_usec": txn.commit_ts_us,
+                }
+            )
+            self._index += 1
+        records = events.records(op, before, after, self._info(txn, lsn), self._partition, offsets)
+        resume = self._resume
+        if resume is not None:  # skip what was committed before a restart
+            records = [r for r in records if _position(r) > resume]
+            if records:
+                self._resume = None
+        out.extend(records)
+
+    def _info(self, txn: Begin, lsn: int) -> SourceInfo:
+        return SourceInfo(txn.commit_ts_us, "false", txn.xid, lsn, self._last_commit_lsn)
+
+    # -- offsets ---------------------------------------------------------------------------
+    def commit_record(self, record: SourceRecord, metadata: Any | None) -> None:
+        offset = record.source_offset
+        if offset is not None and not offset.get("snapshot"):
+            commit_lsn = int(offset["lsn_commit"])
+            if commit_lsn > self._acked:
+                self._acked = commit_lsn
+
+    def commit(self) -> None:
+        """The offsets of every record acknowledged so far are stored: confirm the slot up to
+        the commit LSN of the newest one (its transaction is sent again after a restart and
+        filtered by the offsets)."""
+        with self._lock:
+            cursor = self._cursor
+            if cursor is None or self._snapshot is not None or self._acked <= self._confirmed:
+                return
+            try:
+                cursor.send_feedback(
+                    write_lsn=self._acked,
+                    flush_lsn=self._acked,
+                    apply_lsn=self._acked,
+                    force=True,
+                )
+            except psycopg2.Error as e:
+                raise RetriableError(f"could not confirm the slot's position: {e}") from None
+            self._confirmed = self._acked
+
+    # -- stop ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        settings = self._settings
+        snap, self._snapshot = self._snapshot, None
+        if snap is not None:
+            _quietly(snap.conn.close)
+        repl, self._repl, self._cursor = self._repl, None, None
+        if repl is not None:
+            _quietly(repl.close)
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            if settings is not None and settings.slot_drop_on_stop:
+                with conn.cursor() as cur:
+                    _quietly(
+                        lambda: cur.execute(
+                            "SELECT pg_drop_replication_slot(slot_name) FROM "
+                            "pg_replication_slots WHERE slot_name = %s",
+                            (settings.slot_name,),
+                        )
+                    )
+            _quietly(conn.close)
+
+
+def _position(record: SourceRecord) -> tuple[int, int]:
+    offset = record.source_offset
+    assert offset is not None
+    return int(offset["lsn_commit"]), int(offset["event"])
+
+
+def _quietly(action: Any) -> None:
+    try:
+        action()
+    except Exception:
+        log.debug("ignored while closing", exc_info=True)
