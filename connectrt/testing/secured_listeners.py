@@ -1,0 +1,97 @@
+"""SASL and TLS listeners for the Apache Kafka test broker, and SCRAM users for them.
+
+:func:`secured_listener_settings` gives the ``extra_listeners`` and ``properties`` arguments
+of :class:`~connectrt.testing.kafka_broker.KafkaBroker` for four listeners on one broker, with
+the certificates of :func:`connectrt.testing.certs.make_pki`:
+
+=============  ================  ===================================================
+listener name  protocol          what a client needs
+=============  ================  ===================================================
+``SCRAM``      ``SASL_PLAINTEXT``  a SCRAM-SHA-512 user (:func:`add_scram_user`)
+``TLS``        ``SSL``             the CA (``ca.pem``); no client certificate
+``MTLS``       ``SSL``             the CA and a client certificate (``ssl.client.auth=required``)
+``SASLSSL``    ``SASL_SSL``        the CA, a client certificate and a SCRAM-SHA-512 user
+=============  ================  ===================================================
+
+The broker's own (inter-broker) listener stays PLAINTEXT, so tests set up topics and users
+through ``bootstrap_servers``. :func:`add_scram_user` creates or updates a SCRAM user through
+the admin API (KIP-554 ``AlterUserScramCredentials``), as an operator would on a KRaft cluster.
+"""
+
+from __future__ import annotations
+
+from confluent_kafka.admin import (
+    AdminClient,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
+
+from connectrt.testing.certs import Pki
+
+__all__ = ["LISTENER_PROTOCOLS", "add_scram_user", "secured_listener_settings"]
+
+SCRAM_BROKER_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+LISTENER_PROTOCOLS = {
+    "SCRAM": "SASL_PLAINTEXT",
+    "TLS": "SSL",
+    "MTLS": "SSL",
+    "SASLSSL": "SASL_SSL",
+}
+"""The listeners :func:`secured_listener_settings` configures: name -> security protocol."""
+
+
+def _keystore(name: str, pki: Pki) -> dict[str, str]:
+    prefix = f"listener.name.{name.lower()}."
+    return {
+        f"{prefix}ssl.keystore.type": "PKCS12",
+        f"{prefix}ssl.keystore.location": str(pki.server_p12),
+        f"{prefix}ssl.keystore.password": pki.password,
+    }
+
+
+def _client_auth(name: str, pki: Pki) -> dict[str, str]:
+    prefix = f"listener.name.{name.lower()}."
+    return {
+        f"{prefix}ssl.client.auth": "required",
+        f"{prefix}ssl.truststore.type": "PEM",
+        f"{prefix}ssl.truststore.location": str(pki.ca),
+    }
+
+
+def _scram(name: str) -> dict[str, str]:
+    prefix = f"listener.name.{name.lower()}."
+    return {
+        f"{prefix}sasl.enabled.mechanisms": "SCRAM-SHA-512",
+        f"{prefix}scram-sha-512.sasl.jaas.config": f"{SCRAM_BROKER_MODULE} required;",
+    }
+
+
+def secured_listener_settings(pki: Pki) -> tuple[dict[str, str], dict[str, str]]:
+    """``(extra_listeners, properties)`` for a :class:`KafkaBroker` serving the listeners of
+    :data:`LISTENER_PROTOCOLS` (see the module docstring)."""
+    properties = {
+        **_scram("SCRAM"),
+        **_keystore("TLS", pki),
+        **_keystore("MTLS", pki),
+        **_client_auth("MTLS", pki),
+        **_keystore("SASLSSL", pki),
+        **_client_auth("SASLSSL", pki),
+        **_scram("SASLSSL"),
+    }
+    return dict(LISTENER_PROTOCOLS), properties
+
+
+def add_scram_user(
+    bootstrap: str, user: str, password: str, *, iterations: int = 8192, timeout: float = 30.0
+) -> None:
+    """Create (or update) the SCRAM-SHA-512 user ``user`` through the admin API of the
+    cluster at ``bootstrap`` (an unauthenticated listener). Raises the client's exception on
+    failure."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    upsert = UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, iterations), password.encode()
+    )
+    for future in admin.alter_user_scram_credentials([upsert]).values():
+        future.result(timeout=timeout)
