@@ -6,48 +6,10 @@ the OAUTHBEARER and GSSAPI logins :mod:`connectrt.runtime.sasl_login`.)
 
 A Kafka Connect ``worker.properties`` configures security with the Java client's keys:
 ``security.protocol``, ``sasl.*`` and ``ssl.*``. librdkafka shares some of them and has its own
-for the rest. :func:`translate` maps one group of such keys (unprefixed) to librdkafka's:
-
-============================================  =================================================
-Kafka Connect (Java client) key               librdkafka setting
-============================================  =================================================
-``security.protocol``, ``sasl.mechanism``     the same keys (shared)
-``sasl.jaas.config`` with ``PlainLoginModule``  ``sasl.username``, ``sasl.password``
-or ``ScramLoginModule`` (``username="..."
-password="...";``)
-``sasl.jaas.config`` with                      ``sasl.oauthbearer.method=oidc``,
-``OAuthBearerLoginModule`` (``clientId``,     ``sasl.oauthbearer.client.id``,
-``clientSecret``, ``scope``,                  ``sasl.oauthbearer.client.secret``,
-``extension_NAME``) and                       ``sasl.oauthbearer.scope``,
-``sasl.oauthbearer.token.endpoint.url``       ``sasl.oauthbearer.extensions``,
-                                              ``sasl.oauthbearer.token.endpoint.url``
-``sasl.oauthbearer.client.credentials.        ``sasl.oauthbearer.client.id``/``.client.secret``
-client.id``/``.client.secret`` (Kafka 4.1)    (and ``sasl.oauthbearer.method=oidc``)
-``OAuthBearerLoginModule`` with               ``enable.sasl.oauthbearer.unsecure.jwt=true``,
-``unsecuredLoginStringClaim_sub``             ``sasl.oauthbearer.config=principal=...``
-``sasl.login.callback.handler.class`` naming  (consumed: librdkafka's ``oidc`` method)
-Kafka's OIDC ``OAuthBearerLoginCallbackHandler``
-``sasl.jaas.config`` with ``Krb5LoginModule``  ``sasl.kerberos.keytab``,
-(``keyTab``, ``principal``, ``serviceName``,  ``sasl.kerberos.principal``,
-``useTicketCache``)                           ``sasl.kerberos.service.name``
-                                              (``sasl.kerberos.min.time.before.relogin=0``
-                                              for a ticket cache without keytab)
-``sasl.kerberos.kinit.cmd`` (a path)          librdkafka's kinit command line with that path
-``ssl.truststore.location`` with              ``ssl.ca.location``
-``ssl.truststore.type=PEM``
-``ssl.truststore.certificates`` (PEM text)    ``ssl.ca.pem``
-``ssl.keystore.location`` with                ``ssl.keystore.location``,
-``ssl.keystore.type=PKCS12`` (or no type),    ``ssl.keystore.password``
-``ssl.keystore.password``
-``ssl.keystore.location`` with                ``ssl.certificate.location`` and
-``ssl.keystore.type=PEM`` (key and chain in   ``ssl.key.location`` (both the file)
-one file)
-``ssl.keystore.certificate.chain``,           ``ssl.certificate.pem``, ``ssl.key.pem``
-``ssl.keystore.key`` (PEM text)
-``ssl.key.password``                          ``ssl.key.password``
-``ssl.endpoint.identification.algorithm``     ``none`` when empty (as Kafka: no hostname
-                                              check), ``https`` when ``https``
-============================================  =================================================
+for the rest. :func:`translate` maps one group of such keys (unprefixed) to librdkafka's, as
+:data:`~connectrt.runtime.security_key_table.SECURITY_KEY_TABLE` lists (rendered in the
+configuration reference): JAAS strings of the PLAIN, SCRAM, OAUTHBEARER and Kerberos login
+modules, PEM and PKCS12 stores, key passwords, host name verification.
 
 Refused with a :class:`~connectrt.errors.ConfigError` that names the key and says what to do
 (never quoting a value):

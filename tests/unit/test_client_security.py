@@ -510,3 +510,40 @@ def test_client_security_picks_the_group() -> None:
     props = {**TOP, "admin.security.protocol": "PLAINTEXT"}
     assert client_security(props, "admin").settings == {"security.protocol": "PLAINTEXT"}
     assert client_security(props, "admin", worker_own=True).settings["sasl.username"] == "alice"
+
+
+# -- the reference table ---------------------------------------------------------------------
+
+
+def test_the_reference_table_names_every_key_the_translation_reads_and_writes() -> None:
+    from connectrt.runtime import client_security
+    from connectrt.runtime.security_key_table import security_key_table
+
+    table = security_key_table()
+    for java in client_security._CONSUMED:
+        assert f"`{java}" in table, java
+    samples = [
+        {"sasl.jaas.config": jaas()},
+        {
+            "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+            "sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="s" scope="x" '
+            'extension_a="b";',
+        },
+        {"sasl.jaas.config": f'{OAUTH} required unsecuredLoginStringClaim_sub="alice";'},
+        {"sasl.jaas.config": f'{KRB5} required keyTab="/k" principal="p" serviceName="kafka";'},
+        {"sasl.jaas.config": f'{KRB5} required useTicketCache=true principal="p";'},
+        {"sasl.kerberos.kinit.cmd": "/usr/bin/kinit"},
+        {"ssl.truststore.type": "PEM", "ssl.truststore.location": "/ca.pem"},
+        {"ssl.truststore.type": "PEM", "ssl.truststore.certificates": "PEM"},
+        {"ssl.keystore.location": "/c.p12", "ssl.keystore.password": "p"},
+        {"ssl.keystore.type": "PEM", "ssl.keystore.location": "/c.pem"},
+        {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.certificate.chain": "C",
+            "ssl.keystore.key": "K",
+        },
+        {"ssl.key.password": "k", "ssl.endpoint.identification.algorithm": ""},
+    ]
+    for sample in samples:
+        for native in translate(sample).settings:
+            assert f"`{native}" in table, (native, sample)
