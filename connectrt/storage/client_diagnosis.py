@@ -75,6 +75,7 @@ def _sasl_check(mechanism: str) -> str:
     return "check sasl.jaas.config username/password (librdkafka: sasl.username, sasl.password)"
 
 
+_TOKEN = re.compile(r"Failed to (acquire SASL OAUTHBEARER token|retrieve OIDC token)", re.I)
 _AUTH = re.compile(r"SASL authentication (error|failed)|Authentication failed", re.I)
 _MECHANISM = re.compile(r"Unsupported SASL mechanism|mechanism .* not (supported|enabled)", re.I)
 _HOSTNAME = re.compile(r"hostname mismatch|host ?name (verification|validation)", re.I)
@@ -102,6 +103,13 @@ def diagnose(message: str, config: Mapping[str, Any]) -> Cause | None:
         return Cause(
             f"the listener at {at} does not offer SASL/{mechanism}: check sasl.mechanism "
             "(and that security.protocol names the listener's protocol)",
+            True,
+        )
+    if _TOKEN.search(message):
+        return Cause(
+            f"no OAuth token for SASL/{mechanism} at {at}: the token endpoint refused the client "
+            "or could not be reached: check sasl.jaas.config clientId/clientSecret/scope and "
+            "sasl.oauthbearer.token.endpoint.url",
             True,
         )
     if _AUTH.search(message):

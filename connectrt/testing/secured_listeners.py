@@ -11,7 +11,13 @@ listener name  protocol          what a client needs
 ``TLS``        ``SSL``             the CA (``ca.pem``); no client certificate
 ``MTLS``       ``SSL``             the CA and a client certificate (``ssl.client.auth=required``)
 ``SASLSSL``    ``SASL_SSL``        the CA, a client certificate and a SCRAM-SHA-512 user
+``OAUTH``      ``SASL_PLAINTEXT``  a token of the ``oidc`` provider (only when one is given)
 =============  ================  ===================================================
+
+With an :class:`~connectrt.testing.oidc_provider.OidcProvider`, the ``OAUTH`` listener
+validates OAUTHBEARER tokens with Kafka's ``OAuthBearerValidatorCallbackHandler`` against the
+provider's key set, issuer and audience; the broker's JVM must then allow the key set's URL
+(:func:`broker_jvm_options`, Kafka 4's ``org.apache.kafka.sasl.oauthbearer.allowed.urls``).
 
 The broker's own (inter-broker) listener stays PLAINTEXT, so tests set up topics and users
 through ``bootstrap_servers``. :func:`add_scram_user` creates or updates a SCRAM user through
@@ -28,10 +34,18 @@ from confluent_kafka.admin import (
 )
 
 from connectrt.testing.certs import Pki
+from connectrt.testing.oidc_provider import OidcProvider
 
-__all__ = ["LISTENER_PROTOCOLS", "add_scram_user", "secured_listener_settings"]
+__all__ = [
+    "LISTENER_PROTOCOLS",
+    "add_scram_user",
+    "broker_jvm_options",
+    "secured_listener_settings",
+]
 
 SCRAM_BROKER_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 
 LISTENER_PROTOCOLS = {
     "SCRAM": "SASL_PLAINTEXT",
@@ -68,9 +82,33 @@ def _scram(name: str) -> dict[str, str]:
     }
 
 
-def secured_listener_settings(pki: Pki) -> tuple[dict[str, str], dict[str, str]]:
+def _oauth(oidc: OidcProvider) -> dict[str, str]:
+    prefix = "listener.name.oauth."
+    return {
+        f"{prefix}sasl.enabled.mechanisms": "OAUTHBEARER",
+        f"{prefix}oauthbearer.sasl.jaas.config": f"{OAUTH_MODULE} required;",
+        f"{prefix}oauthbearer.sasl.server.callback.handler.class": OAUTH_VALIDATOR,
+        "sasl.oauthbearer.jwks.endpoint.url": oidc.jwks_url,
+        "sasl.oauthbearer.expected.issuer": oidc.issuer,
+        "sasl.oauthbearer.expected.audience": oidc.audience,
+    }
+
+
+def broker_jvm_options(oidc: OidcProvider | None) -> list[str]:
+    """The broker JVM's arguments the listeners need: Kafka 4 fetches a key set only from the
+    URLs a system property allows."""
+    if oidc is None:
+        return []
+    return [f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={oidc.jwks_url}"]
+
+
+def secured_listener_settings(
+    pki: Pki, oidc: OidcProvider | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
     """``(extra_listeners, properties)`` for a :class:`KafkaBroker` serving the listeners of
-    :data:`LISTENER_PROTOCOLS` (see the module docstring)."""
+    :data:`LISTENER_PROTOCOLS`, and ``OAUTH`` when ``oidc`` is given (see the module
+    docstring)."""
+    listeners = dict(LISTENER_PROTOCOLS)
     properties = {
         **_scram("SCRAM"),
         **_keystore("TLS", pki),
@@ -80,7 +118,10 @@ def secured_listener_settings(pki: Pki) -> tuple[dict[str, str], dict[str, str]]
         **_client_auth("SASLSSL", pki),
         **_scram("SASLSSL"),
     }
-    return dict(LISTENER_PROTOCOLS), properties
+    if oidc is not None:
+        listeners["OAUTH"] = "SASL_PLAINTEXT"
+        properties.update(_oauth(oidc))
+    return listeners, properties
 
 
 def add_scram_user(

@@ -4,17 +4,20 @@ The module starts ONE Apache Kafka broker (Java 17+ and the cached jars) carryin
 listeners next to its PLAINTEXT one (:mod:`connectrt.testing.secured_listeners`): ``SCRAM``
 (SASL_PLAINTEXT, SCRAM-SHA-512), ``TLS`` (SSL, a CA-signed server certificate), ``MTLS`` (SSL,
 client certificate required) and ``SASLSSL`` (SASL_SSL with SCRAM-SHA-512 and a client
-certificate). Certificates are made by ``openssl`` in the test (:mod:`connectrt.testing.certs`);
-the SCRAM user is created through the admin API.
+certificate), and ``OAUTH`` (SASL_PLAINTEXT, OAUTHBEARER tokens validated by Kafka's
+``OAuthBearerValidatorCallbackHandler`` against the key set of a small OIDC provider the module
+runs, :mod:`connectrt.testing.oidc_provider`). Certificates are made by ``openssl`` in the test
+(:mod:`connectrt.testing.certs`); the SCRAM user is created through the admin API.
 
 For each listener a worker is started from a ``worker.properties`` file written with Kafka
 Connect's Java-style keys only (JAAS strings; a PEM truststore; a PKCS12 keystore for MTLS, a
-PEM keystore with an encrypted key for SASLSSL), top-level keys and no ``producer.``/
+PEM keystore with an encrypted key for SASLSSL; the OIDC client-credentials login for OAUTH),
+top-level keys and no ``producer.``/
 ``consumer.`` copies. It runs a FileStream source and sink, 0 lines lost, exactly-once source
 support on for SASLSSL. The bad variants (a wrong password, a wrong CA, no client certificate,
-a plaintext client at a SASL port) each end the worker's start-up within 15 s with one line
-naming the listener, the mechanism or protocol and the setting to check, and the client's
-last error.
+a plaintext client at a SASL port, a wrong OAuth client secret) each end the worker's start-up
+within 15 s with one line naming the listener, the mechanism or protocol and the setting to
+check, and the client's last error.
 """
 
 from __future__ import annotations
@@ -31,13 +34,21 @@ from connectrt.runtime.properties import load_properties
 from connectrt.testing.certs import Pki, make_pki
 from connectrt.testing.harness import create_topic
 from connectrt.testing.kafka_broker import KafkaBroker
+from connectrt.testing.oidc_provider import OidcProvider
 from connectrt.testing.rest import rest_worker_props, start_rest_worker, wait_for
-from connectrt.testing.secured_listeners import add_scram_user, secured_listener_settings
+from connectrt.testing.secured_listeners import (
+    add_scram_user,
+    broker_jvm_options,
+    secured_listener_settings,
+)
 
 pytestmark = pytest.mark.integration
 
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+OIDC_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 USER, PASSWORD = "alice", "alice-scram-secret"
+OAUTH_CLIENT, OAUTH_SECRET = "connect", "oidc-client-secret"
 LINES = 200
 FAIL_WITHIN_S = 15.0
 
@@ -48,9 +59,17 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 
 
 @pytest.fixture(scope="module")
-def kafka(pki: Pki) -> Iterator[KafkaBroker]:
-    listeners, properties = secured_listener_settings(pki)
-    with KafkaBroker(extra_listeners=listeners, properties=properties) as broker:
+def idp() -> Iterator[OidcProvider]:
+    with OidcProvider({OAUTH_CLIENT: OAUTH_SECRET}) as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def kafka(pki: Pki, idp: OidcProvider) -> Iterator[KafkaBroker]:
+    listeners, properties = secured_listener_settings(pki, idp)
+    with KafkaBroker(
+        extra_listeners=listeners, properties=properties, jvm_options=broker_jvm_options(idp)
+    ) as broker:
         add_scram_user(broker.bootstrap_servers, USER, PASSWORD)
         yield broker
 
@@ -59,7 +78,9 @@ def _jaas(password: str) -> str:
     return f'{SCRAM} required username="{USER}" password="{password}";'
 
 
-def _security(listener: str, pki: Pki, *, password: str = PASSWORD) -> dict[str, str]:
+def _security(
+    listener: str, pki: Pki, idp: OidcProvider, *, password: str = PASSWORD
+) -> dict[str, str]:
     """The Kafka Connect-style security keys of a worker at ``listener``."""
     truststore = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca)}
     scram = {"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": _jaas(password)}
@@ -67,6 +88,17 @@ def _security(listener: str, pki: Pki, *, password: str = PASSWORD) -> dict[str,
         return {"security.protocol": "SASL_PLAINTEXT", **scram}
     if listener == "TLS":
         return {"security.protocol": "SSL", **truststore}
+    if listener == "OAUTH":
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": OIDC_HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": idp.token_url,
+            "sasl.jaas.config": (
+                f'{OAUTH} required clientId="{OAUTH_CLIENT}" clientSecret="{password}" '
+                'scope="kafka";'
+            ),
+        }
     if listener == "MTLS":
         return {
             "security.protocol": "SSL",
@@ -113,16 +145,20 @@ def _count_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-@pytest.mark.parametrize("listener", ["SCRAM", "TLS", "MTLS", "SASLSSL"])
+@pytest.mark.parametrize("listener", ["SCRAM", "TLS", "MTLS", "SASLSSL", "OAUTH"])
 def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
-    kafka: KafkaBroker, pki: Pki, tmp_path: Path, listener: str
+    kafka: KafkaBroker, pki: Pki, idp: OidcProvider, tmp_path: Path, listener: str
 ) -> None:
     topic = f"secured-{listener.lower()}-{time.monotonic_ns()}"
     create_topic(kafka.bootstrap_servers, topic, partitions=1)  # through the PLAINTEXT listener
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     expected = [f"{listener}-{i:05d}" for i in range(LINES)]
     src.write_text("".join(line + "\n" for line in expected), encoding="utf-8")
-    bootstrap, props = _worker_props(kafka, listener, _security(listener, pki), tmp_path)
+    security = _security(
+        listener, pki, idp, password=OAUTH_SECRET if listener == "OAUTH" else PASSWORD
+    )
+    bootstrap, props = _worker_props(kafka, listener, security, tmp_path)
+    tokens_before = idp.issued
     copies = [k for p in ("producer.", "consumer.", "admin.") for k in security_keys(props, p)]
     assert not copies  # the top-level keys only, as Kafka Connect users write them
 
@@ -143,12 +179,15 @@ def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
             for path in ("/connectors?expand=status&expand=info", "/connectors/src/tasks", "/"):
                 answer = worker.http.get(path)
                 assert answer.status_code == 200, answer.text
-                assert PASSWORD not in answer.text and pki.password not in answer.text
+                for secret in (PASSWORD, OAUTH_SECRET, pki.password):
+                    assert secret not in answer.text
         if listener == "SASLSSL":
             status = worker.http.get("/connectors/src/status").json()
             assert [t["state"] for t in status["tasks"]] == ["RUNNING"], status
             # Transactions wrote commit markers, which take offsets: more offsets than lines.
             assert _end_offset(kafka, topic) > LINES
+        if listener == "OAUTH":
+            assert idp.issued > tokens_before  # the clients logged in with the provider's tokens
     finally:
         try:
             worker.delete_connectors()
@@ -156,11 +195,13 @@ def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
             worker.stop()
 
 
-def _bad(listener: str, pki: Pki) -> dict[str, str]:
+def _bad(listener: str, pki: Pki, idp: OidcProvider) -> dict[str, str]:
     if listener == "SCRAM-wrong-password":
-        return _security("SCRAM", pki, password="not-the-password")
+        return _security("SCRAM", pki, idp, password="not-the-password")
+    if listener == "OAUTH-wrong-client-secret":
+        return _security("OAUTH", pki, idp, password="not-the-password")
     if listener == "TLS-wrong-CA":
-        return {**_security("TLS", pki), "ssl.truststore.location": str(pki.other_ca)}
+        return {**_security("TLS", pki, idp), "ssl.truststore.location": str(pki.other_ca)}
     if listener == "MTLS-no-client-certificate":
         return {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
                 "ssl.truststore.location": str(pki.ca)}  # fmt: skip
@@ -182,6 +223,10 @@ BAD_VARIANTS = {
         "the broker at {bootstrap} refused the client's certificate (SSL)",
         "check ssl.keystore.location",
     ),
+    "OAUTH-wrong-client-secret": (
+        "no OAuth token for SASL/OAUTHBEARER at {bootstrap}",
+        "check sasl.jaas.config clientId/clientSecret/scope",
+    ),
     "SCRAM-plaintext-client": (
         "the broker at {bootstrap} closed the connection (security.protocol PLAINTEXT)",
         "check security.protocol",
@@ -191,10 +236,10 @@ BAD_VARIANTS = {
 
 @pytest.mark.parametrize("variant", list(BAD_VARIANTS))
 def test_a_bad_client_setting_ends_start_up_with_one_line_saying_what_to_check(
-    kafka: KafkaBroker, pki: Pki, tmp_path: Path, variant: str
+    kafka: KafkaBroker, pki: Pki, idp: OidcProvider, tmp_path: Path, variant: str
 ) -> None:
     listener = variant.split("-", 1)[0]
-    bootstrap, props = _worker_props(kafka, listener, _bad(variant, pki), tmp_path)
+    bootstrap, props = _worker_props(kafka, listener, _bad(variant, pki, idp), tmp_path)
     started = time.monotonic()
     with pytest.raises((RuntimeError, TimeoutError)) as err:
         worker = start_rest_worker(bootstrap, props)

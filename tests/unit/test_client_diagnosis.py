@@ -57,6 +57,11 @@ CLOSED = (
         ),
         (AUTH, {**SCRAM, "sasl.mechanism": "GSSAPI"}, "check sasl.jaas.config keyTab/principal"),
         (
+            'Failed to acquire SASL OAUTHBEARER token: {"error": "invalid_client"}',
+            {**SCRAM, "sasl.mechanism": "OAUTHBEARER"},
+            f"no OAuth token for SASL/OAUTHBEARER at {AT}: the token endpoint refused the client",
+        ),
+        (
             UNTRUSTED,
             SSL,
             f"the broker's certificate at {AT} is not trusted (SSL): check ssl.truststore.location",
