@@ -12,6 +12,7 @@ listener name  protocol          what a client needs
 ``MTLS``       ``SSL``             the CA and a client certificate (``ssl.client.auth=required``)
 ``SASLSSL``    ``SASL_SSL``        the CA, a client certificate and a SCRAM-SHA-512 user
 ``OAUTH``      ``SASL_PLAINTEXT``  a token of the ``oidc`` provider (only when one is given)
+``PLAIN``      ``SASL_PLAINTEXT``  a SASL/PLAIN user of ``plain_users`` (only when given)
 =============  ================  ===================================================
 
 With an :class:`~connectrt.testing.oidc_provider.OidcProvider`, the ``OAUTH`` listener
@@ -25,6 +26,8 @@ the admin API (KIP-554 ``AlterUserScramCredentials``), as an operator would on a
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from confluent_kafka.admin import (
     AdminClient,
@@ -44,6 +47,7 @@ __all__ = [
 ]
 
 SCRAM_BROKER_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 
@@ -102,12 +106,22 @@ def broker_jvm_options(oidc: OidcProvider | None) -> list[str]:
     return [f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={oidc.jwks_url}"]
 
 
+def _plain(users: Mapping[str, str]) -> dict[str, str]:
+    accounts = " ".join(f'user_{user}="{password}"' for user, password in users.items())
+    return {
+        "listener.name.plain.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.plain.plain.sasl.jaas.config": f"{PLAIN_MODULE} required {accounts};",
+    }
+
+
 def secured_listener_settings(
-    pki: Pki, oidc: OidcProvider | None = None
+    pki: Pki,
+    oidc: OidcProvider | None = None,
+    plain_users: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """``(extra_listeners, properties)`` for a :class:`KafkaBroker` serving the listeners of
-    :data:`LISTENER_PROTOCOLS`, and ``OAUTH`` when ``oidc`` is given (see the module
-    docstring)."""
+    :data:`LISTENER_PROTOCOLS`, ``OAUTH`` when ``oidc`` is given and ``PLAIN`` when
+    ``plain_users`` (user -> password) are (see the module docstring)."""
     listeners = dict(LISTENER_PROTOCOLS)
     properties = {
         **_scram("SCRAM"),
@@ -121,6 +135,9 @@ def secured_listener_settings(
     if oidc is not None:
         listeners["OAUTH"] = "SASL_PLAINTEXT"
         properties.update(_oauth(oidc))
+    if plain_users:
+        listeners["PLAIN"] = "SASL_PLAINTEXT"
+        properties.update(_plain(plain_users))
     return listeners, properties
 
 

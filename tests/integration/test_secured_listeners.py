@@ -1,7 +1,8 @@
 """Workers configured as Kafka Connect users configure SCRAM, TLS and mutual TLS clusters.
 
-The module starts ONE Apache Kafka broker (Java 17+ and the cached jars) carrying four secured
-listeners next to its PLAINTEXT one (:mod:`connectrt.testing.secured_listeners`): ``SCRAM``
+The module starts ONE Apache Kafka broker (Java 17+ and the cached jars) carrying six secured
+listeners next to its PLAINTEXT one (:mod:`connectrt.testing.secured_listeners`): ``PLAIN``
+(SASL_PLAINTEXT, SASL/PLAIN users in the broker's JAAS config), ``SCRAM``
 (SASL_PLAINTEXT, SCRAM-SHA-512), ``TLS`` (SSL, a CA-signed server certificate), ``MTLS`` (SSL,
 client certificate required) and ``SASLSSL`` (SASL_SSL with SCRAM-SHA-512 and a client
 certificate), and ``OAUTH`` (SASL_PLAINTEXT, OAUTHBEARER tokens validated by Kafka's
@@ -45,6 +46,7 @@ from connectrt.testing.secured_listeners import (
 pytestmark = pytest.mark.integration
 
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
+PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 OIDC_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 USER, PASSWORD = "alice", "alice-scram-secret"
@@ -66,7 +68,7 @@ def idp() -> Iterator[OidcProvider]:
 
 @pytest.fixture(scope="module")
 def kafka(pki: Pki, idp: OidcProvider) -> Iterator[KafkaBroker]:
-    listeners, properties = secured_listener_settings(pki, idp)
+    listeners, properties = secured_listener_settings(pki, idp, {USER: PASSWORD})
     with KafkaBroker(
         extra_listeners=listeners, properties=properties, jvm_options=broker_jvm_options(idp)
     ) as broker:
@@ -74,8 +76,8 @@ def kafka(pki: Pki, idp: OidcProvider) -> Iterator[KafkaBroker]:
         yield broker
 
 
-def _jaas(password: str) -> str:
-    return f'{SCRAM} required username="{USER}" password="{password}";'
+def _jaas(password: str, module: str = SCRAM) -> str:
+    return f'{module} required username="{USER}" password="{password}";'
 
 
 def _security(
@@ -84,6 +86,12 @@ def _security(
     """The Kafka Connect-style security keys of a worker at ``listener``."""
     truststore = {"ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca)}
     scram = {"sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": _jaas(password)}
+    if listener == "PLAIN":
+        return {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.jaas.config": _jaas(password, PLAIN),
+        }
     if listener == "SCRAM":
         return {"security.protocol": "SASL_PLAINTEXT", **scram}
     if listener == "TLS":
@@ -145,7 +153,7 @@ def _count_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-@pytest.mark.parametrize("listener", ["SCRAM", "TLS", "MTLS", "SASLSSL", "OAUTH"])
+@pytest.mark.parametrize("listener", ["PLAIN", "SCRAM", "TLS", "MTLS", "SASLSSL", "OAUTH"])
 def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
     kafka: KafkaBroker, pki: Pki, idp: OidcProvider, tmp_path: Path, listener: str
 ) -> None:
@@ -198,6 +206,8 @@ def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
 def _bad(listener: str, pki: Pki, idp: OidcProvider) -> dict[str, str]:
     if listener == "SCRAM-wrong-password":
         return _security("SCRAM", pki, idp, password="not-the-password")
+    if listener == "PLAIN-wrong-password":
+        return _security("PLAIN", pki, idp, password="not-the-password")
     if listener == "OAUTH-wrong-client-secret":
         return _security("OAUTH", pki, idp, password="not-the-password")
     if listener == "TLS-wrong-CA":
@@ -213,6 +223,10 @@ BAD_VARIANTS = {
     # variant: (what the line must say, the setting to check)
     "SCRAM-wrong-password": (
         "authentication failed for SASL/SCRAM-SHA-512 at {bootstrap}",
+        "check sasl.jaas.config username/password",
+    ),
+    "PLAIN-wrong-password": (
+        "authentication failed for SASL/PLAIN at {bootstrap}",
         "check sasl.jaas.config username/password",
     ),
     "TLS-wrong-CA": (
