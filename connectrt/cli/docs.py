@@ -71,4 +71,13 @@ def config_reference() -> str:
         ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),
     ]
-    return "\n\n".join(f"#### {title}\n\n{config_table(d)}" for title, d in sections) + "\n"
+    from connectrt.runtime.security_key_table import security_key_table
+
+    tables = [f"#### {title}\n\n{config_table(d)}" for title, d in sections]
+    tables.append(
+        "#### Kafka client security keys (top-level, `producer.`, `consumer.`, `admin.`, "
+        "`*.override.`), translated to librdkafka's\n\n"
+        "See [Connecting to a secured cluster](../operators/secured-clusters.md).\n\n"
+        f"{security_key_table()}"
+    )
+    return "\n\n".join(tables) + "\n"

@@ -1,34 +1,15 @@
 """Kafka Connect's Java-style client security keys, turned into librdkafka's.
 
 (One module a little over the house size: the translation table and the rules for which key
-group a client takes are read together; the JAAS parser is :mod:`connectrt.runtime.jaas_config`.)
+group a client takes are read together; the JAAS parser is :mod:`connectrt.runtime.jaas_config`,
+the OAUTHBEARER and GSSAPI logins :mod:`connectrt.runtime.sasl_login`.)
 
 A Kafka Connect ``worker.properties`` configures security with the Java client's keys:
 ``security.protocol``, ``sasl.*`` and ``ssl.*``. librdkafka shares some of them and has its own
-for the rest. :func:`translate` maps one group of such keys (unprefixed) to librdkafka's:
-
-============================================  =================================================
-Kafka Connect (Java client) key               librdkafka setting
-============================================  =================================================
-``security.protocol``, ``sasl.mechanism``     the same keys (shared)
-``sasl.jaas.config`` with ``PlainLoginModule``  ``sasl.username``, ``sasl.password``
-or ``ScramLoginModule`` (``username="..."
-password="...";``)
-``ssl.truststore.location`` with              ``ssl.ca.location``
-``ssl.truststore.type=PEM``
-``ssl.truststore.certificates`` (PEM text)    ``ssl.ca.pem``
-``ssl.keystore.location`` with                ``ssl.keystore.location``,
-``ssl.keystore.type=PKCS12`` (or no type),    ``ssl.keystore.password``
-``ssl.keystore.password``
-``ssl.keystore.location`` with                ``ssl.certificate.location`` and
-``ssl.keystore.type=PEM`` (key and chain in   ``ssl.key.location`` (both the file)
-one file)
-``ssl.keystore.certificate.chain``,           ``ssl.certificate.pem``, ``ssl.key.pem``
-``ssl.keystore.key`` (PEM text)
-``ssl.key.password``                          ``ssl.key.password``
-``ssl.endpoint.identification.algorithm``     ``none`` when empty (as Kafka: no hostname
-                                              check), ``https`` when ``https``
-============================================  =================================================
+for the rest. :func:`translate` maps one group of such keys (unprefixed) to librdkafka's, as
+:data:`~connectrt.runtime.security_key_table.SECURITY_KEY_TABLE` lists (rendered in the
+configuration reference): JAAS strings of the PLAIN, SCRAM, OAUTHBEARER and Kerberos login
+modules, PEM and PKCS12 stores, key passwords, host name verification.
 
 Refused with a :class:`~connectrt.errors.ConfigError` that names the key and says what to do
 (never quoting a value):
@@ -37,9 +18,10 @@ Refused with a :class:`~connectrt.errors.ConfigError` that names the key and say
   not ``.pem``/``.p12``): librdkafka reads no JKS; convert it with ``keytool -importkeystore``;
 * a PKCS12 truststore: librdkafka reads CA certificates from a PEM file
   (``openssl pkcs12 -in truststore.p12 -nokeys -out ca.pem``);
-* a JAAS login module other than ``PlainLoginModule``/``ScramLoginModule``, or a JAAS string that
-  does not parse (Kafka's grammar: ``Module flag key="value" ...;``, quoted values with
-  backslash escapes);
+* a JAAS login module other than ``PlainLoginModule``, ``ScramLoginModule``,
+  ``OAuthBearerLoginModule`` and ``Krb5LoginModule``, an ``OAuthBearerLoginModule`` with
+  neither a token endpoint nor an unsecured subject, or a JAAS string that does not parse
+  (Kafka's grammar: ``Module flag key="value" ...;``, quoted values with backslash escapes);
 * a Java key and the librdkafka key it becomes both set in one group (``sasl.jaas.config`` and
   ``sasl.username``/``sasl.password``; ``ssl.truststore.location`` and ``ssl.ca.location``...):
   which one wins would be a guess.
@@ -73,8 +55,25 @@ from typing import Any
 
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
-from connectrt.runtime.jaas_config import PLAIN_MODULE, SCRAM_MODULE, parse_jaas
+from connectrt.runtime.jaas_config import (
+    KRB5_MODULE,
+    OAUTHBEARER_MODULE,
+    PLAIN_MODULE,
+    SCRAM_MODULE,
+    parse_jaas,
+)
 from connectrt.runtime.redaction import process_redactor
+from connectrt.runtime.sasl_login import (
+    CLIENT_CREDENTIALS_KEYS,
+    OIDC_HANDLERS,
+    conflict,
+    kinit_command,
+    set_native,
+    set_oidc,
+    translate_client_credentials,
+    translate_kerberos,
+    translate_oauthbearer,
+)
 
 __all__ = [
     "CLIENT_PREFIXES",
@@ -170,24 +169,6 @@ class Translation:
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
 
-def _set_native(
-    keys: Mapping[str, Any], where: str, out: dict[str, Any], java: str, native: str, value: Any
-) -> None:
-    """``out[native] = value`` (the translation of ``java``), refused when the group also sets
-    ``native`` itself."""
-    if native in keys:
-        raise _conflict(where, java, native)
-    out[native] = value
-
-
-def _conflict(where: str, java: str, native: str) -> ConfigError:
-    return ConfigError(
-        f"Both {where}{java} and {where}{native} are set: {java} is translated into "
-        f"{native}, so set only one of them",
-        f"{where}{java}",
-    )
-
-
 def _store_type(keys: Mapping[str, Any], kind: str) -> str | None:
     raw = keys.get(f"ssl.{kind}.type")
     if raw is not None and str(raw).strip():
@@ -198,22 +179,30 @@ def _store_type(keys: Mapping[str, Any], kind: str) -> str | None:
 def _translate_sasl(
     keys: Mapping[str, Any], where: str, out: dict[str, Any], ignored: list[str]
 ) -> list[str]:
+    secrets = translate_client_credentials(keys, where, out)
     jaas = keys.get("sasl.jaas.config")
     if jaas is None or not str(jaas).strip():
-        return []
+        if "sasl.oauthbearer.client.id" in out and "sasl.oauthbearer.token.endpoint.url" in keys:
+            set_oidc(keys, where, out, "sasl.oauthbearer.client.credentials.client.id")
+        return secrets
     key = f"{where}sasl.jaas.config"
-    for native in ("sasl.username", "sasl.password"):
-        if native in keys:
-            raise _conflict(where, "sasl.jaas.config", native)
     entry = parse_jaas(str(jaas), key)
+    if entry.module == OAUTHBEARER_MODULE:
+        return secrets + translate_oauthbearer(entry, keys, where, out, ignored)
+    if entry.module == KRB5_MODULE:
+        translate_kerberos(entry, keys, where, out, ignored)
+        return secrets
     if entry.module not in _USER_PASSWORD_MODULES:
         raise ConfigError(
             f"Unsupported login module in {key}: {entry.module}. connectrt translates "
-            f"{PLAIN_MODULE} and {SCRAM_MODULE} (username, password) into librdkafka's "
-            "sasl.username and sasl.password; for other mechanisms set librdkafka's own keys "
-            "(sasl.oauthbearer.*, sasl.kerberos.*) instead of sasl.jaas.config",
+            f"{PLAIN_MODULE} and {SCRAM_MODULE} (username, password), {OAUTHBEARER_MODULE} "
+            f"(OIDC client credentials) and {KRB5_MODULE} (keyTab, principal); for other "
+            "mechanisms set librdkafka's own keys instead of sasl.jaas.config",
             key,
         )
+    for native in ("sasl.username", "sasl.password"):
+        if native in keys:
+            raise conflict(where, "sasl.jaas.config", native)
     missing = [o for o in ("username", "password") if o not in entry.options]
     if missing:
         raise ConfigError(f"{key} sets no {' or '.join(missing)} for {entry.module}", key)
@@ -259,9 +248,9 @@ def _translate_truststore(
             f"Unsupported {where}ssl.truststore.type {kind}: use PEM", f"{where}ssl.truststore.type"
         )
     if location is not None:
-        _set_native(keys, where, out, "ssl.truststore.location", "ssl.ca.location", location)
+        set_native(keys, where, out, "ssl.truststore.location", "ssl.ca.location", location)
     if inline is not None:
-        _set_native(keys, where, out, "ssl.truststore.certificates", "ssl.ca.pem", inline)
+        set_native(keys, where, out, "ssl.truststore.certificates", "ssl.ca.pem", inline)
     if "ssl.truststore.password" in keys:
         ignored.append(f"{where}ssl.truststore.password")
 
@@ -310,12 +299,12 @@ def _translate_keystore(
         # Kafka's PEM keystore file holds the private key and the certificate chain; OpenSSL
         # reads each from the one file, skipping the other's PEM blocks.
         for native in ("ssl.certificate.location", "ssl.key.location"):
-            _set_native(keys, where, out, "ssl.keystore.location", native, location)
+            set_native(keys, where, out, "ssl.keystore.location", native, location)
     if chain is not None:
         java = "ssl.keystore.certificate.chain"
-        _set_native(keys, where, out, java, "ssl.certificate.pem", chain)
+        set_native(keys, where, out, java, "ssl.certificate.pem", chain)
     if inline_key is not None:
-        _set_native(keys, where, out, "ssl.keystore.key", "ssl.key.pem", inline_key)
+        set_native(keys, where, out, "ssl.keystore.key", "ssl.key.pem", inline_key)
     if password is not None:
         ignored.append(f"{where}ssl.keystore.password")
     return []
@@ -346,6 +335,7 @@ _CONSUMED = frozenset(
         "ssl.keystore.certificate.chain",
         "ssl.keystore.key",
         "ssl.endpoint.identification.algorithm",
+        *CLIENT_CREDENTIALS_KEYS,
     }
 )
 
@@ -368,11 +358,15 @@ def translate(keys: Mapping[str, Any], where: str = "") -> Translation:
     for k, v in keys.items():
         if not is_security_key(k) or k in _CONSUMED:
             continue
+        if k == "sasl.login.callback.handler.class" and str(v).strip() in OIDC_HANDLERS:
+            continue
+        if k == "sasl.kerberos.kinit.cmd":
+            v = kinit_command(v)
         if k in JAVA_ONLY_SECURITY_KEYS:
             ignored.append(f"{where}{k}")
             continue
         out[k] = v
-    for k in ("sasl.password", "ssl.key.password"):
+    for k in ("sasl.password", "ssl.key.password", "sasl.oauthbearer.client.secret"):
         if out.get(k) is not None:
             secrets.append(str(out[k]))
     return Translation(out, tuple(ignored), tuple(s for s in secrets if s))

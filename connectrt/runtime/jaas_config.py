@@ -18,10 +18,19 @@ from dataclasses import dataclass, field
 
 from connectrt.errors import ConfigError
 
-__all__ = ["PLAIN_MODULE", "SCRAM_MODULE", "JaasEntry", "parse_jaas"]
+__all__ = [
+    "KRB5_MODULE",
+    "OAUTHBEARER_MODULE",
+    "PLAIN_MODULE",
+    "SCRAM_MODULE",
+    "JaasEntry",
+    "parse_jaas",
+]
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+OAUTHBEARER_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
 _CONTROL_FLAGS = ("required", "requisite", "sufficient", "optional")
 
 

@@ -47,6 +47,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from connectrt.errors import ConfigError, ConnectError
+from connectrt.storage.client_diagnosis import ClientWatch
 from connectrt.storage.internal_topics import (
     InternalTopic,
     cleanup_policy_refusal,
@@ -78,6 +79,7 @@ _CONSUMER_DEFAULTS: dict[str, Any] = {
 }
 _CONSUME_BATCH = 1000
 _EOF_GUARD_S = 0.05
+_PROBE_ROUND_S = 1.0  # one metadata request's wait while the cluster is being reached
 
 
 class TopicLog:
@@ -129,12 +131,12 @@ class TopicLog:
         self._consumer: Consumer | None = None
         self._positions: dict[int, int] = {}
         self._read_lock = threading.Lock()
-        self._last_client_error: str | None = None
+        self._watch = ClientWatch(_client_logger)
         self._writer = TopicWriter(
             topic,
             timeout=timeout,
             bootstrap_servers=self.bootstrap_servers,
-            last_client_error=lambda: self._last_client_error,
+            last_client_error=lambda: self._watch.last_error,
         )
 
     @classmethod
@@ -246,7 +248,7 @@ class TopicLog:
                     raise ConnectError(
                         f"Reading topic {self.topic} to its end made no progress for {stall} s "
                         f"(positions {self._positions}; last client error: "
-                        f"{self._last_client_error})"
+                        f"{self._watch.last_error})"
                     )
 
     def _end_snapshot(self, consumer: Consumer, partitions: list[int]) -> dict[int, int]:
@@ -279,7 +281,7 @@ class TopicLog:
                 raise ConnectError(
                     f"Reading topic {self.topic} from {self.bootstrap_servers} made no progress "
                     f"for {self._timeout} s; partitions without EOF: {sorted(pending)} "
-                    f"(last client error: {self._last_client_error})"
+                    f"(last client error: {self._watch.last_error})"
                 )
 
     def _consume_batch(self, consumer: Consumer, wait: float, eofs: set[int] | None) -> bool:
@@ -349,24 +351,47 @@ class TopicLog:
     # -- setup helpers ----------------------------------------------------------------------
 
     def _client_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        return {**config, "logger": _client_logger, "error_cb": self._on_client_error}
+        return {**config, "logger": self._watch.logger, "error_cb": self._on_client_error}
 
     def _on_client_error(self, err: KafkaError) -> None:
-        self._last_client_error = str(err)
+        self._watch.on_error(err)
         if err.fatal():
             log.error("Fatal Kafka client error for topic %s: %s", self.topic, err)
 
-    def _unreachable(self, exc: BaseException) -> ConnectError:
-        return ConnectError(
-            f"Could not reach Kafka at {self.bootstrap_servers} within {self._timeout} s: "
-            f"{exc} (last client error: {self._last_client_error})"
+    def _unreachable(self, exc: BaseException, elapsed: float | None = None) -> ConnectError:
+        """One line: what failed, after how long, what to check (when the client's errors
+        show it) and the client's last error."""
+        found = self._watch.cause(self._admin_config)
+        what = found[0].text if found is not None else str(exc)
+        last = found[1] if found is not None else self._watch.last_error
+        after = f"after {elapsed:.1f} s" if elapsed is not None else f"within {self._timeout} s"
+        text = (
+            f"Could not reach Kafka at {self.bootstrap_servers} ({after}): {what} "
+            f"(last client error: {last})"
         )
+        return ConnectError(" ".join(text.split()))
+
+    def _wait_for_cluster(self, admin: AdminClient) -> Any:
+        """The cluster's metadata, asked for in short rounds until ``timeout``; gives up early
+        when the client's errors show a cause waiting cannot mend
+        (:mod:`~connectrt.storage.client_diagnosis`)."""
+        started = time.monotonic()
+        deadline = started + self._timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return admin.list_topics(timeout=max(0.1, min(_PROBE_ROUND_S, remaining)))
+            except KafkaException as exc:
+                admin.poll(0)  # serve the error callbacks and log lines the attempt queued
+                elapsed = time.monotonic() - started
+                found = self._watch.cause(self._admin_config)
+                if remaining <= _PROBE_ROUND_S or (
+                    found is not None and found[0].ends_start_up(elapsed)
+                ):
+                    raise self._unreachable(exc, elapsed) from exc
 
     def _ensure_topic(self, admin: AdminClient) -> None:
-        try:
-            metadata = admin.list_topics(timeout=self._timeout)
-        except KafkaException as exc:
-            raise self._unreachable(exc) from exc
+        metadata = self._wait_for_cluster(admin)
         existing = metadata.topics.get(self.topic)
         if existing is not None and existing.error is None:
             self._verify_cleanup_policy(admin)

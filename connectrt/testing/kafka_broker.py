@@ -39,7 +39,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -91,7 +91,8 @@ class KafkaBroker:
     ``extra_listeners`` adds listeners (name -> security protocol, e.g. ``{"SASL_PLAINTEXT":
     "SASL_PLAINTEXT"}``), each on a free loopback port (:meth:`listener_bootstrap`); their SASL
     or SSL settings go in ``properties`` (``listener.name.<name>.*``). The PLAINTEXT listener
-    stays the inter-broker one and the one ``bootstrap_servers`` names.
+    stays the inter-broker one and the one ``bootstrap_servers`` names. ``jvm_options`` adds JVM
+    arguments (e.g. ``-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=...``).
 
     Group timings are a test's, not production's: no initial rebalance delay, and members of
     consumer-protocol (KIP-848) groups heartbeat every second and are dropped 10 s after their
@@ -112,6 +113,7 @@ class KafkaBroker:
         properties: Mapping[str, str] | None = None,
         keep_data: bool = False,
         extra_listeners: Mapping[str, str] | None = None,
+        jvm_options: Sequence[str] = (),
     ) -> None:
         self._requested_port = port
         self._port: int | None = None
@@ -127,6 +129,7 @@ class KafkaBroker:
         self._extra = dict(properties or {})
         self._extra_listeners = {k.upper(): v.upper() for k, v in (extra_listeners or {}).items()}
         self._extra_ports: dict[str, int] = {}
+        self._extra_jvm_options = list(jvm_options)
         #: Keep the data folder (logs included) on ``stop()`` even when this broker created it.
         self.keep_data = keep_data
         self._java: str | None = None
@@ -286,6 +289,7 @@ class KafkaBroker:
             "-Djava.awt.headless=true",
             "-XX:+ExitOnOutOfMemoryError",
             f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+            *self._extra_jvm_options,
         ]
 
     def _write_configs(self) -> None:

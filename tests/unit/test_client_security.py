@@ -22,6 +22,7 @@ from connectrt.runtime.client_security import (
 from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
 from connectrt.runtime.jaas_config import parse_jaas
 from connectrt.runtime.redaction import process_redactor
+from connectrt.runtime.secrets import is_secret
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -69,14 +70,163 @@ def test_bad_jaas_is_a_config_error_without_the_password(text: str) -> None:
 
 
 def test_unknown_login_module_names_key_and_supported_modules() -> None:
-    text = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required " + (
-        f'clientSecret="{SECRET}";'
-    )
+    text = f'software.amazon.msk.auth.iam.IAMLoginModule required awsSecret="{SECRET}";'
     with pytest.raises(ConfigError) as err:
         translate({"sasl.jaas.config": text})
     message = str(err.value)
-    assert "sasl.jaas.config" in message and "OAuthBearerLoginModule" in message
-    assert PLAIN in message and SCRAM in message and SECRET not in message
+    assert "sasl.jaas.config" in message and "IAMLoginModule" in message
+    assert PLAIN in message and SCRAM in message and OAUTH in message and KRB5 in message
+    assert SECRET not in message
+
+
+# -- OAUTHBEARER and GSSAPI ------------------------------------------------------------------
+
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
+OIDC_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+ENDPOINT = "https://idp.example/oauth2/token"
+
+
+def test_oauthbearer_client_credentials_become_librdkafka_oidc() -> None:
+    out = translate(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": OIDC_HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+            "sasl.jaas.config": f'{OAUTH} required clientId="connect" clientSecret="{SECRET}" '
+            'scope="kafka" extension_logicalCluster="lkc-1" extension_identityPoolId="pool-2";',
+        }
+    )
+    assert out.settings == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.oauthbearer.method": "oidc",
+        "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+        "sasl.oauthbearer.client.id": "connect",
+        "sasl.oauthbearer.client.secret": SECRET,
+        "sasl.oauthbearer.scope": "kafka",
+        "sasl.oauthbearer.extensions": "logicalCluster=lkc-1,identityPoolId=pool-2",
+    }
+    assert out.ignored == ()  # Kafka's OIDC login handler is librdkafka's method=oidc
+    assert SECRET in out.secrets
+    # librdkafka accepts the settings (the token is fetched later, in the background).
+    Producer({"bootstrap.servers": "127.0.0.1:1", **out.settings}).flush(0)
+
+
+def test_kafka_4_1_client_credentials_keys_become_librdkafka_oidc() -> None:
+    out = translate(
+        {
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+            "sasl.oauthbearer.client.credentials.client.id": "connect",
+            "sasl.oauthbearer.client.credentials.client.secret": SECRET,
+            "sasl.oauthbearer.scope": "kafka",
+        }
+    )
+    assert out.settings["sasl.oauthbearer.method"] == "oidc"
+    assert out.settings["sasl.oauthbearer.client.id"] == "connect"
+    assert out.settings["sasl.oauthbearer.client.secret"] == SECRET
+    assert out.settings["sasl.oauthbearer.scope"] == "kafka"
+    assert not any("credentials" in k for k in out.settings)
+    assert SECRET in out.secrets
+
+
+def test_oauthbearer_unsecured_development_token() -> None:
+    out = translate(
+        {"sasl.jaas.config": f'{OAUTH} required unsecuredLoginStringClaim_sub="alice";'}
+    ).settings
+    assert out == {
+        "enable.sasl.oauthbearer.unsecure.jwt": True,
+        "sasl.oauthbearer.config": "principal=alice",
+    }
+
+
+@pytest.mark.parametrize(
+    ("keys", "named"),
+    [
+        ({"sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="{SECRET}";'},
+         "sasl.oauthbearer.token.endpoint.url"),
+        ({"sasl.jaas.config": f'{OAUTH} required clientSecret="{SECRET}";',
+          "sasl.oauthbearer.token.endpoint.url": ENDPOINT}, "sasl.jaas.config"),
+        ({"sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="{SECRET}";',
+          "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+          "sasl.oauthbearer.client.id": "other"}, "sasl.oauthbearer.client.id"),
+    ],
+)  # fmt: skip
+def test_incomplete_or_doubled_oauthbearer_settings_are_refused(
+    keys: dict[str, str], named: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        translate(keys, "producer.")
+    assert f"producer.{named}" in str(err.value)
+    assert SECRET not in str(err.value)
+
+
+def test_gssapi_keytab_and_principal_become_librdkafka_kerberos_keys() -> None:
+    out = translate(
+        {
+            "sasl.mechanism": "GSSAPI",
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.kerberos.kinit.cmd": "/usr/bin/kinit",
+            "sasl.jaas.config": f"{KRB5} required useKeyTab=true storeKey=true "
+            'keyTab="/etc/security/connect.keytab" principal="connect@EXAMPLE.COM";',
+        }
+    )
+    settings = dict(out.settings)
+    kinit = settings.pop("sasl.kerberos.kinit.cmd")
+    assert settings == {
+        "sasl.mechanism": "GSSAPI",
+        "sasl.kerberos.service.name": "kafka",
+        "sasl.kerberos.keytab": "/etc/security/connect.keytab",
+        "sasl.kerberos.principal": "connect@EXAMPLE.COM",
+    }
+    assert kinit.startswith("/usr/bin/kinit -R -t ") and "%{sasl.kerberos.keytab}" in kinit
+    assert out.ignored == ()
+
+
+def test_gssapi_ticket_cache_and_jaas_service_name() -> None:
+    out = translate(
+        {"sasl.jaas.config": f'{KRB5} required useTicketCache=true serviceName="kafka" '
+         'principal="u@R" renewTGT=true;'}
+    )  # fmt: skip
+    assert out.settings == {
+        "sasl.kerberos.principal": "u@R",
+        "sasl.kerberos.service.name": "kafka",
+        "sasl.kerberos.min.time.before.relogin": 0,
+    }
+    assert out.ignored == ("sasl.jaas.config option 'renewTGT'",)
+    with pytest.raises(ConfigError):
+        translate(
+            {
+                "sasl.kerberos.service.name": "other",
+                "sasl.jaas.config": f'{KRB5} required serviceName="kafka";',
+            }
+        )
+
+
+def test_every_translated_secret_is_masked_and_redacted() -> None:
+    secret_keys = [
+        "sasl.jaas.config",
+        "sasl.password",
+        "ssl.key.password",
+        "ssl.keystore.password",
+        "ssl.key.pem",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.client.credentials.client.secret",
+    ]
+    for key in secret_keys:
+        for prefix in ("", "producer.", "consumer.override."):
+            assert is_secret(prefix + key), prefix + key
+    client_secret = "oidc-client-s3cret"
+    log_worker_security(
+        {
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+            "sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="{client_secret}";',
+        }
+    )
+    assert process_redactor().redact(f"a {client_secret} b") == "a [hidden] b"
 
 
 def test_jaas_and_librdkafka_username_together_are_refused_naming_both() -> None:
@@ -360,3 +510,40 @@ def test_client_security_picks_the_group() -> None:
     props = {**TOP, "admin.security.protocol": "PLAINTEXT"}
     assert client_security(props, "admin").settings == {"security.protocol": "PLAINTEXT"}
     assert client_security(props, "admin", worker_own=True).settings["sasl.username"] == "alice"
+
+
+# -- the reference table ---------------------------------------------------------------------
+
+
+def test_the_reference_table_names_every_key_the_translation_reads_and_writes() -> None:
+    from connectrt.runtime import client_security
+    from connectrt.runtime.security_key_table import security_key_table
+
+    table = security_key_table()
+    for java in client_security._CONSUMED:
+        assert f"`{java}" in table, java
+    samples = [
+        {"sasl.jaas.config": jaas()},
+        {
+            "sasl.oauthbearer.token.endpoint.url": ENDPOINT,
+            "sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="s" scope="x" '
+            'extension_a="b";',
+        },
+        {"sasl.jaas.config": f'{OAUTH} required unsecuredLoginStringClaim_sub="alice";'},
+        {"sasl.jaas.config": f'{KRB5} required keyTab="/k" principal="p" serviceName="kafka";'},
+        {"sasl.jaas.config": f'{KRB5} required useTicketCache=true principal="p";'},
+        {"sasl.kerberos.kinit.cmd": "/usr/bin/kinit"},
+        {"ssl.truststore.type": "PEM", "ssl.truststore.location": "/ca.pem"},
+        {"ssl.truststore.type": "PEM", "ssl.truststore.certificates": "PEM"},
+        {"ssl.keystore.location": "/c.p12", "ssl.keystore.password": "p"},
+        {"ssl.keystore.type": "PEM", "ssl.keystore.location": "/c.pem"},
+        {
+            "ssl.keystore.type": "PEM",
+            "ssl.keystore.certificate.chain": "C",
+            "ssl.keystore.key": "K",
+        },
+        {"ssl.key.password": "k", "ssl.endpoint.identification.algorithm": ""},
+    ]
+    for sample in samples:
+        for native in translate(sample).settings:
+            assert f"`{native}" in table, (native, sample)
