@@ -312,7 +312,10 @@ class JsonConverter(Converter, HeaderConverter):
 
     def schema_from_json(self, data: bytes) -> Schema | None:
         """Parse schema JSON bytes as found in an envelope's ``schema`` field."""
-        return schema_from_json(parse(data), self._decoder)
+        try:
+            return schema_from_json(parse(data), self._decoder)
+        except NeedExact:  # a NUMERIC decimal default read as a float
+            return schema_from_json(lenient_loads(data, exact=True), self._decoder)
 
 
 def _all_exact(values: Sequence[Any], exact: type, low: Any, high: Any) -> bool:

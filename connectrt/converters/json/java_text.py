@@ -16,8 +16,9 @@ orjson writes most values byte for byte as Jackson does; the differences are all
 Java 17's ``Double.toString`` (before JDK-4511638 was fixed in Java 19) writes the exact
 integer digits of integral values below 2^63, less a fixed number of "insignificant" ones;
 :func:`double_text` and :func:`float_text` do the same, and otherwise write the shortest digits
-that read back to the same value (Java 19+'s rule; Java 17 differs from it in a few values in
-ten thousand).
+that read back to the same value, at least two in exponent form (``4.9E-324``, the closest
+two, not ``5.0E-324``): Java 19+'s rule, from which Java 17 differs in a few values in ten
+thousand.
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def double_text(x: float) -> str:
         digits, exp = _integral_digits(a, 53)
     else:
         digits, exp = _repr_digits(repr(a))
+        if len(digits) == 1 and not -3 <= exp < 7:
+            digits, exp = _repr_digits("%.1e" % a)  # d.d: the closest of two digits
     return _java_format(x < 0, digits, exp)
 
 
@@ -133,6 +136,8 @@ def float_text(x: float) -> str:
         else:
             lo = mid + 1
     digits, exp = _repr_digits("%.*e" % (lo - 1, a))
+    if len(digits) == 1 and not -3 <= exp < 7:
+        digits, exp = _repr_digits("%.1e" % a)  # d.d: the closest of two digits
     return _java_format(x < 0, digits, exp)
 
 

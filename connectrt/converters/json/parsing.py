@@ -61,7 +61,7 @@ def lenient_loads(data: bytes, exact: bool) -> Any:
     allowed, trailing bytes ignored after an object, array or string, None for empty input.
     ``exact`` keeps non-integers as Decimal."""
     try:
-        text = data.decode("utf-8").lstrip(_JSON_SPACE)
+        text = data.decode("utf-8").removeprefix("\ufeff").lstrip(_JSON_SPACE)  # BOM: Jackson's
         if not text:
             return None  # Jackson's MissingNode
         text = _LEADING_ZEROS.sub(_strip_zeros, text)
