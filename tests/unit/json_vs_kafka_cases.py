@@ -53,9 +53,7 @@ def prim(t: str, optional: bool = False, **extra: Any) -> dict[str, Any]:
 
 
 def dec_schema(scale: int, optional: bool = False) -> dict[str, Any]:
-    return prim(
-        "bytes", optional, name=_DEC, version=1, parameters={"scale": str(scale)}
-    )
+    return prim("bytes", optional, name=_DEC, version=1, parameters={"scale": str(scale)})
 
 
 def logical_schema(name: str, optional: bool = False) -> dict[str, Any]:
@@ -71,9 +69,30 @@ def _ints(rng: random.Random, bits: int) -> list[int]:
 
 
 def _doubles(rng: random.Random) -> list[float]:
-    fixed = [0.0, -0.0, 1.0, 1e7, 9999999.0, 1e-3, 9.99e-4, 0.1, 1e16, 1e22, 1e-7, 2.0**53,
-             2.0**55 + 8, 2.0**62, 2.0**63, 5e-324, 1.7976931348623157e308, math.nan, math.inf,
-             -math.inf, 123456789.125, -1234.5]  # fmt: skip
+    fixed = [
+        0.0,
+        -0.0,
+        1.0,
+        1e7,
+        9999999.0,
+        1e-3,
+        9.99e-4,
+        0.1,
+        1e16,
+        1e22,
+        1e-7,
+        2.0**53,
+        2.0**55 + 8,
+        2.0**62,
+        2.0**63,
+        5e-324,
+        1.7976931348623157e308,
+        math.nan,
+        math.inf,
+        -math.inf,
+        123456789.125,
+        -1234.5,
+    ]
     randoms = []
     for _ in range(6):
         x = _D.unpack(_Q.pack(rng.getrandbits(64) - (1 << 63)))[0]
@@ -85,8 +104,21 @@ def _doubles(rng: random.Random) -> list[float]:
 
 
 def _floats32(rng: random.Random) -> list[float]:
-    out = [0.0, -0.0, 1.0, 0.1, 1e7, 1.17549435e-38, 3.4028235e38, 1.4e-45, 121192382464.0,
-           16777217.0, math.nan, math.inf, -math.inf]  # fmt: skip
+    out = [
+        0.0,
+        -0.0,
+        1.0,
+        0.1,
+        1e7,
+        1.17549435e-38,
+        3.4028235e38,
+        1.4e-45,
+        121192382464.0,
+        16777217.0,
+        math.nan,
+        math.inf,
+        -math.inf,
+    ]
     for _ in range(6):
         x = _F.unpack(_I.pack(rng.getrandbits(32) - (1 << 31)))[0]
         if math.isfinite(x):
@@ -106,9 +138,19 @@ def _strings(rng: random.Random) -> list[str]:
         "lone \ud800 high",
         "lone \udfff low",
         "pair by halves \ud83d\ude00",
-        "".join(chr(rng.choice([rng.randint(32, 126), rng.randint(0x80, 0xD7FF),
-                                rng.randint(0x10000, 0x10FFFF), rng.randint(0, 31)]))
-                for _ in range(rng.randint(1, 12))),  # fmt: skip
+        "".join(
+            chr(
+                rng.choice(
+                    [
+                        rng.randint(32, 126),
+                        rng.randint(0x80, 0xD7FF),
+                        rng.randint(0x10000, 0x10FFFF),
+                        rng.randint(0, 31),
+                    ]
+                )
+            )
+            for _ in range(rng.randint(1, 12))
+        ),
     ]
 
 
@@ -132,12 +174,18 @@ def _primitive_cases(rng: random.Random) -> list[tuple[Any, Any]]:
     out += [(prim("float"), {"f32": _f32bits(x)}) for x in _floats32(rng)]
     out += [(prim("boolean"), {"b": b}) for b in (True, False)]
     out += [(prim("string"), {"s": s}) for s in _strings(rng)]
-    out += [(prim("bytes"), {"bytes": base64.b64encode(rng.randbytes(n)).decode()})
-            for n in (0, 1, 7, 40)]  # fmt: skip
+    out += [
+        (prim("bytes"), {"bytes": base64.b64encode(rng.randbytes(n)).decode()})
+        for n in (0, 1, 7, 40)
+    ]
     # optional, required null, defaults
-    for t, tag, v, d in (("int32", "i32", 7, 42), ("string", "s", "x", "dflt"),
-                         ("double", "f64", _bits64(2.5), 1e10), ("boolean", "b", True, False),
-                         ("float", "f32", _f32bits(0.5), 0.25)):  # fmt: skip
+    for t, tag, v, d in (
+        ("int32", "i32", 7, 42),
+        ("string", "s", "x", "dflt"),
+        ("double", "f64", _bits64(2.5), 1e10),
+        ("boolean", "b", True, False),
+        ("float", "f32", _f32bits(0.5), 0.25),
+    ):
         out.append((prim(t, True), None))
         out.append((prim(t, True), {tag: v}))
         out.append((prim(t), None))
@@ -176,10 +224,23 @@ def _logical_cases(rng: random.Random) -> list[tuple[Any, Any, bool]]:
             out.append((dec_schema(scale), {"dec": ["208", scale - 1]}, numeric))
             out.append((dec_schema(scale), {"f64": _bits64(1.5)}, numeric))
         out.append((dec_schema(2, True), None, numeric))
-        out.append((dec_schema(2, False) | {"default": "AQ==" if not numeric else 0.01}, None,
-                    numeric))  # fmt: skip
-    for days in (0, 1, -1, 2932896, 2932897, -719162, -719163, 3_000_000, -3_000_000,
-                 rng.randint(-700000, 2900000), (1 << 31) - 1, -(1 << 31)):  # fmt: skip
+        out.append(
+            (dec_schema(2, False) | {"default": "AQ==" if not numeric else 0.01}, None, numeric)
+        )
+    for days in (
+        0,
+        1,
+        -1,
+        2932896,
+        2932897,
+        -719162,
+        -719163,
+        3_000_000,
+        -3_000_000,
+        rng.randint(-700000, 2900000),
+        (1 << 31) - 1,
+        -(1 << 31),
+    ):
         out.append((logical_schema(_DATE), {"date": str(days)}, False))
     out.append((logical_schema(_DATE), {"dt": str(86_400_000 * 3 + 5)}, False))  # not midnight
     out.append((logical_schema(_DATE), {"dt": str(86_400_000 * 3)}, False))
@@ -187,9 +248,20 @@ def _logical_cases(rng: random.Random) -> list[tuple[Any, Any, bool]]:
     for ms in (0, 1, 86_399_999, 86_400_000, rng.randint(0, 86_399_999)):
         out.append((logical_schema(_TIME), {"time": str(ms)}, False))
     out.append((logical_schema(_TIME), {"i32": 5}, False))
-    for ms in (0, -1, 1_700_000_000_123, 253402300799999, 253402300800000, -62135596800000,
-               -62135596800001, 10**15, -(10**15), (1 << 62), -(1 << 62),
-               rng.randint(-(10**13), 10**13)):  # fmt: skip
+    for ms in (
+        0,
+        -1,
+        1_700_000_000_123,
+        253402300799999,
+        253402300800000,
+        -62135596800000,
+        -62135596800001,
+        10**15,
+        -(10**15),
+        (1 << 62),
+        -(1 << 62),
+        rng.randint(-(10**13), 10**13),
+    ):
         out.append((logical_schema(_TS), {"ts": str(ms)}, False))
     out.append((logical_schema(_TS), {"i64": "5"}, False))
     out.append((logical_schema(_TS, True), None, False))
@@ -214,21 +286,35 @@ def _container_cases(rng: random.Random, leaves: list[tuple[Any, Any]]) -> list[
             out.append((prim("array", items=s0), {"arr": [v0, v0]}))
         elif choice == 2:
             out.append(
-                (prim("map", keys=prim("string"), values=s0), {"map": [[{"s": "k1"}, v0],
-                                                                     [{"s": "ké😀"}, v0]]})
-            )  # fmt: skip
+                (
+                    prim("map", keys=prim("string"), values=s0),
+                    {"map": [[{"s": "k1"}, v0], [{"s": "ké😀"}, v0]]},
+                )
+            )
         elif choice == 3:
-            kt, kv = rng.choice([("int32", {"i32": 3}), ("int64", {"i64": "-9"}),
-                                 ("boolean", {"b": True}), ("double", {"f64": _bits64(2.5)})])  # fmt: skip
+            kt, kv = rng.choice(
+                [
+                    ("int32", {"i32": 3}),
+                    ("int64", {"i64": "-9"}),
+                    ("boolean", {"b": True}),
+                    ("double", {"f64": _bits64(2.5)}),
+                ]
+            )
             out.append((prim("map", keys=prim(kt), values=s0), {"map": [[kv, v0]]}))
         elif choice == 4:
-            outer = prim("struct", fields=[dict(inner, field="rec"),
-                                           dict(prim("array", items=inner), field="recs"),
-                                           prim("string", True, field="note")])  # fmt: skip
+            outer = prim(
+                "struct",
+                fields=[
+                    dict(inner, field="rec"),
+                    dict(prim("array", items=inner), field="recs"),
+                    prim("string", True, field="note"),
+                ],
+            )
             out.append((outer, {"struct": [inner_val, {"arr": [inner_val]}, None]}))
         else:
-            out.append((prim("map", keys=prim("string"), values=inner),
-                        {"map": [[{"s": "a"}, inner_val]]}))  # fmt: skip
+            out.append(
+                (prim("map", keys=prim("string"), values=inner), {"map": [[{"s": "a"}, inner_val]]})
+            )
     return out
 
 
@@ -255,11 +341,32 @@ def _schemaless_values(rng: random.Random) -> list[Any]:
 
 def _raw_cases() -> list[tuple[bool, bytes]]:
     """(schemas.enable, bytes) read by both."""
-    bare = [b"", b"  \n", b'{"a":1} trailing', b"[1,2]]", b'"abc"xyz', b"1 2", b"1x", b"truex",
-            b"true]", b"null ", b"007", b"-0.0", b"-0", b"[-0.0, 0.5, -0e3]",
-            b"123456789012345678901234567890", b"18446744073709551615", b"9223372036854775808",
-            b"[-9223372036854775809, 1]", b"1e400", b"-1e400", b'"NaN"', b"1.5e-7",
-            b'{"x": {"y": [1.0, -0.0]}}', b"\xef\xbb\xbf1"]  # fmt: skip
+    bare = [
+        b"",
+        b"  \n",
+        b'{"a":1} trailing',
+        b"[1,2]]",
+        b'"abc"xyz',
+        b"1 2",
+        b"1x",
+        b"truex",
+        b"true]",
+        b"null ",
+        b"007",
+        b"-0.0",
+        b"-0",
+        b"[-0.0, 0.5, -0e3]",
+        b"123456789012345678901234567890",
+        b"18446744073709551615",
+        b"9223372036854775808",
+        b"[-9223372036854775809, 1]",
+        b"1e400",
+        b"-1e400",
+        b'"NaN"',
+        b"1.5e-7",
+        b'{"x": {"y": [1.0, -0.0]}}',
+        b"\xef\xbb\xbf1",
+    ]
     env = [
         b'{"schema":{"type":"float","optional":false},"payload":1e39}',
         b'{"schema":{"type":"float","optional":false},"payload":0.1}',
@@ -312,11 +419,16 @@ def generate(seed: int = 32) -> list[dict[str, Any]]:
             add({"schemas.enable": enable}, schema=None, value=value)
         add({"schemas.enable": enable}, schema=None, value=None)  # tombstone
     for schema, value in leaves[:80]:
-        add({"schemas.enable": "true", "replace.null.with.default": "false"}, schema=schema,
-            value=value)  # fmt: skip
+        add(
+            {"schemas.enable": "true", "replace.null.with.default": "false"},
+            schema=schema,
+            value=value,
+        )
     for enable, raw in _raw_cases():
-        add({"schemas.enable": "true" if enable else "false", "decimal.format": "NUMERIC"},
-            raw=base64.b64encode(raw).decode())  # fmt: skip
+        add(
+            {"schemas.enable": "true" if enable else "false", "decimal.format": "NUMERIC"},
+            raw=base64.b64encode(raw).decode(),
+        )
     return cases
 
 
@@ -365,9 +477,7 @@ def python_value(tag: Any, schema: Schema | None, parse_schema: Any) -> Any:
         is_map = schema is not None and schema.type is Type.MAP
         ks = schema.key_schema if is_map else None  # type: ignore[union-attr]
         vs = schema.value_schema if is_map else None  # type: ignore[union-attr]
-        return {
-            python_value(k, ks, parse_schema): python_value(x, vs, parse_schema) for k, x in v
-        }
+        return {python_value(k, ks, parse_schema): python_value(x, vs, parse_schema) for k, x in v}
     if kind == "struct":
         s = parse_schema(tag["schema"]) if "schema" in tag else schema
         values = [python_value(x, f.schema, parse_schema) for x, f in zip(v, s.fields, strict=True)]

@@ -155,8 +155,10 @@ def test_json_converter_matches_kafka(harness: tuple[str, Path], tmp_path: Path)
         if py_err != java_err:
             differ.append(f"{where}: connectrt {py!r}, Kafka {r.get('werr') or java_bytes!r}")
         elif not py_err and _differs(*_as_written(case, java_canon(r["py"]), java_canon(r["own"]))):
-            differ.append(f"{where}: Kafka reads connectrt's {py!r} as {r['py']}, its own "
-                          f"{java_bytes!r} as {r['own']}")  # fmt: skip
+            differ.append(
+                f"{where}: Kafka reads connectrt's {py!r} as {r['py']}, its own "
+                f"{java_bytes!r} as {r['own']}"
+            )
         else:
             agree += 1
             if py == java_bytes or py_err:
@@ -169,8 +171,10 @@ def test_json_converter_matches_kafka(harness: tuple[str, Path], tmp_path: Path)
             mine = _read(conv, java_bytes)
             if _differs(mine, java_canon(r["own"])):
                 read_differ_count += 1
-                read_differ.append(f"{where}: connectrt reads Kafka's {java_bytes!r} as {mine}, "
-                                   f"Kafka as {r['own']}")  # fmt: skip
+                read_differ.append(
+                    f"{where}: connectrt reads Kafka's {java_bytes!r} as {mine}, "
+                    f"Kafka as {r['own']}"
+                )
     report = (
         f"Python writes: {writes} cases, {agree} agree in value, {identical} with identical "
         f"bytes, {len(differ)} differ; Kafka writes / raw reads: {read_cases} reads, "
@@ -192,7 +196,9 @@ def _as_written(case: dict[str, Any], *reads: Any) -> tuple[Any, ...]:
     the message a FLOAT32 is read back as a double, and Java 17's ``Float.toString`` is not
     always the shortest text of the float32, so for schemas with a FLOAT32 anywhere every
     number read as a double is compared at float32 precision."""
-    if case["config"].get("schemas.enable") == "true" or '"float"' not in json.dumps(case["schema"]):
+    if case["config"].get("schemas.enable") == "true" or '"float"' not in json.dumps(
+        case["schema"]
+    ):
         return reads
     return tuple(_float32_all(r) for r in reads)
 

@@ -37,6 +37,7 @@ FastPath = tuple[type, Any, Any]
 """``(exact type, low, high)``: a value of exactly that type, within the bounds (both None:
 any value of the type), is already converted and passes through as it is."""
 
+
 def int_fast_paths() -> dict[Type, FastPath]:
     """A fast path for each integer type: ``int`` values within the type's range."""
     return {t: (int, lo, hi) for t, (lo, hi) in INT_RANGES.items()}

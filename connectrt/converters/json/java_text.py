@@ -60,7 +60,7 @@ _TWO_63: Final = 2.0**63
 def round_float32(x: float) -> float:
     """``x`` rounded to the nearest float32 (as Java's ``(float)`` cast: overflow gives inf)."""
     try:
-        return _F32.unpack(_F32.pack(x))[0]  # type: ignore[no-any-return]
+        return _F32.unpack(_F32.pack(x))[0]
     except OverflowError:
         return math.copysign(math.inf, x)
 
@@ -114,7 +114,7 @@ def double_text(x: float) -> str:
     else:
         digits, exp = _repr_digits(repr(a))
         if len(digits) == 1 and not -3 <= exp < 7:
-            digits, exp = _repr_digits("%.1e" % a)  # d.d: the closest of two digits
+            digits, exp = _repr_digits(f"{a:.1e}")  # d.d: the closest of two digits
     return _java_format(x < 0, digits, exp)
 
 
@@ -131,13 +131,13 @@ def float_text(x: float) -> str:
     lo, hi = 1, 9
     while lo < hi:
         mid = (lo + hi) // 2
-        if unpack(pack(float("%.*e" % (mid - 1, a))))[0] == a:
+        if unpack(pack(float(f"{a:.{mid - 1}e}")))[0] == a:
             hi = mid
         else:
             lo = mid + 1
-    digits, exp = _repr_digits("%.*e" % (lo - 1, a))
+    digits, exp = _repr_digits(f"{a:.{lo - 1}e}")
     if len(digits) == 1 and not -3 <= exp < 7:
-        digits, exp = _repr_digits("%.1e" % a)  # d.d: the closest of two digits
+        digits, exp = _repr_digits(f"{a:.1e}")  # d.d: the closest of two digits
     return _java_format(x < 0, digits, exp)
 
 
@@ -163,8 +163,8 @@ def _escape_char(match: re.Match[str]) -> str:
     cp = ord(c)
     if cp >= 0x10000:
         cp -= 0x10000
-        return "\\u%04X\\u%04X" % (0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF))
-    return "\\u%04X" % cp
+        return f"\\u{0xD800 + (cp >> 10):04X}\\u{0xDC00 + (cp & 0x3FF):04X}"
+    return f"\\u{cp:04X}"
 
 
 def java_string(s: str) -> bytes:

@@ -37,7 +37,9 @@ def schemaless_to_json(v: Any) -> Any:
     if t is int:
         if -_INT64_SPAN <= v < _INT64_SPAN:
             return v
-        raise DataError("Java class class java.math.BigInteger does not have corresponding schema type.")
+        raise DataError(
+            "Java class class java.math.BigInteger does not have corresponding schema type."
+        )
     if t is float:
         if 1e-3 <= v < 1e7 or -1e7 < v <= -1e-3 or v == 0.0:
             return v
