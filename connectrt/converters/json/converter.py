@@ -41,17 +41,17 @@ from connectrt.converters.json.decoder import DecoderCompiler, NeedExact
 from connectrt.converters.json.encoder import EncoderCompiler
 from connectrt.converters.json.java_text import java_dumps
 from connectrt.converters.json.parsing import (
-    SCHEMALESS_SUSPECT,
     decimal_fragment,
     kafka_schemaless,
     lenient_loads,
     parse,
     parse_schemaless,
+    schemaless_suspect,
 )
 from connectrt.converters.json.schema_mapping import schema_from_json, schema_to_json
 from connectrt.converters.json.schemaless import schemaless_to_json
 from connectrt.data import logical
-from connectrt.data.schema import Schema
+from connectrt.data.schema import Schema, Type
 from connectrt.errors import DataError
 
 __all__ = ["ENVELOPE_ERROR", "EncodePlan", "JsonConverter"]
@@ -66,7 +66,7 @@ _dumps = java_dumps  # orjson's, with Jackson's text where the two differ
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 _JSONEncodeError = orjson.JSONEncodeError
-_suspect = SCHEMALESS_SUSPECT.search
+_suspect = schemaless_suspect
 _new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
 
 
@@ -132,8 +132,12 @@ class JsonConverter(Converter, HeaderConverter):
             fast = encoder.fast_paths.get(schema.type)
             exact: type | None = None
             low = high = None
-            # No fast path for logical types (nor floats, which the encoder has none for).
-            if fast is not None and not logical.logical_name(schema):
+            # No fast path for logical types, nor floats (NaN defeats a min/max check).
+            if (
+                fast is not None
+                and schema.type is not Type.FLOAT64
+                and not logical.logical_name(schema)
+            ):
                 exact, low, high = fast
             entry = EncodePlan(
                 schema,
@@ -265,7 +269,7 @@ class JsonConverter(Converter, HeaderConverter):
         schema_obj = obj["schema"]
         payload = obj["payload"]
         if schema_obj is None:
-            if _suspect(data) is not None:
+            if _suspect(data):
                 payload = kafka_schemaless(lenient_loads(data, exact=False)["payload"])
             return SchemaAndValue(None, payload)
         try:

@@ -23,7 +23,14 @@ import orjson
 
 from connectrt.errors import DataError
 
-__all__ = ["decimal_fragment", "kafka_schemaless", "lenient_loads", "parse", "parse_schemaless"]
+__all__ = [
+    "decimal_fragment",
+    "kafka_schemaless",
+    "lenient_loads",
+    "parse",
+    "parse_schemaless",
+    "schemaless_suspect",
+]
 
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
@@ -39,8 +46,8 @@ def _strip_zeros(match: re.Match[str]) -> str:
     return text if text.startswith('"') else match.group(1)
 
 
-#: Bytes that may hold an integer beyond 64 bits, or a negative zero.
-SCHEMALESS_SUSPECT: Final = re.compile(rb"[0-9]{19}|-0+(?:\.0*)?(?:[eE][-+]?[0-9]+)?(?![0-9.eE])")
+#: A negative zero where a JSON value starts (after ``[``, ``:``, ``,``, whitespace or nothing).
+NEGATIVE_ZERO: Final = re.compile(rb"(?<![^\[:,\s])-0+(?:\.0*)?(?:[eE][-+]?[0-9]+)?(?![0-9.eE])")
 _JSON_SPACE: Final = " \t\n\r"
 _INT64_HALF: Final = 1 << 63
 
@@ -104,8 +111,22 @@ def kafka_schemaless(value: Any) -> Any:
     return value
 
 
+_DIGITS_TO_ZERO: Final = bytes(0x30 if 0x30 <= b <= 0x39 else b for b in range(256))
+_NINETEEN_DIGITS: Final = b"0" * 19
+
+
+def schemaless_suspect(data: bytes) -> bool:
+    """Whether ``data`` may hold an integer beyond 64 bits or a negative zero (C-level tests:
+    ``-0`` before the pattern, 19 digits in all before a 19-digit run)."""
+    if b"-0" in data and NEGATIVE_ZERO.search(data) is not None:
+        return True
+    if len(data) - len(data.translate(None, b"0123456789")) < 19:  # fewer digits in all
+        return False
+    return _NINETEEN_DIGITS in data.translate(_DIGITS_TO_ZERO)
+
+
 def parse_schemaless(data: bytes) -> Any:
     """:func:`parse`, with Kafka's reading of wide integers and negative zeros."""
-    if SCHEMALESS_SUSPECT.search(data) is None:
+    if not schemaless_suspect(data):
         return parse(data)
     return kafka_schemaless(lenient_loads(data, exact=False))
