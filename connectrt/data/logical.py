@@ -10,6 +10,10 @@ from the underlying primitive exactly as Kafka does, so the encoded forms are wi
 * Time: INT32 milliseconds since midnight (sub-millisecond precision is truncated).
 * Timestamp: INT64 milliseconds since the epoch; naive datetimes are taken as UTC and
   ``to_logical`` returns an aware UTC datetime (sub-millisecond precision is truncated).
+
+Kafka Connect accepts values Python's ``datetime`` cannot hold: dates and timestamps outside
+years 1-9999, and the Time 24:00 (86,400,000 ms). Where a converter meets one, it gives a
+:class:`RawLogical`, the underlying integer, and writes one back as that integer.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ __all__ = [
     "LOGICAL_TYPE_NAMES",
     "Date",
     "Decimal",
+    "RawLogical",
     "Time",
     "Timestamp",
     "logical_name",
@@ -38,6 +43,22 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _ONE_MS = dt.timedelta(milliseconds=1)
 _MS_PER_DAY = 86_400_000
+
+
+class RawLogical(int):
+    """A Date, Time or Timestamp value Python's ``datetime`` cannot hold, as its underlying
+    integer: days since the epoch (Date), milliseconds since midnight (Time; only 86,400,000,
+    the 24:00 Kafka Connect accepts) or milliseconds since the epoch (Timestamp).
+
+    The JSON converter reads such values as this type (Kafka Connect reads them as a
+    ``java.util.Date``) and writes it back as the integer; a plain ``int`` stays a type error
+    for a logical schema, as in Kafka Connect.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"RawLogical({int(self)})"
 
 
 class Decimal:

@@ -129,6 +129,8 @@ def _check_decimal(schema: Schema, value: Any, path: str | None) -> None:
 
 
 def _check_date(schema: Schema, value: Any, path: str | None) -> None:
+    if type(value) is _logical.RawLogical:
+        return
     if not isinstance(value, dt.date):
         raise _mismatch(path, "Date", value)
     if isinstance(value, dt.datetime):
@@ -139,12 +141,12 @@ def _check_date(schema: Schema, value: Any, path: str | None) -> None:
 
 
 def _check_time(schema: Schema, value: Any, path: str | None) -> None:
-    if not isinstance(value, dt.time):
+    if not isinstance(value, dt.time) and type(value) is not _logical.RawLogical:
         raise _mismatch(path, "Time", value)
 
 
 def _check_timestamp(schema: Schema, value: Any, path: str | None) -> None:
-    if not isinstance(value, dt.datetime):
+    if not isinstance(value, dt.datetime) and type(value) is not _logical.RawLogical:
         raise _mismatch(path, "Timestamp", value)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
 from connectrt.converters import JsonConverter
 from connectrt.converters.json import ENVELOPE_ERROR, NULL_REQUIRED_ERROR
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
+from connectrt.data.logical import RawLogical
 from connectrt.errors import ConfigError, DataError
 
 D = decimal.Decimal
@@ -60,8 +62,8 @@ def test_is_converter_and_header_converter() -> None:
         ),
         (
             Schema.FLOAT32_SCHEMA,
-            12.34,
-            b'{"schema":{"type":"float","optional":false},"payload":12.34}',
+            12.375,
+            b'{"schema":{"type":"float","optional":false},"payload":12.375}',
         ),
         (
             Schema.FLOAT64_SCHEMA,
@@ -91,9 +93,9 @@ def test_primitive_round_trip_exact_bytes(schema: Schema, value: Any, expected: 
     assert c.to_connect_data(T, expected) == SchemaAndValue(schema, value)
 
 
-def test_int_given_for_float_is_written_as_float() -> None:
-    out = conv().from_connect_data(T, Schema.FLOAT64_SCHEMA, 3)
-    assert out == b'{"schema":{"type":"double","optional":false},"payload":3.0}'
+def test_int_given_for_float_raises_as_kafkas_cast() -> None:
+    with pytest.raises(DataError, match="Invalid type for FLOAT64: int"):
+        conv().from_connect_data(T, Schema.FLOAT64_SCHEMA, 3)
 
 
 @pytest.mark.parametrize(
@@ -116,11 +118,17 @@ def test_wrong_python_type_raises(schema: Schema, value: Any) -> None:
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
-def test_non_finite_floats_are_rejected(value: float) -> None:
-    with pytest.raises(DataError, match="NaN and infinity"):
-        conv().from_connect_data(T, Schema.FLOAT64_SCHEMA, value)
-    with pytest.raises(DataError, match="NaN and infinity"):
-        conv().from_connect_data(T, None, [value])
+def test_non_finite_floats_are_written_and_read_as_kafka_does(value: float) -> None:
+    c = conv()
+    text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    out = c.from_connect_data(T, Schema.FLOAT64_SCHEMA, value)
+    assert (
+        out == b'{"schema":{"type":"double","optional":false},"payload":"' + text.encode() + b'"}'
+    )
+    assert c.to_connect_data(T, out).value == 0.0  # Kafka's text node doubleValue()
+    assert conv(**{"schemas.enable": "false"}).from_connect_data(T, None, [value]) == (
+        b'["' + text.encode() + b'"]'
+    )
 
 
 # -- complex types ----------------------------------------------------------------------------
@@ -234,10 +242,23 @@ def test_decimal_base64() -> None:
 
 def test_decimal_numeric_keeps_trailing_zeros() -> None:
     c = conv(**{"decimal.format": "numeric"})
-    out = c.from_connect_data(T, Decimal.schema(2), D("1.5"))
+    out = c.from_connect_data(T, Decimal.schema(2), D("1.50"))
     assert out == envelope(DECIMAL_SCHEMA_JSON, b"1.50")
     value = c.to_connect_data(T, out).value
     assert value == D("1.50") and str(value) == "1.50"
+
+
+def test_decimal_scale_mismatch_as_kafka() -> None:
+    """BASE64 needs the schema's scale exactly (Kafka's Decimal.fromLogical); NUMERIC writes
+    the BigDecimal as it is."""
+    with pytest.raises(DataError, match="mismatching scale"):
+        conv().from_connect_data(T, Decimal.schema(2), D("1.5"))
+    numeric = conv(**{"decimal.format": "numeric"})
+    assert numeric.from_connect_data(T, Decimal.schema(0), D("20.8")) == envelope(
+        b'{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal",'
+        b'"version":1,"parameters":{"scale":"0"}}',
+        b"20.8",
+    )
 
 
 def test_decimal_read_accepts_both_forms() -> None:
@@ -504,7 +525,6 @@ def test_leading_zeros_inside_strings_are_untouched() -> None:
     ("schema_json", "payload", "message"),
     [
         (INT32_JSON, b'"5"', "Invalid type for INT32"),
-        (INT32_JSON, b"2147483648", "out of range"),
         (b'{"type":"boolean","optional":false}', b"1", "Invalid type for BOOLEAN"),
         (b'{"type":"string","optional":false}', b"1", "Invalid type for STRING"),
         (b'{"type":"bytes","optional":false}', b'"***"', "Invalid base64"),
@@ -659,3 +679,50 @@ def test_header_conversion() -> None:
     assert c.to_connect_header(T, "h", out) == SchemaAndValue(Schema.INT32_SCHEMA, 42)
     assert c.from_connect_header(T, "h", None, None) is None
     assert c.to_connect_header(T, "h", None) == SchemaAndValue(None, None)
+
+
+# -- Kafka Connect's text and reading (the Java differential checks these against Kafka) ------
+
+
+def test_jacksons_text_for_strings_and_doubles() -> None:
+    c = conv(**{"schemas.enable": "false"})
+    assert c.from_connect_data(T, Schema.STRING_SCHEMA, "a\x1f😀\ud800é") == (
+        b'"a\\u001F\\uD83D\\uDE00\\uD800\xc3\xa9"'
+    )
+    doubles = [1e7, 9999999.0, 1e-3, 9.9e-4, 5e-324, 2.0**55, -0.0, 0.5]
+    assert c.from_connect_data(T, None, doubles) == (
+        b"[1.0E7,9999999.0,0.001,9.9E-4,4.9E-324,3.6028797018963968E16,-0.0,0.5]"
+    )
+    f32 = c.from_connect_data(T, Schema.FLOAT32_SCHEMA, 121192382464.0)
+    assert f32 == b"1.21192382E11"  # Float.toString of the float32, not the double's text
+
+
+def test_reads_as_kafka_reads() -> None:
+    plain = conv(**{"schemas.enable": "false"})
+    assert plain.to_connect_data(T, b"").value is None
+    assert plain.to_connect_data(T, b'{"a":1} trailing').value == {"a": 1}
+    assert plain.to_connect_data(T, b"18446744073709551617").value == 1  # low 64 bits
+    value = plain.to_connect_data(T, b"[-0.0]").value
+    assert value == [0.0] and math.copysign(1.0, value[0]) == 1.0
+    with pytest.raises(DataError):
+        plain.to_connect_data(T, b"1x")
+    c = conv()
+    assert c.to_connect_data(T, envelope(b'{"type":"float","optional":false}', b"1e39")).value == (
+        math.inf
+    )
+    assert c.to_connect_data(T, envelope(INT32_JSON, b"2147483648")).value == -(2**31)
+
+
+def test_logical_values_beyond_datetime_are_raw_integers() -> None:
+    c = conv()
+    for schema, raw in (
+        (Time.SCHEMA, 86_400_000),
+        (Date.SCHEMA, 3_000_000),
+        (Timestamp.SCHEMA, 10**15),
+    ):
+        out = c.from_connect_data(T, schema, RawLogical(raw))
+        assert out.endswith(b'"payload":' + str(raw).encode() + b"}")
+        value = c.to_connect_data(T, out).value
+        assert type(value) is RawLogical and value == raw
+    with pytest.raises(DataError):
+        c.from_connect_data(T, Date.SCHEMA, 5)  # a plain int stays a type error, as in Kafka

@@ -102,8 +102,10 @@ def _non_null_values(schema: Schema) -> st.SearchStrategy[Any]:
     if t in INT_RANGES:
         lo, hi = INT_RANGES[t]
         return st.integers(lo, hi)
-    if t in (Type.FLOAT32, Type.FLOAT64):
-        return st.floats(allow_nan=False, allow_infinity=False)
+    if t in (Type.FLOAT32, Type.FLOAT64):  # FLOAT32 values read back as float32
+        return st.floats(
+            allow_nan=False, allow_infinity=False, width=32 if t is Type.FLOAT32 else 64
+        )
     if t is Type.BOOLEAN:
         return st.booleans()
     if t is Type.STRING:

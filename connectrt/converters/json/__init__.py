@@ -12,28 +12,19 @@ closure tree; the envelope is built by byte concatenation. On read, a message wh
 text equals the previous message's is recognised by a prefix compare and only its payload is
 parsed.
 
-Deliberate differences from Kafka, all on inputs Kafka handles poorly:
-
-* Non-finite floats (NaN, +/-inf) raise DataError on write; Kafka writes them as the strings
-  ``"NaN"``/``"Infinity"`` that it then reads back as 0.0.
-* Reads are type-checked (Kafka's Jackson accessors coerce, e.g. a JSON string read as INT32
-  gives 0); a mismatch raises DataError.
-* FLOAT32 values stay Python floats (double precision) on read; ``repr`` is used on write,
-  which matches Java's ``Float.toString`` for values that came from decimal literals.
-  Large/small floats use Python's exponent syntax (``1e+16``) rather than Java's (``1.0E16``):
-  the same JSON number, different bytes.
-* Decimal values may have a different exponent than the schema's scale if they can be
-  rescaled exactly (``Decimal("1.5")`` at scale 2 is written as 1.50); NUMERIC decimals read
-  with more digits than the scale are returned as-is, as Kafka does.
-* Messages carrying NUMERIC decimals are re-parsed with an exact (slower) parser so that no
-  precision is lost; base64 decimals take the fast path.
-* Schemaless integers beyond 64 bits are rejected on write.
+Checked value for value and byte for byte against Kafka Connect's own converter by
+``tests/unit/test_json_converter_vs_kafka.py``; the text Jackson writes where orjson would
+write otherwise is :mod:`~connectrt.converters.json.java_text`'s. Dates, times and timestamps
+Python's ``datetime`` cannot hold are read as :class:`~connectrt.data.logical.RawLogical`.
+One deliberate difference: reads are type-checked (Kafka's Jackson accessors coerce, e.g. a
+JSON string read as INT32 gives 0); a mismatch raises DataError.
 
 Thread-safety: configure once, then use from a single task thread (the caches are not locked).
 
 The modules: :mod:`~connectrt.converters.json.converter` (the class),
 :mod:`~connectrt.converters.json.config`, :mod:`~connectrt.converters.json.schema_mapping`
-(Connect schema <-> envelope ``schema``), :mod:`~connectrt.converters.json.compiler` with
+(Connect schema <-> envelope ``schema``), :mod:`~connectrt.converters.json.java_text`
+(Jackson's text), :mod:`~connectrt.converters.json.compiler` with
 :mod:`~connectrt.converters.json.encoder` and :mod:`~connectrt.converters.json.decoder` (the
 per-schema closures), :mod:`~connectrt.converters.json.schemaless` and
 :mod:`~connectrt.converters.json.parsing`.

@@ -9,7 +9,6 @@ path and the null/default handling in the same function.
 
 from __future__ import annotations
 
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
@@ -20,7 +19,6 @@ from connectrt.data.values import INT_RANGES
 from connectrt.errors import DataError
 
 __all__ = [
-    "FINITE_FLOAT",
     "RAISE",
     "ClosureCompiler",
     "FastPath",
@@ -38,9 +36,6 @@ RAISE: Final[Any] = object()
 FastPath = tuple[type, Any, Any]
 """``(exact type, low, high)``: a value of exactly that type, within the bounds (both None:
 any value of the type), is already converted and passes through as it is."""
-
-FINITE_FLOAT: Final[FastPath] = (float, -sys.float_info.max, sys.float_info.max)
-"""The floats JSON can hold: NaN and the infinities fall outside the bounds."""
 
 
 def int_fast_paths() -> dict[Type, FastPath]:

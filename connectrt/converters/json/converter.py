@@ -26,7 +26,7 @@ from connectrt.api.converter import (
     SchemaAndValue,
 )
 from connectrt.converters._lru import LRU
-from connectrt.converters.json.compiler import FINITE_FLOAT, Fn
+from connectrt.converters.json.compiler import Fn
 from connectrt.converters.json.config import (
     CONFIG_KEYS,
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
@@ -39,11 +39,19 @@ from connectrt.converters.json.config import (
 )
 from connectrt.converters.json.decoder import DecoderCompiler, NeedExact
 from connectrt.converters.json.encoder import EncoderCompiler
-from connectrt.converters.json.parsing import decimal_fragment, lenient_loads, parse
+from connectrt.converters.json.java_text import java_dumps
+from connectrt.converters.json.parsing import (
+    decimal_fragment,
+    kafka_schemaless,
+    lenient_loads,
+    parse,
+    parse_schemaless,
+    schemaless_suspect,
+)
 from connectrt.converters.json.schema_mapping import schema_from_json, schema_to_json
 from connectrt.converters.json.schemaless import schemaless_to_json
 from connectrt.data import logical
-from connectrt.data.schema import Schema
+from connectrt.data.schema import Schema, Type
 from connectrt.errors import DataError
 
 __all__ = ["ENVELOPE_ERROR", "EncodePlan", "JsonConverter"]
@@ -54,10 +62,11 @@ ENVELOPE_ERROR: Final = (
     "schemas.enable=false in your converter configuration."
 )
 
-_dumps = orjson.dumps
+_dumps = java_dumps  # orjson's, with Jackson's text where the two differ
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError
 _JSONEncodeError = orjson.JSONEncodeError
+_suspect = schemaless_suspect
 _new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
 
 
@@ -124,7 +133,11 @@ class JsonConverter(Converter, HeaderConverter):
             exact: type | None = None
             low = high = None
             # No fast path for logical types, nor floats (NaN defeats a min/max check).
-            if fast is not None and fast is not FINITE_FLOAT and not logical.logical_name(schema):
+            if (
+                fast is not None
+                and schema.type is not Type.FLOAT64
+                and not logical.logical_name(schema)
+            ):
                 exact, low, high = fast
             entry = EncodePlan(
                 schema,
@@ -207,7 +220,7 @@ class JsonConverter(Converter, HeaderConverter):
         if type(data) is not bytes:
             data = bytes(data)
         if not self._schemas_enable:
-            return _new_sav(SchemaAndValue, (None, parse(data)))
+            return _new_sav(SchemaAndValue, (None, parse_schemaless(data)))
         last = self._last_de
         if last is not None and data.startswith(last[0]) and data.endswith(b"}"):
             try:
@@ -231,9 +244,11 @@ class JsonConverter(Converter, HeaderConverter):
         items: Sequence[Any] = data  # bytes, but a null or a bytearray may be among them
         if not self._schemas_enable:
             try:
-                return ConnectColumns((None,) * n, list(map(_loads, items)))
+                if not any(map(_suspect, items)):
+                    return ConnectColumns((None,) * n, list(map(_loads, items)))
             except (_JSONDecodeError, TypeError):
-                return super().to_connect_columns(topic, data)
+                pass
+            return super().to_connect_columns(topic, data)
         last = self._last_de
         if last is not None:
             prefix, schema, decode, start = last
@@ -254,9 +269,11 @@ class JsonConverter(Converter, HeaderConverter):
         schema_obj = obj["schema"]
         payload = obj["payload"]
         if schema_obj is None:
+            if _suspect(data):
+                payload = kafka_schemaless(lenient_loads(data, exact=False)["payload"])
             return SchemaAndValue(None, payload)
         try:
-            key = _dumps(schema_obj, default=decimal_fragment)
+            key = orjson.dumps(schema_obj, default=decimal_fragment)
         except _JSONEncodeError as exc:  # pragma: no cover - parsed JSON always re-encodes
             raise DataError(f"Invalid schema: {exc}") from exc
         entry: tuple[Schema, Fn] | None = self._from_json_cache.get(key)
@@ -299,7 +316,10 @@ class JsonConverter(Converter, HeaderConverter):
 
     def schema_from_json(self, data: bytes) -> Schema | None:
         """Parse schema JSON bytes as found in an envelope's ``schema`` field."""
-        return schema_from_json(parse(data), self._decoder)
+        try:
+            return schema_from_json(parse(data), self._decoder)
+        except NeedExact:  # a NUMERIC decimal default read as a float
+            return schema_from_json(lenient_loads(data, exact=True), self._decoder)
 
 
 def _all_exact(values: Sequence[Any], exact: type, low: Any, high: Any) -> bool:

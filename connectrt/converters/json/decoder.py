@@ -1,28 +1,44 @@
 """The JSON decoder compiler: parsed JSON of a schema -> Connect values.
 
 Reads are type-checked (Kafka's Jackson accessors coerce; here a mismatch raises DataError
-naming the JSON kind found). FLOAT32 values stay Python floats. A NUMERIC decimal that the fast
-parser read as a float raises :class:`NeedExact`: the converter then parses the message again
-with an exact parser.
+naming the JSON kind found), with Kafka's results where its reader gives a value: integers
+outside their type's range wrap as Java's casts do, FLOAT32 values are rounded to float32
+(``1e39`` is +inf), -0.0 reads as 0.0 (Kafka parses floats as ``BigDecimal``), the strings
+``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` Kafka writes for non-finite floats read as 0.0
+(as Kafka reads them), NUMERIC decimals keep the scale they were written with, and Date, Time
+and Timestamp values Python's ``datetime`` cannot hold read as
+:class:`~connectrt.data.logical.RawLogical`. A number the fast parser could not read exactly
+(a NUMERIC decimal as a float, an integer beyond 64 bits) raises :class:`NeedExact`: the
+converter then parses the message again with an exact parser.
 """
 
 from __future__ import annotations
 
 import binascii
 import decimal
+import math
 from typing import Any, ClassVar, Final
 
 from connectrt.converters.json.compiler import ClosureCompiler, FastPath, Fn, int_fast_paths
+from connectrt.converters.json.java_text import round_float32
 from connectrt.data import logical
+from connectrt.data.logical import RawLogical
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
 from connectrt.errors import DataError
 
-__all__ = ["DecoderCompiler", "NeedExact", "json_kind"]
+__all__ = ["DecoderCompiler", "NeedExact", "json_kind", "wrap_int"]
 
 _a2b = binascii.a2b_base64
 _PyDecimal = decimal.Decimal
+_TWO_63: Final = 2.0**63
+_MS_PER_DAY: Final = 86_400_000
+#: What Kafka writes for non-finite floats; its reader gives 0.0 for them (a text node's
+#: ``doubleValue()``).
+_NON_FINITE_TEXT: Final = frozenset({"NaN", "Infinity", "-Infinity"})
+
+_BITS: Final = {Type.INT8: 8, Type.INT16: 16, Type.INT32: 32, Type.INT64: 64}
 
 # Logical types held in a JSON integer: (to_logical, the error's "Invalid type for ..." part).
 _INT_BACKED: Final[dict[str, tuple[Any, str]]] = {
@@ -42,7 +58,14 @@ _INT_BACKED: Final[dict[str, tuple[Any, str]]] = {
 
 
 class NeedExact(Exception):
-    """A NUMERIC decimal arrived as a float; the message must be re-parsed exactly."""
+    """A NUMERIC decimal, or an integer beyond 64 bits, arrived as a float: the message must be
+    re-parsed exactly."""
+
+
+def wrap_int(v: int, bits: int) -> int:
+    """``v`` cut to its low ``bits`` bits, two's complement (Java's narrowing casts)."""
+    half = 1 << (bits - 1)
+    return ((v + half) & ((half << 1) - 1)) - half
 
 
 def json_kind(value: Any) -> str:
@@ -74,8 +97,6 @@ class DecoderCompiler(ClosureCompiler):
 
     fast_paths: ClassVar[dict[Type, FastPath]] = {
         **int_fast_paths(),
-        Type.FLOAT32: (float, None, None),
-        Type.FLOAT64: (float, None, None),
         Type.BOOLEAN: (bool, None, None),
         Type.STRING: (str, None, None),
     }
@@ -89,26 +110,35 @@ class DecoderCompiler(ClosureCompiler):
     def integer(self, schema: Schema) -> Fn:
         tname = schema.type.name
         lo, hi = INT_RANGES[schema.type]
+        bits = _BITS[schema.type]
 
         def de_int(v: Any) -> Any:
-            if type(v) is int and lo <= v <= hi:
-                return v
             if type(v) is int:
-                raise DataError(f"Invalid value for {tname}: {v} is out of range")
+                return v if lo <= v <= hi else wrap_int(v, bits)
+            if type(v) is float and not -_TWO_63 <= v < _TWO_63:
+                raise NeedExact  # an integer beyond 64 bits: orjson gave a float
             raise DataError(f"Invalid type for {tname}: JSON {json_kind(v)}")
 
         return de_int
 
     def floating(self, schema: Schema) -> Fn:
         tname = schema.type.name
+        float32 = schema.type is Type.FLOAT32
 
         def de_float(v: Any) -> Any:
             tv = type(v)
             if tv is float:
-                return v
-            if tv is int or tv is _PyDecimal:
-                return float(v)
-            raise DataError(f"Invalid type for {tname}: JSON {json_kind(v)}")
+                f = v + 0.0  # -0.0 -> 0.0
+            elif tv is int or tv is _PyDecimal:
+                try:
+                    f = float(v) + 0.0
+                except OverflowError:
+                    f = math.inf if v > 0 else -math.inf
+            elif tv is str and v in _NON_FINITE_TEXT:
+                return 0.0
+            else:
+                raise DataError(f"Invalid type for {tname}: JSON {json_kind(v)}")
+            return round_float32(f) if float32 else f
 
         return de_float
 
@@ -209,19 +239,40 @@ class DecoderCompiler(ClosureCompiler):
         if lname == logical.Decimal.LOGICAL_NAME:
             return self._decimal(schema)
         to_logical, expected = _INT_BACKED[lname]
+        if lname == logical.Timestamp.LOGICAL_NAME:
+            lo, hi = INT_RANGES[Type.INT64]
+        elif lname == logical.Time.LOGICAL_NAME:
+            lo, hi = 0, _MS_PER_DAY
+        else:
+            lo, hi = INT_RANGES[Type.INT32]
+        is_timestamp = lname == logical.Timestamp.LOGICAL_NAME
 
         def de_int_backed(v: Any) -> Any:
             if type(v) is not int:
+                if is_timestamp and type(v) is float and not -_TWO_63 <= v < _TWO_63:
+                    raise NeedExact
                 raise DataError(f"Invalid type for {expected} but was {json_kind(v)}")
-            return to_logical(schema, v)
+            if is_timestamp and not lo <= v <= hi:
+                v = wrap_int(v, 64)  # Kafka reads a wider integer's low 64 bits
+            elif not lo <= v <= hi:
+                lo32, hi32 = INT_RANGES[Type.INT32]
+                if lname == logical.Time.LOGICAL_NAME and lo32 <= v <= hi32:
+                    raise DataError(
+                        "Time values must use number of milliseconds greater than 0 and less "
+                        "than 86400000"
+                    )
+                raise DataError(f"Invalid type for {expected} but was {json_kind(v)}")
+            try:
+                return to_logical(schema, v)
+            except DataError:
+                return RawLogical(v)  # beyond datetime's range, or the Time 24:00
 
         return de_int_backed
 
     def _decimal(self, schema: Schema) -> Fn:
-        """A Decimal from base64 bytes or from a JSON number (exactly; floats: NeedExact)."""
-        scale = logical.Decimal.scale(schema)
+        """A Decimal from base64 bytes, or from a JSON number exactly as written (floats:
+        NeedExact), as Kafka's ``decimalValue()``."""
         to_logical = logical.Decimal.to_logical
-        rescale = logical.Decimal.rescale
 
         def de_decimal(v: Any) -> Any:
             tv = type(v)
@@ -232,10 +283,7 @@ class DecoderCompiler(ClosureCompiler):
                     raise DataError("Invalid bytes for Decimal field") from exc
             if tv is int or tv is _PyDecimal:
                 d = _PyDecimal(v)
-                try:
-                    return rescale(d, scale)
-                except DataError:
-                    return d  # more digits than the scale: returned as-is, like Kafka
+                return d.copy_abs() if d.is_zero() else d  # BigDecimal has no -0
             if tv is float:
                 raise NeedExact
             raise DataError(

@@ -1,9 +1,11 @@
 """The JSON encoder compiler: Connect values of a schema -> JSON-able Python for orjson.
 
 Types follow Kafka's JsonConverter: bytes and (by default) decimals as base64 text, maps with
-non-string keys as arrays of ``[key, value]`` pairs, logical dates and times as integers. A
-value of the wrong type, an out-of-range integer or a non-finite float raises DataError; a
-Struct names the field at fault (``(field 'user.age')``).
+non-string keys as arrays of ``[key, value]`` pairs, logical dates and times as integers,
+floats as Java's text (:mod:`~connectrt.converters.json.java_text`), NaN and the infinities
+as Jackson's strings. A value of the wrong type (an ``int`` for a float schema included) or an
+out-of-range integer raises DataError; a Struct names the field at fault
+(``(field 'user.age')``).
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
-from connectrt.converters.json.compiler import (
-    FINITE_FLOAT,
-    ClosureCompiler,
-    FastPath,
-    Fn,
-    int_fast_paths,
+from connectrt.converters.json.compiler import ClosureCompiler, FastPath, Fn, int_fast_paths
+from connectrt.converters.json.java_text import (
+    JAVA_NON_FINITE,
+    double_text,
+    float_text,
+    round_float32,
 )
 from connectrt.data import logical
+from connectrt.data.logical import RawLogical
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
@@ -36,6 +39,8 @@ NULL_REQUIRED_ERROR: Final = (
 _b2a = binascii.b2a_base64
 _Fragment = orjson.Fragment
 _PyDecimal = decimal.Decimal
+_NON_FINITE: Final = JAVA_NON_FINITE
+_MS_PER_DAY: Final = 86_400_000
 
 
 def in_field(error: DataError, name: str) -> DataError:
@@ -54,8 +59,8 @@ class EncoderCompiler(ClosureCompiler):
 
     fast_paths: ClassVar[dict[Type, FastPath]] = {
         **int_fast_paths(),
-        Type.FLOAT32: FINITE_FLOAT,
-        Type.FLOAT64: FINITE_FLOAT,
+        # Positive doubles orjson writes as Java does (the rest take the closure).
+        Type.FLOAT64: (float, 1e-3, 9999999.999999998),
         Type.BOOLEAN: (bool, None, None),
         Type.STRING: (str, None, None),
     }
@@ -84,23 +89,37 @@ class EncoderCompiler(ClosureCompiler):
         return ser_int
 
     def floating(self, schema: Schema) -> Fn:
+        """Floats as Java writes them: FLOAT32 as ``Float.toString`` of the float32 value,
+        FLOAT64 as ``Double.toString`` (orjson's own text where the two agree), NaN and the
+        infinities as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``. An ``int``
+        raises, as Kafka's ``(Float) value`` cast does."""
         tname = schema.type.name
 
-        def ser_float(v: Any) -> Any:
-            if isinstance(v, bool) or not isinstance(v, float | int):
+        def as_float(v: Any) -> float:
+            if isinstance(v, bool) or not isinstance(v, float):
                 raise DataError(f"Invalid type for {tname}: {type(v).__name__}")
-            try:
-                f = float(v)
-            except OverflowError as exc:
-                raise DataError(f"Invalid value for {tname}: {v} is out of range") from exc
-            if f - f != 0.0:
-                raise DataError(
-                    f"Invalid value for {tname}: {f} (NaN and infinity cannot be written "
-                    "as JSON numbers)"
-                )
-            return f
+            return float(v)
 
-        return ser_float
+        if schema.type is Type.FLOAT32:
+
+            def ser_float32(v: Any) -> Any:
+                f = round_float32(v if type(v) is float else as_float(v))
+                if f - f != 0.0:
+                    return "NaN" if f != f else _NON_FINITE[f]
+                return _Fragment(float_text(f))
+
+            return ser_float32
+
+        def ser_float64(v: Any) -> Any:
+            if type(v) is not float:
+                v = as_float(v)
+            if 1e-3 <= v < 1e7 or -1e7 < v <= -1e-3 or v == 0.0:
+                return v  # orjson writes these as Java does
+            if v - v != 0.0:
+                return "NaN" if v != v else _NON_FINITE[v]
+            return _Fragment(double_text(v))
+
+        return ser_float64
 
     def boolean(self, schema: Schema) -> Fn:
         def ser_bool(v: Any) -> Any:
@@ -188,42 +207,53 @@ class EncoderCompiler(ClosureCompiler):
             lo, hi = INT_RANGES[Type.INT64]
 
             def ser_timestamp(v: Any) -> Any:
-                ms = ts_from(schema, v)
-                if not lo <= ms <= hi:  # pragma: no cover - datetime's range is narrower
+                ms = int(v) if type(v) is RawLogical else ts_from(schema, v)
+                if not lo <= ms <= hi:
                     raise DataError(f"Timestamp {v!r} is out of range")
                 return ms
 
             return ser_timestamp
-        # Date or Time: days since the epoch or milliseconds since midnight, both within INT32.
-        date_or_time = logical.Date if lname == logical.Date.LOGICAL_NAME else logical.Time
-        from_logical = date_or_time.from_logical
+        # Date: days since the epoch; Time: milliseconds since midnight, 24:00 included.
+        is_date = lname == logical.Date.LOGICAL_NAME
+        from_logical = logical.Date.from_logical if is_date else logical.Time.from_logical
+        lo, hi = INT_RANGES[Type.INT32] if is_date else (0, _MS_PER_DAY)
 
         def ser_date_or_time(v: Any) -> Any:
-            return from_logical(schema, v)
+            if type(v) is not RawLogical:
+                return from_logical(schema, v)
+            if not lo <= v <= hi:
+                raise DataError(f"{lname.rsplit('.', 1)[-1]} value {v!r} is out of range")
+            return int(v)
 
         return ser_date_or_time
 
     def _decimal(self, schema: Schema) -> Fn:
-        """A Decimal as a JSON number (``decimal.format=NUMERIC``) or as base64 bytes."""
+        """A Decimal as a JSON number as it is (``decimal.format=NUMERIC``), or as base64
+        bytes of its unscaled value, which needs the schema's scale exactly (as Kafka's
+        ``Decimal.fromLogical``)."""
         scale = logical.Decimal.scale(schema)
-        rescale = logical.Decimal.rescale
+
+        def check(v: Any) -> Any:
+            if not isinstance(v, _PyDecimal):
+                raise DataError(
+                    f"Invalid type for Decimal, expected Decimal but was {type(v).__name__}"
+                )
+            if not v.is_finite():
+                raise DataError(f"Invalid Decimal value: {v}")
+            return v
+
         if self.decimal_numeric:
 
             def ser_decimal_numeric(v: Any) -> Any:
-                if not isinstance(v, _PyDecimal):
-                    raise DataError(
-                        f"Invalid type for Decimal, expected Decimal but was {type(v).__name__}"
-                    )
-                return _Fragment(str(rescale(v, scale)))
+                v = check(v)
+                return _Fragment(str(v.copy_abs() if v.is_zero() else v))  # BigDecimal has no -0
 
             return ser_decimal_numeric
         from_logical = logical.Decimal.from_logical
 
         def ser_decimal_b64(v: Any) -> Any:
-            if not isinstance(v, _PyDecimal):
-                raise DataError(
-                    f"Invalid type for Decimal, expected Decimal but was {type(v).__name__}"
-                )
+            if check(v).as_tuple().exponent != -scale:
+                raise DataError("BigDecimal has mismatching scale value for given Decimal schema")
             return _b2a(from_logical(schema, v), newline=False).decode("ascii")
 
         return ser_decimal_b64
