@@ -35,7 +35,11 @@ check: setup
 # left the rest of its unit unscheduled and the run waiting forever).
 PYTEST_WORKERS ?= 3
 XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
+# Bytecode compiled once up front: the suite starts a few hundred Python processes (workers,
+# task processes, Spark's Python workers), and where PYTHONDONTWRITEBYTECODE is set each one
+# would otherwise compile every module it imports from source again.
 test: setup
+	$(BIN)/python -m compileall -q -j 0 connectrt connectors tests > /dev/null
 	CONNECTRT_TEST_BROKER=$${CONNECTRT_TEST_BROKER:-$$($(BIN)/python -m connectrt.testing.broker_choice)} \
 	  $(BIN)/pytest -q $(XDIST) $(PYTEST_ARGS)
 	CONNECTRT_TEST_BROKER=embedded $(BIN)/pytest -q -m smoke $(XDIST) $(PYTEST_ARGS)

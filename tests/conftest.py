@@ -6,7 +6,8 @@ lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaul
 
 Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
 unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
-make three units: those on a Spark Connect server (``spark_connect_server``), and the others
+make three units: those on a Spark Connect server (``spark_connect_server``; their modules are
+named ``*connect*``), and the others
 split in two (the data source modules, and the rest), each unit with its own local
 ``spark`` SparkSession (one JVM per unit; a single local unit was the run's critical path).
 The Spark units are handed out first, being the longest, then the end-to-end and integration
@@ -16,6 +17,7 @@ modules, the unit tests last.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -48,32 +50,52 @@ def _fresh_file_access() -> Iterator[None]:
 _TIERS = {"spark": 0, "e2e": 1, "integration": 2}
 
 
-def _unit_of(item: pytest.Item) -> str:
-    """The xdist work unit of ``item``: for Spark tests ``spark-connect`` (on the Spark Connect
-    server), else ``spark-datasource`` (the data source modules) or ``spark`` (the rest), each
-    with its own local SparkSession; for the others its module."""
-    if item.get_closest_marker("spark") is not None:
-        if "spark_connect_server" in getattr(item, "fixturenames", ()):
+def unit_of(nodeid: str) -> str:
+    """The xdist work unit of the test ``nodeid``: for the Spark modules ``spark-connect``
+    (modules named ``*connect*``, on the session's Spark Connect server), ``spark-datasource``
+    (the data source modules) or ``spark`` (the rest), each unit with its own local
+    SparkSession; for any other test its module."""
+    module = nodeid.split("::", 1)[0]
+    folder, _, name = module.rpartition("/")
+    if folder == "tests/spark":
+        if "connect" in name:
             return "spark-connect"
-        module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-        return "spark-datasource" if module.startswith("test_datasource_") else "spark"
-    return item.nodeid.split("::", 1)[0]
+        return "spark-datasource" if name.startswith("test_datasource_") else "spark"
+    return module
 
 
 def _tier_of(item: pytest.Item) -> int:
-    if item.get_closest_marker("spark") is not None:
-        return _TIERS["spark"]
     parts = item.nodeid.split("/")
     return _TIERS.get(parts[1] if len(parts) > 2 else "", len(_TIERS))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (as ``make test`` runs): xdist's scope scheduling with this suite's
+    units (:func:`unit_of`) as the scopes, handed out in collection order (see
+    :func:`pytest_collection_modifyitems`).
+
+    A scheduler of our own, not ``xdist_group`` marks: pytest-xdist 3.8 groups marked tests by
+    rewriting ``item._nodeid``, which pytest 9 no longer reads, so under pytest 9 every test was
+    a unit of its own and a module's module-scoped worker (and each process's own SparkSession
+    and Spark Connect server) started again wherever its tests landed.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteUnits(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return SuiteUnits(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group and order the tests for ``--dist loadgroup`` (see the module docstring); a run
-    without xdist keeps pytest's order."""
-    if getattr(config.option, "dist", "no") != "loadgroup":
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_unit_of(item)))
-    items.sort(key=_tier_of)  # stable: modules keep their order within a tier
+    """Order the tests for the scheduler above: the Spark units first, being the longest, then
+    the end-to-end and integration modules, the unit tests last. The xdist worker processes
+    collect (the scheduler takes their order), and there ``workerinput`` is set; a run without
+    xdist keeps pytest's order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=_tier_of)  # stable: modules keep their order within a tier
