@@ -26,12 +26,16 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+
+from connectrt.errors import ConnectError
 
 __all__ = ["CLOSED_GRACE_S", "Cause", "ClientWatch", "diagnose"]
 
@@ -40,6 +44,9 @@ CLOSED_GRACE_S = 3.0
 
 _KEPT = 32
 _NOISE = re.compile(r"brokers are down")
+
+_PROBE_ROUND_S = 1.0
+"""One metadata request's wait while the cluster is being reached."""
 
 
 @dataclass(frozen=True)
@@ -210,3 +217,41 @@ class ClientWatch:
             if cause is not None:
                 return cause, message
         return None
+
+    def unreachable(
+        self,
+        exc: BaseException,
+        bootstrap: str,
+        config: Mapping[str, Any],
+        timeout: float,
+        elapsed: float | None = None,
+    ) -> ConnectError:
+        """One line: what failed, after how long, what to check (when the client's errors
+        show it) and the client's last error."""
+        found = self.cause(config)
+        what = found[0].text if found is not None else str(exc)
+        last = found[1] if found is not None else self.last_error
+        after = f"after {elapsed:.1f} s" if elapsed is not None else f"within {timeout} s"
+        text = f"Could not reach Kafka at {bootstrap} ({after}): {what} (last client error: {last})"
+        return ConnectError(" ".join(text.split()))
+
+    def wait_for_cluster(
+        self, admin: AdminClient, bootstrap: str, config: Mapping[str, Any], timeout: float
+    ) -> Any:
+        """The cluster's metadata through ``admin`` (a client whose ``logger`` and
+        ``error_cb`` feed this watch), asked for in short rounds until ``timeout``; raises
+        :meth:`unreachable` early when the client's errors show a cause waiting cannot mend."""
+        started = time.monotonic()
+        deadline = started + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                return admin.list_topics(timeout=max(0.1, min(_PROBE_ROUND_S, remaining)))
+            except KafkaException as exc:
+                admin.poll(0)  # serve the error callbacks and log lines the attempt queued
+                elapsed = time.monotonic() - started
+                found = self.cause(config)
+                if remaining <= _PROBE_ROUND_S or (
+                    found is not None and found[0].ends_start_up(elapsed)
+                ):
+                    raise self.unreachable(exc, bootstrap, config, timeout, elapsed) from exc

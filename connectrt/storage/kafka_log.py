@@ -79,7 +79,6 @@ _CONSUMER_DEFAULTS: dict[str, Any] = {
 }
 _CONSUME_BATCH = 1000
 _EOF_GUARD_S = 0.05
-_PROBE_ROUND_S = 1.0  # one metadata request's wait while the cluster is being reached
 
 
 class TopicLog:
@@ -358,40 +357,15 @@ class TopicLog:
         if err.fatal():
             log.error("Fatal Kafka client error for topic %s: %s", self.topic, err)
 
-    def _unreachable(self, exc: BaseException, elapsed: float | None = None) -> ConnectError:
-        """One line: what failed, after how long, what to check (when the client's errors
-        show it) and the client's last error."""
-        found = self._watch.cause(self._admin_config)
-        what = found[0].text if found is not None else str(exc)
-        last = found[1] if found is not None else self._watch.last_error
-        after = f"after {elapsed:.1f} s" if elapsed is not None else f"within {self._timeout} s"
-        text = (
-            f"Could not reach Kafka at {self.bootstrap_servers} ({after}): {what} "
-            f"(last client error: {last})"
+    def _unreachable(self, exc: BaseException) -> ConnectError:
+        return self._watch.unreachable(
+            exc, self.bootstrap_servers, self._admin_config, self._timeout
         )
-        return ConnectError(" ".join(text.split()))
-
-    def _wait_for_cluster(self, admin: AdminClient) -> Any:
-        """The cluster's metadata, asked for in short rounds until ``timeout``; gives up early
-        when the client's errors show a cause waiting cannot mend
-        (:mod:`~connectrt.storage.client_diagnosis`)."""
-        started = time.monotonic()
-        deadline = started + self._timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                return admin.list_topics(timeout=max(0.1, min(_PROBE_ROUND_S, remaining)))
-            except KafkaException as exc:
-                admin.poll(0)  # serve the error callbacks and log lines the attempt queued
-                elapsed = time.monotonic() - started
-                found = self._watch.cause(self._admin_config)
-                if remaining <= _PROBE_ROUND_S or (
-                    found is not None and found[0].ends_start_up(elapsed)
-                ):
-                    raise self._unreachable(exc, elapsed) from exc
 
     def _ensure_topic(self, admin: AdminClient) -> None:
-        metadata = self._wait_for_cluster(admin)
+        metadata = self._watch.wait_for_cluster(
+            admin, self.bootstrap_servers, self._admin_config, self._timeout
+        )
         existing = metadata.topics.get(self.topic)
         if existing is not None and existing.error is None:
             self._verify_cleanup_policy(admin)
