@@ -305,3 +305,9 @@ class JsonSchemaConverter(Converter):
             out.update(self._references(info.get("references") or [], seen))
             out[str(ref["name"])] = json.loads(info["schema"])
         return out
+
+    def close(self) -> None:
+        """Close the registry client."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
