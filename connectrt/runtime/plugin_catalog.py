@@ -74,6 +74,11 @@ BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
         "converter",
     ),
     (
+        "connectrt.converters.jsonschema.JsonSchemaConverter",
+        "io.confluent.connect.json.JsonSchemaConverter",
+        "converter",
+    ),
+    (
         "connectrt.converters.headers.SimpleHeaderConverter",
         "org.apache.kafka.connect.storage.SimpleHeaderConverter",
         "header_converter",

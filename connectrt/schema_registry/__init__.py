@@ -1,4 +1,5 @@
-"""A Confluent Schema Registry-compatible REST API (Avro), persisted in a Kafka topic."""
+"""A Confluent Schema Registry-compatible REST API (Avro, JSON Schema), persisted in a Kafka
+topic."""
 
 from connectrt.schema_registry.app import create_registry_app
 from connectrt.schema_registry.compatibility import LEVELS, check_compatibility, parse_avro

@@ -1,4 +1,5 @@
-"""A Confluent Schema Registry-compatible REST API over a :class:`SchemaStore` (Avro only).
+"""A Confluent Schema Registry-compatible REST API over a :class:`SchemaStore`: Avro, JSON
+Schema and Protobuf schemas (``schemaType``), with ``references`` to other subjects' versions.
 
 Requests may use ``application/vnd.schemaregistry.v1+json``, ``application/json`` or no
 content type (the body is parsed as JSON regardless); answers are
@@ -19,6 +20,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from connectrt.schema_registry.schema_records import Reference
+from connectrt.schema_registry.schema_types import SCHEMA_TYPES
 from connectrt.schema_registry.store import RegistryError, SchemaStore, SchemaVersion
 
 log = logging.getLogger(__name__)
@@ -42,11 +45,27 @@ def _flag(value: str | None) -> bool:
 
 
 def _version_body(sv: SchemaVersion) -> dict[str, Any]:
-    return {"subject": sv.subject, "version": sv.version, "id": sv.id, "schema": sv.schema}
+    return sv.body()
 
 
-async def _schema_request(request: Request) -> str:
-    """The ``schema`` of a ``{"schema": "...", "schemaType": "AVRO"}`` body."""
+def _schema_body(sv: SchemaVersion) -> dict[str, Any]:
+    """``GET /schemas/ids/{id}``'s answer: the schema, its type (unless Avro), references."""
+    body = {k: v for k, v in sv.body().items() if k in ("schemaType", "references")}
+    body["schema"] = sv.schema
+    return body
+
+
+class SchemaRequest:
+    """The body of a register, lookup or compatibility request."""
+
+    def __init__(self, schema: str, schema_type: str, references: tuple[Reference, ...]) -> None:
+        self.schema = schema
+        self.schema_type = schema_type
+        self.references = references
+
+
+async def _schema_request(request: Request) -> SchemaRequest:
+    """A ``{"schema": "...", "schemaType": "JSON", "references": [...]}`` body."""
     raw = await request.body()
     try:
         body = json.loads(raw) if raw.strip() else None
@@ -54,12 +73,14 @@ async def _schema_request(request: Request) -> str:
         raise RegistryError(400, 400, f"Invalid JSON in request body: {exc}") from None
     if not isinstance(body, dict) or not isinstance(body.get("schema"), str):
         raise RegistryError(422, 42201, "Invalid schema: the body needs a string 'schema'")
-    schema_type = body.get("schemaType") or "AVRO"
-    if str(schema_type).upper() != "AVRO":
-        raise RegistryError(422, 42201, f"Invalid schema type {schema_type}: only AVRO")
-    if body.get("references"):
-        raise RegistryError(422, 42201, "Invalid schema: schema references are not supported")
-    return str(body["schema"])
+    schema_type = str(body.get("schemaType") or "AVRO").upper()
+    if schema_type not in SCHEMA_TYPES:
+        raise RegistryError(422, 42201, f"Invalid schema type {body.get('schemaType')}")
+    try:
+        references = tuple(Reference.from_json(r) for r in body.get("references") or ())
+    except ValueError as exc:
+        raise RegistryError(422, 42201, f"Invalid schema: {exc}") from None
+    return SchemaRequest(str(body["schema"]), schema_type, references)
 
 
 async def _json_body(request: Request) -> Any:
@@ -106,7 +127,7 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
 
     @app.get("/schemas/types")
     async def schema_types() -> list[str]:
-        return ["AVRO"]
+        return [t for t in ("JSON", "PROTOBUF", "AVRO") if t in SCHEMA_TYPES]
 
     @app.get("/subjects")
     async def list_subjects(request: Request) -> list[str]:
@@ -139,9 +160,13 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
 
     @app.post("/subjects/{subject}/versions")
     async def register(subject: str, request: Request) -> dict[str, Any]:
-        schema = await _schema_request(request)
-        sv = await call(store.register, subject, schema)
+        req = await _schema_request(request)
+        sv = await call(store.register, subject, req.schema, req.schema_type, req.references)
         return {"id": sv.id}
+
+    @app.get("/subjects/{subject}/versions/{version}/referencedby")
+    async def referenced_by(subject: str, version: str) -> list[int]:
+        return await call(store.referenced_by, subject, version)
 
     @app.get("/subjects/{subject}/versions/{version}")
     async def get_version(subject: str, version: str, deleted: str | None = None) -> Any:
@@ -155,8 +180,10 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
 
     @app.post("/subjects/{subject}")
     async def lookup(subject: str, request: Request, deleted: str | None = None) -> Any:
-        schema = await _schema_request(request)
-        sv = await call(store.lookup, subject, schema, _flag(deleted))
+        req = await _schema_request(request)
+        sv = await call(
+            store.lookup, subject, req.schema, _flag(deleted), req.schema_type, req.references
+        )
         return _version_body(sv)
 
     @app.delete("/subjects/{subject}")
@@ -169,7 +196,7 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
 
     @app.get("/schemas/ids/{schema_id}")
     async def schema_by_id(schema_id: int) -> dict[str, Any]:
-        return {"schema": await call(store.schema_by_id, schema_id)}
+        return _schema_body(await call(store.schema_version_by_id, schema_id))
 
     @app.get("/schemas/ids/{schema_id}/schema")
     async def raw_schema_by_id(schema_id: int) -> Response:
@@ -217,14 +244,23 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
 
     @app.post("/compatibility/subjects/{subject}/versions/{version}")
     async def check_version(subject: str, version: str, request: Request) -> Any:
-        schema = await _schema_request(request)
-        messages = await call(store.test_compatibility, subject, schema, version)
+        req = await _schema_request(request)
+        messages = await call(
+            store.test_compatibility,
+            subject,
+            req.schema,
+            version,
+            req.schema_type,
+            req.references,
+        )
         return _compat_body(messages, request)
 
     @app.post("/compatibility/subjects/{subject}/versions")
     async def check_all(subject: str, request: Request) -> Any:
-        schema = await _schema_request(request)
-        messages = await call(store.test_compatibility, subject, schema, None)
+        req = await _schema_request(request)
+        messages = await call(
+            store.test_compatibility, subject, req.schema, None, req.schema_type, req.references
+        )
         return _compat_body(messages, request)
 
     return app

@@ -11,14 +11,10 @@ operations are serialized with one lock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
+from typing import Any
 
-from connectrt.schema_registry.compatibility import (
-    LEVELS,
-    InvalidSchemaError,
-    ParsedSchema,
-    check_compatibility,
-    parse_avro,
-)
+from connectrt.schema_registry.compatibility import LEVELS, InvalidSchemaError
 from connectrt.schema_registry.registry_errors import (
     RegistryError,
     invalid_level,
@@ -29,14 +25,17 @@ from connectrt.schema_registry.registry_errors import (
 from connectrt.schema_registry.schema_records import (
     MAX_VERSION,
     Key,
+    Reference,
     SchemaVersion,
     Value,
     canonical_schema,
     config_key,
     parse_version,
+    schema_identity,
     schema_key,
     schema_value,
 )
+from connectrt.schema_registry.schema_types import SCHEMA_TYPES, check_compatibility, parse
 
 __all__ = ["DEFAULT_COMPATIBILITY", "RegistryCore"]
 
@@ -54,10 +53,10 @@ class RegistryCore:
         self._lock = threading.RLock()
         self._subjects: dict[str, dict[int, SchemaVersion]] = {}
         self._by_id: dict[int, dict[tuple[str, int], SchemaVersion]] = {}
-        self._ids: dict[str, int] = {}  # canonical schema -> id (never forgotten)
+        self._ids: dict[str, int] = {}  # schema identity -> id (never forgotten)
         self._max_id = 0
         self._config: dict[str | None, str] = {}
-        self._parsed: dict[str, ParsedSchema] = {}
+        self._parsed: dict[tuple[str, str, tuple[Reference, ...]], Any] = {}
 
     # -- persistence ------------------------------------------------------------------------
 
@@ -88,10 +87,15 @@ class RegistryCore:
                 int(value["id"]),
                 str(value["schema"]),
                 bool(value.get("deleted", False)),
+                str(value.get("schemaType") or "AVRO").upper(),
+                tuple(Reference.from_json(r) for r in value.get("references") or ()),
             )
             versions[version] = sv
             self._by_id.setdefault(sv.id, {})[(subject, version)] = sv
-            self._ids.setdefault(canonical_schema(sv.schema), sv.id)
+            self._ids.setdefault(
+                schema_identity(sv.schema_type, canonical_schema(sv.schema), sv.references),
+                sv.id,
+            )
             self._max_id = max(self._max_id, sv.id)
         elif keytype == "CONFIG":
             level = None if value is None else value.get("compatibilityLevel")
@@ -107,17 +111,53 @@ class RegistryCore:
 
     # -- helpers ----------------------------------------------------------------------------
 
-    def _parse(self, text: str) -> ParsedSchema:
-        parsed = self._parsed.get(text)
+    def _parse(
+        self, text: str, schema_type: str = "AVRO", references: Sequence[Reference] = ()
+    ) -> Any:
+        """``text`` parsed as a ``schema_type`` schema, its references resolved (422 when
+        it is invalid or a reference is missing)."""
+        key = (text, schema_type, tuple(references))
+        parsed = self._parsed.get(key)
         if parsed is None:
+            if schema_type not in SCHEMA_TYPES:
+                raise RegistryError(422, 42201, f"Invalid schema type {schema_type}")
             try:
-                parsed = parse_avro(text)
+                parsed = parse(schema_type, text, self._resolve(references, set()))
             except InvalidSchemaError as exc:
                 raise RegistryError(422, 42201, str(exc)) from None
             if len(self._parsed) > 10_000:
                 self._parsed.clear()
-            self._parsed[text] = parsed
+            self._parsed[key] = parsed
         return parsed
+
+    def _parse_version(self, sv: SchemaVersion) -> Any:
+        return self._parse(sv.schema, sv.schema_type, sv.references)
+
+    def _resolve(self, references: Sequence[Reference], seen: set[str]) -> dict[str, str]:
+        """The texts of ``references`` and, transitively, of theirs, by reference name."""
+        texts: dict[str, str] = {}
+        for ref in references:
+            key = f"{ref.subject}/{ref.version}"
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                target = self._find(ref.subject, ref.version, deleted=False)
+            except RegistryError:
+                raise RegistryError(
+                    422,
+                    42201,
+                    f"Invalid schema: reference {ref.name} to subject {ref.subject} version "
+                    f"{ref.version} not found",
+                ) from None
+            texts.update(self._resolve(target.references, seen))
+            texts[ref.name] = target.schema
+        return texts
+
+    def _same(self, sv: SchemaVersion, identity: str) -> bool:
+        return schema_identity(sv.schema_type, canonical_schema(sv.schema), sv.references) == (
+            identity
+        )
 
     def _live(self, subject: str, deleted: bool = False) -> dict[int, SchemaVersion]:
         return {
@@ -168,6 +208,27 @@ class RegistryCore:
                 raise schema_not_found(schema_id)
             return next(iter(refs.values())).schema
 
+    def schema_version_by_id(self, schema_id: int) -> SchemaVersion:
+        """A version holding ``schema_id`` (its text, type and references)."""
+        with self._lock:
+            refs = self._by_id.get(schema_id)
+            if not refs:
+                raise schema_not_found(schema_id)
+            return next(iter(refs.values()))
+
+    def referenced_by(self, subject: str, version: str | int) -> list[int]:
+        """The ids of the schemas that reference ``subject``'s ``version``."""
+        with self._lock:
+            target = self._find(subject, version, deleted=False)
+            ids = {
+                sv.id
+                for versions in self._subjects.values()
+                for sv in versions.values()
+                if not sv.deleted
+                and any(r.subject == subject and r.version == target.version for r in sv.references)
+            }
+            return sorted(ids)
+
     def versions_by_id(self, schema_id: int, deleted: bool = False) -> list[SchemaVersion]:
         with self._lock:
             refs = self._by_id.get(schema_id)
@@ -178,12 +239,21 @@ class RegistryCore:
                 key=lambda sv: (sv.subject, sv.version),
             )
 
-    def lookup(self, subject: str, schema: str, deleted: bool = False) -> SchemaVersion:
+    def lookup(
+        self,
+        subject: str,
+        schema: str,
+        deleted: bool = False,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
+    ) -> SchemaVersion:
         with self._lock:
-            canonical = self._parse(schema).canonical
+            refs = tuple(references)
+            self._parse(schema, schema_type, refs)
+            identity = schema_identity(schema_type, canonical_schema(schema), refs)
             live = self._existing(subject, deleted)
             for sv in reversed(live.values()):
-                if canonical_schema(sv.schema) == canonical:
+                if self._same(sv, identity):
                     return sv
             raise schema_not_found()
 
@@ -201,29 +271,42 @@ class RegistryCore:
             return level
 
     def test_compatibility(
-        self, subject: str, schema: str, version: str | int | None = None
+        self,
+        subject: str,
+        schema: str,
+        version: str | int | None = None,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
     ) -> list[str]:
         with self._lock:
-            new = self._parse(schema)
+            new = self._parse(schema, schema_type, tuple(references))
             level = self._level(subject)
             if version is None:
-                previous = [self._parse(sv.schema) for sv in self._live(subject).values()]
+                previous = [self._parse_version(sv) for sv in self._live(subject).values()]
             else:
-                previous = [self._parse(self._find(subject, version, False).schema)]
+                previous = [self._parse_version(self._find(subject, version, False))]
                 level = level.replace("_TRANSITIVE", "")
-            return check_compatibility(level, new, previous)
+            return check_compatibility(schema_type, level, new, previous)
 
     # -- writes -----------------------------------------------------------------------------
 
-    def register(self, subject: str, schema: str) -> SchemaVersion:
+    def register(
+        self,
+        subject: str,
+        schema: str,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
+    ) -> SchemaVersion:
         with self._lock:
-            parsed = self._parse(schema)
+            refs = tuple(references)
+            parsed = self._parse(schema, schema_type, refs)
+            identity = schema_identity(schema_type, canonical_schema(schema), refs)
             live = self._live(subject)
             for sv in reversed(live.values()):
-                if canonical_schema(sv.schema) == parsed.canonical:
+                if self._same(sv, identity):
                     return sv
-            previous = [self._parse(sv.schema) for sv in live.values()]
-            messages = check_compatibility(self._level(subject), parsed, previous)
+            previous = [self._parse_version(sv) for sv in live.values()]
+            messages = check_compatibility(schema_type, self._level(subject), parsed, previous)
             if messages:
                 raise RegistryError(
                     409,
@@ -231,9 +314,9 @@ class RegistryCore:
                     "Schema being registered is incompatible with an earlier schema for "
                     f'subject "{subject}", details: {messages}',
                 )
-            schema_id = self._ids.get(parsed.canonical, self._max_id + 1)
+            schema_id = self._ids.get(identity, self._max_id + 1)
             version = max(self._subjects.get(subject, {}), default=0) + 1
-            sv = SchemaVersion(subject, version, schema_id, schema)
+            sv = SchemaVersion(subject, version, schema_id, schema, False, schema_type, refs)
             self._write([(schema_key(subject, version), schema_value(sv))])
             return sv
 

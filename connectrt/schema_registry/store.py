@@ -13,12 +13,18 @@ the only writer of its topic (Confluent elects a single leader for the same reas
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from connectrt.schema_registry.registry_core import DEFAULT_COMPATIBILITY, RegistryCore
 from connectrt.schema_registry.registry_errors import RegistryError
-from connectrt.schema_registry.schema_records import Key, SchemaVersion, Value, encode_record
+from connectrt.schema_registry.schema_records import (
+    Key,
+    Reference,
+    SchemaVersion,
+    Value,
+    encode_record,
+)
 from connectrt.storage.kafka_log import TopicLog
 
 __all__ = [
@@ -42,16 +48,36 @@ class SchemaStore(Protocol):
         self, subject: str, version: str | int, deleted: bool = False
     ) -> SchemaVersion: ...
     def schema_by_id(self, schema_id: int) -> str: ...
+    def schema_version_by_id(self, schema_id: int) -> SchemaVersion: ...
+    def referenced_by(self, subject: str, version: str | int) -> list[int]: ...
     def versions_by_id(self, schema_id: int, deleted: bool = False) -> list[SchemaVersion]: ...
-    def lookup(self, subject: str, schema: str, deleted: bool = False) -> SchemaVersion: ...
-    def register(self, subject: str, schema: str) -> SchemaVersion: ...
+    def lookup(
+        self,
+        subject: str,
+        schema: str,
+        deleted: bool = False,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
+    ) -> SchemaVersion: ...
+    def register(
+        self,
+        subject: str,
+        schema: str,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
+    ) -> SchemaVersion: ...
     def delete_subject(self, subject: str, permanent: bool = False) -> list[int]: ...
     def delete_version(self, subject: str, version: str | int, permanent: bool = False) -> int: ...
     def get_compatibility(self, subject: str | None, default_to_global: bool = False) -> str: ...
     def set_compatibility(self, subject: str | None, level: str) -> str: ...
     def delete_compatibility(self, subject: str | None) -> str: ...
     def test_compatibility(
-        self, subject: str, schema: str, version: str | int | None = None
+        self,
+        subject: str,
+        schema: str,
+        version: str | int | None = None,
+        schema_type: str = "AVRO",
+        references: Sequence[Reference] = (),
     ) -> list[str]: ...
 
 

@@ -1,0 +1,313 @@
+"""The JsonSchemaConverter class: Confluent's JSON Schema wire format through a registry.
+
+Each message is ``0x00`` + the 4-byte big-endian schema id + the JSON payload (UTF-8). No
+registry call per record: per Connect schema the converter keeps a :class:`_Writer` (the JSON
+Schema, its text, the payload encoder, the validator when ``json.fail.invalid.schema`` is
+on); per (subject, Connect schema) the schema id; per schema id a :class:`_Reader` (the
+Connect schema and the payload decoder). The previous record's writer and reader are reused
+without a cache lookup.
+
+Thread-safety: configure once, then use from a single task thread (caches are not locked).
+"""
+
+from __future__ import annotations
+
+import json
+import struct as _struct
+from collections.abc import Mapping
+from typing import Any, Final
+
+import httpx
+import orjson
+
+from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
+from connectrt.converters._lru import LRU
+from connectrt.converters.avro.config import (
+    AUTO_REGISTER_CONFIG,
+    USE_LATEST_CONFIG,
+    config_basic_auth,
+    config_bool,
+    config_cache_size_and_timeout,
+    config_registry_url,
+    config_subject_strategy,
+)
+from connectrt.converters.json.compiler import Fn
+from connectrt.converters.json.decoder import NeedExact
+from connectrt.converters.json.java_text import java_dumps
+from connectrt.converters.json.parsing import lenient_loads, parse
+from connectrt.converters.jsonschema.config import (
+    ADDITIONAL_PROPERTIES_CONFIG,
+    CONFIG_KEYS,
+    DECIMAL_FORMAT_CONFIG,
+    OPTIONAL_FOR_NONREQUIRED_CONFIG,
+    VALIDATE_CONFIG,
+)
+from connectrt.converters.jsonschema.schema_mapping import (
+    connect_to_json_schema,
+    json_schema_to_connect,
+)
+from connectrt.converters.jsonschema.values import PayloadDecoder, PayloadEncoder
+from connectrt.converters.registry_client import SchemaRegistryClient
+from connectrt.data.schema import Schema
+from connectrt.errors import ConfigError, DataError
+
+__all__ = ["MAGIC_BYTE", "JsonSchemaConverter"]
+
+MAGIC_BYTE: Final = 0
+SCHEMA_TYPE: Final = "JSON"
+_HEADER: Final = _struct.Struct(">bI")
+_NULL: Final = SchemaAndValue(None, None)
+_new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
+_dumps = java_dumps
+
+
+class _Writer:
+    """What writing values of one Connect schema needs."""
+
+    __slots__ = ("encode", "json_schema", "record_name", "text", "validator")
+
+    def __init__(self, schema: Schema, encoder: PayloadEncoder, closed: bool) -> None:
+        def default_json(s: Schema, value: Any) -> Any:
+            return orjson.loads(_dumps(encoder.nonnull(s)(value)))
+
+        self.json_schema = connect_to_json_schema(
+            schema, default_json, encoder.decimal_numeric, not closed
+        )
+        self.text = json.dumps(self.json_schema, separators=(",", ":"))
+        self.encode: Fn = encoder.compile(schema)
+        title = self.json_schema.get("title")
+        self.record_name = str(title) if title else "JsonSchema"
+        self.validator: Any = None
+
+
+class _Reader:
+    """What reading values written with one registry schema needs."""
+
+    __slots__ = ("decode", "schema")
+
+    def __init__(self, schema: Schema, decode: Fn) -> None:
+        self.schema = schema
+        self.decode = decode
+
+
+def _validator(json_schema: Any) -> Any:
+    try:
+        import jsonschema
+    except ImportError as exc:  # pragma: no cover - an optional dependency
+        raise ConfigError(
+            f"{VALIDATE_CONFIG}=true needs the jsonschema package (pip install jsonschema)"
+        ) from exc
+    cls = jsonschema.validators.validator_for(json_schema)
+    return cls(json_schema)
+
+
+class JsonSchemaConverter(Converter):
+    """Confluent-compatible JSON Schema converter backed by a schema registry."""
+
+    CONFIG_KEYS = CONFIG_KEYS
+
+    def __init__(self) -> None:
+        self._client: SchemaRegistryClient | None = None
+        self._is_key = False
+        self._auto_register = True
+        self._use_latest = False
+        self._validate = False
+        self._closed = False
+        self._optional_nonrequired = False
+        self._strategy = "TopicNameStrategy"
+        self._encoder = PayloadEncoder(False, True)
+        self._decoder = PayloadDecoder(True)
+        self._writers = LRU(1000)
+        self._ids = LRU(1000)
+        self._readers = LRU(1000)
+        self._last_schema: Schema | None = None
+        self._last_topic: str | None = None
+        self._last_out: tuple[bytes, _Writer] | None = None
+        self._last_id = -1
+        self._last_reader: _Reader | None = None
+
+    @property
+    def client(self) -> SchemaRegistryClient:
+        """The registry client (once configured)."""
+        if self._client is None:
+            raise DataError("JsonSchemaConverter is not configured")
+        return self._client
+
+    def configure(
+        self,
+        config: Mapping[str, Any],
+        is_key: bool,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
+        url = config_registry_url(config)
+        self._is_key = is_key
+        self._auto_register = config_bool(config, AUTO_REGISTER_CONFIG, True)
+        self._use_latest = config_bool(config, USE_LATEST_CONFIG, False)
+        self._validate = config_bool(config, VALIDATE_CONFIG, False)
+        self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, True)
+        self._optional_nonrequired = config_bool(config, OPTIONAL_FOR_NONREQUIRED_CONFIG, False)
+        decimal_format = str(config.get(DECIMAL_FORMAT_CONFIG) or "BASE64").upper()
+        if decimal_format not in ("BASE64", "NUMERIC"):
+            raise ConfigError(
+                f"Invalid value {decimal_format} for {DECIMAL_FORMAT_CONFIG}: BASE64 or NUMERIC"
+            )
+        self._strategy = config_subject_strategy(config, is_key)
+        auth = config_basic_auth(config)
+        size, timeout = config_cache_size_and_timeout(config)
+        self._encoder = PayloadEncoder(decimal_format == "NUMERIC", True)
+        self._decoder = PayloadDecoder(True)
+        self._writers, self._ids, self._readers = LRU(size), LRU(size), LRU(size)
+        self._last_schema = self._last_topic = self._last_out = None
+        self._last_id, self._last_reader = -1, None
+        if self._client is not None:
+            self._client.close()
+        self._client = SchemaRegistryClient(url, auth, timeout, transport)
+
+    # -------------------------------------------------------------------------------- writing
+
+    def subject(self, topic: str, record_name: str) -> str:
+        """The registry subject for ``topic`` and the schema's title."""
+        if self._strategy == "TopicNameStrategy":
+            return f"{topic}-{'key' if self._is_key else 'value'}"
+        if self._strategy == "RecordNameStrategy":
+            return record_name
+        return f"{topic}-{record_name}"
+
+    def json_schema(self, schema: Schema) -> dict[str, Any]:
+        """The JSON Schema this converter registers for ``schema``."""
+        return self._writer(schema).json_schema
+
+    def _writer(self, schema: Schema) -> _Writer:
+        writer: _Writer | None = self._writers.get(schema)
+        if writer is None:
+            writer = _Writer(schema, self._encoder, self._closed)
+            self._writers.put(schema, writer)
+        return writer
+
+    def from_connect_data(
+        self,
+        topic: str,
+        schema: Schema | None,
+        value: Any,
+        headers: RawHeaders | None = None,
+    ) -> bytes | None:
+        if value is None:
+            return None  # tombstone
+        if schema is None:
+            raise DataError("JsonSchemaConverter needs a schema to serialize a value")
+        last = self._last_out
+        if last is not None and schema is self._last_schema and topic == self._last_topic:
+            header, writer = last
+        else:
+            header, writer = self._prepare(topic, schema)
+            self._last_schema, self._last_topic = schema, topic
+            self._last_out = (header, writer)
+        try:
+            body = _dumps(writer.encode(value))
+        except orjson.JSONEncodeError as exc:
+            raise DataError(f"Failed to serialize JSON data for topic {topic}: {exc}") from exc
+        if self._validate:
+            self._check(writer, body, topic)
+        return header + body
+
+    def _check(self, writer: _Writer, body: bytes, topic: str) -> None:
+        if writer.validator is None:
+            writer.validator = _validator(writer.json_schema)
+        error = next(iter(writer.validator.iter_errors(orjson.loads(body))), None)
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            raise DataError(
+                f"Value for topic {topic} does not match its JSON Schema at {where}: "
+                f"{error.message}"
+            )
+
+    def _prepare(self, topic: str, schema: Schema) -> tuple[bytes, _Writer]:
+        writer = self._writer(schema)
+        subject = self.subject(topic, writer.record_name)
+        key = (subject, schema)
+        schema_id = self._ids.get(key)
+        if schema_id is None:
+            if self._use_latest and not self._auto_register:
+                schema_id = self.client.latest(subject)[0]
+            elif self._auto_register:
+                schema_id = self.client.register(subject, writer.text, SCHEMA_TYPE)
+            else:
+                schema_id = self.client.lookup(subject, writer.text, SCHEMA_TYPE)
+            self._ids.put(key, schema_id)
+        return _HEADER.pack(MAGIC_BYTE, schema_id), writer
+
+    # -------------------------------------------------------------------------------- reading
+
+    def to_connect_data(
+        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
+    ) -> SchemaAndValue:
+        if data is None:
+            return _NULL
+        if len(data) < 5:
+            raise DataError(
+                f"JSON Schema message for topic {topic} is too short ({len(data)} bytes)"
+            )
+        magic, schema_id = _HEADER.unpack_from(data)
+        if magic != MAGIC_BYTE:
+            raise DataError(f"Unknown magic byte {magic} in JSON Schema message for topic {topic}")
+        reader = self._last_reader
+        if schema_id != self._last_id or reader is None:
+            reader = self._readers.get(schema_id)
+            if reader is None:
+                reader = self._load_reader(schema_id)
+                self._readers.put(schema_id, reader)
+            self._last_id, self._last_reader = schema_id, reader
+        payload = bytes(data[5:])
+        try:
+            try:
+                value = reader.decode(parse(payload))
+            except NeedExact:
+                value = reader.decode(lenient_loads(payload, exact=True))
+        except DataError as exc:
+            raise DataError(
+                f"Failed to deserialize JSON data for topic {topic} (schema id {schema_id}): {exc}"
+            ) from exc
+        return _new_sav(SchemaAndValue, (reader.schema, value))
+
+    def _load_reader(self, schema_id: int) -> _Reader:
+        info = self.client.get_schema_info(schema_id, SCHEMA_TYPE)
+        try:
+            document = json.loads(info["schema"])
+            references = self._references(info.get("references") or [], set())
+        except ValueError as exc:
+            raise DataError(f"Registry returned an invalid JSON Schema (id {schema_id})") from exc
+        decoder = self._decoder
+
+        def read_default(s: Schema, value: Any) -> Any:
+            try:
+                return decoder.nonnull(s)(value)
+            except NeedExact:
+                return decoder.nonnull(s)(lenient_loads(orjson.dumps(value), exact=True))
+
+        schema = json_schema_to_connect(
+            document,
+            references,
+            optional_for_nonrequired=self._optional_nonrequired,
+            read_default=read_default,
+        )
+        return _Reader(schema, decoder.compile(schema))
+
+    def _references(self, refs: list[dict[str, Any]], seen: set[str]) -> dict[str, Any]:
+        """The parsed documents of ``refs`` and, transitively, of theirs, by name."""
+        out: dict[str, Any] = {}
+        for ref in refs:
+            key = f"{ref['subject']}/{ref['version']}"
+            if key in seen:
+                continue
+            seen.add(key)
+            info = self.client.get_version(str(ref["subject"]), ref["version"])
+            out.update(self._references(info.get("references") or [], seen))
+            out[str(ref["name"])] = json.loads(info["schema"])
+        return out
+
+    def close(self) -> None:
+        """Close the registry client."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
