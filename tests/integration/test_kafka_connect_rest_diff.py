@@ -102,9 +102,6 @@ DELIBERATE: dict[str, str] = {
     "restart: POST /connectors/X-snk/restart?includeTasks=true&onlyFailed=true": (
         "The same trace, kept in the plan (each runtime's own exception class and message)."
     ),
-    "restart: POST /connectors/X-snk/restart?includeTasks=true": (
-        "The same trace, kept in the plan (each runtime's own exception class and message)."
-    ),
     "offsets: PATCH /connectors/X-src/offsets #5": (
         "Kafka answers 500 when the FileStream source refuses an offset (its `alterOffsets` "
         "throws); connectrt answers 400 with the connector's reason: the request is at fault,"
@@ -112,12 +109,6 @@ DELIBERATE: dict[str, str] = {
     ),
     "offsets: PATCH /connectors/X-src/offsets #6": (
         "As above, for a partition without `filename`: 400 in connectrt, 500 in Kafka."
-    ),
-    "offsets: GET /connectors/X-snk/offsets": (
-        "The sink's committed position reflects what the topic holds: Kafka keeps a deleted "
-        "source connector's offsets, so the earlier scenarios' re-created `X-src` does not "
-        "read its file again there; connectrt deletes a connector's offsets with it, so its "
-        "re-created source writes the file's lines again."
     ),
     "offsets: PATCH /connectors/X-snk/offsets #2": (
         "Both 400; connectrt's message names the missing integer `kafka_partition` where "
@@ -281,8 +272,24 @@ def test_results_are_the_committed_ones() -> None:
         RESULTS.write_text(json.dumps(live, indent=1, ensure_ascii=False) + "\n", "utf-8")
         write_page_section(render_section(live), PAGE)
     committed = json.loads(RESULTS.read_text("utf-8"))
-    assert committed == live, (
-        "the differential's results changed: review them, then rerun with "
+    # Compared: what the page shows (statuses, where bodies differ, reasons); the short bodies
+    # in the file are for reading and may carry timing (a task's state mid-restart).
+    changed = sorted(
+        {_key(s) for s in live["steps"]} ^ {_key(s) for s in committed["steps"]}, key=str
+    )
+    assert not changed, (
+        "the differential's results changed (review them, then rerun with "
         "CONNECTRT_UPDATE_REST_DIFF=1 to rewrite tests/integration/kafka_connect_rest_results.json "
-        "and the page's generated section"
+        f"and the page's generated section): {changed}"
+    )
+
+
+def _key(step: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        step["id"],
+        step["same"],
+        step.get("kafka", "").split(" ", 1)[0],
+        step.get("connectrt", "").split(" ", 1)[0],
+        tuple(step.get("differs_at", ())),
+        step.get("reason", ""),
     )
