@@ -254,8 +254,15 @@ def create_app(herder: Herder) -> FastAPI:
         info = await run_in_threadpool(herder.patch_connector_config, connector, patch)
         return wire.connector_info(info)
 
+    def unknown(connector: str, message: str) -> None:
+        """Kafka Connect's own 404 text for the route, when ``connector`` does not exist
+        (each of its routes words it differently)."""
+        if connector not in herder.connectors():
+            raise NotFoundError(message)
+
     @app.get("/connectors/{connector}/status", summary="Connector and task states")
     def get_status(connector: str) -> Any:
+        unknown(connector, f"No status found for connector {connector}")
         return wire.connector_state_info(herder.connector_status(connector))
 
     @app.get("/connectors/{connector}/tasks", summary="Task configs (secrets hidden)")
@@ -271,10 +278,12 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.get("/connectors/{connector}/tasks/{task}/status", summary="One task's state")
     def get_task_status(connector: str, task: int) -> Any:
+        unknown(connector, f"No status found for task {connector}-{task}")
         return wire.task_state(task, herder.task_status(connector, task))
 
     @app.post("/connectors/{connector}/tasks/{task}/restart", status_code=204)
     def restart_task(connector: str, task: int) -> Response:
+        unknown(connector, f"Unknown connector: {connector}")
         herder.restart_task(connector, task)
         return Response(status_code=204)
 
@@ -284,6 +293,7 @@ def create_app(herder: Herder) -> FastAPI:
         includeTasks: bool = False,
         onlyFailed: bool = False,
     ) -> Response:
+        unknown(connector, f"Unknown connector: {connector}")
         plan = herder.restart_connector(connector, includeTasks, onlyFailed)
         if plan is None:
             return Response(status_code=204)
@@ -291,26 +301,32 @@ def create_app(herder: Herder) -> FastAPI:
 
     @app.put("/connectors/{connector}/pause", status_code=202)
     def pause(connector: str) -> Response:
+        unknown(connector, f"Unknown connector {connector}")
         herder.pause(connector)
         return Response(status_code=202)
 
     @app.put("/connectors/{connector}/resume", status_code=202)
     def resume(connector: str) -> Response:
+        unknown(connector, f"Unknown connector {connector}")
         herder.resume(connector)
         return Response(status_code=202)
 
     @app.put("/connectors/{connector}/stop", status_code=204)
     def stop(connector: str) -> Response:
+        unknown(connector, f"Unknown connector {connector}")
         herder.stop_connector(connector)
         return Response(status_code=204)
 
     @app.get("/connectors/{connector}/topics", summary="Topics the connector used (KIP-558)")
     def topics(connector: str) -> Any:
+        if connector not in herder.connectors():  # Kafka: an unknown connector used none
+            return {connector: {"topics": []}}
         return {connector: {"topics": herder.topics.active(connector)}}
 
     @app.put("/connectors/{connector}/topics/reset", status_code=202)
     def reset_topics(connector: str) -> Response:
-        herder.topics.reset(connector)
+        if connector in herder.connectors():  # Kafka: 202 for an unknown one too
+            herder.topics.reset(connector)
         return Response(status_code=202)
 
     # -- offsets ------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-NO_CONNECTOR_TYPE = "Connector config contains no connector type: connector.class is not set"
+NO_CONNECTOR_TYPE = "Connector config contains no connector type"
 """The error of a config without ``connector.class`` (Kafka's message quotes the whole config;
 this one quotes none of it)."""
 

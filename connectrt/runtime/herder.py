@@ -350,7 +350,7 @@ class Herder(ConnectorViews):
                     self.config_store.put_connector_config(
                         name, config, target if initial_state is not None else None
                     )
-                self.worker.start_connector(name, config, target, validate=False)
+                self.worker.start_connector(name, config, target, validate=False, created=True)
                 return self.connector_info(name)
             kind = connector_kind(
                 self.registry.connector_class(
@@ -468,11 +468,18 @@ class Herder(ConnectorViews):
                 for tid, info in status.tasks
                 if include_tasks and (not only_failed or info.state == State.FAILED.value)
             ]
-            restarting = StateInfo(State.RESTARTING.value, self.worker.status.worker_id)
+            worker_id = self.worker.status.worker_id
+
+            def restarting(info: StateInfo) -> StateInfo:
+                # As Kafka's plan: RESTARTING, keeping the version and the last failure's trace.
+                return StateInfo(
+                    State.RESTARTING.value, worker_id, trace=info.trace, version=info.version
+                )
+
             plan = ConnectorStateInfo(
                 name,
-                restarting if restart_connector else status.connector,
-                [(tid, restarting if tid in tasks else info) for tid, info in status.tasks],
+                restarting(status.connector) if restart_connector else status.connector,
+                [(tid, restarting(info) if tid in tasks else info) for tid, info in status.tasks],
                 status.type,
             )
             if restart_connector:

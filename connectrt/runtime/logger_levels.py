@@ -88,25 +88,28 @@ class LoggerLevels:
         }
 
     def set_level(self, name: str, level: str) -> list[str]:
-        """Set ``name`` and its descendants; returns the names changed (Kafka's semantics).
-        An unknown level is a NotFoundError (Kafka answers 404); a new name over the bounds a
-        BadRequestError."""
+        """Set ``name`` and its descendants; returns the names whose level this changed
+        (Kafka's semantics: a logger already at ``level`` is neither listed nor stamped, a
+        logger the call creates always is). An unknown level is a NotFoundError (Kafka
+        answers 404); a new name over the bounds a BadRequestError."""
         value = KAFKA_LEVELS.get(level.upper())
         if value is None:
             raise NotFoundError(f"invalid log level '{level}'.")
         now = int(time.time() * 1000)
-        changed = []
         if name == "root":
-            logging.getLogger().setLevel(value)
-            changed.append("root")
+            targets = {"root": logging.getLogger()}
+            created = False
         else:
-            self._logger(name).setLevel(value)
-            changed.append(name)
+            created = not isinstance(logging.root.manager.loggerDict.get(name), logging.Logger)
+            targets = {name: self._logger(name)}
             prefix = name + "."
             for other, logger in list(logging.root.manager.loggerDict.items()):
                 if other.startswith(prefix) and isinstance(logger, logging.Logger):
-                    logger.setLevel(value)
-                    changed.append(other)
+                    targets[other] = logger
+        before = {n: logger.getEffectiveLevel() for n, logger in targets.items()}
+        for logger in targets.values():
+            logger.setLevel(value)
+        changed = [n for n in targets if before[n] != value or (created and n == name)]
         for n in changed:
             self._last_modified[n] = now
         return sorted(changed)

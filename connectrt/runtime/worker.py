@@ -214,8 +214,13 @@ class Worker:
         config: Mapping[str, str],
         target: TargetState = TargetState.STARTED,
         validate: bool = True,
+        created: bool = False,
     ) -> None:
         """Validate (unless the caller did), start the connector and its tasks.
+
+        ``created``: a connector new to the cluster; created PAUSED, it stays dormant (neither
+        it nor its tasks start until resumed, as in Kafka Connect), while a PAUSED connector
+        the worker takes up again starts its tasks paused.
 
         Invalid configs raise ConfigError (nothing is started). A connector whose ``start()``
         or ``task_configs()`` raises is kept, reported FAILED with the trace.
@@ -232,6 +237,7 @@ class Worker:
                 exactly_once_source=self.config["exactly.once.source.support"],
             )
         state = WorkerConnector(name, config, None, target)
+        state.dormant = created and target is TargetState.PAUSED
         with state.lock:
             with self._lock:
                 if name in self._connectors:
@@ -246,6 +252,9 @@ class Worker:
         name = state.name
         if state.target is TargetState.STOPPED:
             self.status.put(name, None, State.STOPPED)
+            return
+        if state.dormant:
+            self.status.put(name, None, State.PAUSED)
             return
         changed = self._run_connector(state, "start")
         if changed is None:
@@ -501,7 +510,9 @@ class Worker:
                 state.task_configs = []
                 self.status.put(name, None, State.STOPPED)
                 return
-            if previous is TargetState.STOPPED:
+            if previous is TargetState.STOPPED or state.dormant:
+                # Paused while STOPPED: dormant, as in Kafka Connect; resumed: it starts.
+                state.dormant = target is TargetState.PAUSED
                 self._start_connector_instance(state)
                 return
             for r in list(state.runners.values()):
@@ -520,7 +531,7 @@ class Worker:
         """Restart only the Connector object (Kafka's plain ``POST .../restart``): stop and
         start it; tasks restart only if its new task configs differ."""
         with self._locked(name) as state:
-            if state.target is TargetState.STOPPED:
+            if state.target is TargetState.STOPPED or state.dormant:
                 return
             state.stop_connector(self._graceful_s)
             self.status.put(name, None, State.RESTARTING)

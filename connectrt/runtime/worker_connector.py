@@ -97,6 +97,9 @@ class WorkerConnector:
     fenced_count: int = 0  # tasks of the last generation fenced for (exactly-once sources)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     removed: bool = False  # deleted from its worker: no further lifecycle change applies
+    # PAUSED without having run (created PAUSED, or paused while STOPPED): as in Kafka
+    # Connect, neither the connector nor tasks start, and none are listed, until resumed.
+    dormant: bool = False
 
     @property
     def connector_type(self) -> str:

@@ -191,6 +191,8 @@ def test_initial_state_and_state_changes(worker: Running, tmp_path: Path, unique
     )
     assert r.status_code == 201
     wait_for(lambda: state_of(worker, name) == "PAUSED", 60, "the connector PAUSED")
+    # Created PAUSED, it has not run: no tasks, as in Kafka Connect, until it is resumed.
+    assert worker.http.get(f"/connectors/{name}/status").json()["tasks"] == []
     assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
     wait_for(lambda: state_of(worker, name) == "RUNNING", 60, "the connector RUNNING")
     assert worker.http.put(f"/connectors/{name}/pause").status_code == 202
@@ -398,7 +400,7 @@ def test_plugins_and_validate(worker: Running):
             "importance": "HIGH",
             "documentation": "Maximum number of tasks to use for this connector.",
             "group": "Common",
-            "order": 3,
+            "order_in_group": 3,
             "width": "SHORT",
             "display_name": "Tasks max",
             "dependents": [],

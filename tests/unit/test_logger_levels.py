@@ -23,13 +23,26 @@ def loggers() -> Iterator[LoggerLevels]:
 
 
 def test_a_name_sets_its_descendants_and_remembers_when(loggers: LoggerLevels):
-    assert loggers.set_level(PARENT, "warn") == [PARENT, f"{PARENT}.child"]
+    logging.getLogger(f"{PARENT}.child").setLevel(logging.INFO)
+    assert loggers.set_level(PARENT, "error") == [PARENT, f"{PARENT}.child"]
     child = loggers.level(f"{PARENT}.child")
-    assert child["level"] == "WARNING"
+    assert child["level"] == "ERROR"
     assert isinstance(child["last_modified"], int)
     levels = loggers.all_levels()
-    assert levels[PARENT]["level"] == "WARNING"
+    assert levels[PARENT]["level"] == "ERROR"
     assert "root" in levels
+
+
+def test_a_level_already_in_force_changes_nothing(loggers: LoggerLevels):
+    """Kafka's answer lists only the loggers whose level changed, and stamps only those."""
+    assert loggers.set_level(PARENT, "error") == [PARENT, f"{PARENT}.child"]
+    assert loggers.set_level(PARENT, "ERROR") == []
+    logging.getLogger(f"{PARENT}.child").setLevel(logging.INFO)
+    assert loggers.set_level(PARENT, "error") == [f"{PARENT}.child"]
+    untouched = logging.getLogger().getEffectiveLevel()
+    level_name = logging.getLevelName(untouched)
+    assert loggers.set_level("root", level_name) == []
+    assert loggers.level("root")["last_modified"] is None
 
 
 def test_kafka_level_names(loggers: LoggerLevels):

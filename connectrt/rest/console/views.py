@@ -163,7 +163,7 @@ def _undefined_key(name: str, herder: Herder, definition: Any) -> dict[str, Any]
         "importance": "",
         "documentation": "Not in the plugin's config definition; passed to the connector as is.",
         "group": "Other settings",
-        "order": 0,
+        "order_in_group": 0,
         "width": "NONE",
         "display_name": name,
         "dependents": [],
@@ -196,7 +196,7 @@ def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> di
         d = entry["definition"]
         grouped.setdefault(d["group"] or "Other", []).append(entry)
     for entries in grouped.values():
-        entries.sort(key=lambda e: (e["definition"]["order"], e["definition"]["name"]))
+        entries.sort(key=lambda e: (e["definition"]["order_in_group"], e["definition"]["name"]))
     return {
         "name": infos["name"],
         "error_count": infos["error_count"],

@@ -1,0 +1,386 @@
+"""Apache Kafka Connect 4.4 (distributed mode) run from Maven jars, for differential tests.
+
+:class:`KafkaConnect` starts ``org.apache.kafka.connect.cli.ConnectDistributed`` with plain
+``java -cp`` on a broker the caller runs (the session's Apache Kafka), with a group id and
+config/offset/status topics of its own (unique per instance) and its REST API on a free
+loopback port. The jars come from Maven Central into the user cache
+(``$XDG_CACHE_HOME/connectrt/kafka-connect/<version>/libs``) by the shipped
+``data/kafka_connect/pom.xml``, as :mod:`connectrt.testing.kafka_jars` resolves the broker's.
+
+The FileStream connectors: Maven Central serves ``connect-file`` only up to 4.3.1, which calls
+``org.apache.kafka.common.utils.AppInfoParser``, a class Kafka 4.4 moved to
+``...utils.internals``. The launcher keeps the 4.4 runtime (the version the broker runs and the
+one connectrt's REST API is compared with; running Connect 4.3.1 instead would compare
+connectrt with an older REST API than the one it targets) and compiles the two-method shim
+``data/kafka_connect/AppInfoParser.java`` with ``javac`` into the instance's folder, on the
+runtime's classpath (``org.apache.kafka.common`` classes are never loaded in plugin isolation);
+``connect-file`` itself goes into a folder of ``plugin.path``, never on the classpath. So it
+needs a JDK (javac), as the JSON converter's differential does.
+
+Lifecycle: ``start()`` once; it returns when ``GET /`` answers and ``GET /health`` says the
+worker completed its start-up (the herder joined its group), or kills the JVM and raises
+:class:`KafkaConnectError` with the log's tail. ``stop()`` sends SIGTERM and SIGKILLs after
+``stop_timeout``; idempotent; it removes the folder it created unless ``keep_data`` is set (set
+it when tests failed: ``connect.log`` is kept for them). A test process killed before
+``stop()`` takes the JVM along when it started it from its main thread
+(:mod:`connectrt.testing.child_lifeline`). Not thread-safe for the lifecycle calls; the
+read-only properties may be read from any thread.
+
+Folder layout: ``worker.properties``, ``log4j2.properties``, ``connect.log`` (the runtime's
+Log4j output), ``jvm.out`` (the JVM's stdout/stderr), ``shim/`` (the compiled class) and
+``plugins/connect-file/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from connectrt.errors import ConnectError
+from connectrt.ports import free_port
+from connectrt.testing.child_lifeline import die_with_this_thread
+from connectrt.testing.java_runtime import require_java
+from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
+
+__all__ = ["KAFKA_CONNECT_VERSION", "KafkaConnect", "KafkaConnectError", "kafka_connect_classpath"]
+
+#: The Kafka Connect runtime version the shipped pom pins.
+KAFKA_CONNECT_VERSION = "4.4.0"
+
+_DATA = resources.files("connectrt.testing").joinpath("data/kafka_connect")
+_FILE_PLUGIN_GLOB = "connect-file-*.jar"
+_TAIL_LINES = 80
+
+
+class KafkaConnectError(ConnectError):
+    """Kafka Connect could not be resolved, compiled for, started or reached."""
+
+
+def kafka_connect_classpath(*, mvn: str | None = None, timeout: float = 1800.0) -> Path:
+    """The folder of the runtime's jars (and ``connect-file``'s), resolved by Maven if needed;
+    raises :class:`~connectrt.testing.kafka_jars.MavenUnavailable` when Maven cannot."""
+    folder = kafka_cache_root().parent / "kafka-connect" / KAFKA_CONNECT_VERSION
+    pom = _DATA.joinpath("pom.xml").read_bytes()
+    return maven_classpath(pom, folder, "connect-runtime-*.jar", mvn=mvn, timeout=timeout)
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            text = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class KafkaConnect:
+    """One Kafka Connect 4.4 worker in distributed mode on ``127.0.0.1``, for tests.
+
+    ``bootstrap_servers`` names the broker (Apache Kafka 4.x; Connect's admin calls fail on the
+    embedded broker). ``properties`` adds or overrides worker settings. ``startup_timeout``
+    bounds one start after the jars are resolved.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        properties: Mapping[str, str] | None = None,
+        startup_timeout: float = 180.0,
+        stop_timeout: float = 30.0,
+        java: str | None = None,
+        mvn: str | None = None,
+        heap: str = "384m",
+        keep_data: bool = False,
+    ) -> None:
+        self.bootstrap_servers = bootstrap_servers
+        self._requested_data_dir = Path(data_dir) if data_dir is not None else None
+        self._data_dir: Path | None = None
+        self._owns_data_dir = False
+        self._extra = dict(properties or {})
+        self._startup_timeout = startup_timeout
+        self._stop_timeout = stop_timeout
+        self._java_arg = java
+        self._mvn = mvn
+        self._heap = heap
+        #: Keep the folder (``connect.log`` included) on ``stop()`` even when it was created here.
+        self.keep_data = keep_data
+        run = uuid.uuid4().hex[:8]
+        #: The group id and internal topics, unique to this instance.
+        self.group_id = f"kafka-connect-{run}"
+        self.topics = {
+            "config.storage.topic": f"kc-configs-{run}",
+            "offset.storage.topic": f"kc-offsets-{run}",
+            "status.storage.topic": f"kc-status-{run}",
+        }
+        self._port: int | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._jvm_out: int | None = None
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise KafkaConnectError("KafkaConnect has not been started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``, the REST API's base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def data_dir(self) -> Path:
+        if self._data_dir is None:
+            raise KafkaConnectError("KafkaConnect has not been started")
+        return self._data_dir
+
+    @property
+    def log_path(self) -> Path:
+        """The runtime's Log4j log, ``connect.log`` in the folder."""
+        return self.data_dir / "connect.log"
+
+    def is_alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def output_tail(self, lines: int = _TAIL_LINES) -> str:
+        """The last lines of ``connect.log``, then of the JVM's own output if it wrote any."""
+        if self._data_dir is None:
+            return ""
+        text = _tail(self.log_path, lines)
+        jvm = _tail(self._data_dir / "jvm.out", lines)
+        return f"{text}\n-- JVM output:\n{jvm}" if jvm else text
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> KafkaConnect:
+        """Resolve the jars, compile the shim, start the JVM and wait until it is ready."""
+        if self._proc is not None:
+            raise KafkaConnectError("KafkaConnect already started")
+        java = require_java(self._java_arg)
+        libs = kafka_connect_classpath(mvn=self._mvn)
+        if self._requested_data_dir is not None:
+            self._data_dir = self._requested_data_dir
+            self._data_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            self._data_dir = Path(tempfile.mkdtemp(prefix="connectrt-kafka-connect-"))
+            self._owns_data_dir = True
+        self._port = free_port()
+        try:
+            shim = self._compile_shim(java, libs)
+            self._install_file_plugin(libs)
+            self._write_configs()
+            jars = sorted(p for p in libs.glob("*.jar") if not p.match(_FILE_PLUGIN_GLOB))
+            self._launch(java, ":".join([*map(str, jars), str(shim)]))
+        except BaseException:
+            self.keep_data = True
+            self._kill_process()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM the worker, SIGKILL it after ``stop_timeout`` s; remove the folder this
+        instance created unless ``keep_data``. Idempotent."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=self._stop_timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+            except ProcessLookupError:
+                pass
+        self._close_jvm_out()
+        if self._owns_data_dir and not self.keep_data and self._data_dir is not None:
+            shutil.rmtree(self._data_dir, ignore_errors=True)
+            self._owns_data_dir = False
+
+    def __enter__(self) -> KafkaConnect:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc is not None:
+            self.keep_data = True
+        self.stop()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _compile_shim(self, java: str, libs: Path) -> Path:
+        javac = shutil.which("javac", path=str(Path(java).resolve().parent)) or shutil.which(
+            "javac"
+        )
+        if javac is None:
+            raise KafkaConnectError(
+                "No javac (a JDK 17+) to compile the AppInfoParser shim that lets connect-file "
+                "4.3.1 run on Kafka Connect 4.4"
+            )
+        source = self.data_dir / "AppInfoParser.java"
+        source.write_text(_DATA.joinpath("AppInfoParser.java").read_text("utf-8"), "utf-8")
+        out = self.data_dir / "shim"
+        result = subprocess.run(
+            [javac, "-nowarn", "-cp", f"{libs}/*", "-d", str(out), str(source)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=300,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise KafkaConnectError(f"javac could not compile the shim:\n{result.stderr[-4000:]}")
+        return out
+
+    def _install_file_plugin(self, libs: Path) -> None:
+        jars = sorted(libs.glob(_FILE_PLUGIN_GLOB))
+        if not jars:
+            raise KafkaConnectError(f"No {_FILE_PLUGIN_GLOB} in {libs}")
+        folder = self.data_dir / "plugins" / "connect-file"
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(jars[-1], folder / jars[-1].name)
+
+    def _write_configs(self) -> None:
+        settings = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            **self.topics,
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "offset.storage.partitions": "3",
+            "status.storage.partitions": "1",
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "offset.flush.interval.ms": "500",
+            "listeners": f"http://127.0.0.1:{self.port}",
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": str(self.port),
+            "plugin.path": str(self.data_dir / "plugins"),
+            # Every plugin here ships a ServiceLoader manifest; scanning takes seconds more.
+            "plugin.discovery": "service_load",
+            # A lone test worker: no delay before reassigning the tasks of a departed member.
+            "scheduled.rebalance.max.delay.ms": "0",
+            "session.timeout.ms": "10000",
+            "heartbeat.interval.ms": "1000",
+            "task.shutdown.graceful.timeout.ms": "5000",
+        }
+        settings.update(self._extra)
+        lines = [f"{key}={value}" for key, value in settings.items()]
+        (self.data_dir / "worker.properties").write_text("\n".join(lines) + "\n", "utf-8")
+        log4j = [
+            "status = warn",
+            "name = connectrt-kafka-connect-test",
+            "appender.file.type = File",
+            "appender.file.name = FILE",
+            f"appender.file.fileName = {self.log_path}",
+            "appender.file.append = true",
+            "appender.file.layout.type = PatternLayout",
+            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+            "rootLogger.level = INFO",
+            "rootLogger.appenderRef.file.ref = FILE",
+            # Client configs logged in full at every producer/consumer/admin creation.
+            "logger.clients.name = org.apache.kafka.clients",
+            "logger.clients.level = WARN",
+        ]
+        (self.data_dir / "log4j2.properties").write_text("\n".join(log4j) + "\n", "utf-8")
+
+    def _launch(self, java: str, classpath: str) -> None:
+        self._jvm_out = os.open(
+            self.data_dir / "jvm.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+        )
+        cmd = [
+            java,
+            f"-Xms{self._heap}",
+            f"-Xmx{self._heap}",
+            "-Djava.awt.headless=true",
+            "-XX:+ExitOnOutOfMemoryError",
+            "-XX:TieredStopAtLevel=1",  # a test worker: start fast, run little
+            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+            "-cp",
+            classpath,
+            "org.apache.kafka.connect.cli.ConnectDistributed",
+            str(self.data_dir / "worker.properties"),
+        ]
+        try:
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._jvm_out,
+                stderr=subprocess.STDOUT,
+                cwd=self.data_dir,
+                start_new_session=True,
+                preexec_fn=die_with_this_thread(),
+            )
+        except OSError as exc:
+            raise KafkaConnectError(f"Could not start {java!r}: {exc}") from exc
+        self._wait_until_ready()
+
+    def _fail(self, reason: str) -> KafkaConnectError:
+        return KafkaConnectError(
+            f"Kafka Connect on {self.url} {reason}. Folder (kept): {self.data_dir}. "
+            f"Last lines of {self.log_path}:\n{self.output_tail() or '(empty)'}"
+        )
+
+    def _wait_until_ready(self) -> None:
+        """``GET /`` answers, then ``GET /health`` says 200 (start-up complete)."""
+        assert self._proc is not None
+        deadline = time.monotonic() + self._startup_timeout
+        last = "no answer yet"
+        with httpx.Client(base_url=self.url, timeout=10) as http:
+            for path in ("/", "/health"):
+                while True:
+                    if self._proc.poll() is not None:
+                        raise self._fail(f"exited with status {self._proc.returncode}")
+                    if time.monotonic() > deadline:
+                        raise self._fail(
+                            f"did not answer GET {path} with 200 within "
+                            f"{self._startup_timeout:.0f} s (last: {last})"
+                        )
+                    try:
+                        response = http.get(path)
+                    except httpx.HTTPError as exc:
+                        last = repr(exc)
+                    else:
+                        if response.status_code == 200:
+                            break
+                        last = f"{response.status_code} {response.text[:200]}"
+                    time.sleep(0.2)
+
+    def _kill_process(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=30)
+        self._close_jvm_out()
+
+    def _close_jvm_out(self) -> None:
+        if self._jvm_out is not None:
+            os.close(self._jvm_out)
+            self._jvm_out = None
