@@ -191,7 +191,7 @@ class ConfigKeyInfo(_Model):
     importance: str
     documentation: str
     group: str | None
-    order: int
+    order_in_group: int
     width: str
     display_name: str
     dependents: list[str]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from connectrt.converters import JsonConverter
@@ -133,6 +134,18 @@ def _make_struct(schema: Schema, values: dict[str, Any]) -> Struct:
     return struct
 
 
+def _has_negative_zero(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == 0.0 and math.copysign(1.0, value) < 0
+    if isinstance(value, Struct):
+        return any(_has_negative_zero(value.get(f)) for f in value.schema.fields)
+    if isinstance(value, list):
+        return any(_has_negative_zero(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_negative_zero(k) or _has_negative_zero(v) for k, v in value.items())
+    return False
+
+
 @st.composite
 def schema_and_value(draw: st.DrawFn) -> tuple[Schema, Any]:
     schema = draw(schemas)
@@ -147,6 +160,9 @@ def schema_and_value(draw: st.DrawFn) -> tuple[Schema, Any]:
 @given(case=schema_and_value(), decimal_format=st.sampled_from(["BASE64", "NUMERIC"]))
 def test_round_trip(case: tuple[Schema, Any], decimal_format: str) -> None:
     schema, value = case
+    # Kafka's reader parses numbers as BigDecimal, so -0.0 reads back as 0.0 (as in Java);
+    # test_json_converter.py checks that case on its own.
+    assume(not _has_negative_zero(value))
     writer = JsonConverter()
     writer.configure({"decimal.format": decimal_format}, False)
     data = writer.from_connect_data("t", schema, value)
