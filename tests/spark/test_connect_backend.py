@@ -27,6 +27,7 @@ from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import rest_worker_props, wait_for
 from tests.rate_support import assert_within_10_percent, measured_rate, source_committed
 from tests.spark.test_backend import (
+    COOPERATIVE_STOP,
     SINK,
     SparkWorker,
     check_crashed_source,
@@ -44,7 +45,9 @@ STRING = "org.apache.kafka.connect.storage.StringConverter"
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker, spark_connect: SparkSession) -> Iterator[SparkWorker]:
-    props = rest_worker_props(broker.bootstrap_servers, **{"offset.flush.interval.ms": "300"})
+    props = rest_worker_props(
+        broker.bootstrap_servers, **{"offset.flush.interval.ms": "300", **COOPERATIVE_STOP}
+    )
     process, executor = build_spark_worker(props, spark_connect)
     assert isinstance(executor.launcher, ConnectLauncher)
     stop = threading.Event()
