@@ -20,12 +20,20 @@ the commit record of its transaction (pgoutput announces it in Begin) and i the 
 the transaction. Transactions arrive in commit order, so ``(L, i)`` orders every record. Confirming
 the slot at L makes the server send that transaction again after a restart; records at or before
 the committed ``(L, i)`` are then skipped, so the restart neither loses nor repeats what the
-offsets hold. A snapshot interrupted before its last record was committed is taken again (a
-new, non-exported snapshot, then the stream from the slot's position: at least once).
+offsets hold.
+
+Snapshot positions. Tables are read in name order, each ``ORDER BY`` its primary key, and a
+snapshot record's offset holds its table (``snapshot_table``) and its key (``snapshot_key``, the
+key columns' text). A snapshot interrupted before its last record was committed resumes in a new
+(not exported) snapshot after that row: the tables before it are not read again, and its table
+continues at the first key after it (a table without a primary key is read again from its start).
+Rows that changed between the slot's consistent point and the resumed snapshot are also streamed
+after it (the stream starts at the slot's position): at least once for those, never lost.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import select
 import threading
@@ -65,11 +73,19 @@ class _Snapshot:
     """The snapshot in progress: its transaction, the tables left and the row held back (the
     row after it decides whether it is the last of its table)."""
 
-    def __init__(self, conn: Any, tables: list[TableInfo], lsn: int, txid: int) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        tables: list[TableInfo],
+        lsn: int,
+        txid: int,
+        after_key: list[str] | None = None,
+    ) -> None:
         self.conn = conn
         self.tables = tables
         self.lsn = lsn
         self.txid = txid
+        self.after_key = after_key  # resume the first table after this key (its text)
         self.ts_us = time.time_ns() // 1000
         self.cursor: Any = None
         self.held: tuple[Any, ...] | None = None
@@ -128,6 +144,10 @@ class PostgresCdcSourceTask(SourceTask):
             not offset.get("snapshot") or bool(offset.get("last_snapshot_record"))
         )
         want_snapshot = settings.snapshot and not snapshot_done
+        resume_from: tuple[str, list[str] | None] | None = None
+        if want_snapshot and offset is not None and offset.get("snapshot_table"):
+            key = offset.get("snapshot_key")
+            resume_from = (str(offset["snapshot_table"]), None if key is None else json.loads(key))
         if offset is not None and snapshot_done:
             self._resume = (int(offset["lsn_commit"]), int(offset["event"]))
             self._last_commit_lsn = int(offset["lsn_commit"])
@@ -169,7 +189,7 @@ class PostgresCdcSourceTask(SourceTask):
                     settings.topic_prefix,
                     settings.slot_name,
                 )
-            self._begin_snapshot(settings, names, exported, consistent or 0)
+            self._begin_snapshot(settings, names, exported, consistent or 0, resume_from)
         else:
             self._start_streaming()
 
@@ -191,8 +211,31 @@ class PostgresCdcSourceTask(SourceTask):
             self._stopping.wait(0.5)
 
     def _begin_snapshot(
-        self, settings: CdcSettings, names: list[tuple[str, str]], exported: str | None, lsn: int
+        self,
+        settings: CdcSettings,
+        names: list[tuple[str, str]],
+        exported: str | None,
+        lsn: int,
+        resume_from: tuple[str, list[str] | None] | None = None,
     ) -> None:
+        """Open the snapshot's transaction (in the slot's exported snapshot when there is one)
+        and list the non-empty tables to read; ``resume_from`` (table, key of its last committed
+        row) skips the tables before that table and that table's rows up to the key."""
+        after_key: list[str] | None = None
+        if resume_from is not None:
+            table_name, after_key = resume_from
+            qualified = [f"{s}.{t}" for s, t in names]
+            if table_name in qualified:
+                names = names[qualified.index(table_name) :]
+            else:  # that table is no longer captured: start at the next one
+                names = [n for n, q in zip(names, qualified, strict=True) if q > table_name]
+                after_key = None
+            log.info(
+                "Resuming the snapshot of %s at table %s after key %s",
+                settings.topic_prefix,
+                table_name,
+                after_key,
+            )
         snap = psycopg2.connect(**settings.dsn())
         with snap.cursor() as cur:
             cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -207,7 +250,11 @@ class PostgresCdcSourceTask(SourceTask):
                 cur.execute(f"SELECT EXISTS (SELECT 1 FROM {info.qualified})")
                 if cur.fetchone()[0]:
                     tables.append(info)
-        self._snapshot = _Snapshot(snap, tables, lsn, txid)
+                elif after_key is not None and not tables:
+                    after_key = None  # the resumed table is empty now
+        if tables and not tables[0].key:
+            after_key = None  # no key to resume after: the table is read again
+        self._snapshot = _Snapshot(snap, tables, lsn, txid, after_key)
         log.info("Snapshot of %d non-empty tables at LSN %s", len(tables), format_lsn(lsn))
         if not tables:
             self._finish_snapshot()
@@ -263,10 +310,15 @@ class PostgresCdcSourceTask(SourceTask):
             if snap.cursor is None:
                 snap.cursor = snap.conn.cursor(name=f"cdc_snapshot_{len(snap.tables)}")
                 snap.cursor.itersize = settings.snapshot_fetch_size
-                columns = ", ".join(f"{quote_ident(c.name)}::text" for c in info.columns)
-                snap.cursor.execute(f"SELECT {columns} FROM {info.qualified}")
+                snap.cursor.execute(*_snapshot_query(info, snap.after_key))
+                snap.after_key = None
                 snap.held = snap.cursor.fetchone()
                 snap.first_in_table = True
+                if snap.held is None:  # the rows after the resumed key are gone
+                    snap.cursor.close()
+                    snap.cursor = None
+                    snap.tables.pop(0)
+                    continue
             rows = snap.cursor.fetchmany(settings.max_batch_size - len(out))
             batch = [snap.held, *rows]
             if not rows:  # the held row is the table's last
@@ -274,17 +326,22 @@ class PostgresCdcSourceTask(SourceTask):
                 snap.cursor = None
                 snap.tables.pop(0)
                 last_table = not snap.tables
-                out.extend(self._snapshot_record(events, batch[0], True, last_table))
+                out.extend(self._snapshot_record(events, info, batch[0], True, last_table))
                 continue
             for row in batch[:-1]:
-                out.extend(self._snapshot_record(events, row, False, False))
+                out.extend(self._snapshot_record(events, info, row, False, False))
             snap.held = batch[-1]
         if not snap.tables:
             self._finish_snapshot()
         return out
 
     def _snapshot_record(
-        self, events: TableEvents, row: tuple[Any, ...], last_in_table: bool, last: bool
+        self,
+        events: TableEvents,
+        info: TableInfo,
+        row: tuple[Any, ...],
+        last_in_table: bool,
+        last: bool,
     ) -> list[SourceRecord]:
         snap = self._snapshot
         assert snap is not None
@@ -308,9 +365,11 @@ class PostgresCdcSourceTask(SourceTask):
             "ts_usec": snap.ts_us,
             "snapshot": True,
             "last_snapshot_record": last,
+            "snapshot_table": f"{info.schema}.{info.table}",
+            "snapshot_key": _key_text(info, row),
         }
-        info = SourceInfo(snap.ts_us, marker, snap.txid, snap.lsn, None)
-        return events.records("r", None, events.row(row), info, self._partition, [offset])
+        source = SourceInfo(snap.ts_us, marker, snap.txid, snap.lsn, None)
+        return events.records("r", None, events.row(row), source, self._partition, [offset])
 
     def _finish_snapshot(self) -> None:
         snap, self._snapshot = self._snapshot, None
@@ -495,6 +554,34 @@ class PostgresCdcSourceTask(SourceTask):
                         )
                     )
             _quietly(conn.close)
+
+
+def _snapshot_query(info: TableInfo, after_key: list[str] | None) -> tuple[str, tuple[str, ...]]:
+    """The SELECT of one table's snapshot: every column as text, in primary key order, from
+    the first key after ``after_key`` when resuming (the key's text values, compared in the
+    columns' own types). Columns are qualified (``t.``) so that ORDER BY sorts by the key
+    columns, not by the text output columns of the same names."""
+    columns = ", ".join(f"t.{quote_ident(c.name)}::text" for c in info.columns)
+    sql = f"SELECT {columns} FROM {info.qualified} AS t"
+    if not info.key:
+        return sql, ()
+    keys = ", ".join(f"t.{quote_ident(k)}" for k in info.key)
+    params: tuple[str, ...] = ()
+    if after_key is not None and len(after_key) == len(info.key):
+        # Untyped literals: PostgreSQL reads each in its key column's type.
+        bounds = ", ".join("%s" for _ in info.key)
+        sql += f" WHERE ({keys}) > ({bounds})" if len(info.key) > 1 else f" WHERE {keys} > {bounds}"
+        params = tuple(after_key)
+    return f"{sql} ORDER BY {keys}", params
+
+
+def _key_text(info: TableInfo, row: tuple[Any, ...]) -> str | None:
+    """The text of a snapshot row's primary key columns as a JSON list (offsets hold only
+    primitive values); None for a table without a primary key."""
+    if not info.key:
+        return None
+    names = [c.name for c in info.columns]
+    return json.dumps([row[names.index(k)] for k in info.key])
 
 
 def _position(record: SourceRecord) -> tuple[int, int]:
