@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import select
 import threading
 import time
@@ -59,7 +60,7 @@ from .catalog import (
 )
 from .columns import ColumnInfo
 from .config import CdcSettings, parse_settings
-from .events import CONNECTOR_VERSION, SourceInfo, TableEvents
+from .events import CONNECTOR_VERSION, SourceInfo, TableEvents, heartbeat_record
 from .pgoutput import Begin, Change, Commit, Relation, Truncate, decode
 
 __all__ = ["PostgresCdcSourceTask"]
@@ -67,6 +68,7 @@ __all__ = ["PostgresCdcSourceTask"]
 log = logging.getLogger(__name__)
 
 _SLOT_BUSY_WAIT_S = 60.0
+_LAG_REFRESH_S = 2.0  # how often poll() measures the slot's lag for /metrics
 
 
 class _Snapshot:
@@ -107,8 +109,12 @@ class PostgresCdcSourceTask(SourceTask):
         self._txn: Begin | None = None
         self._index = 0
         self._last_commit_lsn: int | None = None
+        self._position: tuple[int, int] = (-1, -1)  # of the newest record handled (or skipped)
         self._acked = -1  # the highest lsn_commit of an acknowledged streamed record
         self._confirmed = -1
+        self._next_heartbeat = 0.0
+        self._lag = math.nan  # bytes of WAL the slot keeps: read by /metrics (another thread)
+        self._next_lag_check = 0.0
         self._stopping = threading.Event()
         self._lock = threading.Lock()
 
@@ -121,6 +127,15 @@ class PostgresCdcSourceTask(SourceTask):
         self._settings = settings
         self._stopping.clear()
         self._partition = {"server": settings.topic_prefix}
+        metrics = self.context.plugin_metrics
+        if metrics is not None:
+            name = metrics.metric_name(
+                "slot-lag-bytes",
+                "Bytes of WAL between the server's current position and the replication slot's "
+                "confirmed position (what the slot keeps from being removed)",
+                {"slot": settings.slot_name},
+            )
+            metrics.add_metric(name, lambda: self._lag)
         try:
             self._start(settings)
         except psycopg2.Error as e:
@@ -150,6 +165,7 @@ class PostgresCdcSourceTask(SourceTask):
             resume_from = (str(offset["snapshot_table"]), None if key is None else json.loads(key))
         if offset is not None and snapshot_done:
             self._resume = (int(offset["lsn_commit"]), int(offset["event"]))
+            self._position = self._resume
             self._last_commit_lsn = int(offset["lsn_commit"])
         slot = self._wait_for_slot(conn, settings)
         if slot is not None and (slot.plugin != "pgoutput" or slot.database != settings.dbname):
@@ -279,6 +295,7 @@ class PostgresCdcSourceTask(SourceTask):
             else:
                 stopped = False
                 try:
+                    self._measure_lag()
                     if self._snapshot is not None:
                         return self._poll_snapshot() or None
                     return self._poll_stream() or None
@@ -287,6 +304,22 @@ class PostgresCdcSourceTask(SourceTask):
         if stopped:
             self._stopping.wait(0.2)
         return None
+
+    def _measure_lag(self) -> None:
+        """Every few seconds, the bytes between the server's WAL position and the slot's
+        confirmed position (for the ``slot-lag-bytes`` metric)."""
+        now = time.monotonic()
+        if now < self._next_lag_check or self._conn is None or self._settings is None:
+            return
+        self._next_lag_check = now + _LAG_REFRESH_S
+        with self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots "
+                "WHERE slot_name = %s",
+                (self._settings.slot_name,),
+            )
+            row = cur.fetchone()
+        self._lag = math.nan if row is None or row[0] is None else float(row[0])
 
     def _stream_error(self, e: psycopg2.Error) -> Exception:
         assert self._settings is not None
@@ -378,6 +411,7 @@ class PostgresCdcSourceTask(SourceTask):
         snap.conn.rollback()
         snap.conn.close()
         self._resume = (snap.lsn, -1)
+        self._position = max(self._position, self._resume)
         self._by_name.clear()
         log.info("Snapshot done; streaming changes after LSN %s", format_lsn(snap.lsn))
         self._start_streaming()
@@ -400,6 +434,9 @@ class PostgresCdcSourceTask(SourceTask):
         assert settings is not None and cursor is not None
         out: list[SourceRecord] = []
         deadline = time.monotonic() + min(settings.poll_interval_s, 1.0)
+        beat = settings.heartbeat_interval_s
+        if beat > 0:
+            deadline = min(deadline, max(self._next_heartbeat, time.monotonic()))
         while len(out) < settings.max_batch_size and not self._stopping.is_set():
             message = cursor.read_message()
             if message is None:
@@ -411,7 +448,35 @@ class PostgresCdcSourceTask(SourceTask):
                 select.select([cursor], [], [], min(remaining, 0.2))
                 continue
             self._handle(message.payload, message.data_start, out)
+        if beat > 0 and time.monotonic() >= self._next_heartbeat:
+            self._next_heartbeat = time.monotonic() + beat
+            out.append(self._heartbeat(cursor))
         return out
+
+    def _heartbeat(self, cursor: Any) -> SourceRecord:
+        """A heartbeat record at the newest position it is safe to confirm the slot at: the
+        server's WAL end as last reported (keepalives included) when no transaction is open and
+        it lies past every record handled (all WAL before it was decoded and sent, so what it
+        skips holds no change of the captured tables), else the newest record's position."""
+        settings = self._settings
+        assert settings is not None
+        if settings.heartbeat_query:
+            with self._conn.cursor() as cur:
+                cur.execute(settings.heartbeat_query)
+        wal_end = int(cursor.wal_end or 0)
+        if self._txn is None and wal_end > self._position[0]:
+            self._position = (wal_end, -1)
+        lsn, event = self._position
+        offset = {
+            "lsn": lsn,
+            "lsn_commit": lsn,
+            "event": event,
+            "ts_usec": time.time_ns() // 1000,
+            "heartbeat": True,
+        }
+        return heartbeat_record(
+            settings.heartbeat_topic, settings.topic_prefix, self._partition, offset
+        )
 
     def _handle(self, payload: bytes, lsn: int, out: list[SourceRecord]) -> None:
         decoded = decode(payload)
@@ -491,6 +556,8 @@ class PostgresCdcSourceTask(SourceTask):
             )
             self._index += 1
         records = events.records(op, before, after, self._info(txn, lsn), self._partition, offsets)
+        last = offsets[-1]
+        self._position = max(self._position, (int(last["lsn_commit"]), int(last["event"])))
         resume = self._resume
         if resume is not None:  # skip what was committed before a restart
             records = [r for r in records if _position(r) > resume]
@@ -504,7 +571,7 @@ class PostgresCdcSourceTask(SourceTask):
     # -- offsets ---------------------------------------------------------------------------
     def commit_record(self, record: SourceRecord, metadata: Any | None) -> None:
         offset = record.source_offset
-        if offset is not None and not offset.get("snapshot"):
+        if offset is not None and not offset.get("snapshot") and int(offset["lsn_commit"]) > 0:
             commit_lsn = int(offset["lsn_commit"])
             if commit_lsn > self._acked:
                 self._acked = commit_lsn
