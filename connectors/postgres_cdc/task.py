@@ -22,6 +22,16 @@ the slot at L makes the server send that transaction again after a restart; reco
 the committed ``(L, i)`` are then skipped, so the restart neither loses nor repeats what the
 offsets hold.
 
+Heartbeats (``heartbeat.interval.ms``). While streaming, ``poll`` adds a heartbeat record
+(Debezium's, to ``<topic.heartbeat.prefix>.<topic.prefix>``) every interval. Its offset is the
+server's WAL end as psycopg2 last saw it (keepalives included) when no transaction is open and
+that lies past every record handled, as ``(L, -1)``: everything before it was decoded and sent,
+so committing it lets ``commit`` confirm the slot past WAL with no change of the captured
+tables, which an idle slot would otherwise keep. ``poll`` also measures the slot's lag every few
+seconds (``pg_current_wal_lsn() - confirmed_flush_lsn``) into a float that the
+``slot-lag-bytes`` plugin metric (KIP-877) reads from the REST threads (a single float store:
+no lock needed).
+
 Snapshot positions. Tables are read in name order, each ``ORDER BY`` its primary key, and a
 snapshot record's offset holds its table (``snapshot_table``) and its key (``snapshot_key``, the
 key columns' text). A snapshot interrupted before its last record was committed resumes in a new
