@@ -43,6 +43,7 @@ _SNAPSHOT_VALUES = (
 SOURCE_SCHEMA: Schema = (
     SchemaBuilder.struct()
     .name("io.debezium.connector.postgresql.Source")
+    .version(1)
     .field("version", SchemaBuilder.string().build())
     .field("connector", SchemaBuilder.string().build())
     .field("name", SchemaBuilder.string().build())
@@ -66,6 +67,8 @@ SOURCE_SCHEMA: Schema = (
     .field("txId", SchemaBuilder.int64().optional().build())
     .field("lsn", SchemaBuilder.int64().optional().build())
     .field("xmin", SchemaBuilder.int64().optional().build())
+    .field("origin", SchemaBuilder.string().optional().build())
+    .field("origin_lsn", SchemaBuilder.int64().optional().build())
     .build()
 )
 
@@ -204,7 +207,8 @@ class TableEvents:
             [
                 None if info.last_commit_lsn is None else str(info.last_commit_lsn),
                 None if info.lsn is None else str(info.lsn),
-            ]
+            ],
+            separators=(",", ":"),  # as Debezium writes it
         )
         return (
             Struct(SOURCE_SCHEMA)

@@ -495,7 +495,9 @@ class PostgresCdcSourceTask(SourceTask):
             self._index = 0
         elif isinstance(decoded, Commit):
             self._txn = None
-            self._last_commit_lsn = decoded.commit_lsn
+            # Debezium's ``sequence`` names the end of the last commit record (the position
+            # the stream reports for a Commit message), not its start.
+            self._last_commit_lsn = decoded.end_lsn
         elif isinstance(decoded, Relation):
             self._on_relation(decoded)
         elif isinstance(decoded, Change):

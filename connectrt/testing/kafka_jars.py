@@ -33,6 +33,7 @@ __all__ = [
     "kafka_jars_cached",
     "kafka_version",
     "pom_bytes",
+    "resolve_pom",
 ]
 
 _POM_NS = {"m": "http://maven.apache.org/POM/4.0.0"}
@@ -63,12 +64,12 @@ def kafka_cache_root() -> Path:
     return Path(base) / "connectrt" / "kafka"
 
 
-def _is_complete(folder: Path, pom: bytes) -> bool:
+def _is_complete(folder: Path, pom: bytes, marker: str = "kafka_*.jar") -> bool:
     try:
         same_pom = (folder / "pom.xml").read_bytes() == pom
     except OSError:
         return False
-    return same_pom and any((folder / "libs").glob("kafka_*.jar"))
+    return same_pom and any((folder / "libs").glob(marker))
 
 
 def kafka_jars_cached(cache_root: Path | None = None) -> bool:
@@ -90,10 +91,25 @@ def kafka_classpath(
     ``timeout`` seconds overall. Raises :class:`MavenUnavailable` with Maven's output on failure.
     """
     root = cache_root if cache_root is not None else kafka_cache_root()
-    pom = pom_bytes()
-    version = kafka_version()
+    return resolve_pom(root, kafka_version(), pom_bytes(), "kafka_*.jar", mvn=mvn, timeout=timeout)
+
+
+def resolve_pom(
+    root: Path,
+    version: str,
+    pom: bytes,
+    marker: str,
+    *,
+    mvn: str | None = None,
+    timeout: float = 1800.0,
+) -> Path:
+    """The ``libs`` folder of jars ``pom``'s dependencies resolve to, cached as
+    ``root/<version>/libs`` (complete once it holds a jar matching the glob ``marker`` and a
+    copy of the same pom); resolved with Maven under the lock described in the module
+    docstring when missing or stale. Used for the broker and for other jar sets tests run
+    (:mod:`connectrt.testing.debezium`)."""
     folder = root / version
-    if _is_complete(folder, pom):
+    if _is_complete(folder, pom, marker):
         return folder / "libs"
     root.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
@@ -105,22 +121,22 @@ def kafka_classpath(
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise MavenUnavailable(
-                        f"Another process has been resolving Apache Kafka {version}'s jars into "
+                        f"Another process has been resolving {version}'s jars into "
                         f"{folder} for over {timeout:.0f} s (lock {lock.name})"
                     ) from None
                 time.sleep(0.5)
         try:
-            if not _is_complete(folder, pom):  # another process may have finished meanwhile
+            if not _is_complete(folder, pom, marker):  # another process may have finished
                 # Left by a resolution that was killed; nobody else writes them while we lock.
                 for leftover in root.glob(f".{version}.*-*"):
                     shutil.rmtree(leftover, ignore_errors=True)
-                _resolve(folder, pom, mvn, max(deadline - time.monotonic(), 60.0))
+                _resolve(folder, pom, mvn, max(deadline - time.monotonic(), 60.0), marker)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
     return folder / "libs"
 
 
-def _resolve(folder: Path, pom: bytes, mvn: str | None, timeout: float) -> None:
+def _resolve(folder: Path, pom: bytes, mvn: str | None, timeout: float, marker: str) -> None:
     binary = mvn or shutil.which("mvn")
     if binary is None:
         raise MavenUnavailable(
@@ -159,7 +175,7 @@ def _resolve(folder: Path, pom: bytes, mvn: str | None, timeout: float) -> None:
             raise MavenUnavailable(
                 f"Maven did not resolve Apache Kafka's jars within {timeout:.0f} s"
             ) from exc
-        if result.returncode != 0 or not _is_complete(staging, pom):
+        if result.returncode != 0 or not _is_complete(staging, pom, marker):
             output = (result.stdout + result.stderr).strip()[-_OUTPUT_TAIL_CHARS:]
             raise MavenUnavailable(
                 f"'{' '.join(cmd)}' exited with status {result.returncode} without the broker's "

@@ -170,7 +170,7 @@ def test_snapshot_then_changes_arrive_as_debezium_envelopes(
         "price": "AJY=",  # 150 unscaled, base64 as Kafka's JsonConverter writes it
         "made": 19724,
         "seen": 1704164645123456,
-        "at": "2024-01-02T01:04:05Z",
+        "at": "2024-01-02T01:04:05.000000Z",
         "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
         "doc": '{"k": 1}',
         "raw": "AQI=",
