@@ -6,9 +6,10 @@ the 4.3 worker runs against the 4.4 broker) and
 :func:`debezium_plugin_path` Debezium's PostgreSQL connector as a plugin folder
 (``data/debezium/postgres/pom.xml``), each into a user cache the way
 :mod:`connectrt.testing.kafka_jars` caches the broker (``$XDG_CACHE_HOME/connectrt/...``,
-resolved with Maven only when missing or stale, under a lock). :class:`KafkaConnect` runs one
-distributed Kafka Connect worker JVM (``ConnectDistributed``) on a free port against a broker,
-with its own internal topics, and stops it by its pid.
+resolved with Maven only when missing or stale, under a lock). :func:`normalize_event` and
+:func:`event_differences` compare two connectors' JsonConverter events. :class:`KafkaConnect`
+runs one distributed Kafka Connect worker JVM (``ConnectDistributed``) on a free port against a
+broker, with its own internal topics, and stops it by its pid.
 
 Lifecycle: ``start()`` once (blocks until the REST API answers), ``stop()`` once (idempotent),
 or a context manager. Not thread-safe.
@@ -16,6 +17,7 @@ or a context manager. Not thread-safe.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -41,6 +43,8 @@ __all__ = [
     "KafkaConnect",
     "connect_classpath",
     "debezium_plugin_path",
+    "event_differences",
+    "normalize_event",
 ]
 
 CONNECT_VERSION = "4.3.1"  # Debezium 3.6.1 does not run on 4.4 (see the pom)
@@ -214,3 +218,49 @@ class KafkaConnect:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+_VARYING_ENVELOPE = {"ts_ms", "ts_us", "ts_ns"}
+_VARYING_SOURCE = {"version", "name"}
+# A snapshot's time, transaction and position are each connector's own (its slot's).
+_VARYING_SNAPSHOT_SOURCE = {"ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"}
+
+
+def normalize_event(event: Any, prefix: str) -> Any:
+    """The event with ``prefix`` replaced by ``P`` in names and the varying fields removed."""
+    if event is None:
+        return None
+    text = json.dumps(event).replace(f'"{prefix}.', '"P.').replace(f'"{prefix}"', '"P"')
+    out = json.loads(text)
+    payload = out.get("payload")
+    if isinstance(payload, dict) and "source" in payload:
+        for name in _VARYING_ENVELOPE:
+            payload.pop(name, None)
+        source = payload["source"]
+        for name in _VARYING_SOURCE:
+            source.pop(name, None)
+        if payload.get("op") == "r":
+            for name in _VARYING_SNAPSHOT_SOURCE:
+                source.pop(name, None)
+    return out
+
+
+def event_differences(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """Paths where ``a`` (Debezium's event) and ``b`` (connectrt's) differ, with both values
+    (schema fields are matched by name)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a or k not in b:
+                out.append((f"{path}.{k}", a.get(k, "<absent>"), b.get(k, "<absent>")))
+            else:
+                out.extend(event_differences(a[k], b[k], f"{path}.{k}"))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        if all(isinstance(x, dict) and "field" in x for x in a + b):  # schema fields by name
+            return event_differences({x["field"]: x for x in a}, {x["field"]: x for x in b}, path)
+        out = []
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            out.extend(event_differences(x, y, f"{path}[{i}]"))
+        return out
+    return [] if a == b else [(path, a, b)]

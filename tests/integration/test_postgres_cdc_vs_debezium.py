@@ -27,7 +27,7 @@ import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.testing.debezium import KafkaConnect
+from connectrt.testing.debezium import KafkaConnect, event_differences, normalize_event
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
@@ -89,51 +89,6 @@ def _events(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
                 )
             )
     return out
-
-
-_VARYING_ENVELOPE = {"ts_ms", "ts_us", "ts_ns"}
-_VARYING_SOURCE = {"version", "name"}
-# A snapshot's time, transaction and position are each connector's own (its slot's).
-_VARYING_SNAPSHOT_SOURCE = {"ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence"}
-
-
-def _normalize(event: Any, prefix: str) -> Any:
-    """The event with ``prefix`` replaced by ``P`` in names and the varying fields removed."""
-    if event is None:
-        return None
-    text = json.dumps(event).replace(f'"{prefix}.', '"P.').replace(f'"{prefix}"', '"P"')
-    out = json.loads(text)
-    payload = out.get("payload")
-    if isinstance(payload, dict) and "source" in payload:
-        for name in _VARYING_ENVELOPE:
-            payload.pop(name, None)
-        source = payload["source"]
-        for name in _VARYING_SOURCE:
-            source.pop(name, None)
-        if payload.get("op") == "r":
-            for name in _VARYING_SNAPSHOT_SOURCE:
-                source.pop(name, None)
-    return out
-
-
-def _diff(a: Any, b: Any, path: str = "") -> list[tuple[str, Any, Any]]:
-    """Paths where ``a`` (Debezium) and ``b`` (connectrt) differ, with both values."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = []
-        for k in sorted(set(a) | set(b), key=str):
-            if k not in a or k not in b:
-                out.append((f"{path}.{k}", a.get(k, "<absent>"), b.get(k, "<absent>")))
-            else:
-                out.extend(_diff(a[k], b[k], f"{path}.{k}"))
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        if all(isinstance(x, dict) and "field" in x for x in a + b):  # schema fields by name
-            return _diff({x["field"]: x for x in a}, {x["field"]: x for x in b}, path)
-        out = []
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            out.extend(_diff(x, y, f"{path}[{i}]"))
-        return out
-    return [] if a == b else [(path, a, b)]
 
 
 def _deliberate(path: str) -> bool:
@@ -204,7 +159,9 @@ def test_events_match_debeziums_field_by_field(kafka: str, pg: PostgresServer) -
     found: dict[str, tuple[Any, Any]] = {}
     for i, ((dk, dv), (ck, cv)) in enumerate(zip(dbz, crt, strict=True)):
         for part, a, b in (("key", dk, ck), ("value", dv, cv)):
-            for path, x, y in _diff(_normalize(a, "dbz"), _normalize(b, "crt"), f"[{i}].{part}"):
+            for path, x, y in event_differences(
+                normalize_event(a, "dbz"), normalize_event(b, "crt"), f"[{i}].{part}"
+            ):
                 general = re.sub(r"^\[\d+\]", "", path)
                 found.setdefault(general, (x, y))
     undocumented = {p: v for p, v in found.items() if not _deliberate(p)}
