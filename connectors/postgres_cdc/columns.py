@@ -23,7 +23,8 @@ time(p)                     INT32 ``io.debezium.time.Time`` (ms, p <= 3) or INT6
                             ``io.debezium.time.MicroTime`` (us)
 timestamp(p)                INT64 ``io.debezium.time.Timestamp`` (ms, p <= 3) or
                             ``io.debezium.time.MicroTimestamp`` (us)
-timestamptz                 STRING ``io.debezium.time.ZonedTimestamp`` (ISO-8601, UTC)
+timestamptz                 STRING ``io.debezium.time.ZonedTimestamp`` (ISO-8601, UTC,
+                            fraction digits = the column's precision)
 uuid                        STRING ``io.debezium.data.Uuid``
 json, jsonb                 STRING ``io.debezium.data.Json``
 enum types                  STRING ``io.debezium.data.Enum`` (parameter ``allowed``)
@@ -91,11 +92,13 @@ def _micros_of_timestamp(text: str) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def _zoned(text: str) -> str:
+def _zoned(text: str, digits: int = 6) -> str:
+    """A timestamptz as Debezium's ZonedTimestamp: ISO-8601 in UTC with as many fraction digits
+    as the column's precision (6 when undeclared), e.g. ``2024-01-02T01:04:05.500000Z``."""
     value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
     out = value.strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        out += f".{value.microsecond:06d}".rstrip("0")
+    if digits > 0:
+        out += f".{value.microsecond:06d}"[: digits + 1]
     return out + "Z"
 
 
@@ -192,7 +195,8 @@ def _scalar(info: ColumnInfo, type_name: str, mode: str) -> tuple[SchemaBuilder,
         return builder, _micros_of_timestamp, 0
     if type_name == "timestamptz":
         builder = SchemaBuilder.string().name("io.debezium.time.ZonedTimestamp").version(1)
-        return builder, _zoned, ""
+        digits = typmod if 0 <= typmod <= 6 else 6
+        return builder, lambda t: _zoned(t, digits), ""
     if type_name == "time":
         if 0 <= typmod <= 3:
             return (

@@ -252,6 +252,41 @@ CDC_CONFIG_DEF = (
         order_in_group=2,
     )
     .define(
+        "heartbeat.interval.ms",
+        ConfigType.INT,
+        0,
+        Range.at_least(0),
+        Importance.MEDIUM,
+        "How often (ms) to write a heartbeat record to <topic.heartbeat.prefix>.<topic.prefix> "
+        "while streaming; 0 disables heartbeats. A heartbeat's offset is the server's WAL "
+        "position once every change before it was handled, so the slot is confirmed past WAL "
+        "that holds no change of the captured tables (writes to other tables or databases), "
+        "which the slot would otherwise keep.",
+        group=_EVENTS,
+        order_in_group=4,
+    )
+    .define(
+        "topic.heartbeat.prefix",
+        ConfigType.STRING,
+        "__debezium-heartbeat",
+        importance=Importance.LOW,
+        documentation="First part of the heartbeat topic's name "
+        "(<topic.heartbeat.prefix>.<topic.prefix>).",
+        group=_EVENTS,
+        order_in_group=5,
+    )
+    .define(
+        "heartbeat.action.query",
+        ConfigType.STRING,
+        "",
+        importance=Importance.LOW,
+        documentation="SQL statement run on the captured database at each heartbeat (e.g. an "
+        "UPDATE of a one-row table in the publication), for a database whose captured tables "
+        "and server are both idle; empty runs nothing.",
+        group=_EVENTS,
+        order_in_group=6,
+    )
+    .define(
         "decimal.handling.mode",
         ConfigType.STRING,
         "precise",
@@ -260,7 +295,7 @@ CDC_CONFIG_DEF = (
         "NUMERIC/DECIMAL columns: precise (Connect Decimal; io.debezium.data.VariableScaleDecimal "
         "for a NUMERIC without a declared scale), double (FLOAT64) or string.",
         group=_EVENTS,
-        order_in_group=3,
+        order_in_group=7,
     )
 )
 
@@ -302,6 +337,9 @@ class CdcSettings:
     slot_drop_on_stop: bool
     tombstones_on_delete: bool
     decimal_mode: str
+    heartbeat_interval_s: float  # 0: no heartbeats
+    heartbeat_topic: str
+    heartbeat_query: str
 
     def captures(self, schema: str, table: str) -> bool:
         """Whether the include/exclude lists select ``schema.table`` (whole-name matches)."""
@@ -370,4 +408,7 @@ def parse_settings(config: Mapping[str, Any]) -> CdcSettings:
         slot_drop_on_stop=bool(p["slot.drop.on.stop"]),
         tombstones_on_delete=bool(p["tombstones.on.delete"]),
         decimal_mode=str(p["decimal.handling.mode"]),
+        heartbeat_interval_s=int(p["heartbeat.interval.ms"]) / 1000.0,
+        heartbeat_topic=f"{p['topic.heartbeat.prefix']}.{p['topic.prefix']}",
+        heartbeat_query=str(p["heartbeat.action.query"]).strip(),
     )

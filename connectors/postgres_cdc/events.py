@@ -24,7 +24,15 @@ from .catalog import TableInfo
 from .columns import UNAVAILABLE, ColumnType, column_type
 from .pgoutput import UNCHANGED
 
-__all__ = ["CONNECTOR_VERSION", "SOURCE_SCHEMA", "SourceInfo", "TableEvents"]
+__all__ = [
+    "CONNECTOR_VERSION",
+    "HEARTBEAT_KEY_SCHEMA",
+    "HEARTBEAT_VALUE_SCHEMA",
+    "SOURCE_SCHEMA",
+    "SourceInfo",
+    "TableEvents",
+    "heartbeat_record",
+]
 
 CONNECTOR_VERSION = "0.1.0-connectrt"
 
@@ -35,6 +43,7 @@ _SNAPSHOT_VALUES = (
 SOURCE_SCHEMA: Schema = (
     SchemaBuilder.struct()
     .name("io.debezium.connector.postgresql.Source")
+    .version(1)
     .field("version", SchemaBuilder.string().build())
     .field("connector", SchemaBuilder.string().build())
     .field("name", SchemaBuilder.string().build())
@@ -58,6 +67,8 @@ SOURCE_SCHEMA: Schema = (
     .field("txId", SchemaBuilder.int64().optional().build())
     .field("lsn", SchemaBuilder.int64().optional().build())
     .field("xmin", SchemaBuilder.int64().optional().build())
+    .field("origin", SchemaBuilder.string().optional().build())
+    .field("origin_lsn", SchemaBuilder.int64().optional().build())
     .build()
 )
 
@@ -71,6 +82,32 @@ _TRANSACTION_SCHEMA: Schema = (
     .field("data_collection_order", SchemaBuilder.int64().build())
     .build()
 )
+
+
+HEARTBEAT_KEY_SCHEMA: Schema = (
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.common.ServerNameKey")
+    .field("serverName", SchemaBuilder.string().build())
+    .build()
+)
+
+HEARTBEAT_VALUE_SCHEMA: Schema = (
+    SchemaBuilder.struct()
+    .name("io.debezium.connector.common.Heartbeat")
+    .field("ts_ms", SchemaBuilder.int64().build())
+    .build()
+)
+
+
+def heartbeat_record(
+    topic: str, server: str, partition: Mapping[str, Any], offset: Mapping[str, Any]
+) -> SourceRecord:
+    """Debezium's heartbeat: key ``{serverName}``, value ``{ts_ms}``, carrying ``offset``."""
+    key = Struct(HEARTBEAT_KEY_SCHEMA).put("serverName", server)
+    value = Struct(HEARTBEAT_VALUE_SCHEMA).put("ts_ms", time.time_ns() // 1_000_000)
+    return SourceRecord(
+        partition, offset, topic, None, HEARTBEAT_KEY_SCHEMA, key, HEARTBEAT_VALUE_SCHEMA, value
+    )
 
 
 @dataclass(frozen=True)
@@ -170,7 +207,8 @@ class TableEvents:
             [
                 None if info.last_commit_lsn is None else str(info.last_commit_lsn),
                 None if info.lsn is None else str(info.lsn),
-            ]
+            ],
+            separators=(",", ":"),  # as Debezium writes it
         )
         return (
             Struct(SOURCE_SCHEMA)

@@ -20,13 +20,32 @@ the commit record of its transaction (pgoutput announces it in Begin) and i the 
 the transaction. Transactions arrive in commit order, so ``(L, i)`` orders every record. Confirming
 the slot at L makes the server send that transaction again after a restart; records at or before
 the committed ``(L, i)`` are then skipped, so the restart neither loses nor repeats what the
-offsets hold. A snapshot interrupted before its last record was committed is taken again (a
-new, non-exported snapshot, then the stream from the slot's position: at least once).
+offsets hold.
+
+Heartbeats (``heartbeat.interval.ms``). While streaming, ``poll`` adds a heartbeat record
+(Debezium's, to ``<topic.heartbeat.prefix>.<topic.prefix>``) every interval. Its offset is the
+server's WAL end as psycopg2 last saw it (keepalives included) when no transaction is open and
+that lies past every record handled, as ``(L, -1)``: everything before it was decoded and sent,
+so committing it lets ``commit`` confirm the slot past WAL with no change of the captured
+tables, which an idle slot would otherwise keep. ``poll`` also measures the slot's lag every few
+seconds (``pg_current_wal_lsn() - confirmed_flush_lsn``) into a float that the
+``slot-lag-bytes`` plugin metric (KIP-877) reads from the REST threads (a single float store:
+no lock needed).
+
+Snapshot positions. Tables are read in name order, each ``ORDER BY`` its primary key, and a
+snapshot record's offset holds its table (``snapshot_table``) and its key (``snapshot_key``, the
+key columns' text). A snapshot interrupted before its last record was committed resumes in a new
+(not exported) snapshot after that row: the tables before it are not read again, and its table
+continues at the first key after it (a table without a primary key is read again from its start).
+Rows that changed between the slot's consistent point and the resumed snapshot are also streamed
+after it (the stream starts at the slot's position): at least once for those, never lost.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import select
 import threading
 import time
@@ -51,7 +70,7 @@ from .catalog import (
 )
 from .columns import ColumnInfo
 from .config import CdcSettings, parse_settings
-from .events import CONNECTOR_VERSION, SourceInfo, TableEvents
+from .events import CONNECTOR_VERSION, SourceInfo, TableEvents, heartbeat_record
 from .pgoutput import Begin, Change, Commit, Relation, Truncate, decode
 
 __all__ = ["PostgresCdcSourceTask"]
@@ -59,17 +78,26 @@ __all__ = ["PostgresCdcSourceTask"]
 log = logging.getLogger(__name__)
 
 _SLOT_BUSY_WAIT_S = 60.0
+_LAG_REFRESH_S = 2.0  # how often poll() measures the slot's lag for /metrics
 
 
 class _Snapshot:
     """The snapshot in progress: its transaction, the tables left and the row held back (the
     row after it decides whether it is the last of its table)."""
 
-    def __init__(self, conn: Any, tables: list[TableInfo], lsn: int, txid: int) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        tables: list[TableInfo],
+        lsn: int,
+        txid: int,
+        after_key: list[str] | None = None,
+    ) -> None:
         self.conn = conn
         self.tables = tables
         self.lsn = lsn
         self.txid = txid
+        self.after_key = after_key  # resume the first table after this key (its text)
         self.ts_us = time.time_ns() // 1000
         self.cursor: Any = None
         self.held: tuple[Any, ...] | None = None
@@ -91,8 +119,12 @@ class PostgresCdcSourceTask(SourceTask):
         self._txn: Begin | None = None
         self._index = 0
         self._last_commit_lsn: int | None = None
+        self._position: tuple[int, int] = (-1, -1)  # of the newest record handled (or skipped)
         self._acked = -1  # the highest lsn_commit of an acknowledged streamed record
         self._confirmed = -1
+        self._next_heartbeat = 0.0
+        self._lag = math.nan  # bytes of WAL the slot keeps: read by /metrics (another thread)
+        self._next_lag_check = 0.0
         self._stopping = threading.Event()
         self._lock = threading.Lock()
 
@@ -105,6 +137,15 @@ class PostgresCdcSourceTask(SourceTask):
         self._settings = settings
         self._stopping.clear()
         self._partition = {"server": settings.topic_prefix}
+        metrics = self.context.plugin_metrics
+        if metrics is not None:
+            name = metrics.metric_name(
+                "slot-lag-bytes",
+                "Bytes of WAL between the server's current position and the replication slot's "
+                "confirmed position (what the slot keeps from being removed)",
+                {"slot": settings.slot_name},
+            )
+            metrics.add_metric(name, lambda: self._lag)
         try:
             self._start(settings)
         except psycopg2.Error as e:
@@ -128,8 +169,13 @@ class PostgresCdcSourceTask(SourceTask):
             not offset.get("snapshot") or bool(offset.get("last_snapshot_record"))
         )
         want_snapshot = settings.snapshot and not snapshot_done
+        resume_from: tuple[str, list[str] | None] | None = None
+        if want_snapshot and offset is not None and offset.get("snapshot_table"):
+            key = offset.get("snapshot_key")
+            resume_from = (str(offset["snapshot_table"]), None if key is None else json.loads(key))
         if offset is not None and snapshot_done:
             self._resume = (int(offset["lsn_commit"]), int(offset["event"]))
+            self._position = self._resume
             self._last_commit_lsn = int(offset["lsn_commit"])
         slot = self._wait_for_slot(conn, settings)
         if slot is not None and (slot.plugin != "pgoutput" or slot.database != settings.dbname):
@@ -169,7 +215,7 @@ class PostgresCdcSourceTask(SourceTask):
                     settings.topic_prefix,
                     settings.slot_name,
                 )
-            self._begin_snapshot(settings, names, exported, consistent or 0)
+            self._begin_snapshot(settings, names, exported, consistent or 0, resume_from)
         else:
             self._start_streaming()
 
@@ -191,8 +237,31 @@ class PostgresCdcSourceTask(SourceTask):
             self._stopping.wait(0.5)
 
     def _begin_snapshot(
-        self, settings: CdcSettings, names: list[tuple[str, str]], exported: str | None, lsn: int
+        self,
+        settings: CdcSettings,
+        names: list[tuple[str, str]],
+        exported: str | None,
+        lsn: int,
+        resume_from: tuple[str, list[str] | None] | None = None,
     ) -> None:
+        """Open the snapshot's transaction (in the slot's exported snapshot when there is one)
+        and list the non-empty tables to read; ``resume_from`` (table, key of its last committed
+        row) skips the tables before that table and that table's rows up to the key."""
+        after_key: list[str] | None = None
+        if resume_from is not None:
+            table_name, after_key = resume_from
+            qualified = [f"{s}.{t}" for s, t in names]
+            if table_name in qualified:
+                names = names[qualified.index(table_name) :]
+            else:  # that table is no longer captured: start at the next one
+                names = [n for n, q in zip(names, qualified, strict=True) if q > table_name]
+                after_key = None
+            log.info(
+                "Resuming the snapshot of %s at table %s after key %s",
+                settings.topic_prefix,
+                table_name,
+                after_key,
+            )
         snap = psycopg2.connect(**settings.dsn())
         with snap.cursor() as cur:
             cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -207,7 +276,11 @@ class PostgresCdcSourceTask(SourceTask):
                 cur.execute(f"SELECT EXISTS (SELECT 1 FROM {info.qualified})")
                 if cur.fetchone()[0]:
                     tables.append(info)
-        self._snapshot = _Snapshot(snap, tables, lsn, txid)
+                elif after_key is not None and not tables:
+                    after_key = None  # the resumed table is empty now
+        if tables and not tables[0].key:
+            after_key = None  # no key to resume after: the table is read again
+        self._snapshot = _Snapshot(snap, tables, lsn, txid, after_key)
         log.info("Snapshot of %d non-empty tables at LSN %s", len(tables), format_lsn(lsn))
         if not tables:
             self._finish_snapshot()
@@ -232,6 +305,7 @@ class PostgresCdcSourceTask(SourceTask):
             else:
                 stopped = False
                 try:
+                    self._measure_lag()
                     if self._snapshot is not None:
                         return self._poll_snapshot() or None
                     return self._poll_stream() or None
@@ -240,6 +314,22 @@ class PostgresCdcSourceTask(SourceTask):
         if stopped:
             self._stopping.wait(0.2)
         return None
+
+    def _measure_lag(self) -> None:
+        """Every few seconds, the bytes between the server's WAL position and the slot's
+        confirmed position (for the ``slot-lag-bytes`` metric)."""
+        now = time.monotonic()
+        if now < self._next_lag_check or self._conn is None or self._settings is None:
+            return
+        self._next_lag_check = now + _LAG_REFRESH_S
+        with self._conn.cursor() as cur:
+            cur.execute(
+                "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots "
+                "WHERE slot_name = %s",
+                (self._settings.slot_name,),
+            )
+            row = cur.fetchone()
+        self._lag = math.nan if row is None or row[0] is None else float(row[0])
 
     def _stream_error(self, e: psycopg2.Error) -> Exception:
         assert self._settings is not None
@@ -263,10 +353,15 @@ class PostgresCdcSourceTask(SourceTask):
             if snap.cursor is None:
                 snap.cursor = snap.conn.cursor(name=f"cdc_snapshot_{len(snap.tables)}")
                 snap.cursor.itersize = settings.snapshot_fetch_size
-                columns = ", ".join(f"{quote_ident(c.name)}::text" for c in info.columns)
-                snap.cursor.execute(f"SELECT {columns} FROM {info.qualified}")
+                snap.cursor.execute(*_snapshot_query(info, snap.after_key))
+                snap.after_key = None
                 snap.held = snap.cursor.fetchone()
                 snap.first_in_table = True
+                if snap.held is None:  # the rows after the resumed key are gone
+                    snap.cursor.close()
+                    snap.cursor = None
+                    snap.tables.pop(0)
+                    continue
             rows = snap.cursor.fetchmany(settings.max_batch_size - len(out))
             batch = [snap.held, *rows]
             if not rows:  # the held row is the table's last
@@ -274,17 +369,22 @@ class PostgresCdcSourceTask(SourceTask):
                 snap.cursor = None
                 snap.tables.pop(0)
                 last_table = not snap.tables
-                out.extend(self._snapshot_record(events, batch[0], True, last_table))
+                out.extend(self._snapshot_record(events, info, batch[0], True, last_table))
                 continue
             for row in batch[:-1]:
-                out.extend(self._snapshot_record(events, row, False, False))
+                out.extend(self._snapshot_record(events, info, row, False, False))
             snap.held = batch[-1]
         if not snap.tables:
             self._finish_snapshot()
         return out
 
     def _snapshot_record(
-        self, events: TableEvents, row: tuple[Any, ...], last_in_table: bool, last: bool
+        self,
+        events: TableEvents,
+        info: TableInfo,
+        row: tuple[Any, ...],
+        last_in_table: bool,
+        last: bool,
     ) -> list[SourceRecord]:
         snap = self._snapshot
         assert snap is not None
@@ -308,9 +408,11 @@ class PostgresCdcSourceTask(SourceTask):
             "ts_usec": snap.ts_us,
             "snapshot": True,
             "last_snapshot_record": last,
+            "snapshot_table": f"{info.schema}.{info.table}",
+            "snapshot_key": _key_text(info, row),
         }
-        info = SourceInfo(snap.ts_us, marker, snap.txid, snap.lsn, None)
-        return events.records("r", None, events.row(row), info, self._partition, [offset])
+        source = SourceInfo(snap.ts_us, marker, snap.txid, snap.lsn, None)
+        return events.records("r", None, events.row(row), source, self._partition, [offset])
 
     def _finish_snapshot(self) -> None:
         snap, self._snapshot = self._snapshot, None
@@ -319,6 +421,7 @@ class PostgresCdcSourceTask(SourceTask):
         snap.conn.rollback()
         snap.conn.close()
         self._resume = (snap.lsn, -1)
+        self._position = max(self._position, self._resume)
         self._by_name.clear()
         log.info("Snapshot done; streaming changes after LSN %s", format_lsn(snap.lsn))
         self._start_streaming()
@@ -341,6 +444,9 @@ class PostgresCdcSourceTask(SourceTask):
         assert settings is not None and cursor is not None
         out: list[SourceRecord] = []
         deadline = time.monotonic() + min(settings.poll_interval_s, 1.0)
+        beat = settings.heartbeat_interval_s
+        if beat > 0:
+            deadline = min(deadline, max(self._next_heartbeat, time.monotonic()))
         while len(out) < settings.max_batch_size and not self._stopping.is_set():
             message = cursor.read_message()
             if message is None:
@@ -352,7 +458,35 @@ class PostgresCdcSourceTask(SourceTask):
                 select.select([cursor], [], [], min(remaining, 0.2))
                 continue
             self._handle(message.payload, message.data_start, out)
+        if beat > 0 and time.monotonic() >= self._next_heartbeat:
+            self._next_heartbeat = time.monotonic() + beat
+            out.append(self._heartbeat(cursor))
         return out
+
+    def _heartbeat(self, cursor: Any) -> SourceRecord:
+        """A heartbeat record at the newest position it is safe to confirm the slot at: the
+        server's WAL end as last reported (keepalives included) when no transaction is open and
+        it lies past every record handled (all WAL before it was decoded and sent, so what it
+        skips holds no change of the captured tables), else the newest record's position."""
+        settings = self._settings
+        assert settings is not None
+        if settings.heartbeat_query:
+            with self._conn.cursor() as cur:
+                cur.execute(settings.heartbeat_query)
+        wal_end = int(cursor.wal_end or 0)
+        if self._txn is None and wal_end > self._position[0]:
+            self._position = (wal_end, -1)
+        lsn, event = self._position
+        offset = {
+            "lsn": lsn,
+            "lsn_commit": lsn,
+            "event": event,
+            "ts_usec": time.time_ns() // 1000,
+            "heartbeat": True,
+        }
+        return heartbeat_record(
+            settings.heartbeat_topic, settings.topic_prefix, self._partition, offset
+        )
 
     def _handle(self, payload: bytes, lsn: int, out: list[SourceRecord]) -> None:
         decoded = decode(payload)
@@ -361,7 +495,9 @@ class PostgresCdcSourceTask(SourceTask):
             self._index = 0
         elif isinstance(decoded, Commit):
             self._txn = None
-            self._last_commit_lsn = decoded.commit_lsn
+            # Debezium's ``sequence`` names the end of the last commit record (the position
+            # the stream reports for a Commit message), not its start.
+            self._last_commit_lsn = decoded.end_lsn
         elif isinstance(decoded, Relation):
             self._on_relation(decoded)
         elif isinstance(decoded, Change):
@@ -432,6 +568,8 @@ class PostgresCdcSourceTask(SourceTask):
             )
             self._index += 1
         records = events.records(op, before, after, self._info(txn, lsn), self._partition, offsets)
+        last = offsets[-1]
+        self._position = max(self._position, (int(last["lsn_commit"]), int(last["event"])))
         resume = self._resume
         if resume is not None:  # skip what was committed before a restart
             records = [r for r in records if _position(r) > resume]
@@ -445,7 +583,7 @@ class PostgresCdcSourceTask(SourceTask):
     # -- offsets ---------------------------------------------------------------------------
     def commit_record(self, record: SourceRecord, metadata: Any | None) -> None:
         offset = record.source_offset
-        if offset is not None and not offset.get("snapshot"):
+        if offset is not None and not offset.get("snapshot") and int(offset["lsn_commit"]) > 0:
             commit_lsn = int(offset["lsn_commit"])
             if commit_lsn > self._acked:
                 self._acked = commit_lsn
@@ -495,6 +633,34 @@ class PostgresCdcSourceTask(SourceTask):
                         )
                     )
             _quietly(conn.close)
+
+
+def _snapshot_query(info: TableInfo, after_key: list[str] | None) -> tuple[str, tuple[str, ...]]:
+    """The SELECT of one table's snapshot: every column as text, in primary key order, from
+    the first key after ``after_key`` when resuming (the key's text values, compared in the
+    columns' own types). Columns are qualified (``t.``) so that ORDER BY sorts by the key
+    columns, not by the text output columns of the same names."""
+    columns = ", ".join(f"t.{quote_ident(c.name)}::text" for c in info.columns)
+    sql = f"SELECT {columns} FROM {info.qualified} AS t"
+    if not info.key:
+        return sql, ()
+    keys = ", ".join(f"t.{quote_ident(k)}" for k in info.key)
+    params: tuple[str, ...] = ()
+    if after_key is not None and len(after_key) == len(info.key):
+        # Untyped literals: PostgreSQL reads each in its key column's type.
+        bounds = ", ".join("%s" for _ in info.key)
+        sql += f" WHERE ({keys}) > ({bounds})" if len(info.key) > 1 else f" WHERE {keys} > {bounds}"
+        params = tuple(after_key)
+    return f"{sql} ORDER BY {keys}", params
+
+
+def _key_text(info: TableInfo, row: tuple[Any, ...]) -> str | None:
+    """The text of a snapshot row's primary key columns as a JSON list (offsets hold only
+    primitive values); None for a table without a primary key."""
+    if not info.key:
+        return None
+    names = [c.name for c in info.columns]
+    return json.dumps([row[names.index(k)] for k in info.key])
 
 
 def _position(record: SourceRecord) -> tuple[int, int]:

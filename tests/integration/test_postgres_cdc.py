@@ -11,6 +11,7 @@ restart, and the duplicates are bounded by what was not committed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -29,7 +30,9 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
+from connectrt.testing.metrics import scrape
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
+from connectrt.testing.rest import start_rest_worker, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -167,7 +170,7 @@ def test_snapshot_then_changes_arrive_as_debezium_envelopes(
         "price": "AJY=",  # 150 unscaled, base64 as Kafka's JsonConverter writes it
         "made": 19724,
         "seen": 1704164645123456,
-        "at": "2024-01-02T01:04:05Z",
+        "at": "2024-01-02T01:04:05.000000Z",
         "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
         "doc": '{"k": 1}',
         "raw": "AQI=",
@@ -203,6 +206,98 @@ def test_missing_publication_with_autocreate_disabled_fails_naming_the_fix(
         (task,) = harness.wait_for_tasks("cdc", State.FAILED, 1, timeout=60)
     assert "publication 'pub_nopub' does not exist" in (task.trace or "")
     assert "CREATE PUBLICATION" in (task.trace or "")
+
+
+def _slot_lag(db: Any, slot: str) -> int:
+    with db.cursor() as cur:
+        cur.execute(
+            "SELECT pg_current_wal_lsn() - confirmed_flush_lsn FROM pg_replication_slots "
+            "WHERE slot_name = %s",
+            (slot,),
+        )
+        return int(cur.fetchone()[0])
+
+
+def test_heartbeats_keep_an_idle_slot_from_pinning_wal_and_its_lag_is_in_metrics(
+    broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
+) -> None:
+    """The captured table is idle while another table of the database is written: the slot
+    keeps that WAL (slot-lag-bytes in /metrics shows it) until the next heartbeat confirms the
+    slot past it (and the metric follows)."""
+    pg.create_database("idle")
+    db = _connect(pg, "idle")
+    with db.cursor() as cur:
+        cur.execute("CREATE TABLE watched (id int PRIMARY KEY)")
+        cur.execute("CREATE TABLE busy (id serial PRIMARY KEY, pad text)")
+    prefix = unique_name("hb")
+    heartbeats = f"__debezium-heartbeat.{prefix}"
+    watched_topic = f"{prefix}.public.watched"
+    create_topic(broker.bootstrap_servers, heartbeats)
+    create_topic(broker.bootstrap_servers, watched_topic)
+    config = _config(
+        pg,
+        "idle",
+        prefix,
+        **{"table.include.list": "public.watched", "heartbeat.interval.ms": "8000"},
+    )
+    worker = start_rest_worker(broker.bootstrap_servers)
+    try:
+        assert worker.http.put("/connectors/cdc/config", json=config).status_code == 201
+
+        def lag_metric() -> float:
+            samples = scrape(worker.http)
+            value = samples.value(
+                "connectrt_plugin_slot_lag_bytes", connector="cdc", task=0, slot="slot_idle"
+            )
+            return math.inf if value is None else value
+
+        wait_for(lambda: _streaming(db, "slot_idle"), 60, "the task to stream from its slot")
+        # The first heartbeat is written as streaming starts, the next 8 s later: WAL written
+        # just after the first is kept (and shown in /metrics) until the second.
+        wait_for(lambda: _events(broker.bootstrap_servers, heartbeats), 60, "a heartbeat")
+        with db.cursor() as cur:  # about 3 MB of WAL that holds no change of `watched`
+            cur.execute(
+                "INSERT INTO busy (pad) SELECT repeat('x', 1000) FROM generate_series(1, 4000)"
+            )
+        written = _slot_lag(db, "slot_idle")
+        assert written > 2_000_000, written
+        wait_for(lambda: lag_metric() > 2_000_000, 60, "slot-lag-bytes to show the WAL kept")
+        wait_for(
+            lambda: _slot_lag(db, "slot_idle") < 1_000_000,
+            60,
+            "heartbeats to confirm the slot past the busy table's WAL",
+        )
+        wait_for(
+            lambda: lag_metric() < 1_000_000,
+            60,
+            "slot-lag-bytes in /metrics to follow the slot",
+        )
+        with db.cursor() as cur:
+            cur.execute("INSERT INTO watched VALUES (1)")
+        wait_for(
+            lambda: any(v for _, v in _events(broker.bootstrap_servers, watched_topic)),
+            60,
+            "the change of the watched table after the heartbeats",
+        )
+    finally:
+        worker.delete_connectors()
+        worker.stop()
+    beats = _events(broker.bootstrap_servers, heartbeats)
+    assert len(beats) >= 2, beats
+    key, value = beats[-1]
+    assert key["schema"]["name"] == "io.debezium.connector.common.ServerNameKey"
+    assert key["payload"] == {"serverName": prefix}
+    assert value["schema"]["name"] == "io.debezium.connector.common.Heartbeat"
+    assert isinstance(value["payload"]["ts_ms"], int)
+    watched = _events(broker.bootstrap_servers, watched_topic)
+    assert [(k["payload"], v["payload"]["op"]) for k, v in watched] == [({"id": 1}, "c")]
+
+
+def _streaming(db: Any, slot: str) -> bool:
+    with db.cursor() as cur:
+        cur.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        row = cur.fetchone()
+    return bool(row and row[0])
 
 
 class _Worker:
