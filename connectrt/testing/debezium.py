@@ -34,7 +34,7 @@ import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.java_runtime import require_java
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
 __all__ = [
@@ -147,6 +147,7 @@ class KafkaConnect:
                 [
                     java,
                     "-Xmx512m",
+                    *LEAN_TEST_JVM_OPTIONS,
                     f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
                     "-cp",
                     f"{libs}/*",

@@ -17,10 +17,22 @@ import threading
 
 from connectrt.errors import ConnectError
 
-__all__ = ["MIN_JAVA_MAJOR", "JavaUnavailable", "java_major_version", "require_java"]
+__all__ = [
+    "LEAN_TEST_JVM_OPTIONS",
+    "MIN_JAVA_MAJOR",
+    "JavaUnavailable",
+    "java_major_version",
+    "require_java",
+]
 
 #: The oldest Java that runs an Apache Kafka 4.x broker.
 MIN_JAVA_MAJOR = 17
+
+#: JVM options of the test JVMs (broker, Kafka Connect): the C1 compiler only and the serial
+#: collector, which suit a JVM that starts, moves a few thousand records and stops. Measured
+#: for one broker (start, 50,000 records produced and consumed, 60 s idle): 4.9, 2.0 and 2.4 CPU
+#: seconds with the JVM's defaults, 3.0, 1.0 and 1.5 with these; a test run starts a dozen.
+LEAN_TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 
 _INSTALL_HINT = (
     "Apache Kafka 4.4 needs Java 17 or newer: install a JDK or JRE 17+ (Debian/Ubuntu: "

@@ -46,7 +46,7 @@ from types import TracebackType
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.child_lifeline import die_with_this_thread
-from connectrt.testing.java_runtime import require_java
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
 from connectrt.testing.kafka_jars import kafka_classpath
 
 __all__ = ["KafkaBroker", "KafkaBrokerError"]
@@ -288,6 +288,7 @@ class KafkaBroker:
             f"-Xmx{heap}",
             "-Djava.awt.headless=true",
             "-XX:+ExitOnOutOfMemoryError",
+            *LEAN_TEST_JVM_OPTIONS,
             f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
             *self._extra_jvm_options,
         ]

@@ -50,7 +50,7 @@ import httpx
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.child_lifeline import die_with_this_thread
-from connectrt.testing.java_runtime import require_java
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
 __all__ = ["KAFKA_CONNECT_VERSION", "KafkaConnect", "KafkaConnectError", "kafka_connect_classpath"]
@@ -318,7 +318,7 @@ class KafkaConnect:
             f"-Xmx{self._heap}",
             "-Djava.awt.headless=true",
             "-XX:+ExitOnOutOfMemoryError",
-            "-XX:TieredStopAtLevel=1",  # a test worker: start fast, run little
+            *LEAN_TEST_JVM_OPTIONS,
             f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
             "-cp",
             classpath,
