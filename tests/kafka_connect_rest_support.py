@@ -261,7 +261,7 @@ SCENARIOS: dict[str, list[Step]] = {
             {"offsets": [{"partition": {"file": "a"}, "offset": {"position": 2}}]},
         ),
         req("DELETE", "/connectors/X-src/offsets"),
-        req("GET", "/connectors/X-src/offsets"),
+        req("GET", "/connectors/X-src/offsets", view="without_reset_partitions"),
         req("POST", "/connectors", sink()),
         wait("/connectors/X-snk/status", RUNNING),
         wait("/connectors/X-snk/offsets", non_empty("offsets")),
@@ -537,6 +537,15 @@ def _offset_shape(body: Any) -> Any:
     }
 
 
+def _without_reset_partitions(body: Any) -> Any:
+    """The offsets without partitions whose offset is null: after a reset, Kafka Connect lists
+    the partition with ``"offset": null`` (its tombstone, read back from the offsets topic) in
+    some runs and leaves it out in others, depending on timing; connectrt leaves it out."""
+    if not isinstance(body, dict) or not isinstance(body.get("offsets"), list):
+        return body
+    return {**body, "offsets": [o for o in body["offsets"] if o.get("offset") is not None]}
+
+
 def _states_only(body: Any) -> Any:
     """A restart plan's states (whether a task had failed again by then is timing)."""
     if not isinstance(body, dict) or "connector" not in body:
@@ -549,6 +558,7 @@ def _states_only(body: Any) -> Any:
 
 VIEWS: Mapping[str, Callable[[Any], Any]] = {
     "offset_shape": _offset_shape,
+    "without_reset_partitions": _without_reset_partitions,
     "states_only": _states_only,
     "file_plugins": _file_plugins,
     "kafka_builtin_plugins": _kafka_builtin_plugins,

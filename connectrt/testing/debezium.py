@@ -7,41 +7,26 @@ the 4.3 worker runs against the 4.4 broker) and
 (``data/debezium/postgres/pom.xml``), each into a user cache the way
 :mod:`connectrt.testing.kafka_jars` caches the broker (``$XDG_CACHE_HOME/connectrt/...``,
 resolved with Maven only when missing or stale, under a lock). :func:`normalize_event` and
-:func:`event_differences` compare two connectors' JsonConverter events. :class:`KafkaConnect`
-runs one distributed Kafka Connect worker JVM (``ConnectDistributed``) on a free port against a
-broker, with its own internal topics, and stops it by its pid.
-
-Lifecycle: ``start()`` once (blocks until the REST API answers), ``stop()`` once (idempotent),
-or a context manager. Not thread-safe.
+:func:`event_differences` compare two connectors' JsonConverter events. :func:`debezium_connect`
+gives a :class:`~connectrt.testing.kafka_connect.KafkaConnect` worker (the launcher of the Kafka
+Connect differential tests, lifecycle as there) on that 4.3.1 runtime with Debezium's plugin.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import subprocess
-import tempfile
-import time
-import uuid
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-import httpx
-
-from connectrt.errors import ConnectError
-from connectrt.ports import free_port
-from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
+from connectrt.testing.kafka_connect import KafkaConnect
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
 __all__ = [
     "CONNECT_VERSION",
     "DEBEZIUM_VERSION",
-    "KafkaConnect",
     "connect_classpath",
+    "debezium_connect",
     "debezium_plugin_path",
     "event_differences",
     "normalize_event",
@@ -49,21 +34,6 @@ __all__ = [
 
 CONNECT_VERSION = "4.3.1"  # Debezium 3.6.1 does not run on 4.4 (see the pom)
 DEBEZIUM_VERSION = "3.6.1.Final"
-
-_LOG4J2 = """\
-status = warn
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = {log}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = [%d] %p %m (%c)%n
-rootLogger.level = info
-rootLogger.appenderRef.file.ref = file
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = warn
-logger.connect.name = org.apache.kafka.connect.runtime
-logger.connect.level = info
-"""
 
 
 def _pom(name: str) -> bytes:
@@ -94,130 +64,25 @@ def debezium_plugin_path(*, mvn: str | None = None) -> Path:
     return libs.parent
 
 
-class KafkaConnect:
-    """One Kafka Connect distributed worker JVM with Debezium's PostgreSQL plugin."""
-
-    def __init__(self, bootstrap: str, *, startup_timeout: float = 180.0) -> None:
-        self.bootstrap = bootstrap
-        self.startup_timeout = startup_timeout
-        self.url = ""
-        self.folder: Path | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def log_path(self) -> Path:
-        assert self.folder is not None
-        return self.folder / "connect.log"
-
-    def start(self) -> KafkaConnect:
-        java = require_java()
-        libs = connect_classpath()
-        plugins = debezium_plugin_path()
-        self.folder = Path(tempfile.mkdtemp(prefix="connectrt-connect-"))
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        run = uuid.uuid4().hex[:8]
-        json = "org.apache.kafka.connect.json.JsonConverter"
-        props = {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": f"debezium-{run}",
-            "config.storage.topic": f"dbz-configs-{run}",
-            "offset.storage.topic": f"dbz-offsets-{run}",
-            "status.storage.topic": f"dbz-status-{run}",
-            "config.storage.replication.factor": "1",
-            "offset.storage.replication.factor": "1",
-            "status.storage.replication.factor": "1",
-            "offset.storage.partitions": "1",
-            "status.storage.partitions": "1",
-            "key.converter": json,
-            "value.converter": json,
+def debezium_connect(bootstrap: str, *, mvn: str | None = None) -> KafkaConnect:
+    """A Kafka Connect 4.3.1 worker (not started: ``start()`` or ``with``) against
+    ``bootstrap`` whose ``plugin.path`` holds Debezium's PostgreSQL connector, with
+    JsonConverter keys and values (the jars resolved now, if needed)."""
+    json_converter = "org.apache.kafka.connect.json.JsonConverter"
+    return KafkaConnect(
+        bootstrap,
+        heap="512m",
+        runtime_libs=connect_classpath(mvn=mvn),
+        plugin_dirs=[debezium_plugin_path(mvn=mvn)],
+        properties={
+            "key.converter": json_converter,
+            "value.converter": json_converter,
             "offset.flush.interval.ms": "1000",
-            "listeners": self.url,
-            "rest.advertised.host.name": "127.0.0.1",
-            "rest.advertised.port": str(port),
-            "plugin.path": str(plugins),
-        }
-        (self.folder / "worker.properties").write_text(
-            "".join(f"{k}={v}\n" for k, v in props.items())
-        )
-        (self.folder / "log4j2.properties").write_text(_LOG4J2.format(log=self.log_path))
-        out = (self.folder / "jvm.out").open("wb")
-        try:
-            self._proc = subprocess.Popen(
-                [
-                    java,
-                    "-Xmx512m",
-                    *LEAN_TEST_JVM_OPTIONS,
-                    f"-Dlog4j2.configurationFile={self.folder / 'log4j2.properties'}",
-                    "-cp",
-                    f"{libs}/*",
-                    "org.apache.kafka.connect.cli.ConnectDistributed",
-                    str(self.folder / "worker.properties"),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        finally:
-            out.close()
-        deadline = time.monotonic() + self.startup_timeout
-        while not self._ready():
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                tail = self.tail()
-                self.stop()
-                raise ConnectError(f"Kafka Connect did not start:\n{tail}")
-            time.sleep(0.5)
-        return self
-
-    def _ready(self) -> bool:
-        try:
-            return httpx.get(f"{self.url}/connectors", timeout=5).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    def tail(self, chars: int = 4000) -> str:
-        """The end of the worker's log and JVM output (for failure messages)."""
-        text = ""
-        if self.folder is not None:
-            for name in ("jvm.out", "connect.log"):
-                try:
-                    text += (self.folder / name).read_text(errors="replace")[-chars:]
-                except OSError:
-                    pass
-        return text
-
-    def put_connector(self, name: str, config: dict[str, str]) -> None:
-        response = httpx.put(f"{self.url}/connectors/{name}/config", json=config, timeout=60)
-        if response.status_code not in (200, 201):
-            raise ConnectError(f"PUT /connectors/{name}/config: {response.text}")
-
-    def status(self, name: str) -> dict[str, Any]:
-        response = httpx.get(f"{self.url}/connectors/{name}/status", timeout=30)
-        return dict(response.json()) if response.status_code == 200 else {}
-
-    def stop(self) -> None:
-        """SIGTERM the JVM, SIGKILL it after 30 s; remove its folder. Idempotent."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(30)
-        if self.folder is not None and not os.environ.get("CONNECTRT_KEEP_CONNECT"):
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-    def __enter__(self) -> KafkaConnect:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+            "offset.storage.partitions": "1",
+            # Found by scanning too, whether or not the plugin ships ServiceLoader manifests.
+            "plugin.discovery": "hybrid_warn",
+        },
+    )
 
 
 _VARYING_ENVELOPE = {"ts_ms", "ts_us", "ts_ns"}

@@ -40,10 +40,11 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 
@@ -91,7 +92,10 @@ class KafkaConnect:
 
     ``bootstrap_servers`` names the broker (Apache Kafka 4.x; Connect's admin calls fail on the
     embedded broker). ``properties`` adds or overrides worker settings. ``startup_timeout``
-    bounds one start after the jars are resolved.
+    bounds one start after the jars are resolved. ``runtime_libs`` runs another Kafka Connect
+    runtime instead (a folder of its jars, e.g. the 4.3.1 that Debezium needs,
+    :mod:`connectrt.testing.debezium`): then no shim and no FileStream plugin are installed, and
+    ``plugin_dirs`` lists the plugin folders to add to ``plugin.path``.
     """
 
     def __init__(
@@ -106,6 +110,8 @@ class KafkaConnect:
         mvn: str | None = None,
         heap: str = "384m",
         keep_data: bool = False,
+        runtime_libs: Path | None = None,
+        plugin_dirs: Sequence[Path] = (),
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         self._requested_data_dir = Path(data_dir) if data_dir is not None else None
@@ -117,6 +123,8 @@ class KafkaConnect:
         self._java_arg = java
         self._mvn = mvn
         self._heap = heap
+        self._runtime_libs = runtime_libs
+        self._plugin_dirs = list(plugin_dirs)
         #: Keep the folder (``connect.log`` included) on ``stop()`` even when it was created here.
         self.keep_data = keep_data
         run = uuid.uuid4().hex[:8]
@@ -177,7 +185,7 @@ class KafkaConnect:
         if self._proc is not None:
             raise KafkaConnectError("KafkaConnect already started")
         java = require_java(self._java_arg)
-        libs = kafka_connect_classpath(mvn=self._mvn)
+        libs = self._runtime_libs or kafka_connect_classpath(mvn=self._mvn)
         if self._requested_data_dir is not None:
             self._data_dir = self._requested_data_dir
             self._data_dir.mkdir(parents=True, exist_ok=True)
@@ -186,11 +194,15 @@ class KafkaConnect:
             self._owns_data_dir = True
         self._port = free_port()
         try:
-            shim = self._compile_shim(java, libs)
-            self._install_file_plugin(libs)
+            if self._runtime_libs is None:
+                shim = self._compile_shim(java, libs)
+                self._install_file_plugin(libs)
+                jars = sorted(p for p in libs.glob("*.jar") if not p.match(_FILE_PLUGIN_GLOB))
+                classpath = ":".join([*map(str, jars), str(shim)])
+            else:
+                classpath = f"{libs}/*"
             self._write_configs()
-            jars = sorted(p for p in libs.glob("*.jar") if not p.match(_FILE_PLUGIN_GLOB))
-            self._launch(java, ":".join([*map(str, jars), str(shim)]))
+            self._launch(java, classpath)
         except BaseException:
             self.keep_data = True
             self._kill_process()
@@ -227,6 +239,19 @@ class KafkaConnect:
         if exc is not None:
             self.keep_data = True
         self.stop()
+
+    # -- REST helpers -----------------------------------------------------------------------
+
+    def put_connector(self, name: str, config: Mapping[str, str]) -> None:
+        """``PUT /connectors/{name}/config``; raises unless answered 200 or 201."""
+        response = httpx.put(f"{self.url}/connectors/{name}/config", json=dict(config), timeout=60)
+        if response.status_code not in (200, 201):
+            raise KafkaConnectError(f"PUT /connectors/{name}/config: {response.text}")
+
+    def status(self, name: str) -> dict[str, Any]:
+        """``GET /connectors/{name}/status`` (``{}`` unless answered 200)."""
+        response = httpx.get(f"{self.url}/connectors/{name}/status", timeout=30)
+        return dict(response.json()) if response.status_code == 200 else {}
 
     # -- internals --------------------------------------------------------------------------
 
@@ -279,7 +304,7 @@ class KafkaConnect:
             "listeners": f"http://127.0.0.1:{self.port}",
             "rest.advertised.host.name": "127.0.0.1",
             "rest.advertised.port": str(self.port),
-            "plugin.path": str(self.data_dir / "plugins"),
+            "plugin.path": ",".join(map(str, [self.data_dir / "plugins", *self._plugin_dirs])),
             # Every plugin here ships a ServiceLoader manifest; scanning takes seconds more.
             "plugin.discovery": "service_load",
             # A lone test worker: no delay before reassigning the tasks of a departed member.

@@ -324,7 +324,7 @@ def test_delete_and_errors(cli: Run, worker: RestWorker, tmp_path: Path, unique_
     assert (code, out) == (1, "")
     assert err == f"error: Connector {name} not found (HTTP 404)\n"
     code, _, err = cli("connectors", "status", name)
-    assert (code, err) == (1, f"error: Connector {name} not found (HTTP 404)\n")
+    assert (code, err) == (1, f"error: No status found for connector {name} (HTTP 404)\n")
     code, _, err = cli("connectors", "delete", name)
     assert (code, err) == (1, f"error: Connector {name} not found (HTTP 404)\n")
 

@@ -27,7 +27,7 @@ import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.testing.debezium import KafkaConnect, event_differences, normalize_event
+from connectrt.testing.debezium import debezium_connect, event_differences, normalize_event
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
@@ -120,7 +120,7 @@ def test_events_match_debeziums_field_by_field(kafka: str, pg: PostgresServer) -
         create_topic(kafka, topic)
     worker = start_rest_worker(kafka)
     try:
-        with KafkaConnect(kafka) as connect:
+        with debezium_connect(kafka) as connect:
             connect.put_connector("debezium", _config(pg, "dbz"))
             response = worker.http.put("/connectors/connectrt/config", json=_config(pg, "crt"))
             assert response.status_code == 201, response.text

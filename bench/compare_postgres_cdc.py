@@ -11,8 +11,10 @@ same cores, so each figure is under the other's load. Finally ``--compare`` even
 phase are compared field by field after JsonConverter (the fields that cannot agree left out,
 as in tests/integration/test_postgres_cdc_vs_debezium.py).
 
-Usage: ``python bench/bench_postgres_cdc.py [--rows 100000] [--compare 2000]``; prints one
-``RESULT`` line per phase (connectrt's rate, Debezium's as the baseline).
+Usage: ``python bench/compare_postgres_cdc.py [--rows 100000] [--compare 2000]``; prints each
+phase's rates and their ratio. A one-run, side-by-side comparison (both connectors at once, no
+warm-up, no rotated rounds), so it is not one of the ``bench_*.py`` benches and prints no
+``RESULT`` line; it needs Java, Maven and PostgreSQL, which ``make bench`` does not.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from typing import Any
 import psycopg2
 from confluent_kafka import Consumer, TopicPartition
 
-from bench._common import format_result, machine
-from connectrt.testing.debezium import KafkaConnect, event_differences, normalize_event
+from bench._common import machine
+from connectrt.testing.debezium import debezium_connect, event_differences, normalize_event
 from connectrt.testing.harness import create_topic
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
@@ -124,7 +126,7 @@ def main() -> None:
             create_topic(bootstrap, topic)
         worker = start_rest_worker(bootstrap)
         try:
-            with KafkaConnect(bootstrap) as connect:
+            with debezium_connect(bootstrap) as connect:
                 started = time.monotonic()
                 connect.put_connector("debezium", _config(pg, "dbz"))
                 worker.http.put("/connectors/connectrt/config", json=_config(pg, "crt"))
@@ -150,7 +152,7 @@ def main() -> None:
             f"{phase}: connectrt {seconds['connectrt']:.1f} s ({crt_rate:,.0f} rec/s), "
             f"Debezium {seconds['debezium']:.1f} s ({dbz_rate:,.0f} rec/s)"
         )
-        print(format_result(f"postgres_cdc_{phase}", crt_rate, dbz_rate))
+        print(f"{phase}: ratio connectrt/Debezium {crt_rate / dbz_rate:.2f}")
     print(f"compared {args.compare} events per phase: {len(differences)} differing fields")
     for path, (x, y) in differences.items():
         print(f"  {path}: debezium={x!r} connectrt={y!r}")
