@@ -18,6 +18,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -26,6 +28,13 @@ __all__ = ["DEFAULT_TEST_MASTER", "local_spark_session", "prepare_spark_environm
 # 10 thread slots (two connectors of 4 long-running tasks each plus spare slots), each task
 # attempted up to 3 times so an injected crash is re-run instead of failing the job.
 DEFAULT_TEST_MASTER = "local[10,3]"
+
+#: ``spark.driver.extraJavaOptions`` of the test sessions (the driver is the executor in local
+#: mode): the C1 compiler only and the serial collector. Measured on 2 cores (start, five
+#: aggregations of 2 M rows, a 20,000-row Python map): the JVM's CPU 28 s with the defaults and
+#: 14-15 s with these, and the wall time 19 s against 14-16 s. Pass your own
+#: ``spark.driver.extraJavaOptions`` in ``conf`` for heavy jobs.
+TEST_DRIVER_JAVA_OPTIONS = " ".join(LEAN_TEST_JVM_OPTIONS)
 
 
 def prepare_spark_environment() -> None:
@@ -63,6 +72,7 @@ def local_spark_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.python.worker.reuse", "true")
+        .config("spark.driver.extraJavaOptions", TEST_DRIVER_JAVA_OPTIONS)
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))

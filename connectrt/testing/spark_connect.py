@@ -33,6 +33,7 @@ from types import TracebackType
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.child_lifeline import die_with_this_thread
+from connectrt.testing.spark import TEST_DRIVER_JAVA_OPTIONS
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
 
@@ -113,6 +114,7 @@ class SparkConnectServer:
             "spark.ui.showConsoleProgress": "false",
             "spark.sql.shuffle.partitions": "4",
             "spark.python.worker.reuse": "true",
+            "spark.driver.extraJavaOptions": TEST_DRIVER_JAVA_OPTIONS,
             **self.conf,
         }
         cmd = [str(home / "bin" / "spark-submit"), "--class", SERVER_CLASS]
