@@ -33,27 +33,22 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import shutil
-import signal
 import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
+from connectrt.testing.jvm_service import JvmService
 from connectrt.testing.kafka_jars import kafka_classpath
 
 __all__ = ["KafkaBroker", "KafkaBrokerError"]
 
 _READY_MARKER = "Kafka Server started"
 _client_logger = logging.getLogger("connectrt.testing.kafka_broker.client")
-_TAIL_LINES = 60
 
 
 class KafkaBrokerError(ConnectError):
@@ -69,20 +64,9 @@ def _random_cluster_id() -> str:
             return text
 
 
-def _tail(path: Path, lines: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 64 * 1024))
-            text = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class KafkaBroker:
-    """One Apache Kafka 4.x KRaft node on ``127.0.0.1``, for tests.
+class KafkaBroker(JvmService):
+    """One Apache Kafka 4.x KRaft node on ``127.0.0.1``, for tests (the folder, stop and output
+    tail as :class:`~connectrt.testing.jvm_service.JvmService` keeps them).
 
     ``port=None`` picks a free broker port; the controller port is always picked. ``java`` and
     ``mvn`` name the binaries (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties``
@@ -100,6 +84,9 @@ class KafkaBroker:
     not most of a minute. Classic-protocol members set theirs in their own config.
     """
 
+    error = KafkaBrokerError
+    log_name = "broker.log"
+
     def __init__(
         self,
         port: int | None = None,
@@ -115,14 +102,11 @@ class KafkaBroker:
         extra_listeners: Mapping[str, str] | None = None,
         jvm_options: Sequence[str] = (),
     ) -> None:
+        super().__init__(data_dir=data_dir, stop_timeout=stop_timeout, keep_data=keep_data)
         self._requested_port = port
         self._port: int | None = None
         self._controller_port: int | None = None
-        self._requested_data_dir = Path(data_dir) if data_dir is not None else None
-        self._data_dir: Path | None = None
-        self._owns_data_dir = False
         self._startup_timeout = startup_timeout
-        self._stop_timeout = stop_timeout
         self._java_arg = java
         self._mvn = mvn
         self._heap = heap
@@ -130,12 +114,8 @@ class KafkaBroker:
         self._extra_listeners = {k.upper(): v.upper() for k, v in (extra_listeners or {}).items()}
         self._extra_ports: dict[str, int] = {}
         self._extra_jvm_options = list(jvm_options)
-        #: Keep the data folder (logs included) on ``stop()`` even when this broker created it.
-        self.keep_data = keep_data
         self._java: str | None = None
         self._libs: Path | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._jvm_out: int | None = None
 
     # -- properties -------------------------------------------------------------------------
 
@@ -165,35 +145,6 @@ class KafkaBroker:
         """``127.0.0.1:PORT``, for the ``bootstrap.servers`` client setting."""
         return f"127.0.0.1:{self.port}"
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    @property
-    def data_dir(self) -> Path:
-        """The broker's folder (configs, logs, ``kraft/`` data)."""
-        if self._data_dir is None:
-            raise KafkaBrokerError("KafkaBroker has not been started")
-        return self._data_dir
-
-    @property
-    def log_path(self) -> Path:
-        """The broker's Log4j log, ``broker.log`` in the data folder."""
-        return self.data_dir / "broker.log"
-
-    def is_alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def output_tail(self, lines: int = _TAIL_LINES) -> str:
-        """The last lines of the broker's log, then of the JVM's own output if it wrote any."""
-        if self._data_dir is None:
-            return ""
-        text = _tail(self.log_path, lines)
-        jvm = _tail(self._data_dir / "jvm.out", lines)
-        if jvm:
-            text = f"{text}\n-- JVM output ({self._data_dir / 'jvm.out'}):\n{jvm}"
-        return text
-
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> KafkaBroker:
@@ -202,12 +153,7 @@ class KafkaBroker:
             raise KafkaBrokerError("KafkaBroker already started")
         self._java = require_java(self._java_arg)
         self._libs = kafka_classpath(mvn=self._mvn)
-        if self._requested_data_dir is not None:
-            self._data_dir = self._requested_data_dir
-            self._data_dir.mkdir(parents=True, exist_ok=True)
-        else:
-            self._data_dir = Path(tempfile.mkdtemp(prefix="connectrt-kafka-"))
-            self._owns_data_dir = True
+        self._make_data_dir("connectrt-kafka-")
         self._port = self._requested_port if self._requested_port is not None else free_port()
         self._controller_port = free_port()
         while self._controller_port == self._port:
@@ -228,24 +174,6 @@ class KafkaBroker:
             raise
         return self
 
-    def stop(self) -> None:
-        """SIGTERM the broker, SIGKILL it after ``stop_timeout`` s; remove the data folder this
-        broker created unless ``keep_data``. Idempotent."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=self._stop_timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
-            except ProcessLookupError:
-                pass
-        self._close_jvm_out()
-        if self._owns_data_dir and not self.keep_data and self._data_dir is not None:
-            shutil.rmtree(self._data_dir, ignore_errors=True)
-            self._owns_data_dir = False
-
     def kill(self) -> None:
         """SIGKILL the broker (a crash: nothing flushed, no controlled shutdown) and reap it.
         The ports and data folder stay reserved for :meth:`restart`."""
@@ -264,17 +192,6 @@ class KafkaBroker:
         except BaseException:
             self._kill_process()
             raise
-
-    def __enter__(self) -> KafkaBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -382,30 +299,16 @@ class KafkaBroker:
     def _launch(self) -> None:
         assert self._java is not None
         log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        self._close_jvm_out()
-        self._jvm_out = os.open(
-            self.data_dir / "jvm.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-        )
-        cmd = [
+        self._spawn(
             self._java,
-            *self._jvm_options(self._heap),
-            "-cp",
-            self._classpath(),
-            "kafka.Kafka",
-            str(self.data_dir / "server.properties"),
-        ]
-        try:
-            self._proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=self._jvm_out,
-                stderr=subprocess.STDOUT,
-                cwd=self.data_dir,
-                start_new_session=True,  # a Ctrl-C in the terminal reaches the test, not the JVM
-                preexec_fn=die_with_this_thread(),  # a killed test process takes it along
-            )
-        except OSError as exc:
-            raise KafkaBrokerError(f"Could not start {self._java!r}: {exc}") from exc
+            [
+                *self._jvm_options(self._heap),
+                "-cp",
+                self._classpath(),
+                "kafka.Kafka",
+                str(self.data_dir / "server.properties"),
+            ],
+        )
         self._wait_until_ready(log_offset)
 
     def _fail(self, reason: str) -> KafkaBrokerError:
@@ -468,17 +371,3 @@ class KafkaBroker:
                 continue
             if proc.poll() is None:
                 return
-
-    def _kill_process(self) -> None:
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=30)
-
-    def _close_jvm_out(self) -> None:
-        if self._jvm_out is not None:
-            os.close(self._jvm_out)
-            self._jvm_out = None

@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -50,8 +48,8 @@ import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
+from connectrt.testing.jvm_service import JvmService
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
 __all__ = ["KAFKA_CONNECT_VERSION", "KafkaConnect", "KafkaConnectError", "kafka_connect_classpath"]
@@ -61,7 +59,6 @@ KAFKA_CONNECT_VERSION = "4.4.0"
 
 _DATA = resources.files("connectrt.testing").joinpath("data/kafka_connect")
 _FILE_PLUGIN_GLOB = "connect-file-*.jar"
-_TAIL_LINES = 80
 
 
 class KafkaConnectError(ConnectError):
@@ -76,18 +73,7 @@ def kafka_connect_classpath(*, mvn: str | None = None, timeout: float = 1800.0) 
     return maven_classpath(pom, folder, "connect-runtime-*.jar", mvn=mvn, timeout=timeout)
 
 
-def _tail(path: Path, lines: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - 64 * 1024))
-            text = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class KafkaConnect:
+class KafkaConnect(JvmService):
     """One Kafka Connect 4.4 worker in distributed mode on ``127.0.0.1``, for tests.
 
     ``bootstrap_servers`` names the broker (Apache Kafka 4.x; Connect's admin calls fail on the
@@ -97,6 +83,9 @@ class KafkaConnect:
     :mod:`connectrt.testing.debezium`): then no shim and no FileStream plugin are installed, and
     ``plugin_dirs`` lists the plugin folders to add to ``plugin.path``.
     """
+
+    error = KafkaConnectError
+    log_name = "connect.log"
 
     def __init__(
         self,
@@ -113,20 +102,15 @@ class KafkaConnect:
         runtime_libs: Path | None = None,
         plugin_dirs: Sequence[Path] = (),
     ) -> None:
+        super().__init__(data_dir=data_dir, stop_timeout=stop_timeout, keep_data=keep_data)
         self.bootstrap_servers = bootstrap_servers
-        self._requested_data_dir = Path(data_dir) if data_dir is not None else None
-        self._data_dir: Path | None = None
-        self._owns_data_dir = False
         self._extra = dict(properties or {})
         self._startup_timeout = startup_timeout
-        self._stop_timeout = stop_timeout
         self._java_arg = java
         self._mvn = mvn
         self._heap = heap
         self._runtime_libs = runtime_libs
         self._plugin_dirs = list(plugin_dirs)
-        #: Keep the folder (``connect.log`` included) on ``stop()`` even when it was created here.
-        self.keep_data = keep_data
         run = uuid.uuid4().hex[:8]
         #: The group id and internal topics, unique to this instance.
         self.group_id = f"kafka-connect-{run}"
@@ -136,8 +120,6 @@ class KafkaConnect:
             "status.storage.topic": f"kc-status-{run}",
         }
         self._port: int | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._jvm_out: int | None = None
 
     # -- properties -------------------------------------------------------------------------
 
@@ -152,32 +134,6 @@ class KafkaConnect:
         """``http://127.0.0.1:PORT``, the REST API's base URL."""
         return f"http://127.0.0.1:{self.port}"
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    @property
-    def data_dir(self) -> Path:
-        if self._data_dir is None:
-            raise KafkaConnectError("KafkaConnect has not been started")
-        return self._data_dir
-
-    @property
-    def log_path(self) -> Path:
-        """The runtime's Log4j log, ``connect.log`` in the folder."""
-        return self.data_dir / "connect.log"
-
-    def is_alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def output_tail(self, lines: int = _TAIL_LINES) -> str:
-        """The last lines of ``connect.log``, then of the JVM's own output if it wrote any."""
-        if self._data_dir is None:
-            return ""
-        text = _tail(self.log_path, lines)
-        jvm = _tail(self._data_dir / "jvm.out", lines)
-        return f"{text}\n-- JVM output:\n{jvm}" if jvm else text
-
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> KafkaConnect:
@@ -186,12 +142,7 @@ class KafkaConnect:
             raise KafkaConnectError("KafkaConnect already started")
         java = require_java(self._java_arg)
         libs = self._runtime_libs or kafka_connect_classpath(mvn=self._mvn)
-        if self._requested_data_dir is not None:
-            self._data_dir = self._requested_data_dir
-            self._data_dir.mkdir(parents=True, exist_ok=True)
-        else:
-            self._data_dir = Path(tempfile.mkdtemp(prefix="connectrt-kafka-connect-"))
-            self._owns_data_dir = True
+        self._make_data_dir("connectrt-kafka-connect-")
         self._port = free_port()
         try:
             if self._runtime_libs is None:
@@ -206,29 +157,9 @@ class KafkaConnect:
         except BaseException:
             self.keep_data = True
             self._kill_process()
+            self._close_jvm_out()
             raise
         return self
-
-    def stop(self) -> None:
-        """SIGTERM the worker, SIGKILL it after ``stop_timeout`` s; remove the folder this
-        instance created unless ``keep_data``. Idempotent."""
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=self._stop_timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
-            except ProcessLookupError:
-                pass
-        self._close_jvm_out()
-        if self._owns_data_dir and not self.keep_data and self._data_dir is not None:
-            shutil.rmtree(self._data_dir, ignore_errors=True)
-            self._owns_data_dir = False
-
-    def __enter__(self) -> KafkaConnect:
-        return self.start()
 
     def __exit__(
         self,
@@ -237,7 +168,7 @@ class KafkaConnect:
         tb: TracebackType | None,
     ) -> None:
         if exc is not None:
-            self.keep_data = True
+            self.keep_data = True  # connect.log for the failure
         self.stop()
 
     # -- REST helpers -----------------------------------------------------------------------
@@ -334,34 +265,21 @@ class KafkaConnect:
         (self.data_dir / "log4j2.properties").write_text("\n".join(log4j) + "\n", "utf-8")
 
     def _launch(self, java: str, classpath: str) -> None:
-        self._jvm_out = os.open(
-            self.data_dir / "jvm.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
-        )
-        cmd = [
+        self._spawn(
             java,
-            f"-Xms{self._heap}",
-            f"-Xmx{self._heap}",
-            "-Djava.awt.headless=true",
-            "-XX:+ExitOnOutOfMemoryError",
-            *LEAN_TEST_JVM_OPTIONS,
-            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
-            "-cp",
-            classpath,
-            "org.apache.kafka.connect.cli.ConnectDistributed",
-            str(self.data_dir / "worker.properties"),
-        ]
-        try:
-            self._proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=self._jvm_out,
-                stderr=subprocess.STDOUT,
-                cwd=self.data_dir,
-                start_new_session=True,
-                preexec_fn=die_with_this_thread(),
-            )
-        except OSError as exc:
-            raise KafkaConnectError(f"Could not start {java!r}: {exc}") from exc
+            [
+                f"-Xms{self._heap}",
+                f"-Xmx{self._heap}",
+                "-Djava.awt.headless=true",
+                "-XX:+ExitOnOutOfMemoryError",
+                *LEAN_TEST_JVM_OPTIONS,
+                f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+                "-cp",
+                classpath,
+                "org.apache.kafka.connect.cli.ConnectDistributed",
+                str(self.data_dir / "worker.properties"),
+            ],
+        )
         self._wait_until_ready()
 
     def _fail(self, reason: str) -> KafkaConnectError:
@@ -394,18 +312,3 @@ class KafkaConnect:
                             break
                         last = f"{response.status_code} {response.text[:200]}"
                     time.sleep(0.2)
-
-    def _kill_process(self) -> None:
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=30)
-        self._close_jvm_out()
-
-    def _close_jvm_out(self) -> None:
-        if self._jvm_out is not None:
-            os.close(self._jvm_out)
-            self._jvm_out = None
