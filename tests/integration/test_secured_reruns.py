@@ -33,7 +33,6 @@ import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -45,7 +44,7 @@ from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.kafka_connect import KafkaConnect
 from connectrt.testing.rest import rest_worker_props, start_rest_worker, wait_for
 from connectrt.testing.secured_listeners import add_scram_user, secured_listener_settings
-from tests.integration.test_kafka_connect_rest_diff import DELIBERATE
+from tests.kafka_connect_rest_reasons import DELIBERATE, result_key
 from tests.kafka_connect_rest_support import RESULTS, SCENARIOS, Side, compare, run_scenario
 
 pytestmark = [pytest.mark.integration, pytest.mark.java]
@@ -226,18 +225,6 @@ def sides(
         connect.stop()
 
 
-def _key(step: dict[str, Any]) -> tuple[Any, ...]:
-    """What the compatibility page shows of a step (as the plaintext differential compares)."""
-    return (
-        step["id"],
-        step["same"],
-        step.get("kafka", "").split(" ", 1)[0],
-        step.get("connectrt", "").split(" ", 1)[0],
-        tuple(step.get("differs_at", ())),
-        step.get("reason", ""),
-    )
-
-
 @pytest.mark.parametrize("scenario", DIFF_SCENARIOS)
 def test_the_differential_answers_as_on_plaintext(sides: tuple[Side, Side], scenario: str) -> None:
     kafka_side, ours_side = sides
@@ -256,7 +243,7 @@ def test_the_differential_answers_as_on_plaintext(sides: tuple[Side, Side], scen
         if s["id"].startswith(f"{scenario}: ")
     ]
     assert committed, f"no committed plaintext results for {scenario}"
-    changed = sorted({_key(s) for s in results} ^ {_key(s) for s in committed}, key=str)
+    changed = sorted({result_key(s) for s in results} ^ {result_key(s) for s in committed}, key=str)
     assert not changed, (
         "on SASL_SSL the differential differs from the plaintext run:\n"
         + "\n".join(json.dumps(r, indent=1) for r in results if not r["same"])
