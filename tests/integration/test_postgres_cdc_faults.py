@@ -16,6 +16,7 @@ import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
+from connectrt.errors import ConfigError
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
@@ -133,11 +134,12 @@ def test_a_user_without_replication_fails_naming_the_grant(
     db.close()
     config = _config(pg, "norepl", unique_name("norepl"), **{"database.user": "reader"})
     with WorkerHarness(broker.bootstrap_servers) as harness:
-        harness.start_connector("cdc", config)
-        (task,) = harness.wait_for_tasks("cdc", State.FAILED, 1, timeout=60)
-    trace = task.trace or ""
-    assert "user 'reader' may not stream changes" in trace, trace
-    assert 'ALTER ROLE "reader" WITH REPLICATION' in trace, trace
+        # Checked when the config is validated (as PUT /connectors/<name>/config does: 400).
+        with pytest.raises(ConfigError) as failure:
+            harness.start_connector("cdc", config)
+    text = str(failure.value)
+    assert "database.user: user 'reader' may not stream changes" in text, text
+    assert 'ALTER ROLE "reader" WITH REPLICATION' in text, text
 
 
 def test_a_column_of_an_unsupported_type_fails_naming_table_column_and_type(
