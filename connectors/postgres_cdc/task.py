@@ -32,6 +32,13 @@ seconds (``pg_current_wal_lsn() - confirmed_flush_lsn``) into a float that the
 ``slot-lag-bytes`` plugin metric (KIP-877) reads from the REST threads (a single float store:
 no lock needed).
 
+Lost connections. A connection error while streaming (a server restart) closes both
+connections and ``poll`` reconnects on its own thread, waiting 0, then 0.5 s doubling up to
+``retriable.restart.connector.wait.ms`` between attempts (``stop`` wakes the wait) and failing
+after ``errors.max.retries`` failed attempts in a row. The server streams again from the slot's
+confirmed position; ``_emit`` skips every record up to the newest one handled before the loss
+(positions are the same on every read), so the records already returned are not repeated.
+
 Snapshot positions. Tables are read in name order, each ``ORDER BY`` its primary key, and a
 snapshot record's offset holds its table (``snapshot_table``) and its key (``snapshot_key``, the
 key columns' text). A snapshot interrupted before its last record was committed resumes in a new
