@@ -271,6 +271,10 @@ class TableEvents:
             )
         return out
 
+    def key_of(self, row: Sequence[Any]) -> list[Any]:
+        """The primary key values of a row (empty for a table without a key)."""
+        return [row[i] for i in self._key_positions]
+
     def records_per_change(self, op: str) -> int:
         return 2 if op == "d" and self._tombstones else 1
 

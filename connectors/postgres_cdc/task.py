@@ -643,7 +643,17 @@ class PostgresCdcSourceTask(SourceTask):
         if change.kind == "I":
             self._emit(events, "c", None, after, lsn, out)
         elif change.kind == "U":
-            self._emit(events, "u", before, after, lsn, out)
+            if (
+                before is not None
+                and after is not None
+                and events.key_of(before) != events.key_of(after)
+            ):
+                # The primary key changed (pgoutput sends the old key): as Debezium, a delete
+                # of the old key (and its tombstone), then a create of the new one.
+                self._emit(events, "d", before, None, lsn, out)
+                self._emit(events, "c", None, after, lsn, out)
+            else:
+                self._emit(events, "u", before, after, lsn, out)
         else:
             self._emit(events, "d", before, None, lsn, out)
 

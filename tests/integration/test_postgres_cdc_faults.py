@@ -133,10 +133,9 @@ def test_a_user_without_replication_fails_naming_the_grant(
         cur.execute("CREATE TABLE t (id int PRIMARY KEY)")
     db.close()
     config = _config(pg, "norepl", unique_name("norepl"), **{"database.user": "reader"})
-    with WorkerHarness(broker.bootstrap_servers) as harness:
-        # Checked when the config is validated (as PUT /connectors/<name>/config does: 400).
-        with pytest.raises(ConfigError) as failure:
-            harness.start_connector("cdc", config)
+    # Checked when the config is validated (as PUT /connectors/<name>/config does: 400).
+    with WorkerHarness(broker.bootstrap_servers) as harness, pytest.raises(ConfigError) as failure:
+        harness.start_connector("cdc", config)
     text = str(failure.value)
     assert "database.user: user 'reader' may not stream changes" in text, text
     assert 'ALTER ROLE "reader" WITH REPLICATION' in text, text
@@ -160,3 +159,59 @@ def test_a_column_of_an_unsupported_type_fails_naming_table_column_and_type(
     assert "column 'p' of table public.odd" in trace, trace
     assert "composite type 'pair'" in trace, trace
     assert "table.exclude.list" in trace, trace
+
+
+def test_a_primary_key_update_is_a_delete_a_tombstone_and_a_create(
+    broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
+) -> None:
+    """As Debezium writes it: the old key's delete (and tombstone), then the new key's create;
+    under REPLICA IDENTITY DEFAULT (pgoutput sends the old key) and FULL (the old row)."""
+    bootstrap = broker.bootstrap_servers
+    pg.create_database("rekeyed")
+    db = _connect(pg, "rekeyed")
+    with db.cursor() as cur:
+        cur.execute("CREATE TABLE k (id int PRIMARY KEY, name text)")
+    prefix = unique_name("rekey")
+    topic = f"{prefix}.public.k"
+    create_topic(bootstrap, topic)
+
+    def events() -> list[tuple[Any, Any]]:
+        out = []
+        for records in read_topic(bootstrap, topic).values():
+            for key, value in records:
+                k = json.loads(key)["payload"] if key is not None else None
+                v = json.loads(value)["payload"] if value is not None else None
+                out.append((k, v))
+        return out
+
+    with WorkerHarness(bootstrap) as harness:
+        harness.start_connector("cdc", _config(pg, "rekeyed", prefix))
+        harness.wait_until(lambda: _slot_active(pg), 60, "the task to stream from its slot")
+        with db.cursor() as cur:
+            cur.execute("INSERT INTO k VALUES (1, 'a')")
+            cur.execute("UPDATE k SET id = 2 WHERE id = 1")  # DEFAULT: the old key is sent
+            cur.execute("UPDATE k SET name = 'b' WHERE id = 2")  # key unchanged: an update
+            cur.execute("ALTER TABLE k REPLICA IDENTITY FULL")
+            cur.execute("UPDATE k SET id = 3, name = 'c' WHERE id = 2")
+        harness.wait_until(lambda: len(events()) >= 8, 60, "the changes")
+    got = events()
+    shape = [(k, None if v is None else v["op"]) for k, v in got]
+    assert shape == [
+        ({"id": 1}, "c"),
+        ({"id": 1}, "d"),
+        ({"id": 1}, None),
+        ({"id": 2}, "c"),
+        ({"id": 2}, "u"),
+        ({"id": 2}, "d"),
+        ({"id": 2}, None),
+        ({"id": 3}, "c"),
+    ], shape
+    values = [v for _, v in got]
+    assert values[1]["before"]["id"] == 1 and values[1]["after"] is None
+    assert values[3]["before"] is None and values[3]["after"] == {"id": 2, "name": "a"}
+    assert values[5]["before"] == {"id": 2, "name": "b"}  # FULL: the whole old row
+    assert values[7]["after"] == {"id": 3, "name": "c"}
+    # One transaction each: the delete and the create share the update's source position.
+    assert values[1]["source"]["lsn"] == values[3]["source"]["lsn"]
+    assert values[1]["source"]["txId"] == values[3]["source"]["txId"]
+    db.close()
