@@ -50,7 +50,14 @@ from typing import Any
 from connectrt.api import DataError
 from connectrt.data import Schema, SchemaBuilder, Struct
 
-__all__ = ["UNAVAILABLE", "ColumnInfo", "ColumnType", "column_type", "parse_array"]
+__all__ = [
+    "UNAVAILABLE",
+    "ColumnInfo",
+    "ColumnType",
+    "column_type",
+    "parse_array",
+    "unsupported_kind",
+]
 
 UNAVAILABLE = "__debezium_unavailable_value"
 
@@ -221,6 +228,15 @@ def _scalar(info: ColumnInfo, type_name: str, mode: str) -> tuple[SchemaBuilder,
         )
         return builder, str, ""
     return SchemaBuilder.string(), str, ""
+
+
+_UNSUPPORTED_KINDS = {"c": "composite type", "p": "pseudo-type"}
+
+
+def unsupported_kind(info: ColumnInfo) -> str | None:
+    """What the column's type is when no Connect field can carry it (a composite (row) type
+    or a pseudo-type), else None."""
+    return _UNSUPPORTED_KINDS.get(info.type_kind)
 
 
 def column_type(info: ColumnInfo, decimal_mode: str) -> ColumnType:

@@ -100,6 +100,29 @@ CDC_CONFIG_DEF = (
         order_in_group=6,
     )
     .define(
+        "errors.max.retries",
+        ConfigType.INT,
+        -1,
+        Range.at_least(-1),
+        Importance.LOW,
+        "How many times in a row to reconnect after the connection to PostgreSQL is lost while "
+        "streaming (a server restart or failover) before the task fails: -1 without limit, 0 "
+        "fails at once. The task resumes from the slot and skips what it already sent.",
+        group=_CONNECTION,
+        order_in_group=7,
+    )
+    .define(
+        "retriable.restart.connector.wait.ms",
+        ConfigType.LONG,
+        10000,
+        Range.at_least(1),
+        Importance.LOW,
+        "Longest wait (ms) between reconnection attempts: the first attempt is made at once, "
+        "the waits then double from 500 ms up to this bound.",
+        group=_CONNECTION,
+        order_in_group=8,
+    )
+    .define(
         "topic.prefix",
         ConfigType.STRING,
         importance=Importance.HIGH,
@@ -340,6 +363,8 @@ class CdcSettings:
     heartbeat_interval_s: float  # 0: no heartbeats
     heartbeat_topic: str
     heartbeat_query: str
+    max_retries: int  # -1: no limit
+    retry_wait_max_s: float
 
     def captures(self, schema: str, table: str) -> bool:
         """Whether the include/exclude lists select ``schema.table`` (whole-name matches)."""
@@ -411,4 +436,6 @@ def parse_settings(config: Mapping[str, Any]) -> CdcSettings:
         heartbeat_interval_s=int(p["heartbeat.interval.ms"]) / 1000.0,
         heartbeat_topic=f"{p['topic.heartbeat.prefix']}.{p['topic.prefix']}",
         heartbeat_query=str(p["heartbeat.action.query"]).strip(),
+        max_retries=int(p["errors.max.retries"]),
+        retry_wait_max_s=int(p["retriable.restart.connector.wait.ms"]) / 1000.0,
     )

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.api import SourceRecord
+from connectrt.api import ConnectError, SourceRecord
 from connectrt.data import Schema, SchemaBuilder, Struct
 
 from .catalog import TableInfo
-from .columns import UNAVAILABLE, ColumnType, column_type
+from .columns import UNAVAILABLE, ColumnType, column_type, unsupported_kind
 from .pgoutput import UNCHANGED
 
 __all__ = [
@@ -138,6 +138,15 @@ class TableEvents:
         self._prefix = prefix
         self._dbname = dbname
         self._tombstones = tombstones
+        for c in table.columns:
+            kind = unsupported_kind(c)
+            if kind is not None:
+                raise ConnectError(
+                    f"column '{c.name}' of table {table.schema}.{table.table} has the {kind} "
+                    f"'{c.type_name}', which has no Connect representation: leave the table "
+                    f"out (add {table.schema}.{table.table} to table.exclude.list) or change "
+                    "the column's type (e.g. to jsonb or text)"
+                )
         self.types: list[ColumnType] = [column_type(c, decimal_mode) for c in table.columns]
         self.names = [c.name for c in table.columns]
         row = SchemaBuilder.struct().name(f"{self.topic}.Value")
@@ -261,6 +270,10 @@ class TableEvents:
                 SourceRecord(partition, offsets[1], self.topic, None, key_schema, key, None, None)
             )
         return out
+
+    def key_of(self, row: Sequence[Any]) -> list[Any]:
+        """The primary key values of a row (empty for a table without a key)."""
+        return [row[i] for i in self._key_positions]
 
     def records_per_change(self, op: str) -> int:
         return 2 if op == "d" and self._tombstones else 1

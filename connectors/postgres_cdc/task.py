@@ -32,6 +32,13 @@ seconds (``pg_current_wal_lsn() - confirmed_flush_lsn``) into a float that the
 ``slot-lag-bytes`` plugin metric (KIP-877) reads from the REST threads (a single float store:
 no lock needed).
 
+Lost connections. A connection error while streaming (a server restart) closes both
+connections and ``poll`` reconnects on its own thread, waiting 0, then 0.5 s doubling up to
+``retriable.restart.connector.wait.ms`` between attempts (``stop`` wakes the wait) and failing
+after ``errors.max.retries`` failed attempts in a row. The server streams again from the slot's
+confirmed position; ``_emit`` skips every record up to the newest one handled before the loss
+(positions are the same on every read), so the records already returned are not repeated.
+
 Snapshot positions. Tables are read in name order, each ``ORDER BY`` its primary key, and a
 snapshot record's offset holds its table (``snapshot_table``) and its key (``snapshot_key``, the
 key columns' text). A snapshot interrupted before its last record was committed resumes in a new
@@ -50,6 +57,7 @@ import select
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg2
@@ -105,6 +113,14 @@ class _Snapshot:
         self.first_in_table = True
 
 
+@dataclass
+class _Retry:
+    """Reconnection in progress: failed attempts so far and when the next one is due."""
+
+    next_at: float
+    attempts: int = 0
+
+
 class PostgresCdcSourceTask(SourceTask):
     def __init__(self) -> None:
         self._settings: CdcSettings | None = None
@@ -125,6 +141,7 @@ class PostgresCdcSourceTask(SourceTask):
         self._next_heartbeat = 0.0
         self._lag = math.nan  # bytes of WAL the slot keeps: read by /metrics (another thread)
         self._next_lag_check = 0.0
+        self._retry: _Retry | None = None  # reconnecting after a lost connection
         self._stopping = threading.Event()
         self._lock = threading.Lock()
 
@@ -300,7 +317,12 @@ class PostgresCdcSourceTask(SourceTask):
     # -- poll ------------------------------------------------------------------------------
     def poll(self) -> list[SourceRecord] | None:
         with self._lock:
-            if self._stopping.is_set() or self._settings is None or self._cursor is None:
+            if self._stopping.is_set() or self._settings is None:
+                stopped = True
+            elif self._retry is not None:
+                self._reconnect(self._retry)
+                return None
+            elif self._cursor is None:
                 stopped = True
             else:
                 stopped = False
@@ -310,10 +332,93 @@ class PostgresCdcSourceTask(SourceTask):
                         return self._poll_snapshot() or None
                     return self._poll_stream() or None
                 except psycopg2.Error as e:
+                    if self._snapshot is None and _connection_lost(e):
+                        self._connection_lost(e)
+                        return None
                     raise self._stream_error(e) from None
         if stopped:
             self._stopping.wait(0.2)
         return None
+
+    def _connection_lost(self, e: psycopg2.Error) -> None:
+        """The stream's connection broke (a server restart, a failover, the network): close
+        both connections and reconnect from the next ``poll``. The records already returned stay
+        returned; the server sends again from the slot's confirmed position and ``_emit`` skips
+        everything up to the newest record handled, so nothing is lost or sent twice."""
+        assert self._settings is not None
+        log.warning(
+            "Lost the connection to PostgreSQL %s:%s while streaming from slot %s (%s); "
+            "reconnecting",
+            self._settings.host,
+            self._settings.port,
+            self._settings.slot_name,
+            str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__,
+        )
+        self._close_connections()
+        self._txn = None
+        self._confirmed = -1  # confirm again on the new connection
+        self._resume = self._position if self._position[0] >= 0 else self._resume
+        self._retry = _Retry(next_at=time.monotonic())
+
+    def _reconnect(self, retry: _Retry) -> None:
+        """One reconnection attempt when it is due (else wait up to half a second: ``stop``
+        wakes the wait). Waits double from 500 ms up to ``retriable.restart.connector.wait.ms``;
+        after ``errors.max.retries`` failed attempts in a row the task fails."""
+        settings = self._settings
+        assert settings is not None
+        delay = retry.next_at - time.monotonic()
+        if delay > 0:
+            self._stopping.wait(min(delay, 0.5))
+            return
+        try:
+            conn = psycopg2.connect(**settings.dsn())
+            conn.autocommit = True
+            self._conn = conn
+            slot = self._wait_for_slot(conn, settings)
+            if slot is None:
+                raise ConnectError(
+                    f"replication slot '{settings.slot_name}' no longer exists after the "
+                    "connection to PostgreSQL was lost: the changes since the last committed "
+                    "offset may be gone; delete the connector's offsets to take a new snapshot"
+                )
+            self._repl = psycopg2.connect(
+                **settings.dsn(), connection_factory=psycopg2.extras.LogicalReplicationConnection
+            )
+            self._cursor = self._repl.cursor()
+            self._start_streaming()
+        except psycopg2.Error as e:
+            self._close_connections()
+            retry.attempts += 1
+            if 0 <= settings.max_retries < retry.attempts:
+                self._retry = None
+                raise ConnectError(
+                    f"could not reconnect to PostgreSQL {settings.host}:{settings.port}/"
+                    f"{settings.dbname} after {retry.attempts - 1} retries "
+                    f"(errors.max.retries={settings.max_retries}): {str(e).strip()}"
+                ) from None
+            wait = min(settings.retry_wait_max_s, 0.5 * 2 ** (retry.attempts - 1))
+            log.warning(
+                "Reconnection %d to PostgreSQL %s:%s failed (%s); next attempt in %.1f s",
+                retry.attempts,
+                settings.host,
+                settings.port,
+                str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__,
+                wait,
+            )
+            retry.next_at = time.monotonic() + wait
+            return
+        except BaseException:
+            self._close_connections()
+            self._retry = None
+            raise
+        log.info(
+            "Reconnected to PostgreSQL %s:%s after %d failed attempts; streaming from slot %s",
+            settings.host,
+            settings.port,
+            retry.attempts,
+            settings.slot_name,
+        )
+        self._retry = None
 
     def _measure_lag(self) -> None:
         """Every few seconds, the bytes between the server's WAL position and the slot's
@@ -538,7 +643,17 @@ class PostgresCdcSourceTask(SourceTask):
         if change.kind == "I":
             self._emit(events, "c", None, after, lsn, out)
         elif change.kind == "U":
-            self._emit(events, "u", before, after, lsn, out)
+            if (
+                before is not None
+                and after is not None
+                and events.key_of(before) != events.key_of(after)
+            ):
+                # The primary key changed (pgoutput sends the old key): as Debezium, a delete
+                # of the old key (and its tombstone), then a create of the new one.
+                self._emit(events, "d", before, None, lsn, out)
+                self._emit(events, "c", None, after, lsn, out)
+            else:
+                self._emit(events, "u", before, after, lsn, out)
         else:
             self._emit(events, "d", before, None, lsn, out)
 
@@ -608,6 +723,12 @@ class PostgresCdcSourceTask(SourceTask):
             self._confirmed = self._acked
 
     # -- stop ------------------------------------------------------------------------------
+    def _close_connections(self) -> None:
+        """Close the replication and catalog connections (not the slot)."""
+        repl, self._repl, self._cursor = self._repl, None, None
+        conn, self._conn = self._conn, None
+        _close_quietly_all(repl, conn)
+
     def stop(self) -> None:
         self._stopping.set()
         with self._lock:
@@ -621,6 +742,7 @@ class PostgresCdcSourceTask(SourceTask):
         repl, self._repl, self._cursor = self._repl, None, None
         if repl is not None:
             _quietly(repl.close)
+        self._retry = None
         conn, self._conn = self._conn, None
         if conn is not None:
             if settings is not None and settings.slot_drop_on_stop:
@@ -633,6 +755,20 @@ class PostgresCdcSourceTask(SourceTask):
                         )
                     )
             _quietly(conn.close)
+
+
+def _close_quietly_all(*conns: Any) -> None:
+    for conn in conns:
+        if conn is not None:
+            _quietly(conn.close)
+
+
+def _connection_lost(e: psycopg2.Error) -> bool:
+    """Whether ``e`` means the connection is gone (retry on a new one), not a refusal."""
+    text = str(e)
+    if "slot" in text and "does not exist" in text:
+        return False
+    return isinstance(e, (psycopg2.OperationalError, psycopg2.InterfaceError))
 
 
 def _snapshot_query(info: TableInfo, after_key: list[str] | None) -> tuple[str, tuple[str, ...]]:

@@ -6,7 +6,8 @@ initialises a cluster in a temporary directory on a free loopback port, starts i
 all on ``stop()``. PostgreSQL refuses to run as root, so when the process is root the cluster is
 owned by and run as the ``postgres`` user that Debian's package creates.
 
-Lifecycle: ``start()`` once, ``stop()`` once (idempotent), or a context manager. Not thread-safe.
+Lifecycle: ``start()`` once, ``stop()`` once (idempotent), or a context manager; ``restart()``
+in between stops and starts the server on its data (clients are disconnected). Not thread-safe.
 Use :meth:`create_database` to give each test its own database on the shared server.
 """
 
@@ -92,6 +93,7 @@ class PostgresServer:
         self._bin: str | None = None
         self._dir: str | None = None
         self._run_as: pwd.struct_passwd | None = None
+        self._options = ""
         self.port = 0
         self.user = _SUPERUSER
 
@@ -135,13 +137,19 @@ class PostgresServer:
         )
         for name, value in self._settings.items():
             options += f" -c {name}={value}"
+        self._options = options
+        self._pg_ctl_start()
+        return self
+
+    def _pg_ctl_start(self) -> None:
+        assert self._dir is not None and self._bin is not None
         self._run(
             [
                 os.path.join(self._bin, "pg_ctl"),
                 "-D",
-                data,
+                os.path.join(self._dir, "data"),
                 "-o",
-                options,
+                self._options,
                 "-l",
                 os.path.join(self._dir, "server.log"),
                 "-w",
@@ -151,7 +159,16 @@ class PostgresServer:
             ]
         )
         self._wait_ready()
-        return self
+
+    def restart(self, *, mode: str = "fast") -> None:
+        """Stop the server (``pg_ctl stop -m mode``: ``fast`` disconnects every client,
+        ``immediate`` is a crash) and start it again on the same port and data: what a client
+        sees when its server restarts. Blocks until the server accepts connections again."""
+        if self._dir is None or self._bin is None:
+            raise RuntimeError("the server is not running")
+        data = os.path.join(self._dir, "data")
+        self._run([os.path.join(self._bin, "pg_ctl"), "-D", data, "-m", mode, "-w", "stop"])
+        self._pg_ctl_start()
 
     def stop(self) -> None:
         if self._dir is None or self._bin is None:
