@@ -453,19 +453,37 @@ def run_scenario(side: Side, steps: list[Step], timeout: float = 90.0) -> list[t
                     )
                 time.sleep(0.1)
             continue
-        if step.raw is not None:
-            response = side.http.request(
-                step.method,
-                path,
-                content=side.fill(step.raw).encode(),
-                headers={"Content-Type": "application/json"},
-            )
-        elif step.body is not None:
-            response = side.http.request(step.method, path, json=side.fill(step.body))
-        else:
-            response = side.http.request(step.method, path)
+        deadline = time.monotonic() + timeout
+        while True:
+            response = _send(side, step, path)
+            if not _rebalancing(response) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         answers_.append((response.status_code, _decode(response)))
     return answers_
+
+
+def _send(side: Side, step: Step, path: str) -> httpx.Response:
+    if step.raw is not None:
+        return side.http.request(
+            step.method,
+            path,
+            content=side.fill(step.raw).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+    if step.body is not None:
+        return side.http.request(step.method, path, json=side.fill(step.body))
+    return side.http.request(step.method, path)
+
+
+def _rebalancing(response: httpx.Response) -> bool:
+    """Kafka Connect's "ask again" answers: a distributed worker refuses a request, before
+    acting on it, while its group rebalances (409 "...rebalance in progress", or 500 "Request
+    cannot be completed because a rebalance is expected" just after a config change, seen on a
+    busy machine). A client retries them, and so does the differential."""
+    if response.status_code not in (409, 500):
+        return False
+    return "rebalance" in response.text.lower()
 
 
 # -- normalising -----------------------------------------------------------------------------
