@@ -515,7 +515,9 @@ def _file_plugins(body: Any) -> Any:
     if not isinstance(body, list):
         return body
     return sorted(
-        (p["class"].rsplit(".", 1)[-1], p["type"]) for p in body if "FileStream" in p["class"]
+        (p["class"].rsplit(".", 1)[-1], p["type"])
+        for p in body
+        if p["class"].rsplit(".", 1)[-1].startswith("FileStream")
     )
 
 
