@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the snapshot and the stream share the task's connections, its
+# resume point and its offsets, which is the whole of the task (values and events are apart).
 """PostgresCdcSourceTask: the initial snapshot, then the pgoutput stream of the slot.
 
 Why one module (over 450 lines): the snapshot and the stream share the task's connections, its

@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the translation table and the rules for which key group a client
+# takes are read together (the JAAS parser and the SASL logins are modules of their own).
 """Kafka Connect's Java-style client security keys, turned into librdkafka's.
 
 (One module a little over the house size: the translation table and the rules for which key

@@ -1,3 +1,5 @@
+# Why one module over 450 lines: create, update, delete and the state changes share one
+# store-first-then-worker ordering and its repair at start; the views are in connector_views.
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
 It owns the worker and the config/status stores and carries out the connector lifecycle:

@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the Fetch request, the batch parser and the abort bookkeeping
+# form one wire-level reader; each part is of no use without the others.
 """A topic's read_committed view, computed from its record batches and transaction markers.
 
 (One module a little over the house size: see "Why one module" below.)
