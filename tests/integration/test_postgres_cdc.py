@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
@@ -33,6 +32,7 @@ from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from connectrt.testing.metrics import scrape
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
 from connectrt.testing.rest import start_rest_worker, wait_for
+from tests.postgres_cdc_support import cdc_config, connect_db
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -45,29 +45,6 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 def pg() -> Iterator[PostgresServer]:
     with PostgresServer(settings=LOGICAL_REPLICATION) as server:
         yield server
-
-
-def _connect(pg: PostgresServer, db: str) -> Any:
-    conn = psycopg2.connect(host="127.0.0.1", port=pg.port, user=pg.user, dbname=db)
-    conn.autocommit = True
-    return conn
-
-
-def _config(pg: PostgresServer, db: str, prefix: str, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": CONNECTOR,
-        "database.hostname": "127.0.0.1",
-        "database.port": str(pg.port),
-        "database.user": pg.user,
-        "database.dbname": db,
-        "topic.prefix": prefix,
-        "slot.name": f"slot_{db}",
-        "publication.name": f"pub_{db}",
-        "poll.interval.ms": "100",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        **extra,
-    }
 
 
 def _events(bootstrap: str, topic: str) -> list[tuple[Any, Any]]:
@@ -89,7 +66,7 @@ def test_snapshot_then_changes_arrive_as_debezium_envelopes(
     broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
 ) -> None:
     pg.create_database("shop")
-    db = _connect(pg, "shop")
+    db = connect_db(pg, "shop")
     with db.cursor() as cur:
         cur.execute(
             "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2), "
@@ -105,7 +82,7 @@ def test_snapshot_then_changes_arrive_as_debezium_envelopes(
     prefix = unique_name("cdc")
     topic = f"{prefix}.public.items"
     create_topic(broker.bootstrap_servers, topic)
-    config = _config(pg, "shop", prefix, **{"table.include.list": "public.items"})
+    config = cdc_config(pg, "shop", prefix, **{"table.include.list": "public.items"})
     with WorkerHarness(broker.bootstrap_servers) as harness:
         harness.start_connector("cdc", config)
         harness.wait_for_tasks("cdc", State.RUNNING, 1, timeout=60)
@@ -200,7 +177,7 @@ def test_missing_publication_with_autocreate_disabled_fails_naming_the_fix(
 ) -> None:
     pg.create_database("nopub")
     prefix = unique_name("nopub")
-    config = _config(pg, "nopub", prefix, **{"publication.autocreate.mode": "disabled"})
+    config = cdc_config(pg, "nopub", prefix, **{"publication.autocreate.mode": "disabled"})
     with WorkerHarness(broker.bootstrap_servers) as harness:
         harness.start_connector("cdc", config)
         (task,) = harness.wait_for_tasks("cdc", State.FAILED, 1, timeout=60)
@@ -225,7 +202,7 @@ def test_heartbeats_keep_an_idle_slot_from_pinning_wal_and_its_lag_is_in_metrics
     keeps that WAL (slot-lag-bytes in /metrics shows it) until the next heartbeat confirms the
     slot past it (and the metric follows)."""
     pg.create_database("idle")
-    db = _connect(pg, "idle")
+    db = connect_db(pg, "idle")
     with db.cursor() as cur:
         cur.execute("CREATE TABLE watched (id int PRIMARY KEY)")
         cur.execute("CREATE TABLE busy (id serial PRIMARY KEY, pad text)")
@@ -234,7 +211,7 @@ def test_heartbeats_keep_an_idle_slot_from_pinning_wal_and_its_lag_is_in_metrics
     watched_topic = f"{prefix}.public.watched"
     create_topic(broker.bootstrap_servers, heartbeats)
     create_topic(broker.bootstrap_servers, watched_topic)
-    config = _config(
+    config = cdc_config(
         pg,
         "idle",
         prefix,
@@ -353,7 +330,7 @@ def test_kill_9_while_streaming_loses_nothing(
 ) -> None:
     bootstrap = broker.bootstrap_servers
     pg.create_database("killed")
-    db = _connect(pg, "killed")
+    db = connect_db(pg, "killed")
     with db.cursor() as cur:
         cur.execute("CREATE TABLE n (id int PRIMARY KEY)")
     run = uuid.uuid4().hex[:8]
@@ -387,7 +364,7 @@ def test_kill_9_while_streaming_loses_nothing(
     try:
         _wait(worker.ready, "the worker's REST API")
         response = httpx.put(
-            f"{url}/connectors/cdc/config", json=_config(pg, "killed", prefix), timeout=30
+            f"{url}/connectors/cdc/config", json=cdc_config(pg, "killed", prefix), timeout=30
         )
         assert response.status_code == 201, response.text
         insert(200)

@@ -34,7 +34,6 @@ from typing import Any
 
 import httpx
 import psutil
-import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
@@ -44,6 +43,7 @@ from connectrt.testing.harness import create_topic
 from connectrt.testing.metrics import scrape
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
 from tests.eos_support import is_apache_kafka, view
+from tests.postgres_cdc_support import connect_db
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.slow]
 
@@ -56,12 +56,6 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 def pg() -> Iterator[PostgresServer]:
     with PostgresServer(settings=LOGICAL_REPLICATION) as server:
         yield server
-
-
-def _connect(pg: PostgresServer, db: str) -> Any:
-    conn = psycopg2.connect(host="127.0.0.1", port=pg.port, user=pg.user, dbname=db)
-    conn.autocommit = True
-    return conn
 
 
 def _wait(predicate: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
@@ -210,7 +204,7 @@ def test_kill_9_while_streaming_gives_0_lost_and_0_duplicated(
     bootstrap = broker.bootstrap_servers
     on_kafka = is_apache_kafka(broker)
     pg.create_database("eos_stream")
-    db = _connect(pg, "eos_stream")
+    db = connect_db(pg, "eos_stream")
     with db.cursor() as cur:
         cur.execute("CREATE TABLE n (id int PRIMARY KEY, note text)")
     prefix = f"eos-{uuid.uuid4().hex[:8]}"
@@ -222,7 +216,7 @@ def test_kill_9_while_streaming_gives_0_lost_and_0_duplicated(
 
     def writer() -> None:  # 5 rows per transaction, until told to stop
         nonlocal inserted
-        conn = _connect(pg, "eos_stream")
+        conn = connect_db(pg, "eos_stream")
         try:
             while writing.is_set():
                 with conn.cursor() as cur:
@@ -282,7 +276,7 @@ def test_kill_9_during_the_snapshot_resumes_it_without_loss_or_duplicates(
     on_kafka = is_apache_kafka(broker)
     rows = 6000
     pg.create_database("eos_snap")
-    db = _connect(pg, "eos_snap")
+    db = connect_db(pg, "eos_snap")
     with db.cursor() as cur:
         for table in ("a", "b"):
             cur.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, note text)")

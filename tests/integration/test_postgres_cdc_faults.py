@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import psycopg2
 import pytest
 
 from connectrt.broker import EmbeddedBroker
@@ -20,6 +19,7 @@ from connectrt.errors import ConfigError
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from connectrt.testing.postgres import LOGICAL_REPLICATION, PostgresServer
+from tests.postgres_cdc_support import cdc_config, connect_db
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
 
@@ -31,29 +31,6 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 def pg() -> Iterator[PostgresServer]:
     with PostgresServer(settings=LOGICAL_REPLICATION) as server:
         yield server
-
-
-def _connect(pg: PostgresServer, db: str) -> Any:
-    conn = psycopg2.connect(host="127.0.0.1", port=pg.port, user=pg.user, dbname=db)
-    conn.autocommit = True
-    return conn
-
-
-def _config(pg: PostgresServer, db: str, prefix: str, **extra: str) -> dict[str, str]:
-    return {
-        "connector.class": CONNECTOR,
-        "database.hostname": "127.0.0.1",
-        "database.port": str(pg.port),
-        "database.user": pg.user,
-        "database.dbname": db,
-        "topic.prefix": prefix,
-        "slot.name": f"slot_{db}",
-        "publication.name": f"pub_{db}",
-        "poll.interval.ms": "100",
-        "key.converter": JSON,
-        "value.converter": JSON,
-        **extra,
-    }
 
 
 def _values(bootstrap: str, topic: str) -> list[dict[str, Any]]:
@@ -71,7 +48,7 @@ def test_a_server_restart_mid_stream_is_survived_without_loss(
 ) -> None:
     bootstrap = broker.bootstrap_servers
     pg.create_database("restarted")
-    db = _connect(pg, "restarted")
+    db = connect_db(pg, "restarted")
     with db.cursor() as cur:
         cur.execute("CREATE TABLE n (id int PRIMARY KEY)")
     prefix = unique_name("restart")
@@ -89,7 +66,7 @@ def test_a_server_restart_mid_stream_is_survived_without_loss(
     def ids() -> list[int]:
         return [v["after"]["id"] for v in _values(bootstrap, topic) if v["op"] == "c"]
 
-    config = _config(pg, "restarted", prefix, **{"retriable.restart.connector.wait.ms": "2000"})
+    config = cdc_config(pg, "restarted", prefix, **{"retriable.restart.connector.wait.ms": "2000"})
     with WorkerHarness(bootstrap) as harness:
         harness.start_connector("cdc", config)
         harness.wait_for_tasks("cdc", State.RUNNING, 1, timeout=60)
@@ -99,7 +76,7 @@ def test_a_server_restart_mid_stream_is_survived_without_loss(
         insert(100)  # in flight while the server goes down
         db.close()
         pg.restart()  # fast shutdown: every connection, the walsender's too, is terminated
-        db = _connect(pg, "restarted")
+        db = connect_db(pg, "restarted")
         insert(100)  # after the restart, before the task has reconnected (or just after)
         harness.wait_until(
             lambda: set(ids()) >= set(range(inserted)), 90, "every row after the restart"
@@ -113,7 +90,7 @@ def test_a_server_restart_mid_stream_is_survived_without_loss(
 
 
 def _slot_active(pg: PostgresServer) -> bool:
-    conn = _connect(pg, "postgres")
+    conn = connect_db(pg, "postgres")
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT bool_or(active) FROM pg_replication_slots")
@@ -127,12 +104,12 @@ def test_a_user_without_replication_fails_naming_the_grant(
     broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
 ) -> None:
     pg.create_database("norepl")
-    db = _connect(pg, "norepl")
+    db = connect_db(pg, "norepl")
     with db.cursor() as cur:
         cur.execute("CREATE ROLE reader LOGIN")  # no REPLICATION, not a superuser
         cur.execute("CREATE TABLE t (id int PRIMARY KEY)")
     db.close()
-    config = _config(pg, "norepl", unique_name("norepl"), **{"database.user": "reader"})
+    config = cdc_config(pg, "norepl", unique_name("norepl"), **{"database.user": "reader"})
     # Checked when the config is validated (as PUT /connectors/<name>/config does: 400).
     with WorkerHarness(broker.bootstrap_servers) as harness, pytest.raises(ConfigError) as failure:
         harness.start_connector("cdc", config)
@@ -145,13 +122,13 @@ def test_a_column_of_an_unsupported_type_fails_naming_table_column_and_type(
     broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
 ) -> None:
     pg.create_database("composite")
-    db = _connect(pg, "composite")
+    db = connect_db(pg, "composite")
     with db.cursor() as cur:
         cur.execute("CREATE TYPE pair AS (a int, b text)")
         cur.execute("CREATE TABLE odd (id int PRIMARY KEY, p pair)")
         cur.execute("INSERT INTO odd VALUES (1, ROW(1, 'x'))")
     db.close()
-    config = _config(pg, "composite", unique_name("composite"))
+    config = cdc_config(pg, "composite", unique_name("composite"))
     with WorkerHarness(broker.bootstrap_servers) as harness:
         harness.start_connector("cdc", config)
         (task,) = harness.wait_for_tasks("cdc", State.FAILED, 1, timeout=60)
@@ -168,7 +145,7 @@ def test_a_primary_key_update_is_a_delete_a_tombstone_and_a_create(
     under REPLICA IDENTITY DEFAULT (pgoutput sends the old key) and FULL (the old row)."""
     bootstrap = broker.bootstrap_servers
     pg.create_database("rekeyed")
-    db = _connect(pg, "rekeyed")
+    db = connect_db(pg, "rekeyed")
     with db.cursor() as cur:
         cur.execute("CREATE TABLE k (id int PRIMARY KEY, name text)")
     prefix = unique_name("rekey")
@@ -185,7 +162,7 @@ def test_a_primary_key_update_is_a_delete_a_tombstone_and_a_create(
         return out
 
     with WorkerHarness(bootstrap) as harness:
-        harness.start_connector("cdc", _config(pg, "rekeyed", prefix))
+        harness.start_connector("cdc", cdc_config(pg, "rekeyed", prefix))
         harness.wait_until(lambda: _slot_active(pg), 60, "the task to stream from its slot")
         with db.cursor() as cur:
             cur.execute("INSERT INTO k VALUES (1, 'a')")
