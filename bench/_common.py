@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
+from connectrt.runtime.clients.settings import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
 from connectrt.testing.broker_choice import broker_from_env  # noqa: E402
 from connectrt.testing.worker_defaults import allow_plugin_packages  # noqa: E402
 
@@ -195,9 +195,9 @@ def worker_props(bootstrap: str, **extra: str) -> dict[str, str]:
 
 
 def make_worker(props: Mapping[str, str]) -> Any:
-    from connectrt.runtime.offset_stores import create_offset_store
-    from connectrt.runtime.worker import Worker
-    from connectrt.runtime.worker_config import WorkerConfig
+    from connectrt.runtime.config.worker import WorkerConfig
+    from connectrt.runtime.offsets.stores import create_offset_store
+    from connectrt.runtime.worker.worker import Worker
 
     wc = WorkerConfig.from_props(dict(props))
     worker = Worker(wc, create_offset_store(wc))

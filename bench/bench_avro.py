@@ -25,7 +25,7 @@ Alternating rounds (``--rounds``, 5 by default), the order of the two sides rota
 in each phase; medians. The RESULT line is the pass-through.
 
 The pre-made records are frozen out of the garbage collector (``gc.freeze()``) before timing,
-and the worker's GC setting (:mod:`connectrt.runtime.gc_tuning`) applies to both sides.
+and the worker's GC setting (:mod:`connectrt.runtime.executors.gc_tuning`) applies to both sides.
 Also: the converter alone (µs/record each way vs fastavro alone), registry lookups by id per
 second over HTTP (uncached, keep-alive client), and the registry requests received while the
 converter runs in steady state (expected: 0) and during each worker phase (the first lookup).
@@ -52,7 +52,7 @@ from confluent_kafka import Consumer, Producer
 from bench.connectors import PROGRESS, progress
 from connectrt.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Task
 from connectrt.data import Struct
-from connectrt.runtime.gc_tuning import tune_gc
+from connectrt.runtime.executors.gc_tuning import tune_gc
 
 AVRO = "io.confluent.connect.avro.AvroConverter"
 SCHEMA_FILE = c.ROOT / "schemas" / "orders.avsc"
@@ -413,7 +413,7 @@ def main() -> dict[str, float]:
         f"reported); {c.machine()}"
     )
     c.print_broker(args.broker)
-    from connectrt.runtime.plugins import registry as plugins
+    from connectrt.runtime.plugins.registry import registry as plugins
 
     plugins.register_class(PreMadeSourceConnector)
     records, datums = make_records(n, "unset")

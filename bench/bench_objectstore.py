@@ -335,7 +335,7 @@ def main() -> dict[str, float]:
         flush=True,
     )
     c.print_broker(args.broker)
-    from connectrt.runtime.gc_tuning import tune_gc
+    from connectrt.runtime.executors.gc_tuning import tune_gc
 
     tune_gc()  # the worker sets it process-wide: the same for both sides from the start
     raw_rates: list[float] = []

@@ -33,7 +33,7 @@ from pathlib import Path
 import _common as c
 import psutil
 
-from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.offsets.reader import OffsetStorageReaderImpl
 
 CONFIGS = [("processes", 1), ("processes", 2), ("threads", 1), ("threads", 2)]
 

@@ -56,8 +56,8 @@ def prefill(bootstrap: str, n: int, size: int) -> None:
 def raw_consumer_settings(bootstrap: str, group: str, extra: dict[str, str]) -> dict[str, Any]:
     """The raw loop's consumer settings: the worker's sink consumer's, with the prefetch sized
     from one task's share of the default ``worker.memory.budget.mb`` as the worker sizes it."""
-    from connectrt.runtime.memory_budget import apply_share, task_share
-    from connectrt.runtime.worker_config_def import WORKER_CONFIG_DEF
+    from connectrt.runtime.config.worker_def import WORKER_CONFIG_DEF
+    from connectrt.runtime.executors.memory_budget import apply_share, task_share
 
     budget = int(WORKER_CONFIG_DEF.parse({})["worker.memory.budget.mb"])
     settings = {**c.consumer_settings(bootstrap, group), **extra}
@@ -175,7 +175,7 @@ def main() -> dict[str, float]:
         f"{time.strftime('%Y-%m-%d %H:%M')}, {load()}"
     )
     c.print_broker(args.broker)
-    from connectrt.runtime.gc_tuning import tune_gc
+    from connectrt.runtime.executors.gc_tuning import tune_gc
 
     # The worker raises the young-generation GC threshold when it starts (process-wide): set
     # it now, so the raw loop runs under the same collector setting in every round, the first

@@ -52,7 +52,7 @@ from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask
 from connectrt.converters.json import JsonConverter
 from connectrt.data import Schema, SchemaBuilder, Struct
-from connectrt.runtime.gc_tuning import tune_gc
+from connectrt.runtime.executors.gc_tuning import tune_gc
 from connectrt.transforms.chain import TransformationChain
 
 CHAIN_CONFIG = {
@@ -250,10 +250,10 @@ class DictSourceTask(SourceTask):
 def run_source(bootstrap: str, n: int, topic: str, with_chain: bool, rnd: int) -> float:
     from connectrt.converters.headers import SimpleHeaderConverter
     from connectrt.converters.string import StringConverter
-    from connectrt.runtime.runner_settings import SourceRunnerSettings
-    from connectrt.runtime.source_runner import SourceTaskRunner
+    from connectrt.runtime.source.runner import SourceTaskRunner
     from connectrt.runtime.status import StatusBoard
-    from connectrt.runtime.task_runner import TaskConverters, TaskId
+    from connectrt.runtime.tasks.runner import TaskConverters, TaskId
+    from connectrt.runtime.tasks.settings import SourceRunnerSettings
     from connectrt.storage.offsets import MemoryOffsetStore
 
     key = StringConverter()

@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from connectrt.broker import EmbeddedBroker  # noqa: E402
 from connectrt.process.assembly import WorkerProcess  # noqa: E402
 from connectrt.spark.datasource import register  # noqa: E402
-from connectrt.broker import EmbeddedBroker  # noqa: E402
 from connectrt.testing.spark import local_spark_session  # noqa: E402
 
 CUSTOMERS = ["ada", "bob", "cleo", "dan", "eve"]

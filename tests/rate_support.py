@@ -79,7 +79,7 @@ def assert_within_10_percent(rate: float, limit: float) -> None:
     Upper bound, strictly at +10%: exceeding it is the failure the issue is about (the
     processes executor ignored the limit: 300,000 records in under a second at 10,000/s). The
     limiter delivers at most ``limit * (10 + 0.25)`` plus one batch in any 10 s
-    (:mod:`connectrt.runtime.rate_limit`), 2.5% plus 1-2.5% in these tests.
+    (:mod:`connectrt.runtime.tasks.rate_limit`), 2.5% plus 1-2.5% in these tests.
 
     Lower bound, at -10% too: the tasks used can go far faster than the limit, and a task that
     falls behind for a moment catches up from the bucket's burst, so falling under means the

@@ -43,9 +43,9 @@ from connectrt.cli.demo_report import (
 from connectrt.cli.output import first_line
 from connectrt.ports import free_port
 from connectrt.process.assembly import WorkerProcess
-from connectrt.runtime.clients import OverridePolicy, admin_config
+from connectrt.runtime.clients.settings import OverridePolicy, admin_config
+from connectrt.runtime.config.topic_creation import TopicCreationConfig, TopicCreator
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.topic_creation import TopicCreationConfig, TopicCreator
 
 __all__ = ["DRAIN_TIMEOUT_S", "run_demo"]
 

@@ -39,12 +39,12 @@ def config_reference() -> str:
     from connectors.jdbc.source.config import SOURCE_CONFIG_DEF as JDBC_SOURCE
     from connectors.objectstore.config import CONFIG_DEF as OBJECT_STORE_SINK
     from connectors.postgres_cdc.config import CDC_CONFIG_DEF as POSTGRES_CDC
-    from connectrt.runtime.connector_config import (
+    from connectrt.runtime.config.connector import (
         COMMON_CONFIG_DEF,
         SINK_CONFIG_DEF,
         SOURCE_CONFIG_DEF,
     )
-    from connectrt.runtime.worker_config import WORKER_CONFIG_DEF
+    from connectrt.runtime.config.worker import WORKER_CONFIG_DEF
     from connectrt.spark.config import SPARK_BACKEND_CONFIG_DEF
 
     common = set(COMMON_CONFIG_DEF.keys)
@@ -71,7 +71,7 @@ def config_reference() -> str:
         ("IcebergSinkConnector", ICEBERG_SINK),
         ("DatagenConnector", DATAGEN),
     ]
-    from connectrt.runtime.security_key_table import security_key_table
+    from connectrt.runtime.clients.key_table import security_key_table
 
     tables = [f"#### {title}\n\n{config_table(d)}" for title, d in sections]
     tables.append(

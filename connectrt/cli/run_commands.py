@@ -97,7 +97,7 @@ def plugins(plugin_path: tuple[str, ...], as_json: bool) -> int:
     Connectors, converters, transforms, predicates and config providers: bundled, from
     entry points and from --plugin-path; then those that failed to load, with the reason.
     """
-    from connectrt.runtime.plugins import PUBLIC_PLUGIN_TYPES, registry
+    from connectrt.runtime.plugins.registry import PUBLIC_PLUGIN_TYPES, registry
 
     dirs = [d.strip() for arg in plugin_path for d in arg.split(",") if d.strip()]
     registry.discover(dirs)

@@ -25,7 +25,7 @@ from connectrt.listener.limits import (
     DEFAULT_MAX_BODY_BYTES,
     BodyLimitMiddleware,
 )
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.config.worker import WorkerConfig
 
 __all__ = ["ListenerSecurity"]
 

@@ -14,22 +14,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connectrt.control_topic import ControlTopicListener
 from connectrt.listener.security import ListenerSecurity
 from connectrt.listener.server import HttpServer, sibling_listener
 from connectrt.rest.app import create_app
-from connectrt.runtime.client_security import log_worker_security, resolve_security
-from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
-from connectrt.runtime.config_providers import ConfigProviders
-from connectrt.runtime.control_topic import ControlTopicListener
-from connectrt.runtime.herder import Herder
-from connectrt.runtime.offset_admin import OffsetAdmin
-from connectrt.runtime.offset_stores import create_offset_store
-from connectrt.runtime.plugins import PluginRegistry, registry
-from connectrt.runtime.secrets import RedactingFilter, SecretMasker, install_log_redaction
-from connectrt.runtime.worker import Worker
-from connectrt.runtime.worker_config import WorkerConfig
-from connectrt.runtime.worker_health import thread_probe
-from connectrt.runtime.worker_hooks import WorkerHooks
+from connectrt.runtime.clients.security import log_worker_security, resolve_security
+from connectrt.runtime.clients.settings import (
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    producer_config,
+)
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.worker_hooks import WorkerHooks
+from connectrt.runtime.herder.herder import Herder
+from connectrt.runtime.offsets.admin import OffsetAdmin
+from connectrt.runtime.offsets.stores import create_offset_store
+from connectrt.runtime.plugins.registry import PluginRegistry, registry
+from connectrt.runtime.secrets.masking import RedactingFilter, SecretMasker, install_log_redaction
+from connectrt.runtime.secrets.providers import ConfigProviders
+from connectrt.runtime.worker.health import thread_probe
+from connectrt.runtime.worker.worker import Worker
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from connectrt.process.assembly import WorkerProcess
 from connectrt.process.standalone import install_signal_handlers
+from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.properties import load_properties
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.backend import SparkTaskExecutor
 from connectrt.spark.config import SparkBackendConfig
 from connectrt.spark.launchers import ClassicLauncher, ConnectLauncher, TaskLauncher

@@ -15,11 +15,11 @@ from types import FrameType
 
 from connectrt.errors import ConfigError
 from connectrt.process.assembly import WorkerProcess
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import check_connector_config
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import check_connector_config
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.worker_config import WorkerConfig
 
 log = logging.getLogger(__name__)
 

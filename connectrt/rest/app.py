@@ -39,8 +39,8 @@ from connectrt.rest.metrics import MetricsExposition
 from connectrt.rest.openapi import document_api
 from connectrt.rest.readiness import StartupGate
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
-from connectrt.runtime.herder import Herder
-from connectrt.runtime.logger_levels import MAX_NAME_LENGTH as MAX_LOGGER_NAME_LENGTH
+from connectrt.runtime.herder.herder import Herder
+from connectrt.runtime.herder.loggers import MAX_NAME_LENGTH as MAX_LOGGER_NAME_LENGTH
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.clients import OverridePolicy, producer_config
+from connectrt.runtime.clients.settings import OverridePolicy, producer_config
 from connectrt.runtime.errors import BadRequestError
 
 __all__ = ["MAX_NAME_LENGTH", "ConfigLimits", "ConfigTooLarge"]

@@ -5,7 +5,7 @@
 * ``GET /connectors/{name}/dlq/replay``: the latest run's status (its progress);
 * ``DELETE /connectors/{name}/dlq/replay``: cancel the running replay (``202``, status).
 
-Each route calls the herder's :class:`~connectrt.runtime.dlq_replays.DlqReplays`; errors are
+Each route calls the herder's :class:`~connectrt.runtime.dlq_replay.replays.DlqReplays`; errors are
 the app's ``{"error_code", "message"}`` bodies (404 unknown connector or no run, 400 bad
 request or no dead letter queue, 409 a run already going or none to cancel).
 """
@@ -21,9 +21,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from connectrt.rest.bodies import read_json
-from connectrt.runtime.dlq_replay_progress import ReplayStatus
-from connectrt.runtime.dlq_replays import replay_request
-from connectrt.runtime.herder import Herder
+from connectrt.runtime.dlq_replay.progress import ReplayStatus
+from connectrt.runtime.dlq_replay.replays import replay_request
+from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["add_dlq_routes", "replay_status"]
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from connectrt.rest.config_limits import MAX_NAME_LENGTH
-from connectrt.runtime.logger_levels import KAFKA_LEVELS
+from connectrt.runtime.herder.loggers import KAFKA_LEVELS
 
 __all__ = [
     "ConfigInfos",

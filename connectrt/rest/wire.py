@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from connectrt.api.config import NO_DEFAULT, ConfigKey, ConfigType, Password, render_value
-from connectrt.runtime.connector_config import ValidationResult
-from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
-from connectrt.runtime.plugins import PluginDesc
+from connectrt.runtime.config.connector import ValidationResult
+from connectrt.runtime.herder.info import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.plugins.registry import PluginDesc
 
 __all__ = [
     "config_infos",

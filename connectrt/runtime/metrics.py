@@ -6,7 +6,7 @@ each attribute read is atomic under the GIL. A :class:`LatencyHistogram` is writ
 way; a reader may see a bucket count one observation ahead of the sum, never a broken list.
 
 ``partition_lag`` is the one value computed at read time: for a sink task, a callable the
-runner factory installs (:class:`~connectrt.runtime.consumer_lag.ConsumerLagProbe`) that
+runner factory installs (:class:`~connectrt.runtime.sink.consumer_lag.ConsumerLagProbe`) that
 answers the task's per-partition consumer lag from its consumer's cached state.
 
 A task that runs elsewhere (a task process, a Spark executor) sends :meth:`TaskMetrics.snapshot`

@@ -3,8 +3,8 @@
 Every path that formats an error or a trace goes through :func:`redact` (or the
 :class:`Redactor` it delegates to): status traces (:class:`~connectrt.runtime.status.StatusBoard`,
 so the REST status, the console and the status topic), log records (the record factory and
-the handler filter of :mod:`connectrt.runtime.secrets`), dead letter queue error headers, the
-REST API's error bodies and the 400 of a create or update.
+the handler filter of :mod:`connectrt.runtime.secrets.masking`), dead letter queue error headers,
+the REST API's error bodies and the 400 of a create or update.
 
 A secret is *registered* (:meth:`Redactor.register_all`) when the runtime learns it: a value a
 config provider substituted, the literal value of a secret-typed or secret-named key, a

@@ -1,14 +1,14 @@
 """The Spark task executor: a worker's connector tasks run as long-running Spark tasks.
 
-:class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.Worker` as its
-:class:`~connectrt.runtime.task_executors.TaskExecutor`; the herder, the REST API and the
+:class:`SparkTaskExecutor` plugs into :class:`~connectrt.runtime.worker.worker.Worker` as its
+:class:`~connectrt.runtime.executors.task_executor.TaskExecutor`; the herder, the REST API and the
 Kafka-topic stores stay as in ``connectrt worker``, in the Spark driver. A running task's
 metrics reach the driver's :attr:`SparkTaskHandle.metrics` every few seconds through the status
 topic (:mod:`.status_relay`), and its final figures with its result. The worker's stall
 watchdog (``task.stall.timeout.ms``) watches Spark tasks too: each task reports the call it has
 been stuck in through the status topic (:mod:`.status_relay`) into its handle's
-:class:`~connectrt.runtime.call_reports.CallMirror`, and ``task.stall.action=restart`` restarts
-it as any restart does (stop signal, then a cancel after the graceful-shutdown timeout).
+:class:`~connectrt.runtime.executors.call_reports.CallMirror`, and ``task.stall.action=restart``
+restarts it as any restart does (stop signal, then a cancel after the graceful-shutdown timeout).
 
 Launch: each task launch is a Spark job of one partition (its :class:`SparkTaskPayload`),
 submitted from a driver thread of its own by a :mod:`launcher <.launchers>`: on a classic
@@ -47,13 +47,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from connectrt.runtime.call_reports import CallMirror
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.call_reports import CallMirror
+from connectrt.runtime.executors.task_executor import TaskHandle, WorkerView
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.status import State, Status, TargetState
-from connectrt.runtime.task_executors import TaskHandle, WorkerView
-from connectrt.runtime.task_runner import TaskId
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.tasks.runner import TaskId
 from connectrt.spark.config import SparkBackendConfig
 from connectrt.spark.executor_task import SparkTaskPayload
 from connectrt.spark.launchers import TaskLauncher

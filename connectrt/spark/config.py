@@ -14,7 +14,7 @@ from typing import Any
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range
 from connectrt.errors import ConfigError
-from connectrt.runtime.worker_config_def import WORKER_CONFIG_DEF
+from connectrt.runtime.config.worker_def import WORKER_CONFIG_DEF
 
 __all__ = ["SPARK_BACKEND_CONFIG_DEF", "SparkBackendConfig", "spark_conf"]
 

@@ -2,7 +2,7 @@
 
 :func:`run_task_partition` is the function given to ``mapPartitions``; its partition holds one
 :class:`SparkTaskPayload`. It rebuilds the task exactly as a local worker would
-(:func:`~connectrt.runtime.task_payload.build_runner`: converters, transforms, error
+(:func:`~connectrt.runtime.executors.task_payload.build_runner`: converters, transforms, error
 handling, producer/consumer), with
 
 * source offsets read from and committed to the offsets topic (a Kafka offset store of its
@@ -10,7 +10,7 @@ handling, producer/consumer), with
 * or, for a source running exactly-once (KIP-618, ``exactly.once.source.support=enabled``),
   records and offsets in one transaction per boundary, through the transactional producer and
   ``read_committed`` offsets reader its runner builds
-  (:mod:`~connectrt.runtime.source_transactions`). Its ``transactional.id``
+  (:mod:`~connectrt.runtime.source.transactions`). Its ``transactional.id``
   ``<group.id>-<connector>-<task>`` is the same on every attempt, so an attempt Spark re-runs
   fences the older one with ``init_transactions()`` (a crashed attempt's open transaction, or
   a zombie's on a lost executor, is aborted) and then reads the committed offsets. No
@@ -22,7 +22,7 @@ handling, producer/consumer), with
   ``host:pid`` of the executor's Python worker;
 * pause/resume/stop read from the signal topic (:class:`SignalWatcher`);
 * the call the task is in reported to the driver's stall watchdog through the status topic
-  (:class:`~connectrt.runtime.call_reports.CallReporter` into
+  (:class:`~connectrt.runtime.executors.call_reports.CallReporter` into
   :meth:`ExecutorStatusWriter.put_call`), once a call has lasted a second; and its metrics,
   every few seconds and at the end (:meth:`ExecutorStatusWriter.put_metrics`).
 
@@ -46,14 +46,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connectrt.errors import ConfigError, ConnectError
-from connectrt.runtime.call_reports import CallReport, CallReporter
-from connectrt.runtime.exactly_once_config import exactly_once_settings
-from connectrt.runtime.offset_stores import create_offset_store
+from connectrt.runtime.config.exactly_once import exactly_once_settings
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.call_reports import CallReport, CallReporter
+from connectrt.runtime.executors.task_payload import TaskPayload, build_runner
+from connectrt.runtime.offsets.stores import create_offset_store
 from connectrt.runtime.redaction import process_redactor, redact
-from connectrt.runtime.secrets import install_log_redaction
+from connectrt.runtime.secrets.masking import install_log_redaction
 from connectrt.runtime.status import StatusBoard
-from connectrt.runtime.task_payload import TaskPayload, build_runner
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark import task_attempt
 from connectrt.spark.signals import Signal, SignalWatcher
 from connectrt.spark.status_relay import ExecutorStatusWriter

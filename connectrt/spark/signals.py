@@ -29,9 +29,14 @@ from typing import Any
 import orjson
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.clients.settings import (
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    producer_config,
+)
+from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.status import TargetState
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.kafka_log import TopicLog
 
 __all__ = ["Signal", "SignalWatcher", "SignalWriter", "signal_key"]

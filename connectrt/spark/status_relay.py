@@ -10,11 +10,11 @@ workers and from before the driver started are ignored.
 
 For stuck-task detection (``task.stall.timeout.ms``) the executor also writes the call its task
 has been in for a second or more (:meth:`ExecutorStatusWriter.put_call`, fed by the task's
-:class:`~connectrt.runtime.call_reports.CallReporter`: a ``call-task-<name>-<n>`` record each
-second while such a call lasts, one with no call when it returned, a tombstone when the task
+:class:`~connectrt.runtime.executors.call_reports.CallReporter`: a ``call-task-<name>-<n>`` record
+each second while such a call lasts, one with no call when it returned, a tombstone when the task
 ends); the relay hands them to the driver's handle of the launch, whose
-:class:`~connectrt.runtime.call_reports.CallMirror` the stall watchdog reads. The same reporter
-feeds :meth:`ExecutorStatusWriter.put_metrics`: the task's metrics snapshot, a
+:class:`~connectrt.runtime.executors.call_reports.CallMirror` the stall watchdog reads. The same
+reporter feeds :meth:`ExecutorStatusWriter.put_metrics`: the task's metrics snapshot, a
 ``metrics-task-<name>-<n>`` record every :data:`METRICS_INTERVAL_S` seconds and one when it
 ends, which the relay hands to the handle's metrics, so the driver's ``/metrics`` and console
 follow a running Spark task (counters, latency histograms, consumer lag).
@@ -30,10 +30,15 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.call_reports import CallReport
-from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
+from connectrt.runtime.clients.settings import (
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    producer_config,
+)
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.call_reports import CallReport
 from connectrt.runtime.status import Status
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.status_codec import (
     TaskCallRecord,

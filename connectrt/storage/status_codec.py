@@ -155,7 +155,7 @@ class TopicStatusRecord:
 @dataclass(frozen=True)
 class TaskCallRecord:
     """connectrt: the call a task running on a Spark executor has been in for a while (from the
-    task's :class:`~connectrt.runtime.call_reports.CallReporter`), for the driver's stall
+    task's :class:`~connectrt.runtime.executors.call_reports.CallReporter`), for the driver's stall
     watchdog. ``call`` None: the call reported before has returned. Kafka Connect's status
     readers skip the key (with a warning); connectrt's status store ignores the record."""
 

@@ -36,10 +36,10 @@ from connectrt.api import (
 )
 from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.task_runner import class_path
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.plugins.registry import registry
+from connectrt.runtime.tasks.runner import class_path
 from connectrt.testing.contexts import (
     RecordingConnectorContext,
     RecordingSinkTaskContext,

@@ -34,7 +34,7 @@ from connectrt.api import (
     TopicPartition,
     TransactionContext,
 )
-from connectrt.runtime.plugin_metrics import PluginMetricsImpl, PluginMetricsRegistry
+from connectrt.runtime.plugins.metrics import PluginMetricsImpl, PluginMetricsRegistry
 
 __all__ = [
     "MemoryOffsetReader",

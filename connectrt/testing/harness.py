@@ -1,6 +1,6 @@
 """Run connectors in-process against a real broker, from pytest or a script.
 
-:class:`WorkerHarness` wraps a :class:`~connectrt.runtime.worker.Worker` with test-friendly
+:class:`WorkerHarness` wraps a :class:`~connectrt.runtime.worker.worker.Worker` with test-friendly
 defaults (fast group joins, short commit interval, a private offsets topic) and small helpers to
 produce to and read from topics and to wait for states. Restarting the harness keeps its offsets
 topic, so a source connector resumes from what it committed.
@@ -23,11 +23,11 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.runtime.offset_stores import create_offset_store
-from connectrt.runtime.plugins import PluginRegistry, registry
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.offsets.stores import create_offset_store
+from connectrt.runtime.plugins.registry import PluginRegistry, registry
 from connectrt.runtime.status import State, Status, TargetState
-from connectrt.runtime.worker import Worker
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.worker.worker import Worker
 from connectrt.testing.worker_defaults import test_worker_settings
 
 __all__ = ["WorkerHarness", "create_topic", "read_topic"]

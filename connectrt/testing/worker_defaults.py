@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import tempfile
 
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 
 __all__ = ["allow_plugin_packages", "test_worker_settings"]
 

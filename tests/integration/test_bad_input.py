@@ -119,7 +119,7 @@ def test_unreadable_file_fails_the_task_and_the_worker_stays_up(
 def test_record_not_matching_its_schema_fails_with_the_field_named(
     broker: EmbeddedBroker, unique_name
 ):
-    from connectrt.runtime.plugins import registry
+    from connectrt.runtime.plugins.registry import registry
     from tests.plugins.bad_source import SchemaMismatchSource
 
     registry.register_class(SchemaMismatchSource)
@@ -134,7 +134,7 @@ def test_record_not_matching_its_schema_fails_with_the_field_named(
 
 
 def test_connector_generating_too_many_tasks_fails(broker: EmbeddedBroker, unique_name):
-    from connectrt.runtime.plugins import registry
+    from connectrt.runtime.plugins.registry import registry
     from tests.plugins.bad_source import TooManyTasksSource
 
     registry.register_class(TooManyTasksSource)

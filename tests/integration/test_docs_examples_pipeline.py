@@ -28,7 +28,7 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.cli import main
 from connectrt.ports import free_port
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.status import State
 from connectrt.testing.conformance import SinkConnectorConformance
 from connectrt.testing.harness import WorkerHarness, create_topic

@@ -12,7 +12,7 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 from tests.plugins import flaky_tasks

@@ -5,7 +5,7 @@ Two ways a worker gets there: a background thread of the worker died, and Kafka 
 answering (the broker process is paused with SIGSTOP, so its port accepts connections but
 nothing comes back). A connector whose ``start()`` blocks is not one of them: plugin code never
 holds the herder (issue 27), so /health stays 200 (the herder stuck in an operation is covered
-by the unit tests of :mod:`connectrt.runtime.worker_health`).
+by the unit tests of :mod:`connectrt.runtime.worker.health`).
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
-from connectrt.runtime.offset_reader import OffsetStorageReaderImpl
+from connectrt.runtime.offsets.reader import OffsetStorageReaderImpl
 from connectrt.runtime.status import State, Status, TargetState
-from connectrt.runtime.task_liveness import StallReport
+from connectrt.runtime.tasks.liveness import StallReport
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 
 pytestmark = pytest.mark.integration
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 SOURCE = "tests.plugins.process_faults.FaultySource"
-CHILD_MODULE = "connectrt.runtime.process_executor.child_main"
+CHILD_MODULE = "connectrt.runtime.executors.process.child_main"
 
 
 def _wait(predicate: Callable[[], bool], what: str, timeout: float = 60.0, every=0.2) -> None:

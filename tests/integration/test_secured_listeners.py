@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from connectrt.runtime.client_security import security_keys
+from connectrt.runtime.clients.security import security_keys
 from connectrt.runtime.properties import load_properties
 from connectrt.testing.certs import Pki, make_pki
 from connectrt.testing.harness import create_topic

@@ -23,7 +23,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.dlq_sizing import TRUNCATED_HEADER
+from connectrt.runtime.tasks.dlq_sizing import TRUNCATED_HEADER
 from connectrt.testing.harness import create_topic
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins import recording_sink

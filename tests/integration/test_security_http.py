@@ -35,7 +35,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.listener.auth import hash_password
-from connectrt.runtime.logger_levels import MAX_CREATED
+from connectrt.runtime.herder.loggers import MAX_CREATED
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration

@@ -202,7 +202,7 @@ def _manage_another(worker: RestWorker, name: str) -> float:
 def test_a_task_whose_stop_blocks_is_abandoned_and_holds_up_no_management(
     worker: RestWorker, unique_name: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="connectrt.runtime.worker_connector")
+    caplog.set_level(logging.ERROR, logger="connectrt.runtime.worker.connector")
     stuck, bystander = unique_name("stuck-stop"), unique_name("bystander")
     store = uuid.uuid4().hex
     _create(worker, _source(bystander, uuid.uuid4().hex))
@@ -282,7 +282,7 @@ def test_a_connector_whose_start_blocks_fails_after_the_call_timeout_and_blocks_
 def test_a_connector_whose_stop_blocks_is_deleted_within_the_graceful_timeout(
     worker: RestWorker, unique_name: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="connectrt.runtime.worker_connector")
+    caplog.set_level(logging.ERROR, logger="connectrt.runtime.worker.connector")
     stuck, bystander = unique_name("stuck-conn-stop"), unique_name("bystander")
     store = uuid.uuid4().hex
     _create(worker, _source(bystander, uuid.uuid4().hex))

@@ -14,7 +14,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.status import State
 from connectrt.testing.harness import WorkerHarness, create_topic
 from tests.plugins import keeping_sink

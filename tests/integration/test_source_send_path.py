@@ -25,13 +25,13 @@ from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
 from connectrt.data import Schema
-from connectrt.runtime.clients import PRODUCER_DEFAULTS
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.clients.settings import PRODUCER_DEFAULTS
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.runner_settings import SourceRunnerSettings
-from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.source.runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard
-from connectrt.runtime.task_runner import TaskConverters, TaskId
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskConverters, TaskId
+from connectrt.runtime.tasks.settings import SourceRunnerSettings
 from connectrt.storage.offset_codec import decode_key
 from connectrt.storage.offsets import MemoryOffsetStore
 from connectrt.testing.harness import create_topic

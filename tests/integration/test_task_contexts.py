@@ -13,7 +13,7 @@ from connectrt.api import RetriableError, SourceConnector, SourceRecord, SourceT
 from connectrt.api.config import ConfigDef
 from connectrt.broker import EmbeddedBroker
 from connectrt.data import Schema
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.status import State, TargetState
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
 from tests.plugins import recording_sink

@@ -9,9 +9,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.plugins.registry import registry
 from connectrt.testing.harness import WorkerHarness, produce, read_topic
 
 pytestmark = pytest.mark.integration

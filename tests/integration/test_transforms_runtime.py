@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
 from connectrt.storage import decode_value, encode_key
 from connectrt.testing.harness import WorkerHarness, create_topic, read_topic
 from tests.plugins.fanout import Twice

@@ -23,7 +23,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from connectrt.broker import EmbeddedBroker
 from connectrt.process.assembly import WorkerProcess
 from connectrt.process.spark_worker import build_spark_worker
-from connectrt.runtime.task_runner import TaskId
+from connectrt.runtime.tasks.runner import TaskId
 from connectrt.spark.backend import SparkTaskExecutor
 from connectrt.storage.offset_codec import decode_value, encode_key
 from connectrt.storage.status_codec import TaskStatusRecord, decode_status_record

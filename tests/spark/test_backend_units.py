@@ -9,10 +9,10 @@ import pytest
 
 from connectrt.cli import main
 from connectrt.errors import ConfigError, ConnectError
-from connectrt.runtime.source_transactions import TransactionalOffsets
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.task_payload import build_runner
+from connectrt.runtime.source.transactions import TransactionalOffsets
 from connectrt.runtime.status import StatusBoard, TargetState
-from connectrt.runtime.task_payload import build_runner
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.spark.config import SparkBackendConfig, spark_conf
 from connectrt.spark.executor_task import (
     SparkTaskPayload,

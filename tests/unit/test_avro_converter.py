@@ -445,7 +445,7 @@ def test_config_errors() -> None:
 
 
 def test_plugin_registered() -> None:
-    from connectrt.runtime.plugin_catalog import BUNDLED_PLUGINS
+    from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS
 
     assert any(
         python == "connectrt.converters.avro.AvroConverter"

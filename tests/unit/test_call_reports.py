@@ -7,8 +7,8 @@ import time
 
 import orjson
 
-from connectrt.runtime.call_reports import STACK_AFTER_S, CallMirror, open_call_report
-from connectrt.runtime.task_liveness import CallClock
+from connectrt.runtime.executors.call_reports import STACK_AFTER_S, CallMirror, open_call_report
+from connectrt.runtime.tasks.liveness import CallClock
 from connectrt.storage.status_codec import (
     TaskCallRecord,
     decode_status_record,

@@ -1,8 +1,8 @@
 """Client overrides that would make the worker run, load, fetch or read: refused per key.
 
-The checks of :mod:`connectrt.runtime.client_override_safety`, through the
-:class:`~connectrt.runtime.clients.OverridePolicy` that applies them at validation and again
-when a task's clients are built.
+The checks of :mod:`connectrt.runtime.clients.override_safety`, through the
+:class:`~connectrt.runtime.clients.settings.OverridePolicy` that applies them at validation and
+again when a task's clients are built.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.client_override_safety import (
+from connectrt.runtime.clients.override_safety import (
     ALLOWED_DIRECTORIES_CONFIG,
     ALLOWED_URLS_CONFIG,
     AZURE_IMDS_TOKEN_URL,
@@ -21,10 +21,10 @@ from connectrt.runtime.client_override_safety import (
     FILE_KEYS,
     OverrideSafety,
 )
-from connectrt.runtime.clients import OverridePolicy, consumer_config, producer_config
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import PluginRegistry
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.clients.settings import OverridePolicy, consumer_config, producer_config
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.plugins.registry import PluginRegistry
 
 PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 TOKEN_URL = "https://idp.example/oauth2/token"

@@ -1,5 +1,5 @@
 """Kafka Connect's Java-style client security keys -> librdkafka's, and which clients use them
-(connectrt.runtime.client_security, as layered by connectrt.runtime.clients)."""
+(connectrt.runtime.clients.security, as layered by connectrt.runtime.clients.settings)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,22 @@ import pytest
 from confluent_kafka import Producer
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.client_security import (
+from connectrt.runtime.clients.jaas import parse_jaas
+from connectrt.runtime.clients.security import (
     client_security,
     inheriting_prefixes,
     log_worker_security,
     resolve_security,
     translate,
 )
-from connectrt.runtime.clients import OverridePolicy, admin_config, consumer_config, producer_config
-from connectrt.runtime.jaas_config import parse_jaas
+from connectrt.runtime.clients.settings import (
+    OverridePolicy,
+    admin_config,
+    consumer_config,
+    producer_config,
+)
 from connectrt.runtime.redaction import process_redactor
-from connectrt.runtime.secrets import is_secret
+from connectrt.runtime.secrets.masking import is_secret
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -468,7 +473,7 @@ def test_start_up_logs_inheritance_once_and_warns_java_only_keys_without_values(
         "sasl.login.class": "com.example.Login",
         "consumer.security.protocol": "SASL_PLAINTEXT",
     }
-    with caplog.at_level(logging.INFO, logger="connectrt.runtime.client_security"):
+    with caplog.at_level(logging.INFO, logger="connectrt.runtime.clients.security"):
         log_worker_security(props)
     info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -516,8 +521,8 @@ def test_client_security_picks_the_group() -> None:
 
 
 def test_the_reference_table_names_every_key_the_translation_reads_and_writes() -> None:
-    from connectrt.runtime import client_security
-    from connectrt.runtime.security_key_table import security_key_table
+    from connectrt.runtime.clients import security as client_security
+    from connectrt.runtime.clients.key_table import security_key_table
 
     table = security_key_table()
     for java in client_security._CONSUMED:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import (
+from connectrt.runtime.clients.settings import (
     CLIENT_LOGGER,
     CONSUMER_DEFAULTS,
     MAX_POLL_RECORDS_DEFAULT,
@@ -20,7 +20,7 @@ from connectrt.runtime.clients import (
     max_poll_records,
     producer_config,
 )
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.config.worker import WorkerConfig
 
 ALL = OverridePolicy("All")
 NONE = OverridePolicy("None")
@@ -173,7 +173,7 @@ def test_admin_listeners_rest_setting_does_not_leak_into_admin_client() -> None:
     ],
 )
 def test_java_only_producer_keys_are_dropped(key: str, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients"):
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients.settings"):
         cfg = producer({f"producer.{key}": "x"}, {f"producer.override.{key}": "y"})
     assert key not in cfg
     assert any(key in r.getMessage() for r in caplog.records)
@@ -184,7 +184,7 @@ def test_max_block_ms_is_not_given_to_librdkafka_but_bounds_exactly_once_commits
 ) -> None:
     """librdkafka has no max.block.ms: it is dropped from the client config without a warning,
     since an exactly-once source task reads it (the longest a commit rides out an outage)."""
-    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients"):
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.clients.settings"):
         cfg = producer({"producer.max.block.ms": "5000"}, {"producer.override.max.block.ms": "7"})
     assert "max.block.ms" not in cfg
     assert not any("max.block.ms" in r.getMessage() for r in caplog.records)

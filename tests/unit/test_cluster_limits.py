@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.cluster_limits import (
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.cluster_limits import (
     BrokerCount,
     replication_factor_errors,
     replication_factor_refusal,
 )
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import PluginRegistry
-from connectrt.runtime.task_runner import failure_trace
-from connectrt.runtime.topic_creation import compacted_group_errors
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.topic_creation import compacted_group_errors
+from connectrt.runtime.plugins.registry import PluginRegistry
+from connectrt.runtime.tasks.runner import failure_trace
 from connectrt.storage import internal_topics
 from connectrt.storage.internal_topics import CONFIGS, OFFSETS, STATUS, cleanup_policy_refusal
 

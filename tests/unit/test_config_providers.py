@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.config_providers import (
+from connectrt.runtime.secrets.providers import (
     ConfigData,
     ConfigProvider,
     ConfigProviders,
@@ -119,7 +119,7 @@ def test_file_provider_allowed_paths_refuses_outside(
     outside.write_text("db.password=leak\n", encoding="utf-8")
     p = FileConfigProvider()
     p.configure({"allowed.paths": str(secrets_dir)})
-    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.config_provider_builtins"):
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.secrets.builtin_providers"):
         assert p.get(str(outside), {"db.password"}).data == {}
     assert "not allowed" in caplog.text
     # ".." cannot climb out of an allowed directory either

@@ -6,15 +6,15 @@ import pytest
 
 from connectrt.api.config import ConfigValue
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import (
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import (
     COMMON_CONFIG_DEF,
     SINK_CONFIG_DEF,
     SOURCE_CONFIG_DEF,
     check_connector_config,
     validate_connector_config,
 )
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.plugins.registry import PluginRegistry
 
 ALL = OverridePolicy("All")
 NONE = OverridePolicy("None")

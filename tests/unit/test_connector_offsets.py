@@ -12,10 +12,10 @@ import pytest
 
 from connectrt.api.records import TopicPartition
 from connectrt.errors import NotFoundError
-from connectrt.runtime.connector_offsets import ConnectorOffsets
+from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.herder.offsets import ConnectorOffsets
 from connectrt.runtime.status import TargetState
-from connectrt.runtime.worker_config import WorkerConfig
 from connectrt.storage.offset_codec import encode_key, encode_value
 
 

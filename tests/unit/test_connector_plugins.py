@@ -7,10 +7,10 @@ from collections.abc import Mapping
 import pytest
 
 from connectrt.errors import NotFoundError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_plugins import ConnectorPlugins
+from connectrt.runtime.clients.settings import OverridePolicy
 from connectrt.runtime.errors import BadRequestError
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.herder.plugin_listing import ConnectorPlugins
+from connectrt.runtime.plugins.registry import registry
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 

@@ -7,8 +7,8 @@ import logging
 import pytest
 
 from connectrt.errors import NotFoundError
-from connectrt.runtime.connector_topics import ConnectorTopics
 from connectrt.runtime.errors import ForbiddenError
+from connectrt.runtime.herder.topics import ConnectorTopics
 from connectrt.storage.status_store import MemoryStatusStore
 
 

@@ -27,11 +27,11 @@ from typing import Any
 import orjson
 import pytest
 
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.worker import WORKER_CONFIG_DEF, WorkerConfig
+from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.properties import load_connector_file, load_properties, parse_properties
-from connectrt.runtime.worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from connectrt.spark.config import SPARK_BACKEND_CONFIG_DEF, SparkBackendConfig, spark_conf
 
 ROOT = Path(__file__).resolve().parents[2]

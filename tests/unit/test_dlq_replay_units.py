@@ -18,22 +18,22 @@ from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct
 from connectrt.errors import DataError
-from connectrt.runtime.dlq_documents import (
+from connectrt.runtime.dlq_replay.progress import ReplayRequest
+from connectrt.runtime.dlq_replay.replays import replay_request
+from connectrt.runtime.dlq_replay.source_replay import SourceRecordReplayer
+from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.tasks.dlq_documents import (
     UnreadableDocument,
     source_record_document,
     source_record_from_document,
 )
-from connectrt.runtime.dlq_headers import (
+from connectrt.runtime.tasks.dlq_headers import (
     context_headers,
     for_replay,
     original_topic_partition,
     replay_count,
 )
-from connectrt.runtime.dlq_replay_progress import ReplayRequest
-from connectrt.runtime.dlq_replays import replay_request
-from connectrt.runtime.dlq_source_replay import SourceRecordReplayer
-from connectrt.runtime.errors import BadRequestError
-from connectrt.runtime.task_runner import TaskConverters, TaskStage
+from connectrt.runtime.tasks.runner import TaskConverters, TaskStage
 from connectrt.transforms.chain import TransformationChain
 
 ORDER = (

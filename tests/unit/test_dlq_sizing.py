@@ -1,12 +1,13 @@
-"""Fitting DLQ records into their topic (connectrt.runtime.dlq_sizing): what is kept whole, what
+"""Fitting DLQ records into their topic (connectrt.runtime.tasks.dlq_sizing): what is kept whole,
+what
 is cut, the marker headers, and a producer sized so that librdkafka accepts what fits."""
 
 from __future__ import annotations
 
 from confluent_kafka import KafkaException, Producer
 
-from connectrt.runtime.dlq_headers import CONTEXT_PREFIX
-from connectrt.runtime.dlq_sizing import (
+from connectrt.runtime.tasks.dlq_headers import CONTEXT_PREFIX
+from connectrt.runtime.tasks.dlq_sizing import (
     KAFKA_DEFAULT_MAX_MESSAGE_BYTES,
     TRUNCATED_HEADER,
     fit_record,

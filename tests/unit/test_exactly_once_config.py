@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.exactly_once_config import exactly_once_settings
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.exactly_once import exactly_once_settings
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.plugins.registry import registry
 
 EOS_SOURCE = "tests.plugins.eos_sequence.EosSequenceSource"
 
@@ -87,7 +87,7 @@ def test_exactly_once_needs_offsets_in_kafka() -> None:
 
 
 def test_a_worker_with_exactly_once_and_no_kafka_offsets_refuses_to_start() -> None:
-    from connectrt.runtime.worker import Worker
+    from connectrt.runtime.worker.worker import Worker
     from connectrt.storage.offsets import MemoryOffsetStore
 
     worker = Worker(_worker(**{"offset.storage.type": "memory"}), MemoryOffsetStore())
@@ -97,7 +97,7 @@ def test_a_worker_with_exactly_once_and_no_kafka_offsets_refuses_to_start() -> N
 
 def test_the_transaction_context_records_requests_and_an_abort_wins() -> None:
     from connectrt.api import SourceRecord
-    from connectrt.runtime.source_transactions import TransactionContextImpl
+    from connectrt.runtime.source.transactions import TransactionContextImpl
 
     ctx = TransactionContextImpl()
     ctx.commit_transaction()
@@ -160,10 +160,10 @@ def test_a_fenced_commit_fails_the_task_naming_the_id_and_does_not_try_to_abort(
     """A fenced producer cannot abort (librdkafka refuses, the broker aborts the transaction
     when the newer producer initializes): the task fails at TASK_COMMIT with its
     transactional id and the broker's reason, and the pending offsets are dropped."""
-    from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
     from connectrt.runtime.metrics import TaskMetrics
-    from connectrt.runtime.source_transactions import TransactionalOffsets
-    from connectrt.runtime.task_runner import TaskFailure, TaskId
+    from connectrt.runtime.source.transactions import TransactionalOffsets
+    from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+    from connectrt.runtime.tasks.runner import TaskFailure, TaskId
     from tests.plugins.eos_sequence import EosSequenceTask
 
     eos = exactly_once_settings(_worker(**{"group.id": "g"}), {}, "c", 0)

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.worker import WORKER_CONFIG_DEF, WorkerConfig
+from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.properties import load_connector_file, load_properties
-from connectrt.runtime.worker_config import WORKER_CONFIG_DEF, WorkerConfig
 from tests.docs_support import ROOT
 
 QUICKSTART = ROOT / "examples" / "quickstart"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connectrt.runtime.gc_tuning import YOUNG_THRESHOLD, tune_gc
+from connectrt.runtime.executors.gc_tuning import YOUNG_THRESHOLD, tune_gc
 
 
 @pytest.fixture(autouse=True)

@@ -7,14 +7,14 @@ import pytest
 from confluent_kafka import Consumer
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.clients import OverridePolicy, consumer_config
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.group_protocol import (
+from connectrt.runtime.clients.group_protocol import (
     CLASSIC_ONLY_KEYS,
     assigns_incrementally,
     override_errors,
 )
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.clients.settings import OverridePolicy, consumer_config
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.plugins.registry import PluginRegistry
 
 ALL = OverridePolicy("All")
 WORKER = {"consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "500"}

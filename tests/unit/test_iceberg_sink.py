@@ -501,7 +501,7 @@ def test_the_guide_read_back_example_reads_what_the_task_wrote(
 
 def test_catalog_secrets_are_hidden_in_what_the_worker_shows() -> None:
     from connectors.iceberg.config import CONFIG_DEF
-    from connectrt.runtime.secrets import mask
+    from connectrt.runtime.secrets.masking import mask
 
     shown = mask(
         {

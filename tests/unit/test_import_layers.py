@@ -55,13 +55,23 @@ def test_the_project_keeps_every_contract(project_copy: Path) -> None:
     [
         (
             "connectrt/storage/_planted.py",
-            "from connectrt.runtime.worker import Worker\n",
+            "from connectrt.runtime.worker.worker import Worker\n",
             "connectrt layers",
         ),
         (
             "connectrt/rest/_planted.py",
             "import connectrt.spark.config\n",
             "connectrt layers",
+        ),
+        (
+            "connectrt/runtime/tasks/_planted.py",
+            "from connectrt.runtime.sink.runner import SinkTaskRunner\n",
+            "runtime floors",
+        ),
+        (
+            "connectrt/runtime/source/_planted.py",
+            "from connectrt.runtime.sink.offsets import SinkOffsetCommitter\n",
+            "runtime floors",
         ),
         (
             "connectors/file/_planted.py",

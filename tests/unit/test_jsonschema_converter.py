@@ -329,7 +329,7 @@ def test_errors(registry: tuple[MemorySchemaStore, str]) -> None:
 
 
 def test_plugin_registered() -> None:
-    from connectrt.runtime.plugin_catalog import BUNDLED_PLUGINS
+    from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS
 
     assert (
         "connectrt.converters.jsonschema.JsonSchemaConverter",

@@ -2,7 +2,7 @@
 
 Management must never wait on plugin code longer than a timeout (:mod:`connectrt.runtime.
 plugin_calls`), changes to one connector must not wait on another's lock
-(:class:`~connectrt.runtime.herder.ConnectorLocks`), and task configs must map strings to
+(:class:`~connectrt.runtime.herder.herder.ConnectorLocks`), and task configs must map strings to
 strings (Kafka Connect's ``Map<String, String>``): nothing is converted, ``None`` never
 becomes ``"None"``.
 """
@@ -18,10 +18,10 @@ import pytest
 
 from connectrt.api import ConfigDef, SourceConnector, Task
 from connectrt.errors import ConnectError
-from connectrt.runtime.herder import ConnectorLocks
-from connectrt.runtime.plugin_calls import PluginCallTimeout, abandoned_calls, call_plugin
+from connectrt.runtime.herder.herder import ConnectorLocks
+from connectrt.runtime.plugins.calls import PluginCallTimeout, abandoned_calls, call_plugin
 from connectrt.runtime.status import TargetState
-from connectrt.runtime.worker_connector import WorkerConnector, string_task_config
+from connectrt.runtime.worker.connector import WorkerConnector, string_task_config
 from tests.plugins.blocking import BlockingSourceTask
 
 

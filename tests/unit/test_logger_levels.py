@@ -9,7 +9,7 @@ import pytest
 
 from connectrt.errors import NotFoundError
 from connectrt.runtime.errors import BadRequestError
-from connectrt.runtime.logger_levels import LoggerLevels
+from connectrt.runtime.herder.loggers import LoggerLevels
 
 PARENT = "connectrt_test_logger_levels"
 

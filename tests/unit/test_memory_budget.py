@@ -10,8 +10,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceTask
-from connectrt.runtime.clients import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS, OverridePolicy
-from connectrt.runtime.memory_budget import (
+from connectrt.runtime.clients.settings import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS, OverridePolicy
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.memory_budget import (
     BYTES_PER_QUEUED_MESSAGE,
     MIN_DIVISOR,
     MIN_SHARE_BYTES,
@@ -19,13 +20,12 @@ from connectrt.runtime.memory_budget import (
     client_settings,
     task_share,
 )
-from connectrt.runtime.plugins import PluginRegistry
-from connectrt.runtime.runner_factory import RunnerFactory
-from connectrt.runtime.sink_runner import SinkTaskRunner
-from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.executors.runner_factory import RunnerFactory
+from connectrt.runtime.plugins.registry import PluginRegistry
+from connectrt.runtime.sink.runner import SinkTaskRunner
+from connectrt.runtime.source.runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard
-from connectrt.runtime.task_runner import TaskId
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.tasks.runner import TaskId
 from connectrt.storage.offsets import MemoryOffsetStore
 
 MiB = 1 << 20

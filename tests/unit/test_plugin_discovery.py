@@ -15,14 +15,15 @@ from connectrt import cli
 from connectrt.api import SinkConnector, SourceConnector
 from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.api.transform import Predicate, Transformation
-from connectrt.runtime import config_providers, plugins
-from connectrt.runtime.config_providers import ConfigProvider
-from connectrt.runtime.plugin_discovery import (
+from connectrt.runtime.plugins import registry as plugins
+from connectrt.runtime.plugins.discovery import (
     ENTRY_POINT_GROUPS,
     PluginFailure,
     plugin_types_of,
 )
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry
+from connectrt.runtime.plugins.registry import PluginDesc, PluginRegistry
+from connectrt.runtime.secrets import providers as config_providers
+from connectrt.runtime.secrets.providers import ConfigProvider
 
 GOOD = '''
 from collections.abc import Mapping
@@ -221,7 +222,7 @@ def test_package_class_registered_for_each_kind(fresh: PluginRegistry, plugin_di
 def test_broken_module_is_a_failure_not_an_error(
     fresh: PluginRegistry, plugin_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.plugin_discovery"):
+    with caplog.at_level(logging.WARNING, logger="connectrt.runtime.plugins.discovery"):
         new = fresh.discover([str(plugin_dir)])
     broken = _failure(fresh, "acme_disc_broken")
     assert broken in new
@@ -301,7 +302,7 @@ def test_process_registry_is_untouched(fresh: PluginRegistry, plugin_dir: Path) 
 def test_plugin_types_of() -> None:
     from connectors.file import FileStreamSinkConnector, FileStreamSourceConnector
     from connectrt.converters.json import JsonConverter
-    from connectrt.runtime.config_providers import FileConfigProvider
+    from connectrt.runtime.secrets.providers import FileConfigProvider
 
     assert plugin_types_of(FileStreamSourceConnector) == ["source"]
     assert plugin_types_of(FileStreamSinkConnector) == ["sink"]
@@ -360,7 +361,7 @@ from typing import Any
 from connectrt.api import ConfigDef, SinkConnector, Task
 from connectrt.api.converter import Converter, HeaderConverter, SchemaAndValue
 from connectrt.api.transform import Predicate, Transformation
-from connectrt.runtime.config_providers import ConfigData, ConfigProvider
+from connectrt.runtime.secrets.providers import ConfigData, ConfigProvider
 
 
 class EpSinkConnector(SinkConnector):

@@ -15,8 +15,8 @@ import pytest
 
 from connectrt.api import ConfigValue
 from connectrt.errors import ConfigError
-from connectrt.runtime.connector_config_classes import check_converters, refuse_class_references
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.config.connector_classes import check_converters, refuse_class_references
+from connectrt.runtime.plugins.registry import PluginRegistry
 
 CANARY_SOURCE = """
 import pathlib
@@ -227,7 +227,7 @@ def test_a_worker_config_provider_that_is_no_plugin_is_never_imported(
 ) -> None:
     """``config.providers.x.class`` loads through the registry: the built-in aliases work, a
     module that is no plugin is refused before import, and one in plugin.packages loads."""
-    from connectrt.runtime.config_providers import ConfigProviders
+    from connectrt.runtime.secrets.providers import ConfigProviders
 
     module, marker = canary
     props = {

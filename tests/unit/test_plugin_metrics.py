@@ -18,7 +18,7 @@ from connectrt.api import (
     Value,
 )
 from connectrt.rest.metrics import MetricsExposition
-from connectrt.runtime.plugin_metrics import PluginMetricsRegistry
+from connectrt.runtime.plugins.metrics import PluginMetricsRegistry
 from connectrt.transforms.chain_config import TransformationStage
 
 

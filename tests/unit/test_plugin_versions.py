@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.plugin_locations import is_location, load_location
-from connectrt.runtime.plugin_version_config import worker_converters
-from connectrt.runtime.plugin_versions import (
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.runner_factory import create_converter
+from connectrt.runtime.plugins.locations import is_location, load_location
+from connectrt.runtime.plugins.registry import PluginRegistry, VersionedPluginLoadingError
+from connectrt.runtime.plugins.version_config import worker_converters
+from connectrt.runtime.plugins.versions import (
     InvalidVersionSpec,
     compare_versions,
     sort_versions,
     version_requirement,
 )
-from connectrt.runtime.plugins import PluginRegistry, VersionedPluginLoadingError
-from connectrt.runtime.runner_factory import create_converter
-from connectrt.runtime.worker_config import WorkerConfig
 from tests.plugins.versioned import install_versions
 
 

@@ -15,7 +15,7 @@ from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
 from connectrt.errors import ConfigError
-from connectrt.runtime.plugins import PluginDesc, PluginRegistry, plugin_type_of, registry
+from connectrt.runtime.plugins.registry import PluginDesc, PluginRegistry, plugin_type_of, registry
 
 
 class MyTestSourceConnector(SourceConnector):

@@ -14,14 +14,18 @@ import pytest
 from connectrt.api import SourceRecord, SourceRecordBatch, SourceTask
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.string import StringConverter
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.poll_results import BadPollResult, bad_item_message, checked_poll_result
-from connectrt.runtime.runner_settings import SourceRunnerSettings
-from connectrt.runtime.source_runner import SourceTaskRunner
+from connectrt.runtime.plugins.registry import registry
+from connectrt.runtime.source.poll_results import (
+    BadPollResult,
+    bad_item_message,
+    checked_poll_result,
+)
+from connectrt.runtime.source.runner import SourceTaskRunner
 from connectrt.runtime.status import State, StatusBoard
-from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskConverters, TaskFailure, TaskId
+from connectrt.runtime.tasks.settings import SourceRunnerSettings
 from connectrt.storage.offsets import MemoryOffsetStore
 from connectrt.transforms.chain import TransformationChain
 

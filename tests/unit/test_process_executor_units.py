@@ -20,15 +20,15 @@ import pytest
 from connectrt.api.config import ConfigDef
 from connectrt.errors import ConfigError
 from connectrt.rest.wire import task_state
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.connector_config import check_connector_config, validate_connector_config
-from connectrt.runtime.connector_info import StateInfo
-from connectrt.runtime.plugins import PluginRegistry
-from connectrt.runtime.process_executor.channel import Channel, ChannelClosed
-from connectrt.runtime.process_executor.executor import memory_limit_mb
-from connectrt.runtime.process_executor.exit_report import death_trace, describe_returncode
-from connectrt.runtime.process_executor.memory_limit import caused_by_memory_error
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import check_connector_config, validate_connector_config
+from connectrt.runtime.config.worker import WorkerConfig
+from connectrt.runtime.executors.process.channel import Channel, ChannelClosed
+from connectrt.runtime.executors.process.executor import memory_limit_mb
+from connectrt.runtime.executors.process.exit_report import death_trace, describe_returncode
+from connectrt.runtime.executors.process.memory_limit import caused_by_memory_error
+from connectrt.runtime.herder.info import StateInfo
+from connectrt.runtime.plugins.registry import PluginRegistry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,7 +87,7 @@ _GRANDPARENT = textwrap.dedent(
 _PDEATHSIG_ONLY = textwrap.dedent(
     """
     import sys, time
-    from connectrt.runtime.process_executor.lifeline import die_with_parent
+    from connectrt.runtime.executors.process.lifeline import die_with_parent
     assert die_with_parent(int(sys.argv[2]))
     print("ready", flush=True)
     time.sleep(600)  # the channel is never read: only the kernel's signal can end this
@@ -97,8 +97,8 @@ _PDEATHSIG_ONLY = textwrap.dedent(
 _CHANNEL_ONLY = textwrap.dedent(
     """
     import sys, time
-    from connectrt.runtime.process_executor.channel import Channel
-    from connectrt.runtime.process_executor.child_link import ChildLink
+    from connectrt.runtime.executors.process.channel import Channel
+    from connectrt.runtime.executors.process.child_link import ChildLink
     link = ChildLink(Channel.from_fd(int(sys.argv[1])))  # no prctl: only end-of-file
     print("ready", flush=True)
     time.sleep(600)
@@ -133,7 +133,7 @@ def test_a_task_process_dies_with_its_worker(child: str):
 def test_memory_limit_makes_an_allocation_beyond_it_fail_in_the_child():
     script = textwrap.dedent(
         """
-        from connectrt.runtime.process_executor.memory_limit import apply_memory_limit
+        from connectrt.runtime.executors.process.memory_limit import apply_memory_limit
         small = bytearray(100 * 1024 * 1024)  # fine before the limit
         del small
         apply_memory_limit(128)
@@ -245,7 +245,7 @@ def test_memory_limit_is_validated_per_field_and_against_the_executor(plugins: P
 
 
 def test_a_worker_memory_limit_needs_task_processes():
-    from connectrt.runtime.worker import Worker
+    from connectrt.runtime.worker.worker import Worker
     from connectrt.storage.offsets import MemoryOffsetStore
 
     with pytest.raises(ConfigError) as info:

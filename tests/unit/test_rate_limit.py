@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from connectrt.runtime.rate_limit import BURST_S, TaskRateLimiter, TokenBucket, header_bytes
+from connectrt.runtime.tasks.rate_limit import BURST_S, TaskRateLimiter, TokenBucket, header_bytes
 
 
 def test_a_bucket_admits_its_burst_then_asks_to_wait_for_the_debt():

@@ -15,20 +15,20 @@ import pytest
 
 from connectrt.api import ConfigDef, ConfigType, SourceConnector, Task
 from connectrt.errors import ConfigError, DataError
-from connectrt.runtime.clients import OverridePolicy
-from connectrt.runtime.config_secrets import ConfigSecrets
-from connectrt.runtime.connector_config import validate_connector_config
-from connectrt.runtime.dlq_headers import context_headers
-from connectrt.runtime.plugins import PluginRegistry
+from connectrt.runtime.clients.settings import OverridePolicy
+from connectrt.runtime.config.connector import validate_connector_config
+from connectrt.runtime.config.secrets import ConfigSecrets
+from connectrt.runtime.config.validation_report import errors_as_written
+from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.redaction import (
     HIDDEN,
     Redactor,
     redact_exception,
     secret_forms,
 )
-from connectrt.runtime.secrets import RedactingFilter, SecretMasker, install_log_redaction
+from connectrt.runtime.secrets.masking import RedactingFilter, SecretMasker, install_log_redaction
 from connectrt.runtime.status import State, StatusBoard
-from connectrt.runtime.validation_report import errors_as_written
+from connectrt.runtime.tasks.dlq_headers import context_headers
 
 SECRET = "pa\\ss'wo\"rd/é+ &x"  # backslash, both quotes, slash, non-ASCII, URL specials
 

@@ -9,7 +9,7 @@ from connectrt.api.config import ConfigDef, ConfigType
 from connectrt.rest import models, wire
 from connectrt.rest.app import create_app
 from connectrt.rest.openapi import OPERATIONS
-from connectrt.runtime.connector_info import ConnectorInfo, ConnectorStateInfo, StateInfo
+from connectrt.runtime.herder.info import ConnectorInfo, ConnectorStateInfo, StateInfo
 
 DOC = create_app(cast(Any, None)).openapi()
 

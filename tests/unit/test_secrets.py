@@ -11,8 +11,8 @@ import pytest
 
 from connectrt.api.config import ConfigDef, ConfigType
 from connectrt.errors import ConfigError
-from connectrt.runtime.connector_config import SINK_CONFIG_DEF
-from connectrt.runtime.secrets import (
+from connectrt.runtime.config.connector import SINK_CONFIG_DEF
+from connectrt.runtime.secrets.masking import (
     HIDDEN,
     RedactingFilter,
     SecretMasker,

@@ -22,8 +22,8 @@ from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.data.values import validate_value
 from connectrt.errors import DataError
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.runner_factory import RunnerFactory
+from connectrt.runtime.executors.runner_factory import RunnerFactory
+from connectrt.runtime.plugins.registry import registry
 
 TOPIC = "t"
 

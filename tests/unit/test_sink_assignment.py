@@ -16,11 +16,11 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.api import SinkRecord, SinkTask, TopicPartition
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.sink_assignment import SinkAssignment
-from connectrt.runtime.sink_offsets import SinkOffsetCommitter
-from connectrt.runtime.task_runner import TaskFailure, TaskId
+from connectrt.runtime.sink.assignment import SinkAssignment
+from connectrt.runtime.sink.offsets import SinkOffsetCommitter
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskFailure, TaskId
 
 
 class _Calls:

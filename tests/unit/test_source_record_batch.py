@@ -21,11 +21,11 @@ from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
 from connectrt.data import Schema
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source_offsets import SourceOffsetCommitter
-from connectrt.runtime.source_sender import PARTITION_UA, SourceBatchSender
-from connectrt.runtime.task_runner import TaskConverters, TaskFailure, TaskId
+from connectrt.runtime.source.offsets import SourceOffsetCommitter
+from connectrt.runtime.source.sender import PARTITION_UA, SourceBatchSender
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskConverters, TaskFailure, TaskId
 from connectrt.storage.offset_codec import encode_key
 from connectrt.storage.offsets import MemoryOffsetStore
 

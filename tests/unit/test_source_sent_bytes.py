@@ -18,11 +18,11 @@ from connectrt.api.converter import Converter
 from connectrt.converters import ByteArrayConverter, JsonConverter, StringConverter
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.data import Schema, SchemaBuilder, Struct
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source_offsets import SourceOffsetCommitter
-from connectrt.runtime.source_sender import SourceBatchSender
-from connectrt.runtime.task_runner import TaskConverters, TaskId
+from connectrt.runtime.source.offsets import SourceOffsetCommitter
+from connectrt.runtime.source.sender import SourceBatchSender
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskConverters, TaskId
 from connectrt.storage.offsets import MemoryOffsetStore
 
 SCHEMA = SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("s", Schema.STRING_SCHEMA)

@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceTask
 from connectrt.rest.metrics import MetricsExposition
 from connectrt.runtime.metrics import LATENCY_BUCKETS, LatencyHistogram, TaskMetrics
-from connectrt.runtime.task_timing import time_task_calls
+from connectrt.runtime.tasks.timing import time_task_calls
 
 
 def test_histogram_buckets_are_cumulative_and_bounds_inclusive() -> None:

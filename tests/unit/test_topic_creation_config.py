@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from connectrt.errors import ConfigError, ConnectError
-from connectrt.runtime.topic_creation import (
+from connectrt.runtime.config.topic_creation import (
     TopicCreationConfig,
     TopicCreator,
     validate_topic_creation,

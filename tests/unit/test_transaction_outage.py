@@ -15,13 +15,17 @@ from dataclasses import replace
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
-from connectrt.runtime.exactly_once_config import exactly_once_settings
+from connectrt.runtime.config.exactly_once import exactly_once_settings
+from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source_transactions import TransactionalOffsets
-from connectrt.runtime.task_runner import TaskFailure, TaskId, TaskStage
-from connectrt.runtime.transaction_errors import TransactionLost, lost_reason, task_lost_reason
-from connectrt.runtime.worker_config import WorkerConfig
+from connectrt.runtime.source.transaction_errors import (
+    TransactionLost,
+    lost_reason,
+    task_lost_reason,
+)
+from connectrt.runtime.source.transactions import TransactionalOffsets
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
 from tests.plugins.eos_sequence import EosSequenceTask
 
 _FLUSH_TIMEOUT = KafkaError(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.secrets import HIDDEN, SecretMasker
-from connectrt.runtime.url_secrets import looks_like_url, mask_url_secrets, url_secrets
+from connectrt.runtime.secrets.masking import HIDDEN, SecretMasker
+from connectrt.runtime.secrets.url_secrets import looks_like_url, mask_url_secrets, url_secrets
 
 
 @pytest.mark.parametrize(

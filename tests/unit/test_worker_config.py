@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from connectrt.errors import ConfigError
-from connectrt.runtime.worker_config import JSON_CONVERTER, WORKER_CONFIG_DEF, WorkerConfig
-from connectrt.runtime.worker_config_def import SIMPLE_HEADER_CONVERTER
+from connectrt.runtime.config.worker import JSON_CONVERTER, WORKER_CONFIG_DEF, WorkerConfig
+from connectrt.runtime.config.worker_def import SIMPLE_HEADER_CONVERTER
 
 
 def test_defaults() -> None:

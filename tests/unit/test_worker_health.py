@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from connectrt.runtime.worker_health import HerderStages, WorkerHealth, thread_probe
+from connectrt.runtime.worker.health import HerderStages, WorkerHealth, thread_probe
 
 UNHEALTHY = "Worker was unable to handle this request and may be unable to handle other requests."
 

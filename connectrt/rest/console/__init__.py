@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from connectrt.rest.console.routes import STATIC_DIR, console_router
-from connectrt.runtime.herder import Herder
+from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["mount_console"]
 

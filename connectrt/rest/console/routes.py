@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from connectrt import __version__
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.rest.console import views
-from connectrt.runtime.herder import Herder
+from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["STATIC_DIR", "console_router"]
 

@@ -14,7 +14,7 @@ from typing import Any
 from connectrt.errors import NotFoundError
 from connectrt.rest import wire
 from connectrt.rest.console.charts import sparkline
-from connectrt.runtime.herder import Herder
+from connectrt.runtime.herder.herder import Herder
 
 __all__ = [
     "connector_page",

@@ -1,15 +1,15 @@
 """Consumed Kafka messages -> Connect records -> Arrow record batches, under ``errors.*``.
 
 A :class:`RecordDecoder` holds what a sink task runner would: the key/value/header converters
-(built by :func:`connectrt.runtime.runner_factory.create_converter` from the connector-style
-options, defaults JsonConverter and SimpleHeaderConverter as on a worker), the optional SMT
-chain (``transforms=...``) and an :class:`~connectrt.runtime.error_handling.ErrorHandler` for the
-``errors.*`` options. Undecodable records take the handler's slow path stage by stage: with
-``errors.tolerance=none`` the read fails with "Tolerance exceeded ... stage VALUE_CONVERTER
-... (record topic=t, partition=p, offset=o)"; with ``all`` they are skipped, logged if asked
-and sent to ``errors.deadletterqueue.topic.name`` with the ``__connect.errors.*`` headers.
-A value that does not fit the planned Spark schema fails in the VALUE_CONVERTER (or
-KEY_CONVERTER) stage likewise.
+(built by :func:`connectrt.runtime.executors.runner_factory.create_converter` from the
+connector-style options, defaults JsonConverter and SimpleHeaderConverter as on a worker), the
+optional SMT chain (``transforms=...``) and an
+:class:`~connectrt.runtime.tasks.error_handling.ErrorHandler` for the ``errors.*`` options.
+Undecodable records take the handler's slow path stage by stage: with ``errors.tolerance=none`` the
+read fails with "Tolerance exceeded ... stage VALUE_CONVERTER ... (record topic=t, partition=p,
+offset=o)"; with ``all`` they are skipped, logged if asked and sent to
+``errors.deadletterqueue.topic.name`` with the ``__connect.errors.*`` headers. A value that does
+not fit the planned Spark schema fails in the VALUE_CONVERTER (or KEY_CONVERTER) stage likewise.
 
 Lifecycle: create one per Spark task (it is not picklable), feed it message lists, then
 :meth:`close` it (flushes the dead letter queue). Single-threaded.
@@ -25,12 +25,12 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from connectrt.api.records import SinkRecord, TimestampType
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
-from connectrt.runtime.message_records import message_to_record, message_to_record_tolerant
+from connectrt.runtime.executors.runner_factory import create_converter
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.plugins import registry
-from connectrt.runtime.runner_factory import create_converter
-from connectrt.runtime.task_runner import TaskId, TaskStage
+from connectrt.runtime.plugins.registry import registry
+from connectrt.runtime.sink.message_records import message_to_record, message_to_record_tolerant
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskId, TaskStage
 from connectrt.spark.datasource.options import BridgeOptions
 from connectrt.spark.datasource.schema import arrow_type, to_arrow_value
 from connectrt.transforms.chain import TransformationChain, failed_transformation

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 from connectrt.api.records import SinkRecord, TopicPartition
 from connectrt.api.task import ErrantRecordReporter, SinkTask, SinkTaskContext
-from connectrt.runtime.error_handling import ErrorHandler, Failure, ToleranceExceeded
-from connectrt.runtime.task_runner import TaskStage, class_path
+from connectrt.runtime.tasks.error_handling import ErrorHandler, Failure, ToleranceExceeded
+from connectrt.runtime.tasks.runner import TaskStage, class_path
 
 __all__ = ["BridgeReporter", "BridgeTaskContext"]
 

@@ -19,8 +19,8 @@ from connectrt.api.config import ConfigError
 from connectrt.api.connector import SinkConnector, SinkConnectorContext
 from connectrt.api.task import SinkTask
 from connectrt.errors import ConnectError
-from connectrt.runtime.error_handling import ErrorPolicy
-from connectrt.runtime.plugins import registry
+from connectrt.runtime.plugins.registry import registry
+from connectrt.runtime.tasks.error_handling import ErrorPolicy
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from connectrt.api.record_batch import SinkRecordBatch
 from connectrt.api.records import TimestampType, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
-from connectrt.runtime.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.task_runner import TaskId
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskId
 from connectrt.spark.datasource.schema import connect_schema, row_converter
 from connectrt.spark.datasource.sink_context import BridgeReporter, BridgeTaskContext
 from connectrt.spark.datasource.sink_plan import SinkPlan

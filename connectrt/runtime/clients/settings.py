@@ -1,0 +1,362 @@
+"""Kafka client settings for task producers, consumers and admin clients.
+
+Layering, lowest to highest precedence: connectrt's defaults -> worker ``producer.*`` /
+``consumer.*`` / ``admin.*`` -> connector ``producer.override.*`` etc. (as far as
+``connector.client.config.override.policy`` allows, and never what
+:mod:`~connectrt.runtime.clients.override_safety` refuses: commands, libraries, callbacks, and
+URLs or files outside the worker's allowlists) -> settings the runtime must own (``group.id``,
+``enable.auto.commit``...).
+
+Security keys (``security.protocol``, ``sasl.*``, ``ssl.*``) are the exception: which group a
+client takes (top-level or prefixed; a task prefix without any inherits the top-level ones) and
+how Kafka Connect's Java-style keys become librdkafka's is :mod:`connectrt.runtime.clients.security`
+(``worker_own=True`` for the worker's own clients of its internal topics).
+
+Defaults favour safety, then throughput:
+
+* producer: ``acks=all``, ``enable.idempotence=true`` (no duplicates from internal retries,
+  order kept with 5 requests in flight), ``linger.ms=5``, no compression (Kafka Connect's
+  producer default: every consumer can read the data; ``producer.compression.type=lz4`` in
+  the worker file trades that for throughput), ``partitioner=murmur2_random`` (keys land on
+  the partitions Java clients choose), and a 32 MiB / 100k-record local queue so a slow
+  broker applies back-pressure to ``poll()``;
+* consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
+  ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
+  bounds memory instead of growing it. With ``group.protocol=consumer`` (KIP-848) the classic
+  group settings (``session.timeout.ms``...) of the worker are left out
+  (:mod:`~connectrt.runtime.clients.group_protocol`).
+
+Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
+with a warning, so existing Kafka Connect worker files run unchanged.
+
+librdkafka's own log lines go to the Python logger ``connectrt.kafka.client``
+(:data:`CLIENT_LOGGER`, set on every client config), not straight to stderr: they get the
+worker's log format and obey its levels (a notice such as ``BGQUEUE ... Purging 1 unserved
+events`` at a client's close is INFO, hidden at WARNING).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from connectrt.api.config import with_prefix
+from connectrt.errors import ConfigError
+from connectrt.runtime.clients.group_protocol import override_error, without_classic_only
+from connectrt.runtime.clients.override_safety import OverrideSafety
+from connectrt.runtime.clients.security import (
+    client_security,
+    is_security_key,
+    security_keys,
+    translate,
+)
+
+log = logging.getLogger(__name__)
+
+CLIENT_LOGGER = logging.getLogger("connectrt.kafka.client")
+"""Where librdkafka's log lines go (confluent-kafka's ``logger`` setting; served by the
+client's poll/flush)."""
+
+__all__ = [
+    "ALLOWLIST_CONFIG",
+    "CLIENT_LOGGER",
+    "CONSUMER_DEFAULTS",
+    "POLICY_CONFIG",
+    "PRODUCER_DEFAULTS",
+    "OverridePolicy",
+    "admin_config",
+    "check_allowlist",
+    "check_policy_name",
+    "consumer_config",
+    "max_block_ms",
+    "policy_name",
+    "producer_config",
+]
+
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "acks": "all",
+    "enable.idempotence": True,
+    "linger.ms": 5,
+    "batch.num.messages": 10000,
+    "partitioner": "murmur2_random",
+    "queue.buffering.max.kbytes": 32768,
+    "queue.buffering.max.messages": 100000,
+}
+
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "auto.offset.reset": "earliest",
+    "queued.max.messages.kbytes": 16384,
+    "fetch.max.bytes": 16777216,
+    # librdkafka waits this long before fetching again once the prefetch queue is full
+    # (default 1000 ms): a consumer that does any per-record work then idles for a second.
+    "fetch.queue.backoff.ms": 10,
+}
+
+# Java client keys with no librdkafka equivalent (or one handled by the runtime itself).
+_JAVA_ONLY = {
+    "key.serializer",
+    "value.serializer",
+    "key.deserializer",
+    "value.deserializer",
+    "max.block.ms",
+    "delivery.timeout.ms",
+    "buffer.memory",
+    "max.poll.records",
+    "interceptor.classes",
+    "default.api.timeout.ms",
+    "retry.backoff.max.ms",
+}
+
+MAX_POLL_RECORDS_DEFAULT = 500
+
+_PRINCIPAL_ALLOWED = {"sasl.jaas.config", "sasl.mechanism", "security.protocol"}
+
+POLICY_CONFIG = "connector.client.config.override.policy"
+ALLOWLIST_CONFIG = "connector.client.config.override.allowlist"
+POLICY_NAMES = ("All", "None", "Principal", "Allowlist")
+_POLICY_PACKAGE = "org.apache.kafka.connect.connector.policy."
+_POLICY_SUFFIX = "ConnectorClientConfigOverridePolicy"
+
+
+def policy_name(value: str) -> str | None:
+    """The short policy name for ``value`` (``All``, ``None``, ``Principal``, ``Allowlist``), as
+    Kafka accepts it: the alias, the simple class name or the fully qualified class name
+    (``org.apache.kafka.connect.connector.policy.AllowlistConnectorClientConfigOverridePolicy``).
+    None when it names no policy."""
+    text = value.strip().removeprefix(_POLICY_PACKAGE)
+    short = text.removesuffix(_POLICY_SUFFIX) if text != _POLICY_SUFFIX else text
+    return short if short in POLICY_NAMES else None
+
+
+def check_policy_name(name: str, value: object) -> None:
+    """Validator of ``connector.client.config.override.policy`` values."""
+    if value is not None and policy_name(str(value)) is None:
+        raise ConfigError(
+            f"Unknown {POLICY_CONFIG} {value}: use one of {', '.join(POLICY_NAMES)} (or the "
+            "policy's class name)",
+            name,
+            value,
+        )
+
+
+def check_allowlist(name: str, value: object) -> None:
+    """Validator of ``connector.client.config.override.allowlist``: no duplicate entries."""
+    items = [str(v).strip() for v in value] if isinstance(value, list | tuple) else []
+    if len(set(items)) != len(items):
+        raise ConfigError("Duplicate values are not allowed", name, value)
+
+
+class OverridePolicy:
+    """``connector.client.config.override.policy``: All, None, Principal or Allowlist.
+
+    ``Allowlist`` (KIP-1188) lets connectors override exactly the client settings named in
+    ``allowlist`` (the worker's ``connector.client.config.override.allowlist``: unprefixed
+    client keys such as ``linger.ms``; empty allows nothing). ``Principal`` allows the three
+    SASL/security keys and is deprecated in Kafka 4.2 (Allowlist with those three keys does the
+    same).
+
+    Whatever the policy, ``safety`` (:class:`~connectrt.runtime.clients.override_safety.
+    OverrideSafety`) refuses overrides that would make the worker run a command, load a library,
+    install a callback, or fetch a URL / read a file outside the worker's allowlists; the
+    default refuses all of those. Immutable; safe to share between threads.
+    """
+
+    def __init__(
+        self, name: str, allowlist: Iterable[str] = (), safety: OverrideSafety | None = None
+    ) -> None:
+        short = policy_name(name)
+        if short is None:
+            raise ConfigError(f"Unknown {POLICY_CONFIG} {name}", POLICY_CONFIG, name)
+        self.name = short
+        self.allowlist = frozenset(a.strip() for a in allowlist if a.strip())
+        self.safety = safety if safety is not None else OverrideSafety()
+
+    @classmethod
+    def from_worker_config(cls, config: Any) -> OverridePolicy:
+        """The policy a worker config asks for (a WorkerConfig or its parsed values), with the
+        worker's URL and directory allowlists and kinit commands."""
+        name = str(config[POLICY_CONFIG])
+        allowlist = config[ALLOWLIST_CONFIG] or ()
+        policy = cls(name, allowlist, OverrideSafety.from_worker_config(config))
+        if policy.name == "Principal":
+            log.warning(
+                "%s=Principal is deprecated (Kafka 4.2, KIP-1188): use Allowlist with %s=%s",
+                POLICY_CONFIG,
+                ALLOWLIST_CONFIG,
+                ",".join(sorted(_PRINCIPAL_ALLOWED)),
+            )
+        return policy
+
+    def allows(self, key: str) -> bool:
+        """Whether connectors may override the (unprefixed) client setting ``key``."""
+        if self.name == "All":
+            return True
+        if self.name == "Principal":
+            return key in _PRINCIPAL_ALLOWED
+        if self.name == "Allowlist":
+            return key in self.allowlist
+        return False
+
+    def violations(self, connector_config: Mapping[str, str]) -> dict[str, str]:
+        """Config key -> error message for every override this policy (or its safety limits)
+        rejects. Messages name keys, never values."""
+        out: dict[str, str] = {}
+        for prefix in ("producer.override.", "consumer.override.", "admin.override."):
+            overrides = with_prefix(connector_config, prefix)
+            unsafe = self.safety.refusals(overrides)
+            for key in overrides:
+                if key in unsafe:
+                    out[prefix + key] = unsafe[key]
+                elif not self.allows(key):
+                    out[prefix + key] = (
+                        f"The '{self.name}' policy does not allow '{key}' to be overridden in "
+                        "the connector configuration."
+                    )
+        return out
+
+
+def _clean(cfg: dict[str, Any], kind: str) -> dict[str, Any]:
+    for key in list(cfg):
+        if key in _JAVA_ONLY:
+            cfg.pop(key)
+            if key not in ("max.poll.records", "max.block.ms"):
+                log.warning("Ignoring %s setting '%s': not a librdkafka property", kind, key)
+    return cfg
+
+
+# Worker keys that share a client prefix but configure something else (the REST admin listener).
+_NOT_CLIENT_KEYS = {"admin": ("listeners",)}
+
+
+def _layer(
+    kind: str,
+    defaults: Mapping[str, Any],
+    bootstrap: str,
+    worker_props: Mapping[str, str],
+    connector_config: Mapping[str, str] | None,
+    policy: OverridePolicy,
+    worker_own: bool,
+) -> dict[str, Any]:
+    cfg: dict[str, Any] = dict(defaults)
+    cfg["bootstrap.servers"] = bootstrap
+    skip = _NOT_CLIENT_KEYS.get(kind, ())
+    cfg.update(
+        (k, v)
+        for k, v in with_prefix(worker_props, f"{kind}.").items()
+        if not k.startswith(skip) and not is_security_key(k)
+    )
+    cfg.update(client_security(worker_props, kind, worker_own=worker_own).settings)
+    if connector_config is not None:
+        bad = policy.violations(connector_config)
+        if bad:
+            raise ConfigError("\n".join(bad.values()), next(iter(bad)))
+        prefix = f"{kind}.override."
+        overrides = with_prefix(connector_config, prefix)
+        cfg.update((k, v) for k, v in overrides.items() if not is_security_key(k))
+        translation = translate(security_keys(overrides), prefix)
+        if translation.ignored:
+            log.warning(
+                "Ignoring Kafka client security settings librdkafka has no counterpart for: %s",
+                ", ".join(translation.ignored),
+            )
+        cfg.update(translation.settings)
+    cfg["logger"] = CLIENT_LOGGER
+    return cfg
+
+
+MAX_BLOCK_MS_DEFAULT = 60000
+"""Java's producer ``max.block.ms`` default."""
+
+
+def max_block_ms(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
+    """The producer's ``max.block.ms`` (``producer.override.max.block.ms`` of the connector, else
+    ``producer.max.block.ms`` of the worker, else Java's 60000). librdkafka has no such setting;
+    an exactly-once source task uses it as the longest a transaction commit waits out a broker
+    outage (:mod:`connectrt.runtime.source.transactions`)."""
+    raw = connector_config.get(
+        "producer.override.max.block.ms", worker_props.get("producer.max.block.ms")
+    )
+    try:
+        return max(0, int(raw)) if raw is not None else MAX_BLOCK_MS_DEFAULT
+    except ValueError:
+        raise ConfigError(
+            f"Invalid value {raw} for configuration max.block.ms: Not a number",
+            "producer.override.max.block.ms",
+        ) from None
+
+
+def max_poll_records(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
+    raw = connector_config.get(
+        "consumer.override.max.poll.records", worker_props.get("consumer.max.poll.records")
+    )
+    try:
+        return max(1, int(raw)) if raw is not None else MAX_POLL_RECORDS_DEFAULT
+    except ValueError:
+        raise ConfigError(
+            f"Invalid value {raw} for configuration max.poll.records: Not a number",
+            "consumer.override.max.poll.records",
+        ) from None
+
+
+def producer_config(
+    bootstrap: str,
+    worker_props: Mapping[str, str],
+    connector_config: Mapping[str, str] | None,
+    policy: OverridePolicy,
+    client_id: str,
+    *,
+    worker_own: bool = False,
+) -> dict[str, Any]:
+    """A task producer's settings (see the module), or, with ``worker_own``, one of the worker's
+    own producers (internal topics), whose security keys are the top-level ones."""
+    cfg = _layer(
+        "producer", PRODUCER_DEFAULTS, bootstrap, worker_props, connector_config, policy, worker_own
+    )
+    cfg.setdefault("client.id", client_id)
+    return _clean(cfg, "producer")
+
+
+def consumer_config(
+    bootstrap: str,
+    worker_props: Mapping[str, str],
+    connector_config: Mapping[str, str] | None,
+    policy: OverridePolicy,
+    client_id: str,
+    group_id: str,
+    *,
+    worker_own: bool = False,
+) -> dict[str, Any]:
+    """A task consumer's settings, or one of the worker's own (``worker_own``): as
+    :func:`producer_config`."""
+    cfg = _layer(
+        "consumer", CONSUMER_DEFAULTS, bootstrap, worker_props, connector_config, policy, worker_own
+    )
+    cfg.setdefault("client.id", client_id)
+    cfg["group.id"] = group_id
+    cfg["enable.auto.commit"] = False  # the runtime commits after flush(); never the client
+    explicit = with_prefix(connector_config, "consumer.override.") if connector_config else {}
+    try:
+        # group.protocol=consumer (KIP-848): librdkafka refuses the classic group settings.
+        without_classic_only(cfg, explicit, f"Consumer {client_id}")
+    except ValueError as e:
+        raise ConfigError(override_error(str(e)), str(e)) from None
+    return _clean(cfg, "consumer")
+
+
+def admin_config(
+    bootstrap: str,
+    worker_props: Mapping[str, str],
+    connector_config: Mapping[str, str] | None,
+    policy: OverridePolicy,
+    client_id: str,
+    *,
+    worker_own: bool = False,
+) -> dict[str, Any]:
+    """A task admin client's settings, or one of the worker's own (``worker_own``): as
+    :func:`producer_config`."""
+    cfg = _layer("admin", {}, bootstrap, worker_props, connector_config, policy, worker_own)
+    cfg.setdefault("client.id", client_id)
+    return _clean(cfg, "admin")

@@ -1,0 +1,1 @@
+"""Replays of dead letter queue topics back into their sink or source."""

@@ -1,0 +1,1 @@
+"""Running tasks: the runner factory, the thread and process executors, the task payload."""

@@ -1,0 +1,1 @@
+"""The herder: the single writer of connector configs, answering every management request."""

@@ -1,0 +1,231 @@
+"""Consumed messages -> a :class:`~connectrt.api.SinkRecordBatch`, without a record each.
+
+The sink runner's hot path. Per message it costs a few C-level calls made through ``map``
+(``error()``, ``partition()``; ``headers()`` too when the header converter may fail);
+everything else is a column of the batch, built when the task first reads it (raw keys and
+values, coordinates, timestamps, headers converted by a header converter that cannot fail) or,
+for the converted keys and values, once per batch by the converters' ``to_connect_columns``
+(JSON: one ``map`` over orjson; ByteArray: nothing at all).
+
+* :func:`split_errors` takes the consumer's error events out of a batch;
+* :func:`partition_positions` finds, per partition, the first offset of a batch and the one
+  after its last record, from the positions of each partition's first and last message (a
+  partition's messages come in offset order within a ``consume()`` result);
+* :class:`MessageBatchBuilder` makes the batch, or returns None when a converter failed on some
+  message: the runner then converts that batch message by message under the error policy.
+
+Stateless apart from the converters it holds; used on the task thread only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from confluent_kafka import Message
+
+from connectrt.api.converter import ConnectColumns, Converter
+from connectrt.api.record_batch import SinkRecordBatch
+from connectrt.api.records import Header
+from connectrt.data import Schema
+from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES
+from connectrt.runtime.tasks.runner import TaskConverters
+
+__all__ = ["MessageBatchBuilder", "partition_positions", "split_errors"]
+
+_error = Message.error
+_topic = Message.topic
+_partition = Message.partition
+_offset = Message.offset
+_key = Message.key
+_value = Message.value
+_timestamp = Message.timestamp
+_headers = Message.headers
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+Positions = dict[tuple[str, int], int]
+
+
+def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(messages, error events) of a ``consume()`` result; the list itself when it holds no
+    error (the usual case, found by one ``map``)."""
+    if not any(map(_error, msgs)):
+        return msgs, []
+    good: list[Any] = []
+    bad: list[Any] = []
+    for msg in msgs:
+        (good if msg.error() is None else bad).append(msg)
+    return good, bad
+
+
+def partition_positions(
+    msgs: Sequence[Any], topic: str | None
+) -> tuple[list[int], Positions, Positions]:
+    """Each message's partition, and per (topic, partition) of ``msgs`` (no error events) the
+    first offset and the offset after the last. ``topic`` is the only topic the messages can
+    come from, or None."""
+    parts = list(map(_partition, msgs))
+    keys: list[Any] = parts
+    if topic is None:
+        keys = list(zip(map(_topic, msgs), parts, strict=True))
+    first: Positions = {}
+    ends: Positions = {}
+    if keys.count(keys[0]) == len(keys):  # one partition: the usual batch (a C-level count)
+        tp = (topic, keys[0]) if topic is not None else keys[0]
+        first[tp] = msgs[0].offset()
+        ends[tp] = msgs[-1].offset() + 1
+        return parts, first, ends
+    last = len(keys) - 1
+    backwards = keys[::-1]
+    for key in set(keys):
+        tp = (topic, key) if topic is not None else key
+        first[tp] = msgs[keys.index(key)].offset()
+        ends[tp] = msgs[last - backwards.index(key)].offset() + 1
+    return parts, first, ends
+
+
+def _kinds(kinds: tuple[int, ...]) -> tuple[Any, ...]:
+    """Connect's timestamp types of librdkafka's timestamp kinds."""
+    return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds))
+
+
+def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """``compute``, called at most once (a raw column serves as keys/values and as raw)."""
+    done: list[Any] = []
+
+    def column() -> Any:
+        if not done:
+            done.append(compute())
+        return done[0]
+
+    return column
+
+
+class MessageBatchBuilder:
+    """Makes the batch ``put()`` receives from consumed messages (see the module docstring).
+
+    ``topic`` is the one topic the task's messages can come from (its subscription names one
+    topic and no pattern), or None.
+    """
+
+    def __init__(self, converters: TaskConverters, topic: str | None) -> None:
+        self._key = converters.key
+        self._value = converters.value
+        self._header = converters.header
+        # A header converter that cannot fail converts when the task reads headers; any other
+        # converts before put(), so that a failure goes through the error policy.
+        self._lazy_headers = converters.header.READ_NEVER_FAILS
+        self._key_passthrough = converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = converters.value.BYTES_PASSTHROUGH
+        self._topic = topic
+
+    def build(
+        self, msgs: list[Any], partitions: list[int], ends: Positions
+    ) -> SinkRecordBatch | None:
+        """The batch of ``msgs`` (no error events), with their ``partitions`` and
+        :func:`partition_positions`' ``ends``; None when a converter raised for one of them
+        (nothing was delivered: convert this batch message by message instead)."""
+        n = len(msgs)
+        topic = self._topic
+        topics: Any
+        if topic is not None:
+            topics = (topic,) * n
+        else:
+            topics = tuple(map(_topic, msgs))
+            if topics.count(topics[0]) == n:
+                topic = topics[0]
+
+        raw_keys = _once(lambda: tuple(map(_key, msgs)))
+        raw_values = _once(lambda: tuple(map(_value, msgs)))
+        try:
+            key_schemas, keys = self._columns(
+                self._key, self._key_passthrough, raw_keys, topic, topics
+            )
+            value_schemas, values = self._columns(
+                self._value, self._value_passthrough, raw_values, topic, topics
+            )
+            headers: Any = None
+            if self._lazy_headers:
+                headers = functools.partial(self._headers, msgs)
+            elif any(map(_headers, msgs)):
+                headers = self._headers(msgs)
+        except Exception:
+            return None
+
+        def stamps() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            """(timestamps, timestamp types); the (kind, ms) pairs are dropped right away."""
+            pairs = list(map(_timestamp, msgs))
+            kinds = tuple(map(_first, pairs))
+            if 0 in kinds:  # a message without a timestamp
+                return tuple(ts if kind else None for kind, ts in pairs), _kinds(kinds)
+            return tuple(map(_second, pairs)), _kinds(kinds)
+
+        both = _once(stamps)
+
+        return SinkRecordBatch.from_columns(
+            n,
+            topics=topics,
+            partitions=partitions,
+            offsets=lambda: tuple(map(_offset, msgs)),
+            key_schemas=key_schemas,
+            keys=keys,
+            value_schemas=value_schemas,
+            values=values,
+            timestamps=lambda: both()[0],
+            timestamp_types=lambda: both()[1],
+            headers=headers,
+            raw_keys=raw_keys,
+            raw_values=raw_values,
+            next_offsets=ends,
+        )
+
+    @staticmethod
+    def _columns(
+        converter: Converter,
+        passthrough: bool,
+        raw: Callable[[], tuple[Any, ...]],
+        topic: str | None,
+        topics: Sequence[str],
+    ) -> tuple[Any, Any]:
+        """(schemas, values) of the keys or values: lazy when the converter passes bytes
+        through, else converted now (a failure must be known before ``put()``)."""
+        if passthrough:
+            n = len(topics)
+            return (Schema.OPTIONAL_BYTES_SCHEMA,) * n, raw
+        data = raw()
+        if topic is not None:
+            return converter.to_connect_columns(topic, data)
+        # Several topics in one batch: convert each topic's messages together.
+        by_topic: dict[str, list[int]] = {}
+        for i, t in enumerate(topics):
+            by_topic.setdefault(t, []).append(i)
+        schemas: list[Any] = [None] * len(data)
+        values: list[Any] = [None] * len(data)
+        for t, indices in by_topic.items():
+            part: ConnectColumns = converter.to_connect_columns(t, [data[i] for i in indices])
+            for i, schema, value in zip(indices, part.schemas, part.values, strict=True):
+                schemas[i] = schema
+                values[i] = value
+        return schemas, values
+
+    def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
+        """Each message's headers, converted (None for a message without headers)."""
+        raw_headers = list(map(_headers, msgs))
+        if not any(raw_headers):
+            return (None,) * len(msgs)
+        to_header = self._header.to_connect_header
+        out: list[list[Header] | None] = []
+        for msg, raw in zip(msgs, raw_headers, strict=True):
+            if not raw:
+                out.append(None)
+                continue
+            topic = msg.topic()
+            converted = []
+            for hk, hv in raw:
+                hs, hval = to_header(topic, hk, hv)
+                converted.append(Header(hk, hval, hs))
+            out.append(converted)
+        return tuple(out)

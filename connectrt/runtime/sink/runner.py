@@ -1,0 +1,454 @@
+"""Runs a SinkTask: consume in batches -> convert -> put -> commit offsets after flush.
+
+Consumer offsets are committed only for records ``put()`` accepted, and only after
+``SinkTask.pre_commit()`` (by default ``flush()``) returned, every ``offset.flush.interval.ms``,
+on ``context.request_commit()``, before partitions are revoked, and on stop
+(:class:`~connectrt.runtime.sink.offsets.SinkOffsetCommitter` keeps the offsets and commits
+them). A crash therefore redelivers at most what was put since the last commit
+(at-least-once); nothing committed is ever lost.
+
+Rebalance callbacks run inside ``consume()`` on the task thread, so the task's ``open``/
+``close`` are called on the same thread as ``put``, with only the partitions added or removed,
+whatever the rebalance protocol (eager, ``cooperative-sticky`` or KIP-848's
+``group.protocol=consumer``; :mod:`.sink_assignment`): the offsets of a revoked partition are
+committed before it goes, and a failure inside a callback fails the task once ``consume()``
+returned. Memory is bounded by the consumer's
+prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
+``put`` simply stops the consumer from fetching more.
+
+Hot path: ``put()`` receives a :class:`~connectrt.api.SinkRecordBatch`. Without
+transformations it is built from the consumed messages as columns
+(:mod:`.message_batch`: no ``SinkRecord`` until the task asks for one, keys and values
+converted per batch); with transformations, or when a converter fails on a message of the
+batch, the batch's messages are converted one by one into records (the failing ones through
+the error policy: retried, tolerated, sent to the dead letter queue with their original
+bytes) and the batch holds those records. Once ``put()`` took a batch (or when every record
+of it was skipped), the offsets advance, per partition, to after its last consumed message.
+
+This module is the per-batch loop (consume, convert, transform, put) and what must happen
+between its batches on the task thread (rebalance callbacks, pause/resume, rewinds). It stays
+one module, a little over the house size, so the record-by-record conversion and its slow
+paths read together; the offset bookkeeping and the task's context live in
+:mod:`.sink_offsets` and :mod:`.task_contexts`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+from connectrt.api.record_batch import SinkRecordBatch
+from connectrt.api.records import Header, SinkRecord, TopicPartition
+from connectrt.api.task import SinkTask
+from connectrt.data import Schema
+from connectrt.errors import RetriableError
+from connectrt.runtime.clients.group_protocol import assigns_incrementally
+from connectrt.runtime.sink.assignment import SinkAssignment
+from connectrt.runtime.sink.message_batch import (
+    MessageBatchBuilder,
+    partition_positions,
+    split_errors,
+)
+from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
+from connectrt.runtime.sink.offsets import SinkOffsetCommitter
+from connectrt.runtime.status import TargetState
+from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.rate_limit import message_bytes
+from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskRunner, TaskStage
+from connectrt.runtime.tasks.settings import SinkRunnerSettings
+from connectrt.runtime.tasks.transforms import transform_records
+from connectrt.transforms.chain import TransformationChain
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SinkTaskRunner"]
+
+_MIN_RETRY_BACKOFF_S = 0.1
+
+
+OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
+_CONSUME_TIMEOUT_S = 0.5
+
+# librdkafka notices a subscribed topic created after the group join only at its next metadata
+# refresh (5 minutes by default), and a sink started beside the source that creates its topic
+# then idles that long. For named topics the refresh asks about those topics alone, so a short
+# interval is cheap; a ``topics.regex`` subscription refreshes the whole cluster's metadata and
+# keeps librdkafka's default. ``consumer.topic.metadata.refresh.interval.ms`` (or the
+# ``consumer.override.`` form) still wins.
+_NAMED_TOPICS_METADATA_REFRESH_MS = 5000
+
+
+def _subscription(task_config: Mapping[str, str]) -> list[str]:
+    """The topics (or the one ``^pattern``) the task subscribes to."""
+    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
+    regex = task_config.get("topics.regex", "").strip()
+    if regex:
+        re.compile(regex)
+        topics = ["^" + regex]
+    return topics
+
+
+def _single_topic(task_config: Mapping[str, str]) -> str | None:
+    """The one topic every record of the task comes from, if its subscription says so."""
+    if task_config.get("topics.regex", "").strip():
+        return None
+    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
+    return topics[0] if len(topics) == 1 else None
+
+
+class SinkTaskRunner(TaskRunner):
+    """Runs one SinkTask on its own thread (see the module docstring)."""
+
+    def __init__(self, task_id: TaskId, task: SinkTask, settings: SinkRunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[SinkRecord] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+        self.errors.metrics = self.metrics
+        self._batch: list[Any] = []
+        self.task = task
+        self.converters = settings.converters
+        self._consumer_config = settings.consumer_config
+        self._consumer_factory = settings.consumer_factory
+        self._flush_interval = settings.offset_flush_interval_ms / 1000.0
+        self._max_poll = settings.max_poll_records
+        self._consumer: Consumer | None = None
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.retry_timeout_s = 0.0
+        self.commit_requested = False
+        self._user_paused: set[TopicPartition] = set()
+        self._all_paused = False
+        self._offsets = SinkOffsetCommitter(task_id, task, self.errors, self.metrics)
+        self._assignment = SinkAssignment(
+            task_id,
+            task,
+            self.rewinds,
+            self._offsets,
+            self._commit,
+            lambda tp: self._all_paused or tp in self._user_paused,
+            lambda topic: self.on_topic(topic),
+        )
+        self.assigned = self._assignment.assigned  # the same set, read by the context
+        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
+        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
+        self._single_topic = _single_topic(settings.task_config)
+        self._builder = MessageBatchBuilder(settings.converters, self._single_topic)
+
+    def on_stop_requested(self) -> None:
+        self.errors.stop()  # interrupt retry backoff
+
+    # -- pause/resume ---------------------------------------------------------------------------
+    def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
+        self._user_paused.update(partitions)
+        if self._consumer is not None:
+            tps = [KafkaTopicPartition(t, p) for t, p in partitions if (t, p) in self.assigned]
+            if tps:
+                self._consumer.pause(tps)
+
+    def resume_partitions(self, partitions: Collection[TopicPartition]) -> None:
+        self._user_paused.difference_update(partitions)
+        if self._consumer is not None and not self._all_paused:
+            tps = [KafkaTopicPartition(t, p) for t, p in partitions if (t, p) in self.assigned]
+            if tps:
+                self._consumer.resume(tps)
+
+    def _apply_target_state(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        want_paused = self.target_state is TargetState.PAUSED
+        if want_paused == self._all_paused:
+            return
+        tps = [KafkaTopicPartition(t, p) for t, p in self.assigned]
+        if want_paused:
+            if tps:
+                consumer.pause(tps)
+        else:
+            resume = [tp for tp in tps if (tp.topic, tp.partition) not in self._user_paused]
+            if resume:
+                consumer.resume(resume)
+        self._all_paused = want_paused
+        self.report_running_or_paused()
+
+    # -- main loop --------------------------------------------------------------------------
+    def execute(self) -> None:
+        self.errors.open()  # the dead letter queue, before anything is consumed
+        self.task.initialize(SinkTaskContextImpl(self))
+        self.call_clock.enter("start")
+        self.task.start(self.task_config)
+        self.call_clock.leave()
+        config = dict(self._consumer_config)
+        if not self.task_config.get("topics.regex", "").strip():
+            config.setdefault(
+                "topic.metadata.refresh.interval.ms", _NAMED_TOPICS_METADATA_REFRESH_MS
+            )
+        assignment = self._assignment
+        assignment.incremental = assigns_incrementally(config)
+        consumer = self._consumer = self._consumer_factory(config)
+        topics = _subscription(self.task_config)
+        consumer.subscribe(
+            topics,
+            on_assign=assignment.on_assign,
+            on_revoke=assignment.on_revoke,
+            on_lost=assignment.on_lost,
+        )
+        self.report_running_or_paused()
+        self._all_paused = False
+        try:
+            self._loop(consumer)
+        except BaseException:
+            self._shutdown(commit=False)  # a failed task's buffered writes are not trusted
+            raise
+        self._shutdown(commit=True)
+
+    def _loop(self, consumer: Consumer) -> None:
+        next_commit = time.monotonic() + self._flush_interval
+        metrics = self.metrics
+        assignment = self._assignment
+        while not self.stopping:
+            self._apply_target_state()
+            epoch = assignment.epoch
+            try:
+                msgs = consumer.consume(self._max_poll, _CONSUME_TIMEOUT_S)
+            except KafkaException as e:
+                assignment.raise_failure()
+                raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
+            assignment.raise_failure()  # a rebalance callback failed inside consume()
+            if msgs and epoch != assignment.epoch:
+                msgs = assignment.still_assigned(msgs)
+            if msgs:
+                limiter = self.rate_limiter  # task.rate.limit.*: nothing consumed while waiting
+                if limiter is not None and not limiter.admit(
+                    len(msgs), message_bytes(msgs) if limiter.limits_bytes else 0
+                ):
+                    break  # stopping: the batch is not put, so not committed
+                t0 = time.perf_counter()
+                self._handle(msgs)
+                metrics.observe_batch(time.perf_counter() - t0)
+            if self.rewinds:
+                self._apply_rewinds(consumer)
+            if self.commit_requested or time.monotonic() >= next_commit:
+                self.commit_requested = False
+                self._commit()
+                next_commit = time.monotonic() + self._flush_interval
+
+    def _handle(self, msgs: list[Any]) -> None:
+        """One consumed batch: as columns (the hot path) or as records converted one by one
+        (transformations configured, or a converter failed on a message of the batch), then
+        ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
+        message, delivered or skipped; a batch whose every record was skipped is not put, its
+        offsets advance all the same."""
+        self._batch = msgs
+        msgs, failed = split_errors(msgs)
+        for msg in failed:
+            self._consume_error(msg.error())
+        if not msgs:
+            return
+        self.metrics.records_polled += len(msgs)
+        partitions, first_offsets, next_offsets = partition_positions(msgs, self._single_topic)
+        batch = None
+        if self._transforms is None:
+            batch = self._builder.build(msgs, partitions, next_offsets)
+        if batch is None:
+            records = self._convert(msgs)
+            if records and self._transforms is not None:
+                records = self._transform(records)
+            if not records:
+                # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
+                # transform): commit past them as Kafka does, or a restart redelivers them
+                # (and duplicates them in the DLQ).
+                self._offsets.accepted(first_offsets, next_offsets)
+                return
+            batch = SinkRecordBatch(records)
+        self._deliver(batch, first_offsets, next_offsets)
+
+    def _convert(self, msgs: list[Any]) -> list[SinkRecord]:
+        """Turn consumed messages (no error events) into SinkRecords, one by one; a message a
+        converter fails on goes through the error policy (retried, tolerated, DLQ)."""
+        key_conv = None if self._key_passthrough else self.converters.key.to_connect_data
+        value_conv = None if self._value_passthrough else self.converters.value.to_connect_data
+        header_conv = self.converters.header.to_connect_header
+        bytes_schema: Schema | None = OPTIONAL_BYTES_SCHEMA
+        ts_types = TIMESTAMP_TYPES
+        make = SinkRecord
+        records: list[SinkRecord] = []
+        append = records.append
+        for msg in msgs:
+            topic = msg.topic()
+            partition = msg.partition()
+            offset = msg.offset()
+            try:
+                if key_conv is None:
+                    ks, kv = bytes_schema, msg.key()
+                else:
+                    ks, kv = key_conv(topic, msg.key())
+                if value_conv is None:
+                    vs, vv = bytes_schema, msg.value()
+                else:
+                    vs, vv = value_conv(topic, msg.value())
+                raw_headers = msg.headers()
+                headers = None
+                if raw_headers:
+                    headers = []
+                    for hk, hv in raw_headers:
+                        hs, hval = header_conv(topic, hk, hv)
+                        headers.append(Header(hk, hval, hs))
+                ts_type, ts = msg.timestamp()
+                append(
+                    make(
+                        topic,
+                        partition,
+                        ks,
+                        kv,
+                        vs,
+                        vv,
+                        offset,
+                        ts if ts_type else None,
+                        ts_types[ts_type],
+                        headers,
+                        topic,
+                        partition,
+                        offset,
+                    )
+                )
+            except Exception:
+                # Slow path for this one record: retries, tolerance, DLQ per stage.
+                record = self._convert_slow(msg)
+                if record is not None:
+                    append(record)
+                else:
+                    self.metrics.records_skipped += 1
+        return records
+
+    def _convert_slow(self, msg: Any) -> SinkRecord | None:
+        """Convert one record stage by stage under the error policy; None if it was skipped."""
+        conv = self.converters
+        return message_to_record_tolerant(msg, conv.key, conv.value, conv.header, self.errors)
+
+    def raw_for(self, record: SinkRecord) -> Any:
+        """The consumed message a record of the current batch came from (failure paths only)."""
+        coords = (
+            record.original_topic,
+            record.original_kafka_partition,
+            record.original_kafka_offset,
+        )
+        for msg in self._batch:
+            if (msg.topic(), msg.partition(), msg.offset()) == coords:
+                return msg
+        return None
+
+    def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
+        """Apply the SMT chain; dropped records are committed like delivered ones."""
+        assert self._transforms is not None
+        return transform_records(
+            self._transforms, records, self.errors, self._skipped, raw_for=self.raw_for
+        )
+
+    def _skipped(self, _record: SinkRecord) -> None:
+        self.metrics.records_skipped += 1
+
+    def _consume_error(self, err: KafkaError) -> None:
+        if err.code() == KafkaError._PARTITION_EOF:
+            return
+        if err.fatal():
+            raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, err.str())
+        log.warning("Task %s: consumer error: %s", self.id, err.str())
+
+    def _deliver(
+        self,
+        batch: SinkRecordBatch,
+        first_offsets: Mapping[tuple[str, int], int],
+        next_offsets: Mapping[tuple[str, int], int],
+    ) -> None:
+        """put() with retries on RetriableError; then advance the put offsets."""
+        epoch = self._assignment.epoch
+        count = len(batch)  # before put(): the task may change the batch
+        while True:
+            try:
+                self.call_clock.enter("put")
+                self.task.put(batch)
+                break
+            except RetriableError as e:
+                self.metrics.retries += 1
+                delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
+                log.warning(
+                    "Task %s: retriable error from put(), redelivering the batch of %d "
+                    "in %.1fs: %s",
+                    self.id,
+                    count,
+                    delay,
+                    e,
+                )
+                if self._stopping.wait(delay):
+                    return  # not put: uncommitted, so redelivered after restart
+                if epoch != self._assignment.epoch:
+                    # Not put. Revoked partitions are redelivered to their new owner; those
+                    # still owned (incremental rebalances keep them) are read again from here.
+                    for tp, offset in first_offsets.items():
+                        if TopicPartition(*tp) in self.assigned:
+                            self.rewinds.setdefault(TopicPartition(*tp), offset)
+                    return
+            except Exception as e:
+                raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
+            finally:
+                self.call_clock.leave()
+        self._offsets.accepted(first_offsets, next_offsets)
+        self.metrics.records_put += count
+
+    def _apply_rewinds(self, consumer: Consumer) -> None:
+        for tp, offset in list(self.rewinds.items()):
+            if tp not in self.assigned:
+                continue  # applied by the assignment when the partition arrives
+            try:
+                consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+            except KafkaException as e:
+                log.debug("Task %s: seek %s to %d deferred: %s", self.id, tp, offset, e)
+                continue
+            del self.rewinds[tp]
+            self._offsets.put[tp] = offset
+
+    def _commit(self, only: set[TopicPartition] | None = None) -> None:
+        consumer = self._consumer
+        if consumer is None or not self.assigned:
+            return
+        self.call_clock.enter("commit")  # pre_commit()/flush() and the consumer commit
+        try:
+            self._offsets.commit(consumer, self.assigned, only)
+        finally:
+            self.call_clock.leave()
+
+    def _shutdown(self, commit: bool) -> None:
+        consumer = self._consumer
+        if consumer is None:
+            return
+        try:
+            if commit:
+                self._commit()
+        finally:
+            mine = list(self.assigned)
+            self._assignment.release(mine)
+            self._consumer = None
+            try:
+                if mine:
+                    self.task.close(mine)
+            finally:
+                try:
+                    self.call_clock.enter("stop")
+                    self.task.stop()
+                finally:
+                    consumer.close()
+                    self.errors.close()
+                    if self._transforms is not None:
+                        try:
+                            self._transforms.close()
+                        except Exception:
+                            log.exception("Task %s: error closing transformations", self.id)

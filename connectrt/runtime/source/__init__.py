@@ -1,0 +1,1 @@
+"""Source tasks: the poll loop, the sender, offsets committed after acknowledgement, KIP-618."""

@@ -1,0 +1,1 @@
+"""The worker: the connectors and tasks it runs, its health, zombie fencing."""
