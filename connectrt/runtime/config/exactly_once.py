@@ -89,7 +89,7 @@ class ExactlyOnceSettings:
     read from (read_committed). ``transaction_timeout_ms`` (the producer's
     ``transaction.timeout.ms``) and ``max_block_ms`` (its ``max.block.ms``, Java's bound on a
     blocking producer call) bound how long a commit rides out a broker outage
-    (:mod:`.source_transactions`); both default to the clients' 60 s.
+    (:mod:`connectrt.runtime.source.transactions`); both default to the clients' 60 s.
     """
 
     transactional_id: str

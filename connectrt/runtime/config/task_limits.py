@@ -1,9 +1,10 @@
 """Config keys of task liveness and rate limits, for connectors and, as defaults, the worker.
 
-``task.stall.timeout.ms`` / ``task.stall.action`` (see :mod:`.task_liveness`),
-``task.rate.limit.records.per.sec`` / ``task.rate.limit.bytes.per.sec`` (see :mod:`.rate_limit`)
-and ``task.memory.limit.mb`` (task processes only, see :mod:`.process_executor`).
-A connector that leaves a key unset gets the worker's value. Read-only after import.
+``task.stall.timeout.ms`` / ``task.stall.action`` (see :mod:`connectrt.runtime.tasks.liveness`),
+``task.rate.limit.records.per.sec`` / ``task.rate.limit.bytes.per.sec`` (see
+:mod:`connectrt.runtime.tasks.rate_limit`) and ``task.memory.limit.mb`` (task processes only, see
+:mod:`connectrt.runtime.executors.process`). A connector that leaves a key unset gets the worker's
+value. Read-only after import.
 """
 
 from __future__ import annotations

@@ -6,24 +6,26 @@ again and come back to the DLQ during the run are not replayed again by it. For 
 
 * records of another connector (a shared DLQ, told by ``__connect.errors.connector.name``),
   before ``from``, replayed ``max_replays`` times already, or truncated to fit the DLQ
-  (``__connect.errors.truncated``, :mod:`.dlq_sizing`: not the original record) are skipped;
-  a record at or after ``to`` holds its partition back (it and what follows stay for a later
-  run);
+  (``__connect.errors.truncated``, :mod:`connectrt.runtime.tasks.dlq_sizing`: not the original
+  record) are skipped; a record at or after ``to`` holds its partition back (it and what follows
+  stay for a later run);
 * a **sink** connector's record (the original consumed record) is produced again, key, value
   and headers as they were, to the topic and partition it was consumed from
   (``__connect.errors.topic``/``.partition``): the connector's consumer group is past the
   original, so its tasks consume the copy once, through the converters and transforms of
   their current config;
-* a **source** connector's record (a document, :mod:`.dlq_documents`) goes through the
+* a **source** connector's record (a document, :mod:`connectrt.runtime.tasks.dlq_documents`) goes
+through the
   connector's current transforms (if it failed in one) and converters here, and is produced to
   its topic (:class:`~connectrt.runtime.dlq_replay.source_replay.SourceRecordReplayer`).
 
-Every copy carries its replay count and the error history (:func:`.dlq_headers.for_replay`).
-A copy that cannot be converted or produced goes straight back to the DLQ with the count
-raised; a sink task that fails a copy again writes it to the DLQ itself. After each batch the
-run waits for every copy and write-back to be acknowledged, then commits the batch's DLQ
-positions to its consumer group (``connectrt-dlq-replay-<connector>``), so a later run starts
-after them. A dry run reads and counts the same records without producing or committing.
+Every copy carries its replay count and the error history
+(:func:`connectrt.runtime.tasks.dlq_headers.for_replay`). A copy that cannot be converted or
+produced goes straight back to the DLQ with the count raised; a sink task that fails a copy again
+writes it to the DLQ itself. After each batch the run waits for every copy and write-back to be
+acknowledged, then commits the batch's DLQ positions to its consumer group
+(``connectrt-dlq-replay-<connector>``), so a later run starts after them. A dry run reads and
+counts the same records without producing or committing.
 
 For a sink, once everything is re-delivered the run waits (``AWAITING_SINK``) until the
 connector's consumer group has committed past the copies (a sink flushes its dead letter

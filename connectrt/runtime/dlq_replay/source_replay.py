@@ -1,11 +1,12 @@
 """Re-delivering a source connector's dead letter records: back through its transforms and
 converters, to their topic.
 
-A source DLQ record is a document of the failed record (:mod:`.dlq_documents`). What still has
-to happen to it depends on where it failed: a record that failed in ``TRANSFORMATION`` is the
-record as polled and runs through the connector's transforms again; one that failed later (a
-converter, ``KAFKA_PRODUCE``) was transformed already and is only converted. A document that
-does not say (written before connectrt recorded the stage) is taken as transformed.
+A source DLQ record is a document of the failed record
+(:mod:`connectrt.runtime.tasks.dlq_documents`). What still has to happen to it depends on where it
+failed: a record that failed in ``TRANSFORMATION`` is the record as polled and runs through the
+connector's transforms again; one that failed later (a converter, ``KAFKA_PRODUCE``) was
+transformed already and is only converted. A document that does not say (written before connectrt
+recorded the stage) is taken as transformed.
 
 :class:`SourceRecordReplayer` turns one document into what to produce, or into the failures to
 send back to the DLQ. Built per replay run with the connector's current converters and

@@ -1,8 +1,9 @@
 """A task's open call, reported from where its runner runs to the worker that watches it.
 
-The worker's stall watchdog (:mod:`.task_liveness`) reads a handle's :class:`CallClock`. A task
-thread's runner *is* its handle; an executor that runs the runner elsewhere (a task process, a
-Spark task on an executor) reports the clock instead, in one shape for every such executor:
+The worker's stall watchdog (:mod:`connectrt.runtime.tasks.liveness`) reads a handle's
+:class:`CallClock`. A task thread's runner *is* its handle; an executor that runs the runner
+elsewhere (a task process, a Spark task on an executor) reports the clock instead, in one shape for
+every such executor:
 
 * on the runner's side, :class:`CallReporter` is a thread that every second hands the runner's
   metrics snapshot and a :data:`CallReport` of the call the task is in (None: in no call) to

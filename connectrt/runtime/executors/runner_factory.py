@@ -100,10 +100,11 @@ class RunnerFactory:
     ``status``, source runners store offsets in ``offset_store``, and every runner calls
     ``on_topic(connector, topic, task)`` the first time its task uses a topic. ``tasks`` is
     how many tasks the worker runs, the one being built included: the task's clients are sized
-    from its share of ``worker.memory.budget.mb`` (:mod:`.memory_budget`). Immutable and
-    cheap, with no state of its own: the worker makes one per build from its current stores
-    and hooks (:meth:`Worker.runner_factory`), under its lock for local tasks. The runners it
-    builds share nothing but these inputs.
+    from its share of ``worker.memory.budget.mb``
+    (:mod:`connectrt.runtime.executors.memory_budget`). Immutable and cheap, with no state of its
+    own: the worker makes one per build from its current stores and hooks
+    (:meth:`Worker.runner_factory`), under its lock for local tasks. The runners it builds share
+    nothing but these inputs.
     """
 
     config: WorkerConfig

@@ -65,7 +65,8 @@ class _AllowedPaths:
 
 
 class FileConfigProvider(ConfigProvider):
-    """``${file:/path/to/file.properties:key}``: a property of a Java ``.properties`` file.
+    """``${file:/path/to/file.properties:key}``: a property of a Java
+    ``connectrt.runtime.properties`` file.
 
     Param ``allowed.paths``: comma-separated absolute directories; a path outside them is
     refused as Kafka does: a warning is logged and no data returned, so the reference stays

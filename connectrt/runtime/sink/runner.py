@@ -10,16 +10,16 @@ them). A crash therefore redelivers at most what was put since the last commit
 Rebalance callbacks run inside ``consume()`` on the task thread, so the task's ``open``/
 ``close`` are called on the same thread as ``put``, with only the partitions added or removed,
 whatever the rebalance protocol (eager, ``cooperative-sticky`` or KIP-848's
-``group.protocol=consumer``; :mod:`.sink_assignment`): the offsets of a revoked partition are
-committed before it goes, and a failure inside a callback fails the task once ``consume()``
-returned. Memory is bounded by the consumer's
+``group.protocol=consumer``; :mod:`connectrt.runtime.sink.assignment`): the offsets of a revoked
+partition are committed before it goes, and a failure inside a callback fails the task once
+``consume()`` returned. Memory is bounded by the consumer's
 prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
 ``put`` simply stops the consumer from fetching more.
 
 Hot path: ``put()`` receives a :class:`~connectrt.api.SinkRecordBatch`. Without
 transformations it is built from the consumed messages as columns
-(:mod:`.message_batch`: no ``SinkRecord`` until the task asks for one, keys and values
-converted per batch); with transformations, or when a converter fails on a message of the
+(:mod:`connectrt.runtime.sink.message_batch`: no ``SinkRecord`` until the task asks for one, keys
+and values converted per batch); with transformations, or when a converter fails on a message of the
 batch, the batch's messages are converted one by one into records (the failing ones through
 the error policy: retried, tolerated, sent to the dead letter queue with their original
 bytes) and the batch holds those records. Once ``put()`` took a batch (or when every record
@@ -29,7 +29,7 @@ This module is the per-batch loop (consume, convert, transform, put) and what mu
 between its batches on the task thread (rebalance callbacks, pause/resume, rewinds). It stays
 one module, a little over the house size, so the record-by-record conversion and its slow
 paths read together; the offset bookkeeping and the task's context live in
-:mod:`.sink_offsets` and :mod:`.task_contexts`.
+:mod:`connectrt.runtime.sink.offsets` and :mod:`connectrt.runtime.tasks.contexts`.
 """
 
 from __future__ import annotations

@@ -11,19 +11,21 @@ produced before them is acknowledged: at-least-once, never lost (see
 A connector running exactly-once (KIP-618) instead writes records and their offsets in one
 transaction per boundary (``transaction.boundary``: after each non-empty poll, every
 ``transaction.boundary.interval.ms``, or when the task asks through its
-``TransactionContext``); see :mod:`.source_transactions`. On a failure, and on stop with
-connector-defined boundaries, the open transaction is aborted. A transaction lost to the broker
-(an outage longer than a commit may ride out: :mod:`.transaction_errors`) does not fail the
-task: the runner restarts it in place, on its own thread, from the committed offsets
-(:meth:`SourceTaskRunner._restart_transactional`, :mod:`.transaction_restart`): the old task is
-stopped and its producer destroyed, a new producer's ``init_transactions()`` (retried until the
-broker answers) fences the old one and finishes its transaction, the offsets topic is read
-again, and a new instance of the task class starts from what the last committed transaction
-stored. The task reports RESTARTING meanwhile.
-The task's context lives in :mod:`.task_contexts`.
+``TransactionContext``); see :mod:`connectrt.runtime.source.transactions`. On a failure, and on
+stop with connector-defined boundaries, the open transaction is aborted. A transaction lost to the
+broker (an outage longer than a commit may ride out:
+:mod:`connectrt.runtime.source.transaction_errors`) does not fail the task: the runner restarts it
+in place, on its own thread, from the committed offsets
+(:meth:`SourceTaskRunner._restart_transactional`,
+:mod:`connectrt.runtime.source.transaction_restart`): the old task is stopped and its producer
+destroyed, a new producer's ``init_transactions()`` (retried until the broker answers) fences the
+old one and finishes its transaction, the offsets topic is read again, and a new instance of the
+task class starts from what the last committed transaction stored. The task reports RESTARTING
+meanwhile. The task's context lives in :mod:`connectrt.runtime.tasks.contexts`.
 
 ``poll()`` returns None, a list (or tuple) of records or a ``SourceRecordBatch``; anything else
-fails the task with a message naming its class and what it returned (:mod:`.poll_results`).
+fails the task with a message naming its class and what it returned
+(:mod:`connectrt.runtime.source.poll_results`).
 
 Why one module a little over the house size: the loop, its boundaries and the in-place restart
 all change what ``_loop`` runs with (task, producer, transaction state) and read together.
@@ -404,7 +406,8 @@ class SourceTaskRunner(TaskRunner):
 
     def _checked(self, polled: Any) -> list[SourceRecord] | SourceRecordBatch:
         """A ``poll()`` result that is neither None nor a list, as delivered; fails the task
-        with a readable message when it is not a batch or a tuple (:mod:`.poll_results`)."""
+        with a readable message when it is not a batch or a tuple
+        (:mod:`connectrt.runtime.source.poll_results`)."""
         try:
             return checked_poll_result(self.task, polled)
         except BadPollResult as e:

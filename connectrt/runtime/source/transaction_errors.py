@@ -1,7 +1,8 @@
 """What a Kafka error means for an exactly-once source task's open transaction.
 
 librdkafka's transactional API sorts its errors (``KafkaError``) three ways, and a task acts on
-each differently (:mod:`.source_transactions`, :class:`~.source_runner.SourceTaskRunner`):
+each differently (:mod:`connectrt.runtime.source.transactions`,
+:class:`~connectrt.runtime.source.runner.SourceTaskRunner`):
 
 * **retriable** (``retriable()``; a broker outage gives ``_TIMED_OUT`` "Failed to flush all
   outstanding messages within the API timeout"): the transaction is still valid and

@@ -1,16 +1,16 @@
 """The producer side of restarting an exactly-once source task whose transaction was lost.
 
 Used by :class:`~connectrt.runtime.source.runner.SourceTaskRunner` on the task's thread when a
-transaction was lost to the broker (:mod:`.transaction_errors`):
+transaction was lost to the broker (:mod:`connectrt.runtime.source.transaction_errors`):
 
 * :func:`discard` purges the old producer's queued and in-flight records, so it sends nothing
   more; the caller then drops its last reference, and librdkafka destroys it. It must be gone
   before the new producer initializes: a live one re-acquires its producer id in the background
   once the broker is back, bumping the epoch and fencing the new one;
 * :func:`reopen` creates new producers and calls ``init_transactions()`` on them (through
-  :meth:`~.source_transactions.TransactionalOffsets.open`, which then reads the offsets topic
-  again), waiting between attempts with a doubling backoff until the broker answers or the
-  task is stopped. That call fences the old producer and has the coordinator finish the
+  :meth:`~connectrt.runtime.source.transactions.TransactionalOffsets.open`, which then reads the
+  offsets topic again), waiting between attempts with a doubling backoff until the broker answers
+  or the task is stopped. That call fences the old producer and has the coordinator finish the
   transaction it left open (abort it, or complete a commit it had recorded);
 * :func:`fresh_task` is a new instance of the task's class, its ``poll`` timed as the old one's
   was, to start from the committed offsets.

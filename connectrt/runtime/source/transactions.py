@@ -17,17 +17,18 @@ at-least-once :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`:
   then are they counted as committed and ``SourceTask.commit()`` called;
 * :meth:`TransactionalOffsets.abort`: ``abort_transaction()``; the pending offsets are dropped.
 
-A broker outage (:mod:`.transaction_errors`): ``commit_transaction()`` is called again while
-librdkafka says its failure is retriable, for as long as the commit has waited less than the
-producer's ``max.block.ms`` and the transaction has been open less than its
+A broker outage (:mod:`connectrt.runtime.source.transaction_errors`): ``commit_transaction()`` is
+called again while librdkafka says its failure is retriable, for as long as the commit has waited
+less than the producer's ``max.block.ms`` and the transaction has been open less than its
 ``transaction.timeout.ms`` (after that the coordinator aborts it anyway). A transaction lost to
 the broker (those bounds passed, an abortable or a fatal error other than fencing) is aborted
-where the producer can still do it quickly and :class:`~.transaction_errors.TransactionLost` is
-raised: the runner then restarts the task from the committed offsets on a new producer. Any other
-failed commit (a fenced producer, a record the broker refuses) aborts the transaction where the
-producer still allows it and fails the task (stage TASK_COMMIT): a restarted task resumes from
-the last committed offsets. Boundaries (``poll``, ``interval``, ``connector``) are decided by the
-runner; the connector's requests come through :class:`TransactionContextImpl`.
+where the producer can still do it quickly and
+:class:`~connectrt.runtime.source.transaction_errors.TransactionLost` is raised: the runner then
+restarts the task from the committed offsets on a new producer. Any other failed commit (a fenced
+producer, a record the broker refuses) aborts the transaction where the producer still allows it
+and fails the task (stage TASK_COMMIT): a restarted task resumes from the last committed offsets.
+Boundaries (``poll``, ``interval``, ``connector``) are decided by the runner; the connector's
+requests come through :class:`TransactionContextImpl`.
 
 Owned by one :class:`~connectrt.runtime.source.runner.SourceTaskRunner` and used on its thread
 only (the context's methods are called by the task on that thread too).

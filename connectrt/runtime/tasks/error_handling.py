@@ -15,8 +15,9 @@ follows Kafka Connect's RetryWithToleranceOperator:
 The dead letter queue serves sink connectors as in Kafka (the original raw record, with the
 ``__connect.errors.*`` context headers when enabled) and, beyond Kafka, source connectors too:
 a source record that fails conversion or transformation is written as a JSON document of the
-record (:mod:`.dlq_documents`: topic, source partition and offset, key, value, headers, the
-stage) with the same context headers (:mod:`.dlq_headers`).
+record (:mod:`connectrt.runtime.tasks.dlq_documents`: topic, source partition and offset, key,
+value, headers, the stage) with the same context headers
+(:mod:`connectrt.runtime.tasks.dlq_headers`).
 
 The DLQ (its topic, when missing, and its producer) is set up when the task starts
 (:meth:`ErrorHandler.open`), before any record is consumed: a DLQ the cluster refuses fails the
@@ -25,7 +26,8 @@ words), never at the first bad record with that record's error on top.
 
 A DLQ record larger than its topic accepts is written truncated, marked by the
 ``__connect.errors.truncated`` header and naming its original topic, partition and offset
-(:mod:`.dlq_sizing`): a record too large for the DLQ never fails a task that tolerates it.
+(:mod:`connectrt.runtime.tasks.dlq_sizing`): a record too large for the DLQ never fails a task that
+tolerates it.
 
 The hot paths do not call this module for records that succeed: runners catch the exception
 and hand that one record here. One handler per task, used from the task thread.
@@ -233,11 +235,12 @@ class ErrorHandler:
 
     def open(self) -> None:
         """Set up the dead letter queue, if one is set: create its topic when missing and its
-        producer, sized from the topic's record size limit (:mod:`.dlq_sizing`). Task runners
-        call it at task start, before anything is consumed or polled, so a DLQ the cluster
-        cannot hold (a replication factor above its broker count, creation refused) fails the
-        task at once, as in Kafka Connect, not at the first bad record. Idempotent; raises
-        :class:`DeadLetterQueueInitError` (the topic named first, the cause chained)."""
+        producer, sized from the topic's record size limit
+        (:mod:`connectrt.runtime.tasks.dlq_sizing`). Task runners call it at task start, before
+        anything is consumed or polled, so a DLQ the cluster cannot hold (a replication factor
+        above its broker count, creation refused) fails the task at once, as in Kafka Connect, not
+        at the first bad record. Idempotent; raises :class:`DeadLetterQueueInitError` (the topic
+        named first, the cause chained)."""
         if self._dlq is not None or not self.policy.dlq_topic:
             return
         topic = self.policy.dlq_topic

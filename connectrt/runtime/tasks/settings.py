@@ -65,9 +65,9 @@ class SourceRunnerSettings(RunnerSettings):
     waits at most ``offset_flush_timeout_ms`` (``offset.flush.timeout.ms``) for the produced
     records to be acknowledged. ``topic_creator`` creates topics before their first record
     (None: topic creation is off). ``exactly_once`` (None: at-least-once) makes the task
-    transactional (KIP-618, :mod:`.source_transactions`); its offsets are then read from and
-    written to ``exactly_once_store`` (the connector's offsets topic, not started: the runner
-    starts and stops it), and ``producer_config`` is already transactional.
+    transactional (KIP-618, :mod:`connectrt.runtime.source.transactions`); its offsets are then
+    read from and written to ``exactly_once_store`` (the connector's offsets topic, not started:
+    the runner starts and stops it), and ``producer_config`` is already transactional.
     """
 
     producer_config: dict[str, Any]

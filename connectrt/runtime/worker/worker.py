@@ -4,18 +4,18 @@ The worker owns the offset store, the status board and its connectors (a
 :class:`WorkerConnector` each: Connector object, configs, target state, task handles), and
 runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
 automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
-business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
-process, one child process per task with ``task.executor=processes``; another executor (e.g.
-Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the same control
-surface. How a task's runner is built is
-the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
+business (:mod:`connectrt.runtime.executors.task_executor`): by default one :class:`TaskRunner`
+thread per task in this process, one child process per task with ``task.executor=processes``;
+another executor (e.g. Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with
+the same control surface. How a task's runner is built is
+the :class:`RunnerFactory`'s (:mod:`connectrt.runtime.executors.runner_factory`).
 Threading: public methods may be called from any thread. Changes to one connector are
 serialized by that connector's own lock (:attr:`WorkerConnector.lock`), so a connector whose
 plugin code blocks holds up nothing but its own management; the map of connectors has a lock of
 its own, held only for an instant, never across plugin code, so reads (``connectors()``,
 configs, metrics) never wait on a plugin. Every call into a connector's plugin code is bounded
-(:mod:`.plugin_calls`): ``start()`` and ``task_configs()`` by ``connector.call.timeout.ms``
-(then the connector is FAILED), ``stop()`` of connectors and tasks by
+(:mod:`connectrt.runtime.plugins.calls`): ``start()`` and ``task_configs()`` by
+``connector.call.timeout.ms`` (then the connector is FAILED), ``stop()`` of connectors and tasks by
 ``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
