@@ -20,12 +20,18 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient
-
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import (
+    ConsumerGroupTopicPartitions,
+    KafkaAdmin,
+    KafkaConsumer,
+    KafkaError,
+    KafkaException,
+    new_admin,
+    new_consumer,
+)
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.config.cluster_limits import BROKER_COUNT_TIMEOUT_S, broker_count
 
 __all__ = ["OffsetAdmin"]
@@ -41,20 +47,20 @@ class OffsetAdmin:
     def __init__(self, bootstrap_servers: str, admin_config: Mapping[str, Any] | None = None):
         self._bootstrap = bootstrap_servers
         self._config = {"bootstrap.servers": bootstrap_servers, **(admin_config or {})}
-        self._probe_client: AdminClient | None = None
+        self._probe_client: KafkaAdmin | None = None
         self._probe_lock = threading.Lock()
 
-    def _admin(self) -> AdminClient:
-        return AdminClient(dict(self._config))
+    def _admin(self) -> KafkaAdmin:
+        return new_admin(dict(self._config))
 
-    def _probe_admin(self) -> AdminClient:
+    def _probe_admin(self) -> KafkaAdmin:
         with self._probe_lock:
             if self._probe_client is None:
                 self._probe_client = self._admin()
             return self._probe_client
 
-    def _consumer(self, **extra: Any) -> Consumer:
-        return Consumer(
+    def _consumer(self, **extra: Any) -> KafkaConsumer:
+        return new_consumer(
             {
                 **self._config,
                 "group.id": f"connectrt-offset-admin-{uuid.uuid4().hex[:8]}",
