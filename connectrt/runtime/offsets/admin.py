@@ -16,7 +16,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -42,16 +42,30 @@ _TIMEOUT_S = 15.0
 class OffsetAdmin:
     """Consumer-group and topic-offset operations against one cluster (thread-safe: every
     call uses its own clients, except :meth:`probe`, which shares one thread-safe admin client
-    created at its first call and kept until the object is dropped)."""
+    created at its first call and kept until the object is dropped).
 
-    def __init__(self, bootstrap_servers: str, admin_config: Mapping[str, Any] | None = None):
+    ``admin_factory`` and ``consumer_factory`` build the clients from librdkafka configs (the
+    real clients by default; unit tests pass the in-memory ones of
+    :mod:`connectrt.testing.fake_kafka` and :mod:`connectrt.testing.fake_kafka_admin`).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        admin_config: Mapping[str, Any] | None = None,
+        *,
+        admin_factory: Callable[[dict[str, Any]], KafkaAdmin] = new_admin,
+        consumer_factory: Callable[[dict[str, Any]], KafkaConsumer] = new_consumer,
+    ):
         self._bootstrap = bootstrap_servers
         self._config = {"bootstrap.servers": bootstrap_servers, **(admin_config or {})}
+        self._admin_factory = admin_factory
+        self._consumer_factory = consumer_factory
         self._probe_client: KafkaAdmin | None = None
         self._probe_lock = threading.Lock()
 
     def _admin(self) -> KafkaAdmin:
-        return new_admin(dict(self._config))
+        return self._admin_factory(dict(self._config))
 
     def _probe_admin(self) -> KafkaAdmin:
         with self._probe_lock:
@@ -60,7 +74,7 @@ class OffsetAdmin:
             return self._probe_client
 
     def _consumer(self, **extra: Any) -> KafkaConsumer:
-        return new_consumer(
+        return self._consumer_factory(
             {
                 **self._config,
                 "group.id": f"connectrt-offset-admin-{uuid.uuid4().hex[:8]}",

@@ -137,7 +137,13 @@ class Failure:
 
 
 class ErrorHandler:
-    """Retry/tolerate/report for one task (see the module docstring)."""
+    """Retry/tolerate/report for one task (see the module docstring).
+
+    The DLQ's clients are built by ``producer_factory`` and ``admin_factory`` from
+    ``producer_config``/``admin_config`` (the real clients by default; unit tests pass the
+    in-memory ones of :mod:`connectrt.testing.fake_kafka` and
+    :mod:`connectrt.testing.fake_kafka_admin`).
+    """
 
     def __init__(
         self,
@@ -148,6 +154,9 @@ class ErrorHandler:
         admin_config: Mapping[str, Any] | None = None,
         stopping: Callable[[], bool] = lambda: False,
         sleep: Callable[[float], Any] | None = None,
+        *,
+        producer_factory: Callable[[dict[str, Any]], KafkaProducer] = new_producer,
+        admin_factory: Callable[[dict[str, Any]], KafkaAdmin] = new_admin,
     ) -> None:
         self.task_id = task_id
         self.policy = policy
@@ -157,6 +166,8 @@ class ErrorHandler:
         self._sleep = sleep or (lambda s: self._stop_event.wait(s))
         self._producer_config = dict(producer_config or {})
         self._admin_config = dict(admin_config or {})
+        self._producer_factory = producer_factory
+        self._admin_factory = admin_factory
         self._dlq: KafkaProducer | None = None
         self._dlq_limit = KAFKA_DEFAULT_MAX_MESSAGE_BYTES  # the DLQ topic's, once known
         self._dlq_errors: list[str] = []
@@ -249,7 +260,7 @@ class ErrorHandler:
             return
         topic = self.policy.dlq_topic
         try:
-            admin = new_admin(dict(self._admin_config))
+            admin = self._admin_factory(dict(self._admin_config))
             self._create_dlq_topic(admin)
             limit = topic_record_limit(admin, topic)
         except Exception as e:
@@ -259,7 +270,7 @@ class ErrorHandler:
         config, self._dlq_limit = sized_producer_config(self._producer_config, limit)
         config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
         config["on_delivery"] = self._on_dlq_delivery
-        self._dlq = new_producer(config)
+        self._dlq = self._producer_factory(config)
 
     def _dlq_producer(self) -> KafkaProducer:
         """The DLQ producer: set up by :meth:`open` (at task start for the task runners, at
