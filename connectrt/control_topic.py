@@ -54,10 +54,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
-
 from connectrt.api.records import TopicPartition
 from connectrt.errors import (
     AlreadyExistsError,
@@ -65,6 +61,15 @@ from connectrt.errors import (
     ConnectError,
     NotFoundError,
 )
+from connectrt.runtime.clients.kafka import (
+    KafkaConsumer,
+    KafkaError,
+    KafkaException,
+    NewTopic,
+    new_admin,
+    new_consumer,
+)
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.errors import BadRequestError, ConflictError, ForbiddenError
 from connectrt.runtime.herder.herder import Herder
 from connectrt.runtime.offsets.admin import OffsetAdmin
@@ -139,7 +144,7 @@ class ControlTopicListener:
         self._outcomes_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._consumer: Consumer | None = None
+        self._consumer: KafkaConsumer | None = None
         self.start_offsets: dict[TopicPartition, int] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -158,7 +163,7 @@ class ControlTopicListener:
         if not tps:
             raise ConnectError(f"Control topic {self.topic} has no partitions")
         self.start_offsets = self._offset_admin.latest(tps)
-        consumer = Consumer(self._consumer_config)
+        consumer = new_consumer(self._consumer_config)
         try:
             consumer.assign(
                 [
@@ -202,7 +207,7 @@ class ControlTopicListener:
                 log.debug("Control topic %s: error closing the consumer", self.topic, exc_info=True)
 
     def _ensure_topic(self) -> None:
-        admin = AdminClient(self._admin_config)
+        admin = new_admin(self._admin_config)
         futures = admin.create_topics([NewTopic(self.topic, 1, -1)], request_timeout=_TIMEOUT_S)
         for future in futures.values():
             try:

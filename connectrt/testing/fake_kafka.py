@@ -137,6 +137,10 @@ class FakeKafka:
         self._consumers.append(consumer)
         return consumer
 
+    def members(self, group: str) -> list[FakeConsumer]:
+        """The open consumers of ``group`` (its members, for the admin fake's group rules)."""
+        return [c for c in self._consumers if c.group == group and not c.closed]
+
     def rebalance(self, assignment: list[tuple[str, int]] | None = None) -> None:
         """Have every open consumer's group rebalance at its next ``consume``.
 

@@ -28,8 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka.admin import AdminClient
-
+from connectrt.runtime.clients.kafka import new_admin
 from connectrt.runtime.config.topic_creation import (
     DEFAULT_GROUP,
     GROUPS_CONFIG,
@@ -117,7 +116,7 @@ def broker_count(
     """The number of brokers in the cluster's metadata, or None when the cluster does not
     answer within ``timeout`` seconds (logged: the checks that need it are skipped)."""
     try:
-        metadata = AdminClient(dict(admin_config)).list_topics(timeout=timeout)
+        metadata = new_admin(dict(admin_config)).list_topics(timeout=timeout)
     except Exception as e:
         log.info(
             "Could not read the Kafka cluster's brokers within %.0f s (%s): replication "

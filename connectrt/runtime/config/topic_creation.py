@@ -42,11 +42,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
-
 from connectrt.api.config import ConfigType, parse_type
 from connectrt.errors import ConfigError, ConnectError
+from connectrt.runtime.clients.kafka import (
+    KafkaAdmin,
+    KafkaError,
+    KafkaException,
+    NewTopic,
+    new_admin,
+)
 
 log = logging.getLogger(__name__)
 
@@ -295,13 +299,13 @@ class TopicCreator:
         admin_config: dict[str, Any],
         creation: TopicCreationConfig,
         timeout: float = 30.0,
-        admin_factory: Callable[[dict[str, Any]], AdminClient] = AdminClient,
+        admin_factory: Callable[[dict[str, Any]], KafkaAdmin] = new_admin,
     ) -> None:
         self._admin_config = admin_config
         self.creation = creation
         self._timeout = timeout
         self._admin_factory = admin_factory
-        self._admin: AdminClient | None = None
+        self._admin: KafkaAdmin | None = None
         self._ensured: set[str] = set()
 
     def ensure(self, topic: str) -> None:

@@ -16,9 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer
-
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import KafkaError, KafkaException, KafkaProducer, new_producer
 from connectrt.runtime.dlq_replay.progress import ReplayProgress
 from connectrt.runtime.tasks.dlq_headers import RawHeaders, context_headers
 from connectrt.runtime.tasks.runner import TaskStage
@@ -54,7 +53,7 @@ class ReplayProducer:
         context_headers: bool,
         progress: ReplayProgress,
     ) -> None:
-        self._producer = Producer(config)
+        self._producer: KafkaProducer = new_producer(config)
         self._dlq_topic = dlq_topic
         self._connector = connector
         self._context_headers = context_headers

@@ -47,11 +47,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, KafkaMessage, new_consumer
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.dlq_replay.producer import ReplayProducer
 from connectrt.runtime.dlq_replay.progress import (
     PartitionProgress,
@@ -135,7 +134,7 @@ class ReplayRun:
         self._source = source_replayer
         self._exists = connector_exists
         self._stop = threading.Event()
-        self._consumer: Consumer | None = None
+        self._consumer: KafkaConsumer | None = None
         self._producer: ReplayProducer | None = None
         self._watch: SinkWatch | None = None
         self._ends: dict[int, int] = {}
@@ -210,7 +209,9 @@ class ReplayRun:
                 remaining[p] = start
         if not remaining:
             return
-        self._consumer = Consumer({**self._clients.consumer_config, "enable.partition.eof": True})
+        self._consumer = new_consumer(
+            {**self._clients.consumer_config, "enable.partition.eof": True}
+        )
         self._consumer.assign([KafkaTopicPartition(topic, p, o) for p, o in remaining.items()])
         if not self._request.dry_run:
             self._producer = ReplayProducer(
@@ -242,7 +243,9 @@ class ReplayRun:
             tp = KafkaTopicPartition(self._target.dlq_topic, partition)
             self._consumer.pause([tp])
 
-    def _read(self, msg: Message, remaining: dict[int, int], positions: dict[int, int]) -> None:
+    def _read(
+        self, msg: KafkaMessage, remaining: dict[int, int], positions: dict[int, int]
+    ) -> None:
         partition = msg.partition() or 0
         if partition not in remaining:
             return
@@ -270,7 +273,9 @@ class ReplayRun:
         if offset + 1 >= self._ends[partition]:
             self._done(partition, remaining)
 
-    def _handle(self, msg: Message, partition: int, offset: int, timestamp: int | None) -> None:
+    def _handle(
+        self, msg: KafkaMessage, partition: int, offset: int, timestamp: int | None
+    ) -> None:
         headers: RawHeaders = list(msg.headers() or [])
         request = self._request
         owner = header_text(headers, CONTEXT_PREFIX + "connector.name")
@@ -295,7 +300,7 @@ class ReplayRun:
 
     # -- sink records --------------------------------------------------------------------------
     def _replay_sink_record(
-        self, msg: Message, headers: RawHeaders, replay_headers: RawHeaders, ts: int | None
+        self, msg: KafkaMessage, headers: RawHeaders, replay_headers: RawHeaders, ts: int | None
     ) -> None:
         topic, partition = original_topic_partition(headers)
         if topic is None:
@@ -324,7 +329,7 @@ class ReplayRun:
         producer.produce(topic, partition, key, value, replay_headers, ts, delivered)
 
     # -- source records ------------------------------------------------------------------------
-    def _replay_source_record(self, msg: Message, replay_headers: RawHeaders) -> None:
+    def _replay_source_record(self, msg: KafkaMessage, replay_headers: RawHeaders) -> None:
         assert self._source is not None
         try:
             encoded, failures = self._source.replay(msg.value())

@@ -16,11 +16,10 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, new_consumer
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.dlq_replay.progress import ReplayProgress
 from connectrt.runtime.offsets.admin import OffsetAdmin
 from connectrt.runtime.tasks.dlq_headers import REPLAY_RUN, header_text
@@ -49,7 +48,9 @@ class SinkWatch:
         self._written_back = written_back
         self._progress = progress
         self._scanned = dict(ends)
-        self._consumer = Consumer({**consumer_config, "enable.partition.eof": True})
+        self._consumer: KafkaConsumer = new_consumer(
+            {**consumer_config, "enable.partition.eof": True}
+        )
         self._consumer.assign([KafkaTopicPartition(topic, p, o) for p, o in ends.items()])
 
     def close(self) -> None:

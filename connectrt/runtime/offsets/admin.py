@@ -16,16 +16,22 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient
-
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import (
+    ConsumerGroupTopicPartitions,
+    KafkaAdmin,
+    KafkaConsumer,
+    KafkaError,
+    KafkaException,
+    new_admin,
+    new_consumer,
+)
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.config.cluster_limits import BROKER_COUNT_TIMEOUT_S, broker_count
 
 __all__ = ["OffsetAdmin"]
@@ -36,25 +42,39 @@ _TIMEOUT_S = 15.0
 class OffsetAdmin:
     """Consumer-group and topic-offset operations against one cluster (thread-safe: every
     call uses its own clients, except :meth:`probe`, which shares one thread-safe admin client
-    created at its first call and kept until the object is dropped)."""
+    created at its first call and kept until the object is dropped).
 
-    def __init__(self, bootstrap_servers: str, admin_config: Mapping[str, Any] | None = None):
+    ``admin_factory`` and ``consumer_factory`` build the clients from librdkafka configs (the
+    real clients by default; unit tests pass the in-memory ones of
+    :mod:`connectrt.testing.fake_kafka` and :mod:`connectrt.testing.fake_kafka_admin`).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        admin_config: Mapping[str, Any] | None = None,
+        *,
+        admin_factory: Callable[[dict[str, Any]], KafkaAdmin] = new_admin,
+        consumer_factory: Callable[[dict[str, Any]], KafkaConsumer] = new_consumer,
+    ):
         self._bootstrap = bootstrap_servers
         self._config = {"bootstrap.servers": bootstrap_servers, **(admin_config or {})}
-        self._probe_client: AdminClient | None = None
+        self._admin_factory = admin_factory
+        self._consumer_factory = consumer_factory
+        self._probe_client: KafkaAdmin | None = None
         self._probe_lock = threading.Lock()
 
-    def _admin(self) -> AdminClient:
-        return AdminClient(dict(self._config))
+    def _admin(self) -> KafkaAdmin:
+        return self._admin_factory(dict(self._config))
 
-    def _probe_admin(self) -> AdminClient:
+    def _probe_admin(self) -> KafkaAdmin:
         with self._probe_lock:
             if self._probe_client is None:
                 self._probe_client = self._admin()
             return self._probe_client
 
-    def _consumer(self, **extra: Any) -> Consumer:
-        return Consumer(
+    def _consumer(self, **extra: Any) -> KafkaConsumer:
+        return self._consumer_factory(
             {
                 **self._config,
                 "group.id": f"connectrt-offset-admin-{uuid.uuid4().hex[:8]}",

@@ -30,8 +30,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
-
+from connectrt.runtime.clients.kafka import ConfigResource, KafkaAdmin, ResourceType
 from connectrt.runtime.tasks.dlq_headers import CONTEXT_PREFIX, RawHeaders
 
 __all__ = [
@@ -130,7 +129,7 @@ def fit_record(
     return (cut(key), cut(value), fitted_headers), size
 
 
-def topic_record_limit(admin: AdminClient, topic: str, timeout: float = 15.0) -> int:
+def topic_record_limit(admin: KafkaAdmin, topic: str, timeout: float = 15.0) -> int:
     """The largest record batch ``topic`` accepts: its ``max.message.bytes``, else (a broker
     that does not describe it, or describe configs refused) the broker's
     ``message.max.bytes``, else :data:`KAFKA_DEFAULT_MAX_MESSAGE_BYTES`."""
@@ -149,7 +148,7 @@ def topic_record_limit(admin: AdminClient, topic: str, timeout: float = 15.0) ->
     return value
 
 
-def _described(admin: AdminClient, resource: ConfigResource, name: str) -> int | None:
+def _described(admin: KafkaAdmin, resource: ConfigResource, name: str) -> int | None:
     """One config value of ``resource`` as a positive int, or None (absent or unreadable)."""
     try:
         futures = admin.describe_configs([resource], request_timeout=15)

@@ -43,11 +43,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
-
 from connectrt.api.records import SinkRecord, SourceRecord
 from connectrt.errors import ConnectError, RetriableError
+from connectrt.runtime.clients.kafka import (
+    KafkaAdmin,
+    KafkaProducer,
+    NewTopic,
+    new_admin,
+    new_producer,
+)
 from connectrt.runtime.config.cluster_limits import (
     DLQ_REPLICATION_FACTOR_CONFIG,
     replication_factor_refusal,
@@ -133,7 +137,13 @@ class Failure:
 
 
 class ErrorHandler:
-    """Retry/tolerate/report for one task (see the module docstring)."""
+    """Retry/tolerate/report for one task (see the module docstring).
+
+    The DLQ's clients are built by ``producer_factory`` and ``admin_factory`` from
+    ``producer_config``/``admin_config`` (the real clients by default; unit tests pass the
+    in-memory ones of :mod:`connectrt.testing.fake_kafka` and
+    :mod:`connectrt.testing.fake_kafka_admin`).
+    """
 
     def __init__(
         self,
@@ -144,6 +154,9 @@ class ErrorHandler:
         admin_config: Mapping[str, Any] | None = None,
         stopping: Callable[[], bool] = lambda: False,
         sleep: Callable[[float], Any] | None = None,
+        *,
+        producer_factory: Callable[[dict[str, Any]], KafkaProducer] = new_producer,
+        admin_factory: Callable[[dict[str, Any]], KafkaAdmin] = new_admin,
     ) -> None:
         self.task_id = task_id
         self.policy = policy
@@ -153,7 +166,9 @@ class ErrorHandler:
         self._sleep = sleep or (lambda s: self._stop_event.wait(s))
         self._producer_config = dict(producer_config or {})
         self._admin_config = dict(admin_config or {})
-        self._dlq: Producer | None = None
+        self._producer_factory = producer_factory
+        self._admin_factory = admin_factory
+        self._dlq: KafkaProducer | None = None
         self._dlq_limit = KAFKA_DEFAULT_MAX_MESSAGE_BYTES  # the DLQ topic's, once known
         self._dlq_errors: list[str] = []
 
@@ -245,7 +260,7 @@ class ErrorHandler:
             return
         topic = self.policy.dlq_topic
         try:
-            admin = AdminClient(dict(self._admin_config))
+            admin = self._admin_factory(dict(self._admin_config))
             self._create_dlq_topic(admin)
             limit = topic_record_limit(admin, topic)
         except Exception as e:
@@ -255,16 +270,16 @@ class ErrorHandler:
         config, self._dlq_limit = sized_producer_config(self._producer_config, limit)
         config.setdefault("client.id", f"connector-dlq-producer-{self.task_id}")
         config["on_delivery"] = self._on_dlq_delivery
-        self._dlq = Producer(config)
+        self._dlq = self._producer_factory(config)
 
-    def _dlq_producer(self) -> Producer:
+    def _dlq_producer(self) -> KafkaProducer:
         """The DLQ producer: set up by :meth:`open` (at task start for the task runners, at
         the first DLQ record for users that do not open the handler first)."""
         self.open()
         assert self._dlq is not None
         return self._dlq
 
-    def _create_dlq_topic(self, admin: AdminClient) -> None:
+    def _create_dlq_topic(self, admin: KafkaAdmin) -> None:
         topic = self.policy.dlq_topic
         metadata = admin.list_topics(timeout=15)
         if topic in metadata.topics:

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from confluent_kafka import Message
+from connectrt.runtime.clients.kafka import Message
 
 __all__ = ["BURST_S", "TaskRateLimiter", "TokenBucket", "header_bytes", "message_bytes"]
 

@@ -19,8 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
-
+from connectrt.runtime.clients.kafka import (
+    KafkaConsumer,
+    KafkaProducer,
+    new_consumer,
+    new_producer,
+)
 from connectrt.runtime.config.exactly_once import ExactlyOnceSettings
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.status import StatusBoard, TargetState
@@ -73,7 +77,7 @@ class SourceRunnerSettings(RunnerSettings):
     producer_config: dict[str, Any]
     offset_store: OffsetStore
     offset_flush_timeout_ms: int
-    producer_factory: Callable[[dict[str, Any]], Producer] = Producer
+    producer_factory: Callable[[dict[str, Any]], KafkaProducer] = new_producer
     topic_creator: TopicCreator | None = None
     exactly_once: ExactlyOnceSettings | None = None
     exactly_once_store: KafkaOffsetStore | None = None
@@ -90,4 +94,4 @@ class SinkRunnerSettings(RunnerSettings):
 
     consumer_config: dict[str, Any]
     max_poll_records: int = 500
-    consumer_factory: Callable[[dict[str, Any]], Consumer] = Consumer
+    consumer_factory: Callable[[dict[str, Any]], KafkaConsumer] = new_consumer

@@ -22,9 +22,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from confluent_kafka import KafkaException, Producer
-
 from connectrt.errors import ConnectError
+from connectrt.runtime.clients.kafka import KafkaException, new_producer
 from connectrt.runtime.clients.settings import OverridePolicy, producer_config
 from connectrt.runtime.config.exactly_once import transactional_id
 from connectrt.runtime.config.worker import WorkerConfig
@@ -53,7 +52,7 @@ def fence_zombies(
             f"connector-fencing-producer-{connector}-{task}",
         )
         config.update({"transactional.id": tid, "enable.idempotence": True, "acks": "all"})
-        producer = Producer(config)
+        producer = new_producer(config)
         try:
             producer.init_transactions(timeout_s)
         except KafkaException as e:
