@@ -1,5 +1,5 @@
 # Why one module over 450 lines: create, update, delete and the state changes share one
-# store-first-then-worker ordering and its repair at start; the views are in connector_views.
+# store-first-then-worker ordering and its repair at start; the views are in views.py.
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
 It owns the worker and the config/status stores (it starts and stops them) and carries out the
@@ -11,10 +11,10 @@ config store first, then applied to the running worker, in Kafka Connect's order
 in between is repaired at the next start (the stores are read back and every connector is
 started in its stored target state).
 
-Why one module of nearly 480 lines: create, update, delete and the state changes share one
+Why one module of over 500 lines: create, update, delete and the state changes share one
 locking discipline (a connector's lock from the checks until the worker applied the change,
-the herder lock only for config-store writes), easiest to check when read together; the
-herder/worker split of the renovation issue (31) is where it gets divided.
+the herder lock only for config-store writes), easiest to check when read together; what the
+worker needs of the process it gets at construction, not from here.
 
 The rest of what operators ask is answered by collaborators it builds and exposes:
 ``offsets`` (:class:`~connectrt.runtime.herder.offsets.ConnectorOffsets`), ``topics``

@@ -1,22 +1,24 @@
+# Why one module over 450 lines: every method works on one map of connectors under one set
+# of locking rules (see the end of the docstring).
 """The Worker: runs connectors and their tasks in this process.
 
 The worker owns the offset store, the status board and its connectors (a
 :class:`WorkerConnector` each: Connector object, configs, target state, task handles), and
 runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
-automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
-business (:mod:`.task_executors`): by default one :class:`TaskRunner` thread per task in this
-process, one child process per task with ``task.executor=processes``; another executor (e.g.
-Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the same control
-surface. How a task's runner is built is
-the :class:`RunnerFactory`'s (:mod:`.runner_factory`).
+automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s business
+(:mod:`~connectrt.runtime.executors.task_executor`): by default one :class:`TaskRunner` thread
+per task in this process, one child process per task with ``task.executor=processes``; another
+executor (e.g. Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the
+same control surface. How a task's runner is built is the :class:`RunnerFactory`'s
+(:mod:`~connectrt.runtime.executors.runner_factory`).
 Threading: public methods may be called from any thread. Changes to one connector are
 serialized by that connector's own lock (:attr:`WorkerConnector.lock`), so a connector whose
 plugin code blocks holds up nothing but its own management; the map of connectors has a lock of
 its own, held only for an instant, never across plugin code, so reads (``connectors()``,
 configs, metrics) never wait on a plugin. Every call into a connector's plugin code is bounded
-(:mod:`.plugin_calls`): ``start()`` and ``task_configs()`` by ``connector.call.timeout.ms``
-(then the connector is FAILED), ``stop()`` of connectors and tasks by
-``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
+(:mod:`~connectrt.runtime.plugins.calls`): ``start()`` and ``task_configs()`` by
+``connector.call.timeout.ms`` (then the connector is FAILED), ``stop()`` of connectors and
+tasks by ``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
 
@@ -27,7 +29,7 @@ herder. A caller that already resolved and validated a config (the herder's crea
 hands it over as a :class:`~connectrt.runtime.worker.connector.ResolvedConnector`, so that the
 config is resolved once and the connector class looked up once per change.
 
-Kept as one module (a little over 400 lines): every method below works on the same map of
+Kept as one module (about 700 lines): every method below works on the same map of
 connectors under the same locking rules; splitting it further would trade them for callbacks
 between modules.
 """
