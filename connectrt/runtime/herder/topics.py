@@ -26,8 +26,8 @@ class ConnectorTopics:
     :class:`~connectrt.errors.NotFoundError` for an unknown connector (the herder's).
 
     Lifecycle: built once per herder; the status store is started and stopped by the herder.
-    Threading: every method may be called from any thread: :meth:`record` from task threads,
-    the others from REST handlers; the status store serializes its own writes.
+    Threading: every method may be called from any thread (REST handlers); the status store
+    serializes its own writes.
     """
 
     def __init__(
@@ -56,8 +56,8 @@ class ConnectorTopics:
         )
 
     def record(self, name: str, topic: str, task: int) -> None:
-        """Task ``task`` of connector ``name`` used ``topic`` (the worker's ``on_topic`` hook);
-        a failed write is logged, never raised into the task."""
+        """Task ``task`` of connector ``name`` used ``topic``, as the worker's own
+        :class:`StatusTopicTracker` records it; a failed write is logged, never raised."""
         self._tracker.record(name, topic, task)
 
     def active(self, name: str) -> list[str]:
