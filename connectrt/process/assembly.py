@@ -1,5 +1,9 @@
 """Wiring a worker process together: stores, worker, herder, REST server.
 
+The order is one-way: the stores and the worker's collaborators (the config resolver, the topic
+tracker) first, then the worker built with them, then the herder built with the worker and the
+same stores (:func:`assemble_herder`); nothing is bound late.
+
 ``standalone`` keeps connector configs in memory (the command-line files are the source of
 truth, as with Kafka's connect-standalone); ``worker`` keeps configs, target states and status
 in Kafka topics so that they survive restarts, and refuses to start next to another live worker
@@ -25,6 +29,7 @@ from connectrt.runtime.clients.settings import (
     consumer_config,
     producer_config,
 )
+from connectrt.runtime.config.secrets import ConfigSecrets
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.worker_hooks import WorkerHooks
 from connectrt.runtime.herder.herder import Herder
@@ -34,11 +39,15 @@ from connectrt.runtime.plugins.registry import PluginRegistry, registry
 from connectrt.runtime.secrets.masking import RedactingFilter, SecretMasker, install_log_redaction
 from connectrt.runtime.secrets.providers import ConfigProviders
 from connectrt.runtime.worker.health import thread_probe
+from connectrt.runtime.worker.topic_tracker import StatusTopicTracker
 from connectrt.runtime.worker.worker import Worker
+from connectrt.storage.config_store import ConfigStore
+from connectrt.storage.status_store import StatusStore
+from connectrt.storage.worker_lock import SingleWorkerGuard
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerProcess", "create_herder"]
+__all__ = ["WorkerProcess", "assemble_herder", "create_herder"]
 
 
 def _client_configs(wc: WorkerConfig, role: str) -> dict[str, Any]:
@@ -84,9 +93,6 @@ def create_herder(
     wc: WorkerConfig, mode: str = "standalone", plugins: PluginRegistry = registry
 ) -> Herder:
     """Build (not start) the herder for ``mode`` = ``standalone`` or ``worker``."""
-    from connectrt.storage.config_store import MemoryConfigStore
-    from connectrt.storage.status_store import MemoryStatusStore
-
     # Config provider classes load as every other plugin does: discovered, or from a package
     # of plugin.packages (the worker adds the same directories and packages again; idempotent).
     plugins.add_plugin_path(wc["plugin.path"], wc["plugin.packages"])
@@ -96,60 +102,73 @@ def create_herder(
     redactor = install_log_redaction()  # every log record of the process, plugins' too
     wc = _with_resolved_security(wc, providers, redactor)
     log_worker_security(wc.originals)
-    guard = None
-    if mode == "worker":
-        from connectrt.storage.kafka_config import KafkaConfigStore
-        from connectrt.storage.kafka_status import KafkaStatusStore
-        from connectrt.storage.worker_lock import SingleWorkerGuard
+    config_store, status_store, guard = _stores(wc, mode)
+    offset_admin = OffsetAdmin(
+        wc.bootstrap_servers,
+        admin_config(
+            wc.bootstrap_servers,
+            wc.originals,
+            None,
+            OverridePolicy("None"),
+            "connect-admin",
+            worker_own=True,
+        ),
+    )
+    secrets = ConfigSecrets(plugins, SecretMasker(), providers, redactor)
+    return assemble_herder(
+        wc, plugins, config_store, status_store, offset_admin, secrets, guard=guard
+    )
 
-        config_store: Any = KafkaConfigStore(
-            wc["config.storage.topic"],
-            replication_factor=wc["config.storage.replication.factor"],
-            **_client_configs(wc, "configs"),
-        )
-        status_store: Any = KafkaStatusStore(
-            wc["status.storage.topic"],
-            partitions=wc["status.storage.partitions"],
-            replication_factor=wc["status.storage.replication.factor"],
-            **_client_configs(wc, "status"),
-        )
-        guard = SingleWorkerGuard(config_store, wc["group.id"], wc.worker_id)
-    else:
-        config_store = MemoryConfigStore()
-        status_store = MemoryStatusStore()
-    herder_box: list[Herder] = []
+
+def _stores(
+    wc: WorkerConfig, mode: str
+) -> tuple[ConfigStore, StatusStore, SingleWorkerGuard | None]:
+    """The config and status stores of ``mode`` (in memory for ``standalone``, on Kafka
+    topics for ``worker``, with the single-worker guard on the config topic)."""
+    if mode != "worker":
+        from connectrt.storage.config_store import MemoryConfigStore
+        from connectrt.storage.status_store import MemoryStatusStore
+
+        return MemoryConfigStore(), MemoryStatusStore(), None
+    from connectrt.storage.kafka_config import KafkaConfigStore
+    from connectrt.storage.kafka_status import KafkaStatusStore
+
+    config_store = KafkaConfigStore(
+        wc["config.storage.topic"],
+        replication_factor=wc["config.storage.replication.factor"],
+        **_client_configs(wc, "configs"),
+    )
+    status_store = KafkaStatusStore(
+        wc["status.storage.topic"],
+        partitions=wc["status.storage.partitions"],
+        replication_factor=wc["status.storage.replication.factor"],
+        **_client_configs(wc, "status"),
+    )
+    return config_store, status_store, SingleWorkerGuard(config_store, wc["group.id"], wc.worker_id)
+
+
+def assemble_herder(
+    wc: WorkerConfig,
+    plugins: PluginRegistry,
+    config_store: ConfigStore,
+    status_store: StatusStore,
+    offset_admin: OffsetAdmin,
+    secrets: ConfigSecrets,
+    guard: SingleWorkerGuard | None = None,
+) -> Herder:
+    """Build (not start) a worker and its herder over collaborators built first: the worker
+    gets ``secrets`` (its config resolver), ``config_store`` (task configs, fencing counts)
+    and a topic tracker over ``status_store``; the herder gets the worker and the same
+    objects, and starts and stops the stores."""
     hooks = WorkerHooks(
-        resolve=lambda config: herder_box[0].resolve(config),
-        on_task_configs=lambda name, configs: herder_box[0].on_task_configs(name, configs),
-        on_topic=lambda name, topic, task: herder_box[0].topics.record(name, topic, task),
-        task_count=lambda name: herder_box[0].fenced_task_count(name),
-        on_task_count=lambda name, count: herder_box[0].on_task_count(name, count),
+        secrets=secrets,
+        config_store=config_store,
+        topics=StatusTopicTracker.for_worker(wc, status_store),
     )
     worker = Worker(wc, create_offset_store(wc), plugins, hooks=hooks)
-    herder = Herder(
-        wc,
-        worker,
-        config_store,
-        status_store,
-        OffsetAdmin(
-            wc.bootstrap_servers,
-            admin_config(
-                wc.bootstrap_servers,
-                wc.originals,
-                None,
-                OverridePolicy("None"),
-                "connect-admin",
-                worker_own=True,
-            ),
-        ),
-        plugins,
-        SecretMasker(),
-        providers=providers,
-        guard=guard,
-        redactor=redactor,
+    return Herder(
+        wc, worker, config_store, status_store, offset_admin, plugins, secrets, guard=guard
     )
-    herder_box.append(herder)
-    return herder
 
 
 @dataclass

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from connectrt.api.config import ConfigDef, ConfigValue
-from connectrt.api.connector import SinkConnector, SourceConnector
+from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients.group_protocol import override_errors as group_protocol_errors
 from connectrt.runtime.clients.settings import OverridePolicy
@@ -60,12 +60,15 @@ this one quotes none of it)."""
 
 @dataclass
 class ValidationResult:
-    """Per-field validation of a whole connector config."""
+    """Per-field validation of a whole connector config. ``connector_type`` is the connector
+    class validated, for callers that go on to start it (None when the version the config
+    asks for is not installed: the newest was validated, and the version key has an error)."""
 
     connector_class: str
     groups: list[str]
     definition: ConfigDef
     values: dict[str, ConfigValue]
+    connector_type: type[Connector] | None = field(default=None, compare=False, repr=False)
 
     @property
     def error_count(self) -> int:
@@ -113,8 +116,9 @@ def validate_connector_config(
     if not class_name:
         raise ConfigError(NO_CONNECTOR_TYPE, "connector.class")
     refuse_class_references(written if written is not None else config)
+    requested: type[Connector] | None = None  # None: the version asked for is not installed
     try:
-        cls = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
+        cls = requested = plugins.connector_class(class_name, config.get(CONNECTOR_VERSION))
     except VersionedPluginLoadingError:
         cls = plugins.connector_class(class_name)
     connector = plugin_call(cls, "__init__()", cls)
@@ -173,7 +177,7 @@ def validate_connector_config(
     for g in own.groups:
         if g not in groups:
             groups.append(g)
-    return ValidationResult(class_name, groups, definition, values)
+    return ValidationResult(class_name, groups, definition, values, requested)
 
 
 def _check_topics(config: Mapping[str, str | None], values: dict[str, ConfigValue]) -> None:

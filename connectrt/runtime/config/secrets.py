@@ -8,6 +8,9 @@ its config providers (optional) and its log redactor (optional), and answers:
   every substituted value, every password embedded in a URL and the value of every
   secret-typed or secret-named key (:meth:`register_secrets`) is registered with the
   redactor first, so it never reaches a log line, a trace or an error message;
+  :meth:`resolution` does the same and returns the secrets too (a :class:`Resolution`), so
+  that a config resolved inside :meth:`transient` can be kept with :meth:`keep` once it is
+  accepted, without asking the config providers again;
 * :meth:`masked` / :meth:`mask_task_config`: what GET responses show (secret keys and URL
   passwords as ``[hidden]``, provider references as written);
 * :meth:`merge_hidden`: an incoming config with ``[hidden]`` put back to the stored values;
@@ -24,6 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from connectrt.api.config import ConfigDef
@@ -32,7 +36,17 @@ from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.secrets.providers import is_single_reference
 
-__all__ = ["ConfigSecrets"]
+__all__ = ["ConfigSecrets", "Resolution"]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A config resolved once: ``config`` holds the values handed to the connector, ``secrets``
+    every value found secret on the way (registered with the redactor by whoever resolved it;
+    :meth:`ConfigSecrets.keep` registers them for good)."""
+
+    config: dict[str, str]
+    secrets: tuple[str, ...]
 
 
 class ConfigSecrets:
@@ -86,13 +100,25 @@ class ConfigSecrets:
 
         Registers every secret of the config with the redactor before returning (see
         :meth:`register_secrets`)."""
+        return self.resolution(config).config
+
+    def resolution(self, config: Mapping[str, str]) -> Resolution:
+        """:meth:`resolve`, returning the secrets it registered as well."""
         if self.providers is None:
-            self.register_secrets(config, config)
-            return dict(config)
-        resolved = self.providers.resolve(config)
-        self._register(resolved.substituted_values)  # never show them
-        self.register_secrets(config, resolved.config)
-        return dict(resolved.config)
+            resolved = dict(config)
+            substituted: Iterable[str] = ()
+        else:
+            result = self.providers.resolve(config)
+            resolved, substituted = dict(result.config), result.substituted_values
+        secrets = [*substituted, *self._secret_values(config, resolved, self.definition(config))]
+        kept = tuple(v for v in secrets if v is not None)
+        self._register(kept)  # never show them
+        return Resolution(resolved, kept)
+
+    def keep(self, resolution: Resolution) -> None:
+        """Hide the secrets of ``resolution`` for good (it was made inside :meth:`transient`
+        for a config that is now kept)."""
+        self.redactor.register_all(resolution.secrets)
 
     def register_secrets(
         self,
@@ -107,6 +133,15 @@ class ConfigSecrets:
         providers (the same mapping when there are none)."""
         if definition is None:
             definition = self.definition(config)
+        self._register(self._secret_values(config, resolved, definition))
+
+    def _secret_values(
+        self,
+        config: Mapping[str, str | None],
+        resolved: Mapping[str, str | None],
+        definition: ConfigDef | None,
+    ) -> list[str | None]:
+        """What :meth:`register_secrets` registers."""
         values: list[str | None] = list(self.masker.embedded_secrets(config))
         values += self.masker.embedded_secrets(resolved)
         for key in self.masker.secret_keys(config, definition):
@@ -114,15 +149,19 @@ class ConfigSecrets:
                 # A reference (as written, or left unresolved) names a secret, holds none.
                 if value is not None and not is_single_reference(value):
                     values.append(value)
-        self._register(values)
+        return values
 
     def unresolve(
-        self, raw: Mapping[str, str], task_configs: list[dict[str, str]]
+        self,
+        raw: Mapping[str, str],
+        task_configs: list[dict[str, str]],
+        resolved: Mapping[str, str] | None = None,
     ) -> list[dict[str, str]]:
         """Task configs as a connector generated them, with provider references put back.
 
-        The secrets of the task configs (the connector may have computed new ones) are
-        registered with the redactor first."""
+        ``resolved`` is ``raw`` as the connector was started with it (resolved again when
+        not given). The secrets of the task configs (the connector may have computed new ones)
+        are registered with the redactor first."""
         definition = self.definition(raw) or ConfigDef()  # names only when unknown
         for task_config in task_configs:
             self.register_secrets(task_config, task_config, definition)
@@ -130,7 +169,9 @@ class ConfigSecrets:
             return task_configs
         from connectrt.runtime.secrets.providers import unresolve_task_configs
 
-        return unresolve_task_configs(raw, task_configs, resolved=self.resolve(raw))
+        if resolved is None:
+            resolved = self.resolve(raw)
+        return unresolve_task_configs(raw, task_configs, resolved=resolved)
 
     def definition(self, config: Mapping[str, str | None]) -> ConfigDef | None:
         """The merged framework + connector ConfigDef for a config (cached per class)."""

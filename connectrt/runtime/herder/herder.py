@@ -1,8 +1,9 @@
 # Why one module over 450 lines: create, update, delete and the state changes share one
-# store-first-then-worker ordering and its repair at start; the views are in connector_views.
+# store-first-then-worker ordering and its repair at start; the views are in views.py.
 """The herder: the one object the REST API (and the CLI, and the control topic) talks to.
 
-It owns the worker and the config/status stores and carries out the connector lifecycle:
+It owns the worker and the config/status stores (it starts and stops them) and carries out the
+connector lifecycle:
 create (with initial offsets, KIP-995), update and delete, target states (pause, resume,
 stop) and restarts; the connectors' info, configs and states are its base class's
 (:class:`~connectrt.runtime.herder.views.ConnectorViews`). A change is written to the
@@ -10,10 +11,10 @@ config store first, then applied to the running worker, in Kafka Connect's order
 in between is repaired at the next start (the stores are read back and every connector is
 started in its stored target state).
 
-Why one module of nearly 480 lines: create, update, delete and the state changes share one
+Why one module of over 500 lines: create, update, delete and the state changes share one
 locking discipline (a connector's lock from the checks until the worker applied the change,
-the herder lock only for config-store writes), easiest to check when read together; the
-herder/worker split of the renovation issue (31) is where it gets divided.
+the herder lock only for config-store writes), easiest to check when read together; what the
+worker needs of the process it gets at construction, not from here.
 
 The rest of what operators ask is answered by collaborators it builds and exposes:
 ``offsets`` (:class:`~connectrt.runtime.herder.offsets.ConnectorOffsets`), ``topics``
@@ -24,8 +25,15 @@ The rest of what operators ask is answered by collaborators it builds and expose
 ``health`` (:class:`~connectrt.runtime.worker.health.WorkerHealth`) checks it for /health;
 ``dlq`` (:class:`~connectrt.runtime.dlq_replay.replays.DlqReplays`) runs dead letter queue replays.
 
-Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, then :meth:`Herder.start`
-once and :meth:`Herder.stop` once.
+Lifecycle: built by :func:`connectrt.process.assembly.create_herder`, after the worker and the
+collaborators they share (the stores and the :class:`~connectrt.runtime.config.secrets.
+ConfigSecrets`, which the worker holds as its hooks); then :meth:`Herder.start` once and
+:meth:`Herder.stop` once. The worker never calls the herder: the task configs and fencing
+counts it generates go to the config store, the topics its tasks use to the status store.
+
+One create or update resolves the config once (inside the validation, whose secrets are then
+kept) and looks the connector class up once (the validation's), and hands both to the worker
+as a :class:`~connectrt.runtime.worker.connector.ResolvedConnector`.
 
 Threading: every public method may be called from any thread (REST handlers run in a thread
 pool). Changes to one connector, the offset changes included, are serialized by that
@@ -47,6 +55,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from connectrt.api.connector import Connector
 from connectrt.errors import AlreadyExistsError, NotFoundError
 from connectrt.runtime.config.cluster_limits import BrokerCount
 from connectrt.runtime.config.connector import (
@@ -54,7 +63,7 @@ from connectrt.runtime.config.connector import (
     refuse_class_references,
     validate_connector_config,
 )
-from connectrt.runtime.config.secrets import ConfigSecrets
+from connectrt.runtime.config.secrets import ConfigSecrets, Resolution
 from connectrt.runtime.config.validation_report import errors_as_written
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.dlq_replay.replays import DlqReplays
@@ -65,14 +74,18 @@ from connectrt.runtime.herder.offsets import ConnectorOffsets
 from connectrt.runtime.herder.overview import WorkerOverview
 from connectrt.runtime.herder.plugin_listing import ConnectorPlugins
 from connectrt.runtime.herder.topics import ConnectorTopics
-from connectrt.runtime.herder.views import ConnectorViews, connector_kind
+from connectrt.runtime.herder.views import ConnectorViews
 from connectrt.runtime.offsets.admin import OffsetAdmin
 from connectrt.runtime.plugins.calls import PluginCallTimeout, call_plugin
 from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.plugins.version_config import CONNECTOR_VERSION, worker_converters
 from connectrt.runtime.status import State, Status, TargetState
+from connectrt.runtime.worker.connector import ResolvedConnector
 from connectrt.runtime.worker.health import HerderStages, WorkerHealth
 from connectrt.runtime.worker.worker import Worker
+from connectrt.storage.config_store import ConfigStore
+from connectrt.storage.status_store import StatusStore
+from connectrt.storage.worker_lock import SingleWorkerGuard
 
 log = logging.getLogger(__name__)
 
@@ -115,22 +128,20 @@ class ConnectorLocks:
 
 
 class Herder(ConnectorViews):
-    """See the module docstring. ``masker`` hides secrets in the configs it shows;
-    ``providers`` (config providers), ``guard`` (the single-worker lock of ``worker`` mode)
-    and ``redactor`` (keeps resolved secrets out of the logs) are optional."""
+    """See the module docstring. ``secrets`` resolves configs (the worker's resolver too) and
+    masks the secrets of the configs it shows; ``guard`` is the single-worker lock of
+    ``worker`` mode (None in standalone mode)."""
 
     def __init__(
         self,
         worker_config: WorkerConfig,
         worker: Worker,
-        config_store: Any,
-        status_store: Any,
+        config_store: ConfigStore,
+        status_store: StatusStore,
         offset_admin: OffsetAdmin,
         registry: PluginRegistry,
-        masker: Any,
-        providers: Any = None,
-        guard: Any = None,
-        redactor: Any = None,
+        secrets: ConfigSecrets,
+        guard: SingleWorkerGuard | None = None,
     ) -> None:
         self.config = worker_config
         self.worker = worker
@@ -138,9 +149,9 @@ class Herder(ConnectorViews):
         self.status_store = status_store
         self.offset_admin = offset_admin
         self.registry = registry
-        self.masker = masker
+        self.secrets = secrets
+        self.masker = secrets.masker
         self.guard = guard
-        self.secrets = ConfigSecrets(registry, masker, providers, redactor)
         # The cluster's size, for the replication factor checks of validations (cached a while).
         self.brokers = BrokerCount(offset_admin.broker_count)
         self._lock = threading.RLock()  # the config store writes; never across plugin code
@@ -256,26 +267,18 @@ class Herder(ConnectorViews):
         except Exception:
             log.exception("Could not write status of %s", status.connector)
 
-    # -- worker hooks --------------------------------------------------------------------------
     def resolve(self, config: Mapping[str, str]) -> dict[str, str]:
         """Raw config -> values handed to connectors and tasks (config providers applied)."""
         return self.secrets.resolve(config)
 
-    def on_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Store new task configs with the provider references put back (never resolved)."""
-        raw = self.worker.connector_config(name)
-        self.config_store.put_task_configs(name, self.secrets.unresolve(raw, configs))
-
-    def fenced_task_count(self, name: str) -> int:
-        """The stored ``tasks-fencing-<name>`` task count (0: none; KIP-618)."""
-        return int(self.config_store.snapshot().task_counts.get(name, 0))
-
-    def on_task_count(self, name: str, count: int) -> None:
-        """Store ``tasks-fencing-<name>`` after the worker fenced the previous generation."""
-        self.config_store.put_task_count_record(name, count)
-
     # -- create / update / delete ------------------------------------------------------------
-    def _validated(self, name: str, config: Mapping[str, str]) -> dict[str, str]:
+    def _validated(
+        self, name: str, config: Mapping[str, str]
+    ) -> tuple[dict[str, str], ResolvedConnector]:
+        """``config`` checked for connector ``name`` (BadRequestError listing every problem),
+        and the config resolved and the class looked up by the validation, for the worker.
+        The config is resolved once: inside the validation, whose secrets are kept for good
+        once the config is accepted."""
         config = {k: v for k, v in config.items()}
         if "name" in config and config["name"] != name:
             raise BadRequestError(
@@ -286,11 +289,12 @@ class Herder(ConnectorViews):
         if not config.get("connector.class"):
             raise BadRequestError(NO_CONNECTOR_TYPE)
         refuse_class_references(config)  # before resolving: never echo a resolved class name
-        # The secrets validation learns are hidden for its duration only: a config that is
-        # stored is resolved again, for good, when the worker starts it.
+        # The secrets validation learns are hidden for its duration only, unless the config is
+        # accepted: they are then kept for good (the worker starts it with this resolution).
         brokers = self.brokers()  # None when the cluster does not answer: not checked then
         with self.secrets.transient():
-            resolved = self.resolve(config)
+            resolution = self.secrets.resolution(config)
+            resolved = resolution.config
             # Every error quotes the config as written, never a resolved value or a secret; the
             # plugin code validation runs is bounded (connector.call.timeout.ms).
             with errors_as_written(config, resolved, self.secrets.redact) as rewrite:
@@ -321,7 +325,21 @@ class Herder(ConnectorViews):
                     "the above list of errors at the endpoint "
                     "`/connector-plugins/{connectorType}/config/validate`"
                 )
-        return config
+        return config, self._accepted(config, resolution, result.connector_type)
+
+    def _accepted(
+        self,
+        config: Mapping[str, str],
+        resolution: Resolution,
+        connector_class: type[Connector] | None,
+    ) -> ResolvedConnector:
+        """A validated config's resolution, its secrets kept for good, for the worker."""
+        self.secrets.keep(resolution)
+        if connector_class is None:  # not expected: the validation reports a version error
+            connector_class = self.registry.connector_class(
+                config["connector.class"], resolution.config.get(CONNECTOR_VERSION)
+            )
+        return ResolvedConnector(resolution.config, connector_class)
 
     def create_connector(
         self,
@@ -346,30 +364,29 @@ class Herder(ConnectorViews):
         with self.connector_locks.hold(name):
             if name in self.worker.connectors():
                 raise AlreadyExistsError(f"Connector {name} already exists")
-            config = self._validated(name, self.secrets.merge_hidden(config, {}))
+            config, resolved = self._validated(name, self.secrets.merge_hidden(config, {}))
             if initial_offsets is None:
                 with self._operation(f"creating connector {name}"):
                     self.config_store.put_connector_config(
                         name, config, target if initial_state is not None else None
                     )
-                self.worker.start_connector(name, config, target, validate=False, created=True)
-                return self.connector_info(name)
-            kind = connector_kind(
-                self.registry.connector_class(
-                    config["connector.class"], config.get(CONNECTOR_VERSION)
+                self.worker.start_connector(
+                    name, config, target, validate=False, created=True, resolved=resolved
                 )
-            )
-            write_offsets = self.offsets.initial(name, kind, initial_offsets)
+                return self.connector_info(name)
+            write_offsets = self.offsets.initial(name, resolved, initial_offsets)
             with self._operation(f"creating connector {name}"):
                 self.config_store.put_connector_config(name, config, TargetState.STOPPED)
-            self.worker.start_connector(name, config, TargetState.STOPPED, validate=False)
+            self.worker.start_connector(
+                name, config, TargetState.STOPPED, validate=False, resolved=resolved
+            )
             try:
                 offsets_status = write_offsets()
             except BaseException:
                 self.delete_connector(name)
                 raise
             if target is not TargetState.STOPPED:
-                self.set_target_state(name, target)
+                self._set_target_state(name, target, resolved)
             return dataclasses.replace(self.connector_info(name), offsets_status=offsets_status)
 
     def put_connector_config(
@@ -382,10 +399,10 @@ class Herder(ConnectorViews):
                 return True, self.create_connector(name, config)
             stored = self.worker.connector_config(name)
             merged = self.secrets.merge_hidden(config, stored)
-            merged = self._validated(name, merged)
+            merged, resolved = self._validated(name, merged)
             with self._operation(f"writing the config of connector {name}"):
                 self.config_store.put_connector_config(name, merged)
-            self.worker.reconfigure_connector(name, merged)
+            self.worker.reconfigure_connector(name, merged, resolved)
             return False, self.connector_info(name)
 
     def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> ConnectorInfo:
@@ -420,12 +437,18 @@ class Herder(ConnectorViews):
     def set_target_state(self, name: str, target: TargetState) -> None:
         """Store ``target`` for connector ``name``, then apply it (the caller checked that the
         connector exists)."""
+        self._set_target_state(name, target)
+
+    def _set_target_state(
+        self, name: str, target: TargetState, resolved: ResolvedConnector | None = None
+    ) -> None:
+        """:meth:`set_target_state`, with the config as a create just resolved it."""
         with self.connector_locks.hold(name):
             with self._operation(
                 f"changing the target state of connector {name} to {target.value}"
             ):
                 self.config_store.put_target_state(name, target)
-            self.worker.set_target_state(name, target)
+            self.worker.set_target_state(name, target, resolved)
 
     def pause(self, name: str) -> None:
         with self.connector_locks.hold(name):

@@ -21,10 +21,12 @@ from connectrt.api.records import TopicPartition
 from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.config.exactly_once import exactly_once_settings
 from connectrt.runtime.errors import BadRequestError
+from connectrt.runtime.herder.views import connector_kind
 from connectrt.runtime.offsets.admin import OffsetAdmin
 from connectrt.runtime.offsets.stores import create_kafka_offset_store
 from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.status import TargetState
+from connectrt.runtime.worker.connector import ResolvedConnector
 from connectrt.runtime.worker.worker import Worker
 from connectrt.storage.offset_codec import decode_key, decode_value, encode_key, encode_value
 from connectrt.storage.offsets import OffsetStore
@@ -109,15 +111,20 @@ class ConnectorOffsets:
         return out
 
     @contextmanager
-    def _source_store(self, name: str) -> Iterator[OffsetStore]:
+    def _source_store(
+        self, name: str, resolved: ResolvedConnector | None = None
+    ) -> Iterator[OffsetStore]:
         """The store holding a source connector's offsets: the worker's, or for a connector
         running exactly-once (KIP-618) its offsets topic, read afresh (its tasks write it
-        inside their transactions, which the worker's view does not follow)."""
+        inside their transactions, which the worker's view does not follow). ``resolved``:
+        the connector's config as a create just resolved it (else resolved here)."""
         worker = self._worker
+        if resolved is not None:
+            config = resolved.resolved
+        else:
+            config = self._control.resolve(worker.connector_config(name))
         try:
-            eos = exactly_once_settings(
-                worker.config, self._control.resolve(worker.connector_config(name)), name, 0
-            )
+            eos = exactly_once_settings(worker.config, config, name, 0)
         except ConfigError:
             eos = None
         if eos is None:
@@ -136,7 +143,13 @@ class ConnectorOffsets:
         if self._worker.target_state(name) is not TargetState.STOPPED or self._worker.runners(name):
             raise BadRequestError(_NOT_STOPPED.replace("{name}", name))
 
-    def _new_connector(self, name: str) -> tuple[Connector, dict[str, str]]:
+    def _new_connector(
+        self, name: str, resolved: ResolvedConnector | None = None
+    ) -> tuple[Connector, dict[str, str]]:
+        """A new instance of the connector's class and its resolved config (``resolved``'s,
+        when a create just resolved them)."""
+        if resolved is not None:
+            return resolved.connector_class(), dict(resolved.resolved)
         raw = self._worker.connector_config(name)
         cls = self._registry.connector_class(
             raw["connector.class"], raw.get("connector.plugin.version")
@@ -153,31 +166,32 @@ class ConnectorOffsets:
                 return self._alter_sink(name, _parse_sink(offsets))
             return self._alter_source(name, *_parse_source(name, offsets))
 
-    def initial(self, name: str, kind: str, offsets: Any) -> Callable[[], str]:
-        """KIP-995: check ``offsets`` (a ``POST /connectors`` ``initial_offsets`` list) for a
-        ``kind`` connector before it exists (BadRequestError, nothing written); returns what
-        replaces every offset stored under ``name`` by them once the connector exists, STOPPED,
-        and gives KIP-875's message."""
+    def initial(self, name: str, resolved: ResolvedConnector, offsets: Any) -> Callable[[], str]:
+        """KIP-995: check ``offsets`` (a ``POST /connectors`` ``initial_offsets`` list) for the
+        connector a create resolved as ``resolved`` before it exists (BadRequestError, nothing
+        written); returns what replaces every offset stored under ``name`` by them once the
+        connector exists, STOPPED, and gives KIP-875's message (with ``resolved``: the config
+        is not resolved again nor the class looked up again)."""
         _check_shape(offsets)
-        if kind == "sink":
+        if connector_kind(resolved.connector_class) == "sink":
             wanted = _parse_sink(offsets)
 
             def apply_sink() -> str:
                 self._offset_admin.delete_group(_group(name))  # a former connector's offsets
-                return self._alter_sink(name, wanted)
+                return self._alter_sink(name, wanted, resolved)
 
             return apply_sink
         entries, by_partition = _parse_source(name, offsets)
 
         def apply_source() -> str:
-            stale = {key: None for key in self._source_keys(name) if key not in entries}
-            return self._alter_source(name, {**stale, **entries}, by_partition)
+            stale = {key: None for key in self._source_keys(name, resolved) if key not in entries}
+            return self._alter_source(name, {**stale, **entries}, by_partition, resolved)
 
         return apply_source
 
-    def _source_keys(self, name: str) -> list[bytes]:
+    def _source_keys(self, name: str, resolved: ResolvedConnector | None = None) -> list[bytes]:
         out = []
-        with self._source_store(name) as store:
+        with self._source_store(name, resolved) as store:
             keys = list(store.all())
         for key in keys:
             decoded = decode_key(key)
@@ -186,9 +200,12 @@ class ConnectorOffsets:
         return out
 
     def _connector_alter(
-        self, name: str, call: Callable[[Connector, dict[str, str]], bool]
+        self,
+        name: str,
+        call: Callable[[Connector, dict[str, str]], bool],
+        resolved: ResolvedConnector | None = None,
     ) -> bool:
-        connector, config = self._new_connector(name)
+        connector, config = self._new_connector(name, resolved)
         try:
             return bool(call(connector, config))
         except NotImplementedError as e:
@@ -200,20 +217,31 @@ class ConnectorOffsets:
             raise BadRequestError(f"Failed to modify offsets for connector {name}: {e}") from e
 
     def _alter_source(
-        self, name: str, entries: dict[bytes, bytes | None], by_partition: dict[Any, Any]
+        self,
+        name: str,
+        entries: dict[bytes, bytes | None],
+        by_partition: dict[Any, Any],
+        resolved: ResolvedConnector | None = None,
     ) -> str:
         handled = self._connector_alter(
             name,
             lambda c, cfg: c.alter_offsets(cfg, by_partition),  # type: ignore[attr-defined]
+            resolved,
         )
-        with self._source_store(name) as store:
+        with self._source_store(name, resolved) as store:
             store.set(entries)
         return _offsets_message("altered", handled)
 
-    def _alter_sink(self, name: str, wanted: dict[TopicPartition, int | None]) -> str:
+    def _alter_sink(
+        self,
+        name: str,
+        wanted: dict[TopicPartition, int | None],
+        resolved: ResolvedConnector | None = None,
+    ) -> str:
         handled = self._connector_alter(
             name,
             lambda c, cfg: c.alter_offsets(cfg, wanted),  # type: ignore[attr-defined]
+            resolved,
         )
         resets = [tp for tp, o in wanted.items() if o is None]
         # confluent-kafka cannot delete single partition offsets: with auto.offset.reset=earliest

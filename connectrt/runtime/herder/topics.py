@@ -1,21 +1,20 @@
-"""The topics each connector used (KIP-558 topic tracking).
+"""The topics each connector used (KIP-558 topic tracking), as operators read and clear them.
 
-Tasks report each topic the first time they use it; the status store keeps the set per
-connector (in Kafka, on the status topic), and operators read or clear it. Both are governed by
-the worker settings ``topic.tracking.enable`` and ``topic.tracking.allow.reset``.
+Tasks report each topic the first time they use it
+(:class:`~connectrt.runtime.worker.topic_tracker.StatusTopicTracker`, which the worker is built
+with); the status store keeps the set per connector (in Kafka, on the status topic), and
+operators read or clear it here. Both are governed by the worker settings
+``topic.tracking.enable`` and ``topic.tracking.allow.reset``.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Callable
 
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.errors import ForbiddenError
+from connectrt.runtime.worker.topic_tracker import StatusTopicTracker
 from connectrt.storage.status_store import StatusStore
-
-log = logging.getLogger(__name__)
 
 __all__ = ["ConnectorTopics"]
 
@@ -27,8 +26,8 @@ class ConnectorTopics:
     :class:`~connectrt.errors.NotFoundError` for an unknown connector (the herder's).
 
     Lifecycle: built once per herder; the status store is started and stopped by the herder.
-    Threading: every method may be called from any thread: :meth:`record` from task threads,
-    the others from REST handlers; the status store serializes its own writes.
+    Threading: every method may be called from any thread (REST handlers); the status store
+    serializes its own writes.
     """
 
     def __init__(
@@ -39,6 +38,7 @@ class ConnectorTopics:
         allow_reset: bool = True,
     ) -> None:
         self._status_store = status_store
+        self._tracker = StatusTopicTracker(status_store, tracking)
         self._require = require
         self._tracking = tracking
         self._allow_reset = allow_reset
@@ -56,13 +56,9 @@ class ConnectorTopics:
         )
 
     def record(self, name: str, topic: str, task: int) -> None:
-        """Task ``task`` of connector ``name`` used ``topic`` (the worker's ``on_topic`` hook);
-        a failed write is logged, never raised into the task."""
-        if self._tracking:
-            try:
-                self._status_store.put_topic(name, topic, task, int(time.time() * 1000))
-            except Exception:
-                log.exception("Could not record topic %s of connector %s", topic, name)
+        """Task ``task`` of connector ``name`` used ``topic``, as the worker's own
+        :class:`StatusTopicTracker` records it; a failed write is logged, never raised."""
+        self._tracker.record(name, topic, task)
 
     def active(self, name: str) -> list[str]:
         """The topics connector ``name`` used since it was created or last reset."""

@@ -50,13 +50,16 @@ class ConnectorViews:
             raise NotFoundError(f"Connector {name} not found")
 
     def connector_type(self, name: str) -> str:
-        """``source``, ``sink`` or ``unknown`` (neither, or the class does not load)."""
-        try:
-            cls = self.registry.connector_class(
-                self.worker.connector_config(name)["connector.class"]
-            )
-        except (ConfigError, KeyError):
-            return "unknown"
+        """``source``, ``sink`` or ``unknown`` (neither, or the class does not load): of the
+        class the worker looked up for the connector's config, else looked up here."""
+        cls = self.worker.connector_class(name)
+        if cls is None:
+            try:
+                cls = self.registry.connector_class(
+                    self.worker.connector_config(name)["connector.class"]
+                )
+            except (ConfigError, KeyError):
+                return "unknown"
         return connector_kind(cls)
 
     def definition(self, config: Mapping[str, str]) -> ConfigDef | None:

@@ -1,6 +1,7 @@
 """One connector on a worker: its Connector object, configs, target state and task handles
-(:class:`WorkerConnector`), and the context its Connector object gets
-(:class:`WorkerConnectorContext`)."""
+(:class:`WorkerConnector`), the context its Connector object gets
+(:class:`WorkerConnectorContext`), and a config a caller already resolved and validated
+(:class:`ResolvedConnector`)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,20 @@ from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["WorkerConnector", "WorkerConnectorContext", "string_task_config"]
+__all__ = ["ResolvedConnector", "WorkerConnector", "WorkerConnectorContext", "string_task_config"]
+
+
+@dataclass(frozen=True)
+class ResolvedConnector:
+    """A connector config as its caller (the herder's create or update) resolved and validated
+    it: ``resolved`` is the config with provider references replaced (its secrets already
+    registered with the redactor for good), ``connector_class`` the class validated. Handed
+    to the worker so that one create resolves the config once and looks the class up once;
+    used for the start that the create or update asks for only (a later restart or resume
+    resolves again, so that rotated secrets are picked up)."""
+
+    resolved: dict[str, str]
+    connector_class: type[Connector]
 
 
 class WorkerConnectorContext(SourceConnectorContext, SinkConnectorContext):
@@ -71,7 +85,8 @@ class WorkerConnector:
     """The state of one connector on a :class:`~connectrt.runtime.worker.worker.Worker`.
 
     ``config`` is the config as given (it may hold ``${provider:...}`` references),
-    ``resolved`` what the connector and its tasks were started with; ``connector`` is None while
+    ``resolved`` what the connector and its tasks were started with, ``connector_class`` the
+    class last looked up for ``config`` (None until then); ``connector`` is None while
     the connector is stopped or failed to start; ``runners`` holds the handles of its running
     tasks by task index. Created when the worker starts the connector and dropped when it is
     deleted (``removed`` is then set).
@@ -90,6 +105,7 @@ class WorkerConnector:
     target: TargetState
     task_configs: list[dict[str, str]] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
+    connector_class: type[Connector] | None = None
     runners: dict[int, TaskHandle] = field(default_factory=dict)
     plugin_metrics: PluginMetricsImpl | None = None  # the Connector object's (KIP-877)
     version: str | None = None  # the running Connector's version() (KIP-891)

@@ -1,26 +1,35 @@
+# Why one module over 450 lines: every method works on one map of connectors under one set
+# of locking rules (see the end of the docstring).
 """The Worker: runs connectors and their tasks in this process.
 
 The worker owns the offset store, the status board and its connectors (a
 :class:`WorkerConnector` each: Connector object, configs, target state, task handles), and
 runs their lifecycle: start and stop, task configs, target states, restarts (by hand and
-automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s
-business (:mod:`connectrt.runtime.executors.task_executor`): by default one :class:`TaskRunner`
-thread per task in this process, one child process per task with ``task.executor=processes``;
-another executor (e.g. Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with
-the same control surface. How a task's runner is built is
-the :class:`RunnerFactory`'s (:mod:`connectrt.runtime.executors.runner_factory`).
+automatic) and task reconfiguration. Where tasks run is the :class:`TaskExecutor`'s business
+(:mod:`~connectrt.runtime.executors.task_executor`): by default one :class:`TaskRunner` thread
+per task in this process, one child process per task with ``task.executor=processes``; another
+executor (e.g. Spark) may run them elsewhere and hand back :class:`TaskHandle` objects with the
+same control surface. How a task's runner is built is the :class:`RunnerFactory`'s
+(:mod:`~connectrt.runtime.executors.runner_factory`).
 Threading: public methods may be called from any thread. Changes to one connector are
 serialized by that connector's own lock (:attr:`WorkerConnector.lock`), so a connector whose
 plugin code blocks holds up nothing but its own management; the map of connectors has a lock of
 its own, held only for an instant, never across plugin code, so reads (``connectors()``,
 configs, metrics) never wait on a plugin. Every call into a connector's plugin code is bounded
-(:mod:`connectrt.runtime.plugins.calls`): ``start()`` and ``task_configs()`` by
-``connector.call.timeout.ms`` (then the connector is FAILED), ``stop()`` of connectors and tasks by
-``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
+(:mod:`~connectrt.runtime.plugins.calls`): ``start()`` and ``task_configs()`` by
+``connector.call.timeout.ms`` (then the connector is FAILED), ``stop()`` of connectors and
+tasks by ``task.shutdown.graceful.timeout.ms`` (then it is abandoned and the stop goes on).
 ``ConnectorContext.request_task_reconfiguration()`` may come from any thread: it is queued
 and handled on the worker's own reconfiguration thread.
 
-Kept as one module (a little over 400 lines): every method below works on the same map of
+The worker reaches the rest of its process only through the collaborators it is built with
+(:class:`~connectrt.runtime.executors.worker_hooks.WorkerHooks`: the config resolver, the
+config store for task configs and fencing counts, the topic tracker); it never calls the
+herder. A caller that already resolved and validated a config (the herder's create and update)
+hands it over as a :class:`~connectrt.runtime.worker.connector.ResolvedConnector`, so that the
+config is resolved once and the connector class looked up once per change.
+
+Kept as one module (about 700 lines): every method below works on the same map of
 connectors under the same locking rules; splitting it further would trade them for callbacks
 between modules.
 """
@@ -35,6 +44,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from connectrt.api.connector import Connector
 from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients.settings import OverridePolicy
 from connectrt.runtime.config.connector import check_connector_config
@@ -54,7 +64,11 @@ from connectrt.runtime.plugins.version_config import CONNECTOR_VERSION, worker_c
 from connectrt.runtime.status import State, StatusBoard, TargetState
 from connectrt.runtime.tasks.liveness import StallReport, StallWatchdog, WatchedTask
 from connectrt.runtime.tasks.runner import TaskId, TaskRunner
-from connectrt.runtime.worker.connector import WorkerConnector, WorkerConnectorContext
+from connectrt.runtime.worker.connector import (
+    ResolvedConnector,
+    WorkerConnector,
+    WorkerConnectorContext,
+)
 from connectrt.runtime.worker.zombie_fencing import fence_zombies
 from connectrt.storage.offsets import OffsetStore
 
@@ -84,7 +98,8 @@ def _default_executor(config: WorkerConfig) -> TaskExecutor:
 class Worker:
     """Runs connectors and hands their tasks to a :class:`TaskExecutor` (see the module
     docstring for the threading contract). ``start`` before starting connectors; ``stop``
-    stops every connector and then the offset store."""
+    stops every connector and then the offset store. ``hooks`` are its collaborators in the
+    process (by default: configs used as written, nothing stored, no topic tracking)."""
 
     def __init__(
         self,
@@ -168,6 +183,11 @@ class Worker:
     def connector_type(self, name: str) -> str:
         return self._get(name).connector_type
 
+    def connector_class(self, name: str) -> type[Connector] | None:
+        """The class last looked up for the connector's current config (None: not yet, e.g.
+        a connector created or taken up STOPPED, or one whose class failed to load)."""
+        return self._get(name).connector_class
+
     def versions(self, name: str) -> tuple[str | None, str | None]:
         """The running connector's version and its tasks' (None: undefined or not running)."""
         state = self._get(name)
@@ -215,12 +235,14 @@ class Worker:
         target: TargetState = TargetState.STARTED,
         validate: bool = True,
         created: bool = False,
+        resolved: ResolvedConnector | None = None,
     ) -> None:
         """Validate (unless the caller did), start the connector and its tasks.
 
         ``created``: a connector new to the cluster; created PAUSED, it stays dormant (neither
         it nor its tasks start until resumed, as in Kafka Connect), while a PAUSED connector
-        the worker takes up again starts its tasks paused.
+        the worker takes up again starts its tasks paused. ``resolved``: ``config`` as the
+        caller resolved and validated it (then ``validate`` is False), used for this start.
 
         Invalid configs raise ConfigError (nothing is started). A connector whose ``start()``
         or ``task_configs()`` raises is kept, reported FAILED with the trace.
@@ -228,15 +250,20 @@ class Worker:
         config = dict(config)
         config.setdefault("name", name)
         if validate:
-            check_connector_config(
-                self.hooks.resolve(config),
+            values = self.hooks.resolve(config)
+            result = check_connector_config(
+                values,
                 self.plugins,
                 self.policy,
                 worker_converters(self.config),
                 executor=self.config["task.executor"],
                 exactly_once_source=self.config["exactly.once.source.support"],
             )
+            if result.connector_type is not None:
+                resolved = ResolvedConnector(values, result.connector_type)
         state = WorkerConnector(name, config, None, target)
+        if resolved is not None:
+            state.connector_class = resolved.connector_class
         state.dormant = created and target is TargetState.PAUSED
         with state.lock:
             with self._lock:
@@ -246,9 +273,13 @@ class Worker:
             if target is not TargetState.STOPPED:
                 # Shown while start() runs (Kafka's state of a connector not yet started).
                 self.status.put(name, None, State.UNASSIGNED)
-            self._start_connector_instance(state)
+            self._start_connector_instance(state, resolved)
 
-    def _start_connector_instance(self, state: WorkerConnector) -> None:
+    def _start_connector_instance(
+        self, state: WorkerConnector, resolved: ResolvedConnector | None = None
+    ) -> None:
+        """Start a connector in its target state (its tasks too), with ``resolved`` when the
+        caller resolved its config, else resolving it. Called under the connector's lock."""
         name = state.name
         if state.target is TargetState.STOPPED:
             self.status.put(name, None, State.STOPPED)
@@ -256,24 +287,36 @@ class Worker:
         if state.dormant:
             self.status.put(name, None, State.PAUSED)
             return
-        changed = self._run_connector(state, "start")
+        changed = self._run_connector(state, "start", resolved)
         if changed is None:
             return
         if changed:
-            self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+            self._store_task_configs(state)
         self._start_tasks(state)
 
-    def _run_connector(self, state: WorkerConnector, verb: str) -> bool | None:
+    def _store_task_configs(self, state: WorkerConnector) -> None:
+        """Hand the connector's new task configs to the config store (via the hooks)."""
+        configs = [dict(c) for c in state.task_configs]
+        self.hooks.on_task_configs(state.name, state.config, state.resolved, configs)
+
+    def _run_connector(
+        self, state: WorkerConnector, verb: str, resolved: ResolvedConnector | None = None
+    ) -> bool | None:
         """Instantiate and start the Connector, generate its task configs and report it
         RUNNING/PAUSED. Returns whether the task configs changed, or None when it FAILED
         (``start()`` or ``task_configs()`` raised, or did not return within
         ``connector.call.timeout.ms``: the connector is then abandoned, see
-        :meth:`_start_plugin`). Called under the connector's lock."""
+        :meth:`_start_plugin`). The config is resolved and the class looked up here unless
+        the caller did (``resolved``). Called under the connector's lock."""
         try:
-            state.resolved = self.hooks.resolve(state.config)
-            cls = self.plugins.connector_class(
-                state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
-            )
+            if resolved is not None:
+                state.resolved, cls = dict(resolved.resolved), resolved.connector_class
+            else:
+                state.resolved = self.hooks.resolve(state.config)
+                cls = self.plugins.connector_class(
+                    state.config["connector.class"], state.resolved.get(CONNECTOR_VERSION)
+                )
+            state.connector_class = cls
             state.plugin_metrics = self.plugin_metrics.connector(state.name)
             context = WorkerConnectorContext(
                 state.name,
@@ -499,8 +542,11 @@ class Worker:
         self._get(name)
         self._stop_connector(name, remove=True)
 
-    def set_target_state(self, name: str, target: TargetState) -> None:
-        """Pause, resume or stop a connector (tasks commit before they stop)."""
+    def set_target_state(
+        self, name: str, target: TargetState, resolved: ResolvedConnector | None = None
+    ) -> None:
+        """Pause, resume or stop a connector (tasks commit before they stop). ``resolved``: its
+        config as the caller resolved it, used if this starts the connector."""
         with self._locked(name) as state:
             previous, state.target = state.target, target
             if target is TargetState.STOPPED:
@@ -513,7 +559,7 @@ class Worker:
             if previous is TargetState.STOPPED or state.dormant:
                 # Paused while STOPPED: dormant, as in Kafka Connect; resumed: it starts.
                 state.dormant = target is TargetState.PAUSED
-                self._start_connector_instance(state)
+                self._start_connector_instance(state, resolved)
                 return
             for r in list(state.runners.values()):
                 r.transition_to(target)
@@ -540,21 +586,25 @@ class Worker:
             if changed is None:
                 return
             if changed or len(old) != len(state.task_configs):
-                self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+                self._store_task_configs(state)
                 self._stop_tasks(state)
                 for i in range(len(state.task_configs), len(old)):
                     self.status.put(name, i, State.DESTROYED)
                 self._start_tasks(state)
 
-    def reconfigure_connector(self, name: str, config: Mapping[str, str]) -> None:
+    def reconfigure_connector(
+        self, name: str, config: Mapping[str, str], resolved: ResolvedConnector | None = None
+    ) -> None:
         """Replace a connector's config: stop it and its tasks, start with the new config in
-        the same target state. Validation is the caller's job."""
+        the same target state. Validation is the caller's job; ``resolved`` is the new config
+        as it resolved it."""
         with self._locked(name) as state:
             old_tasks = len(state.task_configs)
             self._stop_instance(state)
             state.config = dict(config)
+            state.connector_class = None if resolved is None else resolved.connector_class
             state.task_configs = []
-            self._start_connector_instance(state)
+            self._start_connector_instance(state, resolved)
             for i in range(len(state.task_configs), old_tasks):
                 self.status.put(name, i, State.DESTROYED)
 
@@ -596,7 +646,7 @@ class Worker:
                         continue
                     if state.generate_task_configs(self._call_s):
                         log.info("Connector %s task configs changed; restarting tasks", name)
-                        self.hooks.on_task_configs(name, [dict(c) for c in state.task_configs])
+                        self._store_task_configs(state)
                         self._stop_tasks(state)
                         self._start_tasks(state)
             except NotFoundError:
