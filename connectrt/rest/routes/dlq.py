@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -25,7 +25,7 @@ from connectrt.runtime.dlq_replay.progress import ReplayStatus
 from connectrt.runtime.dlq_replay.replays import replay_request
 from connectrt.runtime.herder.herder import Herder
 
-__all__ = ["add_dlq_routes", "replay_status"]
+__all__ = ["dlq_router", "replay_status"]
 
 
 def _iso(ms: int | None) -> str | None:
@@ -89,10 +89,11 @@ def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None =
     return JSONResponse(content, status_code, headers)
 
 
-def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
-    """Add the replay routes to ``app`` (the app's error handlers shape the errors)."""
+def dlq_router(herder: Herder) -> APIRouter:
+    """The replay routes (the app's error handlers shape the errors)."""
+    router = APIRouter()
 
-    @app.post(
+    @router.post(
         "/connectors/{connector}/dlq/replay",
         status_code=202,
         summary="connectrt: replay the connector's dead letter queue",
@@ -114,17 +115,19 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
         location = f"/connectors/{quote(connector, safe='')}/dlq/replay"
         return _json(replay_status(status), 202, {"Location": location})
 
-    @app.get(
+    @router.get(
         "/connectors/{connector}/dlq/replay",
         summary="connectrt: progress of the latest dead letter queue replay",
     )
     def replay_progress(connector: str) -> Any:
         return replay_status(herder.dlq.status(connector))
 
-    @app.delete(
+    @router.delete(
         "/connectors/{connector}/dlq/replay",
         status_code=202,
         summary="connectrt: cancel the running dead letter queue replay",
     )
     def cancel_replay(connector: str) -> Response:
         return _json(replay_status(herder.dlq.cancel(connector)), 202)
+
+    return router
