@@ -72,8 +72,10 @@ def create_app(herder: Herder) -> FastAPI:
     ]
     for router in routers:
         app.include_router(router)
-    mount_console(app, herder)  # /ui (HTML; not in the OpenAPI document)
+    console = mount_console(app, herder)  # /ui (HTML; not in the OpenAPI document)
     # The secrets are looked up per error: the app may be built before the herder has them.
-    install_error_handlers(app, lambda text: herder.secrets.redact(text), [app.router, *routers])
+    install_error_handlers(
+        app, lambda text: herder.secrets.redact(text), [app.router, *routers, console]
+    )
     document_api(app)  # request bodies, response models and error statuses (rest/openapi.py)
     return app
