@@ -77,5 +77,5 @@ def create_app(herder: Herder) -> FastAPI:
     install_error_handlers(
         app, lambda text: herder.secrets.redact(text), [app.router, *routers, console]
     )
-    document_api(app)  # request bodies, response models and error statuses (rest/openapi.py)
+    document_api(app, routers)  # bodies, response models, error statuses (rest/openapi.py)
     return app

@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from connectrt.runtime.errors import BadRequestError
 
-__all__ = ["UNSUPPORTED_MEDIA_TYPE", "is_json", "read_json", "string_map"]
+__all__ = ["UNSUPPORTED_MEDIA_TYPE", "is_json", "read_json"]
 
 UNSUPPORTED_MEDIA_TYPE = "Unsupported Media Type"
 
@@ -54,22 +54,3 @@ async def read_json(request: Request, required: bool = True) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         raise BadRequestError(f"Invalid JSON in request body: {e}") from None
-
-
-def string_map(value: Any, allow_null: bool = False) -> dict[str, Any]:
-    """A connector config from a JSON body: an object whose values are strings (numbers and
-    booleans become strings, as Kafka Connect reads them; null kept when ``allow_null``).
-    BadRequestError otherwise."""
-    if not isinstance(value, dict):
-        raise BadRequestError("Connector configuration must be a JSON object of strings")
-    out: dict[str, Any] = {}
-    for k, v in value.items():
-        if v is None and allow_null:
-            out[k] = None
-        elif isinstance(v, bool):
-            out[k] = "true" if v else "false"
-        elif isinstance(v, str | int | float):
-            out[k] = str(v)
-        else:
-            raise BadRequestError(f"Configuration value for '{k}' must be a string")
-    return out

@@ -7,6 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from connectrt.rest import models as m
+from connectrt.rest.openapi import documented
 from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["control_router"]
@@ -16,6 +18,7 @@ def control_router(herder: Herder) -> APIRouter:
     router = APIRouter()
 
     @router.get("/control/events", summary="connectrt: outcomes of recent control-topic events")
+    @documented({200: list[m.ControlEventOutcome]})
     def control_events() -> Any:
         control = getattr(herder, "control", None)  # set when control.topic is configured
         return control.outcomes() if control is not None else []

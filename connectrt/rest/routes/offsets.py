@@ -3,36 +3,40 @@ reset (KIP-875), and connectrt's rewind (``POST .../offsets/reset``: stop, move,
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
+from connectrt.rest import models as m
 from connectrt.rest.bodies import read_json
-from connectrt.runtime.errors import BadRequestError
+from connectrt.rest.openapi import documented
 from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["offsets_router"]
+
+_C = (404,)  # a {connector} path
 
 
 def offsets_router(herder: Herder) -> APIRouter:
     router = APIRouter()
 
     @router.get("/connectors/{connector}/offsets", summary="Committed offsets (KIP-875)")
+    @documented({200: m.ConnectorOffsets}, errors=_C)
     def get_offsets(connector: str) -> Any:
         return {"offsets": herder.offsets.get(connector)}
 
     @router.patch("/connectors/{connector}/offsets", summary="Alter offsets (KIP-875)")
+    @documented({200: m.OffsetsMessage}, m.AlterOffsetsRequest, errors=_C)
     async def alter_offsets(connector: str, request: Request) -> Any:
-        body = await read_json(request, required=False)
-        offsets = body.get("offsets") if isinstance(body, dict) else None
+        offsets = m.AlterOffsetsRequest.read(await read_json(request, required=False))
         message = await run_in_threadpool(herder.offsets.alter, connector, offsets)
-        return {"message": message}
+        return m.OffsetsMessage.of(message).wire()
 
     @router.delete("/connectors/{connector}/offsets", summary="Reset offsets (KIP-875)")
+    @documented({200: m.OffsetsMessage}, errors=(400, 404))
     def delete_offsets(connector: str) -> Any:
-        return {"message": herder.offsets.reset(connector)}
+        return m.OffsetsMessage.of(herder.offsets.reset(connector)).wire()
 
     @router.post(
         "/connectors/{connector}/offsets/reset",
@@ -43,26 +47,11 @@ def offsets_router(herder: Herder) -> APIRouter:
             "sources support `earliest` (delete their offsets)."
         ),
     )
+    @documented({200: m.ConnectorOffsets}, m.RewindRequest, errors=_C)
     async def rewind(connector: str, request: Request) -> Any:
-        body = await read_json(request)
-        if not isinstance(body, dict) or not isinstance(body.get("to"), str):
-            raise BadRequestError("Body must be a JSON object with a 'to' string")
-        when = None
-        if body.get("timestamp") is not None:
-            try:
-                when = datetime.fromisoformat(str(body["timestamp"]).replace("Z", "+00:00"))
-            except ValueError:
-                raise BadRequestError(f"Invalid ISO-8601 timestamp {body['timestamp']}") from None
-            if when.timestamp() < 0:  # Kafka's offsets for times start at the epoch
-                raise BadRequestError(f"Timestamp {body['timestamp']} is before 1970-01-01")
-        offset = body.get("offset")
-        if offset is not None and (not isinstance(offset, int) or isinstance(offset, bool)):
-            raise BadRequestError("'offset' must be an integer")
-        topic = body.get("topic")
-        if topic is not None and not isinstance(topic, str):
-            raise BadRequestError("'topic' must be a string")
+        body = m.RewindRequest.read(await read_json(request))
         return await run_in_threadpool(
-            herder.offsets.rewind, connector, body["to"], when, offset, topic
+            herder.offsets.rewind, connector, body.to, body.timestamp, body.offset, body.topic
         )
 
     return router
