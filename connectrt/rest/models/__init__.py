@@ -4,7 +4,7 @@ Each model is what the OpenAPI document shows (:mod:`connectrt.rest.openapi` att
 the operations that read or answer it) and what the handlers use:
 
 * a response model has a constructor ``of(...)`` from the herder's answer, and
-  :meth:`_Body.wire` renders it: the fields that were set, in the order declared, by alias,
+  :meth:`.base.Body.wire` renders it: the fields that were set, in the order declared, by alias,
   then any extra keys (the models accept them). That is Kafka Connect's JSON, key order
   included; fields marked :data:`~pydantic.json_schema.SkipJsonSchema` are connectrt's
   additions that the document does not list (they were never documented);
@@ -12,7 +12,8 @@ the operations that read or answer it) and what the handlers use:
   (lenient where Kafka Connect is: config values may be numbers or booleans, they are stored
   as strings; values the herder checks, such as ``initial_state`` or the offsets, are passed
   on as they are), with Kafka Connect's messages (a :class:`BadRequestError` is a 400). The
-  fields document the body a client should send; ``read`` does not reject more than it.
+  fields document the body a client should send; ``read`` refuses only what Kafka Connect
+  refuses, so it accepts some bodies the document does not describe.
 
 The schemathesis conformance run checks every answer against these models. Stateless.
 
