@@ -4,10 +4,11 @@ FastAPI derives the document from the routes, but the handlers read raw bodies (
 malformed JSON with Kafka Connect's error body and messages) and return plain JSON, so on its
 own it knows neither the request bodies nor the response shapes, and it documents a ``422``
 the API never sends (validation errors are answered ``400``). :func:`document_api` replaces
-the app's ``openapi()`` with one that completes FastAPI's document from :data:`OPERATIONS`: for
-every operation, the body it reads (required or not), each success status with its model
+the app's ``openapi()`` with one that completes FastAPI's document from what each handler
+declares with :func:`documented` (right under its route's decorator): for every operation,
+the body it reads (required or not), each success status with its model
 (:mod:`connectrt.rest.models`), and the error statuses it can answer, all with the
-``{"error_code", "message"}`` body. Every route must have an entry (a new route without one
+``{"error_code", "message"}`` body. Every route must be documented (a new route without it
 fails the unit test that checks the document), and the schemathesis run in the test suite
 checks every answer against what is written here.
 
@@ -22,19 +23,22 @@ over ``rest.request.max.bytes`` (or a connector config over what the config topi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from starlette.routing import Router
 
 from connectrt.rest import models as m
 
-__all__ = ["OPERATIONS", "Op", "document_api"]
+__all__ = ["TEXT", "Op", "document_api", "documented", "operations"]
 
 _REF = "#/components/schemas/{model}"
-_TEXT = "text"  # a text/plain answer (the metrics exposition)
+TEXT = "text"  # a text/plain answer (the metrics exposition)
 
 _REASONS = {
     200: "OK",
@@ -58,7 +62,7 @@ _REASONS = {
 @dataclass(frozen=True)
 class Op:
     """One operation's documentation: ``ok`` maps each success status to its model (None for
-    no body, :data:`_TEXT` for text); ``errors`` are its error statuses beyond the ones every
+    no body, :data:`TEXT` for text); ``errors`` are its error statuses beyond the ones every
     operation has."""
 
     ok: dict[int, Any]
@@ -69,81 +73,40 @@ class Op:
     error_bodies: dict[int, Any] = field(default_factory=dict)  # not the ErrorBody
 
 
-_C = (404,)  # a {connector} path
-_LOCATION = {201: {"Location": "The new connector's URL"}}
+F = TypeVar("F", bound=Callable[..., Any])
+_DOC_ATTRIBUTE = "__rest_operation__"
 
-OPERATIONS: dict[tuple[str, str], Op] = {
-    ("get", "/"): Op({200: m.ServerInfo}),
-    # KIP-1017: 503 starting, 500 unhealthy, both with the health body.
-    ("get", "/health"): Op(
-        {200: m.Health}, errors=(503,), error_bodies={500: m.Health, 503: m.Health}
-    ),
-    ("get", "/metrics"): Op({200: _TEXT}),
-    ("get", "/connectors"): Op({200: list[str] | m.ExpandedConnectors}),
-    ("post", "/connectors"): Op(
-        {201: m.ConnectorInfo}, m.CreateConnectorRequest, errors=(409,), headers=_LOCATION
-    ),
-    ("get", "/connectors/{connector}"): Op({200: m.ConnectorInfo}, errors=_C),
-    ("delete", "/connectors/{connector}"): Op({204: None}, errors=_C),
-    ("get", "/connectors/{connector}/config"): Op({200: dict[str, str]}, errors=_C),
-    ("put", "/connectors/{connector}/config"): Op(
-        {200: m.ConnectorInfo, 201: m.ConnectorInfo},
-        m.ConnectorConfigRequest,
-        errors=(409,),
-        headers=_LOCATION,
-    ),
-    ("patch", "/connectors/{connector}/config"): Op(
-        {200: m.ConnectorInfo}, m.PatchConfigRequest, errors=_C
-    ),
-    ("get", "/connectors/{connector}/status"): Op({200: m.ConnectorStateInfo}, errors=_C),
-    ("get", "/connectors/{connector}/tasks"): Op({200: list[m.TaskConfig]}, errors=_C),
-    ("get", "/connectors/{connector}/tasks-config"): Op(
-        {200: dict[str, dict[str, str]]}, errors=_C
-    ),
-    ("get", "/connectors/{connector}/tasks/{task}/status"): Op(
-        {200: m.TaskState}, errors=(400, 404)
-    ),
-    ("post", "/connectors/{connector}/tasks/{task}/restart"): Op({204: None}, errors=(400, 404)),
-    ("post", "/connectors/{connector}/restart"): Op(
-        {202: m.ConnectorStateInfo, 204: None}, errors=(400, 404)
-    ),
-    ("put", "/connectors/{connector}/pause"): Op({202: None}, errors=_C),
-    ("put", "/connectors/{connector}/resume"): Op({202: None}, errors=_C),
-    ("put", "/connectors/{connector}/stop"): Op({204: None}, errors=_C),
-    ("get", "/connectors/{connector}/topics"): Op({200: m.ConnectorTopics}, errors=(403, 404)),
-    ("put", "/connectors/{connector}/topics/reset"): Op({202: None}, errors=(403, 404)),
-    ("get", "/connectors/{connector}/offsets"): Op({200: m.ConnectorOffsets}, errors=_C),
-    ("patch", "/connectors/{connector}/offsets"): Op(
-        {200: m.OffsetsMessage}, m.AlterOffsetsRequest, errors=_C
-    ),
-    ("delete", "/connectors/{connector}/offsets"): Op({200: m.OffsetsMessage}, errors=(400, 404)),
-    ("post", "/connectors/{connector}/offsets/reset"): Op(
-        {200: m.ConnectorOffsets}, m.RewindRequest, errors=_C
-    ),
-    # Dead letter queue replay: the POST body's schema is the route's own (openapi_extra).
-    ("post", "/connectors/{connector}/dlq/replay"): Op(
-        {202: m.ReplayStatus},
-        errors=(400, 404, 409, 413),
-        headers={202: {"Location": "Where to follow the run"}},
-    ),
-    ("get", "/connectors/{connector}/dlq/replay"): Op({200: m.ReplayStatus}, errors=_C),
-    ("delete", "/connectors/{connector}/dlq/replay"): Op({202: m.ReplayStatus}, errors=(404, 409)),
-    ("get", "/control/events"): Op({200: list[m.ControlEventOutcome]}),
-    ("get", "/connector-plugins"): Op({200: list[m.PluginInfo]}, errors=(400,)),
-    ("get", "/connector-plugins/{plugin}/config"): Op(
-        {200: list[m.ConfigKeyInfo]}, errors=(400, 404)
-    ),
-    ("put", "/connector-plugins/{plugin}/config/validate"): Op(
-        {200: m.ConfigInfos}, m.PatchConfigRequest, errors=(404,)
-    ),
-    ("get", "/admin/loggers"): Op({200: dict[str, m.LoggerLevel]}),
-    ("get", "/admin/loggers/{name}"): Op({200: m.LoggerLevel}, errors=(404,)),
-    ("put", "/admin/loggers/{name}"): Op(
-        {200: list[str], 204: None},
-        m.LoggerLevelRequest,
-        errors=(404,),
-    ),
-}
+
+def documented(
+    ok: dict[int, Any],
+    body: Any = None,
+    *,
+    errors: tuple[int, ...] = (),
+    headers: dict[int, dict[str, str]] | None = None,
+    error_bodies: dict[int, Any] | None = None,
+) -> Callable[[F], F]:
+    """Attach an operation's documentation (:class:`Op`) to its handler; put it under the
+    route's decorator. ``body`` is the request model (:mod:`connectrt.rest.models`) whose
+    ``read`` the handler calls."""
+    op = Op(ok, body, errors=errors, headers=headers or {}, error_bodies=error_bodies or {})
+
+    def attach(handler: F) -> F:
+        setattr(handler, _DOC_ATTRIBUTE, op)
+        return handler
+
+    return attach
+
+
+def operations(routers: Iterable[Router]) -> dict[tuple[str, str], Op]:
+    """``(method, path) -> Op`` of every documented route of ``routers``."""
+    found: dict[tuple[str, str], Op] = {}
+    for router in routers:
+        for route in router.routes:
+            op = getattr(getattr(route, "endpoint", None), _DOC_ATTRIBUTE, None)
+            if isinstance(route, APIRoute) and isinstance(op, Op):
+                for method in route.methods or ():
+                    found[(method.lower(), route.path)] = op
+    return found
 
 
 class _Schemas:
@@ -183,7 +146,7 @@ def _complete(path: str, method: str, op: dict[str, Any], doc: Op, schemas: _Sch
     responses: dict[str, Any] = {}
     for status, model in doc.ok.items():
         response: dict[str, Any] = {"description": _REASONS[status]}
-        if model == _TEXT:
+        if model == TEXT:
             response["content"] = {"text/plain": {"schema": {"type": "string"}}}
         elif model is not None:
             schema = schemas.ref(model, "serialization")
@@ -212,8 +175,9 @@ def _complete(path: str, method: str, op: dict[str, Any], doc: Op, schemas: _Sch
         }
 
 
-def document_api(app: FastAPI) -> None:
-    """Make ``app.openapi()`` return the completed document (built once, then cached)."""
+def document_api(app: FastAPI, routers: Sequence[Router]) -> None:
+    """Make ``app.openapi()`` return the completed document (built once, then cached), from
+    the documentation on the handlers of ``routers`` (:func:`documented`)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -224,9 +188,10 @@ def document_api(app: FastAPI) -> None:
         for unused in ("HTTPValidationError", "ValidationError"):
             components.pop(unused, None)
         schemas = _Schemas(components)
-        for path, operations in document["paths"].items():
-            for method, op in operations.items():
-                doc = OPERATIONS.get((method, path))
+        documentation = operations(routers)
+        for path, path_operations in document["paths"].items():
+            for method, op in path_operations.items():
+                doc = documentation.get((method, path))
                 if doc is not None:  # a route without an entry keeps FastAPI's own document
                     _complete(path, method, op, doc, schemas)
         app.openapi_schema = document

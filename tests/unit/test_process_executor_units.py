@@ -19,7 +19,7 @@ import pytest
 
 from connectrt.api.config import ConfigDef
 from connectrt.errors import ConfigError
-from connectrt.rest.wire import task_state
+from connectrt.rest.models import TaskState
 from connectrt.runtime.clients.settings import OverridePolicy
 from connectrt.runtime.config.connector import check_connector_config, validate_connector_config
 from connectrt.runtime.config.worker import WorkerConfig
@@ -268,10 +268,10 @@ def test_the_connector_limit_wins_over_the_worker_default():
 
 
 def test_task_status_shows_the_pid_only_for_tasks_in_processes():
-    assert task_state(0, StateInfo("RUNNING", "h:8083", pid=4321)) == {
+    assert TaskState.of(0, StateInfo("RUNNING", "h:8083", pid=4321)).wire() == {
         "id": 0,
         "state": "RUNNING",
         "worker_id": "h:8083",
         "pid": 4321,
     }
-    assert "pid" not in task_state(0, StateInfo("RUNNING", "h:8083"))
+    assert "pid" not in TaskState.of(0, StateInfo("RUNNING", "h:8083")).wire()

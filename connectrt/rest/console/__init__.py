@@ -8,7 +8,7 @@ so the console shares the REST listener and its authentication.
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from connectrt.rest.console.routes import STATIC_DIR, console_router
@@ -17,6 +17,10 @@ from connectrt.runtime.herder.herder import Herder
 __all__ = ["mount_console"]
 
 
-def mount_console(app: FastAPI, herder: Herder) -> None:
-    app.include_router(console_router(herder))
+def mount_console(app: FastAPI, herder: Herder) -> APIRouter:
+    """Include the console's router in ``app`` and mount its static files; returns the
+    router."""
+    router = console_router(herder)
+    app.include_router(router)
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="console-static")
+    return router

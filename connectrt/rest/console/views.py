@@ -1,7 +1,7 @@
 """What the console's templates show, read from the herder in the REST API's own shapes.
 
 Every function reads through the same herder calls as the REST routes and shapes with
-:mod:`connectrt.rest.wire`, so the console shows exactly what ``GET /connectors/...`` answers
+:mod:`connectrt.rest.models`, so the console shows exactly what ``GET /connectors/...`` answers
 (secrets masked the same way); nothing here changes anything. Changes go from the browser to
 the REST API itself. Called from the REST app's thread pool; the herder is thread-safe.
 """
@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from connectrt.errors import NotFoundError
-from connectrt.rest import wire
+from connectrt.rest import models
 from connectrt.rest.console.charts import sparkline
 from connectrt.runtime.herder.herder import Herder
 
@@ -77,7 +77,7 @@ def connector_rows(herder: Herder) -> list[dict[str, Any]]:
     rows = []
     for name in sorted(herder.connectors()):
         try:
-            status = wire.connector_state_info(herder.connector_status(name))
+            status = models.ConnectorStateInfo.of(herder.connector_status(name)).wire()
             config = herder.connector_config(name)
         except NotFoundError:
             continue
@@ -101,7 +101,7 @@ def connector_rows(herder: Herder) -> list[dict[str, Any]]:
 
 def connector_status(herder: Herder, name: str) -> dict[str, Any]:
     """The connector's status (``GET /connectors/{name}/status``) with per-task metrics."""
-    status = wire.connector_state_info(herder.connector_status(name))
+    status = models.ConnectorStateInfo.of(herder.connector_status(name)).wire()
     metrics = {
         t["task"]: t for t in herder.overview.metrics_snapshot()["tasks"] if t["connector"] == name
     }
@@ -115,7 +115,7 @@ def connector_status(herder: Herder, name: str) -> dict[str, Any]:
 
 def connector_page(herder: Herder, name: str) -> dict[str, Any]:
     """Info, masked config and topics of one connector."""
-    info = wire.connector_info(herder.connector_info(name))
+    info = models.ConnectorInfo.of(herder.connector_info(name)).wire()
     return {
         "info": info,
         "config": dict(sorted(herder.connector_config(name).items())),
@@ -148,7 +148,7 @@ def task_charts(herder: Herder, name: str) -> list[dict[str, Any]]:
 
 
 def plugin_choices(herder: Herder) -> list[dict[str, Any]]:
-    return [wire.plugin_info(p) for p in herder.plugins.list_plugins(True)]
+    return [models.PluginInfo.of(p).wire() for p in herder.plugins.list_plugins(True)]
 
 
 def _undefined_key(name: str, herder: Herder, definition: Any) -> dict[str, Any]:
@@ -188,7 +188,9 @@ def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> di
     ``{"name", "error_count", "groups": [(group, [config info, ...]), ...]}``."""
     result = herder.plugins.validate(plugin, config)
     definition = result.definition
-    infos = wire.config_infos(result, lambda key: herder.masker.is_secret(key, definition))
+    infos = models.ConfigInfos.of(
+        result, lambda key: herder.masker.is_secret(key, definition)
+    ).wire()
     grouped: dict[str, list[dict[str, Any]]] = {g: [] for g in infos["groups"]}
     for entry in infos["configs"]:
         if entry["definition"] is None:  # a key the definition does not know: kept as text

@@ -12,87 +12,32 @@ request or no dead letter queue, 409 a run already going or none to cancel).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from connectrt.rest import models as m
 from connectrt.rest.bodies import read_json
-from connectrt.runtime.dlq_replay.progress import ReplayStatus
+from connectrt.rest.openapi import documented
 from connectrt.runtime.dlq_replay.replays import replay_request
 from connectrt.runtime.herder.herder import Herder
 
-__all__ = ["add_dlq_routes", "replay_status"]
-
-
-def _iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")
-
-
-def replay_status(status: ReplayStatus) -> dict[str, Any]:
-    """The JSON of one run's status."""
-    request = status.request
-    return {
-        "id": status.id,
-        "connector": status.connector,
-        "type": status.connector_type,
-        "state": status.state.value,
-        "dlq_topic": status.dlq_topic,
-        "group": status.group,
-        "dry_run": request.dry_run,
-        "from": _iso(request.from_ms),
-        "to": _iso(request.to_ms),
-        "max_replays": request.max_replays,
-        "started": _iso(status.started_ms),
-        "finished": _iso(status.finished_ms),
-        "counts": {
-            "read": status.read,
-            "replayed": status.replayed,
-            "skipped": status.skipped,
-            "failed_again": status.failed_again,
-        },
-        "skipped_reasons": dict(status.skipped_reasons),
-        "partitions": [
-            {"partition": p.partition, "start": p.start, "end": p.end, "position": p.position}
-            for p in status.partitions
-        ],
-        "sink_caught_up": status.sink_caught_up,
-        "message": status.message,
-    }
-
-
-_TIMESTAMP = {
-    "anyOf": [
-        {"type": "string", "format": "date-time"},
-        {"type": "integer", "minimum": 0, "description": "epoch milliseconds"},
-        {"type": "null"},
-    ]
-}
-_REQUEST_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "from": _TIMESTAMP,
-        "to": _TIMESTAMP,
-        "dry_run": {"type": "boolean"},
-        "max_replays": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
-    },
-    "additionalProperties": False,
-}
+__all__ = ["dlq_router"]
 
 
 def _json(content: Any, status_code: int = 200, headers: dict[str, str] | None = None) -> Response:
     return JSONResponse(content, status_code, headers)
 
 
-def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
-    """Add the replay routes to ``app`` (the app's error handlers shape the errors)."""
+def dlq_router(herder: Herder) -> APIRouter:
+    """The replay routes (the app's error handlers shape the errors)."""
+    router = APIRouter()
 
-    @app.post(
+    # The POST body's schema is the route's own (openapi_extra).
+    @router.post(
         "/connectors/{connector}/dlq/replay",
         status_code=202,
         summary="connectrt: replay the connector's dead letter queue",
@@ -104,27 +49,36 @@ def add_dlq_routes(app: FastAPI, herder: Herder) -> None:
         openapi_extra={
             "requestBody": {
                 "required": False,
-                "content": {"application/json": {"schema": _REQUEST_SCHEMA}},
+                "content": {"application/json": {"schema": m.REPLAY_REQUEST_SCHEMA}},
             }
         },
+    )
+    @documented(
+        {202: m.ReplayStatus},
+        errors=(400, 404, 409, 413),
+        headers={202: {"Location": "Where to follow the run"}},
     )
     async def start_replay(connector: str, request: Request) -> Response:
         wanted = replay_request(await read_json(request, required=False))
         status = await run_in_threadpool(herder.dlq.start, connector, wanted)
         location = f"/connectors/{quote(connector, safe='')}/dlq/replay"
-        return _json(replay_status(status), 202, {"Location": location})
+        return _json(m.ReplayStatus.of(status).wire(), 202, {"Location": location})
 
-    @app.get(
+    @router.get(
         "/connectors/{connector}/dlq/replay",
         summary="connectrt: progress of the latest dead letter queue replay",
     )
+    @documented({200: m.ReplayStatus}, errors=(404,))
     def replay_progress(connector: str) -> Any:
-        return replay_status(herder.dlq.status(connector))
+        return m.ReplayStatus.of(herder.dlq.status(connector)).wire()
 
-    @app.delete(
+    @router.delete(
         "/connectors/{connector}/dlq/replay",
         status_code=202,
         summary="connectrt: cancel the running dead letter queue replay",
     )
+    @documented({202: m.ReplayStatus}, errors=(404, 409))
     def cancel_replay(connector: str) -> Response:
-        return _json(replay_status(herder.dlq.cancel(connector)), 202)
+        return _json(m.ReplayStatus.of(herder.dlq.cancel(connector)).wire(), 202)
+
+    return router
