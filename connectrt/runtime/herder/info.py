@@ -1,7 +1,7 @@
 """What the herder answers about a connector: its info and its states.
 
 Plain frozen values, built fresh for each answer and safe to share between threads; the REST
-layer turns them into Kafka Connect's JSON shapes (:mod:`connectrt.rest.wire`).
+layer turns them into Kafka Connect's JSON shapes (:mod:`connectrt.rest.models`).
 """
 
 from __future__ import annotations
