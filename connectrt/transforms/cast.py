@@ -31,8 +31,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     copy_schema_basics,
     field_value,
@@ -40,6 +38,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["Cast", "CastKey", "CastValue"]
 

@@ -18,11 +18,10 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 from connectrt.transforms.field_path import (
     FIELD_SYNTAX_VERSION,
     FIELD_SYNTAX_VERSION_ARGS,

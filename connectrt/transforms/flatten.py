@@ -21,8 +21,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     copy_schema_basics,
     field_value,
@@ -30,6 +28,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
 

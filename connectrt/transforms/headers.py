@@ -27,8 +27,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    BundledTransformation,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_record,
     copy_schema_basics,
@@ -37,6 +35,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import BundledTransformation, KeyOrValueTransformation
 
 __all__ = [
     "DropHeaders",

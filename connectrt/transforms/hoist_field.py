@@ -11,7 +11,8 @@ from connectrt.api.transform import R
 from connectrt.data.schema import Schema
 from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
-from connectrt.transforms._util import Part, PartRewrite, SchemaCache, put_field
+from connectrt.transforms._util import SchemaCache, put_field
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 

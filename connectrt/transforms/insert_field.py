@@ -22,8 +22,6 @@ from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     copy_schema_basics,
     put_field,
@@ -31,6 +29,7 @@ from connectrt.transforms._util import (
     require_sink_record,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["InsertField", "InsertFieldKey", "InsertFieldValue", "InsertionSpec"]
 

@@ -24,14 +24,13 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     field_value,
     infer_type,
     non_empty_list,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 

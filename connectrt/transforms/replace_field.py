@@ -19,13 +19,12 @@ from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     copy_schema_basics,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue", "parse_renames"]
 

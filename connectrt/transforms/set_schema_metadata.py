@@ -18,11 +18,10 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     field_value,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue"]
 

@@ -29,14 +29,13 @@ from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    Part,
-    PartRewrite,
     SchemaCache,
     copy_schema_basics,
     field_value,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
 
