@@ -20,7 +20,9 @@ import httpx
 
 from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
 from connectrt.converters._lru import LRU
-from connectrt.converters.avro.config import (
+from connectrt.converters.avro.registry import SchemaRegistryClient
+from connectrt.converters.avro.schema_codecs import Reader, Writer, parse_avro
+from connectrt.converters.registry_config import (
     AUTO_REGISTER_CONFIG,
     CONFIG_KEYS,
     USE_LATEST_CONFIG,
@@ -30,8 +32,6 @@ from connectrt.converters.avro.config import (
     config_registry_url,
     config_subject_strategy,
 )
-from connectrt.converters.avro.registry import SchemaRegistryClient
-from connectrt.converters.avro.schema_codecs import Reader, Writer, parse_avro
 from connectrt.data.schema import Schema
 from connectrt.errors import DataError
 

@@ -22,15 +22,6 @@ import orjson
 
 from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
 from connectrt.converters._lru import LRU
-from connectrt.converters.avro.config import (
-    AUTO_REGISTER_CONFIG,
-    USE_LATEST_CONFIG,
-    config_basic_auth,
-    config_bool,
-    config_cache_size_and_timeout,
-    config_registry_url,
-    config_subject_strategy,
-)
 from connectrt.converters.json.compiler import Fn
 from connectrt.converters.json.decoder import NeedExact
 from connectrt.converters.json.java_text import java_dumps
@@ -48,6 +39,15 @@ from connectrt.converters.jsonschema.schema_mapping import (
 )
 from connectrt.converters.jsonschema.values import PayloadDecoder, PayloadEncoder
 from connectrt.converters.registry_client import SchemaRegistryClient
+from connectrt.converters.registry_config import (
+    AUTO_REGISTER_CONFIG,
+    USE_LATEST_CONFIG,
+    config_basic_auth,
+    config_bool,
+    config_cache_size_and_timeout,
+    config_registry_url,
+    config_subject_strategy,
+)
 from connectrt.data.schema import Schema
 from connectrt.errors import ConfigError, DataError
 
