@@ -1,4 +1,4 @@
-"""Shared helpers for the bundled SMTs: key/value access, type checks, schema caching."""
+"""Shared helpers for the bundled SMTs: type checks, schema caching, Java regex syntax."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ import decimal
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic
+from typing import Any
 
-import connectrt
 from connectrt.api.config import ConfigError, ConfigType, Importance
 from connectrt.api.records import ConnectRecord, SinkRecord
-from connectrt.api.transform import R, Transformation, apply_each_in_place
+from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
 from connectrt.data.schema import Field, Schema, Type
 from connectrt.data.schema_builder import SchemaBuilder
@@ -21,7 +20,6 @@ from connectrt.errors import DataError
 
 __all__ = [
     "REPLACE_NULL_WITH_DEFAULT",
-    "KeyOrValueTransformation",
     "SchemaCache",
     "compile_java_regex",
     "copy_record",
@@ -198,77 +196,6 @@ def infer_type(value: Any) -> Type | None:
 
 def is_logical(schema: Schema | None, logical: type[Date | Time | Timestamp | Decimal]) -> bool:
     return schema is not None and logical_name(schema) == logical.LOGICAL_NAME
-
-
-class KeyOrValueTransformation(Transformation[R], Generic[R]):
-    """Base of the ``$Key``/``$Value`` SMT pairs: picks the record part to operate on.
-
-    Subclasses set ``SMT_NAME`` (the Kafka class' simple name); the concrete ``Key``/``Value``
-    classes set ``IS_KEY``.
-    """
-
-    SMT_NAME: ClassVar[str] = "Transformation"
-    IS_KEY: ClassVar[bool] = False
-
-    @classmethod
-    def smt_name(cls) -> str:
-        """Kafka's name for this variant, e.g. ``Cast$Value`` (used in error messages)."""
-        return f"{cls.SMT_NAME}${'Key' if cls.IS_KEY else 'Value'}"
-
-    def operating_schema(self, record: ConnectRecord) -> Schema | None:
-        return record.key_schema if self.IS_KEY else record.value_schema
-
-    def operating_value(self, record: ConnectRecord) -> Any:
-        return record.key if self.IS_KEY else record.value
-
-    # True while apply_owned() runs: new_record() then updates the chain-owned record in place.
-    _owned: bool = False
-
-    def apply_owned(self, record: R) -> R | list[R] | None:
-        """:meth:`apply` with :meth:`new_record` updating ``record`` in place instead of
-        copying it (the chain owns ``record``). Subclasses may override with a direct path."""
-        self._owned = True
-        try:
-            return self.apply(record)
-        finally:
-            self._owned = False
-
-    def apply_batch_owned(self, records: list[R]) -> bool:
-        """:meth:`apply_owned` per record, with the in-place switch set once per batch."""
-        self._owned = True
-        try:
-            return apply_each_in_place(records, self.apply)
-        finally:
-            self._owned = False
-
-    def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
-        """A copy of ``record`` with the operated-on part (key or value) replaced."""
-        if self._owned:
-            return self.set_in_place(record, schema, value)
-        r = record
-        if self.IS_KEY:
-            return r._with(r.topic, schema, value, r.value_schema, r.value)
-        return r._with(r.topic, r.key_schema, r.key, schema, value)
-
-    def set_in_place(self, record: R, schema: Schema | None, value: Any) -> R:
-        """``record`` with the operated-on part replaced in place (only for owned records)."""
-        if self.IS_KEY:
-            record.key_schema = schema
-            record.key = value
-        else:
-            record.value_schema = schema
-            record.value = value
-        return record
-
-    def version(self) -> str:
-        return connectrt.__version__
-
-
-class BundledTransformation(Transformation[R], Generic[R]):
-    """Base of the bundled SMTs that act on the whole record (routers, header SMTs)."""
-
-    def version(self) -> str:
-        return connectrt.__version__
 
 
 # -- Java regex compatibility --------------------------------------------------------------

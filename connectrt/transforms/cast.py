@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Time, Timestamp, logical_name
 from connectrt.data.schema import Schema, Type
@@ -30,7 +31,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
     field_value,
@@ -38,6 +38,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["Cast", "CastKey", "CastValue"]
 
@@ -271,10 +272,9 @@ _BUILDERS = {
 }
 
 
-class Cast(KeyOrValueTransformation[R]):
+class Cast(PartRewrite[R]):
     """Cast fields or the whole key/value to another primitive type. Use CastKey/CastValue."""
 
-    SMT_NAME = "Cast"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -297,26 +297,22 @@ class Cast(KeyOrValueTransformation[R]):
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
         self._cache = SchemaCache()
 
-    def apply(self, record: R) -> R:
-        value = self.operating_value(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         if value is None:
-            return record
-        schema = self.operating_schema(record)
+            return None
         name = self.smt_name()
         if schema is None:
             if self._whole is not None:
-                return self.new_record(record, None, cast_value(None, value, self._whole, name))
+                return None, cast_value(None, value, self._whole, name)
             data = require_map(value, _PURPOSE, name)
             updated = dict(data)
             for field, target in self._casts.items():
                 assert field is not None
                 updated[field] = cast_value(None, data.get(field), target, f"{name} field {field}")
-            return self.new_record(record, None, updated)
+            return None, updated
         updated_schema = self._updated_schema(schema)
         if self._whole is not None:
-            return self.new_record(
-                record, updated_schema, cast_value(schema, value, self._whole, name)
-            )
+            return updated_schema, cast_value(schema, value, self._whole, name)
         struct = require_struct(value, _PURPOSE, name)
         out = Struct(updated_schema)
         for f in struct.schema.fields:
@@ -325,7 +321,7 @@ class Cast(KeyOrValueTransformation[R]):
             if field_target is not None:
                 v = cast_value(f.schema, v, field_target, f"{name} field {f.name}")
             out.put(f.name, v)
-        return self.new_record(record, updated_schema, out)
+        return updated_schema, out
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)
@@ -363,13 +359,9 @@ class Cast(KeyOrValueTransformation[R]):
         return self._cache.put(schema, builder.build())
 
 
-class CastKey(Cast[R]):
+class CastKey(Cast[R], key=True):
     """``org.apache.kafka.connect.transforms.Cast$Key``."""
 
-    IS_KEY = True
 
-
-class CastValue(Cast[R]):
+class CastValue(Cast[R], key=False):
     """``org.apache.kafka.connect.transforms.Cast$Value``."""
-
-    IS_KEY = False

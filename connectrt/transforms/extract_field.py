@@ -11,15 +11,17 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
+from connectrt.data.schema import Schema
 from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 from connectrt.transforms.field_path import (
     FIELD_SYNTAX_VERSION,
     FIELD_SYNTAX_VERSION_ARGS,
@@ -32,10 +34,9 @@ FIELD = "field"
 _PURPOSE = "field extraction"
 
 
-class ExtractField(KeyOrValueTransformation[R]):
+class ExtractField(PartRewrite[R]):
     """Extract one field. Use ExtractFieldKey/ExtractFieldValue."""
 
-    SMT_NAME = "ExtractField"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -54,15 +55,13 @@ class ExtractField(KeyOrValueTransformation[R]):
         self._path = SingleFieldPath(parsed[FIELD], parsed[FIELD_SYNTAX_VERSION], FIELD)
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
 
-    def apply(self, record: R) -> R:
-        schema = self.operating_schema(record)
-        value = self.operating_value(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         name = self.smt_name()
         if schema is None:
             if value is None:
-                return self.new_record(record, None, None)
+                return None, None
             data = require_map(value, _PURPOSE, name)
-            return self.new_record(record, None, self._path.value_from_map(data))
+            return None, self._path.value_from_map(data)
         struct = None if value is None else require_struct(value, _PURPOSE, name)
         field = self._path.field_from(schema)
         if field is None:
@@ -70,16 +69,12 @@ class ExtractField(KeyOrValueTransformation[R]):
         extracted: Any = None
         if struct is not None:
             extracted = self._path.value_from_struct(struct, self._replace_null)
-        return self.new_record(record, field.schema, extracted)
+        return field.schema, extracted
 
 
-class ExtractFieldKey(ExtractField[R]):
+class ExtractFieldKey(ExtractField[R], key=True):
     """``org.apache.kafka.connect.transforms.ExtractField$Key``."""
 
-    IS_KEY = True
 
-
-class ExtractFieldValue(ExtractField[R]):
+class ExtractFieldValue(ExtractField[R], key=False):
     """``org.apache.kafka.connect.transforms.ExtractField$Value``."""
-
-    IS_KEY = False

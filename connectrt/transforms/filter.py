@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.api.transform import R
-from connectrt.transforms._util import BundledTransformation
+from connectrt.transforms.base import BundledTransformation
 
 __all__ = ["Filter"]
 

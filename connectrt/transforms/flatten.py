@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.schema import Schema, Type
 from connectrt.data.schema_builder import SchemaBuilder
@@ -20,7 +21,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
     field_value,
@@ -28,6 +28,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["Flatten", "FlattenKey", "FlattenValue"]
 
@@ -35,10 +36,9 @@ DELIMITER = "delimiter"
 _PURPOSE = "flattening"
 
 
-class Flatten(KeyOrValueTransformation[R]):
+class Flatten(PartRewrite[R]):
     """Flatten nested structures. Use FlattenKey/FlattenValue."""
 
-    SMT_NAME = "Flatten"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -62,23 +62,21 @@ class Flatten(KeyOrValueTransformation[R]):
     def _name(self, prefix: str, name: str) -> str:
         return name if not prefix else prefix + self._delimiter + name
 
-    def apply(self, record: R) -> R:
-        value = self.operating_value(record)
-        schema = self.operating_schema(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         smt = self.smt_name()
         if schema is None:
             if value is None:
-                return record
+                return None
             out: dict[str, Any] = {}
             self._flatten_map(require_map(value, _PURPOSE, smt), "", out)
-            return self.new_record(record, None, out)
+            return None, out
         updated = self._updated_schema(schema)
         if value is None:
-            return self.new_record(record, updated, None)
+            return updated, None
         struct = require_struct(value, _PURPOSE, smt)
         flat = Struct(updated)
         self._flatten_struct(struct, struct.schema, "", flat)
-        return self.new_record(record, updated, flat)
+        return updated, flat
 
     def _flatten_map(self, data: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:
         for key, v in data.items():
@@ -160,13 +158,9 @@ def _builder_like(schema: Schema) -> SchemaBuilder:
     return SchemaBuilder(schema.type)
 
 
-class FlattenKey(Flatten[R]):
+class FlattenKey(Flatten[R], key=True):
     """``org.apache.kafka.connect.transforms.Flatten$Key``."""
 
-    IS_KEY = True
 
-
-class FlattenValue(Flatten[R]):
+class FlattenValue(Flatten[R], key=False):
     """``org.apache.kafka.connect.transforms.Flatten$Value``."""
-
-    IS_KEY = False

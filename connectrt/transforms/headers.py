@@ -16,7 +16,7 @@ from connectrt.api.config import (
     NonEmptyString,
     ValidString,
 )
-from connectrt.api.records import Header
+from connectrt.api.records import ConnectRecord, Header
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp
 from connectrt.data.schema import Schema
@@ -27,8 +27,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    BundledTransformation,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_record,
     copy_schema_basics,
@@ -37,6 +35,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import BundledTransformation, KeyOrValueTransformation
 
 __all__ = [
     "DropHeaders",
@@ -83,7 +82,6 @@ class HeaderFrom(KeyOrValueTransformation[R]):
     The header gets the field's schema (None without a schema). Null keys/values pass through.
     """
 
-    SMT_NAME = "HeaderFrom"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -129,10 +127,25 @@ class HeaderFrom(KeyOrValueTransformation[R]):
         self._cache = SchemaCache()
 
     def apply(self, record: R) -> R:
-        value = self.operating_value(record)
-        if value is None:
+        moved = self._moved(record)
+        if moved is None:
             return record
-        schema = self.operating_schema(record)
+        r = self.with_part(record, moved[0], moved[1])
+        r.headers = moved[2]
+        return r
+
+    def apply_owned(self, record: R) -> R:
+        moved = self._moved(record)
+        if moved is not None:
+            self.set_part(record, moved[0], moved[1])
+            record.headers = moved[2]
+        return record
+
+    def _moved(self, record: ConnectRecord) -> tuple[Schema | None, Any, list[Header]] | None:
+        """The new part and headers of ``record``; None when its part is null (kept)."""
+        schema, value = self.part(record)
+        if value is None:
+            return None
         smt = self.smt_name()
         headers = list(record.headers or ())
         if schema is None:
@@ -143,9 +156,7 @@ class HeaderFrom(KeyOrValueTransformation[R]):
             if self._move:
                 moved = set(self._fields)
                 updated = {k: v for k, v in data.items() if k not in moved}
-            r = self.new_record(record, None, updated)
-            r.headers = headers
-            return r
+            return None, updated, headers
         struct = require_struct(value, "header " + (_MOVE if self._move else _COPY), smt)
         for field_name, header in zip(self._fields, self._headers, strict=True):
             f = struct.schema.field(field_name)
@@ -159,9 +170,7 @@ class HeaderFrom(KeyOrValueTransformation[R]):
             new_value = Struct(new_schema)
             for f in new_schema.fields:
                 new_value.put(f.name, field_value(struct, f.name, self._replace_null))
-        r = self.new_record(record, new_schema, new_value)
-        r.headers = headers
-        return r
+        return new_schema, new_value, headers
 
     def _moved_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)
@@ -177,16 +186,12 @@ class HeaderFrom(KeyOrValueTransformation[R]):
         return self._cache.put(schema, builder.build())
 
 
-class HeaderFromKey(HeaderFrom[R]):
+class HeaderFromKey(HeaderFrom[R], key=True):
     """``org.apache.kafka.connect.transforms.HeaderFrom$Key``."""
 
-    IS_KEY = True
 
-
-class HeaderFromValue(HeaderFrom[R]):
+class HeaderFromValue(HeaderFrom[R], key=False):
     """``org.apache.kafka.connect.transforms.HeaderFrom$Value``."""
-
-    IS_KEY = False
 
 
 _INT = re.compile(r"[+-]?\d+")

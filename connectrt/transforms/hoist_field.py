@@ -6,20 +6,22 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
+from connectrt.data.schema import Schema
 from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
-from connectrt.transforms._util import KeyOrValueTransformation, SchemaCache, put_field
+from connectrt.transforms._util import SchemaCache, put_field
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["HoistField", "HoistFieldKey", "HoistFieldValue"]
 
 FIELD = "field"
 
 
-class HoistField(KeyOrValueTransformation[R]):
+class HoistField(PartRewrite[R]):
     """Wrap data under ``field``. Use HoistFieldKey/HoistFieldValue."""
 
-    SMT_NAME = "HoistField"
     CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef().define(
         FIELD,
         ConfigType.STRING,
@@ -33,11 +35,9 @@ class HoistField(KeyOrValueTransformation[R]):
         self._field: str = self.config_def().parse(config)[FIELD]
         self._cache = SchemaCache()
 
-    def apply(self, record: R) -> R:
-        schema = self.operating_schema(record)
-        value = self.operating_value(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         if schema is None:
-            return self.new_record(record, None, {self._field: value})
+            return None, {self._field: value}
         updated = self._cache.get(schema)
         if updated is None:
             updated = self._cache.put(
@@ -45,16 +45,12 @@ class HoistField(KeyOrValueTransformation[R]):
             )
         hoisted = Struct(updated)
         put_field(hoisted, self._field, value, self.smt_name())
-        return self.new_record(record, updated, hoisted)
+        return updated, hoisted
 
 
-class HoistFieldKey(HoistField[R]):
+class HoistFieldKey(HoistField[R], key=True):
     """``org.apache.kafka.connect.transforms.HoistField$Key``."""
 
-    IS_KEY = True
 
-
-class HoistFieldValue(HoistField[R]):
+class HoistFieldValue(HoistField[R], key=False):
     """``org.apache.kafka.connect.transforms.HoistField$Value``."""
-
-    IS_KEY = False

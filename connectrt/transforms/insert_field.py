@@ -22,7 +22,6 @@ from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
     put_field,
@@ -30,6 +29,7 @@ from connectrt.transforms._util import (
     require_sink_record,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["InsertField", "InsertFieldKey", "InsertFieldValue", "InsertionSpec"]
 
@@ -81,10 +81,9 @@ def _config_def() -> ConfigDef:
     return cd.define(*REPLACE_NULL_ARGS)
 
 
-class InsertField(KeyOrValueTransformation[R]):
+class InsertField(PartRewrite[R]):
     """Insert metadata/static fields. Use InsertFieldKey/InsertFieldValue."""
 
-    SMT_NAME = "InsertField"
     CONFIG_DEF: ClassVar[ConfigDef] = _config_def()
 
     def configure(self, config: Mapping[str, Any]) -> None:
@@ -130,30 +129,10 @@ class InsertField(KeyOrValueTransformation[R]):
             out.append((self._static.name, self._static_value))
         return out
 
-    def apply(self, record: R) -> R:
-        value = record.key if self.IS_KEY else record.value
-        if value is None:
-            return record
-        schema, updated = self._inserted(record, value)
-        return self.new_record(record, schema, updated)
-
-    def apply_owned(self, record: R) -> R:
-        value = record.key if self.IS_KEY else record.value
-        if value is None:
-            return record
-        schema, updated = self._inserted(record, value)
-        return self.set_in_place(record, schema, updated)
-
     def apply_batch_owned(self, records: list[R]) -> bool:
         if self.IS_KEY or not self._only_static:
-            for r in records:
-                if self.IS_KEY:
-                    if r.key is not None:
-                        r.key_schema, r.key = self._inserted(r, r.key)
-                elif r.value is not None:
-                    r.value_schema, r.value = self._inserted(r, r.value)
-            return True
-        # One static value into record values (the common case): _inserted() inlined, as this
+            return super().apply_batch_owned(records)
+        # One static value into record values (the common case): rewrite() inlined, as this
         # loop runs once per record.
         name, static, static_fits = self._only_static, self._static_value, self._static_fits
         new_struct = Struct.__new__
@@ -181,11 +160,12 @@ class InsertField(KeyOrValueTransformation[R]):
                 r.value_schema = new_schema
                 r.value = struct
             else:
-                r.value_schema, r.value = self._inserted(r, value)
+                self.apply_owned(r)
         return True
 
-    def _inserted(self, record: R, value: Any) -> tuple[Schema | None, Any]:
-        schema = record.key_schema if self.IS_KEY else record.value_schema
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
+        if value is None:
+            return None
         if schema is None:
             if type(value) is not dict:
                 value = require_map(value, _PURPOSE, self.smt_name())
@@ -250,13 +230,9 @@ class InsertField(KeyOrValueTransformation[R]):
 _OPTIONAL_TIMESTAMP = Timestamp.builder().optional().build()
 
 
-class InsertFieldKey(InsertField[R]):
+class InsertFieldKey(InsertField[R], key=True):
     """``org.apache.kafka.connect.transforms.InsertField$Key``."""
 
-    IS_KEY = True
 
-
-class InsertFieldValue(InsertField[R]):
+class InsertFieldValue(InsertField[R], key=False):
     """``org.apache.kafka.connect.transforms.InsertField$Value``."""
-
-    IS_KEY = False

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
 from connectrt.data.schema import Schema, Type
@@ -23,13 +24,13 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     field_value,
     infer_type,
     non_empty_list,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 
@@ -94,10 +95,9 @@ def _empty_for_value(value: Any) -> Any:
 _UNMASKABLE = object()
 
 
-class MaskField(KeyOrValueTransformation[R]):
+class MaskField(PartRewrite[R]):
     """Mask fields with empty values or ``replacement``. Use MaskFieldKey/MaskFieldValue."""
 
-    SMT_NAME = "MaskField"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -125,11 +125,9 @@ class MaskField(KeyOrValueTransformation[R]):
         self._replacement: str | None = parsed[REPLACEMENT]
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
 
-    def apply(self, record: R) -> R:
-        value = self.operating_value(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         if value is None:
-            return record
-        schema = self.operating_schema(record)
+            return None
         smt = self.smt_name()
         if schema is None:
             data = require_map(value, _PURPOSE, smt)
@@ -137,7 +135,7 @@ class MaskField(KeyOrValueTransformation[R]):
             for name in self._fields:
                 if name in data:
                     updated[name] = self._mask(None, data[name], name)
-            return self.new_record(record, None, updated)
+            return None, updated
         struct = require_struct(value, _PURPOSE, smt)
         out = Struct(struct.schema)
         for f in struct.schema.fields:
@@ -145,7 +143,7 @@ class MaskField(KeyOrValueTransformation[R]):
             if f.name in self._fields:
                 v = self._mask(f.schema, v, f.name)
             out.put(f, v)
-        return self.new_record(record, struct.schema, out)
+        return struct.schema, out
 
     def _mask(self, schema: Schema | None, value: Any, name: str) -> Any:
         if value is None:
@@ -200,13 +198,9 @@ class MaskField(KeyOrValueTransformation[R]):
         )
 
 
-class MaskFieldKey(MaskField[R]):
+class MaskFieldKey(MaskField[R], key=True):
     """``org.apache.kafka.connect.transforms.MaskField$Key``."""
 
-    IS_KEY = True
 
-
-class MaskFieldValue(MaskField[R]):
+class MaskFieldValue(MaskField[R], key=False):
     """``org.apache.kafka.connect.transforms.MaskField$Value``."""
-
-    IS_KEY = False

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 from connectrt.api.config import ConfigDef, ConfigType, Importance
 from connectrt.api.transform import R
 from connectrt.transforms._util import (
-    BundledTransformation,
     compile_java_regex,
     expand_java_replacement,
     parse_java_replacement,
 )
+from connectrt.transforms.base import BundledTransformation
 
 __all__ = ["RegexRouter"]
 

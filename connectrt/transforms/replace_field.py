@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.schema import Schema
 from connectrt.data.schema_builder import SchemaBuilder
@@ -18,12 +19,12 @@ from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["ReplaceField", "ReplaceFieldKey", "ReplaceFieldValue", "parse_renames"]
 
@@ -59,10 +60,9 @@ _StructPlan = tuple[Schema, tuple[int, ...] | None, tuple[tuple[int, Any], ...]]
 (position, default) of the fields whose null reads as their default)."""
 
 
-class ReplaceField(KeyOrValueTransformation[R]):
+class ReplaceField(PartRewrite[R]):
     """Filter or rename fields. Use ReplaceFieldKey/ReplaceFieldValue."""
 
-    SMT_NAME = "ReplaceField"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -125,27 +125,10 @@ class ReplaceField(KeyOrValueTransformation[R]):
     def _renamed(self, name: str) -> str:
         return self._renames.get(name, name)
 
-    def apply(self, record: R) -> R:
-        value = record.key if self.IS_KEY else record.value
-        if value is None:
-            return record
-        schema, updated = self._replaced(record, value)
-        return self.new_record(record, schema, updated)
-
-    def apply_owned(self, record: R) -> R:
-        value = record.key if self.IS_KEY else record.value
-        if value is None:
-            return record
-        schema, updated = self._replaced(record, value)
-        return self.set_in_place(record, schema, updated)
-
     def apply_batch_owned(self, records: list[R]) -> bool:
         if self.IS_KEY:
-            for r in records:
-                if r.key is not None:
-                    r.key_schema, r.key = self._replaced(r, r.key)
-            return True
-        # The value paths of _replaced() inlined: this loop runs once per record.
+            return super().apply_batch_owned(records)
+        # The value paths of rewrite() inlined: this loop runs once per record.
         plans = self._plans
         renamed = None if self._exclude or self._include else self._renames.get
         new_struct = Struct.__new__
@@ -177,11 +160,12 @@ class ReplaceField(KeyOrValueTransformation[R]):
                 r.value_schema = new_schema
                 r.value = struct
             else:
-                r.value_schema, r.value = self._replaced(r, value)
+                self.apply_owned(r)
         return True
 
-    def _replaced(self, record: R, value: Any) -> tuple[Schema | None, Any]:
-        schema = record.key_schema if self.IS_KEY else record.value_schema
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
+        if value is None:
+            return None
         if schema is None:
             if type(value) is not dict:
                 value = require_map(value, _PURPOSE, self.smt_name())
@@ -233,13 +217,9 @@ class ReplaceField(KeyOrValueTransformation[R]):
         return self._cache.put(schema, builder.build())
 
 
-class ReplaceFieldKey(ReplaceField[R]):
+class ReplaceFieldKey(ReplaceField[R], key=True):
     """``org.apache.kafka.connect.transforms.ReplaceField$Key``."""
 
-    IS_KEY = True
 
-
-class ReplaceFieldValue(ReplaceField[R]):
+class ReplaceFieldValue(ReplaceField[R], key=False):
     """``org.apache.kafka.connect.transforms.ReplaceField$Value``."""
-
-    IS_KEY = False

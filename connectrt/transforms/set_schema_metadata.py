@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.schema import Schema
 from connectrt.data.struct import Struct
@@ -17,10 +18,10 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     field_value,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["SetSchemaMetadata", "SetSchemaMetadataKey", "SetSchemaMetadataValue"]
 
@@ -28,10 +29,9 @@ SCHEMA_NAME = "schema.name"
 SCHEMA_VERSION = "schema.version"
 
 
-class SetSchemaMetadata(KeyOrValueTransformation[R]):
+class SetSchemaMetadata(PartRewrite[R]):
     """Set schema name/version. Use SetSchemaMetadataKey/SetSchemaMetadataValue."""
 
-    SMT_NAME = "SetSchemaMetadata"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(SCHEMA_NAME, ConfigType.STRING, None, None, Importance.HIGH, "Schema name to set.")
@@ -50,19 +50,17 @@ class SetSchemaMetadata(KeyOrValueTransformation[R]):
         self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
         self._cache = SchemaCache()
 
-    def apply(self, record: R) -> R:
-        schema = self.operating_schema(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         smt = self.smt_name()
         if schema is None:
             raise DataError(f"{smt}: Schema required for [updating schema metadata]")
         updated = self._updated_schema(schema)
-        value = self.operating_value(record)
         if isinstance(value, Struct):
             out = Struct(updated)
             for f in updated.fields:
                 out.put(f, field_value(value, f.name, self._replace_null))
             value = out
-        return self.new_record(record, updated, value)
+        return updated, value
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)
@@ -98,13 +96,9 @@ class SetSchemaMetadata(KeyOrValueTransformation[R]):
         return self._cache.put(schema, updated)
 
 
-class SetSchemaMetadataKey(SetSchemaMetadata[R]):
+class SetSchemaMetadataKey(SetSchemaMetadata[R], key=True):
     """``org.apache.kafka.connect.transforms.SetSchemaMetadata$Key``."""
 
-    IS_KEY = True
 
-
-class SetSchemaMetadataValue(SetSchemaMetadata[R]):
+class SetSchemaMetadataValue(SetSchemaMetadata[R], key=False):
     """``org.apache.kafka.connect.transforms.SetSchemaMetadata$Value``."""
-
-    IS_KEY = False

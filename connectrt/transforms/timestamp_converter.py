@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance, ValidString
+from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
 from connectrt.data.logical import Date, Time, Timestamp, logical_name
 from connectrt.data.schema import Schema, Type
@@ -28,13 +29,13 @@ from connectrt.transforms._dateformat import JavaDateFormat
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    KeyOrValueTransformation,
     SchemaCache,
     copy_schema_basics,
     field_value,
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import Part, PartRewrite
 
 __all__ = ["TimestampConverter", "TimestampConverterKey", "TimestampConverterValue"]
 
@@ -61,10 +62,9 @@ def _java_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b > 0) else -q
 
 
-class TimestampConverter(KeyOrValueTransformation[R]):
+class TimestampConverter(PartRewrite[R]):
     """Convert timestamp representations. Use TimestampConverterKey/TimestampConverterValue."""
 
-    SMT_NAME = "TimestampConverter"
     CONFIG_DEF: ClassVar[ConfigDef] = (
         ConfigDef()
         .define(
@@ -245,24 +245,22 @@ class TimestampConverter(KeyOrValueTransformation[R]):
         required, opt = _TARGET_SCHEMAS[self._target]
         return opt if optional else required
 
-    def apply(self, record: R) -> R:
-        schema = self.operating_schema(record)
-        value = self.operating_value(record)
+    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
         smt = self.smt_name()
         if schema is None:
             if not self._field:
-                return self.new_record(record, None, self._convert(value, None))
+                return None, self._convert(value, None)
             if value is None:
-                return self.new_record(record, None, None)
+                return None, None
             updated = dict(require_map(value, _PURPOSE, smt))
             updated[self._field] = self._convert(updated.get(self._field), None)
-            return self.new_record(record, None, updated)
+            return None, updated
         if not self._field:
             converted = self._convert(value, schema)
-            return self.new_record(record, self._target_schema(schema.optional), converted)
+            return self._target_schema(schema.optional), converted
         new_schema = self._updated_schema(schema)
         if value is None:
-            return self.new_record(record, new_schema, None)
+            return new_schema, None
         struct = require_struct(value, _PURPOSE, smt)
         out = Struct(new_schema)
         for f in struct.schema.fields:
@@ -270,7 +268,7 @@ class TimestampConverter(KeyOrValueTransformation[R]):
             if f.name == self._field:
                 v = self._convert(v, f.schema)
             out.put(f.name, v)
-        return self.new_record(record, new_schema, out)
+        return new_schema, out
 
     def _updated_schema(self, schema: Schema) -> Schema:
         cached = self._cache.get(schema)
@@ -292,13 +290,9 @@ class TimestampConverter(KeyOrValueTransformation[R]):
         return self._cache.put(schema, builder.build())
 
 
-class TimestampConverterKey(TimestampConverter[R]):
+class TimestampConverterKey(TimestampConverter[R], key=True):
     """``org.apache.kafka.connect.transforms.TimestampConverter$Key``."""
 
-    IS_KEY = True
 
-
-class TimestampConverterValue(TimestampConverter[R]):
+class TimestampConverterValue(TimestampConverter[R], key=False):
     """``org.apache.kafka.connect.transforms.TimestampConverter$Value``."""
-
-    IS_KEY = False

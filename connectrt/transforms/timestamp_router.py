@@ -15,7 +15,8 @@ from connectrt.api.config import ConfigDef, ConfigError, ConfigType, Importance
 from connectrt.api.transform import R
 from connectrt.errors import DataError
 from connectrt.transforms._dateformat import JavaDateFormat
-from connectrt.transforms._util import BundledTransformation, copy_record
+from connectrt.transforms._util import copy_record
+from connectrt.transforms.base import BundledTransformation
 
 __all__ = ["TimestampRouter"]
 

@@ -14,7 +14,6 @@ from connectrt.errors import DataError
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
-    BundledTransformation,
     SchemaCache,
     copy_record,
     field_value,
@@ -22,6 +21,7 @@ from connectrt.transforms._util import (
     require_map,
     require_struct,
 )
+from connectrt.transforms.base import BundledTransformation
 
 __all__ = ["ValueToKey"]
 

@@ -154,4 +154,28 @@ def test_generic_owned_path_of_other_smts_keeps_original() -> None:
     assert out.value == {"payload": {"id": 1, "name": "", "origin": "bench"}}
     assert original.value is value and value == {"id": 1, "name": "secret"}
     mask = chain.stages[1].transformation
-    assert getattr(mask, "_owned", None) is False  # reset after the call
+    owned = SourceRecord(None, None, "t", value={"name": "x"})
+    assert mask.apply_owned(owned) is owned and owned.value == {"name": ""}
+    shared = SourceRecord(None, None, "t", value={"name": "x"})
+    assert mask.apply(shared) is not shared and shared.value == {"name": "x"}
+
+
+def test_header_from_owned_path_sets_headers_on_the_copy_only() -> None:
+    """HeaderFrom moves a field into the headers of the chain's copy, not the original's."""
+    config = {
+        **CHAIN,
+        "transforms": "insert,move",
+        "transforms.move.type": T + "HeaderFrom$Value",
+        "transforms.move.fields": "name",
+        "transforms.move.headers": "h_name",
+        "transforms.move.operation": "move",
+    }
+    chain: TransformationChain[SourceRecord] = TransformationChain(config)
+    headers = [Header("h", "x", None)]
+    value = {"id": 1, "name": "a"}
+    original = SourceRecord(None, None, "t", value=value, headers=headers)
+    [out] = chain.apply(original)
+    assert out.value == {"id": 1, "origin": "bench"}
+    assert [(h.key, h.value) for h in out.headers] == [("h", "x"), ("h_name", "a")]
+    assert original.headers is headers and len(headers) == 1
+    assert original.value is value and value == {"id": 1, "name": "a"}

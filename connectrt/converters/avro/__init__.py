@@ -16,7 +16,7 @@ encoding).
 Thread-safety: configure once, then use from a single task thread (caches are not locked).
 
 The modules: :mod:`~connectrt.converters.avro.converter` (the class),
-:mod:`~connectrt.converters.avro.config`, :mod:`~connectrt.converters.avro.registry` (the
+:mod:`~connectrt.converters.registry_config`, :mod:`~connectrt.converters.avro.registry` (the
 registry client), :mod:`~connectrt.converters.avro.schema_codecs` (what is prepared per
 schema), :mod:`~connectrt.converters.avro.encoder`, :mod:`~connectrt.converters.avro.decoder`
 and :mod:`~connectrt.converters.avro.decimals`.
@@ -24,9 +24,9 @@ and :mod:`~connectrt.converters.avro.decimals`.
 
 from __future__ import annotations
 
-from connectrt.converters.avro.config import CONFIG_KEYS
 from connectrt.converters.avro.converter import MAGIC_BYTE, AvroConverter
 from connectrt.converters.avro.registry import CONTENT_TYPE, RegistryError, SchemaRegistryClient
+from connectrt.converters.registry_config import CONFIG_KEYS
 
 __all__ = [
     "CONFIG_KEYS",

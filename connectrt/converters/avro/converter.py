@@ -11,34 +11,23 @@ from __future__ import annotations
 
 import io
 import json
-import struct as _struct
 from collections.abc import Mapping
 from typing import Any, Final
 
 import fastavro
 import httpx
 
-from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
+from connectrt.api.converter import RawHeaders, SchemaAndValue
 from connectrt.converters._lru import LRU
-from connectrt.converters.avro.config import (
-    AUTO_REGISTER_CONFIG,
-    CONFIG_KEYS,
-    USE_LATEST_CONFIG,
-    config_basic_auth,
-    config_bool,
-    config_cache_size_and_timeout,
-    config_registry_url,
-    config_subject_strategy,
-)
-from connectrt.converters.avro.registry import SchemaRegistryClient
 from connectrt.converters.avro.schema_codecs import Reader, Writer, parse_avro
+from connectrt.converters.registry_config import CONFIG_KEYS
+from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
 from connectrt.errors import DataError
 
 __all__ = ["MAGIC_BYTE", "AvroConverter"]
 
-MAGIC_BYTE: Final = 0
-_HEADER: Final = _struct.Struct(">bI")
+_HEADER: Final = HEADER
 _NULL: Final = SchemaAndValue(None, None)
 _new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
 
@@ -46,33 +35,18 @@ _read: Final = fastavro.schemaless_reader
 _write: Final = fastavro.schemaless_writer
 
 
-class AvroConverter(Converter):
-    """Confluent-compatible Avro converter backed by a schema registry."""
+class AvroConverter(RegistryConverter):
+    """Confluent-compatible Avro converter backed by a schema registry (subjects name the
+    Avro full name of the value's schema)."""
 
     CONFIG_KEYS = CONFIG_KEYS
+    FORMAT = "Avro"
 
     def __init__(self) -> None:
-        self._client: SchemaRegistryClient | None = None
-        self._is_key = False
-        self._auto_register = True
-        self._use_latest = False
-        self._strategy = "TopicNameStrategy"
-        self._writers = LRU(1000)
-        self._ids = LRU(1000)
-        self._readers = LRU(1000)
+        super().__init__()
         self._latest = LRU(1000)
-        self._last_schema: Schema | None = None
-        self._last_topic: str | None = None
         self._last_out: tuple[bytes, Writer, Any] | None = None
-        self._last_id = -1
         self._last_reader: Any = None
-
-    @property
-    def client(self) -> SchemaRegistryClient:
-        """The registry client (once configured)."""
-        if self._client is None:
-            raise DataError("AvroConverter is not configured")
-        return self._client
 
     def configure(
         self,
@@ -81,30 +55,10 @@ class AvroConverter(Converter):
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
-        url = config_registry_url(config)
-        self._is_key = is_key
-        self._auto_register = config_bool(config, AUTO_REGISTER_CONFIG, True)
-        self._use_latest = config_bool(config, USE_LATEST_CONFIG, False)
-        self._strategy = config_subject_strategy(config, is_key)
-        auth = config_basic_auth(config)
-        size, timeout = config_cache_size_and_timeout(config)
-        self._writers, self._ids, self._readers = LRU(size), LRU(size), LRU(size)
-        self._latest = LRU(size)
-        self._last_schema = self._last_topic = self._last_out = None
-        self._last_id, self._last_reader = -1, None
-        if self._client is not None:
-            self._client.close()
-        self._client = SchemaRegistryClient(url, auth, timeout, transport)
+        self._latest = LRU(self.configure_registry(config, is_key, transport))
+        self._last_out = self._last_reader = None
 
     # -------------------------------------------------------------------------------- writing
-
-    def subject(self, topic: str, record_name: str) -> str:
-        """The registry subject for ``topic`` and the Avro full name of the value's schema."""
-        if self._strategy == "TopicNameStrategy":
-            return f"{topic}-{'key' if self._is_key else 'value'}"
-        if self._strategy == "RecordNameStrategy":
-            return record_name
-        return f"{topic}-{record_name}"
 
     def from_connect_data(
         self,
@@ -166,11 +120,7 @@ class AvroConverter(Converter):
     ) -> SchemaAndValue:
         if data is None:
             return _NULL
-        if len(data) < 5:
-            raise DataError(f"Avro message for topic {topic} is too short ({len(data)} bytes)")
-        magic, schema_id = _HEADER.unpack_from(data)
-        if magic != MAGIC_BYTE:
-            raise DataError(f"Unknown magic byte {magic} in Avro message for topic {topic}")
+        schema_id = self.schema_id_of(topic, data)
         if schema_id == self._last_id:
             reader = self._last_reader
         else:
@@ -190,9 +140,3 @@ class AvroConverter(Converter):
                 f"Failed to deserialize Avro data for topic {topic} (schema id {schema_id}): {exc}"
             ) from exc
         return _new_sav(SchemaAndValue, (reader.schema, value))
-
-    def close(self) -> None:
-        """Close the registry client."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None

@@ -1,12 +1,12 @@
 """JsonSchemaConverter's configuration keys: the registry keys every schema converter shares
-(:mod:`connectrt.converters.avro.config`) and those of Confluent's ``JsonSchemaConverter``."""
+(:mod:`connectrt.converters.registry_config`) and those of Confluent's ``JsonSchemaConverter``."""
 
 from __future__ import annotations
 
 from typing import Final
 
 from connectrt.api.converter import ConfigKeys
-from connectrt.converters.avro.config import CONFIG_KEYS as REGISTRY_KEYS
+from connectrt.converters.registry_config import CONFIG_KEYS as REGISTRY_KEYS
 
 __all__ = [
     "ADDITIONAL_PROPERTIES_CONFIG",

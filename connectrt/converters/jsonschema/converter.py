@@ -13,24 +13,13 @@ Thread-safety: configure once, then use from a single task thread (caches are no
 from __future__ import annotations
 
 import json
-import struct as _struct
 from collections.abc import Mapping
 from typing import Any, Final
 
 import httpx
 import orjson
 
-from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
-from connectrt.converters._lru import LRU
-from connectrt.converters.avro.config import (
-    AUTO_REGISTER_CONFIG,
-    USE_LATEST_CONFIG,
-    config_basic_auth,
-    config_bool,
-    config_cache_size_and_timeout,
-    config_registry_url,
-    config_subject_strategy,
-)
+from connectrt.api.converter import RawHeaders, SchemaAndValue
 from connectrt.converters.json.compiler import Fn
 from connectrt.converters.json.decoder import NeedExact
 from connectrt.converters.json.java_text import java_dumps
@@ -47,15 +36,15 @@ from connectrt.converters.jsonschema.schema_mapping import (
     json_schema_to_connect,
 )
 from connectrt.converters.jsonschema.values import PayloadDecoder, PayloadEncoder
-from connectrt.converters.registry_client import SchemaRegistryClient
+from connectrt.converters.registry_config import config_bool, config_registry_url
+from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
 from connectrt.errors import ConfigError, DataError
 
 __all__ = ["MAGIC_BYTE", "JsonSchemaConverter"]
 
-MAGIC_BYTE: Final = 0
 SCHEMA_TYPE: Final = "JSON"
-_HEADER: Final = _struct.Struct(">bI")
+_HEADER: Final = HEADER
 _NULL: Final = SchemaAndValue(None, None)
 _new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
 _dumps = java_dumps
@@ -101,37 +90,22 @@ def _validator(json_schema: Any) -> Any:
     return cls(json_schema)
 
 
-class JsonSchemaConverter(Converter):
-    """Confluent-compatible JSON Schema converter backed by a schema registry."""
+class JsonSchemaConverter(RegistryConverter):
+    """Confluent-compatible JSON Schema converter backed by a schema registry (subjects name
+    the schema's title)."""
 
     CONFIG_KEYS = CONFIG_KEYS
+    FORMAT = "JSON Schema"
 
     def __init__(self) -> None:
-        self._client: SchemaRegistryClient | None = None
-        self._is_key = False
-        self._auto_register = True
-        self._use_latest = False
+        super().__init__()
         self._validate = False
         self._closed = False
         self._optional_nonrequired = False
-        self._strategy = "TopicNameStrategy"
         self._encoder = PayloadEncoder(False, True)
         self._decoder = PayloadDecoder(True)
-        self._writers = LRU(1000)
-        self._ids = LRU(1000)
-        self._readers = LRU(1000)
-        self._last_schema: Schema | None = None
-        self._last_topic: str | None = None
         self._last_out: tuple[bytes, _Writer] | None = None
-        self._last_id = -1
         self._last_reader: _Reader | None = None
-
-    @property
-    def client(self) -> SchemaRegistryClient:
-        """The registry client (once configured)."""
-        if self._client is None:
-            raise DataError("JsonSchemaConverter is not configured")
-        return self._client
 
     def configure(
         self,
@@ -140,10 +114,7 @@ class JsonSchemaConverter(Converter):
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
-        url = config_registry_url(config)
-        self._is_key = is_key
-        self._auto_register = config_bool(config, AUTO_REGISTER_CONFIG, True)
-        self._use_latest = config_bool(config, USE_LATEST_CONFIG, False)
+        config_registry_url(config)  # a missing URL is reported before the settings below
         self._validate = config_bool(config, VALIDATE_CONFIG, False)
         self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, True)
         self._optional_nonrequired = config_bool(config, OPTIONAL_FOR_NONREQUIRED_CONFIG, False)
@@ -152,27 +123,12 @@ class JsonSchemaConverter(Converter):
             raise ConfigError(
                 f"Invalid value {decimal_format} for {DECIMAL_FORMAT_CONFIG}: BASE64 or NUMERIC"
             )
-        self._strategy = config_subject_strategy(config, is_key)
-        auth = config_basic_auth(config)
-        size, timeout = config_cache_size_and_timeout(config)
+        self.configure_registry(config, is_key, transport)
         self._encoder = PayloadEncoder(decimal_format == "NUMERIC", True)
         self._decoder = PayloadDecoder(True)
-        self._writers, self._ids, self._readers = LRU(size), LRU(size), LRU(size)
-        self._last_schema = self._last_topic = self._last_out = None
-        self._last_id, self._last_reader = -1, None
-        if self._client is not None:
-            self._client.close()
-        self._client = SchemaRegistryClient(url, auth, timeout, transport)
+        self._last_out = self._last_reader = None
 
     # -------------------------------------------------------------------------------- writing
-
-    def subject(self, topic: str, record_name: str) -> str:
-        """The registry subject for ``topic`` and the schema's title."""
-        if self._strategy == "TopicNameStrategy":
-            return f"{topic}-{'key' if self._is_key else 'value'}"
-        if self._strategy == "RecordNameStrategy":
-            return record_name
-        return f"{topic}-{record_name}"
 
     def json_schema(self, schema: Schema) -> dict[str, Any]:
         """The JSON Schema this converter registers for ``schema``."""
@@ -244,13 +200,7 @@ class JsonSchemaConverter(Converter):
     ) -> SchemaAndValue:
         if data is None:
             return _NULL
-        if len(data) < 5:
-            raise DataError(
-                f"JSON Schema message for topic {topic} is too short ({len(data)} bytes)"
-            )
-        magic, schema_id = _HEADER.unpack_from(data)
-        if magic != MAGIC_BYTE:
-            raise DataError(f"Unknown magic byte {magic} in JSON Schema message for topic {topic}")
+        schema_id = self.schema_id_of(topic, data)
         reader = self._last_reader
         if schema_id != self._last_id or reader is None:
             reader = self._readers.get(schema_id)
@@ -305,9 +255,3 @@ class JsonSchemaConverter(Converter):
             out.update(self._references(info.get("references") or [], seen))
             out[str(ref["name"])] = json.loads(info["schema"])
         return out
-
-    def close(self) -> None:
-        """Close the registry client."""
-        if self._client is not None:
-            self._client.close()
-            self._client = None

@@ -1,4 +1,4 @@
-"""AvroConverter's configuration keys and the parsing of their values."""
+"""Configuration keys of the schema-registry converters (Avro, JSON Schema) and their parsing."""
 
 from __future__ import annotations
 
