@@ -1,3 +1,5 @@
+# Why one module over 450 lines: SinkRecordBatch is one class that must behave as a whole list
+# (every list method) and a table of columns at once, over one lazily built record cache.
 """SinkRecordBatch: what ``SinkTask.put()`` receives, a list of records that is also a table.
 
 Kafka Connect hands ``put()`` a collection of ``SinkRecord`` s. The runtime here hands it a

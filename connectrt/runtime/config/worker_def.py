@@ -1,3 +1,5 @@
+# Why one module over 450 lines: it is the table of worker settings itself, one define with
+# its documentation per key, in the order of the generated reference; no logic to split out.
 """The worker configuration keys (Kafka Connect's names): :data:`WORKER_CONFIG_DEF`.
 
 Bootstrap servers and converters, offset/config/status storage, REST listeners and
@@ -5,9 +7,6 @@ authentication, the control topic, the built-in schema registry, config provider
 override policy and topic creation. The key order is the order of the generated configuration
 reference. The definition is built at import time and read-only afterwards: safe to share
 across threads. The parsed, typed form is :class:`connectrt.runtime.config.worker.WorkerConfig`.
-
-Its length is the table itself (one ``define`` per worker setting, with its documentation);
-there is no logic here to split out.
 """
 
 from __future__ import annotations

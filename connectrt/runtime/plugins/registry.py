@@ -1,3 +1,5 @@
+# Why one module over 450 lines: name lookup (aliases, versions, discovery results) is one
+# idea under one lock; what may be imported at all lives apart, in plugins/gate.py.
 """Resolving plugin names (connector, converter, ...) to Python classes.
 
 A name may be:
@@ -33,10 +35,6 @@ leaves them out unless asked for (``/connector-plugins`` does not list them, as 
 The bundled plugins are listed in :mod:`connectrt.runtime.plugins.catalog`; a registered plugin
 and the loading of its class are :mod:`connectrt.runtime.plugins.loading` (:class:`PluginDesc`,
 re-exported here).
-
-Why one module of over 450 lines: name lookup (aliases, versions, discovery results) is
-one idea with one lock; what may be imported at all lives apart, in
-:mod:`~connectrt.runtime.plugins.gate`.
 """
 
 from __future__ import annotations
