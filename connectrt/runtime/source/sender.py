@@ -56,8 +56,7 @@ from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source.offsets import SourceOffsetCommitter
-from connectrt.runtime.source.transactions import TransactionalOffsets
+from connectrt.runtime.source.delivery import PendingOffsets
 from connectrt.runtime.tasks.error_handling import ErrorHandler, Failure
 from connectrt.runtime.tasks.rate_limit import header_bytes
 from connectrt.runtime.tasks.runner import (
@@ -123,7 +122,7 @@ class SourceBatchSender:
         converters: TaskConverters,
         errors: ErrorHandler,
         metrics: TaskMetrics,
-        offsets: SourceOffsetCommitter | TransactionalOffsets,
+        offsets: PendingOffsets,
         topic_creator: TopicCreator | None,
         on_topic: Callable[[str], None],
         stopping: Callable[[], bool],

@@ -8,10 +8,11 @@ transaction was lost to the broker (:mod:`connectrt.runtime.source.transaction_e
   before the new producer initializes: a live one re-acquires its producer id in the background
   once the broker is back, bumping the epoch and fencing the new one;
 * :func:`reopen` creates new producers and calls ``init_transactions()`` on them (through
-  :meth:`~connectrt.runtime.source.transactions.TransactionalOffsets.open`, which then reads the
-  offsets topic again), waiting between attempts with a doubling backoff until the broker answers
-  or the task is stopped. That call fences the old producer and has the coordinator finish the
-  transaction it left open (abort it, or complete a commit it had recorded);
+  :meth:`~connectrt.runtime.source.transactions.TransactionalOffsets.open_transactions`, which
+  then reads the offsets topic again), waiting between attempts with a doubling backoff until
+  the broker answers or the task is stopped. That call fences the old producer and has the
+  coordinator finish the transaction it left open (abort it, or complete a commit it had
+  recorded);
 * :func:`fresh_task` is a new instance of the task's class, its ``poll`` timed as the old one's
   was, to start from the committed offsets.
 """
@@ -75,13 +76,13 @@ def reopen(
 
 
 def _open(txn: TransactionalOffsets, producer: Producer) -> str | None:
-    """``txn.open(producer)``; None when done, else why not (the producer is then purged and
-    the offsets reader stopped)."""
+    """``txn.open_transactions(producer)``; None when done, else why not (the producer is then
+    purged and the offsets reader stopped)."""
     try:
-        txn.open(producer)
+        txn.open_transactions(producer)
     except Exception as e:
         discard(producer)
-        txn.close()
+        txn.close_store()
         return str(e)
     return None
 

@@ -5,10 +5,11 @@ A source task of a connector running exactly-once has a transactional producer
 offsets topic. :class:`TransactionalOffsets` is that task's side of it, replacing the
 at-least-once :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`:
 
-* :meth:`TransactionalOffsets.open`, before the task starts: ``init_transactions()`` (which
-  fences every older producer with the same transactional id, and makes the broker finish the
-  transaction such a zombie left open), then the offsets topic is read (``read_committed``), so
-  the task's ``OffsetStorageReader`` sees what the last committed transaction stored;
+* :meth:`TransactionalOffsets.open_transactions`, before the task starts:
+  ``init_transactions()`` (which fences every older producer with the same transactional id,
+  and makes the broker finish the transaction such a zombie left open), then the offsets topic
+  is read (``read_committed``), so the task's ``OffsetStorageReader`` sees what the last
+  committed transaction stored;
 * :meth:`TransactionalOffsets.begin`, before a batch is produced: opens a transaction unless
   one is open;
 * :meth:`TransactionalOffsets.commit`, at each transaction boundary: the pending source
@@ -27,8 +28,9 @@ where the producer can still do it quickly and
 restarts the task from the committed offsets on a new producer. Any other failed commit (a fenced
 producer, a record the broker refuses) aborts the transaction where the producer still allows it
 and fails the task (stage TASK_COMMIT): a restarted task resumes from the last committed offsets.
-Boundaries (``poll``, ``interval``, ``connector``) are decided by the runner; the connector's
-requests come through :class:`TransactionContextImpl`.
+Boundaries (``poll``, ``interval``, ``connector``) are decided by
+:class:`~connectrt.runtime.source.transactional.TransactionalDelivery`; the connector's requests
+come through :class:`TransactionContextImpl`.
 
 Owned by one :class:`~connectrt.runtime.source.runner.SourceTaskRunner` and used on its thread
 only (the context's methods are called by the task on that thread too).
@@ -98,8 +100,9 @@ class TransactionalOffsets:
     """One exactly-once task's transactions and source offsets (see the module docstring).
 
     Has the same ``pending``/``pending_records``/``commit`` surface as
-    :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`, so the batch sender and
-    the runner use either one.
+    :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`: the batch sender notes
+    offsets in either (:class:`~connectrt.runtime.source.delivery.PendingOffsets`).
+    :class:`~connectrt.runtime.source.transactional.TransactionalDelivery` adds the boundaries.
     """
 
     def __init__(
@@ -116,7 +119,7 @@ class TransactionalOffsets:
         self._id = task_id
         self._task = task
         self.settings = settings
-        self.store = store
+        self.offsets_store = store
         self._errors = errors
         self._metrics = metrics
         self._timeout = timeout_s
@@ -128,7 +131,7 @@ class TransactionalOffsets:
         self._stopping = stopping
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open(self, producer: Producer) -> None:
+    def open_transactions(self, producer: Producer) -> None:
         """Fence older instances of this task, then read the committed offsets."""
         try:
             producer.init_transactions(self._timeout)
@@ -139,11 +142,12 @@ class TransactionalOffsets:
                 f"init_transactions for transactional.id {self.settings.transactional_id} "
                 f"failed: {e.args[0].str() if e.args else e!r}",
             ) from e
-        self.store.start()
-        self._partitions = max(1, self.store.log.partition_count)
+        self.offsets_store.start()
+        self._partitions = max(1, self.offsets_store.log.partition_count)
 
-    def close(self) -> None:
-        self.store.stop()
+    def close_store(self) -> None:
+        """Stop reading the offsets topic (:meth:`open_transactions` reads it again)."""
+        self.offsets_store.stop()
 
     def begin(self, producer: Producer) -> None:
         """Open a transaction unless one is open."""
