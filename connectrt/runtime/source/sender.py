@@ -48,12 +48,11 @@ from itertools import repeat
 from operator import length_hint
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, Producer
-
 from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
+from connectrt.runtime.clients.kafka import KafkaError, KafkaException, KafkaMessage, KafkaProducer
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.delivery import PendingOffsets
@@ -88,7 +87,7 @@ the broker acknowledges a batch and room frees: a longer wait leaves the queue d
 _drain: Callable[[Any], object] = partial(deque, maxlen=0)
 """Runs an iterator to its end at C level, keeping nothing."""
 
-ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
+ProduceArgs = tuple[int, Callable[[Any, KafkaMessage], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
 timestamp, headers."""
 
@@ -154,7 +153,7 @@ class SourceBatchSender:
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
         self._failed_at: int | None = None  # the index a mapped produce failed at
 
-    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
+    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: KafkaProducer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
         A :class:`SourceRecordBatch` whose records were not read goes from its columns
@@ -202,7 +201,7 @@ class SourceBatchSender:
         self._note_offsets(records, handled)
         self._offsets.pending_records += handled - self._skipped_in_batch
 
-    def _send_columns(self, batch: SourceRecordBatch, producer: Producer) -> bool:
+    def _send_columns(self, batch: SourceRecordBatch, producer: KafkaProducer) -> bool:
         """A :class:`SourceRecordBatch` from its columns, without a record per value (the
         fastest path): the values converted in one call (bytes through a pass-through converter
         as they are), produced by :meth:`_produce_all`, the last handled record's source offset
@@ -246,7 +245,7 @@ class SourceBatchSender:
 
     def _produce_all(
         self,
-        producer: Producer,
+        producer: KafkaProducer,
         topic: str,
         vbs: list[Any] | tuple[Any, ...],
         timestamp: int | None,
@@ -299,7 +298,7 @@ class SourceBatchSender:
         return n
 
     def _send_plain(
-        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
+        self, records: list[SourceRecord], values: list[Any] | None, producer: KafkaProducer
     ) -> int:
         """The per-record loop, over ``values`` or converting each value (``values`` None);
         returns how many records were handled (all of them unless the task was stopped while
@@ -353,7 +352,7 @@ class SourceBatchSender:
             self._sent_bytes += nbytes
 
     def _send_each(
-        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
+        self, records: list[SourceRecord], values: list[Any] | None, producer: KafkaProducer
     ) -> int:
         """Every record through :meth:`_send_one` (values converted there when ``values`` is
         None); returns how many records were handled."""
@@ -364,7 +363,7 @@ class SourceBatchSender:
                 return i
         return len(records)
 
-    def _send_one(self, record: SourceRecord, vb: Any, producer: Producer) -> bool:
+    def _send_one(self, record: SourceRecord, vb: Any, producer: KafkaProducer) -> bool:
         """One record the general way: key (and, if ``vb`` is ``_UNCONVERTED``, value)
         conversion under the error policy, first use of a topic, headers, partition and
         ``commit_record`` callback. False if the task stopped before it could be produced."""
@@ -557,7 +556,7 @@ class SourceBatchSender:
         return (partition, on_delivery, None, record.timestamp or 0, headers)
 
     def _produce_when_room(
-        self, producer: Producer, topic: str, vb: Any, kb: Any, args: ProduceArgs
+        self, producer: KafkaProducer, topic: str, vb: Any, kb: Any, args: ProduceArgs
     ) -> bool:
         """The local queue is full: back-pressure. Serve delivery reports until the record
         (``produce``'s further arguments: ``args``) fits; False if the task is stopping
@@ -573,8 +572,8 @@ class SourceBatchSender:
             except BufferError:
                 continue
 
-    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, Message], None]:
-        def done(err: KafkaError | None, msg: Message) -> None:
+    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, KafkaMessage], None]:
+        def done(err: KafkaError | None, msg: KafkaMessage) -> None:
             if err is not None:
                 self.on_delivery_error(err, msg)
                 return
@@ -595,7 +594,7 @@ class SourceBatchSender:
             ) from KafkaException(err)
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
-    def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+    def on_delivery_error(self, err: KafkaError | None, msg: KafkaMessage) -> None:
         if err is not None and err.code() in _PURGED:
             return  # an aborted transaction's unsent records (exactly-once): discarded on purpose
         if err is not None and self.errors.policy.tolerate_all:

@@ -23,9 +23,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Producer
-
 from connectrt.api.task import SourceTask
+from connectrt.runtime.clients.kafka import KafkaProducer
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.transactions import TransactionalOffsets
 from connectrt.runtime.tasks.runner import TaskId
@@ -39,7 +38,7 @@ BACKOFF_S = (1.0, 30.0)
 """The first and the longest wait between attempts while the broker does not answer."""
 
 
-def discard(producer: Producer) -> None:
+def discard(producer: KafkaProducer) -> None:
     """Purge a dropped producer's queued and in-flight records (their delivery reports say
     so, and are ignored), so that it sends nothing more."""
     try:
@@ -52,11 +51,11 @@ def discard(producer: Producer) -> None:
 def reopen(
     task_id: TaskId,
     txn: TransactionalOffsets,
-    create: Callable[[dict[str, Any]], Producer],
+    create: Callable[[dict[str, Any]], KafkaProducer],
     config: dict[str, Any],
     stopping: Callable[[], bool],
     wait: Callable[[float], object],
-) -> Producer | None:
+) -> KafkaProducer | None:
     """A new producer of ``config`` whose transactions are initialized (and the offsets topic
     read again), after as many attempts as the broker needs; None when ``stopping()`` first.
     ``wait(seconds)`` sleeps between attempts and returns early when the task is stopped."""
@@ -75,7 +74,7 @@ def reopen(
     return None
 
 
-def _open(txn: TransactionalOffsets, producer: Producer) -> str | None:
+def _open(txn: TransactionalOffsets, producer: KafkaProducer) -> str | None:
     """``txn.open_transactions(producer)``; None when done, else why not (the producer is then
     purged and the offsets reader stopped)."""
     try:

@@ -43,10 +43,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
-
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, TransactionContext
+from connectrt.runtime.clients.kafka import KafkaException, KafkaProducer
 from connectrt.runtime.config.exactly_once import ExactlyOnceSettings
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.transaction_errors import TransactionLost, kafka_error, lost_reason
@@ -131,7 +130,7 @@ class TransactionalOffsets:
         self._stopping = stopping
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open_transactions(self, producer: Producer) -> None:
+    def open_transactions(self, producer: KafkaProducer) -> None:
         """Fence older instances of this task, then read the committed offsets."""
         try:
             producer.init_transactions(self._timeout)
@@ -149,7 +148,7 @@ class TransactionalOffsets:
         """Stop reading the offsets topic (:meth:`open_transactions` reads it again)."""
         self.offsets_store.stop()
 
-    def begin(self, producer: Producer) -> None:
+    def begin(self, producer: KafkaProducer) -> None:
         """Open a transaction unless one is open."""
         if not self.in_transaction:
             producer.begin_transaction()
@@ -161,7 +160,7 @@ class TransactionalOffsets:
         self._task = task
 
     # -- boundaries --------------------------------------------------------------------------
-    def commit(self, producer: Producer, check_delivery: Callable[[], None]) -> bool:
+    def commit(self, producer: KafkaProducer, check_delivery: Callable[[], None]) -> bool:
         """Write the pending offsets into the open transaction and commit it. Returns True
         (a failure raises :class:`TaskFailure` after aborting what can be aborted)."""
         if not self.in_transaction and not self.pending:
@@ -204,7 +203,7 @@ class TransactionalOffsets:
             log.exception("Task %s: exception in commit()", self._id)
         return True
 
-    def _commit_riding_out(self, producer: Producer) -> None:
+    def _commit_riding_out(self, producer: KafkaProducer) -> None:
         """``commit_transaction()``, called again while its failure is retriable (the broker
         does not answer: ``_TIMED_OUT``), until the commit has waited ``max.block.ms`` or the
         transaction has been open ``transaction.timeout.ms``, or the task is stopping; then
@@ -260,7 +259,7 @@ class TransactionalOffsets:
         self._metrics.transactions_aborted += 1
         return True
 
-    def drop(self, producer: Producer, reason: str, fatal: bool) -> None:
+    def drop(self, producer: KafkaProducer, reason: str, fatal: bool) -> None:
         """The open transaction is lost to the broker: abort it if the producer can within a
         few seconds (not when ``fatal``), and drop the pending offsets. What is not aborted is
         aborted by the broker when the next producer with this ``transactional.id``
@@ -281,7 +280,9 @@ class TransactionalOffsets:
                 _text(e),
             )
 
-    def abort(self, producer: Producer, reason: str = "requested", fatal: bool = False) -> None:
+    def abort(
+        self, producer: KafkaProducer, reason: str = "requested", fatal: bool = False
+    ) -> None:
         """Abort the open transaction (if any) and drop the pending offsets. A producer in a
         fatal state (``fatal``: fenced by a newer instance, say) cannot abort: it is not asked
         to, and the transaction is left to the broker, which aborts it when the newer producer
