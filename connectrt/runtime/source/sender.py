@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the hot produce loop and its per-record slow paths hand a
+# batch to each other mid-way (at the record at fault) and share its offset bookkeeping.
 """Converting and producing one polled batch of a source task: the source side's hot path.
 
 :class:`SourceBatchSender` belongs to one :class:`~connectrt.runtime.source.runner.SourceTaskRunner`
@@ -33,9 +35,6 @@ producer queue is back-pressure: delivery reports are served until the record fi
 task stops (the records not produced are then not committed, and re-polled after a restart).
 Failed deliveries are recorded by :meth:`SourceBatchSender.on_delivery_error` (the producer's
 ``on_delivery``) and raised by :meth:`SourceBatchSender.check_delivery` on the task's thread.
-
-This module is the hot loop with its per-record slow paths, so they read together; it is a
-little over the house size for that reason.
 """
 
 from __future__ import annotations
