@@ -13,6 +13,11 @@ What it models, and what it does not:
   ``callback``) given to ``produce``, else the one in the producer's config.
   :meth:`FakeProducer.fail_deliveries` makes the next N reports errors (the records are then
   not in the log), to test what the runtime does with a failed delivery.
+  :meth:`FakeProducer.hold_acknowledgements` keeps the records produced outside a transaction in
+  flight (not in the log, no report, counted by ``flush`` as not delivered in time) until
+  :meth:`FakeProducer.acknowledge`, or until the first ``flush`` once the hold is lifted (their
+  reports arrive while it waits), to test what waits for acknowledgement. A failure set up by
+  ``fail_deliveries`` for a record held in flight is reported when it is acknowledged.
 * Transactions: records produced inside one are held back and appended on
   ``commit_transaction``, dropped on ``abort_transaction``; a consumer reads committed data only
   (``isolation.level=read_committed`` is the only level modelled).
@@ -30,13 +35,13 @@ or run it and join).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from connectrt.runtime.clients.kafka import KafkaError, KafkaException, TopicPartition
 
-__all__ = ["FakeConsumer", "FakeKafka", "FakeMessage", "FakeProducer"]
+__all__ = ["FakeConsumer", "FakeKafka", "FakeMessage", "FakeOffsetStore", "FakeProducer"]
 
 Headers = list[tuple[str, bytes | None]]
 _TIMESTAMP_CREATE_TIME = 1
@@ -81,6 +86,53 @@ class FakeMessage:
 
     def __len__(self) -> int:
         return len(self._value or b"")
+
+
+class FakeOffsetStore:
+    """A source offset store over a topic of a :class:`FakeKafka`, as an exactly-once task's
+    (:class:`~connectrt.storage.kafka_offsets.KafkaOffsetStore` over its connector's offsets
+    topic): ``start()`` replays the topic's committed records (the latest value of each key
+    wins, a ``None`` value deletes); ``set`` appends records; ``log.partition_count`` is the
+    topic's partition count. Build it with :meth:`FakeKafka.offset_store`."""
+
+    def __init__(self, kafka: FakeKafka, topic: str) -> None:
+        self.kafka = kafka
+        self.topic = topic
+        self.log = self  # KafkaOffsetStore.log.partition_count, read by exactly-once tasks
+        self._data: dict[bytes, bytes] = {}
+        self.started = 0  # how many times start() replayed the topic
+
+    @property
+    def partition_count(self) -> int:
+        return self.kafka.partitions[self.topic]
+
+    def start(self) -> None:
+        self._data = {}
+        for message in self.kafka.records(self.topic):
+            key, value = message.key(), message.value()
+            if key is not None:
+                if value is None:
+                    self._data.pop(key, None)
+                else:
+                    self._data[key] = value
+        self.started += 1
+
+    def stop(self) -> None:
+        pass
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        return {bytes(k): self._data.get(bytes(k)) for k in keys}
+
+    def set(self, entries: Mapping[bytes, bytes | None]) -> None:
+        for key, value in entries.items():
+            self.kafka.append(self.topic, value, key)
+            if value is None:
+                self._data.pop(key, None)
+            else:
+                self._data[key] = value
+
+    def all(self) -> dict[bytes, bytes]:
+        return dict(self._data)
 
 
 @dataclass
@@ -131,6 +183,11 @@ class FakeKafka:
         """A producer writing into these logs (use as ``producer_factory``)."""
         return FakeProducer(self, dict(config or {}))
 
+    def offset_store(self, topic: str, partitions: int = 1) -> FakeOffsetStore:
+        """A source offset store over ``topic`` (made with ``partitions`` partitions)."""
+        self.create_topic(topic, partitions)
+        return FakeOffsetStore(self, topic)
+
     def consumer(self, config: dict[str, Any] | None = None) -> FakeConsumer:
         """A consumer of these logs in ``config['group.id']`` (use as ``consumer_factory``)."""
         consumer = FakeConsumer(self, dict(config or {}))
@@ -167,10 +224,36 @@ class FakeProducer:
         self.transactions_initialised = False
         self.committed_transactions = 0
         self.aborted_transactions = 0
+        self.holding = False
+        self._in_flight: list[
+            tuple[
+                Callable[..., None] | None,
+                KafkaError | None,
+                tuple[str, bytes | None, bytes | None, int | None, Any],
+            ]
+        ] = []
 
     def fail_deliveries(self, count: int, code: int = KafkaError.MSG_SIZE_TOO_LARGE) -> None:
         """Make the next ``count`` deliveries fail with ``code`` (their records are dropped)."""
         self._failures.extend(KafkaError(code) for _ in range(count))
+
+    def hold_acknowledgements(self, hold: bool = True) -> None:
+        """Keep (or stop keeping) records produced outside a transaction in flight: not in the
+        log, no delivery report, counted by ``flush`` as not delivered within its timeout. Once
+        the hold is lifted, the next ``flush`` acknowledges what is still in flight."""
+        self.holding = hold
+
+    def acknowledge(self) -> None:
+        """The broker acknowledges every record in flight: appended to their logs, their
+        delivery reports served at the next ``poll``/``flush``."""
+        in_flight, self._in_flight = self._in_flight, []
+        for cb, error, (topic, value, key, part, hdrs) in in_flight:
+            if error is not None:  # the failure fail_deliveries() set up: not in the log
+                shell = FakeMessage(topic, part or 0, -1, key, value, hdrs, 0, error)
+                self._reports.append((cb, error, shell))
+            else:
+                message = self.kafka.append(topic, value, key, part, hdrs)
+                self._reports.append((cb, None, message))
 
     def produce(
         self,
@@ -187,6 +270,10 @@ class FakeProducer:
         cb = on_delivery or callback or self._default_callback
         part = None if partition < 0 else partition
         hdrs: Headers | None = list(headers.items()) if isinstance(headers, dict) else headers
+        if self.holding and not self.in_transaction:
+            failure = self._failures.pop(0) if self._failures else None
+            self._in_flight.append((cb, failure, (topic, value, key, part, hdrs)))
+            return
         if self._failures:
             error = self._failures.pop(0)
             shell = FakeMessage(topic, part or 0, -1, key, value, hdrs, 0, error)
@@ -210,16 +297,21 @@ class FakeProducer:
         return len(reports)
 
     def flush(self, timeout: float = 0) -> int:
-        """Serve every queued report; nothing is ever left in flight, so returns 0."""
+        """Serve every queued report, acknowledging the records in flight first unless
+        acknowledgements are held; returns how many records are still in flight."""
+        if not self.holding:
+            self.acknowledge()
         self.poll()
-        return 0
+        return len(self._in_flight)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
-        """Drop the queued reports (their records are already in the log or the transaction)."""
+        """Drop the queued reports (their records are already in the log or the transaction)
+        and the records in flight."""
         self._reports.clear()
+        self._in_flight.clear()
 
     def __len__(self) -> int:
-        return len(self._reports)
+        return len(self._reports) + len(self._in_flight)
 
     def init_transactions(self, timeout: float = 0) -> None:
         if "transactional.id" not in self.config:

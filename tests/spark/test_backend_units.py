@@ -184,7 +184,7 @@ def test_an_exactly_once_source_on_an_executor_commits_through_its_transactions_
     with pytest.raises(ConnectError, match="in its transactions only"):
         store.set({b"k": b"v"})
     runner = build_runner(payload, store, StatusBoard("executor"), lambda *_: None)
-    offsets = runner._offsets  # type: ignore[attr-defined]
+    offsets = runner._delivery  # type: ignore[attr-defined]
     assert isinstance(offsets, TransactionalOffsets)
     assert offsets.settings.transactional_id == "g-orders-1"
     assert runner._producer_config["transactional.id"] == "g-orders-1"  # type: ignore[attr-defined]

@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import Producer
-
 from connectrt.api.task import SourceTask
+from connectrt.runtime.clients.kafka import KafkaProducer
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.tasks.error_handling import ErrorHandler
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
@@ -58,7 +57,7 @@ class SourceOffsetCommitter:
         self.pending: dict[bytes, Mapping[str, Any] | None] = {}
         self.pending_records = 0
 
-    def commit(self, producer: Producer, check_delivery: Callable[[], None]) -> bool:
+    def commit(self, producer: KafkaProducer, check_delivery: Callable[[], None]) -> bool:
         """Store the pending offsets once all produced records are acknowledged.
 
         ``check_delivery`` raises if a delivery failed. Returns True when a commit happened (or

@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the hot produce loop and its per-record slow paths hand a
+# batch to each other mid-way (at the record at fault) and share its offset bookkeeping.
 """Converting and producing one polled batch of a source task: the source side's hot path.
 
 :class:`SourceBatchSender` belongs to one :class:`~connectrt.runtime.source.runner.SourceTaskRunner`
@@ -33,9 +35,6 @@ producer queue is back-pressure: delivery reports are served until the record fi
 task stops (the records not produced are then not committed, and re-polled after a restart).
 Failed deliveries are recorded by :meth:`SourceBatchSender.on_delivery_error` (the producer's
 ``on_delivery``) and raised by :meth:`SourceBatchSender.check_delivery` on the task's thread.
-
-This module is the hot loop with its per-record slow paths, so they read together; it is a
-little over the house size for that reason.
 """
 
 from __future__ import annotations
@@ -48,16 +47,14 @@ from itertools import repeat
 from operator import length_hint
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, Producer
-
 from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
+from connectrt.runtime.clients.kafka import KafkaError, KafkaException, KafkaMessage, KafkaProducer
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source.offsets import SourceOffsetCommitter
-from connectrt.runtime.source.transactions import TransactionalOffsets
+from connectrt.runtime.source.delivery import PendingOffsets
 from connectrt.runtime.tasks.error_handling import ErrorHandler, Failure
 from connectrt.runtime.tasks.rate_limit import header_bytes
 from connectrt.runtime.tasks.runner import (
@@ -89,7 +86,7 @@ the broker acknowledges a batch and room frees: a longer wait leaves the queue d
 _drain: Callable[[Any], object] = partial(deque, maxlen=0)
 """Runs an iterator to its end at C level, keeping nothing."""
 
-ProduceArgs = tuple[int, Callable[[Any, Message], None] | None, None, int, RawHeaders | None]
+ProduceArgs = tuple[int, Callable[[Any, KafkaMessage], None] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
 timestamp, headers."""
 
@@ -123,7 +120,7 @@ class SourceBatchSender:
         converters: TaskConverters,
         errors: ErrorHandler,
         metrics: TaskMetrics,
-        offsets: SourceOffsetCommitter | TransactionalOffsets,
+        offsets: PendingOffsets,
         topic_creator: TopicCreator | None,
         on_topic: Callable[[str], None],
         stopping: Callable[[], bool],
@@ -155,7 +152,7 @@ class SourceBatchSender:
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
         self._failed_at: int | None = None  # the index a mapped produce failed at
 
-    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: Producer) -> None:
+    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: KafkaProducer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
         A :class:`SourceRecordBatch` whose records were not read goes from its columns
@@ -203,7 +200,7 @@ class SourceBatchSender:
         self._note_offsets(records, handled)
         self._offsets.pending_records += handled - self._skipped_in_batch
 
-    def _send_columns(self, batch: SourceRecordBatch, producer: Producer) -> bool:
+    def _send_columns(self, batch: SourceRecordBatch, producer: KafkaProducer) -> bool:
         """A :class:`SourceRecordBatch` from its columns, without a record per value (the
         fastest path): the values converted in one call (bytes through a pass-through converter
         as they are), produced by :meth:`_produce_all`, the last handled record's source offset
@@ -247,7 +244,7 @@ class SourceBatchSender:
 
     def _produce_all(
         self,
-        producer: Producer,
+        producer: KafkaProducer,
         topic: str,
         vbs: list[Any] | tuple[Any, ...],
         timestamp: int | None,
@@ -300,7 +297,7 @@ class SourceBatchSender:
         return n
 
     def _send_plain(
-        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
+        self, records: list[SourceRecord], values: list[Any] | None, producer: KafkaProducer
     ) -> int:
         """The per-record loop, over ``values`` or converting each value (``values`` None);
         returns how many records were handled (all of them unless the task was stopped while
@@ -354,7 +351,7 @@ class SourceBatchSender:
             self._sent_bytes += nbytes
 
     def _send_each(
-        self, records: list[SourceRecord], values: list[Any] | None, producer: Producer
+        self, records: list[SourceRecord], values: list[Any] | None, producer: KafkaProducer
     ) -> int:
         """Every record through :meth:`_send_one` (values converted there when ``values`` is
         None); returns how many records were handled."""
@@ -365,7 +362,7 @@ class SourceBatchSender:
                 return i
         return len(records)
 
-    def _send_one(self, record: SourceRecord, vb: Any, producer: Producer) -> bool:
+    def _send_one(self, record: SourceRecord, vb: Any, producer: KafkaProducer) -> bool:
         """One record the general way: key (and, if ``vb`` is ``_UNCONVERTED``, value)
         conversion under the error policy, first use of a topic, headers, partition and
         ``commit_record`` callback. False if the task stopped before it could be produced."""
@@ -558,7 +555,7 @@ class SourceBatchSender:
         return (partition, on_delivery, None, record.timestamp or 0, headers)
 
     def _produce_when_room(
-        self, producer: Producer, topic: str, vb: Any, kb: Any, args: ProduceArgs
+        self, producer: KafkaProducer, topic: str, vb: Any, kb: Any, args: ProduceArgs
     ) -> bool:
         """The local queue is full: back-pressure. Serve delivery reports until the record
         (``produce``'s further arguments: ``args``) fits; False if the task is stopping
@@ -574,8 +571,8 @@ class SourceBatchSender:
             except BufferError:
                 continue
 
-    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, Message], None]:
-        def done(err: KafkaError | None, msg: Message) -> None:
+    def _commit_record_callback(self, record: SourceRecord) -> Callable[[Any, KafkaMessage], None]:
+        def done(err: KafkaError | None, msg: KafkaMessage) -> None:
             if err is not None:
                 self.on_delivery_error(err, msg)
                 return
@@ -596,7 +593,7 @@ class SourceBatchSender:
             ) from KafkaException(err)
 
     # -- delivery reports (called from producer.poll/flush on the task's thread) -----------
-    def on_delivery_error(self, err: KafkaError | None, msg: Message) -> None:
+    def on_delivery_error(self, err: KafkaError | None, msg: KafkaMessage) -> None:
         if err is not None and err.code() in _PURGED:
             return  # an aborted transaction's unsent records (exactly-once): discarded on purpose
         if err is not None and self.errors.policy.tolerate_all:

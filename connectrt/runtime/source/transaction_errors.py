@@ -25,8 +25,7 @@ Pure functions over errors; safe from any thread.
 
 from __future__ import annotations
 
-from confluent_kafka import KafkaError, KafkaException
-
+from connectrt.runtime.clients.kafka import KafkaError, KafkaException
 from connectrt.runtime.tasks.runner import TaskFailure, TaskStage
 
 __all__ = ["TransactionLost", "is_fenced", "kafka_error", "lost_reason", "task_lost_reason"]

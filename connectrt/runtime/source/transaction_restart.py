@@ -8,10 +8,11 @@ transaction was lost to the broker (:mod:`connectrt.runtime.source.transaction_e
   before the new producer initializes: a live one re-acquires its producer id in the background
   once the broker is back, bumping the epoch and fencing the new one;
 * :func:`reopen` creates new producers and calls ``init_transactions()`` on them (through
-  :meth:`~connectrt.runtime.source.transactions.TransactionalOffsets.open`, which then reads the
-  offsets topic again), waiting between attempts with a doubling backoff until the broker answers
-  or the task is stopped. That call fences the old producer and has the coordinator finish the
-  transaction it left open (abort it, or complete a commit it had recorded);
+  :meth:`~connectrt.runtime.source.transactions.TransactionalOffsets.open_transactions`, which
+  then reads the offsets topic again), waiting between attempts with a doubling backoff until
+  the broker answers or the task is stopped. That call fences the old producer and has the
+  coordinator finish the transaction it left open (abort it, or complete a commit it had
+  recorded);
 * :func:`fresh_task` is a new instance of the task's class, its ``poll`` timed as the old one's
   was, to start from the committed offsets.
 """
@@ -22,9 +23,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Producer
-
 from connectrt.api.task import SourceTask
+from connectrt.runtime.clients.kafka import KafkaProducer
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.transactions import TransactionalOffsets
 from connectrt.runtime.tasks.runner import TaskId
@@ -38,7 +38,7 @@ BACKOFF_S = (1.0, 30.0)
 """The first and the longest wait between attempts while the broker does not answer."""
 
 
-def discard(producer: Producer) -> None:
+def discard(producer: KafkaProducer) -> None:
     """Purge a dropped producer's queued and in-flight records (their delivery reports say
     so, and are ignored), so that it sends nothing more."""
     try:
@@ -51,11 +51,11 @@ def discard(producer: Producer) -> None:
 def reopen(
     task_id: TaskId,
     txn: TransactionalOffsets,
-    create: Callable[[dict[str, Any]], Producer],
+    create: Callable[[dict[str, Any]], KafkaProducer],
     config: dict[str, Any],
     stopping: Callable[[], bool],
     wait: Callable[[float], object],
-) -> Producer | None:
+) -> KafkaProducer | None:
     """A new producer of ``config`` whose transactions are initialized (and the offsets topic
     read again), after as many attempts as the broker needs; None when ``stopping()`` first.
     ``wait(seconds)`` sleeps between attempts and returns early when the task is stopped."""
@@ -74,14 +74,14 @@ def reopen(
     return None
 
 
-def _open(txn: TransactionalOffsets, producer: Producer) -> str | None:
-    """``txn.open(producer)``; None when done, else why not (the producer is then purged and
-    the offsets reader stopped)."""
+def _open(txn: TransactionalOffsets, producer: KafkaProducer) -> str | None:
+    """``txn.open_transactions(producer)``; None when done, else why not (the producer is then
+    purged and the offsets reader stopped)."""
     try:
-        txn.open(producer)
+        txn.open_transactions(producer)
     except Exception as e:
         discard(producer)
-        txn.close()
+        txn.close_store()
         return str(e)
     return None
 

@@ -5,10 +5,11 @@ A source task of a connector running exactly-once has a transactional producer
 offsets topic. :class:`TransactionalOffsets` is that task's side of it, replacing the
 at-least-once :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`:
 
-* :meth:`TransactionalOffsets.open`, before the task starts: ``init_transactions()`` (which
-  fences every older producer with the same transactional id, and makes the broker finish the
-  transaction such a zombie left open), then the offsets topic is read (``read_committed``), so
-  the task's ``OffsetStorageReader`` sees what the last committed transaction stored;
+* :meth:`TransactionalOffsets.open_transactions`, before the task starts:
+  ``init_transactions()`` (which fences every older producer with the same transactional id,
+  and makes the broker finish the transaction such a zombie left open), then the offsets topic
+  is read (``read_committed``), so the task's ``OffsetStorageReader`` sees what the last
+  committed transaction stored;
 * :meth:`TransactionalOffsets.begin`, before a batch is produced: opens a transaction unless
   one is open;
 * :meth:`TransactionalOffsets.commit`, at each transaction boundary: the pending source
@@ -27,8 +28,9 @@ where the producer can still do it quickly and
 restarts the task from the committed offsets on a new producer. Any other failed commit (a fenced
 producer, a record the broker refuses) aborts the transaction where the producer still allows it
 and fails the task (stage TASK_COMMIT): a restarted task resumes from the last committed offsets.
-Boundaries (``poll``, ``interval``, ``connector``) are decided by the runner; the connector's
-requests come through :class:`TransactionContextImpl`.
+Boundaries (``poll``, ``interval``, ``connector``) are decided by
+:class:`~connectrt.runtime.source.transactional.TransactionalDelivery`; the connector's requests
+come through :class:`TransactionContextImpl`.
 
 Owned by one :class:`~connectrt.runtime.source.runner.SourceTaskRunner` and used on its thread
 only (the context's methods are called by the task on that thread too).
@@ -41,10 +43,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
-
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, TransactionContext
+from connectrt.runtime.clients.kafka import KafkaException, KafkaProducer
 from connectrt.runtime.config.exactly_once import ExactlyOnceSettings
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.transaction_errors import TransactionLost, kafka_error, lost_reason
@@ -98,8 +99,9 @@ class TransactionalOffsets:
     """One exactly-once task's transactions and source offsets (see the module docstring).
 
     Has the same ``pending``/``pending_records``/``commit`` surface as
-    :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`, so the batch sender and
-    the runner use either one.
+    :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`: the batch sender notes
+    offsets in either (:class:`~connectrt.runtime.source.delivery.PendingOffsets`).
+    :class:`~connectrt.runtime.source.transactional.TransactionalDelivery` adds the boundaries.
     """
 
     def __init__(
@@ -116,7 +118,7 @@ class TransactionalOffsets:
         self._id = task_id
         self._task = task
         self.settings = settings
-        self.store = store
+        self.offsets_store = store
         self._errors = errors
         self._metrics = metrics
         self._timeout = timeout_s
@@ -128,7 +130,7 @@ class TransactionalOffsets:
         self._stopping = stopping
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def open(self, producer: Producer) -> None:
+    def open_transactions(self, producer: KafkaProducer) -> None:
         """Fence older instances of this task, then read the committed offsets."""
         try:
             producer.init_transactions(self._timeout)
@@ -139,13 +141,14 @@ class TransactionalOffsets:
                 f"init_transactions for transactional.id {self.settings.transactional_id} "
                 f"failed: {e.args[0].str() if e.args else e!r}",
             ) from e
-        self.store.start()
-        self._partitions = max(1, self.store.log.partition_count)
+        self.offsets_store.start()
+        self._partitions = max(1, self.offsets_store.log.partition_count)
 
-    def close(self) -> None:
-        self.store.stop()
+    def close_store(self) -> None:
+        """Stop reading the offsets topic (:meth:`open_transactions` reads it again)."""
+        self.offsets_store.stop()
 
-    def begin(self, producer: Producer) -> None:
+    def begin(self, producer: KafkaProducer) -> None:
         """Open a transaction unless one is open."""
         if not self.in_transaction:
             producer.begin_transaction()
@@ -157,7 +160,7 @@ class TransactionalOffsets:
         self._task = task
 
     # -- boundaries --------------------------------------------------------------------------
-    def commit(self, producer: Producer, check_delivery: Callable[[], None]) -> bool:
+    def commit(self, producer: KafkaProducer, check_delivery: Callable[[], None]) -> bool:
         """Write the pending offsets into the open transaction and commit it. Returns True
         (a failure raises :class:`TaskFailure` after aborting what can be aborted)."""
         if not self.in_transaction and not self.pending:
@@ -200,7 +203,7 @@ class TransactionalOffsets:
             log.exception("Task %s: exception in commit()", self._id)
         return True
 
-    def _commit_riding_out(self, producer: Producer) -> None:
+    def _commit_riding_out(self, producer: KafkaProducer) -> None:
         """``commit_transaction()``, called again while its failure is retriable (the broker
         does not answer: ``_TIMED_OUT``), until the commit has waited ``max.block.ms`` or the
         transaction has been open ``transaction.timeout.ms``, or the task is stopping; then
@@ -256,7 +259,7 @@ class TransactionalOffsets:
         self._metrics.transactions_aborted += 1
         return True
 
-    def drop(self, producer: Producer, reason: str, fatal: bool) -> None:
+    def drop(self, producer: KafkaProducer, reason: str, fatal: bool) -> None:
         """The open transaction is lost to the broker: abort it if the producer can within a
         few seconds (not when ``fatal``), and drop the pending offsets. What is not aborted is
         aborted by the broker when the next producer with this ``transactional.id``
@@ -277,7 +280,9 @@ class TransactionalOffsets:
                 _text(e),
             )
 
-    def abort(self, producer: Producer, reason: str = "requested", fatal: bool = False) -> None:
+    def abort(
+        self, producer: KafkaProducer, reason: str = "requested", fatal: bool = False
+    ) -> None:
         """Abort the open transaction (if any) and drop the pending offsets. A producer in a
         fatal state (``fatal``: fenced by a newer instance, say) cannot abort: it is not asked
         to, and the transaction is left to the broker, which aborts it when the newer producer
