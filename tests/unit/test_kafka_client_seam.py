@@ -39,7 +39,6 @@ ADAPTERS: Mapping[str, str] = {
 #: ``confluent_kafka``, to say so.
 BEING_CONVERTED: frozenset[str] = frozenset(
     {
-        "connectrt.runtime.source",
         "connectrt.runtime.sink",
     }
 )
