@@ -100,7 +100,7 @@ def import_command(
     stop_source: bool,
     providers: tuple[str, ...],
 ) -> int:
-    """Copy connectors, their states and offsets from a Kafka Connect cluster.
+    """Copy connectors, states and offsets from Kafka Connect.
 
     Reads every connector of the Kafka Connect cluster at --from URL (config with its ${...}
     config provider references as written, target state, KIP-875 offsets) and creates it on
