@@ -8,7 +8,9 @@ reports that one as blocked (and why) and the three as to be created; the import
 ``--stop-source``, so Kafka Connect's connectors stop before connectrt's start) creates them
 with Kafka Connect's configs, states and offsets; a second import reports all unchanged; after
 M more lines in each file, each source topic holds exactly the M new records after the import
-point (0 lost, 0 duplicated, counted with a consumer) and the sink file every line once.
+point (0 lost, 0 duplicated, counted with a consumer) and the sink file every line once. Then a
+third run leaves the sources alone (their offsets have moved on) and ``--overwrite`` puts one
+back as Kafka Connect has it.
 
 Needs the Apache Kafka broker (``CONNECTRT_TEST_BROKER=kafka``) and a JDK 17+ (javac).
 """
@@ -355,3 +357,24 @@ def test_import_resumes_from_kafka_connects_offsets_without_loss_or_duplicates(
     )
     written = c.file("out").read_text("utf-8").splitlines()
     assert written == [f"line {i}" for i in range(N + M)]
+
+    # connectrt's sources have moved on: a third run leaves them alone, saying how they differ;
+    # --overwrite puts one back as Kafka Connect has it (now STOPPED there, its offsets at N).
+    status, third, _ = _import("--from", c.connect.url, "--url", c.worker.url, *only, capsys=capsys)
+    assert status == 1
+    by_name = {e["name"]: e for e in third["connectors"]}
+    for suffix in ("src1", "src2"):
+        entry = by_name[c.name(suffix)]
+        assert entry["result"] == "differs (left alone)", entry
+        assert any(d.startswith("offsets differ") for d in entry["differences"]), entry
+    # The sink's offsets are its consumer group's, connect-<name> on both sides: one group.
+    assert by_name[c.name("snk")]["result"] == "unchanged"
+    assert _position(http, c.name("src2")) == size
+    status, fourth, err = _import(
+        "--from", c.connect.url, "--url", c.worker.url, "--overwrite",
+        "--connector", c.name("src2"), capsys=capsys,
+    )  # fmt: skip
+    assert status == 0, (fourth, err)
+    assert fourth["connectors"][0]["result"] == "overwritten"
+    wait_for(lambda: _state(http, c.name("src2")) == "STOPPED", TIMEOUT, "src2 STOPPED")
+    assert _comparable(_offsets(http, c.name("src2"))) == _comparable(kc_offsets[c.name("src2")])
