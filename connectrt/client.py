@@ -116,6 +116,8 @@ class ConnectClient:
         timeout: float = 30,
     ) -> None:
         self.url = url.rstrip("/")
+        #: Seconds each request may take (the ``timeout`` given).
+        self.timeout = timeout
         headers = {"Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"

@@ -25,6 +25,7 @@ from connectrt.cli.connector_commands import connectors
 from connectrt.cli.context_commands import context
 from connectrt.cli.dlq_commands import dlq
 from connectrt.cli.groups import OrderedGroup
+from connectrt.cli.import_commands import import_command
 from connectrt.cli.offset_commands import offsets
 from connectrt.cli.run_commands import (
     broker,
@@ -42,7 +43,7 @@ __all__ = ["SECTIONS", "cli", "main"]
 #: The commands of ``connectrt``, by heading of its help, in the order shown.
 SECTIONS: tuple[tuple[str, tuple[click.Command, ...]], ...] = (
     ("Run", (standalone, worker, spark, broker, demo)),
-    ("Manage a running worker", (connectors, offsets, dlq)),
+    ("Manage a running worker", (connectors, offsets, dlq, import_command)),
     ("Set up", (context, auth, plugins, config_docs, completion_command)),
 )
 

@@ -58,6 +58,7 @@ def test_the_command_tree_is_complete():
         "connectrt context list",
         "connectrt context current",
         "connectrt completion",
+        "connectrt import",
     ):
         assert expected in names
 
@@ -79,7 +80,9 @@ def test_every_command_option_and_argument_is_explained(name: str, command: clic
 
 def test_management_commands_take_the_connection_options_and_json():
     for name, command in COMMANDS:
-        if name.startswith(("connectrt connectors ", "connectrt offsets ", "connectrt dlq ")):
+        if name == "connectrt import" or name.startswith(
+            ("connectrt connectors ", "connectrt offsets ", "connectrt dlq ")
+        ):
             opts = {o for p in command.params for o in p.opts}
             assert {"--url", "--context", "--user", "--token", "--json"} <= opts, name
 
