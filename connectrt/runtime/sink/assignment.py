@@ -151,7 +151,7 @@ class SinkAssignment:
             tp = TopicPartition(p.topic, p.partition)
             if tp in self._rewinds:
                 p.offset = self._rewinds.pop(tp)
-                self._offsets.put[tp] = p.offset
+                self._offsets.moved(tp, p.offset)
         if self.incremental:
             consumer.incremental_assign(partitions)
         else:

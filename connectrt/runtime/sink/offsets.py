@@ -32,9 +32,11 @@ __all__ = ["SinkOffsetCommitter"]
 class SinkOffsetCommitter:
     """The offsets of one sink task's partitions, and their commit.
 
-    Per partition: ``put``, the offset after the last record ``put()`` accepted (moved by
-    seeks too), and ``committed``, the last committed offset (at first, the offset of the first
-    record received: everything before it was committed already). Owned by the task's
+    Per partition it keeps the put offset, the offset after the last record ``put()``
+    accepted (moved by seeks too), and the committed offset, the last one committed (at first,
+    the offset of the first record received: everything before it was committed already). Its
+    state is its own: the runner and the assignment tell it what happened (:meth:`accepted`,
+    :meth:`moved`, :meth:`forget`) and ask it to :meth:`commit`. Owned by the task's
     :class:`~connectrt.runtime.sink.runner.SinkTaskRunner` and used on its thread only; the
     consumer is passed in because it exists only while the task runs.
     """
@@ -46,8 +48,16 @@ class SinkOffsetCommitter:
         self._task = task
         self._errors = errors
         self._metrics = metrics
-        self.put: dict[tuple[str, int], int] = {}  # next offset after what put() took
-        self.committed: dict[tuple[str, int], int] = {}
+        self._put: dict[tuple[str, int], int] = {}  # next offset after what put() took
+        self._committed: dict[tuple[str, int], int] = {}
+
+    def put_offsets(self) -> dict[tuple[str, int], int]:
+        """A copy of the put offsets: per partition, the offset after what ``put()`` took."""
+        return dict(self._put)
+
+    def committed_offsets(self) -> dict[tuple[str, int], int]:
+        """A copy of the offsets committed (or taken as committed) per partition."""
+        return dict(self._committed)
 
     def accepted(
         self,
@@ -55,18 +65,24 @@ class SinkOffsetCommitter:
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
         """``put()`` accepted a batch: per partition, its first offset and the one after it."""
-        committed = self.committed
+        committed = self._committed
         for tp, offset in first_offsets.items():
             # Everything before the first record we received was committed already (or is the
             # start of the partition): the baseline for records_committed.
             committed.setdefault(tp, offset)
-        self.put.update(next_offsets)
+        self._put.update(next_offsets)
+
+    def moved(self, tp: tuple[str, int], offset: int) -> None:
+        """The consumer of ``tp`` was moved to ``offset`` (a rewind applied by a seek, or an
+        assignment starting there): the next record ``put()`` can take is the one at
+        ``offset``, so no commit goes beyond it until ``put()`` took more."""
+        self._put[tp] = offset
 
     def forget(self, tps: Collection[TopicPartition]) -> None:
         """The task no longer owns these partitions."""
         for tp in tps:
-            self.put.pop(tp, None)
-            self.committed.pop(tp, None)
+            self._put.pop(tp, None)
+            self._committed.pop(tp, None)
 
     def commit(
         self,
@@ -78,7 +94,7 @@ class SinkOffsetCommitter:
         partitions (of ``only`` those, if given). A failed commit is retried next time."""
         current = {
             TopicPartition(*tp): off
-            for tp, off in self.put.items()
+            for tp, off in self._put.items()
             if tp in assigned and (only is None or tp in only)
         }
         if not current:
@@ -98,7 +114,7 @@ class SinkOffsetCommitter:
         final: dict[tuple[str, int], int] = {}
         for tp, off in to_commit.items():
             key = (tp[0], tp[1])
-            consumed = self.put.get(key)
+            consumed = self._put.get(key)
             if consumed is None or off > consumed:
                 log.warning(
                     "Task %s: ignoring offset %s for %s from pre_commit(): beyond what "
@@ -109,7 +125,7 @@ class SinkOffsetCommitter:
                     consumed,
                 )
                 continue
-            if self.committed.get(key) != off:
+            if self._committed.get(key) != off:
                 final[key] = off
         if not final:
             return
@@ -122,8 +138,8 @@ class SinkOffsetCommitter:
             self._metrics.offset_commit_failures += 1
             log.warning("Task %s: offset commit failed (will retry): %s", self._id, e)
             return
-        committed_records = sum(o - self.committed.get(k, o) for k, o in final.items())
-        self.committed.update(final)
+        committed_records = sum(o - self._committed.get(k, o) for k, o in final.items())
+        self._committed.update(final)
         self._metrics.offset_commits += 1
         self._metrics.commit_seconds.observe(time.perf_counter() - started)
         self._metrics.records_committed += max(committed_records, 0)
@@ -140,7 +156,7 @@ class SinkOffsetCommitter:
             offset = c.offset if c.offset >= 0 else 0
             try:
                 consumer.seek(KafkaTopicPartition(c.topic, c.partition, offset))
-                self.put[(c.topic, c.partition)] = offset
+                self._put[(c.topic, c.partition)] = offset
             except KafkaException as e:
                 log.warning(
                     "Task %s: could not rewind %s-%d: %s", self._id, c.topic, c.partition, e

@@ -313,7 +313,7 @@ class SinkTaskRunner(TaskRunner):
                 log.debug("Task %s: seek %s to %d deferred: %s", self.id, tp, offset, e)
                 continue
             del self.rewinds[tp]
-            self._offsets.put[tp] = offset
+            self._offsets.moved(tp, offset)
 
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         consumer = self._consumer
