@@ -6,7 +6,8 @@ Consumer offsets are committed only for records ``put()`` accepted, and only aft
 and on stop. A crash therefore redelivers at most what was put since the last commit
 (at-least-once); nothing committed is ever lost. When ``pre_commit()`` fails, the task's
 partitions are rewound to their last committed offsets, so what it had not flushed is
-delivered again.
+delivered again. The commit step and the rule of what is committable are the sink lifecycle's
+(:mod:`connectrt.runtime.sink.lifecycle`), shared with the Spark bridge.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.sink.lifecycle import committable, pre_commit
 from connectrt.runtime.tasks.error_handling import ErrorHandler
 from connectrt.runtime.tasks.runner import TaskId
 
@@ -101,8 +103,7 @@ class SinkOffsetCommitter:
             return
         started = time.perf_counter()
         try:
-            self._errors.flush()  # DLQ records are safe before the offsets that skip them
-            to_commit = self._task.pre_commit(current)
+            answer = pre_commit(self._task, self._errors, current)
         except Exception:
             log.exception(
                 "Task %s: pre_commit()/flush() failed; rewinding to the last committed offsets",
@@ -111,22 +112,7 @@ class SinkOffsetCommitter:
             self._metrics.offset_commit_failures += 1
             self._rewind_to_committed(consumer, current)
             return
-        final: dict[tuple[str, int], int] = {}
-        for tp, off in to_commit.items():
-            key = (tp[0], tp[1])
-            consumed = self._put.get(key)
-            if consumed is None or off > consumed:
-                log.warning(
-                    "Task %s: ignoring offset %s for %s from pre_commit(): beyond what "
-                    "was consumed (%s)",
-                    self._id,
-                    off,
-                    tp,
-                    consumed,
-                )
-                continue
-            if self._committed.get(key) != off:
-                final[key] = off
+        final = committable(self._id, answer, self._put, self._committed)
         if not final:
             return
         try:

@@ -46,6 +46,7 @@ from connectrt.errors import RetriableError
 from connectrt.runtime.clients.group_protocol import assigns_incrementally
 from connectrt.runtime.sink.assignment import SinkAssignment
 from connectrt.runtime.sink.conversion import SinkConversion
+from connectrt.runtime.sink.lifecycle import put_with_retries
 from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
@@ -268,40 +269,39 @@ class SinkTaskRunner(TaskRunner):
         first_offsets: Mapping[tuple[str, int], int],
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
-        """put() with retries on RetriableError; then advance the put offsets."""
+        """put() with retries on RetriableError (:func:`~.lifecycle.put_with_retries`); then
+        advance the put offsets."""
         epoch = self._assignment.epoch
         count = len(batch)  # before put(): the task may change the batch
-        while True:
-            try:
-                self.call_clock.enter("put")
-                self.task.put(batch)
-                break
-            except RetriableError as e:
-                self.metrics.retries += 1
-                delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
-                log.warning(
-                    "Task %s: retriable error from put(), redelivering the batch of %d "
-                    "in %.1fs: %s",
-                    self.id,
-                    count,
-                    delay,
-                    e,
-                )
-                if self._stopping.wait(delay):
-                    return  # not put: uncommitted, so redelivered after restart
-                if epoch != self._assignment.epoch:
-                    # Not put. Revoked partitions are redelivered to their new owner; those
-                    # still owned (incremental rebalances keep them) are read again from here.
-                    for tp, offset in first_offsets.items():
-                        if TopicPartition(*tp) in self.assigned:
-                            self.rewinds.setdefault(TopicPartition(*tp), offset)
-                    return
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
-            finally:
-                self.call_clock.leave()
-        self._offsets.accepted(first_offsets, next_offsets)
-        self.metrics.records_put += count
+
+        def retry(error: RetriableError, _attempt: int) -> bool:
+            self.metrics.retries += 1
+            delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
+            log.warning(
+                "Task %s: retriable error from put(), redelivering the batch of %d in %.1fs: %s",
+                self.id,
+                count,
+                delay,
+                error,
+            )
+            if self._stopping.wait(delay):
+                return False  # not put: uncommitted, so redelivered after restart
+            if epoch != self._assignment.epoch:
+                # Not put. Revoked partitions are redelivered to their new owner; those
+                # still owned (incremental rebalances keep them) are read again from here.
+                for tp, offset in first_offsets.items():
+                    if TopicPartition(*tp) in self.assigned:
+                        self.rewinds.setdefault(TopicPartition(*tp), offset)
+                return False
+            return True
+
+        try:
+            took = put_with_retries(self.task, batch, retry, self.call_clock)
+        except Exception as e:
+            raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
+        if took:
+            self._offsets.accepted(first_offsets, next_offsets)
+            self.metrics.records_put += count
 
     def _apply_rewinds(self, consumer: Consumer) -> None:
         for tp, offset in list(self.rewinds.items()):
