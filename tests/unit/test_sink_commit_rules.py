@@ -10,10 +10,11 @@ so the runner's final commit ends the test. Commits happen only when a test asks
 The rules (tests/integration keep them on a real broker too):
 
 * offsets are committed only for what ``put()`` took, and only after ``pre_commit()`` (by
-  default ``flush()``) returned;
+  default ``flush()``) returned; a task that failed commits nothing more;
 * ``pre_commit()``'s answer clamps what is committed: fewer or older offsets commit those,
   unknown partitions and offsets beyond what was put are ignored;
-* a revoked partition's offsets are committed before it is closed, and never after;
+* a revoked partition's offsets are committed before it is closed, and it never reaches
+  ``pre_commit()`` or a commit after;
 * a rewind (``context.offset``) makes the next records come from there, and the commit after
   it does not go past the rewind until ``put()`` took more.
 """
@@ -63,6 +64,7 @@ class _Task(SinkTask):
             raise OSError("destination unreachable")
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
+        self.events.append(("pre_commit", sorted(tp.partition for tp in offsets)))
         self.flush(offsets)
         return offsets if self.answer is None else self.answer(offsets)  # type: ignore[return-value]
 
@@ -180,7 +182,7 @@ def test_nothing_is_committed_when_flush_fails_and_the_records_come_again() -> N
     assert task.put_offsets == [[(0, 0), (0, 1), (0, 2)], [(0, 0), (0, 1), (0, 2)]]
 
 
-def test_a_task_that_fails_in_put_commits_nothing_of_that_batch() -> None:
+def test_a_task_that_fails_commits_nothing_more_not_even_what_it_put() -> None:
     kafka = FakeKafka()
     _fill(kafka, 1, 4)
     task = _Task()
@@ -190,9 +192,11 @@ def test_a_task_that_fails_in_put_commits_nothing_of_that_batch() -> None:
             raise ValueError("bad record")
 
     task.on_put = put
-    runner = _run(kafka, task, lambda r: [_commit(r), _nothing, _nothing], max_poll=2)
+    runner = _run(kafka, task, lambda r: [_nothing, _nothing, _nothing], max_poll=2)
     assert isinstance(runner.failed, TaskFailure)
-    assert kafka.committed(GROUP) == {("t", 0): 2}
+    assert task.put_offsets == [[(0, 0), (0, 1)]]
+    # A failed task's buffered writes are not trusted: the first batch is redelivered too.
+    assert kafka.committed(GROUP) == {}
 
 
 # -- pre_commit() clamps ------------------------------------------------------------------------
@@ -231,10 +235,14 @@ def test_revoked_partitions_are_committed_before_they_go_and_never_after() -> No
     runner = _run(kafka, task, lambda r: [_nothing, move_partition_0_away, _commit(r)])
     assert runner.failed is None
     # The revocation (eager: both partitions) committed what put() took before close().
-    assert task.events[:2] == [
+    assert task.events[:3] == [
+        ("pre_commit", [0, 1]),
         ("close", [0, 1]),
         ("committed at close", {("t", 0): 3, ("t", 1): 3}),
     ]
+    # After it went, partition 0 never reached pre_commit() again.
+    later = [parts for event, parts in task.events[3:] if event == "pre_commit"]
+    assert later and all(0 not in parts for parts in later)
     # Partition 1 came back and went on; partition 0 was never committed again.
     assert kafka.committed(GROUP) == {("t", 0): 3, ("t", 1): 4}
     commits = _commits(kafka)
