@@ -16,11 +16,10 @@ import logging
 import time
 from collections.abc import Collection, Mapping
 
-from confluent_kafka import Consumer, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaException
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.sink.lifecycle import committable, pre_commit
 from connectrt.runtime.tasks.error_handling import ErrorHandler
@@ -88,7 +87,7 @@ class SinkOffsetCommitter:
 
     def commit(
         self,
-        consumer: Consumer,
+        consumer: KafkaConsumer,
         assigned: Collection[TopicPartition],
         only: set[TopicPartition] | None = None,
     ) -> None:
@@ -131,7 +130,7 @@ class SinkOffsetCommitter:
         self._metrics.records_committed += max(committed_records, 0)
 
     def _rewind_to_committed(
-        self, consumer: Consumer, current: Mapping[TopicPartition, int]
+        self, consumer: KafkaConsumer, current: Mapping[TopicPartition, int]
     ) -> None:
         tps = [KafkaTopicPartition(t, p) for t, p in current]
         try:

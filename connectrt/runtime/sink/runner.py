@@ -36,14 +36,13 @@ import time
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.record_batch import SinkRecordBatch
 from connectrt.api.records import SinkRecord, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.clients.group_protocol import assigns_incrementally
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, KafkaException
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.assignment import SinkAssignment
 from connectrt.runtime.sink.conversion import SinkConversion
 from connectrt.runtime.sink.lifecycle import put_with_retries
@@ -110,7 +109,7 @@ class SinkTaskRunner(TaskRunner):
         self._consumer_factory = settings.consumer_factory
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._max_poll = settings.max_poll_records
-        self._consumer: Consumer | None = None
+        self._consumer: KafkaConsumer | None = None
         self.rewinds: dict[TopicPartition, int] = {}
         self.retry_timeout_s = 0.0
         self.commit_requested = False
@@ -201,7 +200,7 @@ class SinkTaskRunner(TaskRunner):
             raise
         self._shutdown(commit=True)
 
-    def _loop(self, consumer: Consumer) -> None:
+    def _loop(self, consumer: KafkaConsumer) -> None:
         next_commit = time.monotonic() + self._flush_interval
         metrics = self.metrics
         assignment = self._assignment
@@ -303,7 +302,7 @@ class SinkTaskRunner(TaskRunner):
             self._offsets.accepted(first_offsets, next_offsets)
             self.metrics.records_put += count
 
-    def _apply_rewinds(self, consumer: Consumer) -> None:
+    def _apply_rewinds(self, consumer: KafkaConsumer) -> None:
         for tp, offset in list(self.rewinds.items()):
             if tp not in self.assigned:
                 continue  # applied by the assignment when the partition arrives
