@@ -23,9 +23,12 @@ every record of it was skipped), the offsets advance, per partition, to after it
 consumed message.
 
 This module is the per-batch loop (consume, convert, put) and what must happen between its
-batches on the task thread (rebalance callbacks, pause/resume, rewinds); the offset bookkeeping
-and the task's context live in :mod:`connectrt.runtime.sink.offsets` and
-:mod:`connectrt.runtime.tasks.contexts`.
+batches on the task thread (rebalance callbacks, pause/resume, rewinds). ``put()`` with retries
+and the commit step are the sink lifecycle's (:mod:`connectrt.runtime.sink.lifecycle`, shared
+with the Spark bridge); the offset bookkeeping and the task's context live in
+:mod:`connectrt.runtime.sink.offsets` and :mod:`connectrt.runtime.tasks.contexts`. The consumer
+is any :class:`~connectrt.runtime.clients.kafka.KafkaConsumer` (``consumer_factory``; the unit
+tests of the commit rules pass the in-memory one of :mod:`connectrt.testing.fake_kafka`).
 """
 
 from __future__ import annotations
