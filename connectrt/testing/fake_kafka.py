@@ -142,6 +142,8 @@ class FakeKafka:
     partitions: dict[str, int] = field(default_factory=dict)
     logs: dict[tuple[str, int], list[FakeMessage]] = field(default_factory=dict)
     group_offsets: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
+    commit_log: list[tuple[str, dict[tuple[str, int], int]]] = field(default_factory=list)
+    """Every consumer commit, in order: ``(group, {(topic, partition): offset})``."""
     _clock: int = 0
     _consumers: list[FakeConsumer] = field(default_factory=list)
 
@@ -360,6 +362,10 @@ class FakeConsumer:
         self.commits: list[dict[tuple[str, int], int]] = []
         self._callbacks: dict[str, Callable[..., None] | None] = {}
         self._pending_rebalance: tuple[bool, list[tuple[str, int]] | None] | None = None
+        self.on_consume: Callable[[FakeConsumer], bool] | None = None
+        """Called at the start of every ``consume`` (on the consuming thread, between two
+        batches: where a test makes a rebalance or new records happen); when it returns False,
+        that ``consume`` returns no records, as one that timed out."""
 
     # group membership -------------------------------------------------------------------
 
@@ -430,6 +436,8 @@ class FakeConsumer:
         """Up to ``num_messages`` records from the unpaused partitions, in partition order."""
         if self.closed:
             raise RuntimeError("Consumer closed")
+        if self.on_consume is not None and not self.on_consume(self):
+            return []
         if self._pending_rebalance is not None:
             self._rebalance()
         out: list[FakeMessage] = []
@@ -477,6 +485,7 @@ class FakeConsumer:
         stored = {(tp.topic, tp.partition): tp.offset for tp in offsets}
         self.kafka.group_offsets.setdefault(self.group, {}).update(stored)
         self.commits.append(stored)
+        self.kafka.commit_log.append((self.group, dict(stored)))
         return None if asynchronous else list(offsets)
 
     def committed(

@@ -7,7 +7,9 @@ protocols say which calls the runtime makes, so a fake that implements them
 broker. The value types (:class:`TopicPartition`, :class:`KafkaError`,
 :class:`KafkaException`, :class:`NewTopic`, ...) are librdkafka's own, handed on: they are plain
 data a fake can build too. :func:`new_producer`, :func:`new_consumer` and :func:`new_admin`
-build the real clients; they are the only constructors the runtime calls.
+build the real clients; they are the only constructors the runtime calls. ``Consumer``, the
+real consumer class, is handed on for the one adapter that extends it (the sink's
+lag-reporting consumer, :mod:`connectrt.runtime.sink.consumer_lag`).
 
 The protocols describe librdkafka's threading rules as they are: a producer's ``produce``,
 ``poll`` and ``flush`` may be called from several threads; a consumer is used by one thread
@@ -40,6 +42,7 @@ __all__ = [
     "OFFSET_INVALID",
     "OFFSET_STORED",
     "ConfigResource",
+    "Consumer",
     "ConsumerGroupTopicPartitions",
     "KafkaAdmin",
     "KafkaConsumer",
@@ -100,6 +103,8 @@ class KafkaConsumer(Protocol):
     def pause(self, partitions: list[TopicPartition]) -> None: ...
     def resume(self, partitions: list[TopicPartition]) -> None: ...
     def seek(self, partition: TopicPartition) -> None: ...
+    def assignment(self) -> list[TopicPartition]: ...
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]: ...
     def commit(self, *args: Any, **kwargs: Any) -> Any: ...
     def committed(self, partitions: list[TopicPartition], timeout: float = ...) -> Any: ...
     def get_watermark_offsets(

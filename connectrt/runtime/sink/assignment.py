@@ -32,11 +32,10 @@ import logging
 from collections.abc import Callable, Collection
 from typing import Any
 
-from confluent_kafka import Consumer
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
+from connectrt.runtime.clients.kafka import KafkaConsumer
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
 
@@ -81,13 +80,13 @@ class SinkAssignment:
         self._failure: TaskFailure | None = None
 
     # -- the consumer's callbacks ---------------------------------------------------------------
-    def on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def on_assign(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         self._guarded("assignment", partitions, lambda: self._assign(consumer, partitions))
 
-    def on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def on_revoke(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         self._guarded("revocation", partitions, lambda: self._revoke(consumer, partitions))
 
-    def on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def on_lost(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         self._guarded("loss", partitions, lambda: self._lose(consumer, partitions))
 
     # -- for the runner -------------------------------------------------------------------------
@@ -132,7 +131,7 @@ class SinkAssignment:
                 failure.__cause__ = e
                 self._failure = failure
 
-    def _assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def _assign(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         """Open the partitions added, apply pending rewinds, hand them to librdkafka and pause
         those that must start paused."""
         tps = [
@@ -151,7 +150,7 @@ class SinkAssignment:
             tp = TopicPartition(p.topic, p.partition)
             if tp in self._rewinds:
                 p.offset = self._rewinds.pop(tp)
-                self._offsets.put[tp] = p.offset
+                self._offsets.moved(tp, p.offset)
         if self.incremental:
             consumer.incremental_assign(partitions)
         else:
@@ -162,7 +161,7 @@ class SinkAssignment:
         if tps:
             log.info("Task %s assigned %s", self._id, ", ".join(map(str, tps)))
 
-    def _revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def _revoke(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         """Commit what ``put()`` took of the revoked partitions, close them, release them."""
         mine = [
             tp for p in partitions if (tp := TopicPartition(p.topic, p.partition)) in self.assigned
@@ -177,7 +176,7 @@ class SinkAssignment:
         finally:
             self._unassign(consumer, partitions)
 
-    def _lose(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def _lose(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         """Close the lost partitions without a commit and release them."""
         mine = [
             tp for p in partitions if (tp := TopicPartition(p.topic, p.partition)) in self.assigned
@@ -191,7 +190,7 @@ class SinkAssignment:
         finally:
             self._unassign(consumer, partitions)
 
-    def _unassign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+    def _unassign(self, consumer: KafkaConsumer, partitions: list[KafkaTopicPartition]) -> None:
         if self.incremental:
             consumer.incremental_unassign(partitions)
         else:

@@ -12,9 +12,11 @@ last value seen, as Kafka's own ``records-lag`` does.
 :class:`ConsumerLagProbe` is the seam: the runner factory passes :meth:`ConsumerLagProbe.create`
 as the sink runner's consumer factory and installs :meth:`ConsumerLagProbe.partition_lag` in
 the task's :class:`~connectrt.runtime.metrics.TaskMetrics`. The consumer it builds,
-:class:`LagReportingConsumer`, is a plain ``confluent_kafka.Consumer`` (its hot methods are not
-overridden) whose ``close`` and lag reads share a lock: the metrics endpoint reads from another
-thread, and a librdkafka handle must not be used while it is being destroyed.
+:class:`LagReportingConsumer`, is librdkafka's own consumer class extended (its hot methods
+are not overridden; the class comes through the client seam,
+:mod:`connectrt.runtime.clients.kafka`, the one module that names ``confluent_kafka``) whose
+``close`` and lag reads share a lock: the metrics endpoint reads from another thread, and a
+librdkafka handle must not be used while it is being destroyed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from confluent_kafka import Consumer
+from connectrt.runtime.clients.kafka import Consumer, KafkaConsumer
 
 __all__ = ["ConsumerLagProbe", "LagReportingConsumer"]
 
@@ -80,7 +82,7 @@ class ConsumerLagProbe:
     def __init__(self) -> None:
         self._consumer: LagReportingConsumer | None = None
 
-    def create(self, config: dict[str, Any]) -> Consumer:
+    def create(self, config: dict[str, Any]) -> KafkaConsumer:
         consumer = LagReportingConsumer(config)
         self._consumer = consumer
         return consumer

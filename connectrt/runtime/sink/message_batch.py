@@ -21,38 +21,52 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import Any
-
-from confluent_kafka import Message
 
 from connectrt.api.converter import ConnectColumns, Converter
 from connectrt.api.record_batch import SinkRecordBatch
 from connectrt.api.records import Header
 from connectrt.data import Schema
-from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES
+from connectrt.runtime.clients.kafka import Message
+from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES, connect_headers
 from connectrt.runtime.tasks.runner import TaskConverters
 
 __all__ = ["MessageBatchBuilder", "partition_positions", "split_errors"]
 
-_error = Message.error
-_topic = Message.topic
-_partition = Message.partition
-_offset = Message.offset
-_key = Message.key
-_value = Message.value
-_timestamp = Message.timestamp
-_headers = Message.headers
+# librdkafka's Message accessors, unbound: ``map`` calls them without a Python frame each.
+# Messages of another class (the in-memory fake of connectrt.testing) are read through
+# ``methodcaller`` instead (:func:`_accessors`, once per batch).
+_C_ACCESSORS = (
+    Message.error,
+    Message.topic,
+    Message.partition,
+    Message.offset,
+    Message.key,
+    Message.value,
+    Message.timestamp,
+    Message.headers,
+)
+_ANY_ACCESSORS = tuple(
+    methodcaller(name)
+    for name in ("error", "topic", "partition", "offset", "key", "value", "timestamp", "headers")
+)
 _first = itemgetter(0)
 _second = itemgetter(1)
 
 Positions = dict[tuple[str, int], int]
 
 
+def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
+    """The eight accessors (error, topic, partition, offset, key, value, timestamp, headers)
+    for the messages of a non-empty batch."""
+    return _C_ACCESSORS if type(msgs[0]) is Message else _ANY_ACCESSORS
+
+
 def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
     """(messages, error events) of a ``consume()`` result; the list itself when it holds no
     error (the usual case, found by one ``map``)."""
-    if not any(map(_error, msgs)):
+    if not msgs or not any(map(_accessors(msgs)[0], msgs)):
         return msgs, []
     good: list[Any] = []
     bad: list[Any] = []
@@ -67,10 +81,11 @@ def partition_positions(
     """Each message's partition, and per (topic, partition) of ``msgs`` (no error events) the
     first offset and the offset after the last. ``topic`` is the only topic the messages can
     come from, or None."""
-    parts = list(map(_partition, msgs))
+    _, get_topic, get_partition = _accessors(msgs)[:3]
+    parts = list(map(get_partition, msgs))
     keys: list[Any] = parts
     if topic is None:
-        keys = list(zip(map(_topic, msgs), parts, strict=True))
+        keys = list(zip(map(get_topic, msgs), parts, strict=True))
     first: Positions = {}
     ends: Positions = {}
     if keys.count(keys[0]) == len(keys):  # one partition: the usual batch (a C-level count)
@@ -129,6 +144,7 @@ class MessageBatchBuilder:
         :func:`partition_positions`' ``ends``; None when a converter raised for one of them
         (nothing was delivered: convert this batch message by message instead)."""
         n = len(msgs)
+        _, _topic, _, _offset, _key, _value, _timestamp, _headers = _accessors(msgs)
         topic = self._topic
         topics: Any
         if topic is not None:
@@ -213,19 +229,11 @@ class MessageBatchBuilder:
 
     def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
         """Each message's headers, converted (None for a message without headers)."""
-        raw_headers = list(map(_headers, msgs))
+        raw_headers = list(map(_accessors(msgs)[7], msgs))
         if not any(raw_headers):
             return (None,) * len(msgs)
         to_header = self._header.to_connect_header
-        out: list[list[Header] | None] = []
-        for msg, raw in zip(msgs, raw_headers, strict=True):
-            if not raw:
-                out.append(None)
-                continue
-            topic = msg.topic()
-            converted = []
-            for hk, hv in raw:
-                hs, hval = to_header(topic, hk, hv)
-                converted.append(Header(hk, hval, hs))
-            out.append(converted)
-        return tuple(out)
+        return tuple(
+            connect_headers(to_header, msg.topic(), raw) if raw else None
+            for msg, raw in zip(msgs, raw_headers, strict=True)
+        )

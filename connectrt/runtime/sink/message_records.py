@@ -1,24 +1,37 @@
-"""Consumed Kafka messages -> :class:`SinkRecord` s, shared by the sink task runner and the
-Spark bridge's reader.
+"""Consumed Kafka messages -> :class:`SinkRecord` s, one by one: the record strategy of sink
+conversion (:mod:`connectrt.runtime.sink.conversion`), shared with the Spark bridge's reader.
 
+:func:`sink_record` is the one place a consumed message becomes a ``SinkRecord``;
+:func:`connect_headers` the one place its headers are converted.
 :func:`message_to_record` is the plain conversion (any converter error propagates);
 :func:`message_to_record_tolerant` converts stage by stage (KEY_CONVERTER, VALUE_CONVERTER,
 HEADER_CONVERTER) through an :class:`~connectrt.runtime.tasks.error_handling.ErrorHandler`, so a
 failure is retried, tolerated, logged or sent to the dead letter queue as ``errors.*`` says.
-Callers use the plain path per record and fall back to the tolerant one for a record that
-raised. Stateless; safe from any thread that owns the converters.
+:class:`RecordConversion` converts a batch with the plain path per record and falls back to the
+tolerant one for a record that raised. Stateless apart from the converters; safe from any
+thread that owns the converters.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from connectrt.api.converter import Converter, HeaderConverter
 from connectrt.api.records import Header, SinkRecord, TimestampType
+from connectrt.data import Schema
+from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.tasks.error_handling import ErrorHandler
-from connectrt.runtime.tasks.runner import TaskStage, class_path
+from connectrt.runtime.tasks.runner import TaskConverters, TaskStage, class_path
 
-__all__ = ["TIMESTAMP_TYPES", "message_to_record", "message_to_record_tolerant"]
+__all__ = [
+    "TIMESTAMP_TYPES",
+    "RecordConversion",
+    "connect_headers",
+    "message_to_record",
+    "message_to_record_tolerant",
+    "sink_record",
+]
 
 TIMESTAMP_TYPES = (
     TimestampType.NO_TIMESTAMP_TYPE,
@@ -27,21 +40,45 @@ TIMESTAMP_TYPES = (
 )
 """Connect's timestamp type by librdkafka's ``msg.timestamp()[0]`` (0, 1, 2)."""
 
+_BYTES = Schema.OPTIONAL_BYTES_SCHEMA
 
-def _record(msg: Any, topic: str, key: Any, value: Any, headers: list[Header] | None) -> SinkRecord:
+
+def sink_record(
+    msg: Any, key: tuple[Any, Any], value: tuple[Any, Any], headers: list[Header] | None
+) -> SinkRecord:
+    """The record of consumed message ``msg`` with its converted ``key`` and ``value``
+    (``(schema, value)`` pairs) and ``headers``; its original coordinates are its own."""
+    topic = msg.topic()
+    partition = msg.partition()
+    offset = msg.offset()
     ts_type, ts = msg.timestamp()
     return SinkRecord(
         topic,
-        msg.partition(),
+        partition,
         key[0],
         key[1],
         value[0],
         value[1],
-        msg.offset(),
+        offset,
         ts if ts_type else None,
         TIMESTAMP_TYPES[ts_type],
         headers,
+        topic,
+        partition,
+        offset,
     )
+
+
+def connect_headers(
+    to_header: Callable[[str, str, Any], tuple[Any, Any]], topic: str, raw: Any
+) -> list[Header]:
+    """A message's raw ``(key, bytes)`` headers converted by a header converter's
+    ``to_connect_header``."""
+    out = []
+    for hk, hv in raw:
+        hs, hval = to_header(topic, hk, hv)
+        out.append(Header(hk, hval, hs))
+    return out
 
 
 def message_to_record(
@@ -50,16 +87,9 @@ def message_to_record(
     """Convert ``msg`` with the three converters; any converter error propagates."""
     topic = msg.topic()
     raw_headers = msg.headers()
-    headers = None
-    if raw_headers:
-        to_header = header.to_connect_header
-        headers = []
-        for hk, hv in raw_headers:
-            hs, hval = to_header(topic, hk, hv)
-            headers.append(Header(hk, hval, hs))
-    return _record(
+    headers = connect_headers(header.to_connect_header, topic, raw_headers) if raw_headers else None
+    return sink_record(
         msg,
-        topic,
         key.to_connect_data(topic, msg.key()),
         value.to_connect_data(topic, msg.value()),
         headers,
@@ -89,18 +119,62 @@ def message_to_record_tolerant(
     if not ok:
         return None
     headers = None
-    if msg.headers():
-
-        def convert_headers() -> list[Header]:
-            out = []
-            for hk, hv in msg.headers():
-                hs, hval = header.to_connect_header(topic, hk, hv)
-                out.append(Header(hk, hval, hs))
-            return out
-
+    raw_headers = msg.headers()
+    if raw_headers:
         ok, headers = errors.call(
-            TaskStage.HEADER_CONVERTER, class_path(header), convert_headers, raw=msg
+            TaskStage.HEADER_CONVERTER,
+            class_path(header),
+            lambda: connect_headers(header.to_connect_header, topic, raw_headers),
+            raw=msg,
         )
         if not ok:
             return None
-    return _record(msg, topic, key_part, value_part, headers)
+    return sink_record(msg, key_part, value_part, headers)
+
+
+class RecordConversion:
+    """The record strategy: a batch of consumed messages (no error events) -> ``SinkRecord`` s,
+    one by one; a message a converter fails on goes through the error policy (retried,
+    tolerated, dead letter queue) and, if skipped, counts in ``records_skipped``.
+
+    A converter that passes bytes through (``BYTES_PASSTHROUGH``) is not called. Used on the
+    task thread only.
+    """
+
+    def __init__(self, converters: TaskConverters, errors: ErrorHandler, metrics: TaskMetrics):
+        self._converters = converters
+        self._errors = errors
+        self._metrics = metrics
+
+    def convert(self, msgs: list[Any]) -> list[SinkRecord]:
+        """The records of ``msgs``, without those skipped under the error policy."""
+        conv = self._converters
+        key_conv = None if conv.key.BYTES_PASSTHROUGH else conv.key.to_connect_data
+        value_conv = None if conv.value.BYTES_PASSTHROUGH else conv.value.to_connect_data
+        to_header = conv.header.to_connect_header
+        records: list[SinkRecord] = []
+        append = records.append
+        for msg in msgs:
+            try:
+                topic = msg.topic()
+                raw_headers = msg.headers()
+                append(
+                    sink_record(
+                        msg,
+                        (_BYTES, msg.key()) if key_conv is None else key_conv(topic, msg.key()),
+                        (_BYTES, msg.value())
+                        if value_conv is None
+                        else value_conv(topic, msg.value()),
+                        connect_headers(to_header, topic, raw_headers) if raw_headers else None,
+                    )
+                )
+            except Exception:
+                # Slow path for this one record: retries, tolerance, DLQ per stage.
+                record = message_to_record_tolerant(
+                    msg, conv.key, conv.value, conv.header, self._errors
+                )
+                if record is not None:
+                    append(record)
+                else:
+                    self._metrics.records_skipped += 1
+        return records

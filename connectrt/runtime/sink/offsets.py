@@ -6,7 +6,8 @@ Consumer offsets are committed only for records ``put()`` accepted, and only aft
 and on stop. A crash therefore redelivers at most what was put since the last commit
 (at-least-once); nothing committed is ever lost. When ``pre_commit()`` fails, the task's
 partitions are rewound to their last committed offsets, so what it had not flushed is
-delivered again.
+delivered again. The commit step and the rule of what is committable are the sink lifecycle's
+(:mod:`connectrt.runtime.sink.lifecycle`), shared with the Spark bridge.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import logging
 import time
 from collections.abc import Collection, Mapping
 
-from confluent_kafka import Consumer, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaException
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.sink.lifecycle import committable, pre_commit
 from connectrt.runtime.tasks.error_handling import ErrorHandler
 from connectrt.runtime.tasks.runner import TaskId
 
@@ -32,9 +33,11 @@ __all__ = ["SinkOffsetCommitter"]
 class SinkOffsetCommitter:
     """The offsets of one sink task's partitions, and their commit.
 
-    Per partition: ``put``, the offset after the last record ``put()`` accepted (moved by
-    seeks too), and ``committed``, the last committed offset (at first, the offset of the first
-    record received: everything before it was committed already). Owned by the task's
+    Per partition it keeps the put offset, the offset after the last record ``put()``
+    accepted (moved by seeks too), and the committed offset, the last one committed (at first,
+    the offset of the first record received: everything before it was committed already). Its
+    state is its own: the runner and the assignment tell it what happened (:meth:`accepted`,
+    :meth:`moved`, :meth:`forget`) and ask it to :meth:`commit`. Owned by the task's
     :class:`~connectrt.runtime.sink.runner.SinkTaskRunner` and used on its thread only; the
     consumer is passed in because it exists only while the task runs.
     """
@@ -46,8 +49,16 @@ class SinkOffsetCommitter:
         self._task = task
         self._errors = errors
         self._metrics = metrics
-        self.put: dict[tuple[str, int], int] = {}  # next offset after what put() took
-        self.committed: dict[tuple[str, int], int] = {}
+        self._put: dict[tuple[str, int], int] = {}  # next offset after what put() took
+        self._committed: dict[tuple[str, int], int] = {}
+
+    def put_offsets(self) -> dict[tuple[str, int], int]:
+        """A copy of the put offsets: per partition, the offset after what ``put()`` took."""
+        return dict(self._put)
+
+    def committed_offsets(self) -> dict[tuple[str, int], int]:
+        """A copy of the offsets committed (or taken as committed) per partition."""
+        return dict(self._committed)
 
     def accepted(
         self,
@@ -55,22 +66,28 @@ class SinkOffsetCommitter:
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
         """``put()`` accepted a batch: per partition, its first offset and the one after it."""
-        committed = self.committed
+        committed = self._committed
         for tp, offset in first_offsets.items():
             # Everything before the first record we received was committed already (or is the
             # start of the partition): the baseline for records_committed.
             committed.setdefault(tp, offset)
-        self.put.update(next_offsets)
+        self._put.update(next_offsets)
+
+    def moved(self, tp: tuple[str, int], offset: int) -> None:
+        """The consumer of ``tp`` was moved to ``offset`` (a rewind applied by a seek, or an
+        assignment starting there): the next record ``put()`` can take is the one at
+        ``offset``, so no commit goes beyond it until ``put()`` took more."""
+        self._put[tp] = offset
 
     def forget(self, tps: Collection[TopicPartition]) -> None:
         """The task no longer owns these partitions."""
         for tp in tps:
-            self.put.pop(tp, None)
-            self.committed.pop(tp, None)
+            self._put.pop(tp, None)
+            self._committed.pop(tp, None)
 
     def commit(
         self,
-        consumer: Consumer,
+        consumer: KafkaConsumer,
         assigned: Collection[TopicPartition],
         only: set[TopicPartition] | None = None,
     ) -> None:
@@ -78,15 +95,14 @@ class SinkOffsetCommitter:
         partitions (of ``only`` those, if given). A failed commit is retried next time."""
         current = {
             TopicPartition(*tp): off
-            for tp, off in self.put.items()
+            for tp, off in self._put.items()
             if tp in assigned and (only is None or tp in only)
         }
         if not current:
             return
         started = time.perf_counter()
         try:
-            self._errors.flush()  # DLQ records are safe before the offsets that skip them
-            to_commit = self._task.pre_commit(current)
+            answer = pre_commit(self._task, self._errors, current)
         except Exception:
             log.exception(
                 "Task %s: pre_commit()/flush() failed; rewinding to the last committed offsets",
@@ -95,22 +111,7 @@ class SinkOffsetCommitter:
             self._metrics.offset_commit_failures += 1
             self._rewind_to_committed(consumer, current)
             return
-        final: dict[tuple[str, int], int] = {}
-        for tp, off in to_commit.items():
-            key = (tp[0], tp[1])
-            consumed = self.put.get(key)
-            if consumed is None or off > consumed:
-                log.warning(
-                    "Task %s: ignoring offset %s for %s from pre_commit(): beyond what "
-                    "was consumed (%s)",
-                    self._id,
-                    off,
-                    tp,
-                    consumed,
-                )
-                continue
-            if self.committed.get(key) != off:
-                final[key] = off
+        final = committable(self._id, answer, self._put, self._committed)
         if not final:
             return
         try:
@@ -122,14 +123,14 @@ class SinkOffsetCommitter:
             self._metrics.offset_commit_failures += 1
             log.warning("Task %s: offset commit failed (will retry): %s", self._id, e)
             return
-        committed_records = sum(o - self.committed.get(k, o) for k, o in final.items())
-        self.committed.update(final)
+        committed_records = sum(o - self._committed.get(k, o) for k, o in final.items())
+        self._committed.update(final)
         self._metrics.offset_commits += 1
         self._metrics.commit_seconds.observe(time.perf_counter() - started)
         self._metrics.records_committed += max(committed_records, 0)
 
     def _rewind_to_committed(
-        self, consumer: Consumer, current: Mapping[TopicPartition, int]
+        self, consumer: KafkaConsumer, current: Mapping[TopicPartition, int]
     ) -> None:
         tps = [KafkaTopicPartition(t, p) for t, p in current]
         try:
@@ -140,7 +141,7 @@ class SinkOffsetCommitter:
             offset = c.offset if c.offset >= 0 else 0
             try:
                 consumer.seek(KafkaTopicPartition(c.topic, c.partition, offset))
-                self.put[(c.topic, c.partition)] = offset
+                self._put[(c.topic, c.partition)] = offset
             except KafkaException as e:
                 log.warning(
                     "Task %s: could not rewind %s-%d: %s", self._id, c.topic, c.partition, e

@@ -16,20 +16,19 @@ partition are committed before it goes, and a failure inside a callback fails th
 prefetch cap (``queued.max.messages.kbytes``) and the batch size (``max.poll.records``): a slow
 ``put`` simply stops the consumer from fetching more.
 
-Hot path: ``put()`` receives a :class:`~connectrt.api.SinkRecordBatch`. Without
-transformations it is built from the consumed messages as columns
-(:mod:`connectrt.runtime.sink.message_batch`: no ``SinkRecord`` until the task asks for one, keys
-and values converted per batch); with transformations, or when a converter fails on a message of the
-batch, the batch's messages are converted one by one into records (the failing ones through
-the error policy: retried, tolerated, sent to the dead letter queue with their original
-bytes) and the batch holds those records. Once ``put()`` took a batch (or when every record
-of it was skipped), the offsets advance, per partition, to after its last consumed message.
+Hot path: ``put()`` receives a :class:`~connectrt.api.SinkRecordBatch`, built by
+:mod:`connectrt.runtime.sink.conversion` (as columns, or record by record with transformations
+or when a converter failed on a message of the batch). Once ``put()`` took a batch (or when
+every record of it was skipped), the offsets advance, per partition, to after its last
+consumed message.
 
-This module is the per-batch loop (consume, convert, transform, put) and what must happen
-between its batches on the task thread (rebalance callbacks, pause/resume, rewinds). It stays
-one module, a little over the house size, so the record-by-record conversion and its slow
-paths read together; the offset bookkeeping and the task's context live in
-:mod:`connectrt.runtime.sink.offsets` and :mod:`connectrt.runtime.tasks.contexts`.
+This module is the per-batch loop (consume, convert, put) and what must happen between its
+batches on the task thread (rebalance callbacks, pause/resume, rewinds). ``put()`` with retries
+and the commit step are the sink lifecycle's (:mod:`connectrt.runtime.sink.lifecycle`, shared
+with the Spark bridge); the offset bookkeeping and the task's context live in
+:mod:`connectrt.runtime.sink.offsets` and :mod:`connectrt.runtime.tasks.contexts`. The consumer
+is any :class:`~connectrt.runtime.clients.kafka.KafkaConsumer` (``consumer_factory``; the unit
+tests of the commit rules pass the in-memory one of :mod:`connectrt.testing.fake_kafka`).
 """
 
 from __future__ import annotations
@@ -40,22 +39,17 @@ import time
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException
-from confluent_kafka import TopicPartition as KafkaTopicPartition
-
 from connectrt.api.record_batch import SinkRecordBatch
-from connectrt.api.records import Header, SinkRecord, TopicPartition
+from connectrt.api.records import SinkRecord, TopicPartition
 from connectrt.api.task import SinkTask
-from connectrt.data import Schema
 from connectrt.errors import RetriableError
 from connectrt.runtime.clients.group_protocol import assigns_incrementally
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, KafkaException
+from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.assignment import SinkAssignment
-from connectrt.runtime.sink.message_batch import (
-    MessageBatchBuilder,
-    partition_positions,
-    split_errors,
-)
-from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES, message_to_record_tolerant
+from connectrt.runtime.sink.conversion import SinkConversion
+from connectrt.runtime.sink.lifecycle import put_with_retries
+from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
@@ -63,7 +57,6 @@ from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.rate_limit import message_bytes
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskRunner, TaskStage
 from connectrt.runtime.tasks.settings import SinkRunnerSettings
-from connectrt.runtime.tasks.transforms import transform_records
 from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
@@ -72,8 +65,6 @@ __all__ = ["SinkTaskRunner"]
 
 _MIN_RETRY_BACKOFF_S = 0.1
 
-
-OPTIONAL_BYTES_SCHEMA = Schema.OPTIONAL_BYTES_SCHEMA
 _CONSUME_TIMEOUT_S = 0.5
 
 # librdkafka notices a subscribed topic created after the group join only at its next metadata
@@ -115,14 +106,13 @@ class SinkTaskRunner(TaskRunner):
         )
         self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
         self.errors.metrics = self.metrics
-        self._batch: list[Any] = []
         self.task = task
         self.converters = settings.converters
         self._consumer_config = settings.consumer_config
         self._consumer_factory = settings.consumer_factory
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._max_poll = settings.max_poll_records
-        self._consumer: Consumer | None = None
+        self._consumer: KafkaConsumer | None = None
         self.rewinds: dict[TopicPartition, int] = {}
         self.retry_timeout_s = 0.0
         self.commit_requested = False
@@ -139,10 +129,13 @@ class SinkTaskRunner(TaskRunner):
             lambda topic: self.on_topic(topic),
         )
         self.assigned = self._assignment.assigned  # the same set, read by the context
-        self._key_passthrough = settings.converters.key.BYTES_PASSTHROUGH
-        self._value_passthrough = settings.converters.value.BYTES_PASSTHROUGH
-        self._single_topic = _single_topic(settings.task_config)
-        self._builder = MessageBatchBuilder(settings.converters, self._single_topic)
+        self._conversion = SinkConversion(
+            settings.converters,
+            self.errors,
+            self.metrics,
+            _single_topic(settings.task_config),
+            self._transforms,
+        )
 
     def on_stop_requested(self) -> None:
         self.errors.stop()  # interrupt retry backoff
@@ -210,7 +203,7 @@ class SinkTaskRunner(TaskRunner):
             raise
         self._shutdown(commit=True)
 
-    def _loop(self, consumer: Consumer) -> None:
+    def _loop(self, consumer: KafkaConsumer) -> None:
         next_commit = time.monotonic() + self._flush_interval
         metrics = self.metrics
         assignment = self._assignment
@@ -242,119 +235,28 @@ class SinkTaskRunner(TaskRunner):
                 next_commit = time.monotonic() + self._flush_interval
 
     def _handle(self, msgs: list[Any]) -> None:
-        """One consumed batch: as columns (the hot path) or as records converted one by one
-        (transformations configured, or a converter failed on a message of the batch), then
+        """One consumed batch: converted (:mod:`connectrt.runtime.sink.conversion`), then
         ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
         message, delivered or skipped; a batch whose every record was skipped is not put, its
         offsets advance all the same."""
-        self._batch = msgs
         msgs, failed = split_errors(msgs)
         for msg in failed:
             self._consume_error(msg.error())
         if not msgs:
             return
         self.metrics.records_polled += len(msgs)
-        partitions, first_offsets, next_offsets = partition_positions(msgs, self._single_topic)
-        batch = None
-        if self._transforms is None:
-            batch = self._builder.build(msgs, partitions, next_offsets)
-        if batch is None:
-            records = self._convert(msgs)
-            if records and self._transforms is not None:
-                records = self._transform(records)
-            if not records:
-                # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
-                # transform): commit past them as Kafka does, or a restart redelivers them
-                # (and duplicates them in the DLQ).
-                self._offsets.accepted(first_offsets, next_offsets)
-                return
-            batch = SinkRecordBatch(records)
-        self._deliver(batch, first_offsets, next_offsets)
-
-    def _convert(self, msgs: list[Any]) -> list[SinkRecord]:
-        """Turn consumed messages (no error events) into SinkRecords, one by one; a message a
-        converter fails on goes through the error policy (retried, tolerated, DLQ)."""
-        key_conv = None if self._key_passthrough else self.converters.key.to_connect_data
-        value_conv = None if self._value_passthrough else self.converters.value.to_connect_data
-        header_conv = self.converters.header.to_connect_header
-        bytes_schema: Schema | None = OPTIONAL_BYTES_SCHEMA
-        ts_types = TIMESTAMP_TYPES
-        make = SinkRecord
-        records: list[SinkRecord] = []
-        append = records.append
-        for msg in msgs:
-            topic = msg.topic()
-            partition = msg.partition()
-            offset = msg.offset()
-            try:
-                if key_conv is None:
-                    ks, kv = bytes_schema, msg.key()
-                else:
-                    ks, kv = key_conv(topic, msg.key())
-                if value_conv is None:
-                    vs, vv = bytes_schema, msg.value()
-                else:
-                    vs, vv = value_conv(topic, msg.value())
-                raw_headers = msg.headers()
-                headers = None
-                if raw_headers:
-                    headers = []
-                    for hk, hv in raw_headers:
-                        hs, hval = header_conv(topic, hk, hv)
-                        headers.append(Header(hk, hval, hs))
-                ts_type, ts = msg.timestamp()
-                append(
-                    make(
-                        topic,
-                        partition,
-                        ks,
-                        kv,
-                        vs,
-                        vv,
-                        offset,
-                        ts if ts_type else None,
-                        ts_types[ts_type],
-                        headers,
-                        topic,
-                        partition,
-                        offset,
-                    )
-                )
-            except Exception:
-                # Slow path for this one record: retries, tolerance, DLQ per stage.
-                record = self._convert_slow(msg)
-                if record is not None:
-                    append(record)
-                else:
-                    self.metrics.records_skipped += 1
-        return records
-
-    def _convert_slow(self, msg: Any) -> SinkRecord | None:
-        """Convert one record stage by stage under the error policy; None if it was skipped."""
-        conv = self.converters
-        return message_to_record_tolerant(msg, conv.key, conv.value, conv.header, self.errors)
+        converted = self._conversion.convert(msgs)
+        if converted.batch is None:
+            # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
+            # transform): commit past them as Kafka does, or a restart redelivers them
+            # (and duplicates them in the DLQ).
+            self._offsets.accepted(converted.first_offsets, converted.next_offsets)
+            return
+        self._deliver(converted.batch, converted.first_offsets, converted.next_offsets)
 
     def raw_for(self, record: SinkRecord) -> Any:
         """The consumed message a record of the current batch came from (failure paths only)."""
-        coords = (
-            record.original_topic,
-            record.original_kafka_partition,
-            record.original_kafka_offset,
-        )
-        for msg in self._batch:
-            if (msg.topic(), msg.partition(), msg.offset()) == coords:
-                return msg
-        return None
-
-    def _transform(self, records: list[SinkRecord]) -> list[SinkRecord]:
-        """Apply the SMT chain; dropped records are committed like delivered ones."""
-        assert self._transforms is not None
-        return transform_records(
-            self._transforms, records, self.errors, self._skipped, raw_for=self.raw_for
-        )
-
-    def _skipped(self, _record: SinkRecord) -> None:
-        self.metrics.records_skipped += 1
+        return self._conversion.raw_for(record)
 
     def _consume_error(self, err: KafkaError) -> None:
         if err.code() == KafkaError._PARTITION_EOF:
@@ -369,42 +271,41 @@ class SinkTaskRunner(TaskRunner):
         first_offsets: Mapping[tuple[str, int], int],
         next_offsets: Mapping[tuple[str, int], int],
     ) -> None:
-        """put() with retries on RetriableError; then advance the put offsets."""
+        """put() with retries on RetriableError (:func:`~.lifecycle.put_with_retries`); then
+        advance the put offsets."""
         epoch = self._assignment.epoch
         count = len(batch)  # before put(): the task may change the batch
-        while True:
-            try:
-                self.call_clock.enter("put")
-                self.task.put(batch)
-                break
-            except RetriableError as e:
-                self.metrics.retries += 1
-                delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
-                log.warning(
-                    "Task %s: retriable error from put(), redelivering the batch of %d "
-                    "in %.1fs: %s",
-                    self.id,
-                    count,
-                    delay,
-                    e,
-                )
-                if self._stopping.wait(delay):
-                    return  # not put: uncommitted, so redelivered after restart
-                if epoch != self._assignment.epoch:
-                    # Not put. Revoked partitions are redelivered to their new owner; those
-                    # still owned (incremental rebalances keep them) are read again from here.
-                    for tp, offset in first_offsets.items():
-                        if TopicPartition(*tp) in self.assigned:
-                            self.rewinds.setdefault(TopicPartition(*tp), offset)
-                    return
-            except Exception as e:
-                raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
-            finally:
-                self.call_clock.leave()
-        self._offsets.accepted(first_offsets, next_offsets)
-        self.metrics.records_put += count
 
-    def _apply_rewinds(self, consumer: Consumer) -> None:
+        def retry(error: RetriableError, _attempt: int) -> bool:
+            self.metrics.retries += 1
+            delay = max(self.retry_timeout_s, _MIN_RETRY_BACKOFF_S)
+            log.warning(
+                "Task %s: retriable error from put(), redelivering the batch of %d in %.1fs: %s",
+                self.id,
+                count,
+                delay,
+                error,
+            )
+            if self._stopping.wait(delay):
+                return False  # not put: uncommitted, so redelivered after restart
+            if epoch != self._assignment.epoch:
+                # Not put. Revoked partitions are redelivered to their new owner; those
+                # still owned (incremental rebalances keep them) are read again from here.
+                for tp, offset in first_offsets.items():
+                    if TopicPartition(*tp) in self.assigned:
+                        self.rewinds.setdefault(TopicPartition(*tp), offset)
+                return False
+            return True
+
+        try:
+            took = put_with_retries(self.task, batch, retry, self.call_clock)
+        except Exception as e:
+            raise TaskFailure(self.id, TaskStage.TASK_PUT, repr(e)) from e
+        if took:
+            self._offsets.accepted(first_offsets, next_offsets)
+            self.metrics.records_put += count
+
+    def _apply_rewinds(self, consumer: KafkaConsumer) -> None:
         for tp, offset in list(self.rewinds.items()):
             if tp not in self.assigned:
                 continue  # applied by the assignment when the partition arrives
@@ -414,7 +315,7 @@ class SinkTaskRunner(TaskRunner):
                 log.debug("Task %s: seek %s to %d deferred: %s", self.id, tp, offset, e)
                 continue
             del self.rewinds[tp]
-            self._offsets.put[tp] = offset
+            self._offsets.moved(tp, offset)
 
     def _commit(self, only: set[TopicPartition] | None = None) -> None:
         consumer = self._consumer

@@ -4,7 +4,10 @@ Connect records with synthetic coordinates, through a fresh sink task (see
 
 Rows are put in chunks of ``put.batch.size`` as :class:`~connectrt.api.SinkRecordBatch` es
 built from columns (the converted keys and values, the coordinates): a sink that reads columns
-gets no ``SinkRecord`` per row, one that iterates gets them built as it goes.
+gets no ``SinkRecord`` per row, one that iterates gets them built as it goes. ``put`` and the
+commit step are the sink lifecycle's (:mod:`connectrt.runtime.sink.lifecycle`), as in the
+consumer loop: retries of ``RetriableError``, then the dead letter queue flushed before
+``pre_commit``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from connectrt.api.records import TimestampType, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.sink.lifecycle import pre_commit, put_with_retries
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskId
 from connectrt.spark.datasource.schema import connect_schema, row_converter
@@ -83,16 +87,16 @@ def _chunk(
 
 
 def _put(task: SinkTask, ctx: BridgeTaskContext, records: SinkRecordBatch, retries: int) -> None:
-    attempt = 0
-    while True:
-        try:
-            task.put(records)
-            return
-        except RetriableError:
-            attempt += 1
-            if attempt > retries:
-                raise
-            time.sleep(max(ctx.timeout_ms, 10) / 1000.0)
+    """put() through the sink lifecycle, retrying a RetriableError ``retries`` times (the task's
+    ``context.timeout()`` apart, 10 ms at least); the last one fails the Spark task."""
+
+    def retry(error: RetriableError, attempt: int) -> bool:
+        if attempt > retries:
+            raise error
+        time.sleep(max(ctx.timeout_ms, 10) / 1000.0)
+        return True
+
+    put_with_retries(task, records, retry)
 
 
 def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id: int) -> SinkCommit:
@@ -152,10 +156,10 @@ def run_sink_task(plan: SinkPlan, rows: Iterator[Row], partition: int, batch_id:
             _put(task, ctx, chunk, plan.max_retries)
             written += len(values)
         offsets = {tp: next_offset}
+        # The task is thrown away after this partition: whatever its pre_commit() defers is
+        # flushed first; then the sink lifecycle's commit step (dead letters, pre_commit()).
         task.flush(offsets)
-        if handler is not None:
-            handler.flush()  # dead letters are written before the batch counts as done
-        task.pre_commit(offsets)
+        pre_commit(task, handler, offsets)
         task.close([tp])
     finally:
         try:
