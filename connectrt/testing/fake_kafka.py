@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the in-memory cluster and the producer and consumer over its
+# logs share its private state (logs, group offsets, open members); apart, they would reach in.
 """An in-memory Kafka for unit tests of the runtime's commit rules: no broker, no threads.
 
 :class:`FakeKafka` holds partitioned topic logs and consumer group offsets. Its

@@ -3,9 +3,9 @@ the seam, :mod:`connectrt.runtime.clients.kafka`.
 
 The scan reads every module under ``connectrt/`` with :mod:`ast` (so a function-local import
 counts, and a mention in a string or a comment does not) and fails naming each module that
-imports ``confluent_kafka`` (or one of its submodules) outside :data:`ADAPTERS` and
-:data:`BEING_CONVERTED`. The planted tests run the same scan over a small tree written into a
-temporary directory, so a scan that stopped seeing imports would show.
+imports ``confluent_kafka`` (or one of its submodules) outside :data:`ADAPTERS`.
+The planted tests run the same scan over a small tree written into a temporary directory, so a
+scan that stopped seeing imports would show.
 """
 
 from __future__ import annotations
@@ -33,15 +33,6 @@ ADAPTERS: Mapping[str, str] = {
         "input adapter of its own; issue 31 asks for the runtime"
     ),
 }
-
-#: Runtime floors other branches are moving onto the seam (issue 31). Remove each entry once
-#: its conversion is merged: the last test here fails while an entry no longer imports
-#: ``confluent_kafka``, to say so.
-BEING_CONVERTED: frozenset[str] = frozenset(
-    {
-        "connectrt.runtime.sink",
-    }
-)
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -94,7 +85,7 @@ def _within(module: str, packages: Iterable[str]) -> bool:
 
 def violations(
     found: Mapping[str, list[int]],
-    allowed: Iterable[str] = (*ADAPTERS, *BEING_CONVERTED),
+    allowed: Iterable[str] = tuple(ADAPTERS),
 ) -> list[str]:
     """``module:line`` of every import of the client library outside ``allowed``."""
     allowed = tuple(allowed)
@@ -118,14 +109,14 @@ def test_only_the_adapters_import_the_client_library() -> None:
 def test_every_exemption_names_a_module_that_exists() -> None:
     """A renamed package must not leave an exemption behind that matches nothing, or a new
     package of the old name would be exempt unseen."""
-    for name in (*ADAPTERS, *BEING_CONVERTED):
+    for name in ADAPTERS:
         path = ROOT / Path(*name.split("."))
         assert path.is_dir() or path.with_suffix(".py").is_file(), name
 
 
 def test_a_planted_import_in_the_runtime_is_named(tmp_path: Path) -> None:
     """The scan finds module-level, ``from ... import`` of a submodule and function-local
-    imports outside the adapters, and passes the adapters and the floors being converted."""
+    imports outside the adapters, and passes the adapters."""
     files = {
         "connectrt/__init__.py": "",
         "connectrt/runtime/__init__.py": "",
@@ -149,6 +140,7 @@ def test_a_planted_import_in_the_runtime_is_named(tmp_path: Path) -> None:
         "connectrt.runtime.clients_extra:1",  # a sibling of clients/, not inside it
         "connectrt.runtime.herder:1",
         "connectrt.runtime.offsets.planted:2",
+        "connectrt.runtime.sink.runner:1",
         "connectrt.runtime.tasks.planted:2",
     ]
 
@@ -162,14 +154,3 @@ def test_relative_imports_and_lookalike_names_are_not_the_client_library() -> No
     )
     assert imports_client_library(source) == []
     assert imports_client_library("import json, confluent_kafka.admin\n") == [1]
-
-
-def test_the_floors_being_converted_still_import_the_client_library() -> None:
-    """Fails once a floor in :data:`BEING_CONVERTED` is converted: remove it from the set so
-    the guard covers it."""
-    found = _project_importers()
-    converted = [p for p in sorted(BEING_CONVERTED) if not any(_within(m, [p]) for m in found)]
-    assert not converted, (
-        f"{converted} no longer import confluent_kafka: remove them from BEING_CONVERTED in "
-        "this test so the guard covers them"
-    )
