@@ -96,11 +96,8 @@ class SchemaRegistryClient:
 
     def get_version(self, subject: str, version: int | str) -> dict[str, Any]:
         """``subject``'s ``version`` (``id``, ``schema``, ``schemaType``, ``references``)."""
-        try:
-            body = self._call("GET", f"/subjects/{_q(subject)}/versions/{version}")
-        except RegistryError as exc:
-            raise DataError(f"No version {version} of subject {subject}: {exc}") from exc
-        return dict(body)
+        path = f"/subjects/{_q(subject)}/versions/{version}"
+        return self._answer("GET", path, None, f"No version {version} of subject {subject}")
 
     def register(
         self,
@@ -110,13 +107,12 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """Register ``schema`` under ``subject`` (idempotent); its id."""
-        request = _schema_body(schema, schema_type, references)
-        try:
-            body = self._call("POST", f"/subjects/{_q(subject)}/versions", request)
-        except RegistryError as exc:
-            raise DataError(
-                f"Error registering {_kind(schema_type)} schema for subject {subject}: {exc}"
-            ) from exc
+        body = self._answer(
+            "POST",
+            f"/subjects/{_q(subject)}/versions",
+            _schema_body(schema, schema_type, references),
+            f"Error registering {_kind(schema_type)} schema for subject {subject}",
+        )
         return int(body["id"])
 
     def lookup(
@@ -127,23 +123,29 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """The id of ``schema`` already registered under ``subject``."""
-        request = _schema_body(schema, schema_type, references)
-        try:
-            body = self._call("POST", f"/subjects/{_q(subject)}", request)
-        except RegistryError as exc:
-            raise DataError(
-                f"Schema not registered under subject {subject} "
-                f"(auto.register.schemas=false): {exc}"
-            ) from exc
+        body = self._answer(
+            "POST",
+            f"/subjects/{_q(subject)}",
+            _schema_body(schema, schema_type, references),
+            f"Schema not registered under subject {subject} (auto.register.schemas=false)",
+        )
         return int(body["id"])
 
     def latest(self, subject: str) -> tuple[int, str]:
         """``(id, schema text)`` of the latest version under ``subject``."""
-        try:
-            body = self._call("GET", f"/subjects/{_q(subject)}/versions/latest")
-        except RegistryError as exc:
-            raise DataError(f"No latest schema for subject {subject}: {exc}") from exc
+        path = f"/subjects/{_q(subject)}/versions/latest"
+        body = self._answer("GET", path, None, f"No latest schema for subject {subject}")
         return int(body["id"]), str(body["schema"])
+
+    def _answer(
+        self, method: str, path: str, request: dict[str, Any] | None, failure: str
+    ) -> dict[str, Any]:
+        """The body of the registry's answer; a DataError ``"{failure}: {error}"`` when the
+        registry (or the way to it) fails."""
+        try:
+            return dict(self._call(method, path, request))
+        except RegistryError as exc:
+            raise DataError(f"{failure}: {exc}") from exc
 
     def close(self) -> None:
         """Close the HTTP connections."""
