@@ -107,13 +107,9 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """Register ``schema`` under ``subject`` (idempotent); its id."""
-        body = self._answer(
-            "POST",
-            f"/subjects/{_q(subject)}/versions",
-            _schema_body(schema, schema_type, references),
-            f"Error registering {_kind(schema_type)} schema for subject {subject}",
-        )
-        return int(body["id"])
+        failure = f"Error registering {_kind(schema_type)} schema for subject {subject}"
+        request = _schema_body(schema, schema_type, references)
+        return self._schema_id(f"/subjects/{_q(subject)}/versions", request, failure)
 
     def lookup(
         self,
@@ -123,19 +119,19 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """The id of ``schema`` already registered under ``subject``."""
-        body = self._answer(
-            "POST",
-            f"/subjects/{_q(subject)}",
-            _schema_body(schema, schema_type, references),
-            f"Schema not registered under subject {subject} (auto.register.schemas=false)",
-        )
-        return int(body["id"])
+        failure = f"Schema not registered under subject {subject} (auto.register.schemas=false)"
+        request = _schema_body(schema, schema_type, references)
+        return self._schema_id(f"/subjects/{_q(subject)}", request, failure)
 
     def latest(self, subject: str) -> tuple[int, str]:
         """``(id, schema text)`` of the latest version under ``subject``."""
         path = f"/subjects/{_q(subject)}/versions/latest"
         body = self._answer("GET", path, None, f"No latest schema for subject {subject}")
         return int(body["id"]), str(body["schema"])
+
+    def _schema_id(self, path: str, request: dict[str, Any], failure: str) -> int:
+        """The ``id`` the registry answers a schema POSTed to ``path`` with."""
+        return int(self._answer("POST", path, request, failure)["id"])
 
     def _answer(
         self, method: str, path: str, request: dict[str, Any] | None, failure: str

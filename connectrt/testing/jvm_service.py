@@ -72,6 +72,16 @@ class JvmService(ManagedService):
         self.keep_data = keep_data
         self._proc: subprocess.Popen[bytes] | None = None
         self._jvm_out: int | None = None
+        #: The loopback port clients reach the service on, chosen by ``start()``.
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The loopback port clients reach the service on (the broker's PLAINTEXT listener,
+        Kafka Connect's REST API)."""
+        if self._port is None:
+            raise self.error(f"{type(self).__name__} has not been started")
+        return self._port
 
     @property
     def pid(self) -> int | None:

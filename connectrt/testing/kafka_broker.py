@@ -109,7 +109,6 @@ class KafkaBroker(JvmService):
             keep_data=keep_data,
         )
         self._requested_port = port
-        self._port: int | None = None
         self._controller_port: int | None = None
         self._java_arg = java
         self._mvn = mvn
@@ -122,13 +121,6 @@ class KafkaBroker(JvmService):
         self._libs: Path | None = None
 
     # -- properties -------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        """The PLAINTEXT listener's port."""
-        if self._port is None:
-            raise KafkaBrokerError("KafkaBroker has not been started")
-        return self._port
 
     @property
     def controller_port(self) -> int:

@@ -123,15 +123,8 @@ class KafkaConnect(JvmService):
             "offset.storage.topic": f"kc-offsets-{run}",
             "status.storage.topic": f"kc-status-{run}",
         }
-        self._port: int | None = None
 
     # -- properties -------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise KafkaConnectError("KafkaConnect has not been started")
-        return self._port
 
     @property
     def url(self) -> str:

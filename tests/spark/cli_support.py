@@ -4,8 +4,9 @@ master (``test_backend_cli.py``) and on a Spark Connect server (``test_connect_b
 :func:`write_worker_properties` writes the worker file with topics unique to the run;
 :func:`spark_worker` starts the command, waits (generously: a cold Spark start) until
 ``/health`` says healthy and yields the process with an HTTP client on its REST API; on the way
-out it kills the process if the test left it running. :func:`stop_gracefully` is the SIGINT
-stop the tests assert on. One thread: the test's.
+out it kills the process if the test left it running. :func:`run_sequence_source` runs a two-task
+source until its records are all in Kafka, :func:`stop_gracefully` is the SIGINT stop the tests
+assert on. One thread: the test's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import httpx
 
 from connectrt.storage.offset_codec import decode_value
-from connectrt.testing.harness import read_topic
+from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import wait_for
 
 #: The worker settings of a driver on a local master, beside ``spark.master``.
@@ -57,16 +58,41 @@ def write_worker_properties(
     return path
 
 
-def sequence_source(topic: str, records_per_task: int) -> dict[str, str]:
-    """Two tasks of ``tests.plugins.sequence.SequenceSource``, string keys and values."""
-    return {
+def run_sequence_source(
+    http: httpx.Client,
+    bootstrap_servers: str,
+    name: str,
+    records_per_task: int,
+    runs_there: Callable[[str], bool],
+    there: str,
+) -> None:
+    """Connector ``name``: two tasks of ``tests.plugins.sequence.SequenceSource`` into the new
+    topic ``name``; returns once both tasks are RUNNING on a worker id ``runs_there`` accepts
+    (``there`` names it for the wait) and the topic holds all their records."""
+    create_topic(bootstrap_servers, name, partitions=1)
+    config = {
         "connector.class": "tests.plugins.sequence.SequenceSource",
         "tasks.max": "2",
-        "topic": topic,
+        "topic": name,
         "records.per.task": str(records_per_task),
         "key.converter": STRING_CONVERTER,
         "value.converter": STRING_CONVERTER,
     }
+    assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
+
+    def running_there() -> bool:
+        tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
+        return len(tasks) == 2 and all(
+            t["state"] == "RUNNING" and runs_there(t["worker_id"]) for t in tasks
+        )
+
+    wait_for(running_there, 90, f"2 tasks RUNNING {there}")
+    total = 2 * records_per_task
+    wait_for(
+        lambda: sum(len(r) for r in read_topic(bootstrap_servers, name).values()) == total,
+        60,
+        f"{total} records",
+    )
 
 
 @contextmanager

@@ -14,12 +14,12 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
 from connectrt.storage.offset_codec import encode_key
-from connectrt.testing.harness import create_topic, read_topic
+from connectrt.testing.harness import create_topic
 from connectrt.testing.rest import wait_for
 from tests.spark.cli_support import (
     LOCAL_SPARK,
     STRING_CONVERTER,
-    sequence_source,
+    run_sequence_source,
     spark_worker,
     stop_gracefully,
     stored_offsets,
@@ -54,25 +54,11 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
         ],
     )
     log = tmp_path / "connectrt.log"
-    topic, name = f"cli-{run}", f"cli-source-{run}"
+    name = f"cli-source-{run}"
     with spark_worker(props, port, log, _LOCAL_ENV, "connectrt spark") as (proc, http):
-        create_topic(broker.bootstrap_servers, topic, partitions=1)
-        config = sequence_source(topic, 500)
-        assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
-
-        def running_on_executors() -> bool:
-            tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
-            return len(tasks) == 2 and all(
-                t["state"] == "RUNNING" and t["worker_id"] != f"127.0.0.1:{port}" for t in tasks
-            )
-
-        wait_for(running_on_executors, 90, "2 tasks RUNNING on executors")
-        wait_for(
-            lambda: (
-                sum(len(r) for r in read_topic(broker.bootstrap_servers, topic).values()) == 1000
-            ),
-            60,
-            "1000 records",
+        driver = f"127.0.0.1:{port}"
+        run_sequence_source(
+            http, broker.bootstrap_servers, name, 500, lambda w: w != driver, "on executors"
         )
         stop_gracefully(proc, log)
     text = log.read_text()

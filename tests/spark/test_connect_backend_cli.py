@@ -14,11 +14,9 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
 from connectrt.storage.offset_codec import encode_key
-from connectrt.testing.harness import create_topic, read_topic
-from connectrt.testing.rest import wait_for
 from connectrt.testing.spark_connect import SparkConnectServer
 from tests.spark.cli_support import (
-    sequence_source,
+    run_sequence_source,
     spark_worker,
     stop_gracefully,
     stored_offsets,
@@ -49,26 +47,15 @@ def test_connectrt_spark_with_spark_remote_runs_tasks_over_spark_connect(
     log = tmp_path / "connectrt.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     what = "connectrt spark (a Spark Connect client)"
-    topic, name = f"remote-{run}", f"remote-source-{run}"
+    name = f"remote-source-{run}"
     with spark_worker(props, port, log, env, what) as (proc, http):
-        create_topic(broker.bootstrap_servers, topic, partitions=1)
-        config = sequence_source(topic, 300)
-        assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
-
-        def running_on_the_server() -> bool:
-            tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
-            return len(tasks) == 2 and all(
-                t["state"] == "RUNNING" and not t["worker_id"].endswith(f":{proc.pid}")
-                for t in tasks
-            )
-
-        wait_for(running_on_the_server, 90, "2 tasks RUNNING in the server's Python workers")
-        wait_for(
-            lambda: (
-                sum(len(r) for r in read_topic(broker.bootstrap_servers, topic).values()) == 600
-            ),
-            60,
-            "600 records",
+        run_sequence_source(
+            http,
+            broker.bootstrap_servers,
+            name,
+            300,
+            lambda w: not w.endswith(f":{proc.pid}"),
+            "in the server's Python workers",
         )
         stop_gracefully(proc, log)
     text = log.read_text()
