@@ -20,13 +20,13 @@ import os
 import sys
 from collections.abc import Collection, Mapping
 
+from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.file.text import value_text
 from connectrt.api import (
     ConfigDef,
     ConfigType,
     ConnectError,
     Importance,
-    SinkConnector,
     SinkRecordBatch,
     SinkTask,
     Task,
@@ -47,30 +47,14 @@ CONFIG_DEF = ConfigDef().define(
 )
 
 
-class FileStreamSinkConnector(SinkConnector):
+class FileStreamSinkConnector(CopiedConfigSinkConnector):
     """Every task gets the connector's config; all tasks append to the same file."""
 
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return VERSION
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def start(self, config: Mapping[str, str]) -> None:
-        CONFIG_DEF.parse(config)
-        self._props = dict(config)
+    plugin_version = VERSION
+    definition = CONFIG_DEF
 
     def task_class(self) -> type[Task]:
-        return FileStreamSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
+        return FileStreamSinkTask  # defined below
 
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]

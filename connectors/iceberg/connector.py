@@ -11,50 +11,32 @@ tables' offsets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.iceberg.catalog import load
 from connectors.iceberg.config import CONFIG_DEF, check_rules, parse_config
 from connectors.iceberg.offsets import group_id, set_offsets
 from connectors.iceberg.task import VERSION, IcebergSinkTask
-from connectrt.api import ConfigDef, ConfigValue, SinkConnector, Task, TopicPartition
+from connectrt.api import TopicPartition
 
 __all__ = ["CONFIG_DEF", "IcebergSinkConnector"]
 
 
-class IcebergSinkConnector(SinkConnector):
+class IcebergSinkConnector(CopiedConfigSinkConnector):
     """See the module docstring."""
 
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    plugin_version = VERSION
+    definition = CONFIG_DEF
+    task_type = IcebergSinkTask
 
-    def version(self) -> str:
-        return VERSION
+    def rule_errors(
+        self, config: Mapping[str, str], values: Mapping[str, object]
+    ) -> Iterable[tuple[str, str]]:
+        return check_rules({**config, **values})
 
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, str]) -> dict[str, ConfigValue]:
-        result = super().validate(config)
-        if any(v.errors for v in result.values()):
-            return result
-        parsed = {**config, **{name: v.value for name, v in result.items()}}
-        for key, message in check_rules(parsed):
-            result[key].errors.append(message)
-        return result
-
-    def start(self, config: Mapping[str, str]) -> None:
+    def check(self, config: Mapping[str, str]) -> None:
         load(parse_config(config))
-        self._props = dict(config)
-
-    def task_class(self) -> type[Task]:
-        return IcebergSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
 
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]

@@ -7,52 +7,36 @@ writes only its own partitions' objects, so tasks never write the same object.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.objectstore.config import CONFIG_DEF, parse_config
 from connectors.objectstore.task import VERSION, ObjectStoreSinkTask
-from connectrt.api import ConfigDef, ConfigError, ConfigValue, SinkConnector, Task, TopicPartition
+from connectrt.api import ConfigError, TopicPartition
 
 __all__ = ["ObjectStoreSinkConnector"]
 
 
-class ObjectStoreSinkConnector(SinkConnector):
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+class ObjectStoreSinkConnector(CopiedConfigSinkConnector):
+    plugin_version = VERSION
+    definition = CONFIG_DEF
+    task_type = ObjectStoreSinkTask
 
-    def version(self) -> str:
-        return VERSION
-
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, str]) -> dict[str, ConfigValue]:
-        """The per-key results, plus the first rule between keys that fails (a time-based
-        partitioner without path.format, S3 without a bucket...) on the key it names."""
-        result = super().validate(config)
-        if any(v.errors for v in result.values()):
-            return result
+    def rule_errors(
+        self, config: Mapping[str, str], values: Mapping[str, object]
+    ) -> Iterable[tuple[str, str]]:
+        """The first rule between keys that fails (a time-based partitioner without
+        path.format, S3 without a bucket...), on the key it names."""
         try:
             parse_config(config)
         except ConfigError as exc:
-            target = result.get(exc.name or "")
-            if target is None:
+            if (exc.name or "") not in values:
                 raise
-            target.errors.append(str(exc))
-        return result
+            return [(exc.name or "", str(exc))]
+        return ()
 
-    def start(self, config: Mapping[str, str]) -> None:
+    def check(self, config: Mapping[str, str]) -> None:
         parse_config(config)  # the rules between keys, before any task starts
-        self._props = dict(config)
-
-    def task_class(self) -> type[Task]:
-        return ObjectStoreSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
 
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from connectrt.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connectrt.data.avro_schema import AVRO_PRIMITIVE
 from connectrt.errors import DataError
 
 __all__ = [
@@ -81,17 +82,6 @@ def encode_json_lines(values: Sequence[Any]) -> bytes:
 
 
 # -- Avro ---------------------------------------------------------------------------------------
-_AVRO_PRIMITIVES = {
-    Type.INT8: "int",
-    Type.INT16: "int",
-    Type.INT32: "int",
-    Type.INT64: "long",
-    Type.FLOAT32: "float",
-    Type.FLOAT64: "double",
-    Type.BOOLEAN: "boolean",
-    Type.STRING: "string",
-    Type.BYTES: "bytes",
-}
 
 
 def avro_schema(schema: Schema) -> dict[str, Any]:
@@ -164,7 +154,7 @@ def _avro_type(schema: Schema, names: set[str]) -> Any:
             "type": "map",
             "values": ["null", values] if schema.value_schema.optional else values,
         }
-    return _AVRO_PRIMITIVES[schema.type]
+    return AVRO_PRIMITIVE[schema.type]
 
 
 def encode_avro(

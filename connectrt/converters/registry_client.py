@@ -96,11 +96,8 @@ class SchemaRegistryClient:
 
     def get_version(self, subject: str, version: int | str) -> dict[str, Any]:
         """``subject``'s ``version`` (``id``, ``schema``, ``schemaType``, ``references``)."""
-        try:
-            body = self._call("GET", f"/subjects/{_q(subject)}/versions/{version}")
-        except RegistryError as exc:
-            raise DataError(f"No version {version} of subject {subject}: {exc}") from exc
-        return dict(body)
+        path = f"/subjects/{_q(subject)}/versions/{version}"
+        return self._answer("GET", path, None, f"No version {version} of subject {subject}")
 
     def register(
         self,
@@ -110,14 +107,9 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """Register ``schema`` under ``subject`` (idempotent); its id."""
+        failure = f"Error registering {_kind(schema_type)} schema for subject {subject}"
         request = _schema_body(schema, schema_type, references)
-        try:
-            body = self._call("POST", f"/subjects/{_q(subject)}/versions", request)
-        except RegistryError as exc:
-            raise DataError(
-                f"Error registering {_kind(schema_type)} schema for subject {subject}: {exc}"
-            ) from exc
-        return int(body["id"])
+        return self._schema_id(f"/subjects/{_q(subject)}/versions", request, failure)
 
     def lookup(
         self,
@@ -127,23 +119,29 @@ class SchemaRegistryClient:
         references: list[dict[str, Any]] | None = None,
     ) -> int:
         """The id of ``schema`` already registered under ``subject``."""
+        failure = f"Schema not registered under subject {subject} (auto.register.schemas=false)"
         request = _schema_body(schema, schema_type, references)
-        try:
-            body = self._call("POST", f"/subjects/{_q(subject)}", request)
-        except RegistryError as exc:
-            raise DataError(
-                f"Schema not registered under subject {subject} "
-                f"(auto.register.schemas=false): {exc}"
-            ) from exc
-        return int(body["id"])
+        return self._schema_id(f"/subjects/{_q(subject)}", request, failure)
 
     def latest(self, subject: str) -> tuple[int, str]:
         """``(id, schema text)`` of the latest version under ``subject``."""
-        try:
-            body = self._call("GET", f"/subjects/{_q(subject)}/versions/latest")
-        except RegistryError as exc:
-            raise DataError(f"No latest schema for subject {subject}: {exc}") from exc
+        path = f"/subjects/{_q(subject)}/versions/latest"
+        body = self._answer("GET", path, None, f"No latest schema for subject {subject}")
         return int(body["id"]), str(body["schema"])
+
+    def _schema_id(self, path: str, request: dict[str, Any], failure: str) -> int:
+        """The ``id`` the registry answers a schema POSTed to ``path`` with."""
+        return int(self._answer("POST", path, request, failure)["id"])
+
+    def _answer(
+        self, method: str, path: str, request: dict[str, Any] | None, failure: str
+    ) -> dict[str, Any]:
+        """The body of the registry's answer; a DataError ``"{failure}: {error}"`` when the
+        registry (or the way to it) fails."""
+        try:
+            return dict(self._call(method, path, request))
+        except RegistryError as exc:
+            raise DataError(f"{failure}: {exc}") from exc
 
     def close(self) -> None:
         """Close the HTTP connections."""

@@ -20,7 +20,6 @@ import logging
 import os
 import shutil
 import time
-from types import TracebackType
 from typing import Protocol
 
 from connectrt.broker import EmbeddedBroker
@@ -28,6 +27,7 @@ from connectrt.errors import ConnectError
 from connectrt.testing.java_runtime import JavaUnavailable, require_java
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.kafka_jars import kafka_jars_cached
+from connectrt.testing.service import ManagedService
 
 __all__ = [
     "TEST_BROKER_ENV",
@@ -64,7 +64,7 @@ class SessionBroker(Protocol):
     def stop(self) -> None: ...
 
 
-class ExternalBroker:
+class ExternalBroker(ManagedService):
     """A Kafka broker someone else runs at ``host:port``: never started or stopped here.
 
     ``start()`` only checks that it answers a metadata request within ``startup_timeout``
@@ -112,17 +112,6 @@ class ExternalBroker:
 
     def stop(self) -> None:
         """Nothing to do: the broker is not ours."""
-
-    def __enter__(self) -> ExternalBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _metadata_error(self, timeout: float) -> Exception | None:
         # Local import: only this adapter talks to the client library.

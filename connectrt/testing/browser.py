@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from typing import Any
+
+from connectrt.testing.debian import apt_install, can_apt_install
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -58,20 +59,11 @@ def ensure_chromium(install: bool = True) -> str:
     found = find_chromium()
     if found is not None:
         return found
-    if not install or os.geteuid() != 0 or shutil.which("apt-get") is None:
+    if not install or not can_apt_install():
         raise BrowserUnavailable(
             "Chromium not found; install Debian's 'chromium' package (or set CONNECTRT_CHROMIUM)"
         )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-q"], check=False, env=env, capture_output=True)
-    result = subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise BrowserUnavailable(f"apt-get install chromium failed:\n{result.stderr[-2000:]}")
+    apt_install("chromium", BrowserUnavailable)
     found = find_chromium()
     if found is None:
         raise BrowserUnavailable("chromium was installed but its executable was not found")

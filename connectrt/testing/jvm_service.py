@@ -19,12 +19,15 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from connectrt.errors import ConnectError
 from connectrt.testing.child_lifeline import die_with_this_thread
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS
+from connectrt.testing.service import ManagedService
 
 __all__ = ["JvmService", "tail"]
 
@@ -44,7 +47,7 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-class JvmService:
+class JvmService(ManagedService):
     """One test JVM with a folder of its own (see the module docstring)."""
 
     #: The error raised for this service (a subclass of ConnectError).
@@ -56,17 +59,29 @@ class JvmService:
         self,
         *,
         data_dir: str | os.PathLike[str] | None,
+        startup_timeout: float,
         stop_timeout: float,
         keep_data: bool,
     ) -> None:
         self._requested_data_dir = Path(data_dir) if data_dir is not None else None
         self._data_dir: Path | None = None
         self._owns_data_dir = False
+        self._startup_timeout = startup_timeout
         self._stop_timeout = stop_timeout
         #: Keep the folder (logs included) on ``stop()`` even when this instance created it.
         self.keep_data = keep_data
         self._proc: subprocess.Popen[bytes] | None = None
         self._jvm_out: int | None = None
+        #: The loopback port clients reach the service on, chosen by ``start()``.
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The loopback port clients reach the service on (the broker's PLAINTEXT listener,
+        Kafka Connect's REST API)."""
+        if self._port is None:
+            raise self.error(f"{type(self).__name__} has not been started")
+        return self._port
 
     @property
     def pid(self) -> int | None:
@@ -115,21 +130,6 @@ class JvmService:
             shutil.rmtree(self._data_dir, ignore_errors=True)
             self._owns_data_dir = False
 
-    def start(self) -> Self:
-        """Start the JVM and return once it is ready (each subclass's own)."""
-        raise NotImplementedError
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # -- for subclasses ----------------------------------------------------------------------
 
     def _make_data_dir(self, prefix: str) -> None:
@@ -140,6 +140,86 @@ class JvmService:
         else:
             self._data_dir = Path(tempfile.mkdtemp(prefix=prefix))
             self._owns_data_dir = True
+
+    def _jvm_options(self, heap: str) -> list[str]:
+        """The JVM arguments every test JVM gets: the heap, headless, exit on out-of-memory,
+        the lean options and the ``log4j2.properties`` of :meth:`_write_log4j`."""
+        return [
+            f"-Xms{heap}",
+            f"-Xmx{heap}",
+            "-Djava.awt.headless=true",
+            "-XX:+ExitOnOutOfMemoryError",
+            *LEAN_TEST_JVM_OPTIONS,
+            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+        ]
+
+    def _write_properties(self, name: str, settings: Mapping[str, str]) -> None:
+        """``key=value`` lines of ``settings`` into the file ``name`` in the folder."""
+        lines = [f"{key}={value}" for key, value in settings.items()]
+        (self.data_dir / name).write_text("\n".join(lines) + "\n", "utf-8")
+
+    def _write_log4j(self, config_name: str, quiet: Mapping[str, str]) -> None:
+        """``log4j2.properties``: INFO and above appended to :attr:`log_path`; the loggers of
+        ``quiet`` (label -> logger name) only from WARN up."""
+        lines = [
+            "status = warn",
+            f"name = {config_name}",
+            "appender.file.type = File",
+            "appender.file.name = FILE",
+            f"appender.file.fileName = {self.log_path}",
+            "appender.file.append = true",
+            "appender.file.layout.type = PatternLayout",
+            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
+            "rootLogger.level = INFO",
+            "rootLogger.appenderRef.file.ref = FILE",
+        ]
+        for label, logger in quiet.items():
+            lines += [f"logger.{label}.name = {logger}", f"logger.{label}.level = WARN"]
+        (self.data_dir / "log4j2.properties").write_text("\n".join(lines) + "\n", "utf-8")
+
+    def _describe(self) -> str:
+        """How failure messages name the running service (e.g. its address)."""
+        return type(self).__name__
+
+    def _fail(self, reason: str) -> ConnectError:
+        """The error for a start that failed for ``reason``, with the folder and the log's tail."""
+        return self.error(
+            f"{self._describe()} {reason}. Folder (kept): {self.data_dir}. "
+            f"Last lines of {self.log_path}:\n{self.output_tail() or '(empty)'}"
+        )
+
+    def _await(
+        self,
+        probe: Callable[[float], str | None],
+        *,
+        deadline: float,
+        waiting_for: str,
+        exited: str = "",
+    ) -> None:
+        """Call ``probe(seconds left)`` every 0.2 s until it returns None (ready) while the JVM
+        lives. A string is "not yet" (non-empty: what the last try said, for the message).
+        Raises :meth:`_fail` (keeping the folder) when the JVM exits (``exited`` ends that
+        message) or when ``deadline`` (``time.monotonic()``) passes: "did not
+        ``waiting_for`` within ...". Blocks the calling thread."""
+        proc = self._proc
+        assert proc is not None
+        last = ""
+        while True:
+            if proc.poll() is not None:
+                self.keep_data = True
+                raise self._fail(f"exited with status {proc.returncode}{exited}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.keep_data = True
+                detail = f" (last: {last})" if last else ""
+                raise self._fail(
+                    f"did not {waiting_for} within {self._startup_timeout:.0f} s{detail}"
+                )
+            result = probe(remaining)
+            if result is None and proc.poll() is None:
+                return
+            last = result or last
+            time.sleep(0.2)
 
     def _spawn(self, java: str, argv: list[str]) -> None:
         """Start ``java argv...`` in the folder, its output appended to ``jvm.out``."""

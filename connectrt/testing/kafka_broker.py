@@ -41,7 +41,7 @@ from pathlib import Path
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
+from connectrt.testing.java_runtime import require_java
 from connectrt.testing.jvm_service import JvmService
 from connectrt.testing.kafka_jars import kafka_classpath
 
@@ -102,11 +102,14 @@ class KafkaBroker(JvmService):
         extra_listeners: Mapping[str, str] | None = None,
         jvm_options: Sequence[str] = (),
     ) -> None:
-        super().__init__(data_dir=data_dir, stop_timeout=stop_timeout, keep_data=keep_data)
+        super().__init__(
+            data_dir=data_dir,
+            startup_timeout=startup_timeout,
+            stop_timeout=stop_timeout,
+            keep_data=keep_data,
+        )
         self._requested_port = port
-        self._port: int | None = None
         self._controller_port: int | None = None
-        self._startup_timeout = startup_timeout
         self._java_arg = java
         self._mvn = mvn
         self._heap = heap
@@ -118,13 +121,6 @@ class KafkaBroker(JvmService):
         self._libs: Path | None = None
 
     # -- properties -------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        """The PLAINTEXT listener's port."""
-        if self._port is None:
-            raise KafkaBrokerError("KafkaBroker has not been started")
-        return self._port
 
     @property
     def controller_port(self) -> int:
@@ -200,15 +196,7 @@ class KafkaBroker(JvmService):
         return str(self._libs / "*")
 
     def _jvm_options(self, heap: str) -> list[str]:
-        return [
-            f"-Xms{heap}",
-            f"-Xmx{heap}",
-            "-Djava.awt.headless=true",
-            "-XX:+ExitOnOutOfMemoryError",
-            *LEAN_TEST_JVM_OPTIONS,
-            f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
-            *self._extra_jvm_options,
-        ]
+        return [*super()._jvm_options(heap), *self._extra_jvm_options]
 
     def _write_configs(self) -> None:
         settings = {
@@ -239,26 +227,12 @@ class KafkaBroker(JvmService):
             "group.consumer.heartbeat.interval.ms": "1000",
         }
         settings.update(self._extra)
-        lines = [f"{key}={value}" for key, value in settings.items()]
-        (self.data_dir / "server.properties").write_text("\n".join(lines) + "\n", "utf-8")
-        log4j = [
-            "status = warn",
-            "name = connectrt-kafka-test-broker",
-            "appender.file.type = File",
-            "appender.file.name = FILE",
-            f"appender.file.fileName = {self.log_path}",
-            "appender.file.append = true",
-            "appender.file.layout.type = PatternLayout",
-            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
-            "rootLogger.level = INFO",
-            "rootLogger.appenderRef.file.ref = FILE",
-            # The per-request loggers are noise at INFO on a busy test broker.
-            "logger.request.name = kafka.request.logger",
-            "logger.request.level = WARN",
-            "logger.authorizer.name = kafka.authorizer.logger",
-            "logger.authorizer.level = WARN",
-        ]
-        (self.data_dir / "log4j2.properties").write_text("\n".join(log4j) + "\n", "utf-8")
+        self._write_properties("server.properties", settings)
+        # The per-request loggers are noise at INFO on a busy test broker.
+        self._write_log4j(
+            "connectrt-kafka-test-broker",
+            {"request": "kafka.request.logger", "authorizer": "kafka.authorizer.logger"},
+        )
 
     def _format_storage(self) -> None:
         if (self.data_dir / "kraft" / "meta.properties").exists():
@@ -311,12 +285,8 @@ class KafkaBroker(JvmService):
         )
         self._wait_until_ready(log_offset)
 
-    def _fail(self, reason: str) -> KafkaBrokerError:
-        return KafkaBrokerError(
-            f"Apache Kafka test broker on {self.bootstrap_servers} {reason}. Data folder "
-            f"(kept): {self.data_dir}. Last lines of {self.log_path}:\n"
-            f"{self.output_tail() or '(empty)'}"
-        )
+    def _describe(self) -> str:
+        return f"Apache Kafka test broker on {self.bootstrap_servers}"
 
     def _log_says_started(self, offset: int) -> bool:
         try:
@@ -331,19 +301,13 @@ class KafkaBroker(JvmService):
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
-        assert self._proc is not None
-        proc = self._proc
         deadline = time.monotonic() + self._startup_timeout
-        while not self._log_says_started(log_offset):
-            if proc.poll() is not None:
-                self.keep_data = True
-                raise self._fail(f"exited with status {proc.returncode} before it was ready")
-            if time.monotonic() > deadline:
-                self.keep_data = True
-                raise self._fail(
-                    f"did not log {_READY_MARKER!r} within {self._startup_timeout:.0f} s"
-                )
-            time.sleep(0.2)
+        self._await(
+            lambda _: None if self._log_says_started(log_offset) else "",
+            deadline=deadline,
+            waiting_for=f"log {_READY_MARKER!r}",
+            exited=" before it was ready",
+        )
         admin = AdminClient(
             {
                 "bootstrap.servers": self.bootstrap_servers,
@@ -351,23 +315,17 @@ class KafkaBroker(JvmService):
                 "logger": _client_logger,
             }
         )
-        last_error: Exception | None = None
-        while True:
-            if proc.poll() is not None:
-                self.keep_data = True
-                raise self._fail(f"exited with status {proc.returncode} after starting")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.keep_data = True
-                raise self._fail(
-                    f"did not answer a metadata request within {self._startup_timeout:.0f} s "
-                    f"(last error: {last_error})"
-                )
+
+        def metadata(remaining: float) -> str | None:
             try:
                 admin.list_topics(timeout=min(5.0, max(remaining, 0.1)))
             except KafkaException as exc:
-                last_error = exc
-                time.sleep(0.2)
-                continue
-            if proc.poll() is None:
-                return
+                return str(exc)
+            return None
+
+        self._await(
+            metadata,
+            deadline=deadline,
+            waiting_for="answer a metadata request",
+            exited=" after starting",
+        )

@@ -48,7 +48,7 @@ import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
+from connectrt.testing.java_runtime import require_java
 from connectrt.testing.jvm_service import JvmService
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
@@ -102,10 +102,14 @@ class KafkaConnect(JvmService):
         runtime_libs: Path | None = None,
         plugin_dirs: Sequence[Path] = (),
     ) -> None:
-        super().__init__(data_dir=data_dir, stop_timeout=stop_timeout, keep_data=keep_data)
+        super().__init__(
+            data_dir=data_dir,
+            startup_timeout=startup_timeout,
+            stop_timeout=stop_timeout,
+            keep_data=keep_data,
+        )
         self.bootstrap_servers = bootstrap_servers
         self._extra = dict(properties or {})
-        self._startup_timeout = startup_timeout
         self._java_arg = java
         self._mvn = mvn
         self._heap = heap
@@ -119,15 +123,8 @@ class KafkaConnect(JvmService):
             "offset.storage.topic": f"kc-offsets-{run}",
             "status.storage.topic": f"kc-status-{run}",
         }
-        self._port: int | None = None
 
     # -- properties -------------------------------------------------------------------------
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise KafkaConnectError("KafkaConnect has not been started")
-        return self._port
 
     @property
     def url(self) -> str:
@@ -245,35 +242,15 @@ class KafkaConnect(JvmService):
             "task.shutdown.graceful.timeout.ms": "5000",
         }
         settings.update(self._extra)
-        lines = [f"{key}={value}" for key, value in settings.items()]
-        (self.data_dir / "worker.properties").write_text("\n".join(lines) + "\n", "utf-8")
-        log4j = [
-            "status = warn",
-            "name = connectrt-kafka-connect-test",
-            "appender.file.type = File",
-            "appender.file.name = FILE",
-            f"appender.file.fileName = {self.log_path}",
-            "appender.file.append = true",
-            "appender.file.layout.type = PatternLayout",
-            "appender.file.layout.pattern = [%d] %p %m (%c)%n",
-            "rootLogger.level = INFO",
-            "rootLogger.appenderRef.file.ref = FILE",
-            # Client configs logged in full at every producer/consumer/admin creation.
-            "logger.clients.name = org.apache.kafka.clients",
-            "logger.clients.level = WARN",
-        ]
-        (self.data_dir / "log4j2.properties").write_text("\n".join(log4j) + "\n", "utf-8")
+        self._write_properties("worker.properties", settings)
+        # Client configs logged in full at every producer/consumer/admin creation.
+        self._write_log4j("connectrt-kafka-connect-test", {"clients": "org.apache.kafka.clients"})
 
     def _launch(self, java: str, classpath: str) -> None:
         self._spawn(
             java,
             [
-                f"-Xms{self._heap}",
-                f"-Xmx{self._heap}",
-                "-Djava.awt.headless=true",
-                "-XX:+ExitOnOutOfMemoryError",
-                *LEAN_TEST_JVM_OPTIONS,
-                f"-Dlog4j2.configurationFile={self.data_dir / 'log4j2.properties'}",
+                *self._jvm_options(self._heap),
                 "-cp",
                 classpath,
                 "org.apache.kafka.connect.cli.ConnectDistributed",
@@ -282,33 +259,24 @@ class KafkaConnect(JvmService):
         )
         self._wait_until_ready()
 
-    def _fail(self, reason: str) -> KafkaConnectError:
-        return KafkaConnectError(
-            f"Kafka Connect on {self.url} {reason}. Folder (kept): {self.data_dir}. "
-            f"Last lines of {self.log_path}:\n{self.output_tail() or '(empty)'}"
-        )
+    def _describe(self) -> str:
+        return f"Kafka Connect on {self.url}"
 
     def _wait_until_ready(self) -> None:
         """``GET /`` answers, then ``GET /health`` says 200 (start-up complete)."""
-        assert self._proc is not None
         deadline = time.monotonic() + self._startup_timeout
-        last = "no answer yet"
         with httpx.Client(base_url=self.url, timeout=10) as http:
             for path in ("/", "/health"):
-                while True:
-                    if self._proc.poll() is not None:
-                        raise self._fail(f"exited with status {self._proc.returncode}")
-                    if time.monotonic() > deadline:
-                        raise self._fail(
-                            f"did not answer GET {path} with 200 within "
-                            f"{self._startup_timeout:.0f} s (last: {last})"
-                        )
+
+                def answers_200(_: float, path: str = path) -> str | None:
                     try:
                         response = http.get(path)
                     except httpx.HTTPError as exc:
-                        last = repr(exc)
-                    else:
-                        if response.status_code == 200:
-                            break
-                        last = f"{response.status_code} {response.text[:200]}"
-                    time.sleep(0.2)
+                        return repr(exc)
+                    if response.status_code == 200:
+                        return None
+                    return f"{response.status_code} {response.text[:200]}"
+
+                self._await(
+                    answers_200, deadline=deadline, waiting_for=f"answer GET {path} with 200"
+                )

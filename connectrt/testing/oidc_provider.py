@@ -25,19 +25,20 @@ import threading
 import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs
 
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
+from connectrt.testing.service import ManagedService
+
 __all__ = ["OidcProvider"]
 
 _KID = "connectrt-test-key"
 
 
-class OidcProvider:
+class OidcProvider(ManagedService):
     """Issues JWTs to the ``clients`` (id -> secret) by the client-credentials grant."""
 
     def __init__(
@@ -121,17 +122,6 @@ class OidcProvider:
             server.server_close()
         if self._thread is not None:
             self._thread.join(10)
-
-    def __enter__(self) -> OidcProvider:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- the grant ---------------------------------------------------------------------------
 

@@ -22,9 +22,10 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from types import TracebackType
 
 from connectrt.ports import free_port
+from connectrt.testing.debian import apt_install, can_apt_install
+from connectrt.testing.service import ManagedService
 
 __all__ = ["LOGICAL_REPLICATION", "PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
 
@@ -55,24 +56,15 @@ def find_postgres_bin() -> str | None:
 
 
 def _install_postgres() -> None:
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+    if not can_apt_install():
         raise PostgresUnavailable(
             "PostgreSQL server binaries (initdb, pg_ctl) not found; install Debian's "
             "'postgresql' package"
         )
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    subprocess.run(["apt-get", "update", "-q"], check=False, env=env, capture_output=True)
-    result = subprocess.run(
-        ["apt-get", "install", "-y", "-q", "--no-install-recommends", "postgresql"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise PostgresUnavailable(f"apt-get install postgresql failed:\n{result.stderr[-2000:]}")
+    apt_install("postgresql", PostgresUnavailable)
 
 
-class PostgresServer:
+class PostgresServer(ManagedService):
     """One PostgreSQL cluster on ``127.0.0.1:port`` with a trust-authenticated superuser.
 
     ``url`` is an SQLAlchemy URL (``postgresql+psycopg://connectrt@127.0.0.1:PORT/postgres``).
@@ -180,17 +172,6 @@ class PostgresServer:
             pass
         shutil.rmtree(self._dir, ignore_errors=True)
         self._dir = None
-
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # ---------------------------------------------------------------- access
     def url(self, database: str = "postgres", *, driver: str = "postgresql+psycopg") -> str:

@@ -28,11 +28,11 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.child_lifeline import die_with_this_thread
+from connectrt.testing.service import ManagedService
 from connectrt.testing.spark import TEST_DRIVER_JAVA_OPTIONS
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
@@ -57,7 +57,7 @@ def _worker_pythonpath() -> str:
     )
 
 
-class SparkConnectServer:
+class SparkConnectServer(ManagedService):
     """One Spark Connect server process on ``127.0.0.1:port`` (see the module docstring)."""
 
     def __init__(
@@ -219,14 +219,3 @@ class SparkConnectServer:
             self._drain.join(10)
         if proc.stdout is not None:
             proc.stdout.close()
-
-    def __enter__(self) -> SparkConnectServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

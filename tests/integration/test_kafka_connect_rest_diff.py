@@ -21,28 +21,22 @@ from __future__ import annotations
 import json
 import os
 import threading
-import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.errors import ConnectError
 from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.java_runtime import JavaUnavailable
-from connectrt.testing.kafka_connect import KAFKA_CONNECT_VERSION, KafkaConnect
-from connectrt.testing.rest import RestWorker, start_rest_worker
+from connectrt.testing.kafka_connect import KAFKA_CONNECT_VERSION
+from tests.kafka_connect_differential import replay, running_sides
 from tests.kafka_connect_rest_reasons import DELIBERATE, result_key
 from tests.kafka_connect_rest_support import (
     PAGE,
     RESULTS,
     SCENARIOS,
     Side,
-    compare,
     render_section,
-    run_scenario,
     write_page_section,
 )
 
@@ -61,45 +55,17 @@ def sides(
     """(Kafka Connect, connectrt), each with its own prefix and scratch folder."""
     if isinstance(broker, EmbeddedBroker):
         pytest.skip("Kafka Connect needs Apache Kafka: run with CONNECTRT_TEST_BROKER=kafka")
-    connect = KafkaConnect(broker.bootstrap_servers)
-    with ThreadPoolExecutor(1) as pool:
-        started = pool.submit(connect.start)
-        worker: RestWorker | None = None
-        try:
-            worker = start_rest_worker(broker.bootstrap_servers)
-            started.result()
-        except (JavaUnavailable, ConnectError) as exc:
-            if worker is not None:
-                worker.stop()
-            connect.stop()
-            pytest.skip(f"Kafka Connect cannot run here: {exc}")
-    run = uuid.uuid4().hex[:6]
-    kafka = Side("Kafka Connect", connect.url, f"kc{run}", tmp_path_factory.mktemp("kc"))
-    ours = Side("connectrt", worker.url, f"cr{run}", tmp_path_factory.mktemp("cr"))
-    try:
-        yield kafka, ours
-    finally:
-        kafka.http.close()
-        ours.http.close()
-        worker.stop()
-        if request.session.testsfailed:
-            connect.keep_data = True
-            print(f"Kafka Connect's log kept: {connect.log_path}")
-        connect.stop()
+
+    def keep_log() -> bool:
+        return bool(request.session.testsfailed)
+
+    with running_sides(broker.bootstrap_servers, tmp_path_factory, keep_log=keep_log) as both:
+        yield both
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_scenario_answers_as_kafka_connect(sides: tuple[Side, Side], scenario: str) -> None:
-    kafka, ours = sides
-    steps = SCENARIOS[scenario]
-    with ThreadPoolExecutor(2) as pool:
-        on_kafka = pool.submit(run_scenario, kafka, steps)
-        on_ours = pool.submit(run_scenario, ours, steps)
-        kafka_answers, our_answers = on_kafka.result(), on_ours.result()
-    results = compare(scenario, steps, (kafka, kafka_answers), (ours, our_answers))
-    for result in results:
-        if not result["same"]:
-            result["reason"] = DELIBERATE.get(result["id"], "")
+    results = replay(scenario, *sides)
     with _lock:
         _results[scenario] = results
     unexplained = [r for r in results if not r["same"] and not r["reason"]]

@@ -31,21 +31,18 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.certs import Pki, make_pki
-from connectrt.testing.java_runtime import JavaUnavailable
 from connectrt.testing.kafka_broker import KafkaBroker
-from connectrt.testing.kafka_connect import KafkaConnect
-from connectrt.testing.rest import rest_worker_props, start_rest_worker, wait_for
+from connectrt.testing.rest import wait_for
 from connectrt.testing.secured_listeners import add_scram_user, secured_listener_settings
-from tests.kafka_connect_rest_reasons import DELIBERATE, result_key
-from tests.kafka_connect_rest_support import RESULTS, SCENARIOS, Side, compare, run_scenario
+from tests.kafka_connect_differential import replay, running_sides
+from tests.kafka_connect_rest_reasons import result_key
+from tests.kafka_connect_rest_support import RESULTS, Side
 
 pytestmark = [pytest.mark.integration, pytest.mark.java]
 
@@ -200,43 +197,13 @@ def sides(
 ) -> Iterator[tuple[Side, Side]]:
     """(Kafka Connect, connectrt), both configured from the same SASL_SSL settings."""
     bootstrap = kafka.listener_bootstrap("SASLSSL")
-    security = sasl_ssl_settings(pki)
-    connect = KafkaConnect(bootstrap, properties=security)
-    with ThreadPoolExecutor(1) as pool:
-        started = pool.submit(connect.start)
-        worker = None
-        try:
-            worker = start_rest_worker(bootstrap, rest_worker_props(bootstrap, **security))
-            started.result()
-        except (JavaUnavailable, ConnectError) as exc:
-            if worker is not None:
-                worker.stop()
-            connect.stop()
-            pytest.skip(f"Kafka Connect cannot run here: {exc}")
-    run = uuid.uuid4().hex[:6]
-    ours_side = Side("connectrt", worker.url, f"cr{run}", tmp_path_factory.mktemp("cr"))
-    kafka_side = Side("Kafka Connect", connect.url, f"kc{run}", tmp_path_factory.mktemp("kc"))
-    try:
-        yield kafka_side, ours_side
-    finally:
-        kafka_side.http.close()
-        ours_side.http.close()
-        worker.stop()
-        connect.stop()
+    with running_sides(bootstrap, tmp_path_factory, sasl_ssl_settings(pki)) as both:
+        yield both
 
 
 @pytest.mark.parametrize("scenario", DIFF_SCENARIOS)
 def test_the_differential_answers_as_on_plaintext(sides: tuple[Side, Side], scenario: str) -> None:
-    kafka_side, ours_side = sides
-    steps = SCENARIOS[scenario]
-    with ThreadPoolExecutor(2) as pool:
-        on_kafka = pool.submit(run_scenario, kafka_side, steps)
-        on_ours = pool.submit(run_scenario, ours_side, steps)
-        kafka_answers, our_answers = on_kafka.result(), on_ours.result()
-    results = compare(scenario, steps, (kafka_side, kafka_answers), (ours_side, our_answers))
-    for result in results:
-        if not result["same"]:
-            result["reason"] = DELIBERATE.get(result["id"], "")
+    results = replay(scenario, *sides)
     committed = [
         s
         for s in json.loads(RESULTS.read_text("utf-8"))["steps"]

@@ -5,23 +5,35 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 
-import httpx
 import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
-from connectrt.storage.offset_codec import decode_value, encode_key
-from connectrt.testing.harness import create_topic, read_topic
+from connectrt.storage.offset_codec import encode_key
+from connectrt.testing.harness import create_topic
 from connectrt.testing.rest import wait_for
+from tests.spark.cli_support import (
+    LOCAL_SPARK,
+    STRING_CONVERTER,
+    run_sequence_source,
+    spark_worker,
+    stop_gracefully,
+    stored_offsets,
+    write_worker_properties,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
+
+_LOCAL_ENV = {
+    **os.environ,
+    "PYSPARK_PYTHON": sys.executable,
+    "SPARK_LOCAL_IP": "127.0.0.1",
+    "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
+}
 
 
 def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
@@ -29,96 +41,30 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
 ):
     run = uuid.uuid4().hex[:8]
     port = free_port()
-    offsets_topic = f"cli-offsets-{run}"
-    props = tmp_path / "worker.properties"
-    props.write_text(
-        "\n".join(
-            [
-                f"bootstrap.servers={broker.bootstrap_servers}",
-                f"group.id=cli-{run}",
-                f"config.storage.topic=cli-configs-{run}",
-                f"status.storage.topic=cli-status-{run}",
-                f"offset.storage.topic={offsets_topic}",
-                "offset.storage.partitions=2",
-                "offset.flush.interval.ms=60000",  # only the final commit at stop
-                f"listeners=http://127.0.0.1:{port}",
-                f"file.connectors.allowed.dirs={tempfile.gettempdir()}",
-                "plugin.packages=tests",
-                "spark.master=local[3,2]",
-                "spark.ui.enabled=false",
-                "spark.ui.showConsoleProgress=false",
-                "spark.driver.host=127.0.0.1",
-                "spark.driver.bindAddress=127.0.0.1",
-            ]
-        )
-        + "\n"
+    props = write_worker_properties(
+        tmp_path / "worker.properties",
+        broker.bootstrap_servers,
+        f"cli-{run}",
+        port,
+        [
+            "offset.storage.partitions=2",
+            "offset.flush.interval.ms=60000",  # only the final commit at stop
+            "spark.master=local[3,2]",
+            *LOCAL_SPARK,
+        ],
     )
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
-    }
     log = tmp_path / "connectrt.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
+    name = f"cli-source-{run}"
+    with spark_worker(props, port, log, _LOCAL_ENV, "connectrt spark") as (proc, http):
+        driver = f"127.0.0.1:{port}"
+        run_sequence_source(
+            http, broker.bootstrap_servers, name, 500, lambda w: w != driver, "on executors"
         )
-    try:
-        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-
-        def healthy() -> bool:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            try:
-                return http.get("/health").json().get("status") == "healthy"
-            except httpx.HTTPError:
-                return False
-
-        wait_for(healthy, 120, "connectrt spark to be healthy")
-        topic, name = f"cli-{run}", f"cli-source-{run}"
-        create_topic(broker.bootstrap_servers, topic, partitions=1)
-        config = {
-            "connector.class": "tests.plugins.sequence.SequenceSource",
-            "tasks.max": "2",
-            "topic": topic,
-            "records.per.task": "500",
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
-        }
-        assert http.put(f"/connectors/{name}/config", json=config).status_code == 201
-
-        def running_on_executors() -> bool:
-            tasks = http.get(f"/connectors/{name}/status").json().get("tasks", [])
-            return len(tasks) == 2 and all(
-                t["state"] == "RUNNING" and t["worker_id"] != f"127.0.0.1:{port}" for t in tasks
-            )
-
-        wait_for(running_on_executors, 90, "2 tasks RUNNING on executors")
-        wait_for(
-            lambda: (
-                sum(len(r) for r in read_topic(broker.bootstrap_servers, topic).values()) == 1000
-            ),
-            60,
-            "1000 records",
-        )
-        http.close()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(90) == 0, log.read_text()[-3000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
+        stop_gracefully(proc, log)
     text = log.read_text()
     assert "cancelling its Spark job" not in text
     # The tasks' final commits (the only ones: the flush interval is a minute) reached Kafka.
-    stored = {
-        k: decode_value(v)
-        for records in read_topic(broker.bootstrap_servers, offsets_topic).values()
-        for k, v in records
-    }
+    stored = stored_offsets(broker.bootstrap_servers, f"cli-{run}-offsets")
     for task in (0, 1):
         assert stored[encode_key(name, {"task": task})] == {"seq": 500}
 
@@ -130,67 +76,38 @@ def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
     task; a third long-running task has no slot and its connector is FAILED with the reason."""
     run = uuid.uuid4().hex[:8]
     port = free_port()
-    props = tmp_path / "worker.properties"
-    props.write_text(
-        "\n".join(
-            [
-                f"bootstrap.servers={broker.bootstrap_servers}",
-                f"group.id=local2-{run}",
-                f"config.storage.topic=local2-configs-{run}",
-                f"status.storage.topic=local2-status-{run}",
-                f"offset.storage.topic=local2-offsets-{run}",
-                "offset.flush.interval.ms=500",
-                "consumer.session.timeout.ms=6000",
-                "consumer.heartbeat.interval.ms=500",
-                f"listeners=http://127.0.0.1:{port}",
-                f"file.connectors.allowed.dirs={tempfile.gettempdir()}",
-                "plugin.packages=tests",
-                "spark.master=local[2,2]",
-                "spark.ui.enabled=false",
-                "spark.ui.showConsoleProgress=false",
-                "spark.driver.host=127.0.0.1",
-                "spark.driver.bindAddress=127.0.0.1",
-            ]
-        )
-        + "\n"
+    props = write_worker_properties(
+        tmp_path / "worker.properties",
+        broker.bootstrap_servers,
+        f"local2-{run}",
+        port,
+        [
+            "offset.flush.interval.ms=500",
+            "consumer.session.timeout.ms=6000",
+            "consumer.heartbeat.interval.ms=500",
+            "spark.master=local[2,2]",
+            *LOCAL_SPARK,
+        ],
     )
     source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
     lines = [f"line-{i}" for i in range(300)]
     source_file.write_text("\n".join(lines) + "\n")
     topic = f"local2-{run}"
     create_topic(broker.bootstrap_servers, topic, partitions=1)
-    env = {
-        **os.environ,
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)),
-    }
     log = tmp_path / "connectrt.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    try:
-        http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-
-        def healthy() -> bool:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            try:
-                return http.get("/health").json().get("status") == "healthy"
-            except httpx.HTTPError:
-                return False
+    what = "connectrt spark on local[2,2]"
+    with spark_worker(props, port, log, _LOCAL_ENV, what) as (proc, http):
 
         def state(name: str) -> tuple[str, list[str]]:
             body = http.get(f"/connectors/{name}/status").json()
             tasks = [t["state"] for t in body.get("tasks", [])]
             return body.get("connector", {}).get("state", ""), tasks
 
-        wait_for(healthy, 120, "connectrt spark on local[2,2] to be healthy")
-        string = "org.apache.kafka.connect.storage.StringConverter"
-        common = {"tasks.max": "1", "key.converter": string, "value.converter": string}
+        common = {
+            "tasks.max": "1",
+            "key.converter": STRING_CONVERTER,
+            "value.converter": STRING_CONVERTER,
+        }
         source = {"connector.class": "FileStreamSource", "file": str(source_file), "topic": topic}
         sink = {"connector.class": "FileStreamSink", "file": str(sink_file), "topics": topic}
         for name, config in (("src", source), ("sink", sink)):
@@ -216,10 +133,4 @@ def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
         assert state("src")[1] == ["RUNNING"] and state("sink")[1] == ["RUNNING"]
         for name in ("third", "sink", "src"):
             assert http.delete(f"/connectors/{name}").status_code == 204
-        http.close()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(90) == 0, log.read_text()[-3000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
+        stop_gracefully(proc, log)

@@ -10,53 +10,35 @@ offsets table too, since that is where the tasks resume from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.jdbc.sink.config import SINK_CONFIG_DEF, check_sink_rules, parse_sink_config
 from connectors.jdbc.sink.database import connect
 from connectors.jdbc.sink.offsets import OffsetsTable
 from connectors.jdbc.sink.task import VERSION, JdbcSinkTask
-from connectrt.api import ConfigDef, ConfigValue, SinkConnector, Task, TopicPartition
+from connectrt.api import TopicPartition
 
 __all__ = ["CONFIG_DEF", "JdbcSinkConnector"]
 
 CONFIG_DEF = SINK_CONFIG_DEF
 
 
-class JdbcSinkConnector(SinkConnector):
+class JdbcSinkConnector(CopiedConfigSinkConnector):
     """See the module docstring."""
 
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
+    plugin_version = VERSION
+    definition = CONFIG_DEF
+    task_type = JdbcSinkTask
 
-    def version(self) -> str:
-        return VERSION
+    def rule_errors(
+        self, config: Mapping[str, str], values: Mapping[str, object]
+    ) -> Iterable[tuple[str, str]]:
+        return check_sink_rules(values)
 
-    def config_def(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, config: Mapping[str, str]) -> dict[str, ConfigValue]:
-        result = super().validate(config)
-        if any(v.errors for v in result.values()):
-            return result
-        parsed = {name: v.value for name, v in result.items()}
-        for key, message in check_sink_rules(parsed):
-            result[key].errors.append(message)
-        return result
-
-    def start(self, config: Mapping[str, str]) -> None:
+    def check(self, config: Mapping[str, str]) -> None:
         cfg = parse_sink_config(config)
         connect(cfg.raw).dispose()
-        self._props = dict(config)
-
-    def task_class(self) -> type[Task]:
-        return JdbcSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
 
     def alter_offsets(
         self, config: Mapping[str, str], offsets: Mapping[TopicPartition, int | None]

@@ -88,10 +88,11 @@ def connect_to_json_schema(
     return _from_connect(schema, None, False, default_json, decimal_numeric, additional_properties)
 
 
-def _non_optional(schema: Schema) -> Schema:
+def _with_optional(schema: Schema, optional: bool) -> Schema:
+    """``schema`` with ``optional`` set as given, all else kept."""
     return Schema(
         schema.type,
-        optional=False,
+        optional=optional,
         default=schema.default,
         name=schema.name,
         version=schema.version,
@@ -150,10 +151,10 @@ def _from_connect(
     elif t is Type.STRUCT:
         combined = True
         if schema.name == ONE_OF:
-            branches = [sub(_non_optional(f.schema), f.index, True) for f in schema.fields]
+            branches = [sub(_with_optional(f.schema, False), f.index, True) for f in schema.fields]
             out = {"oneOf": ([{"type": "null"}] if schema.optional else []) + branches}
         elif schema.optional:
-            out = {"oneOf": [{"type": "null"}, sub(_non_optional(schema))]}
+            out = {"oneOf": [{"type": "null"}, sub(_with_optional(schema, False))]}
         else:
             combined = False
             out = {
@@ -244,7 +245,7 @@ class _Reader:
         builder = self._builder(schema, doc)
         if isinstance(builder, Schema):
             if force_optional and not builder.optional:
-                return _as_optional(builder)
+                return _with_optional(builder, True)
             return builder
         if "title" in schema and builder._name is None:
             builder.name(str(schema["title"]))
@@ -366,21 +367,6 @@ class _Reader:
 
 def _is_null(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "null"
-
-
-def _as_optional(schema: Schema) -> Schema:
-    return Schema(
-        schema.type,
-        optional=True,
-        default=schema.default,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        fields=schema.fields if schema.type is Type.STRUCT else None,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
 
 
 def json_schema_to_connect(

@@ -30,7 +30,7 @@ logical types, for fastavro).
 
 from __future__ import annotations
 
-from connectrt.data.avro_schema.from_connect import connect_to_avro, default_to_avro
+from connectrt.data.avro_schema.from_connect import AVRO_PRIMITIVE, connect_to_avro, default_to_avro
 from connectrt.data.avro_schema.names import (
     AVRO_NAMESPACE,
     CONNECT_DEFAULT_NAME,
@@ -42,6 +42,7 @@ from connectrt.data.avro_schema.to_connect import avro_to_connect, default_from_
 
 __all__ = [
     "AVRO_NAMESPACE",
+    "AVRO_PRIMITIVE",
     "CONNECT_DEFAULT_NAME",
     "ENUM_PARAM",
     "MAP_ENTRY_NAME",

@@ -4,6 +4,7 @@ values -> Avro JSON defaults."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 from connectrt.data import logical
@@ -26,10 +27,10 @@ from connectrt.data.schema import Schema, Type
 from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.errors import DataError
 
-__all__ = ["connect_to_avro", "default_to_avro"]
+__all__ = ["AVRO_PRIMITIVE", "connect_to_avro", "default_to_avro"]
 
 _NAME_RE: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PRIMITIVE_AVRO: Final[dict[Type, str]] = {
+AVRO_PRIMITIVE: Final[Mapping[Type, str]] = {
     Type.INT8: "int",
     Type.INT16: "int",
     Type.INT32: "int",
@@ -40,6 +41,7 @@ _PRIMITIVE_AVRO: Final[dict[Type, str]] = {
     Type.STRING: "string",
     Type.BYTES: "bytes",
 }
+"""The Avro primitive type of each primitive Connect type (INT8 and INT16 are ``int``)."""
 _LOGICAL_AVRO: Final[dict[str, str]] = {
     logical.Date.LOGICAL_NAME: "date",
     logical.Time.LOGICAL_NAME: "time-millis",
@@ -93,7 +95,7 @@ class _ToAvro:
         elif t is Type.BYTES and schema.parameters and FIXED_SIZE in schema.parameters:
             result = self.fixed(schema)
         else:
-            result = {"type": _PRIMITIVE_AVRO[t]}
+            result = {"type": AVRO_PRIMITIVE[t]}
             if t is Type.INT8 or t is Type.INT16:
                 props[CONNECT_TYPE] = t.value
             if lname == logical.Decimal.LOGICAL_NAME:
