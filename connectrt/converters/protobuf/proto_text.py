@@ -14,15 +14,18 @@ Thread-safety: pure functions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any, Final
 
 from google.protobuf import descriptor_pb2
+from google.protobuf.message import DecodeError
 
 from connectrt.converters.protobuf.descriptors import set_field_meta
 from connectrt.errors import DataError
 
-__all__ = ["ProtoSyntaxError", "SCALARS", "parse_proto"]
+__all__ = ["SCALARS", "ProtoSyntaxError", "parse_proto", "schema_file"]
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -472,3 +475,19 @@ def parse_proto(text: str, name: str = "default.proto") -> descriptor_pb2.FileDe
     proto = _Parser(text).file()
     proto.name = name
     return proto
+
+
+def schema_file(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
+    """A registry schema as a FileDescriptorProto named ``name``: ``.proto`` source, or the
+    base64 serialized descriptor that Confluent's clients register."""
+    stripped = text.strip()
+    if stripped and not any(c in stripped for c in "{;"):
+        try:
+            proto = descriptor_pb2.FileDescriptorProto.FromString(
+                base64.b64decode(stripped, validate=True)
+            )
+        except (binascii.Error, ValueError, DecodeError) as exc:
+            raise ProtoSyntaxError(f"Invalid Protobuf schema: neither .proto text nor base64 ({exc})") from None
+        proto.name = name
+        return proto
+    return parse_proto(text, name)
