@@ -396,8 +396,10 @@ class _ToConnect:
             builder = _SIMPLE[kind]()
         else:
             raise DataError(f"Unsupported Protobuf field type {kind} of {field.full_name}")
+        oneof = field.containing_oneof
         if field.has_presence and kind != FieldDescriptor.TYPE_MESSAGE:
-            optional_scalar = True
+            # proto3 ``optional`` (a synthetic oneof) or proto2 optional, not a oneof member
+            optional_scalar = oneof is None or oneof.name.lstrip("X") == "_" + field.name
         if field.is_repeated and builder.type is not Type.MAP:
             builder = SchemaBuilder.array(builder.optional().build()).optional()
         if not self.config.wrapper_for_nullables or optional_scalar:
