@@ -59,7 +59,11 @@ def _relative(type_name: str, package: str) -> str:
     return name
 
 
-def _kind(field: descriptor_pb2.FieldDescriptorProto, msgs: dict[str, descriptor_pb2.DescriptorProto], package: str) -> str:
+def _kind(
+    field: descriptor_pb2.FieldDescriptorProto,
+    msgs: dict[str, descriptor_pb2.DescriptorProto],
+    package: str,
+) -> str:
     if field.type == F.TYPE_ENUM:
         return "enum"
     if field.type == F.TYPE_MESSAGE or field.type == F.TYPE_GROUP:
@@ -72,7 +76,9 @@ def _scalars_compatible(a: int, b: int) -> bool:
     return a == b or any(a in group and b in group for group in _GROUPS)
 
 
-def _real_oneof(msg: descriptor_pb2.DescriptorProto, field: descriptor_pb2.FieldDescriptorProto) -> str | None:
+def _real_oneof(
+    msg: descriptor_pb2.DescriptorProto, field: descriptor_pb2.FieldDescriptorProto
+) -> str | None:
     if not field.HasField("oneof_index") or field.proto3_optional:
         return None
     return msg.oneof_decl[field.oneof_index].name

@@ -1,6 +1,6 @@
-"""The schema types the registry serves (``AVRO``, ``JSON``, ``PROTOBUF``; ``GET /schemas/types``): for each,
-how a schema text is parsed (with the texts of its references, by reference name) and how
-compatibility is decided between two parsed schemas.
+"""The schema types the registry serves (``AVRO``, ``JSON``, ``PROTOBUF``;
+``GET /schemas/types``): for each, how a schema text is parsed (with the texts of its
+references, by reference name) and how compatibility is decided between two parsed schemas.
 
 A parsed schema has a ``canonical`` text (equal schemas written differently get one id) and
 :func:`can_read` answers "can ``reader`` read what ``writer`` wrote", with the reasons it

@@ -205,7 +205,14 @@ def _connect_order_schema() -> Schema:
         .field("tags", SchemaBuilder.array(Schema.STRING_SCHEMA).build())
         .field("attrs", SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT32_SCHEMA).build())
         .field("lines", SchemaBuilder.array(line).build())
-        .field("main", SchemaBuilder.struct().name("Main").field("sku", Schema.STRING_SCHEMA).optional().build())
+        .field(
+            "main",
+            SchemaBuilder.struct()
+            .name("Main")
+            .field("sku", Schema.STRING_SCHEMA)
+            .optional()
+            .build(),
+        )
         .field("seen", Timestamp.builder().optional().build())
         .build()
     )

@@ -191,7 +191,8 @@ class ProtobufConverter(RegistryConverter):
             message = reader.message_class.FromString(data[pos:])
         except DecodeError as exc:
             raise DataError(
-                f"Failed to deserialize Protobuf data for topic {topic} (schema id {schema_id}): {exc}"
+                f"Failed to deserialize Protobuf data for topic {topic} "
+                f"(schema id {schema_id}): {exc}"
             ) from exc
         return _new_sav(SchemaAndValue, (reader.schema, reader.read(message)))
 
@@ -219,4 +220,3 @@ class ProtobufConverter(RegistryConverter):
             info = self.client.get_version(str(ref["subject"]), ref["version"])
             self._references(info.get("references") or [], out, seen)
             out[name] = schema_file(str(info["schema"]), name)
-

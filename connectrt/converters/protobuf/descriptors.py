@@ -14,7 +14,7 @@ schema and owned by their caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, TypeAlias
 
 from google.protobuf import (
     any_pb2,
@@ -37,8 +37,8 @@ from connectrt.errors import DataError
 __all__ = [
     "META_EXTENSION",
     "FileProto",
-    "builtin_file",
     "build_pool",
+    "builtin_file",
     "field_meta",
     "indexes_of",
     "is_builtin",
@@ -46,8 +46,8 @@ __all__ = [
     "set_field_meta",
 ]
 
-FileProto = descriptor_pb2.FileDescriptorProto
-FieldProto = descriptor_pb2.FieldDescriptorProto
+FileProto: TypeAlias = descriptor_pb2.FileDescriptorProto
+FieldProto: TypeAlias = descriptor_pb2.FieldDescriptorProto
 META_EXTENSION: Final = 1088
 """The field number of ``confluent.field_meta`` in ``google.protobuf.FieldOptions``."""
 
@@ -63,7 +63,7 @@ def _copy(module_descriptor: FileDescriptor) -> FileProto:
 def _message(name: str, fields: list[tuple[str, int, int]]) -> descriptor_pb2.DescriptorProto:
     msg = descriptor_pb2.DescriptorProto(name=name)
     for fname, number, ftype in fields:
-        msg.field.add(name=fname, number=number, type=ftype, label=_T.LABEL_OPTIONAL)  # type: ignore[arg-type]
+        msg.field.add(name=fname, number=number, type=ftype, label=_T.LABEL_OPTIONAL)
     return msg
 
 
@@ -112,7 +112,11 @@ def _decimal_file(name: str) -> FileProto:
         "confluent.type",
         _message(
             "Decimal",
-            [("value", 1, _T.TYPE_BYTES), ("precision", 2, _T.TYPE_UINT32), ("scale", 3, _T.TYPE_INT32)],
+            [
+                ("value", 1, _T.TYPE_BYTES),
+                ("precision", 2, _T.TYPE_UINT32),
+                ("scale", 3, _T.TYPE_INT32),
+            ],
         ),
     )
 
@@ -148,7 +152,12 @@ def _builtins() -> dict[str, FileProto]:
         "google.type",
         _message(
             "TimeOfDay",
-            [("hours", 1, int32), ("minutes", 2, int32), ("seconds", 3, int32), ("nanos", 4, int32)],
+            [
+                ("hours", 1, int32),
+                ("minutes", 2, int32),
+                ("seconds", 3, int32),
+                ("nanos", 4, int32),
+            ],
         ),
     )
     files["confluent/meta.proto"] = _meta_file()

@@ -57,7 +57,9 @@ def _options(field: descriptor_pb2.FieldDescriptorProto, proto3: bool) -> str:
 def _reserved(ranges: list[tuple[int, int]], names: list[str], indent: str) -> list[str]:
     lines = []
     if ranges:
-        spans = [str(a) if a == b else f"{a} to {'max' if b >= 536870911 else b}" for a, b in ranges]
+        spans = [
+            str(a) if a == b else f"{a} to {'max' if b >= 536870911 else b}" for a, b in ranges
+        ]
         lines.append(f"{indent}reserved {', '.join(spans)};")
     if names:
         lines.append(f"{indent}reserved {', '.join(_quote(n) for n in names)};")
@@ -69,7 +71,9 @@ def _enum(enum: descriptor_pb2.EnumDescriptorProto, indent: str) -> list[str]:
     inner = indent + _INDENT
     if enum.options.allow_alias:
         lines.append(f"{inner}option allow_alias = true;")
-    lines += _reserved([(r.start, r.end) for r in enum.reserved_range], list(enum.reserved_name), inner)
+    lines += _reserved(
+        [(r.start, r.end) for r in enum.reserved_range], list(enum.reserved_name), inner
+    )
     lines += [f"{inner}{v.name} = {v.number};" for v in enum.value]
     lines.append(f"{indent}}}")
     return lines
@@ -144,7 +148,9 @@ def render_proto(proto: descriptor_pb2.FileDescriptorProto) -> str:
         if proto.options.HasField(name):
             lines.append(f"option {name} = {_quote(getattr(proto.options, name))};")
     if proto.options.HasField("java_multiple_files"):
-        lines.append(f"option java_multiple_files = {str(proto.options.java_multiple_files).lower()};")
+        lines.append(
+            f"option java_multiple_files = {str(proto.options.java_multiple_files).lower()};"
+        )
     if len(lines) > 3:
         lines.append("")
     for msg in proto.message_type:

@@ -262,7 +262,12 @@ class _Parser:
             elif tok == "option":
                 name, value = self.option_body()
                 self.expect(";")
-                if name in ("java_package", "go_package", "java_outer_classname", "csharp_namespace"):
+                if name in (
+                    "java_package",
+                    "go_package",
+                    "java_outer_classname",
+                    "csharp_namespace",
+                ):
                     setattr(proto.options, name, str(value))
                 elif name == "java_multiple_files":
                     proto.options.java_multiple_files = value is True or value == "true"
@@ -353,9 +358,9 @@ class _Parser:
             raise ProtoSyntaxError(f"Invalid field number {field.number} for {field.name}")
         field.label = {"repeated": F.LABEL_REPEATED, "required": F.LABEL_REQUIRED}.get(
             label or "", F.LABEL_OPTIONAL
-        )  # type: ignore[assignment]
+        )
         if type_name in SCALARS:
-            field.type = SCALARS[type_name]  # type: ignore[assignment]
+            field.type = SCALARS[type_name]
         else:
             field.type_name = type_name
         self.field_options(field)
@@ -398,7 +403,7 @@ class _Parser:
         for name, number, type_name in (("key", 1, key_type), ("value", 2, value_type)):
             sub = entry.field.add(name=name, number=number, label=F.LABEL_OPTIONAL)
             if type_name in SCALARS:
-                sub.type = SCALARS[type_name]  # type: ignore[assignment]
+                sub.type = SCALARS[type_name]
             else:
                 sub.type_name = type_name
         field.type_name = entry.name
@@ -487,7 +492,9 @@ def schema_file(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
                 base64.b64decode(stripped, validate=True)
             )
         except (binascii.Error, ValueError, DecodeError) as exc:
-            raise ProtoSyntaxError(f"Invalid Protobuf schema: neither .proto text nor base64 ({exc})") from None
+            raise ProtoSyntaxError(
+                f"Invalid Protobuf schema: neither .proto text nor base64 ({exc})"
+            ) from None
         proto.name = name
         return proto
     return parse_proto(text, name)

@@ -41,10 +41,10 @@ from connectrt.errors import DataError
 
 __all__ = [
     "ENUM_PARAM",
-    "MappingConfig",
     "TAG_PARAM",
     "UNION_PREFIX",
     "WRAPPERS",
+    "MappingConfig",
     "connect_to_proto",
     "proto_to_connect",
 ]
@@ -140,9 +140,7 @@ class _FromConnect:
         if path not in self.deps:
             self.deps.append(path)
 
-    def message(
-        self, msg: descriptor_pb2.DescriptorProto, schema: Schema, seen: set[str]
-    ) -> None:
+    def message(self, msg: descriptor_pb2.DescriptorProto, schema: Schema, seen: set[str]) -> None:
         index = 1
         for field in schema.fields:
             fs = field.schema
@@ -191,11 +189,16 @@ class _FromConnect:
             key = entry.field.add(name="key", number=1, label=F.LABEL_OPTIONAL)
             value = entry.field.add(name="value", number=2, label=F.LABEL_OPTIONAL)
             assert schema.key_schema is not None and schema.value_schema is not None
-            if schema.key_schema.type not in _SCALAR_OF or schema.key_schema.type in (
-                Type.FLOAT32,
-                Type.FLOAT64,
-                Type.BYTES,
-            ) or schema.key_schema.name:
+            if (
+                schema.key_schema.type not in _SCALAR_OF
+                or schema.key_schema.type
+                in (
+                    Type.FLOAT32,
+                    Type.FLOAT64,
+                    Type.BYTES,
+                )
+                or schema.key_schema.name
+            ):
                 raise DataError(f"Map field {name} needs integer, boolean or string keys")
             self.type_of(entry, key, schema.key_schema, "key", seen, in_array=True)
             if schema.value_schema.type in (Type.ARRAY, Type.MAP):
@@ -257,7 +260,7 @@ class _FromConnect:
             field.type = F.TYPE_MESSAGE
             field.type_name = "." + _WRAPPER_OF[schema.type]
         else:
-            field.type = _SCALAR_OF[schema.type]  # type: ignore[assignment]
+            field.type = _SCALAR_OF[schema.type]
             if schema.optional and not in_array and self.config.optional_for_nullables:
                 field.proto3_optional = True
         if schema.type in (Type.INT8, Type.INT16):
@@ -327,8 +330,7 @@ _SIMPLE: Final = {
 def is_map_entry(desc: Descriptor) -> bool:
     """Whether ``desc`` is a map field's entry type."""
     return bool(desc.GetOptions().map_entry) or (
-        desc.name.endswith("Entry")
-        and [f.name for f in desc.fields] == ["key", "value"]
+        desc.name.endswith("Entry") and [f.name for f in desc.fields] == ["key", "value"]
     )
 
 
@@ -337,7 +339,7 @@ def real_oneofs(desc: Descriptor) -> list[object]:
     return [
         o
         for o in desc.oneofs
-        if not (len(o.fields) == 1 and o.name.lstrip("X") == "_" + o.fields[0].name)  # type: ignore[attr-defined]
+        if not (len(o.fields) == 1 and o.name.lstrip("X") == "_" + o.fields[0].name)
     ]
 
 
@@ -381,7 +383,11 @@ class _ToConnect:
         optional_scalar = False
         if kind in _INT64_TYPES:
             builder = SchemaBuilder.int64()
-        elif kind in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32):
+        elif kind in (
+            FieldDescriptor.TYPE_INT32,
+            FieldDescriptor.TYPE_SINT32,
+            FieldDescriptor.TYPE_SFIXED32,
+        ):
             builder = self.int32_of(field)
         elif kind == FieldDescriptor.TYPE_ENUM:
             enum = field.enum_type

@@ -58,7 +58,9 @@ def _scalar_in(schema: Schema, field: FieldDescriptor) -> Callable[[Any], Any]:
     """Connect value -> what the proto field (or a wrapper's ``value``) takes."""
     if field.type == FieldDescriptor.TYPE_ENUM:
         params = schema.parameters or {}
-        numbers = {k[len(ENUM_PREFIX) :]: int(v) for k, v in params.items() if k.startswith(ENUM_PREFIX)}
+        numbers = {
+            k[len(ENUM_PREFIX) :]: int(v) for k, v in params.items() if k.startswith(ENUM_PREFIX)
+        }
         enum = field.enum_type
         for value in enum.values:
             numbers.setdefault(value.name, value.number)
@@ -85,10 +87,10 @@ def _logical_in(full: str, schema: Schema) -> Callable[[Any, Message], None] | N
         precision = (schema.parameters or {}).get("connect.decimal.precision")
 
         def decimal_in(value: Any, msg: Message) -> None:
-            msg.value = Decimal.from_logical(schema, value)  # type: ignore[attr-defined]
-            msg.scale = scale  # type: ignore[attr-defined]
+            msg.value = Decimal.from_logical(schema, value)
+            msg.scale = scale
             digits = len(Decimal.rescale(value, scale).as_tuple().digits)
-            msg.precision = int(precision) if precision else digits  # type: ignore[attr-defined]
+            msg.precision = int(precision) if precision else digits
 
         return decimal_in
     if full == DATE_TYPE:
@@ -96,14 +98,14 @@ def _logical_in(full: str, schema: Schema) -> Callable[[Any, Message], None] | N
         def date_in(value: Any, msg: Message) -> None:
             if isinstance(value, dt.datetime):
                 value = value.date()
-            msg.year, msg.month, msg.day = value.year, value.month, value.day  # type: ignore[attr-defined]
+            msg.year, msg.month, msg.day = value.year, value.month, value.day
 
         return date_in
     if full == TIME_TYPE:
 
         def time_in(value: Any, msg: Message) -> None:
-            msg.hours, msg.minutes, msg.seconds = value.hour, value.minute, value.second  # type: ignore[attr-defined]
-            msg.nanos = (value.microsecond // 1000) * 1_000_000  # type: ignore[attr-defined]
+            msg.hours, msg.minutes, msg.seconds = value.hour, value.minute, value.second
+            msg.nanos = (value.microsecond // 1000) * 1_000_000
 
         return time_in
     if full == TIMESTAMP_TYPE:
@@ -113,7 +115,7 @@ def _logical_in(full: str, schema: Schema) -> Callable[[Any, Message], None] | N
                 value = value.replace(tzinfo=dt.UTC)
             millis = (value - _EPOCH) // dt.timedelta(milliseconds=1)
             seconds, ms = divmod(millis, 1000)
-            msg.seconds, msg.nanos = seconds, ms * 1_000_000  # type: ignore[attr-defined]
+            msg.seconds, msg.nanos = seconds, ms * 1_000_000
 
         return timestamp_in
     return None
@@ -162,7 +164,9 @@ def _field_writer(schema: Schema, field: FieldDescriptor) -> Writer:
                 target = getattr(msg, name)
                 for k, v in value.items():
                     if v is None:
-                        raise DataError(f"Map {name} holds a null value, which Protobuf cannot write")
+                        raise DataError(
+                            f"Map {name} holds a null value, which Protobuf cannot write"
+                        )
                     holder = target[key_in(k)]
                     _fill_from(value_writer, v, holder, entry_cls)
 
@@ -203,7 +207,7 @@ def _field_writer(schema: Schema, field: FieldDescriptor) -> Writer:
 def _fill_from(writer: Writer, value: Any, holder: Message, _unused: Any) -> None:
     """Write a map entry's message value: ``holder`` is the map's value message."""
     inner = _ValueHolder(holder)
-    writer(value, inner)  # type: ignore[arg-type]
+    writer(value, inner)
 
 
 class _ValueHolder:
@@ -282,7 +286,9 @@ def _logical_out(full: str, schema: Schema) -> Reader | None:
     if full == DATE_TYPE:
         return lambda msg: dt.date(msg.year, msg.month, msg.day)
     if full == TIME_TYPE:
-        return lambda msg: dt.time(msg.hours, msg.minutes, msg.seconds, (msg.nanos // 1_000_000) * 1000)
+        return lambda msg: dt.time(
+            msg.hours, msg.minutes, msg.seconds, (msg.nanos // 1_000_000) * 1000
+        )
     if full == TIMESTAMP_TYPE:
 
         def timestamp_out(msg: Any) -> dt.datetime:
@@ -324,7 +330,11 @@ def _field_reader(schema: Schema, field: FieldDescriptor) -> Reader:
         if value_field.type == FieldDescriptor.TYPE_MESSAGE:
             sub = value_field.message_type
             logical = _logical_out(sub.full_name, schema.value_schema)
-            if logical is None and sub.full_name in WRAPPERS and schema.value_schema.type is not Type.STRUCT:
+            if (
+                logical is None
+                and sub.full_name in WRAPPERS
+                and schema.value_schema.type is not Type.STRUCT
+            ):
                 logical = lambda m: m.value  # noqa: E731
             value_out = logical if logical is not None else compile_reader(schema.value_schema, sub)
         else:
@@ -364,7 +374,10 @@ def compile_reader(schema: Schema, desc: Descriptor) -> Reader:
 
 
 def _union_reader(union: Schema, desc: Descriptor) -> Reader:
-    members = {m.name: (m.index, _single_reader(m.schema, _proto_field(desc, m.name))) for m in union.fields}
+    members = {
+        m.name: (m.index, _single_reader(m.schema, _proto_field(desc, m.name)))
+        for m in union.fields
+    }
     oneof_name = _proto_field(desc, union.fields[0].name).containing_oneof.name
     size = len(union.fields)
 
