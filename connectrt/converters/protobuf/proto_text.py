@@ -1,3 +1,5 @@
+# Why one module over 450 lines: one recursive-descent parser over one token stream; its
+# methods call each other and split apart they would share the parser state anyway.
 """A parser of ``.proto`` source text (proto3 and proto2) into a ``FileDescriptorProto``.
 
 What a schema registry needs: ``syntax``, ``package``, ``import`` (``public``/``weak``),

@@ -1,3 +1,5 @@
+# Why one module over 450 lines: the two directions of one mapping (Connect -> proto3 and
+# back) must agree name for name and parameter for parameter; side by side they stay in step.
 """Connect schemas <-> Protobuf message types, as Confluent's ``ProtobufData`` maps them.
 
 Connect -> Protobuf (:func:`connect_to_proto`): the root must be a STRUCT; its name (default
