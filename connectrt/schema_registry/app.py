@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from connectrt.schema_registry.protobuf_schema import version_answer
 from connectrt.schema_registry.schema_records import Reference
 from connectrt.schema_registry.schema_types import SCHEMA_TYPES
 from connectrt.schema_registry.store import RegistryError, SchemaStore, SchemaVersion
@@ -168,10 +169,20 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
     async def referenced_by(subject: str, version: str) -> list[int]:
         return await call(store.referenced_by, subject, version)
 
+    def formatted(sv: SchemaVersion, fmt: str | None) -> dict[str, Any]:
+        """``sv``'s body with a PROTOBUF schema in the asked ``format`` (``serialized``:
+        base64 descriptor; else ``.proto`` text)."""
+        body = sv.body()
+        if sv.schema_type == "PROTOBUF":
+            body["schema"] = version_answer(sv, fmt, store.get_version)
+        return body
+
     @app.get("/subjects/{subject}/versions/{version}")
-    async def get_version(subject: str, version: str, deleted: str | None = None) -> Any:
+    async def get_version(
+        subject: str, version: str, deleted: str | None = None, format: str | None = None
+    ) -> Any:
         sv = await call(store.get_version, subject, version, _flag(deleted))
-        return _version_body(sv)
+        return await call(formatted, sv, format)
 
     @app.get("/subjects/{subject}/versions/{version}/schema")
     async def get_version_schema(subject: str, version: str, deleted: str | None = None) -> Any:
@@ -195,8 +206,12 @@ def create_registry_app(store: SchemaStore) -> FastAPI:
         return await call(store.delete_version, subject, version, _flag(permanent))
 
     @app.get("/schemas/ids/{schema_id}")
-    async def schema_by_id(schema_id: int) -> dict[str, Any]:
-        return _schema_body(await call(store.schema_version_by_id, schema_id))
+    async def schema_by_id(schema_id: int, format: str | None = None) -> dict[str, Any]:
+        sv = await call(store.schema_version_by_id, schema_id)
+        body = _schema_body(sv)
+        if sv.schema_type == "PROTOBUF":
+            body["schema"] = (await call(formatted, sv, format))["schema"]
+        return body
 
     @app.get("/schemas/ids/{schema_id}/schema")
     async def raw_schema_by_id(schema_id: int) -> Response:

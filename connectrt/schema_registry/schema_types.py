@@ -1,6 +1,6 @@
-"""The schema types the registry serves (``AVRO``, ``JSON``; ``GET /schemas/types``): for each,
-how a schema text is parsed (with the texts of its references, by reference name) and how
-compatibility is decided between two parsed schemas.
+"""The schema types the registry serves (``AVRO``, ``JSON``, ``PROTOBUF``;
+``GET /schemas/types``): for each, how a schema text is parsed (with the texts of its
+references, by reference name) and how compatibility is decided between two parsed schemas.
 
 A parsed schema has a ``canonical`` text (equal schemas written differently get one id) and
 :func:`can_read` answers "can ``reader`` read what ``writer`` wrote", with the reasons it
@@ -24,6 +24,8 @@ from connectrt.schema_registry.compatibility import (
 from connectrt.schema_registry.compatibility import can_read as avro_can_read
 from connectrt.schema_registry.json_schema_compat import incompatible
 from connectrt.schema_registry.json_schema_model import InvalidJsonSchemaError, Node, load
+from connectrt.schema_registry.protobuf_compat import incompatible as protobuf_incompatible
+from connectrt.schema_registry.protobuf_schema import ParsedProtobufSchema, parse_protobuf
 
 __all__ = [
     "SCHEMA_TYPES",
@@ -69,6 +71,10 @@ def _parse_avro(text: str, references: Mapping[str, str]) -> ParsedSchema:
     return parse_avro(text)
 
 
+def _protobuf_can_read(reader: ParsedProtobufSchema, writer: ParsedProtobufSchema) -> list[str]:
+    return protobuf_incompatible(reader.file, writer.file)
+
+
 @dataclass(frozen=True)
 class SchemaType:
     """One schema type: its parser and its ``can_read``."""
@@ -80,6 +86,7 @@ class SchemaType:
 SCHEMA_TYPES: dict[str, SchemaType] = {
     "AVRO": SchemaType(_parse_avro, avro_can_read),
     "JSON": SchemaType(parse_json_schema, _json_can_read),
+    "PROTOBUF": SchemaType(parse_protobuf, _protobuf_can_read),
 }
 
 

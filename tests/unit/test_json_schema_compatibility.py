@@ -168,7 +168,7 @@ def client() -> Iterator[httpx.Client]:
 
 
 def test_rest_api_json_schemas_and_references(client: httpx.Client) -> None:
-    assert client.get("/schemas/types").json() == ["JSON", "AVRO"]
+    assert client.get("/schemas/types").json() == ["JSON", "PROTOBUF", "AVRO"]
     r = client.post(
         "/subjects/addr/versions", json={"schema": json.dumps(OPEN_A), "schemaType": "JSON"}
     )

@@ -275,7 +275,7 @@ def test_app_errors_and_content_type(client: httpx.Client) -> None:
     client.delete("/subjects/t")
     assert client.get("/subjects?deleted_only=true").json() == ["t"]
     assert client.get("/subjects?deleted=True").json() == ["s", "t"]
-    assert client.get("/schemas/types").json() == ["JSON", "AVRO"]
+    assert client.get("/schemas/types").json() == ["JSON", "PROTOBUF", "AVRO"]
     assert client.post("/subjects/s", json={"schema": V1}).json()["version"] == 1
 
     def error(r: Any) -> tuple[int, int]:

@@ -79,6 +79,11 @@ BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
         "converter",
     ),
     (
+        "connectrt.converters.protobuf.ProtobufConverter",
+        "io.confluent.connect.protobuf.ProtobufConverter",
+        "converter",
+    ),
+    (
         "connectrt.converters.headers.SimpleHeaderConverter",
         "org.apache.kafka.connect.storage.SimpleHeaderConverter",
         "header_converter",
