@@ -49,6 +49,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
         ],
     ),
     ("bench_avro", [], ["--records", "20000", "--rounds", "1", "--lookups", "500"]),
+    ("bench_schema_formats", [], ["--records", "2000", "--rounds", "1", "--warmup", "200"]),
     ("bench_jdbc_sink", [], ["--records", "20000", "--rounds", "1"]),
     ("bench_objectstore", [], ["--records", "40000", "--flush-size", "2000", "--rounds", "1"]),
     ("bench_jdbc_source", [], ["--rows", "50000", "--rounds", "1"]),
