@@ -21,6 +21,7 @@ from typing import Any
 from connectrt.control_topic import ControlTopicListener
 from connectrt.listener.security import ListenerSecurity
 from connectrt.listener.server import HttpServer, sibling_listener
+from connectrt.process.unknown_keys import warn_unknown_keys
 from connectrt.rest.app import create_app
 from connectrt.runtime.clients.security import log_worker_security, resolve_security
 from connectrt.runtime.clients.settings import (
@@ -185,6 +186,7 @@ class WorkerProcess:
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
+        warn_unknown_keys(props)  # as Kafka Connect does, before anything starts
         herder = create_herder(WorkerConfig.from_props(props), mode)
         wc = herder.config  # its security keys' config provider references resolved
         security = ListenerSecurity.from_worker_config(wc)
