@@ -125,7 +125,7 @@ def _stores(
     wc: WorkerConfig, mode: str
 ) -> tuple[ConfigStore, StatusStore, SingleWorkerGuard | None]:
     """The config and status stores of ``mode`` (in memory for ``standalone``, on Kafka
-    topics for ``worker``, with the single-worker guard on the config topic)."""
+    topics for ``worker``, with the single-worker guard heartbeating on the status topic)."""
     if mode != "worker":
         from connectrt.storage.config_store import MemoryConfigStore
         from connectrt.storage.status_store import MemoryStatusStore
@@ -145,7 +145,8 @@ def _stores(
         replication_factor=wc["status.storage.replication.factor"],
         **_client_configs(wc, "status"),
     )
-    return config_store, status_store, SingleWorkerGuard(config_store, wc["group.id"], wc.worker_id)
+    guard = SingleWorkerGuard(status_store, wc["group.id"], wc.worker_id, legacy=config_store)
+    return config_store, status_store, guard
 
 
 def assemble_herder(

@@ -12,7 +12,10 @@ key                             value
 ``commit-<name>``               ``{"tasks":3}``: commits task configs ``0..2``
 ``restart-connector-<name>``    ``{"include-tasks":true,"only-failed":false}``
 ``worker-heartbeat-<group>``    ``{"worker_id":"h:8083","instance":"<uuid>","timestamp":<ms>}``
-                                (connectrt only: see :mod:`connectrt.storage.worker_lock`)
+                                (earlier connectrt versions only, which Kafka Connect logs
+                                at ERROR: still read, and removed by the worker, whose
+                                heartbeat is now in the status topic; see
+                                :mod:`connectrt.storage.worker_lock`)
 =============================== ===================================================
 
 ``tasks-fencing-<name>`` ``{"task-count":3}`` is the task count of the last generation of an
