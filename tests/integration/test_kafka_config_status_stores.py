@@ -109,6 +109,23 @@ def test_config_records_are_byte_exact_and_in_kafka_order(
     ]
 
 
+def test_task_configs_name_kafka_connects_task_class_in_the_topic(
+    broker: EmbeddedBroker, open_config: Callable[[str], KafkaConfigStore], unique_name: Names
+) -> None:
+    """A FileStream task config names Kafka Connect's task class in the topic and connectrt's
+    in the snapshot a restarted worker reads."""
+    topic = unique_name("configs")
+    ours = {"task.class": "connectors.file.source.FileStreamSourceTask", "file": "f"}
+    open_config(topic).put_task_configs("src", [ours])
+    records = [(k, v) for _, k, v in _read_all(broker.bootstrap_servers, topic, 1)]
+    assert records[0] == (
+        b"task-src-0",
+        b'{"properties":{"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask",'
+        b'"file":"f"}}',
+    )
+    assert open_config(topic).snapshot().task_configs["src"] == (ours,)
+
+
 def test_config_snapshot_survives_restart(
     open_config: Callable[[str], KafkaConfigStore], unique_name: Names
 ) -> None:
