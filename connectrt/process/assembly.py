@@ -21,6 +21,7 @@ from typing import Any
 from connectrt.control_topic import ControlTopicListener
 from connectrt.listener.security import ListenerSecurity
 from connectrt.listener.server import HttpServer, sibling_listener
+from connectrt.process.unknown_keys import warn_unknown_keys
 from connectrt.rest.app import create_app
 from connectrt.runtime.clients.security import log_worker_security, resolve_security
 from connectrt.runtime.clients.settings import (
@@ -124,7 +125,7 @@ def _stores(
     wc: WorkerConfig, mode: str
 ) -> tuple[ConfigStore, StatusStore, SingleWorkerGuard | None]:
     """The config and status stores of ``mode`` (in memory for ``standalone``, on Kafka
-    topics for ``worker``, with the single-worker guard on the config topic)."""
+    topics for ``worker``, with the single-worker guard heartbeating on the status topic)."""
     if mode != "worker":
         from connectrt.storage.config_store import MemoryConfigStore
         from connectrt.storage.status_store import MemoryStatusStore
@@ -144,7 +145,8 @@ def _stores(
         replication_factor=wc["status.storage.replication.factor"],
         **_client_configs(wc, "status"),
     )
-    return config_store, status_store, SingleWorkerGuard(config_store, wc["group.id"], wc.worker_id)
+    guard = SingleWorkerGuard(status_store, wc["group.id"], wc.worker_id, legacy=config_store)
+    return config_store, status_store, guard
 
 
 def assemble_herder(
@@ -185,6 +187,7 @@ class WorkerProcess:
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
+        warn_unknown_keys(props)  # as Kafka Connect does, before anything starts
         herder = create_herder(WorkerConfig.from_props(props), mode)
         wc = herder.config  # its security keys' config provider references resolved
         security = ListenerSecurity.from_worker_config(wc)

@@ -8,11 +8,16 @@ key                             value
 ``connector-<name>``            ``{"properties":{...}}`` (tombstone: connector deleted)
 ``target-state-<name>``         ``{"state":"PAUSED","state.v2":"STOPPED"}`` (STOPPED is
                                 written as PAUSED in ``state`` for old workers)
-``task-<name>-<n>``             ``{"properties":{...}}``, applied only on a commit
+``task-<name>-<n>``             ``{"properties":{...}}``, applied only on a commit;
+                                ``task.class`` is Kafka Connect's where the connector has a
+                                Kafka Connect counterpart (:mod:`~connectrt.storage.task_classes`)
 ``commit-<name>``               ``{"tasks":3}``: commits task configs ``0..2``
 ``restart-connector-<name>``    ``{"include-tasks":true,"only-failed":false}``
 ``worker-heartbeat-<group>``    ``{"worker_id":"h:8083","instance":"<uuid>","timestamp":<ms>}``
-                                (connectrt only: see :mod:`connectrt.storage.worker_lock`)
+                                (earlier connectrt versions only, which Kafka Connect logs
+                                at ERROR: still read, and removed by the worker, whose
+                                heartbeat is now in the status topic; see
+                                :mod:`connectrt.storage.worker_lock`)
 =============================== ===================================================
 
 ``tasks-fencing-<name>`` ``{"task-count":3}`` is the task count of the last generation of an
@@ -39,6 +44,7 @@ import orjson
 
 from connectrt.errors import ConnectError
 from connectrt.storage.states import TargetState
+from connectrt.storage.task_classes import task_class_for_connectrt, task_class_for_kafka_connect
 
 __all__ = [
     "CommitRecord",
@@ -130,7 +136,8 @@ def target_state_record(name: str, state: TargetState | None) -> Record:
 def task_config_record(name: str, task: int, config: Mapping[str, str]) -> Record:
     """``task-<name>-<task>`` -> ``{"properties":{...}}``."""
     key = f"{TASK_PREFIX}{name}-{task}".encode()
-    return key, _dumps({"properties": _string_map(f"Task {task} config", name, config)})
+    props = _string_map(f"Task {task} config", name, task_class_for_kafka_connect(config))
+    return key, _dumps({"properties": props})
 
 
 def commit_record(name: str, task_count: int) -> Record:
@@ -361,7 +368,9 @@ def _decode(key: str, value: bytes | None) -> ConfigRecord | None:
             log.error("Ignoring task config %s: unexpected tombstone", key)
             return None
         props = _properties(key, _loads(key, value))
-        return None if props is None else TaskConfigRecord(parsed[0], parsed[1], props)
+        if props is None:
+            return None
+        return TaskConfigRecord(parsed[0], parsed[1], task_class_for_connectrt(props))
     if key.startswith(COMMIT_PREFIX):
         if value is None:
             log.error("Ignoring task commit %s: unexpected tombstone", key)

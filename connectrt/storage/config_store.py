@@ -311,11 +311,16 @@ class MemoryConfigStore:
         self._write([task_count_record(name, task_count)])
 
     def heartbeats(self) -> dict[str, Heartbeat]:
-        """The latest heartbeat per group id (for :class:`SingleWorkerGuard`)."""
+        """Heartbeat records of earlier connectrt versions, latest per group id (read, and
+        removed, by :class:`~connectrt.storage.worker_lock.SingleWorkerGuard`)."""
         return self._view.heartbeats()
 
-    def write_heartbeat(self, group_id: str, heartbeat: Heartbeat) -> None:
+    def put_legacy_heartbeat(self, group_id: str, heartbeat: Heartbeat) -> None:
+        """Apply a heartbeat record as an earlier version wrote it (for tests of the guard)."""
         self._view.apply_all([(heartbeat_record(group_id, heartbeat), None)])
+
+    def remove_heartbeat(self, group_id: str) -> None:
+        self._view.apply_all([(heartbeat_record(group_id, None), None)])
 
     def _write(self, records: list[Record]) -> None:
         with self._write_lock:

@@ -126,7 +126,8 @@ class KafkaConfigStore:
         self._listeners.append(listener)
 
     def heartbeats(self) -> dict[str, Heartbeat]:
-        """The latest heartbeat per group id, as of the last read or write."""
+        """The heartbeat records earlier connectrt versions wrote here (now in the status
+        topic), latest per group id, as of the last read or write."""
         return self._view.heartbeats()
 
     def _on_record(
@@ -163,11 +164,10 @@ class KafkaConfigStore:
     def put_task_count_record(self, name: str, task_count: int) -> None:
         self._write([task_count_record(name, task_count)])
 
-    def write_heartbeat(
-        self, group_id: str, heartbeat: Heartbeat, timeout: float | None = None
-    ) -> None:
-        """Write a ``worker-heartbeat-<group_id>`` record and wait for it."""
-        record = heartbeat_record(group_id, heartbeat)
+    def remove_heartbeat(self, group_id: str, timeout: float | None = None) -> None:
+        """Write the tombstone of an earlier version's ``worker-heartbeat-<group_id>`` record
+        (compaction then drops both) and wait for it."""
+        record = heartbeat_record(group_id, None)
         written = self._log.send_and_wait([record], timeout)
         self._view.apply_all([(record, written[0][1])])
 

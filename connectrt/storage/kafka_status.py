@@ -2,7 +2,8 @@
 
 The record format is in :mod:`connectrt.storage.status_codec`. Statuses are written without
 waiting (a task thread reporting a state change must not block on the network); ``flush``
-waits for them and ``stop`` flushes.
+waits for them and ``stop`` flushes. The worker's heartbeat (its single-worker guard,
+:mod:`connectrt.storage.worker_lock`) lives here too, in a record Kafka Connect reads silently.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectrt.errors import ConnectError
+from connectrt.storage.config_codec import Heartbeat
 from connectrt.storage.internal_topics import STATUS, InternalTopic
 from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import Status
 from connectrt.storage.status_codec import (
+    HeartbeatStatusRecord,
     TopicStatus,
     TopicStatusRecord,
     decode_status_record,
+    heartbeat_status_record,
     status_record,
     topic_status_record,
 )
@@ -43,6 +47,10 @@ class KafkaStatusStore:
     failures surface in :meth:`flush` as :class:`ConnectError`; ``stop`` logs them instead.
     Thread-safe.
 
+    Heartbeats are the exception to "not read again": :meth:`refresh` reads what was written
+    since (by this worker or another one on the same topic) and applies heartbeat records
+    only; statuses read back then are this worker's own and already applied.
+
     ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
     existing topic that is not compacted, or a replication factor above the cluster's
     brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
@@ -64,6 +72,7 @@ class KafkaStatusStore:
     ) -> None:
         self._lock = threading.Lock()
         self._view = _StatusView()
+        self._heartbeats: dict[str, Heartbeat] = {}
         self._started = False
         self._log = TopicLog.for_clients(
             topic,
@@ -108,11 +117,36 @@ class KafkaStatusStore:
     def _on_record(
         self, key: bytes | None, value: bytes | None, partition: int, offset: int
     ) -> None:
-        # Only during start(): records of one key share a partition, so replaying each
-        # partition in order leaves the latest value of every key.
+        # Statuses only during start(): records of one key share a partition, so replaying
+        # each partition in order leaves the latest value of every key. Heartbeats always.
         record = decode_status_record(key, value)
         with self._lock:
-            self._view.apply(record)
+            if isinstance(record, HeartbeatStatusRecord):
+                if record.heartbeat is None:
+                    self._heartbeats.pop(record.group_id, None)
+                else:
+                    self._heartbeats[record.group_id] = record.heartbeat
+            elif not self._started:
+                self._view.apply(record)
+
+    # -- heartbeats (the single-worker guard's HeartbeatLog) ---------------------------------
+
+    def refresh(self, timeout: float | None = None) -> None:
+        """Read the topic to its end; only the heartbeats read are applied."""
+        self._log.read_to_end(timeout)
+
+    def heartbeats(self) -> dict[str, Heartbeat]:
+        """The latest heartbeat per group id, as of the last read or write."""
+        with self._lock:
+            return dict(self._heartbeats)
+
+    def write_heartbeat(
+        self, group_id: str, heartbeat: Heartbeat, timeout: float | None = None
+    ) -> None:
+        """Write the heartbeat record of ``group_id`` and wait for it."""
+        self._log.send_and_wait([heartbeat_status_record(group_id, heartbeat)], timeout)
+        with self._lock:
+            self._heartbeats[group_id] = heartbeat
 
     # -- writing ----------------------------------------------------------------------------
 

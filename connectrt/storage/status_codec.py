@@ -18,7 +18,18 @@ key                                     value
                                         the metrics a task on a Spark executor last reported
                                         (:meth:`TaskMetrics.snapshot`); see
                                         :class:`TaskMetricsRecord`
+``status-topic-@connectrt-worker-       ``{"topic":{"name":"@connectrt-worker-heartbeat",
+heartbeat:connector-<group.id>``        "connector":"<group.id>","task":0,"discoverTimestamp":
+(connectrt)                             <ms>,"worker_id":"h:8083","instance":"<uuid4>"}}``: a
+                                        worker's liveness (:class:`HeartbeatStatusRecord`)
 ======================================= ====================================================
+
+The worker heartbeat takes the shape of an active-topic record because that is a record Kafka
+Connect's status reader accepts without a word (it logs at TRACE; any key it does not know it
+logs at WARN, ``Discarding record with invalid key``, and its config topic reader logs unknown
+keys at ERROR). Its topic part, ``@connectrt-worker-heartbeat``, cannot be a real topic (``@``
+is not allowed in topic names), so it never collides with an active topic; Kafka Connect reads
+``name``, ``connector``, ``task`` and ``discoverTimestamp`` and ignores the other fields.
 
 A tombstone deletes (a destroyed connector or task, a reset topic). Unknown keys and malformed
 values are logged and ignored: :func:`decode_status_record` never raises. Pure functions and
@@ -33,10 +44,13 @@ from typing import Any
 
 import orjson
 
+from connectrt.storage.config_codec import Heartbeat
 from connectrt.storage.states import State, Status
 
 __all__ = [
+    "HEARTBEAT_TOPIC",
     "ConnectorStatusRecord",
+    "HeartbeatStatusRecord",
     "Record",
     "StatusRecord",
     "TaskCallRecord",
@@ -48,6 +62,7 @@ __all__ = [
     "decode_status_record",
     "encode_status",
     "encode_topic_status",
+    "heartbeat_status_record",
     "status_record",
     "task_call_record",
     "task_metrics_record",
@@ -64,6 +79,9 @@ TOPIC_STATUS_PREFIX = "status-topic-"
 TASK_CALL_PREFIX = "call-task-"
 TASK_METRICS_PREFIX = "metrics-task-"
 TOPIC_STATUS_SEPARATOR = ":connector-"
+HEARTBEAT_TOPIC = "@connectrt-worker-heartbeat"
+"""The topic part of a heartbeat's key: not a legal topic name, so no real topic has it."""
+_HEARTBEAT_KEY_PREFIX = TOPIC_STATUS_PREFIX + HEARTBEAT_TOPIC + TOPIC_STATUS_SEPARATOR
 
 Record = tuple[bytes, bytes | None]
 
@@ -182,13 +200,56 @@ class TaskMetricsRecord:
     metrics: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class HeartbeatStatusRecord:
+    """connectrt: the liveness record of the worker of ``group_id`` (see
+    :mod:`connectrt.storage.worker_lock`); ``heartbeat`` None for a tombstone."""
+
+    group_id: str
+    heartbeat: Heartbeat | None
+
+
 StatusRecord = (
     ConnectorStatusRecord
     | TaskStatusRecord
     | TopicStatusRecord
     | TaskCallRecord
     | TaskMetricsRecord
+    | HeartbeatStatusRecord
 )
+
+
+def heartbeat_status_record(group_id: str, heartbeat: Heartbeat | None) -> Record:
+    """The heartbeat of ``group_id``'s worker as an active-topic record (None: tombstone)."""
+    key = (_HEARTBEAT_KEY_PREFIX + group_id).encode()
+    if heartbeat is None:
+        return key, None
+    value = {
+        "topic": {
+            "name": HEARTBEAT_TOPIC,
+            "connector": group_id,
+            "task": 0,
+            "discoverTimestamp": int(heartbeat.timestamp_ms),
+            "worker_id": heartbeat.worker_id,
+            "instance": heartbeat.instance,
+        }
+    }
+    return key, orjson.dumps(value)
+
+
+def _decode_heartbeat(key: str, value: bytes | None) -> HeartbeatStatusRecord | None:
+    group_id = key[len(_HEARTBEAT_KEY_PREFIX) :]
+    if value is None:
+        return HeartbeatStatusRecord(group_id, None)
+    doc: Any = orjson.loads(value)
+    inner = doc.get("topic") if isinstance(doc, dict) else None
+    if isinstance(inner, dict):
+        worker_id, instance = inner.get("worker_id"), inner.get("instance")
+        ts: Any = inner.get("discoverTimestamp")
+        if isinstance(worker_id, str) and isinstance(instance, str) and _is_int(ts):
+            return HeartbeatStatusRecord(group_id, Heartbeat(worker_id, instance, ts))
+    log.error("Ignoring status record %s: invalid heartbeat %.300r", key, doc)
+    return None
 
 
 def task_call_record(record: TaskCallRecord) -> Record:
@@ -310,6 +371,8 @@ def _decode(key: str, value: bytes | None) -> StatusRecord | None:
             return TaskStatusRecord(name, task, None)
         status = _decode_status(key, name, task, value)
         return None if status is None else TaskStatusRecord(name, task, status)
+    if key.startswith(_HEARTBEAT_KEY_PREFIX):
+        return _decode_heartbeat(key, value)
     if key.startswith(TOPIC_STATUS_PREFIX):
         # Topic names cannot contain ':', so the first separator ends the topic.
         topic, sep, connector = key[len(TOPIC_STATUS_PREFIX) :].partition(TOPIC_STATUS_SEPARATOR)

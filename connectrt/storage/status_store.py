@@ -4,7 +4,7 @@ store. The record format of the status topic (``status.storage.topic``) is in
 
 Write rules: Kafka Connect's "safe writes" (UNASSIGNED/FAILED only over a value from the same
 worker or an older generation) protect against stale workers of a group. connectrt runs one
-worker per config topic (see :mod:`connectrt.storage.worker_lock`), so the rule here is simply
+worker per cluster (see :mod:`connectrt.storage.worker_lock`), so the rule here is simply
 *last write wins*, in the order ``put`` was called.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Protocol, runtime_checkable
 
+from connectrt.storage.config_codec import Heartbeat
 from connectrt.storage.states import State, Status
 from connectrt.storage.status_codec import (
     ConnectorStatusRecord,
@@ -128,6 +129,7 @@ class MemoryStatusStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._view = _StatusView()
+        self._heartbeats: dict[str, Heartbeat] = {}
 
     def start(self) -> None:
         pass
@@ -169,3 +171,18 @@ class MemoryStatusStore:
     def topics(self, connector: str) -> list[str]:
         with self._lock:
             return self._view.topic_names(connector)
+
+    # -- heartbeats (the single-worker guard's HeartbeatLog) ---------------------------------
+
+    topic = "(memory)"
+
+    def refresh(self, timeout: float | None = None) -> None:
+        pass
+
+    def heartbeats(self) -> dict[str, Heartbeat]:
+        with self._lock:
+            return dict(self._heartbeats)
+
+    def write_heartbeat(self, group_id: str, heartbeat: Heartbeat) -> None:
+        with self._lock:
+            self._heartbeats[group_id] = heartbeat

@@ -3,7 +3,7 @@
 A real worker process is managed over real HTTP. Connectors are left RUNNING, PAUSED and
 STOPPED; the worker is killed with SIGKILL mid-stream and started again: each connector comes
 back in its target state, the source resumes from its committed offset and no line is lost.
-A second live worker on the same config topic is refused with a clear message.
+A second live worker on the same topics is refused with a clear message.
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         _wait(lambda: _states(url).get("idle", ("",))[0] == "STOPPED", "idle STOPPED")
         _wait(lambda: http.get("/connectors/src/offsets").json()["offsets"], "source offsets")
 
-        # A second worker on the same config topic is refused while the first is alive.
+        # A second worker on the same topics is refused while the first is alive.
         second_port = free_port()
         second = subprocess.run(
             [
@@ -173,7 +173,7 @@ def test_kill_9_restores_connectors_in_their_target_states(broker: EmbeddedBroke
         )
         assert second.returncode == 1
         assert "Another connectrt worker" in second.stderr
-        assert f"configs-{run}" in second.stderr
+        assert f"status-{run}" in second.stderr and f"cluster-{run}" in second.stderr
 
         # Keep the source busy and kill the worker mid-stream: once it has committed a
         # position among the appended lines.

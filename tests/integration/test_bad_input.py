@@ -146,3 +146,35 @@ def test_connector_generating_too_many_tasks_fails(broker: EmbeddedBroker, uniqu
         status = h.running.status.connector("greedy")
     assert status is not None and status.state is State.FAILED
     assert "has generated 3 tasks, which is greater than 2" in (status.trace or "")
+
+
+def test_unknown_worker_keys_are_named_in_the_log_at_start_up(
+    broker: EmbeddedBroker, tmp_path: Path
+):
+    """A real ``connectrt standalone`` at the default log level names a misspelt key (with the
+    key it is close to) and an unknown one, as Kafka Connect does, and still starts."""
+    worker = _worker_file(tmp_path, broker.bootstrap_servers)
+    with worker.open("a") as f:
+        f.write("offset.flush.intervall.ms=1000\nfrobnicate.level=3\nproducer.linger.ms=5\n")
+    log_path = tmp_path / "worker.log"
+    with log_path.open("w") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "connectrt.cli", "standalone", str(worker)],
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while "connectrt worker ready" not in log_path.read_text():
+                assert proc.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, "timed out waiting for the worker to start"
+                time.sleep(0.2)
+        finally:
+            proc.terminate()
+            proc.wait(60)
+    lines = [ln for ln in log_path.read_text().splitlines() if "isn't a known config" in ln]
+    assert len(lines) == 2, lines
+    assert "WARN" in lines[0] and "'frobnicate.level'" in lines[0]
+    assert "'offset.flush.intervall.ms'" in lines[1]
+    assert "Did you mean offset.flush.interval.ms?" in lines[1]

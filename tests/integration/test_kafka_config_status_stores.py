@@ -109,6 +109,23 @@ def test_config_records_are_byte_exact_and_in_kafka_order(
     ]
 
 
+def test_task_configs_name_kafka_connects_task_class_in_the_topic(
+    broker: EmbeddedBroker, open_config: Callable[[str], KafkaConfigStore], unique_name: Names
+) -> None:
+    """A FileStream task config names Kafka Connect's task class in the topic and connectrt's
+    in the snapshot a restarted worker reads."""
+    topic = unique_name("configs")
+    ours = {"task.class": "connectors.file.source.FileStreamSourceTask", "file": "f"}
+    open_config(topic).put_task_configs("src", [ours])
+    records = [(k, v) for _, k, v in _read_all(broker.bootstrap_servers, topic, 1)]
+    assert records[0] == (
+        b"task-src-0",
+        b'{"properties":{"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask",'
+        b'"file":"f"}}',
+    )
+    assert open_config(topic).snapshot().task_configs["src"] == (ours,)
+
+
 def test_config_snapshot_survives_restart(
     open_config: Callable[[str], KafkaConfigStore], unique_name: Names
 ) -> None:
@@ -315,26 +332,31 @@ def test_concurrent_status_puts_last_write_wins(
 # -- SingleWorkerGuard ------------------------------------------------------------------------
 
 
-def test_second_worker_on_the_same_config_topic_is_refused(
-    open_config: Callable[[str], KafkaConfigStore], unique_name: Names
+def test_second_worker_on_the_same_topics_is_refused(
+    open_config: Callable[[str], KafkaConfigStore],
+    open_status: Callable[..., KafkaStatusStore],
+    unique_name: Names,
 ) -> None:
-    topic = unique_name("configs")
+    topic = unique_name("status")
+    configs = unique_name("configs")
     group = unique_name("group")
     # The guard tells a live worker from a dead one by time alone (a heartbeat that did not
     # change within 3 intervals): the interval must dwarf the stalls of a busy machine, or a
     # live first guard looks dead to the second (with 0.3 s the second was let in under load).
     interval = 2.0
-    first_store = open_config(topic)
+    first_store = open_status(topic)
     first = SingleWorkerGuard(first_store, group, "host-a:8083", interval)
     first.acquire()
-    first_store.put_connector_config("c", {"name": "c"})
+    first_store.put(Status("c", None, State.RUNNING, "host-a:8083"))
     try:
-        second = SingleWorkerGuard(open_config(topic), group, "host-b:8083", interval)
+        second = SingleWorkerGuard(
+            open_status(topic), group, "host-b:8083", interval, legacy=open_config(configs)
+        )
         message = (
             f"Another connectrt worker (host-a:8083, instance {first.instance}) is already "
-            f"running on config topic {topic} (group.id {group}); a second worker on the same "
-            "config topic would corrupt it. Stop it first, or use a different "
-            "config.storage.topic / group.id."
+            f"running on status topic {topic} (group.id {group}); a second worker on the same "
+            "topics would corrupt them. Stop it first, or use a different "
+            "group.id / config.storage.topic / status.storage.topic."
         )
         with pytest.raises(ConnectError, match=re.escape(message)):
             second.acquire()
@@ -342,7 +364,7 @@ def test_second_worker_on_the_same_config_topic_is_refused(
     finally:
         first.stop()  # stops heartbeating without cleanup, like a killed worker
 
-    third_store = open_config(topic)
+    third_store = open_status(topic)
     assert third_store.heartbeats()[group].instance == first.instance
     third = SingleWorkerGuard(third_store, group, "host-c:8083", interval)
     started = time.monotonic()
@@ -350,7 +372,50 @@ def test_second_worker_on_the_same_config_topic_is_refused(
     try:
         assert time.monotonic() - started >= 3 * interval
         assert third_store.heartbeats()[group].instance == third.instance
-        # Heartbeats never show up as connector configs.
-        assert third_store.snapshot().connectors == {"c": {"name": "c"}}
+        # Heartbeats never show up as statuses or active topics.
+        assert third_store.connectors() == ["c"]
+        assert third_store.topics(group) == []
     finally:
         third.stop()
+    # Nothing in the config topic: the heartbeats are in the status topic only.
+    assert _read_all_config(open_config, configs) == []
+
+
+def _read_all_config(
+    open_config: Callable[[str], KafkaConfigStore], topic: str
+) -> list[tuple[int, bytes, bytes | None]]:
+    store = open_config(topic)
+    return _read_all(store.log.bootstrap_servers, topic, 1)
+
+
+def test_an_old_heartbeat_in_the_config_topic_is_honoured_then_removed(
+    broker: EmbeddedBroker,
+    open_config: Callable[[str], KafkaConfigStore],
+    open_status: Callable[..., KafkaStatusStore],
+    unique_name: Names,
+) -> None:
+    """A cluster an earlier connectrt version ran has a ``worker-heartbeat-<group>`` record in
+    its config topic: the worker still starts (the record is old) and writes its tombstone."""
+    configs, group = unique_name("configs"), unique_name("group")
+    open_config(configs).put_connector_config("c", {"name": "c"})  # creates the topic
+    producer = Producer({"bootstrap.servers": broker.bootstrap_servers})
+    producer.produce(
+        configs,
+        key=f"worker-heartbeat-{group}".encode(),
+        value=b'{"worker_id":"old:8083","instance":"old-instance","timestamp":1000}',
+    )
+    assert producer.flush(30) == 0
+    legacy = open_config(configs)
+    guard = SingleWorkerGuard(open_status(unique_name("status")), group, "w:8083", legacy=legacy)
+    guard.acquire()
+    guard.stop()
+    assert legacy.heartbeats() == {}
+    assert legacy.snapshot().connectors == {"c": {"name": "c"}}
+    records = [(k, v) for _p, k, v in _read_all(broker.bootstrap_servers, configs, 1)]
+    assert records[-2:] == [
+        (
+            f"worker-heartbeat-{group}".encode(),
+            b'{"worker_id":"old:8083","instance":"old-instance","timestamp":1000}',
+        ),
+        (f"worker-heartbeat-{group}".encode(), None),
+    ]

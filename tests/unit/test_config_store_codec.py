@@ -261,3 +261,45 @@ def test_heartbeats_stay_out_of_the_snapshot() -> None:
     assert view.heartbeats() == {"g": Heartbeat("w", "i", 1)}
     _apply(view, heartbeat_record("g", None))
     assert view.heartbeats() == {}
+
+
+def test_task_configs_name_kafka_connects_task_class_in_the_topic() -> None:
+    """A bundled connector's task config names Kafka Connect's task class in the topic (so a
+    Kafka Connect cluster on the same topics can load it) and connectrt's when read back."""
+    from connectrt.storage.config_codec import TaskConfigRecord
+
+    config = {"task.class": "connectors.file.source.FileStreamSourceTask", "file": "f"}
+    key, value = task_config_record("src", 0, config)
+    assert value == (
+        b'{"properties":{"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask",'
+        b'"file":"f"}}'
+    )
+    assert decode_config_record(key, value) == TaskConfigRecord("src", 0, config)
+    # What Kafka Connect itself wrote reads the same; a class without a counterpart is kept.
+    written_by_kafka = (
+        b'{"properties":{"file":"f",'
+        b'"task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}}'
+    )
+    assert decode_config_record(b"task-snk-0", written_by_kafka) == TaskConfigRecord(
+        "snk", 0, {"file": "f", "task.class": "connectors.file.sink.FileStreamSinkTask"}
+    )
+    other = {"task.class": "my.plugin.Task"}
+    assert decode_config_record(*task_config_record("x", 0, other)) == TaskConfigRecord(
+        "x", 0, other
+    )
+
+
+def test_every_bundled_connector_has_its_kafka_connect_task_class() -> None:
+    """The table follows the bundled connectors: each one's task class (by the name the worker
+    writes, module and qualified name) has a Kafka Connect counterpart."""
+    import importlib
+
+    from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS
+    from connectrt.storage.task_classes import KAFKA_CONNECT_TASK_CLASSES
+
+    for path, _java, kind in BUNDLED_PLUGINS:
+        if kind not in ("source", "sink"):
+            continue
+        module, name = path.rsplit(".", 1)
+        task = getattr(importlib.import_module(module), name)().task_class()
+        assert f"{task.__module__}.{task.__qualname__}" in KAFKA_CONNECT_TASK_CLASSES, path

@@ -125,11 +125,11 @@ def test_memory_status_store() -> None:
     store.stop()
 
 
-# -- SingleWorkerGuard (on the memory store) --------------------------------------------------
+# -- SingleWorkerGuard (on the memory status store) -------------------------------------------
 
 
 def test_guard_refuses_a_second_live_worker_and_allows_after_stop() -> None:
-    store = MemoryConfigStore()
+    store = MemoryStatusStore()
     first = SingleWorkerGuard(store, "g", "host:8083", interval_s=0.1)
     first.acquire()
     try:
@@ -137,9 +137,9 @@ def test_guard_refuses_a_second_live_worker_and_allows_after_stop() -> None:
         second = SingleWorkerGuard(store, "g", "host:8084", interval_s=0.1)
         message = (
             f"Another connectrt worker (host:8083, instance {first.instance}) is already "
-            "running on config topic (memory) (group.id g); a second worker on the same "
-            "config topic would corrupt it. Stop it first, or use a different "
-            "config.storage.topic / group.id."
+            "running on status topic (memory) (group.id g); a second worker on the same "
+            "topics would corrupt them. Stop it first, or use a different "
+            "group.id / config.storage.topic / status.storage.topic."
         )
         with pytest.raises(ConnectError, match=re.escape(message)):
             second.acquire()
@@ -171,7 +171,7 @@ def test_guard_refuses_a_second_live_worker_and_allows_after_stop() -> None:
 
 
 def test_guard_skips_the_wait_for_an_old_heartbeat() -> None:
-    store = MemoryConfigStore()
+    store = MemoryStatusStore()
     store.write_heartbeat("g", Heartbeat("dead:1", "old-instance", 1_000))
     guard = SingleWorkerGuard(store, "g", "w", interval_s=5.0)
     started = time.monotonic()
@@ -182,7 +182,7 @@ def test_guard_skips_the_wait_for_an_old_heartbeat() -> None:
 
 
 def test_guard_stop_writes_nothing_more() -> None:
-    store = MemoryConfigStore()
+    store = MemoryStatusStore()
     guard = SingleWorkerGuard(store, "g", "w", interval_s=0.02)
     guard.acquire()
     time.sleep(0.1)  # a few beats before the stop
@@ -192,3 +192,41 @@ def test_guard_stop_writes_nothing_more() -> None:
     assert store.heartbeats()["g"] == last
     with pytest.raises(ConnectError, match="called twice"):
         guard.acquire()
+
+
+def test_guard_removes_an_old_heartbeat_of_the_config_topic() -> None:
+    """A heartbeat an earlier version left in the config topic does not stop the worker; once
+    the guard holds the cluster it removes that record, and its own beats go to the status
+    store only."""
+    status, configs = MemoryStatusStore(), MemoryConfigStore()
+    configs.put_legacy_heartbeat("g", Heartbeat("old:8083", "old-instance", 1_000))
+    configs.put_legacy_heartbeat("other", Heartbeat("old:8084", "other-instance", 1_000))
+    guard = SingleWorkerGuard(status, "g", "w", interval_s=5.0, legacy=configs)
+    guard.acquire()
+    try:
+        assert status.heartbeats()["g"].instance == guard.instance
+        assert configs.heartbeats() == {"other": Heartbeat("old:8084", "other-instance", 1_000)}
+    finally:
+        guard.stop()
+
+
+def test_guard_refuses_to_start_next_to_a_live_worker_of_an_earlier_version() -> None:
+    """An earlier version's worker, still beating into the config topic, keeps the cluster."""
+    status, configs = MemoryStatusStore(), MemoryConfigStore()
+    stop = threading.Event()
+
+    def old_worker() -> None:
+        while not stop.is_set():
+            configs.put_legacy_heartbeat("g", Heartbeat("old:8083", "old", int(time.time() * 1000)))
+            stop.wait(0.05)
+
+    beating = threading.Thread(target=old_worker, daemon=True)
+    beating.start()
+    try:
+        guard = SingleWorkerGuard(status, "g", "w", interval_s=0.1, legacy=configs)
+        with pytest.raises(ConnectError, match=re.escape("(old:8083, instance old)")):
+            guard.acquire()
+        assert not guard.running
+    finally:
+        stop.set()
+        beating.join(10)

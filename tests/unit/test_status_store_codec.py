@@ -140,3 +140,24 @@ def test_malformed_task_metrics_are_logged_and_ignored(
     with caplog.at_level(logging.WARNING, logger="connectrt.storage.status_codec"):
         assert decode_status_record(b"metrics-task-c-0", value) is None
     assert caplog.records
+
+
+def test_worker_heartbeat_is_an_active_topic_record_kafka_connect_reads_silently() -> None:
+    """The heartbeat has the key and value shape of Kafka Connect's active-topic record (the
+    fields Kafka Connect reads: name, connector, task, discoverTimestamp), with a topic part no
+    real topic can have; connectrt decodes it as a heartbeat, never as an active topic."""
+    from connectrt.storage.config_codec import Heartbeat
+    from connectrt.storage.status_codec import HeartbeatStatusRecord, heartbeat_status_record
+
+    hb = Heartbeat("h:8083", "u-1", 1700000000000)
+    key, value = heartbeat_status_record("connect-cluster", hb)
+    assert key == b"status-topic-@connectrt-worker-heartbeat:connector-connect-cluster"
+    assert value == (
+        b'{"topic":{"name":"@connectrt-worker-heartbeat","connector":"connect-cluster",'
+        b'"task":0,"discoverTimestamp":1700000000000,"worker_id":"h:8083","instance":"u-1"}}'
+    )
+    assert decode_status_record(key, value) == HeartbeatStatusRecord("connect-cluster", hb)
+    assert decode_status_record(key, None) == HeartbeatStatusRecord("connect-cluster", None)
+    # A real active topic of a connector named like the group is still an active topic.
+    real = topic_status_record(TopicStatus("orders", "connect-cluster", 0, 1))
+    assert isinstance(decode_status_record(*real), TopicStatusRecord)
