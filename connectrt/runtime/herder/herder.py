@@ -201,7 +201,7 @@ class Herder(ConnectorViews):
             self.config_store.start()
             self.status_store.start()
         if self.guard is not None:
-            with self.stages.stage("checking that no other worker uses the config topic"):
+            with self.stages.stage("checking that no other worker of the group is running"):
                 self.guard.acquire()
         self.worker.status.add_listener(self._on_status)
         self.worker.start()
