@@ -103,7 +103,7 @@ def test_client_api(start_registry: Start, unique_name: Names, client_for: Clien
         ("other-value", 1),
         (subject, 1),
     ]
-    assert client.get_schema_types() == ["JSON", "AVRO"]
+    assert client.get_schema_types() == ["JSON", "PROTOBUF", "AVRO"]
 
     assert client.get_compatibility() == "BACKWARD"
     assert client.test_compatibility(subject, Schema(V3_BAD, "AVRO")) is False
