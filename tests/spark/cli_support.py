@@ -11,6 +11,7 @@ assert on. One thread: the test's.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from connectrt.ports import free_port
 from connectrt.storage.offset_codec import decode_value
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.rest import wait_for
@@ -95,12 +97,15 @@ def run_sequence_source(
     )
 
 
-@contextmanager
-def spark_worker(
-    props: Path, port: int, log: Path, env: Mapping[str, str], what: str
-) -> Iterator[tuple[subprocess.Popen[bytes], httpx.Client]]:
-    """``connectrt spark props`` (output to ``log``, environment ``env``), healthy on ``port``
-    (``what`` names it in the wait's message)."""
+_PORT_TAKEN = "could not listen on"
+_PORT_ATTEMPTS = 3
+
+
+def _start_worker(
+    props: Path, port: int, log: Path, env: Mapping[str, str], what: str, retry_port: bool
+) -> tuple[subprocess.Popen[bytes], httpx.Client] | None:
+    """One start of ``connectrt spark props``, healthy on ``port``; None when the worker exited
+    because its port was taken and ``retry_port`` allows another try (the process has ended)."""
     with log.open("w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "connectrt.cli", "spark", str(props)],
@@ -108,19 +113,61 @@ def spark_worker(
             stderr=subprocess.STDOUT,
             env=dict(env),
         )
+    http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+    port_taken = False
+
+    def healthy() -> bool:
+        nonlocal port_taken
+        if proc.poll() is not None:
+            output = log.read_text()
+            if retry_port and _PORT_TAKEN in output:
+                port_taken = True
+                return True
+            raise AssertionError(output[-3000:])
+        try:
+            return http.get("/health").json().get("status") == "healthy"
+        except httpx.HTTPError:
+            return False
+
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+        wait_for(healthy, 120, f"{what} to be healthy")
+    except BaseException:
+        http.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        raise
+    if port_taken:
+        http.close()
+        return None
+    return proc, http
 
-            def healthy() -> bool:
-                assert proc.poll() is None, log.read_text()[-3000:]
-                try:
-                    return http.get("/health").json().get("status") == "healthy"
-                except httpx.HTTPError:
-                    return False
 
-            wait_for(healthy, 120, f"{what} to be healthy")
-            yield proc, http
+@contextmanager
+def spark_worker(
+    props: Path, port: int, log: Path, env: Mapping[str, str], what: str
+) -> Iterator[tuple[subprocess.Popen[bytes], httpx.Client]]:
+    """``connectrt spark props`` (output to ``log``, environment ``env``), healthy on ``port``
+    (``what`` names it in the wait's message).
+
+    The port was free when the test chose it, but the Spark driver binds ephemeral ports of its
+    own before the REST API listens: when the worker exits saying its port is taken, it is
+    started again on another free port (``listeners=`` rewritten in ``props``), at most
+    :data:`_PORT_ATTEMPTS` times. The yielded client's ``base_url`` has the port in use."""
+    started = None
+    for attempt in range(1, _PORT_ATTEMPTS + 1):
+        started = _start_worker(props, port, log, env, what, attempt < _PORT_ATTEMPTS)
+        if started is not None:
+            break
+        port = free_port()
+        listeners = f"listeners=http://127.0.0.1:{port}"
+        props.write_text(re.sub(r"(?m)^listeners=.*$", listeners, props.read_text()))
+    assert started is not None
+    proc, http = started
+    try:
+        yield proc, http
     finally:
+        http.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait(30)

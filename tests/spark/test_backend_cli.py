@@ -56,7 +56,7 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
     log = tmp_path / "connectrt.log"
     name = f"cli-source-{run}"
     with spark_worker(props, port, log, _LOCAL_ENV, "connectrt spark") as (proc, http):
-        driver = f"127.0.0.1:{port}"
+        driver = f"127.0.0.1:{http.base_url.port}"
         run_sequence_source(
             http, broker.bootstrap_servers, name, 500, lambda w: w != driver, "on executors"
         )
