@@ -14,16 +14,30 @@ Every script runs each side of its comparison in alternating rounds whose order 
 
     RESULT <bench> connectrt=<rec/s> baseline=<rec/s> ratio=<x>
 
-which ``run_all.py`` collects (:data:`RESULT_LINE` parses it).
+which ``run_all.py`` collects (:data:`RESULT_LINE` parses it). With ``CONNECTRT_BENCH_RESULTS``
+set to a folder (run_all.py sets it to ``bench/results``), every RESULT line is also written
+there as ``<broker>/<bench>.json`` with the date, the commit, the load average and the broker
+(:func:`record`), which ``bench/summary.py`` renders into the table and chart of
+docs/benchmarks.md.
+
+The method every bench follows (tests/unit/test_bench_scripts.py checks what it can statically):
+measurement windows of at least :data:`MIN_WINDOW_S` seconds (each side's clock per round goes
+through :func:`window`, and a shorter one is flagged above the RESULT line and in the record),
+a fresh topic per round, the round order rotated by :func:`rotated`, Apache Kafka as the default
+broker where Java is present (:func:`default_broker`; the embedded broker as a second run), and
+hand-rolled baselines as lean as a plain loop.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
 import logging
 import math
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +58,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: 
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 from connectrt.runtime.clients.settings import CONSUMER_DEFAULTS, PRODUCER_DEFAULTS  # noqa: E402
-from connectrt.testing.broker_choice import broker_from_env  # noqa: E402
+from connectrt.testing.broker_choice import broker_from_env, default_test_broker  # noqa: E402
 from connectrt.testing.worker_defaults import allow_plugin_packages  # noqa: E402
 
 if TYPE_CHECKING:
@@ -73,6 +87,21 @@ RUN = os.environ.get(RUN_ENV) or uuid.uuid4().hex[:8]
 """This run's tag in topic names (:func:`topic`); a child process inherits its parent's."""
 
 
+RESULTS_ENV = "CONNECTRT_BENCH_RESULTS"
+"""A folder: when set, :func:`record` writes every RESULT line there as JSON (run_all.py
+sets it)."""
+
+MIN_WINDOW_S = 5.0
+"""The shortest measurement window (one side's clock in one round) a figure should rest on:
+shorter ones are dominated by start-up, scheduling and the broker's first fetches."""
+
+_START_LOAD = os.getloadavg()
+_windows: list[float] = []
+_also: dict[str, dict[str, float]] = {}
+_figures: dict[str, dict[str, float]] = {}
+_broker_choice: str | None = None
+
+
 def topic(base: str) -> str:
     """``base`` tagged with this run's :data:`RUN`: a name no other run uses on a shared broker."""
     return f"{base}-{RUN}"
@@ -86,11 +115,17 @@ def add_broker_option(ap: argparse.ArgumentParser, *, used: bool = True) -> None
     help_text = (
         "embedded (Tansu, started for the run), kafka (single-node Apache Kafka started for "
         f"the run; Java 17+) or HOST:PORT of a running broker (default: ${BROKER_ENV} or "
-        "embedded)"
+        "kafka where Java is present, else embedded)"
     )
     if not used:
         help_text = "accepted and ignored: this bench uses no broker"
-    ap.add_argument("--broker", default=os.environ.get(BROKER_ENV) or "embedded", help=help_text)
+    ap.add_argument("--broker", default=default_broker() if used else "embedded", help=help_text)
+
+
+def default_broker() -> str:
+    """``$CONNECTRT_BENCH_BROKER`` when set, else ``kafka`` where an Apache Kafka broker can
+    start (Java 17+, its jars cached or Maven on the path), else ``embedded``."""
+    return os.environ.get(BROKER_ENV) or default_test_broker()
 
 
 def broker_label(choice: str) -> str:
@@ -114,6 +149,9 @@ def open_broker(choice: str) -> EmbeddedBroker | KafkaBroker | ExternalBroker:
 def print_broker(choice: str | None) -> None:
     """The line naming the broker, printed once near the top of each script's output (``None``:
     a script that uses no broker)."""
+    global _broker_choice
+    _broker_choice = choice
+    _commit()  # the commit measured: read at the start, not when the result is recorded
     label = "none (this bench uses no broker)" if choice is None else broker_label(choice)
     print(f"broker: {label}", flush=True)
 
@@ -247,10 +285,27 @@ def machine() -> str:
 T = TypeVar("T")
 
 RESULT_LINE = re.compile(
-    r"^RESULT (?P<bench>[a-z_]+) connectrt=(?P<connectrt>\d+(?:\.\d+)?|nan) "
+    r"^RESULT (?P<bench>[a-z0-9_]+) connectrt=(?P<connectrt>\d+(?:\.\d+)?|nan) "
     r"baseline=(?P<baseline>\d+(?:\.\d+)?|nan) ratio=(?P<ratio>\d+\.\d+|nan)$"
 )
 """The last line of every bench's output (see the module docstring)."""
+
+
+def sized(requested: int | None, choice: str, kafka: int, embedded: int, what: str) -> int:
+    """The volume to measure: ``requested`` when given, else ``kafka`` (sized for windows of
+    :data:`MIN_WINDOW_S` or more on a quiet machine), or ``embedded`` on the embedded broker,
+    which keeps every record in memory for the whole run (its windows then come out shorter,
+    and :func:`result` says so)."""
+    if requested is not None:
+        return requested
+    if broker_key(choice) == "embedded":
+        print(
+            f"{what}: {embedded:,} on the embedded broker (it keeps every record in memory), "
+            f"{kafka:,} on Apache Kafka",
+            flush=True,
+        )
+        return embedded
+    return kafka
 
 
 def rotated(sides: Sequence[T], round_index: int) -> list[T]:
@@ -272,14 +327,123 @@ def format_result(bench: str, connectrt: float, baseline: float) -> str:
     return f"RESULT {bench} connectrt={rate(connectrt)} baseline={rate(baseline)} ratio={shown}"
 
 
+def window(seconds: float) -> float:
+    """Note one measurement window (one side's clock in one round, in seconds) and return it.
+    :func:`result` says how many there were and flags those under :data:`MIN_WINDOW_S`."""
+    _windows.append(seconds)
+    return seconds
+
+
+def also(bench: str, runtime: str, rate: float) -> None:
+    """Another runtime's figure on the same path and in the same run (e.g. Quix Streams beside
+    the hand-rolled baseline), recorded with ``bench``'s RESULT line for the chart."""
+    _also.setdefault(bench, {})[runtime] = rate
+
+
+def _windows_line() -> str | None:
+    if not _windows:
+        return None
+    short = [w for w in _windows if w < MIN_WINDOW_S]
+    text = f"measurement windows: {len(_windows)}, shortest {min(_windows):.2f} s"
+    if short:
+        text += (
+            f"; SHORT: {len(short)} below {MIN_WINDOW_S:.0f} s (raise the record count or "
+            "the duration for a figure to rely on)"
+        )
+    return text
+
+
+def _commit() -> str:
+    """The short commit of the checkout, ``+`` when its code differs from that commit (read
+    once, at the script's start: what it measures)."""
+    global _start_commit
+    if _start_commit is None:
+        _start_commit = _read_commit()
+    return _start_commit
+
+
+_start_commit: str | None = None
+
+
+def _read_commit() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "connectrt", "connectors", "bench"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "?"
+    return (head or "?") + ("+" if dirty else "")
+
+
+def broker_key(choice: str | None) -> str:
+    """``kafka``, ``embedded``, ``external`` or ``none``: the folder of a record."""
+    if choice is None:
+        return "none"
+    value = choice.strip()
+    if value in ("", "embedded"):
+        return "embedded"
+    return "kafka" if value == "kafka" else "external"
+
+
+def record(bench: str, connectrt: float, baseline: float) -> Path | None:
+    """Write one RESULT line's figures to ``$CONNECTRT_BENCH_RESULTS/<broker>/<bench>.json``
+    (replacing the bench's previous record on that broker) with the UTC date, the commit, the
+    load average (1-minute at the start of the script and at the end, and the 15-minute), the
+    machine, the shortest window and :func:`also`'s figures. Does nothing without the variable."""
+    folder = os.environ.get(RESULTS_ENV)
+    if not folder:
+        return None
+    ratio = connectrt / baseline if baseline and math.isfinite(baseline) else float("nan")
+    end = os.getloadavg()
+    data = {
+        "bench": bench,
+        "connectrt": connectrt if math.isfinite(connectrt) else None,
+        "baseline": baseline if math.isfinite(baseline) else None,
+        "ratio": round(ratio, 3) if math.isfinite(ratio) else None,
+        "broker": broker_key(_broker_choice),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+        "commit": _commit(),
+        "load": [round(_START_LOAD[0], 1), round(end[0], 1), round(end[2], 1)],
+        "machine": machine(),
+        "shortest_window_s": round(min(_windows), 2) if _windows else None,
+        "also": _also.get(bench, {}),
+        "figures": _figures.get(bench, {}),
+    }
+    path = Path(folder) / data["broker"] / f"{bench}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+    return path
+
+
 def result(bench: str, connectrt: float, baseline: float) -> None:
-    """Print the bench's last line (see :func:`format_result`); call it exactly once, last."""
+    """Print the bench's last line (see :func:`format_result`), after a line on its
+    measurement windows (:func:`window`), and :func:`record` it; call it exactly once, last."""
+    note = _windows_line()
+    if note:
+        print(note, flush=True)
+    record(bench, connectrt, baseline)
     print(format_result(bench, connectrt, baseline), flush=True)
+
+
+def case_result(bench: str, case: str, connectrt: float, baseline: float) -> None:
+    """One case's line, ``RESULT <bench>_<case> ...`` (see :func:`format_result`), for a bench
+    that measures several cases: printed before its own :func:`result` line, which stays the
+    last; run_all.py collects them all (and :func:`record` keeps each)."""
+    record(f"{bench}_{case}", connectrt, baseline)
+    print(format_result(f"{bench}_{case}", connectrt, baseline), flush=True)
 
 
 def emit(name: str, result: Mapping[str, float]) -> None:
     """A line of extra figures (``BENCH_RESULT {json}``), printed before the RESULT line by the
-    scripts that want their details machine-readable too; run_all.py ignores it."""
+    scripts that want their details machine-readable too; run_all.py ignores it, and
+    :func:`record` keeps them with the RESULT line of the same name."""
+    _figures.setdefault(name, {}).update(result)
     import json
 
     print(f"BENCH_RESULT {json.dumps({'bench': name, **result})}", flush=True)

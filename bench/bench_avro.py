@@ -444,20 +444,22 @@ def main() -> dict[str, float]:
                 # the topic connectrt produced, so the produce phase comes first.
                 for side in c.rotated(("raw", "connectrt"), r):
                     if side == "raw":
-                        prod[0].append(raw_produce(bs, raw_topic, datums, sid))
+                        prod[0].append(c.window(raw_produce(bs, raw_topic, datums, sid)))
                     else:
                         before = registry.requests
                         t, _ = connectrt_produce(bs, crt_topic, registry.url, str(r))
                         phase_requests.append(registry.requests - before)
-                        prod[1].append(t)
+                        prod[1].append(c.window(t))
                 for side in c.rotated(("raw", "connectrt"), r):
                     if side == "raw":
-                        cons[0].append(raw_consume(bs, crt_topic, n, registry.url, f"raw-avro-{r}"))
+                        cons[0].append(
+                            c.window(raw_consume(bs, crt_topic, n, registry.url, f"raw-avro-{r}"))
+                        )
                     else:
                         before = registry.requests
                         t, _ = connectrt_consume(bs, crt_topic, n, registry.url, str(r))
                         phase_requests.append(registry.requests - before)
-                        cons[1].append(t)
+                        cons[1].append(c.window(t))
                 print(
                     f"  round {r}: produce raw {c.rate(n, prod[0][-1]):,.0f} / connectrt "
                     f"{c.rate(n, prod[1][-1]):,.0f} rec/s; consume raw "

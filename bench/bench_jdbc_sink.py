@@ -178,9 +178,9 @@ def bench_database(
         for r in range(rounds):
             for side in c.rotated(("sink", "raw"), r):
                 if side == "sink":
-                    sink_t.append(run_sink(url, variant, batches))
+                    sink_t.append(c.window(run_sink(url, variant, batches)))
                 else:
-                    raw_t.append(run_raw(url, variant, rows))
+                    raw_t.append(c.window(run_raw(url, variant, rows)))
             print(
                 f"  {label} [{name}] round {r}: raw {c.rate(n, raw_t[-1]):,.0f} rows/s, "
                 f"sink {c.rate(n, sink_t[-1]):,.0f} rows/s",
@@ -227,7 +227,7 @@ def _with_postgres(fn: Callable[[str], dict[str, float]]) -> dict[str, float]:
 
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=200_000)
+    ap.add_argument("--records", type=int, default=500_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
     c.add_broker_option(ap, used=False)

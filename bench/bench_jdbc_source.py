@@ -135,9 +135,9 @@ def bench_database(
         for r in range(rounds):  # alternating rounds, median: the machine is shared
             for side in c.rotated(("raw", "connectrt"), r):
                 if side == "raw":
-                    raws.append(run_raw(engine, config, rows))
+                    raws.append(c.window(run_raw(engine, config, rows)))
                 else:
-                    ours_all.append(run_connectrt(config, rows))
+                    ours_all.append(c.window(run_connectrt(config, rows)))
         raw, ours = statistics.median(raws), statistics.median(ours_all)
         result = {
             "database": name,
@@ -156,7 +156,7 @@ def bench_database(
 
 def main() -> tuple[float, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=300_000)
+    ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (median)")
     ap.add_argument("--no-postgres", action="store_true", help="SQLite only")
     c.add_broker_option(ap, used=False)

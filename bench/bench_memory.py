@@ -190,6 +190,7 @@ def main() -> tuple[float, float] | None:
                 {**VARIANTS[variant], **extra_props},
             )
             runs[variant].append(info)
+            c.window(args.duration)
             print(
                 f"  round {r} {variant:<9}: peak RSS {info['peak_mb']:6.1f} MB, produced "
                 f"{info['produced_per_s']:>10,.0f} rec/s, put {info['put_per_s']:>10,.0f} rec/s",

@@ -94,7 +94,7 @@ def run_one(
             "every record committed",
             step=0.005,
         )
-        elapsed = time.perf_counter() - t0
+        elapsed = c.window(time.perf_counter() - t0)
         cores = (_cpu_seconds(pids) - cpu0) / elapsed
         rss = [  # the task processes are still up (idle) until the worker stops
             psutil.Process(pid).memory_info().rss / 2**20 for pid in worker.task_pids(name).values()

@@ -17,9 +17,9 @@ Steady state only, the same rule on both sides: the clock starts once ``--warmup
 have been received (group join, first fetches and the worker's start are all before it) and
 stops at the N-th; the rate is the records in between over that time. Both run under the
 worker's GC setting (``tune_gc``, set once before the first round). The order of the two
-sides alternates from round to round (the raw loop first in even rounds, connectrt first in
-odd ones), so neither always gets the warmer broker. Prints each round, the median rates over
-the rounds and their ratio (target >= 0.9), and ends with
+sides rotates from round to round (``_common.rotated``), so neither always gets the warmer
+broker; each side's clock is noted as a measurement window (``_common.window``). Prints each
+round, the median rates over the rounds and their ratio (target >= 0.9), and ends with
 ``RESULT bench_sink connectrt=<rec/s> baseline=<rec/s> ratio=<x>``.
 """
 
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -150,7 +151,12 @@ def load() -> str:
 
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=1_000_000, help="pre-filled records")
+    ap.add_argument(
+        "--records",
+        type=int,
+        default=None,
+        help="pre-filled records (default: 6M on Apache Kafka, 1M on the embedded broker)",
+    )
     ap.add_argument("--rounds", type=int, default=5, help="rounds per settings variant")
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
     ap.add_argument("--size", type=int, default=100)
@@ -164,7 +170,7 @@ def main() -> dict[str, float]:
     c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
-    n = args.records
+    n = c.sized(args.records, args.broker, 6_000_000, 1_000_000, "pre-filled records")
     warmup = args.warmup or max(n // 20, 1000)
     variants = VARIANTS if args.tuned else {"defaults": VARIANTS["defaults"]}
     reads = "records" if args.records_path else "true"
@@ -193,16 +199,16 @@ def main() -> dict[str, float]:
             for vi, (variant, extra) in enumerate(variants.items()):
                 raw_rates, crt_rates = rates[variant]
                 done = []
-                for side in ("raw", "connectrt") if r % 2 == 0 else ("connectrt", "raw"):
+                for side in c.rotated(("raw", "connectrt"), r):
                     if side == "raw":
                         timed, secs = raw_consume(bs, n, warmup, f"raw-group-{r}-{vi}", extra)
-                        raw_rates.append(c.rate(timed, secs))
+                        raw_rates.append(c.rate(timed, c.window(secs)))
                         done.append(f"raw {raw_rates[-1]:,.0f} rec/s")
                     else:
                         timed, secs, metrics = connectrt_consume(
                             bs, n, warmup, f"{r}-{vi}", extra, reads
                         )
-                        crt_rates.append(c.rate(timed, secs))
+                        crt_rates.append(c.rate(timed, c.window(secs)))
                         handle_us = float(metrics["batch_seconds_total"]) / n * 1e6
                         done.append(
                             f"connectrt {crt_rates[-1]:,.0f} rec/s ({metrics['batches']} batches,"
@@ -234,9 +240,8 @@ def main() -> dict[str, float]:
 if __name__ == "__main__":
     result = main()
     if result:
-        c.emit("bench_sink", result)
-        print(
-            f"RESULT bench_sink connectrt={result['connectrt']:.0f} baseline={result['raw']:.0f} "
-            f"ratio={result['ratio']:.2f}",
-            flush=True,
+        records = "--records-path" in sys.argv  # iterating SinkRecords: a row of its own
+        c.emit("bench_sink_records" if records else "bench_sink", result)
+        c.result(
+            "bench_sink_records" if records else "bench_sink", result["connectrt"], result["raw"]
         )

@@ -164,6 +164,7 @@ def run_counts(
         c.create_topics(bs, {topic: n})
         f = run(n, topic)
         figures[backend][n].append(f)
+        c.window(f["seconds"])
         print(
             f"  round {rnd} {backend:<7} {n} task(s): {f['total']:>10,.0f} rec/s total, launch "
             f"{f['launch']:.1f} s, start-up {f['startup_share']:.1%} of a task's clock",
@@ -173,7 +174,7 @@ def run_counts(
 
 def main() -> tuple[float, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=1_000_000, help="per task")
+    ap.add_argument("--records", type=int, default=2_000_000, help="per task")
     ap.add_argument("--tasks", default="1,2", help="task counts, e.g. 1,2,4")
     ap.add_argument("--rounds", type=int, default=5)
     c.add_broker_option(ap)

@@ -202,8 +202,8 @@ def worker_write(bootstrap: str, db: Path, m: int, table: str) -> float:
 
 def main() -> dict[str, float]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=200_000, help="records read")
-    ap.add_argument("--rows", type=int, default=50_000, help="rows written")
+    ap.add_argument("--records", type=int, default=1_000_000, help="records read")
+    ap.add_argument("--rows", type=int, default=400_000, help="rows written")
     ap.add_argument("--rounds", type=int, default=5)
     c.add_broker_option(ap)
     args = ap.parse_args()
@@ -243,12 +243,16 @@ def main() -> dict[str, float]:
         writes_t: dict[str, list[float]] = {"bridge": [], "worker": []}
         for r in range(args.rounds):
             for side in c.rotated(list(read_sides), r):
-                reads_t[side].append(read_sides[side]())
+                reads_t[side].append(c.window(read_sides[side]()))
             for side in c.rotated(list(writes_t), r):
                 if side == "bridge":
-                    writes_t[side].append(bridge_write(spark, db, args.rows, f"bridge_out_{r}"))
+                    writes_t[side].append(
+                        c.window(bridge_write(spark, db, args.rows, f"bridge_out_{r}"))
+                    )
                 else:
-                    writes_t[side].append(worker_write(bootstrap, db, args.rows, f"worker_{r}"))
+                    writes_t[side].append(
+                        c.window(worker_write(bootstrap, db, args.rows, f"worker_{r}"))
+                    )
             print(
                 f"  round {r}: read raw {c.rate(args.records, reads_t['raw'][-1]):,.0f}, bytes "
                 f"{c.rate(args.records, reads_t['bytes'][-1]):,.0f}, typed "

@@ -115,7 +115,7 @@ def spawn(side: str, args: argparse.Namespace, bootstrap: str, remote: str, timi
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--records", type=int, default=200_000, help="per task")
+    ap.add_argument("--records", type=int, default=1_000_000, help="per task")
     ap.add_argument("--tasks", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--side", choices=("classic", "connect"), help=argparse.SUPPRESS)
@@ -142,10 +142,10 @@ def main() -> int:
         SparkConnectServer(f"local[{args.tasks + 1}]") as server,
     ):
         for round_no in range(args.rounds):
-            order = ("classic", "connect") if round_no % 2 == 0 else ("connect", "classic")
-            for side in order:
+            for side in c.rotated(("classic", "connect"), round_no):
                 f = spawn(side, args, broker.bootstrap_servers, server.url, tmp)
                 results[side].append(f)
+                c.window(args.tasks * args.records / f["total"])
                 print(
                     f"  round {round_no + 1} {side:<8} {f['total']:>12,.0f} rec/s total, "
                     f"{f['per_task']:>10,.0f} per task, launch {f['launch']:.1f} s",
@@ -171,11 +171,7 @@ def main() -> int:
             "connect_launch_s": launch_connect,
         },
     )
-    print(
-        f"RESULT bench_spark_connect connectrt={connect:.0f} baseline={classic:.0f} "
-        f"ratio={connect / classic:.2f}",
-        flush=True,
-    )
+    c.result("bench_spark_connect", connect, classic)
     return 0
 
 

@@ -20,11 +20,12 @@ import subprocess
 import sys
 import threading
 import time
-from types import FrameType, TracebackType
-from typing import IO
+from types import FrameType
+from typing import IO, Any
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.service import ChildService, stop_child
 
 __all__ = ["KCAT_NOTE", "EmbeddedBroker", "run_broker_cli"]
 
@@ -42,7 +43,7 @@ _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SCRUBBED_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "SCHEMA_REGISTRY")
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(ChildService):
     """A single Tansu broker process listening on ``127.0.0.1:port``.
 
     Lifecycle: ``start()`` once, ``stop()`` once (idempotent); or use it as a context manager.
@@ -58,10 +59,7 @@ class EmbeddedBroker:
         stop_timeout: float = 8.0,
         broker_bin: str | None = None,
     ) -> None:
-        self._requested_port = port
-        self._port: int | None = None
-        self._startup_timeout = startup_timeout
-        self._stop_timeout = stop_timeout
+        super().__init__(port=port, startup_timeout=startup_timeout, stop_timeout=stop_timeout)
         self._broker_bin = broker_bin
         self._proc: subprocess.Popen[str] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
@@ -72,27 +70,14 @@ class EmbeddedBroker:
     # -- properties -------------------------------------------------------------------------
 
     @property
-    def port(self) -> int:
-        if self._port is None:
-            raise ConnectError("EmbeddedBroker has not been started")
-        return self._port
-
-    @property
     def bootstrap_servers(self) -> str:
         """``127.0.0.1:PORT``, for the ``bootstrap.servers`` client setting."""
         return f"127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
     def output_tail(self) -> str:
         """The last lines the broker printed (stdout and stderr merged)."""
         with self._tail_lock:
             return "\n".join(self._tail)
-
-    def is_alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -148,30 +133,11 @@ class EmbeddedBroker:
         proc = self._proc
         if proc is None:
             return
-        if proc.poll() is None:
-            try:
-                proc.terminate()
-                proc.wait(timeout=self._stop_timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
-            except ProcessLookupError:
-                pass
+        stop_child(proc, self._stop_timeout, kill_wait=5)
         if self._drain_thread is not None:
             self._drain_thread.join(timeout=2)
         if proc.stdout is not None:
             proc.stdout.close()
-
-    def __enter__(self) -> EmbeddedBroker:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -216,13 +182,12 @@ class EmbeddedBroker:
                 raise self._fail(
                     f"did not print {_READY_MARKER!r} within {self._startup_timeout} s"
                 )
-        admin = AdminClient(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "socket.connection.setup.timeout.ms": 2000,
-                "logger": _client_logger,
-            }
-        )
+        settings: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "socket.connection.setup.timeout.ms": 2000,
+            "logger": _client_logger,
+        }
+        admin = AdminClient(settings)
         last_error: Exception | None = None
         while True:
             if self._proc.poll() is not None:

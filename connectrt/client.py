@@ -15,8 +15,9 @@ a transport failure (refused connection, DNS, TLS, timeout) raises :class:`Conne
 
 from __future__ import annotations
 
+import json
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict, cast
 from urllib.parse import quote
@@ -34,6 +35,7 @@ __all__ = [
     "TaskConfig",
     "TaskId",
     "TaskState",
+    "server_sent_events",
 ]
 
 
@@ -322,6 +324,37 @@ class ConnectClient:
         path = f"/connectors/{_seg(name)}/dlq/replay"
         return cast(dict[str, Any], self.request("DELETE", path))
 
+    # -- the record inspector (a connectrt extension) --------------------------------------------
+    def tap(
+        self,
+        name: str,
+        stage: str = "read",
+        rate: float | None = None,
+        task: int | None = None,
+        limit: int | None = None,
+    ) -> Iterator[tuple[str, Any]]:
+        """``GET /connectors/NAME/tap``: its server-sent events as ``(event, data)`` pairs,
+        ``data`` decoded from JSON, as they arrive (a generator: the stream stays open until
+        the server ends it, after ``limit`` records, or the caller stops iterating). The
+        read timeout is at least 60 s: the server sends a keep-alive every 15 s."""
+        params: dict[str, Any] = {"stage": stage}
+        for key, value in (("rate", rate), ("task", task), ("limit", limit)):
+            if value is not None:
+                params[key] = value
+        path = f"/connectors/{_seg(name)}/tap"
+        timeout = httpx.Timeout(self.timeout, read=max(self.timeout, 60.0))
+        headers = {"Accept": "text/event-stream"}
+        try:
+            with self._http.stream(
+                "GET", path, params=params, headers=headers, timeout=timeout
+            ) as response:
+                if not response.is_success:
+                    response.read()
+                    raise ClientError(response.status_code, _error_message(response))
+                yield from server_sent_events(response.iter_lines())
+        except httpx.TransportError as e:
+            raise ConnectionFailed(self.url, str(e) or type(e).__name__) from None
+
     # -- plugins -------------------------------------------------------------------------------
     def plugins(self, connectors_only: bool = True) -> list[dict[str, Any]]:
         params = {"connectorsOnly": "true" if connectors_only else "false"}
@@ -347,6 +380,27 @@ class ConnectClient:
         path = f"/admin/loggers/{_seg(name)}"
         answer = self.request("PUT", path, params={"scope": scope}, json={"level": level})
         return cast("list[str] | None", answer)
+
+
+def server_sent_events(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """``(event, data)`` of a ``text/event-stream`` (``data`` decoded from JSON); comment lines
+    (keep-alives) are skipped."""
+    event = "message"
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                yield event, json.loads("\n".join(data))
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        else:
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
 
 
 def _error_message(response: httpx.Response) -> str:

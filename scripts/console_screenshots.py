@@ -2,8 +2,9 @@
 
 Starts the embedded broker and a worker (as the tests do), creates a small set of connectors (a
 datagen source at 200 records/s, a FileStream sink reading it, a sink whose malformed records go
-to a dead letter queue, a source whose task fails), waits until the throughput charts have a
-minute of samples, then saves PNGs of the main pages with headless Chromium
+to a dead letter queue, a source whose task fails) and three versions of a subject in the
+built-in schema registry, waits until the throughput charts have a minute of samples, then
+saves PNGs of the main pages with headless Chromium
 (:mod:`connectrt.testing.browser`). Run from the checkout:
 
     .venv/bin/python scripts/console_screenshots.py [output directory]
@@ -13,11 +14,16 @@ The default output directory is docs/operators/images. Takes about two minutes.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
 
 import connectrt
 from connectrt.broker import EmbeddedBroker
@@ -27,6 +33,12 @@ from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 
 CHECKOUT = str(Path(connectrt.__file__).resolve().parents[1]) + "/"
 SAMPLING_SECONDS = 75  # the worker samples every 5 s: enough points for a readable chart
+SUBJECT = "shop.items-value"
+REGISTRY = {
+    "schema.registry.enable": "true",
+    "schema.registry.listener": "http://127.0.0.1:0",
+    "schema.registry.topic": "_schemas",
+}
 
 
 def _create(worker: RestWorker, name: str, config: dict[str, str]) -> None:
@@ -76,6 +88,44 @@ def _connectors(worker: RestWorker, workdir: Path, bootstrap: str) -> None:
     )
 
 
+def _record(*fields: tuple[str, Any]) -> str:
+    return json.dumps(
+        {
+            "type": "record",
+            "name": "items",
+            "fields": [
+                {"name": n, "type": t, **({"default": None} if isinstance(t, list) else {})}
+                for n, t in fields
+            ],
+        }
+    )
+
+
+def _subject(worker: RestWorker) -> None:
+    """Three versions of :data:`SUBJECT`: a column added, then one dropped and one retyped."""
+    name = ("name", ["null", "string"])
+    note = ("note", ["null", "string"])
+    versions = [
+        _record(("id", "long"), name, ("qty", "int")),
+        _record(("id", "long"), name, ("qty", "int"), note),
+        _record(("id", "long"), ("qty", "string"), note),
+    ]
+    with httpx.Client(base_url=worker.process.registry.url, timeout=30) as registry:
+        config = f"/config/{quote(SUBJECT)}"
+        registry.put(config, json={"compatibility": "NONE"}).raise_for_status()
+        for text in versions:
+            path = f"/subjects/{quote(SUBJECT)}/versions"
+            registry.post(path, json={"schema": text}).raise_for_status()
+        registry.put(config, json={"compatibility": "BACKWARD"}).raise_for_status()
+
+
+def shoot_schema(page: Any, worker: RestWorker, out: Path) -> None:
+    """The subject's page: its versions and the difference between the last two."""
+    page.goto(f"{worker.url}/ui/schemas/{quote(SUBJECT)}")
+    page.locator("#diff-lines").wait_for()
+    page.screenshot(path=str(out / "console-schema-diff.png"), full_page=True)
+
+
 def _shoot(worker: RestWorker, out: Path) -> None:
     playwright, browser = chromium.launch()
     try:
@@ -116,6 +166,8 @@ def _shoot(worker: RestWorker, out: Path) -> None:
         page.locator('[data-errors-for="tasks.max"]').filter(has_text="tasks.max").wait_for()
         page.screenshot(path=str(out / "console-new-connector.png"))
 
+        shoot_schema(page, worker, out)
+
         page.goto(f"{worker.url}/docs")
         page.locator(".opblock-summary-path").first.wait_for()
         page.screenshot(path=str(out / "console-api-docs.png"))
@@ -129,9 +181,10 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, EmbeddedBroker() as broker:
         os.chdir(tmp)
-        worker = start_rest_worker(broker.bootstrap_servers)
+        worker = start_rest_worker(broker.bootstrap_servers, **REGISTRY)
         try:
             _connectors(worker, Path(tmp), broker.bootstrap_servers)
+            _subject(worker)
             wait_for(
                 lambda: (
                     worker.http.get("/connectors/orders-to-file/status").json()["tasks"][0]["state"]

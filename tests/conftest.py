@@ -6,8 +6,10 @@ lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaul
 
 Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
 unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
-make three units: those on a Spark Connect server (``spark_connect_server``; their modules are
-named ``*connect*``), and the others
+make five units: the submit module (``*submit*``: ``deploy/spark/submit.sh`` on a cluster of
+its own), the standalone-cluster module (``*standalone*``: its own master, worker and
+driver JVMs, no local session), those on a Spark Connect server (``spark_connect_server``; their
+modules are named ``*connect*``), and the others
 split in two (the data source modules, and the rest), each unit with its own local
 ``spark`` SparkSession (one JVM per unit; a single local unit was the run's critical path).
 The Spark units are handed out first, being the longest, then the end-to-end and integration
@@ -51,13 +53,19 @@ _TIERS = {"spark": 0, "e2e": 1, "integration": 2}
 
 
 def unit_of(nodeid: str) -> str:
-    """The xdist work unit of the test ``nodeid``: for the Spark modules ``spark-connect``
+    """The xdist work unit of the test ``nodeid``: for the Spark modules ``spark-submit``
+    (``*submit*``, ``submit.sh`` on a cluster of its own), ``spark-standalone``
+    (``*standalone*``, on a standalone cluster of its own), ``spark-connect``
     (modules named ``*connect*``, on the session's Spark Connect server), ``spark-datasource``
     (the data source modules) or ``spark`` (the rest), each unit with its own local
     SparkSession; for any other test its module."""
     module = nodeid.split("::", 1)[0]
     folder, _, name = module.rpartition("/")
     if folder == "tests/spark":
+        if "submit" in name:
+            return "spark-submit"
+        if "standalone" in name:
+            return "spark-standalone"
         if "connect" in name:
             return "spark-connect"
         return "spark-datasource" if name.startswith("test_datasource_") else "spark"

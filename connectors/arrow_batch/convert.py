@@ -33,14 +33,13 @@ Thread-safety: a compiled :class:`ArrowBatchBuilder` holds no mutable state; sha
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from connectrt.data import Date, Decimal, Schema, Struct, Time, Timestamp, Type
+from connectrt.data.empty import EMPTY_LOGICAL, EMPTY_PRIMITIVE
 from connectrt.errors import DataError
 
 __all__ = [
@@ -207,25 +206,7 @@ def _compile_struct(schema: Schema, unit: TimeUnit) -> tuple[pa.DataType, _Conve
     return typ, convert
 
 
-_PLACEHOLDERS: dict[Type, Any] = {
-    Type.INT8: 0,
-    Type.INT16: 0,
-    Type.INT32: 0,
-    Type.INT64: 0,
-    Type.FLOAT32: 0.0,
-    Type.FLOAT64: 0.0,
-    Type.BOOLEAN: False,
-    Type.STRING: "",
-    Type.BYTES: b"",
-    Type.ARRAY: (),
-    Type.MAP: {},
-}
-_LOGICAL_PLACEHOLDERS: dict[str, Any] = {
-    Decimal.LOGICAL_NAME: decimal.Decimal(0),
-    Date.LOGICAL_NAME: dt.date(1970, 1, 1),
-    Time.LOGICAL_NAME: dt.time(0),
-    Timestamp.LOGICAL_NAME: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
-}
+_PLACEHOLDERS: dict[Type, Any] = {**EMPTY_PRIMITIVE, Type.ARRAY: (), Type.MAP: {}}
 
 
 def _absent_fields(schema: Schema) -> list[Any]:
@@ -237,11 +218,27 @@ def _absent_fields(schema: Schema) -> list[Any]:
 def _placeholder(schema: Schema) -> Any:
     if schema.default is not None:
         return schema.default
-    if schema.name in _LOGICAL_PLACEHOLDERS:
-        return _LOGICAL_PLACEHOLDERS[schema.name]
+    if schema.name is not None and schema.name in EMPTY_LOGICAL:
+        return EMPTY_LOGICAL[schema.name]
     if schema.type is Type.STRUCT:
         return Struct._from_values(schema, _absent_fields(schema))
     return _PLACEHOLDERS[schema.type]
+
+
+def _converted_by_arrow(typ: pa.DataType, item_schema: Schema, what: str) -> _Convert:
+    """The conversion of lists or maps whose items (keys too) are primitives without defaults:
+    pyarrow converts them in one call; DataError ``<what> holds a null`` if the items are
+    required and one is null (pyarrow does not check)."""
+    required = not item_schema.optional
+    is_map = pa.types.is_map(typ)
+
+    def convert(values: Sequence[Any]) -> pa.Array:
+        array = pa.array(values, type=typ)
+        if required and (array.items if is_map else array.values).null_count:
+            raise DataError(f"{what} holds a null")
+        return array
+
+    return convert
 
 
 def _compile_array(schema: Schema, unit: TimeUnit) -> tuple[pa.DataType, _Convert]:
@@ -249,15 +246,11 @@ def _compile_array(schema: Schema, unit: TimeUnit) -> tuple[pa.DataType, _Conver
     assert item_schema is not None
     item_type, item_convert = _compile(item_schema, unit)
     typ = pa.list_(pa.field("element", item_type, nullable=item_schema.optional))
-    flat_items = item_schema.type.is_primitive and item_schema.default is None
+    if item_schema.type.is_primitive and item_schema.default is None:
+        return typ, _converted_by_arrow(typ, item_schema, "an array of required items")
     checked = _checked("element", item_schema, item_convert)
 
     def convert(values: Sequence[Any]) -> pa.Array:
-        if flat_items:
-            array = pa.array(values, type=typ)
-            if not item_schema.optional and array.values.null_count:
-                raise DataError("an array of required items holds a null")
-            return array
         offsets = [0]
         items: list[Any] = []
         for v in values:
@@ -277,20 +270,16 @@ def _compile_map(schema: Schema, unit: TimeUnit) -> tuple[pa.DataType, _Convert]
     key_type, key_convert = _compile(key_schema, unit)
     item_type, item_convert = _compile(item_schema, unit)
     typ = pa.map_(key_type, pa.field("value", item_type, nullable=item_schema.optional))
-    flat = (
+    if (
         key_schema.type.is_primitive
         and item_schema.type.is_primitive
         and key_schema.default is None
         and item_schema.default is None
-    )
+    ):
+        return typ, _converted_by_arrow(typ, item_schema, "a map of required values")
     checked_items = _checked("value", item_schema, item_convert)
 
     def convert(values: Sequence[Any]) -> pa.Array:
-        if flat:
-            array = pa.array(values, type=typ)
-            if not item_schema.optional and array.items.null_count:
-                raise DataError("a map of required values holds a null")
-            return array
         offsets = [0]
         keys: list[Any] = []
         items: list[Any] = []

@@ -22,8 +22,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.config_groups import GroupedDefinitions
+from connectors.copied_config import parse_with_rules
 from connectors.iceberg.partitioning import PartitionTerm, parse_partition_by
-from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Range, with_prefix
+from connectrt.api import ConfigType, Importance, Range, with_prefix
 
 __all__ = [
     "AUTO_CREATE",
@@ -64,7 +66,8 @@ _TABLE_KEYS = (_ID_COLUMNS, _ROUTE_REGEX, _PARTITION_BY)
 _TABLES_GROUP, _CATALOG_GROUP, _COMMIT_GROUP = "Tables", "Catalog", "Commit"
 
 CONFIG_DEF = (
-    ConfigDef()
+    GroupedDefinitions()
+    .group(_TABLES_GROUP)
     .define(
         TABLES,
         ConfigType.LIST,
@@ -74,8 +77,6 @@ CONFIG_DEF = (
         "Destination tables, as namespace.table. Every record goes to every listed table "
         "unless iceberg.tables.route-field is set, when a table takes the records whose field "
         "matches its iceberg.table.<table>.route-regex.",
-        group=_TABLES_GROUP,
-        order_in_group=1,
     )
     .define(
         DYNAMIC_ENABLED,
@@ -85,8 +86,6 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "Route each record to the table named by its iceberg.tables.route-field value "
         "(namespace.table, lower-cased) instead of the iceberg.tables list.",
-        group=_TABLES_GROUP,
-        order_in_group=2,
     )
     .define(
         ROUTE_FIELD,
@@ -96,8 +95,6 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "Value field used for routing (dotted path into nested structs). Required with "
         "iceberg.tables.dynamic-enabled.",
-        group=_TABLES_GROUP,
-        order_in_group=3,
     )
     .define(
         DEFAULT_ID_COLUMNS,
@@ -108,8 +105,6 @@ CONFIG_DEF = (
         "Identifier (key) columns of the tables, unless iceberg.table.<table>.id-columns "
         "says otherwise. Set, records are upserted on these columns (the last record of a key "
         "in a commit wins); empty, records are appended.",
-        group=_TABLES_GROUP,
-        order_in_group=4,
     )
     .define(
         AUTO_CREATE,
@@ -119,8 +114,6 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "Create a missing table from the schema of its first record (the id columns as "
         "identifier fields, partitioned as its partition-by says).",
-        group=_TABLES_GROUP,
-        order_in_group=5,
     )
     .define(
         DEFAULT_PARTITION_BY,
@@ -132,8 +125,6 @@ CONFIG_DEF = (
         "says otherwise: comma-separated terms, each a column (identity), year(col), "
         "month(col), day(col), hour(col), bucket(col, N) or truncate(col, W). Empty: "
         "unpartitioned. Existing tables keep their spec.",
-        group=_TABLES_GROUP,
-        order_in_group=6,
     )
     .define(
         EVOLVE_SCHEMA,
@@ -144,9 +135,8 @@ CONFIG_DEF = (
         "Add new record fields to the table as optional columns and widen column types "
         "(int to long, float to double) when records need it. Off, fields the table lacks are "
         "dropped.",
-        group=_TABLES_GROUP,
-        order_in_group=7,
     )
+    .group(_CATALOG_GROUP)
     .define(
         CATALOG_NAME,
         ConfigType.STRING,
@@ -154,8 +144,6 @@ CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "Name of the catalog, as pyiceberg's load_catalog takes it.",
-        group=_CATALOG_GROUP,
-        order_in_group=1,
     )
     .define(
         CATALOG_TYPE,
@@ -165,8 +153,6 @@ CONFIG_DEF = (
         Importance.HIGH,
         "Catalog type for pyiceberg (sql, rest, hive, glue, ...). Every iceberg.catalog.<key> "
         "is passed to load_catalog as <key>; secrets among them are shown as [hidden].",
-        group=_CATALOG_GROUP,
-        order_in_group=2,
     )
     .define(
         CATALOG_URI,
@@ -177,8 +163,6 @@ CONFIG_DEF = (
         "Catalog URI: a SQLAlchemy URL for type=sql (sqlite:///catalog.db, "
         "postgresql+psycopg://...), the REST endpoint for type=rest. A password in it is "
         "never shown.",
-        group=_CATALOG_GROUP,
-        order_in_group=3,
     )
     .define(
         CATALOG_WAREHOUSE,
@@ -187,9 +171,8 @@ CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "Warehouse location where new tables are placed (file:///path, s3://bucket/path).",
-        group=_CATALOG_GROUP,
-        order_in_group=4,
     )
+    .group(_COMMIT_GROUP)
     .define(
         COMMIT_INTERVAL_MS,
         ConfigType.INT,
@@ -198,9 +181,8 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "How often each task commits what it buffered to its tables, in milliseconds. The "
         "Kafka offsets of the records go into the same snapshot.",
-        group=_COMMIT_GROUP,
-        order_in_group=1,
     )
+    .build()
 )
 
 
@@ -324,11 +306,7 @@ def _table_configs(
 
 def parse_config(config: Mapping[str, Any]) -> IcebergSinkConfig:
     """Parse and cross-check ``config``; ConfigError names the offending key."""
-    parsed = CONFIG_DEF.parse(config)
-    errors = check_rules(parsed)
-    if errors:
-        key, message = errors[0]
-        raise ConfigError(message, key, parsed.get(key))
+    parsed = parse_with_rules(CONFIG_DEF, config, check_rules)
     tables = tuple(_names(parsed[TABLES]))
     default_ids = tuple(_names(parsed[DEFAULT_ID_COLUMNS]))
     default_partition_by = parse_partition_by(parsed[DEFAULT_PARTITION_BY])

@@ -11,7 +11,7 @@ tables' offsets.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.iceberg.catalog import load
@@ -29,11 +29,7 @@ class IcebergSinkConnector(CopiedConfigSinkConnector):
     plugin_version = VERSION
     definition = CONFIG_DEF
     task_type = IcebergSinkTask
-
-    def rule_errors(
-        self, config: Mapping[str, str], values: Mapping[str, object]
-    ) -> Iterable[tuple[str, str]]:
-        return check_rules({**config, **values})
+    rules = check_rules
 
     def check(self, config: Mapping[str, str]) -> None:
         load(parse_config(config))

@@ -36,16 +36,17 @@ from typing import Any
 import pyarrow as pa
 
 from connectors.arrow_batch import ArrowBatchBuilder
+from connectors.destination_offsets import stored_offsets
 from connectors.iceberg.catalog import load
 from connectors.iceberg.config import IcebergSinkConfig, parse_config
 from connectors.iceberg.offsets import group_id
 from connectors.iceberg.routing import Router
 from connectors.iceberg.schemaless import SchemalessBatchBuilder
 from connectors.iceberg.writer import TableWriter
+from connectors.unwritable_records import UnwritableRecords
 from connectrt.api import (
     ConnectError,
     DataError,
-    ErrantRecordReporter,
     SinkRecordBatch,
     SinkTask,
     TopicPartition,
@@ -56,7 +57,6 @@ __all__ = ["VERSION", "IcebergSinkTask"]
 log = logging.getLogger(__name__)
 
 VERSION = "0.1.0"
-_UNSET: Any = object()
 
 
 class IcebergSinkTask(SinkTask):
@@ -75,7 +75,7 @@ class IcebergSinkTask(SinkTask):
         self._seen: dict[tuple[str, int], int] = {}  # next offset after the last record put
         self._committed: dict[tuple[str, int], int] = {}  # in committed snapshots
         self._last_commit = 0.0
-        self._reporter: ErrantRecordReporter | Any | None = _UNSET
+        self._unwritable = UnwritableRecords(self, " to Iceberg", log)
         self.records_skipped_as_committed = 0
 
     def version(self) -> str:
@@ -161,12 +161,7 @@ class IcebergSinkTask(SinkTask):
         assert cfg is not None
         if time.monotonic() - self._last_commit >= cfg.commit_interval_ms / 1000:
             self._commit_or_discard()
-        committed = self._committed
-        return {
-            tp: committed[(tp.topic, tp.partition)]
-            for tp in offsets
-            if (tp.topic, tp.partition) in committed
-        }
+        return stored_offsets(offsets, self._committed)
 
     # -- writing --------------------------------------------------------------------------------
     def put(self, records: SinkRecordBatch) -> None:
@@ -234,7 +229,7 @@ class IcebergSinkTask(SinkTask):
             builder = self._builder(schema)
         except DataError as exc:
             for i in rows:
-                self._bad(batch, i, exc)
+                self._unwritable.report(batch[i], exc)
             return
         run_values = (
             values[run.start : run.stop] if len(rows) == len(run) else [values[i] for i in rows]
@@ -244,7 +239,7 @@ class IcebergSinkTask(SinkTask):
         except Exception:  # any failure: find the records that do not convert
             good, bad = builder.split_failing(run_values)
             for j, error in bad:
-                self._bad(batch, rows[j], error)
+                self._unwritable.report(batch[rows[j]], error)
             rows = [rows[j] for j in good]
             if not rows:
                 return
@@ -269,7 +264,7 @@ class IcebergSinkTask(SinkTask):
                 # A table named by the record (dynamic routing) or that cannot take it.
                 exc = exc if isinstance(exc, DataError) else DataError(f"table {table}: {exc}")
                 for j in selected:
-                    self._bad(batch, rows[j], exc)
+                    self._unwritable.report(batch[rows[j]], exc)
                 continue
             stored = writer.stored
             seen = self._seen
@@ -297,26 +292,13 @@ class IcebergSinkTask(SinkTask):
             return
         except DataError as exc:
             if len(rows) == 1:
-                self._bad(batch, rows[0], exc)
+                self._unwritable.report(batch[rows[0]], exc)
                 return
         for j, i in enumerate(rows):
             try:
                 writer.add(writer.conform(part.slice(j, 1)))
             except DataError as exc:
-                self._bad(batch, i, exc)
-
-    def _bad(self, batch: SinkRecordBatch, index: int, exc: Exception) -> None:
-        """Report an unwritable record, or fail the task when no reporter is configured."""
-        record = batch[index]
-        error = exc if isinstance(exc, DataError) else DataError(f"{type(exc).__name__}: {exc}")
-        where = f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-        if self._reporter is _UNSET:
-            self._reporter = self.context.errant_record_reporter
-        reporter: ErrantRecordReporter | None = self._reporter
-        if reporter is None:
-            raise ConnectError(f"Cannot write record {where} to Iceberg: {error}") from exc
-        log.warning("Reporting record %s: %s", where, error)
-        reporter.report(record, error)
+                self._unwritable.report(batch[i], exc)
 
     def _discard(self) -> None:
         """Forget every buffered row and rewind to the committed positions."""

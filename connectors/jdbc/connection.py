@@ -25,7 +25,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 
-from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Password, Range
+from connectors.config_groups import GroupedDefinitions
+from connectrt.api import ConfigError, ConfigType, Importance, Password, Range
 
 __all__ = [
     "CONNECTION_ATTEMPTS_CONFIG",
@@ -66,7 +67,8 @@ class ValidDatabaseUrl:
 
 
 CONNECTION_CONFIG_DEF = (
-    ConfigDef()
+    GroupedDefinitions()
+    .group(_GROUP)
     .define(
         CONNECTION_URL_CONFIG,
         ConfigType.STRING,
@@ -74,8 +76,6 @@ CONNECTION_CONFIG_DEF = (
         importance=Importance.HIGH,
         documentation="Database URL: any SQLAlchemy URL, or jdbc:postgresql://, jdbc:sqlite:, "
         "jdbc:mysql:// as in Confluent's JDBC connector.",
-        group=_GROUP,
-        order_in_group=1,
     )
     .define(
         CONNECTION_USER_CONFIG,
@@ -83,8 +83,6 @@ CONNECTION_CONFIG_DEF = (
         None,
         importance=Importance.HIGH,
         documentation="Database user (overrides a user in the URL).",
-        group=_GROUP,
-        order_in_group=2,
     )
     .define(
         CONNECTION_PASSWORD_CONFIG,
@@ -92,8 +90,6 @@ CONNECTION_CONFIG_DEF = (
         None,
         importance=Importance.HIGH,
         documentation="Database password (overrides a password in the URL).",
-        group=_GROUP,
-        order_in_group=3,
     )
     .define(
         CONNECTION_ATTEMPTS_CONFIG,
@@ -102,8 +98,6 @@ CONNECTION_CONFIG_DEF = (
         Range.at_least(1),
         Importance.LOW,
         "Maximum number of attempts to open a database connection.",
-        group=_GROUP,
-        order_in_group=4,
     )
     .define(
         CONNECTION_BACKOFF_MS_CONFIG,
@@ -112,9 +106,8 @@ CONNECTION_CONFIG_DEF = (
         Range.at_least(0),
         Importance.LOW,
         "Backoff between connection attempts in milliseconds.",
-        group=_GROUP,
-        order_in_group=5,
     )
+    .build()
 )
 
 

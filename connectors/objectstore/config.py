@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Password, Range
+from connectors.config_groups import GroupedDefinitions
+from connectrt.api import ConfigError, ConfigType, Importance, Password, Range
 
 __all__ = ["CONFIG_DEF", "FORMATS", "PARTITIONERS", "StoreConfig", "parse_config"]
 
@@ -104,7 +105,8 @@ def _timezone(name: str, value: Any) -> None:
 _STORE, _FILES, _PARTITIONS, _SECURITY = "Storage", "Files", "Partitioner", "Security"
 
 CONFIG_DEF = (
-    ConfigDef()
+    GroupedDefinitions()
+    .group(_STORE)
     .define(
         STORE_URL,
         ConfigType.STRING,
@@ -113,8 +115,6 @@ CONFIG_DEF = (
         Importance.HIGH,
         "Where objects go: an http(s):// endpoint of S3-compatible storage (MinIO, moto...), "
         "or file:///dir for a local (or mounted) directory. Empty: AWS S3 in s3.region.",
-        group=_STORE,
-        order_in_group=1,
     )
     .define(
         BUCKET,
@@ -123,8 +123,6 @@ CONFIG_DEF = (
         None,
         Importance.HIGH,
         "The bucket objects are written to (S3 only; with file:// the directory is the root).",
-        group=_STORE,
-        order_in_group=2,
     )
     .define(
         REGION,
@@ -133,8 +131,6 @@ CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "The S3 region.",
-        group=_STORE,
-        order_in_group=3,
     )
     .define(
         TOPICS_DIR,
@@ -143,9 +139,8 @@ CONFIG_DEF = (
         None,
         Importance.HIGH,
         "The directory (key prefix) under the bucket or root that holds every topic's objects.",
-        group=_STORE,
-        order_in_group=4,
     )
+    .group(_FILES)
     .define(
         FLUSH_SIZE,
         ConfigType.INT,
@@ -154,8 +149,6 @@ CONFIG_DEF = (
         Importance.HIGH,
         "Records of one Kafka partition per object set: the files of a partition are written "
         "once this many records were received for it. Required.",
-        group=_FILES,
-        order_in_group=1,
     )
     .define(
         ROTATE_INTERVAL,
@@ -165,8 +158,6 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "Write a partition's files once the timestamps (from timestamp.extractor) of their "
         "records span this long; -1 disables. Deterministic, so rewrites after a crash match.",
-        group=_FILES,
-        order_in_group=2,
     )
     .define(
         ROTATE_SCHEDULE,
@@ -177,8 +168,6 @@ CONFIG_DEF = (
         "Write a partition's files this long (wall clock) after their first record, even when "
         "no more records come; -1 disables. Wall-clock boundaries are not reproducible after a "
         "crash, so exactly-once is not guaranteed with it (as in Confluent's sink).",
-        group=_FILES,
-        order_in_group=3,
     )
     .define(
         FORMAT,
@@ -188,8 +177,6 @@ CONFIG_DEF = (
         Importance.HIGH,
         "The file format: parquet, json (JSON lines) or avro, or Confluent's class names "
         "(io.confluent.connect.s3.format.parquet.ParquetFormat, ...). Required.",
-        group=_FILES,
-        order_in_group=4,
     )
     .define(
         PARQUET_CODEC,
@@ -198,8 +185,6 @@ CONFIG_DEF = (
         _lower_one_of(*_CODECS),
         Importance.LOW,
         "The Parquet compression codec.",
-        group=_FILES,
-        order_in_group=5,
     )
     .define(
         COMPATIBILITY,
@@ -211,8 +196,6 @@ CONFIG_DEF = (
         "starts new ones; BACKWARD and FULL start new files for a newer schema version and "
         "write records of an older version in the newer schema (added fields get their "
         "default); FORWARD keeps the older schema and drops what newer records added.",
-        group=_FILES,
-        order_in_group=6,
     )
     .define(
         NULL_VALUES,
@@ -222,9 +205,8 @@ CONFIG_DEF = (
         Importance.LOW,
         "A record with a null value (tombstone): fail (report it to the dead letter queue "
         "when errors.tolerance=all, else fail the task) or ignore.",
-        group=_FILES,
-        order_in_group=7,
     )
+    .group(_PARTITIONS)
     .define(
         PARTITIONER,
         ConfigType.STRING,
@@ -234,8 +216,6 @@ CONFIG_DEF = (
         "How objects are laid out under <topics.dir>/<topic>/: default (partition=<p>), field "
         "(<field>=<value> from partition.field.name), time (path.format), hourly, daily; "
         "Confluent's class names are accepted too.",
-        group=_PARTITIONS,
-        order_in_group=1,
     )
     .define(
         PARTITION_FIELDS,
@@ -244,8 +224,6 @@ CONFIG_DEF = (
         None,
         Importance.MEDIUM,
         "The value fields the field partitioner encodes, in order.",
-        group=_PARTITIONS,
-        order_in_group=2,
     )
     .define(
         PATH_FORMAT,
@@ -255,8 +233,6 @@ CONFIG_DEF = (
         Importance.MEDIUM,
         "The time partitioner's path, in Joda-Time pattern letters as Confluent's: for "
         "instance 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH.",
-        group=_PARTITIONS,
-        order_in_group=3,
     )
     .define(
         PARTITION_DURATION,
@@ -265,8 +241,6 @@ CONFIG_DEF = (
         Range.at_least(-1),
         Importance.MEDIUM,
         "The time partitioner's bucket width: a record's timestamp is rounded down to it.",
-        group=_PARTITIONS,
-        order_in_group=4,
     )
     .define(
         LOCALE,
@@ -276,8 +250,6 @@ CONFIG_DEF = (
         Importance.LOW,
         "The time partitioner's locale (accepted for compatibility: the numeric path fields "
         "do not depend on it).",
-        group=_PARTITIONS,
-        order_in_group=5,
     )
     .define(
         TIMEZONE,
@@ -286,8 +258,6 @@ CONFIG_DEF = (
         _timezone,
         Importance.MEDIUM,
         "The time partitioner's time zone (an IANA name such as UTC or Europe/Paris).",
-        group=_PARTITIONS,
-        order_in_group=6,
     )
     .define(
         TIMESTAMP_EXTRACTOR,
@@ -298,8 +268,6 @@ CONFIG_DEF = (
         "Where the time partitioner and rotate.interval.ms read a record's time: Record (the "
         "Kafka timestamp), RecordField (timestamp.field of the value) or Wallclock (now; not "
         "reproducible after a crash).",
-        group=_PARTITIONS,
-        order_in_group=7,
     )
     .define(
         TIMESTAMP_FIELD,
@@ -309,9 +277,8 @@ CONFIG_DEF = (
         Importance.LOW,
         "The value field RecordField reads: a Timestamp, epoch milliseconds, or an ISO-8601 "
         "string.",
-        group=_PARTITIONS,
-        order_in_group=8,
     )
+    .group(_SECURITY)
     .define(
         ACCESS_KEY,
         ConfigType.PASSWORD,
@@ -320,8 +287,6 @@ CONFIG_DEF = (
         Importance.HIGH,
         "The S3 access key id; empty: the default AWS credential chain. Resolvable through a "
         "config provider, e.g. ${file:/secrets/s3.properties:access.key}.",
-        group=_SECURITY,
-        order_in_group=1,
     )
     .define(
         SECRET_KEY,
@@ -330,9 +295,8 @@ CONFIG_DEF = (
         None,
         Importance.HIGH,
         "The S3 secret access key.",
-        group=_SECURITY,
-        order_in_group=2,
     )
+    .build()
 )
 
 

@@ -16,6 +16,7 @@ from .columns import ColumnInfo
 from .config import AUTOCREATE_ALL_TABLES, AUTOCREATE_DISABLED, CdcSettings
 
 __all__ = [
+    "ServerNotReady",
     "SlotInfo",
     "TableInfo",
     "captured_tables",
@@ -69,21 +70,32 @@ def _one(conn: Any, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return cur.fetchone()
 
 
+class ServerNotReady(ConnectError):
+    """The server cannot be captured from as configured; ``key`` is the config key the error
+    belongs to when a config is validated (the server's host, or the user)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def check_server(conn: Any, settings: CdcSettings) -> None:
-    """Raise :class:`ConnectError` naming the fix when the server cannot be captured from:
+    """Raise :class:`ServerNotReady` naming the fix when the server cannot be captured from:
     ``wal_level`` not ``logical``, or a user without the REPLICATION attribute."""
     (wal_level,) = _one(conn, "SHOW wal_level")
     if wal_level != "logical":
-        raise ConnectError(
-            f"PostgreSQL's wal_level is '{wal_level}', logical decoding needs 'logical': set "
-            "wal_level = logical in postgresql.conf (ALTER SYSTEM SET wal_level = logical) and "
-            "restart the server"
+        raise ServerNotReady(
+            "database.hostname",
+            f"PostgreSQL at {settings.host}:{settings.port} has wal_level '{wal_level}'; "
+            "logical decoding needs 'logical': set wal_level = logical in postgresql.conf (or "
+            "ALTER SYSTEM SET wal_level = logical) and restart the server",
         )
     row = _one(conn, "SELECT rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user")
     if row is None or not (row[0] or row[1]):
-        raise ConnectError(
+        raise ServerNotReady(
+            "database.user",
             f"user '{settings.user}' may not stream changes: grant it the REPLICATION "
-            f"attribute (ALTER ROLE {quote_ident(settings.user)} WITH REPLICATION)"
+            f"attribute (ALTER ROLE {quote_ident(settings.user)} WITH REPLICATION)",
         )
 
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.config_groups import GroupedDefinitions
 from connectrt.api import (
-    ConfigDef,
     ConfigError,
     ConfigType,
     Importance,
@@ -43,14 +43,13 @@ _CAPTURE = "Capture"
 _EVENTS = "Events"
 
 CDC_CONFIG_DEF = (
-    ConfigDef()
+    GroupedDefinitions()
+    .group(_CONNECTION)
     .define(
         "database.hostname",
         ConfigType.STRING,
         importance=Importance.HIGH,
         documentation="Host name or address of the PostgreSQL server.",
-        group=_CONNECTION,
-        order_in_group=1,
     )
     .define(
         "database.port",
@@ -59,8 +58,6 @@ CDC_CONFIG_DEF = (
         Range.between(1, 65535),
         Importance.HIGH,
         "Port of the PostgreSQL server.",
-        group=_CONNECTION,
-        order_in_group=2,
     )
     .define(
         "database.user",
@@ -69,8 +66,6 @@ CDC_CONFIG_DEF = (
         documentation="User to connect as: needs the REPLICATION attribute, SELECT on the "
         "captured tables and, for publication.autocreate.mode other than disabled, ownership "
         "of the tables (or CREATE on the database for a publication FOR ALL TABLES: superuser).",
-        group=_CONNECTION,
-        order_in_group=3,
     )
     .define(
         "database.password",
@@ -78,16 +73,12 @@ CDC_CONFIG_DEF = (
         None,
         importance=Importance.HIGH,
         documentation="Password of database.user (none for trust or peer authentication).",
-        group=_CONNECTION,
-        order_in_group=4,
     )
     .define(
         "database.dbname",
         ConfigType.STRING,
         importance=Importance.HIGH,
         documentation="The database to capture changes from.",
-        group=_CONNECTION,
-        order_in_group=5,
     )
     .define(
         "database.sslmode",
@@ -96,8 +87,6 @@ CDC_CONFIG_DEF = (
         ValidString.of("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
         Importance.LOW,
         "libpq sslmode of the connections.",
-        group=_CONNECTION,
-        order_in_group=6,
     )
     .define(
         "errors.max.retries",
@@ -108,8 +97,6 @@ CDC_CONFIG_DEF = (
         "How many times in a row to reconnect after the connection to PostgreSQL is lost while "
         "streaming (a server restart or failover) before the task fails: -1 without limit, 0 "
         "fails at once. The task resumes from the slot and skips what it already sent.",
-        group=_CONNECTION,
-        order_in_group=7,
     )
     .define(
         "retriable.restart.connector.wait.ms",
@@ -119,9 +106,8 @@ CDC_CONFIG_DEF = (
         Importance.LOW,
         "Longest wait (ms) between reconnection attempts: the first attempt is made at once, "
         "the waits then double from 500 ms up to this bound.",
-        group=_CONNECTION,
-        order_in_group=8,
     )
+    .group(_EVENTS)
     .define(
         "topic.prefix",
         ConfigType.STRING,
@@ -129,9 +115,8 @@ CDC_CONFIG_DEF = (
         documentation="Logical name of the server: the first part of every topic name "
         "(<topic.prefix>.<schema>.<table>), the source block's name, and the source "
         'partition of the offsets ({"server": <topic.prefix>}).',
-        group=_EVENTS,
-        order_in_group=1,
     )
+    .group(_CAPTURE)
     .define(
         "plugin.name",
         ConfigType.STRING,
@@ -139,8 +124,6 @@ CDC_CONFIG_DEF = (
         ValidString.of("pgoutput"),
         Importance.MEDIUM,
         "Logical decoding plugin: only PostgreSQL's built-in pgoutput.",
-        group=_CAPTURE,
-        order_in_group=1,
     )
     .define(
         "slot.name",
@@ -149,8 +132,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.MEDIUM,
         documentation="Replication slot to create or reuse (one reader at a time: the "
         "connector runs one task).",
-        group=_CAPTURE,
-        order_in_group=2,
     )
     .define(
         "publication.name",
@@ -158,8 +139,6 @@ CDC_CONFIG_DEF = (
         "dbz_publication",
         importance=Importance.MEDIUM,
         documentation="Publication whose tables are streamed.",
-        group=_CAPTURE,
-        order_in_group=3,
     )
     .define(
         "publication.autocreate.mode",
@@ -170,8 +149,6 @@ CDC_CONFIG_DEF = (
         "all_tables: create the publication FOR ALL TABLES when it does not exist; filtered: "
         "create it (or set its tables) for the tables the include/exclude lists select; "
         "disabled: never create it (a missing publication fails the connector).",
-        group=_CAPTURE,
-        order_in_group=4,
     )
     .define(
         "schema.include.list",
@@ -180,8 +157,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.MEDIUM,
         documentation="Comma-separated regular expressions matching the schemas to capture "
         "(whole names); empty means every schema but the system ones.",
-        group=_CAPTURE,
-        order_in_group=5,
     )
     .define(
         "schema.exclude.list",
@@ -189,8 +164,6 @@ CDC_CONFIG_DEF = (
         "",
         importance=Importance.MEDIUM,
         documentation="Comma-separated regular expressions matching schemas not to capture.",
-        group=_CAPTURE,
-        order_in_group=6,
     )
     .define(
         "table.include.list",
@@ -199,8 +172,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.MEDIUM,
         documentation="Comma-separated regular expressions matching the tables to capture "
         "(as schema.table, whole names); empty means every table of the captured schemas.",
-        group=_CAPTURE,
-        order_in_group=7,
     )
     .define(
         "table.exclude.list",
@@ -209,8 +180,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.MEDIUM,
         documentation="Comma-separated regular expressions matching tables (schema.table) "
         "not to capture.",
-        group=_CAPTURE,
-        order_in_group=8,
     )
     .define(
         "snapshot.mode",
@@ -221,8 +190,6 @@ CDC_CONFIG_DEF = (
         "initial: when the connector has no committed offsets, read every captured table "
         "(op r events) in the slot's exported snapshot, then stream; no_data (or its old "
         "name never): stream only.",
-        group=_CAPTURE,
-        order_in_group=9,
     )
     .define(
         "snapshot.fetch.size",
@@ -231,8 +198,6 @@ CDC_CONFIG_DEF = (
         Range.at_least(1),
         Importance.LOW,
         "Rows fetched per round trip while snapshotting.",
-        group=_CAPTURE,
-        order_in_group=10,
     )
     .define(
         "max.batch.size",
@@ -241,8 +206,6 @@ CDC_CONFIG_DEF = (
         Range.at_least(1),
         Importance.LOW,
         "Most records returned by one poll.",
-        group=_CAPTURE,
-        order_in_group=11,
     )
     .define(
         "poll.interval.ms",
@@ -251,8 +214,6 @@ CDC_CONFIG_DEF = (
         Range.at_least(1),
         Importance.LOW,
         "How long one poll waits for changes when there are none.",
-        group=_CAPTURE,
-        order_in_group=12,
     )
     .define(
         "slot.drop.on.stop",
@@ -261,9 +222,8 @@ CDC_CONFIG_DEF = (
         importance=Importance.LOW,
         documentation="Drop the replication slot when the task stops (tests and trials only: "
         "changes made while the connector is stopped are then lost).",
-        group=_CAPTURE,
-        order_in_group=13,
     )
+    .group(_EVENTS)
     .define(
         "tombstones.on.delete",
         ConfigType.BOOLEAN,
@@ -271,8 +231,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.MEDIUM,
         documentation="Follow each delete event by a tombstone (same key, null value) so "
         "that log compaction can remove the key.",
-        group=_EVENTS,
-        order_in_group=2,
     )
     .define(
         "heartbeat.interval.ms",
@@ -285,8 +243,6 @@ CDC_CONFIG_DEF = (
         "position once every change before it was handled, so the slot is confirmed past WAL "
         "that holds no change of the captured tables (writes to other tables or databases), "
         "which the slot would otherwise keep.",
-        group=_EVENTS,
-        order_in_group=4,
     )
     .define(
         "topic.heartbeat.prefix",
@@ -295,8 +251,6 @@ CDC_CONFIG_DEF = (
         importance=Importance.LOW,
         documentation="First part of the heartbeat topic's name "
         "(<topic.heartbeat.prefix>.<topic.prefix>).",
-        group=_EVENTS,
-        order_in_group=5,
     )
     .define(
         "heartbeat.action.query",
@@ -306,8 +260,6 @@ CDC_CONFIG_DEF = (
         documentation="SQL statement run on the captured database at each heartbeat (e.g. an "
         "UPDATE of a one-row table in the publication), for a database whose captured tables "
         "and server are both idle; empty runs nothing.",
-        group=_EVENTS,
-        order_in_group=6,
     )
     .define(
         "decimal.handling.mode",
@@ -317,9 +269,8 @@ CDC_CONFIG_DEF = (
         Importance.MEDIUM,
         "NUMERIC/DECIMAL columns: precise (Connect Decimal; io.debezium.data.VariableScaleDecimal "
         "for a NUMERIC without a declared scale), double (FLOAT64) or string.",
-        group=_EVENTS,
-        order_in_group=7,
     )
+    .build()
 )
 
 

@@ -23,15 +23,14 @@ from collections.abc import Mapping
 import psycopg2
 
 from connectrt.api import (
-    ConfigDef,
     ConfigValue,
     ConnectError,
     ExactlyOnceSupport,
     SourceConnector,
-    Task,
 )
 
-from .catalog import check_server
+from ..declared_plugin import DeclaredConnector
+from .catalog import ServerNotReady, check_server
 from .config import CDC_CONFIG_DEF, CdcSettings, parse_settings
 from .events import CONNECTOR_VERSION
 from .task import PostgresCdcSourceTask
@@ -41,19 +40,14 @@ __all__ = ["PostgresCdcSourceConnector"]
 log = logging.getLogger(__name__)
 
 
-class PostgresCdcSourceConnector(SourceConnector):
+class PostgresCdcSourceConnector(DeclaredConnector, SourceConnector):
+    plugin_version = CONNECTOR_VERSION
+    definition = CDC_CONFIG_DEF
+    task_type = PostgresCdcSourceTask
+
     def __init__(self) -> None:
         self._config: dict[str, str] = {}
         self._settings: CdcSettings | None = None
-
-    def version(self) -> str:
-        return CONNECTOR_VERSION
-
-    def config_def(self) -> ConfigDef:
-        return CDC_CONFIG_DEF
-
-    def task_class(self) -> type[Task]:
-        return PostgresCdcSourceTask
 
     def exactly_once_support(self, config: Mapping[str, str]) -> str | None:
         # Every record's offset says exactly where in the slot's stream it came from, and a
@@ -81,8 +75,8 @@ class PostgresCdcSourceConnector(SourceConnector):
         try:
             conn.autocommit = True
             check_server(conn, settings)
-        except ConnectError as e:
-            cv = values.setdefault("database.user", ConfigValue("database.user", settings.user))
+        except ServerNotReady as e:
+            cv = values.setdefault(e.key, ConfigValue(e.key, config.get(e.key)))
             cv.errors.append(str(e))
         finally:
             conn.close()

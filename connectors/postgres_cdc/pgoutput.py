@@ -91,6 +91,9 @@ class Truncate:
     relation_oids: tuple[int, ...]
 
 
+_INT16, _INT32, _UINT32, _INT64, _UINT64 = map(struct.Struct, (">h", ">i", ">I", ">q", ">Q"))
+
+
 class _Reader:
     __slots__ = ("buf", "pos")
 
@@ -108,30 +111,26 @@ class _Reader:
         self.pos += 1
         return value
 
-    def int16(self) -> int:
-        (value,) = struct.unpack_from(">h", self.buf, self.pos)
-        self.pos += 2
+    def _number(self, layout: struct.Struct) -> int:
+        """The big-endian number at the position (its size per ``layout``), then past it."""
+        (value,) = layout.unpack_from(self.buf, self.pos)
+        self.pos += layout.size
         return int(value)
+
+    def int16(self) -> int:
+        return self._number(_INT16)
 
     def int32(self) -> int:
-        (value,) = struct.unpack_from(">i", self.buf, self.pos)
-        self.pos += 4
-        return int(value)
+        return self._number(_INT32)
 
     def uint32(self) -> int:
-        (value,) = struct.unpack_from(">I", self.buf, self.pos)
-        self.pos += 4
-        return int(value)
+        return self._number(_UINT32)
 
     def int64(self) -> int:
-        (value,) = struct.unpack_from(">q", self.buf, self.pos)
-        self.pos += 8
-        return int(value)
+        return self._number(_INT64)
 
     def uint64(self) -> int:
-        (value,) = struct.unpack_from(">Q", self.buf, self.pos)
-        self.pos += 8
-        return int(value)
+        return self._number(_UINT64)
 
     def string(self) -> str:
         end = self.buf.index(0, self.pos)

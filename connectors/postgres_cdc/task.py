@@ -29,10 +29,12 @@ Heartbeats (``heartbeat.interval.ms``). While streaming, ``poll`` adds a heartbe
 server's WAL end as psycopg2 last saw it (keepalives included) when no transaction is open and
 that lies past every record handled, as ``(L, -1)``: everything before it was decoded and sent,
 so committing it lets ``commit`` confirm the slot past WAL with no change of the captured
-tables, which an idle slot would otherwise keep. ``poll`` also measures the slot's lag every few
-seconds (``pg_current_wal_lsn() - confirmed_flush_lsn``) into a float that the
-``slot-lag-bytes`` plugin metric (KIP-877) reads from the REST threads (a single float store:
-no lock needed).
+tables, which an idle slot would otherwise keep. Once such a position was confirmed (and no
+message streamed since), psycopg2 itself moves the position it reports at its status updates
+(every 10 s) to each keepalive's WAL end: an idle slot follows the server between heartbeats.
+``poll`` also measures the slot's lag every few seconds (``pg_current_wal_lsn() -
+confirmed_flush_lsn``) into a float that the ``slot-lag-bytes`` plugin metric (KIP-877) reads
+from the REST threads (a single float store: no lock needed).
 
 Lost connections. A connection error while streaming (a server restart) closes both
 connections and ``poll`` reconnects on its own thread, waiting 0, then 0.5 s doubling up to
@@ -195,7 +197,10 @@ class PostgresCdcSourceTask(SourceTask):
         if offset is not None and snapshot_done:
             self._resume = (int(offset["lsn_commit"]), int(offset["event"]))
             self._position = self._resume
-            self._last_commit_lsn = int(offset["lsn_commit"])
+            # After a snapshot no transaction was streamed yet: Debezium's ``sequence`` starts
+            # with null then (its snapshot offsets hold no commit position).
+            if not offset.get("snapshot"):
+                self._last_commit_lsn = int(offset["lsn_commit"])
         slot = self._wait_for_slot(conn, settings)
         if slot is not None and (slot.plugin != "pgoutput" or slot.database != settings.dbname):
             raise ConnectError(

@@ -19,8 +19,8 @@ What is here, by plugin kind:
   :class:`ConnectRecord`,
   :class:`Header`, :class:`TopicPartition`, :class:`TimestampType`;
 * transforms: :class:`Transformation`, :class:`Predicate`;
-* converters: :class:`Converter`, :class:`HeaderConverter`, :class:`SchemaAndValue`,
-  :class:`ConnectColumns`,
+* converters: :class:`Converter`, :class:`HeaderConverter`, :class:`DataAndHeaderConverter`
+  (one class serving as both), :class:`SchemaAndValue`, :class:`ConnectColumns`,
   ``RawHeaders`` and ``ConfigKeys`` (their signature and option types);
 * configuration: :class:`ConfigDef` with :class:`ConfigType`, :class:`Importance`,
   :class:`Width`, the validators and :class:`Password`; :func:`with_prefix`;
@@ -71,6 +71,7 @@ from connectrt.api.converter import (
     ConfigKeys,
     ConnectColumns,
     Converter,
+    DataAndHeaderConverter,
     HeaderConverter,
     RawHeaders,
     SchemaAndValue,
@@ -143,6 +144,7 @@ __all__ = [
     "Converter",
     "CumulativeCount",
     "CumulativeSum",
+    "DataAndHeaderConverter",
     "DataError",
     "ErrantRecordReporter",
     "ExactlyOnceSupport",

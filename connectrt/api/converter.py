@@ -22,6 +22,7 @@ __all__ = [
     "ConfigKeys",
     "ConnectColumns",
     "Converter",
+    "DataAndHeaderConverter",
     "HeaderConverter",
     "RawHeaders",
     "SchemaAndValue",
@@ -87,9 +88,9 @@ class Converter(ABC):
         apply its error policy to the one at fault. A source task's runner calls this for a
         polled batch whose records all have one topic and one value schema; after a None it
         stops asking and converts each value just before producing it. The default returns
-        None; JsonConverter with schemas enabled builds each envelope's schema part once per
-        batch. (A list keeps every result alive until the batch is produced: return None
-        rather than a list of buffers an encoder over-allocated, such as orjson's.)"""
+        None; JsonConverter writes a batch in one orjson call per column. (A list keeps every
+        result alive until the batch is produced: return None rather than a list of buffers an
+        encoder over-allocated, such as orjson's own; JsonConverter's are cut from one.)"""
         return None
 
     @abstractmethod
@@ -158,3 +159,26 @@ class HeaderConverter(ABC):
     def version(self) -> str:
         """The plugin's version (``/connector-plugins``, ``header.converter.plugin.version``)."""
         return "unknown"
+
+
+class DataAndHeaderConverter(Converter, HeaderConverter):
+    """A converter that serves as a header converter too, writing and reading each header
+    value exactly as it does a record key or value (Kafka's ``StringConverter``,
+    ``ByteArrayConverter`` and ``JsonConverter`` are both kinds of plugin).
+
+    ``configure`` is called with ``is_key`` as a key or value converter and without it as a
+    header converter; the contracts of both base classes hold."""
+
+    @abstractmethod
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
+        """Called once, before any conversion; ``is_key`` is None for a header converter."""
+
+    def from_connect_header(
+        self, topic: str, header_key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        """The header value written as ``from_connect_data`` writes a record's data."""
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
+        """The header value read as ``to_connect_data`` reads a record's data."""
+        return self.to_connect_data(topic, data)

@@ -99,7 +99,24 @@ class ConnectRecord:
         return r
 
     def _copy(self) -> Self:
-        """A copy sharing everything but the headers list (each record type copies its slots)."""
+        """A copy sharing everything but the headers list, slot by slot (cheaper than calling
+        the constructor: the SMT chain copies every record of a batch). The slots a record type
+        adds are copied by its :meth:`_copy_own`."""
+        copy = _new(type(self))
+        copy.topic = self.topic
+        copy.kafka_partition = self.kafka_partition
+        copy.key_schema = self.key_schema
+        copy.key = self.key
+        copy.value_schema = self.value_schema
+        copy.value = self.value
+        copy.timestamp = self.timestamp
+        headers = self.headers
+        copy.headers = None if headers is None else list(headers)
+        self._copy_own(copy)
+        return copy
+
+    def _copy_own(self, copy: Self) -> None:
+        """Copy into ``copy`` the slots this record type adds to :class:`ConnectRecord`'s."""
         raise NotImplementedError
 
 
@@ -145,22 +162,9 @@ class SourceRecord(ConnectRecord):
         self.timestamp = timestamp
         self.headers = headers
 
-    def _copy(self) -> SourceRecord:
-        """A copy sharing everything but the headers list, slot by slot (cheaper than calling
-        the constructor: the SMT chain copies every record of a batch)."""
-        copy = _new(SourceRecord)
+    def _copy_own(self, copy: SourceRecord) -> None:
         copy.source_partition = self.source_partition
         copy.source_offset = self.source_offset
-        copy.topic = self.topic
-        copy.kafka_partition = self.kafka_partition
-        copy.key_schema = self.key_schema
-        copy.key = self.key
-        copy.value_schema = self.value_schema
-        copy.value = self.value
-        copy.timestamp = self.timestamp
-        headers = self.headers
-        copy.headers = None if headers is None else list(headers)
-        return copy
 
 
 @dataclass(slots=True, eq=True)
@@ -211,25 +215,12 @@ class SinkRecord(ConnectRecord):
             kafka_offset if original_kafka_offset is None else original_kafka_offset
         )
 
-    def _copy(self) -> SinkRecord:
-        """A copy sharing everything but the headers list, slot by slot (cheaper than calling
-        the constructor: the SMT chain copies every record of a batch)."""
-        copy = _new(SinkRecord)
-        copy.topic = self.topic
-        copy.kafka_partition = self.kafka_partition
-        copy.key_schema = self.key_schema
-        copy.key = self.key
-        copy.value_schema = self.value_schema
-        copy.value = self.value
+    def _copy_own(self, copy: SinkRecord) -> None:
         copy.kafka_offset = self.kafka_offset
-        copy.timestamp = self.timestamp
         copy.timestamp_type = self.timestamp_type
-        headers = self.headers
-        copy.headers = None if headers is None else list(headers)
         copy.original_topic = self.original_topic
         copy.original_kafka_partition = self.original_kafka_partition
         copy.original_kafka_offset = self.original_kafka_offset
-        return copy
 
 
 _new = object.__new__

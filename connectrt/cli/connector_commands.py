@@ -6,6 +6,7 @@ REST API (one REST call per command, named in each command's help).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,45 @@ def connectors() -> None:
     """Manage the connectors of a running worker (its REST API)."""
 
 
+def _add_state_change(command: str, done: str, doc: str) -> None:
+    """Add ``connectors COMMAND NAME``: one REST call, the client's method named COMMAND,
+    that changes connector NAME's state and answers with no body, reported as
+    ``<done> connector NAME`` (nothing with ``--json``). ``doc`` is the command's help."""
+
+    def handler(c: ConnectClient, as_json: bool, name: str) -> int:
+        getattr(c, command)(name)
+        if not as_json:
+            print(f"{done} connector {name}")
+        return 0
+
+    handler.__name__ = f"_{command}"
+    handler.__doc__ = doc
+    connectors.command(command)(remote(_name_argument()(handler)))
+
+
+def _add_show(
+    command: str,
+    fetch: Callable[[ConnectClient, str], Any],
+    render: Callable[[str, Any], None],
+    doc: str,
+) -> None:
+    """Add ``connectors COMMAND NAME``: one REST read (``fetch``) about connector NAME, printed
+    as JSON with ``--json`` and by ``render(NAME, answer)`` otherwise. ``doc`` is the
+    command's help."""
+
+    def handler(c: ConnectClient, as_json: bool, name: str) -> int:
+        answer = fetch(c, name)
+        if as_json:
+            print_json(answer)
+        else:
+            render(name, answer)
+        return 0
+
+    handler.__name__ = f"_{command}"
+    handler.__doc__ = doc
+    connectors.command(command)(remote(_name_argument()(handler)))
+
+
 @connectors.command("list")
 @remote
 def _list(c: ConnectClient, as_json: bool) -> int:
@@ -72,25 +112,30 @@ def _list(c: ConnectClient, as_json: bool) -> int:
     return 0
 
 
-@connectors.command("get")
-@remote
-@_name_argument()
-def _get(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Show connector NAME's type, tasks and config.
+def _print_config(config: dict[str, str]) -> None:
+    """A config map, one indented ``key = value`` line per key, in key order."""
+    for key in sorted(config):
+        print(f"  {key} = {config[key]}")
 
-    Calls GET /connectors/NAME.
-    """
-    info = c.connector(name)
-    if as_json:
-        print_json(info)
-        return 0
+
+def _print_info(name: str, info: Any) -> None:
+    """A connector info answer (GET /connectors/NAME): name, type, task count and config."""
     print(f"Name:   {info['name']}")
     print(f"Type:   {info['type']}")
     print(f"Tasks:  {len(info['tasks'])}")
     print("Config:")
-    for key in sorted(info["config"]):
-        print(f"  {key} = {info['config'][key]}")
-    return 0
+    _print_config(info["config"])
+
+
+_add_show(
+    "get",
+    lambda c, name: c.connector(name),
+    _print_info,
+    """Show connector NAME's type, tasks and config.
+
+    Calls GET /connectors/NAME.
+    """,
+)
 
 
 @connectors.command("create")
@@ -205,76 +250,27 @@ def _load_config_for(name: str, path: str) -> dict[str, str]:
     return config
 
 
-@connectors.command("delete")
-@remote
-@_name_argument()
-def _delete(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Delete connector NAME.
-
-    Calls DELETE /connectors/NAME.
-    """
-    c.delete(name)
-    if not as_json:
-        print(f"Deleted connector {name}")
-    return 0
+_add_state_change("delete", "Deleted", "Delete connector NAME.\n\nCalls DELETE /connectors/NAME.")
 
 
-@connectors.command("status")
-@remote
-@_name_argument()
-def _status(c: ConnectClient, as_json: bool, name: str) -> int:
+_add_show(
+    "status",
+    lambda c, name: c.status(name),
+    lambda name, status: print_status(status),
     """Show connector NAME's and its tasks' states.
 
     Calls GET /connectors/NAME/status.
-    """
-    status = c.status(name)
-    if as_json:
-        print_json(status)
-        return 0
-    print_status(status)
-    return 0
+    """,
+)
 
 
-@connectors.command("pause")
-@remote
-@_name_argument()
-def _pause(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Pause connector NAME and its tasks.
-
-    Calls PUT /connectors/NAME/pause.
-    """
-    c.pause(name)
-    if not as_json:
-        print(f"Pausing connector {name}")
-    return 0
-
-
-@connectors.command("resume")
-@remote
-@_name_argument()
-def _resume(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Resume a paused or stopped connector NAME.
-
-    Calls PUT /connectors/NAME/resume.
-    """
-    c.resume(name)
-    if not as_json:
-        print(f"Resuming connector {name}")
-    return 0
-
-
-@connectors.command("stop")
-@remote
-@_name_argument()
-def _stop(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Stop connector NAME, shutting its tasks down.
-
-    Calls PUT /connectors/NAME/stop.
-    """
-    c.stop(name)
-    if not as_json:
-        print(f"Stopped connector {name}")
-    return 0
+# The commands that change connector NAME's state with one PUT and no answer body.
+for _command, _done, _summary in (
+    ("pause", "Pausing", "Pause connector NAME and its tasks."),
+    ("resume", "Resuming", "Resume a paused or stopped connector NAME."),
+    ("stop", "Stopped", "Stop connector NAME, shutting its tasks down."),
+):
+    _add_state_change(_command, _done, f"{_summary}\n\nCalls PUT /connectors/NAME/{_command}.")
 
 
 @connectors.command("restart")
@@ -301,38 +297,32 @@ def _restart(
     return 0
 
 
-@connectors.command("tasks")
-@remote
-@_name_argument()
-def _tasks(c: ConnectClient, as_json: bool, name: str) -> int:
-    """Show the configs of connector NAME's tasks.
-
-    Calls GET /connectors/NAME/tasks.
-    """
-    tasks = c.tasks(name)
-    if as_json:
-        print_json(tasks)
-        return 0
+def _print_tasks(name: str, tasks: Any) -> None:
+    """A task configs answer (GET /connectors/NAME/tasks): each task's id and config."""
     if not tasks:
         print(f"Connector {name} has no tasks")
     for task in tasks:
         print(f"task {task['id']['task']}:")
-        for key in sorted(task["config"]):
-            print(f"  {key} = {task['config'][key]}")
-    return 0
+        _print_config(task["config"])
 
 
-@connectors.command("offsets")
-@remote
-@_name_argument()
-def _offsets(c: ConnectClient, as_json: bool, name: str) -> int:
+_add_show(
+    "tasks",
+    lambda c, name: c.tasks(name),
+    _print_tasks,
+    """Show the configs of connector NAME's tasks.
+
+    Calls GET /connectors/NAME/tasks.
+    """,
+)
+
+
+_add_show(
+    "offsets",
+    lambda c, name: {"offsets": c.offsets(name)},
+    lambda name, answer: print_offsets(name, answer["offsets"]),
     """Show connector NAME's committed offsets (KIP-875).
 
     Calls GET /connectors/NAME/offsets.
-    """
-    offsets = c.offsets(name)
-    if as_json:
-        print_json({"offsets": offsets})
-        return 0
-    print_offsets(name, offsets)
-    return 0
+    """,
+)

@@ -116,11 +116,16 @@ def _counts_line(status: dict[str, Any]) -> str:
     )
 
 
-def _report(status: dict[str, Any], as_json: bool, waited: bool) -> int:
+def _show(status: dict[str, Any], as_json: bool) -> None:
+    """A run's status: as JSON, or as :func:`print_replay`'s lines."""
     if as_json:
         print_json(status)
     else:
         print_replay(status)
+
+
+def _report(status: dict[str, Any], as_json: bool, waited: bool) -> int:
+    _show(status, as_json)
     state = status["state"]
     if state in ("FAILED", "CANCELLED"):
         detail = f": {status['message']}" if status.get("message") else ""
@@ -168,11 +173,7 @@ def _status(c: ConnectClient, as_json: bool, connector: str) -> int:
 
     Calls GET /connectors/NAME/dlq/replay.
     """
-    status = c.dlq_replay_status(connector)
-    if as_json:
-        print_json(status)
-    else:
-        print_replay(status)
+    _show(c.dlq_replay_status(connector), as_json)
     return 0
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS
+from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS, TYPE_SUFFIXES, simple_names
 from connectrt.runtime.redaction import Redactor
 from connectrt.runtime.secrets.masking import HIDDEN, is_secret, mask
 from connectrt.runtime.secrets.providers import REFERENCE_PATTERN
@@ -53,17 +53,8 @@ on the target (see the plan's problems), not imported."""
 
 TARGET_STATES = ("RUNNING", "PAUSED", "STOPPED")
 
-# The plugin kinds a config names, by the kind names /connector-plugins uses, and the suffix
-# a simple name may drop (as the target's registry accepts FileStreamSource for
-# FileStreamSourceConnector).
-_SUFFIX = {
-    "source": "Connector",
-    "sink": "Connector",
-    "converter": "Converter",
-    "header_converter": "HeaderConverter",
-    "transformation": "Transformation",
-    "predicate": "Predicate",
-}
+# The plugin kinds a config names, by the kind names /connector-plugins uses.
+_CONFIG_KINDS = frozenset(TYPE_SUFFIXES) - {"configprovider"}
 _CONNECTOR_KINDS = frozenset({"source", "sink"})
 _CONVERTER_KINDS = frozenset({"converter"})
 # A header converter may be any Converter that is also a HeaderConverter (StringConverter is).
@@ -132,11 +123,8 @@ class PluginCatalog:
         kinds: dict[str, set[str]] = {}
 
         def add(name: str, kind: str) -> None:
-            simple = name.replace(":", ".").rsplit(".", 1)[-1]
-            names = {name, name.replace(":", "."), simple}
-            suffix = _SUFFIX.get(kind)
-            if suffix and simple.endswith(suffix) and simple != suffix:
-                names.add(simple[: -len(suffix)])
+            # (as the target's registry accepts FileStreamSource for FileStreamSourceConnector)
+            names = {name, name.replace(":", ".")} | simple_names(name, kind)
             for n in names:
                 kinds.setdefault(n, set()).add(kind)
 
@@ -146,7 +134,7 @@ class PluginCatalog:
                 add(str(p["class"]), str(p["type"]))
         # connectrt's alias mapping: its bundled plugins by Kafka class name and Python path.
         for python_path, kafka_name, kind in BUNDLED_PLUGINS:
-            if kind in _SUFFIX and kafka_name in kinds:
+            if kind in _CONFIG_KINDS and kafka_name in kinds:
                 add(python_path, kind)
         for kafka_name, python_path in KAFKA_TRANSFORMATIONS.items():
             if kafka_name in kinds:

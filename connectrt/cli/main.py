@@ -27,6 +27,7 @@ from connectrt.cli.dlq_commands import dlq
 from connectrt.cli.groups import OrderedGroup
 from connectrt.cli.import_commands import import_command
 from connectrt.cli.offset_commands import offsets
+from connectrt.cli.pack_commands import pack_env_command
 from connectrt.cli.run_commands import (
     broker,
     config_docs,
@@ -36,6 +37,7 @@ from connectrt.cli.run_commands import (
     standalone,
     worker,
 )
+from connectrt.cli.tap_commands import tap_command
 from connectrt.errors import ConnectError
 
 __all__ = ["SECTIONS", "cli", "main"]
@@ -43,8 +45,8 @@ __all__ = ["SECTIONS", "cli", "main"]
 #: The commands of ``connectrt``, by heading of its help, in the order shown.
 SECTIONS: tuple[tuple[str, tuple[click.Command, ...]], ...] = (
     ("Run", (standalone, worker, spark, broker, demo)),
-    ("Manage a running worker", (connectors, offsets, dlq, import_command)),
-    ("Set up", (context, auth, plugins, config_docs, completion_command)),
+    ("Manage a running worker", (connectors, offsets, dlq, tap_command, import_command)),
+    ("Set up", (context, auth, plugins, config_docs, pack_env_command, completion_command)),
 )
 
 _CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}

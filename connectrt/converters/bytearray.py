@@ -12,8 +12,7 @@ from typing import Any
 from connectrt.api.converter import (
     ConfigKeys,
     ConnectColumns,
-    Converter,
-    HeaderConverter,
+    DataAndHeaderConverter,
     RawHeaders,
     SchemaAndValue,
 )
@@ -25,7 +24,7 @@ __all__ = ["CONFIG_KEYS", "ByteArrayConverter"]
 CONFIG_KEYS: ConfigKeys = {}
 
 
-class ByteArrayConverter(Converter, HeaderConverter):
+class ByteArrayConverter(DataAndHeaderConverter):
     """Bytes in, bytes out."""
 
     BYTES_PASSTHROUGH = True
@@ -37,11 +36,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
         """Nothing to configure."""
 
     def from_connect_data(
-        self,
-        topic: str,
-        schema: Schema | None,
-        value: Any,
-        headers: RawHeaders | None = None,
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
     ) -> bytes | None:
         if schema is not None and schema.type is not Type.BYTES:
             raise DataError(f"Invalid schema type for ByteArrayConverter: {schema.type.name}")
@@ -62,11 +57,3 @@ class ByteArrayConverter(Converter, HeaderConverter):
 
     def to_connect_columns(self, topic: str, data: Sequence[bytes | None]) -> ConnectColumns:
         return ConnectColumns((Schema.OPTIONAL_BYTES_SCHEMA,) * len(data), data)
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)

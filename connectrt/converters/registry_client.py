@@ -67,16 +67,8 @@ class SchemaRegistryClient:
             raise DataError(f"Schema registry returned invalid JSON for {path}") from exc
 
     def get_schema(self, schema_id: int) -> str:
-        """The schema text registered under ``schema_id``."""
-        try:
-            body = self._call("GET", f"/schemas/ids/{schema_id}")
-        except RegistryError as exc:
-            if exc.status == 404:
-                raise DataError(f"Schema id {schema_id} not found in the registry") from exc
-            raise DataError(f"Error retrieving Avro schema id {schema_id}: {exc}") from exc
-        if body.get("schemaType", "AVRO") != "AVRO":
-            raise DataError(f"Schema id {schema_id} is a {body['schemaType']} schema, not AVRO")
-        return str(body["schema"])
+        """The text of the Avro schema registered under ``schema_id``."""
+        return str(self.get_schema_info(schema_id, "AVRO")["schema"])
 
     def get_schema_info(self, schema_id: int, schema_type: str) -> dict[str, Any]:
         """``{"schema": text, "schemaType": ..., "references": [...]}`` of ``schema_id``,
@@ -88,7 +80,8 @@ class SchemaRegistryClient:
         except RegistryError as exc:
             if exc.status == 404:
                 raise DataError(f"Schema id {schema_id} not found in the registry") from exc
-            raise DataError(f"Error retrieving schema id {schema_id}: {exc}") from exc
+            kind = _kind(schema_type)
+            raise DataError(f"Error retrieving {kind} schema id {schema_id}: {exc}") from exc
         found = str(body.get("schemaType") or "AVRO")
         if found != schema_type:
             raise DataError(f"Schema id {schema_id} is a {found} schema, not {schema_type}")
@@ -128,6 +121,50 @@ class SchemaRegistryClient:
         path = f"/subjects/{_q(subject)}/versions/latest"
         body = self._answer("GET", path, None, f"No latest schema for subject {subject}")
         return int(body["id"]), str(body["schema"])
+
+    def compatibility(
+        self,
+        subject: str,
+        schema: str,
+        schema_type: str = "AVRO",
+        references: list[dict[str, Any]] | None = None,
+    ) -> list[str] | None:
+        """None when ``schema`` may be registered under ``subject`` (the check registration
+        makes, under the subject's compatibility level; a subject without versions accepts
+        anything), else the registry's verbose reasons it may not."""
+        request = _schema_body(schema, schema_type, references)
+        body: dict[str, Any] | None = None
+        # Every version the level checks; a registry without that endpoint (before Confluent
+        # 7) is asked about the latest version.
+        for version in ("", "/latest"):
+            path = f"/compatibility/subjects/{_q(subject)}/versions{version}?verbose=true"
+            try:
+                body = self._call("POST", path, request)
+                break
+            except RegistryError as exc:
+                if exc.status == 404 and ("(error code 4040" in str(exc) or version):
+                    return None  # no such subject (40401) or version (40402): nothing to break
+                if exc.status not in (404, 405):
+                    raise DataError(
+                        f"Compatibility check for subject {subject} failed: {exc}"
+                    ) from exc
+        if body is None:
+            return None
+        if body.get("is_compatible", False):
+            return None
+        return [str(m) for m in body.get("messages") or ()]
+
+    def compatibility_level(self, subject: str) -> str:
+        """``subject``'s compatibility level (the global one when it has none)."""
+        path = f"/config/{_q(subject)}?defaultToGlobal=true"
+        try:
+            body = self._call("GET", path)
+        except RegistryError:
+            try:
+                body = self._call("GET", "/config")
+            except RegistryError:
+                return "unknown"
+        return str(body.get("compatibilityLevel") or body.get("compatibility") or "unknown")
 
     def _schema_id(self, path: str, request: dict[str, Any], failure: str) -> int:
         """The ``id`` the registry answers a schema POSTed to ``path`` with."""

@@ -13,6 +13,7 @@ __all__ = [
     "AUTH_USER_INFO_CONFIG",
     "AUTO_REGISTER_CONFIG",
     "CACHE_SIZE_CONFIG",
+    "COMPATIBILITY_LEVELS",
     "CONFIG_KEYS",
     "KEY_STRATEGY_CONFIG",
     "SCHEMA_REGISTRY_URL_CONFIG",
@@ -38,6 +39,17 @@ CACHE_SIZE_CONFIG: Final = "schemas.cache.size"
 TIMEOUT_CONFIG: Final = "schema.registry.timeout.ms"
 
 SUBJECT_STRATEGIES: Final = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
+
+COMPATIBILITY_LEVELS: Final = (
+    "NONE",
+    "BACKWARD",
+    "BACKWARD_TRANSITIVE",
+    "FORWARD",
+    "FORWARD_TRANSITIVE",
+    "FULL",
+    "FULL_TRANSITIVE",
+)
+"""The compatibility levels of a schema registry (Confluent's, and the one a worker embeds)."""
 
 CONFIG_KEYS: ConfigKeys = {
     SCHEMA_REGISTRY_URL_CONFIG: (

@@ -17,8 +17,7 @@ from typing import Any
 from connectrt.api.converter import (
     ConfigKeys,
     ConnectColumns,
-    Converter,
-    HeaderConverter,
+    DataAndHeaderConverter,
     RawHeaders,
     SchemaAndValue,
 )
@@ -60,7 +59,7 @@ def _encoding(config: Mapping[str, Any], key: str) -> str:
         ) from None
 
 
-class StringConverter(Converter, HeaderConverter):
+class StringConverter(DataAndHeaderConverter):
     """Text in and out. Any value is written as its string form; None stays None."""
 
     CONFIG_KEYS = CONFIG_KEYS
@@ -74,11 +73,7 @@ class StringConverter(Converter, HeaderConverter):
         self._read_encoding = _encoding(config, DESERIALIZER_ENCODING_CONFIG)
 
     def from_connect_data(
-        self,
-        topic: str,
-        schema: Schema | None,
-        value: Any,
-        headers: RawHeaders | None = None,
+        self, topic: str, schema: Schema | None, value: Any, headers: RawHeaders | None = None
     ) -> bytes | None:
         if value is None:
             return None
@@ -113,11 +108,3 @@ class StringConverter(Converter, HeaderConverter):
         except TypeError:  # a null (or not bytes-like) among them
             values = [None if d is None else bytes(d).decode(encoding, "replace") for d in data]
         return ConnectColumns((Schema.OPTIONAL_STRING_SCHEMA,) * len(values), values)
-
-    def from_connect_header(
-        self, topic: str, header_key: str, schema: Schema | None, value: Any
-    ) -> bytes | None:
-        return self.from_connect_data(topic, schema, value)
-
-    def to_connect_header(self, topic: str, header_key: str, data: bytes | None) -> SchemaAndValue:
-        return self.to_connect_data(topic, data)

@@ -131,19 +131,28 @@ class Decimal:
         return decimal.Decimal(n).scaleb(-Decimal.scale(schema), context=_EXACT)
 
 
-class Date:
+class _IntegerLogical:
+    """Base of Date, Time and Timestamp: a logical type over an integer ``TYPE``, its schema
+    named ``LOGICAL_NAME`` (version 1) and without parameters."""
+
+    LOGICAL_NAME: ClassVar[str]
+    TYPE: ClassVar[Type]
+    SCHEMA: ClassVar[Schema]
+
+    @classmethod
+    def builder(cls) -> SchemaBuilder:
+        return SchemaBuilder(cls.TYPE).name(cls.LOGICAL_NAME).version(1)
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return cls.SCHEMA
+
+
+class Date(_IntegerLogical):
     """A calendar date, stored as INT32 days since the Unix epoch."""
 
     LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Date"
-    SCHEMA: ClassVar[Schema]
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(Date.LOGICAL_NAME).version(1)
-
-    @staticmethod
-    def schema() -> Schema:
-        return Date.SCHEMA
+    TYPE: ClassVar[Type] = Type.INT32
 
     @staticmethod
     def from_logical(schema: Schema | None, value: dt.date) -> int:
@@ -168,19 +177,11 @@ class Date:
             raise DataError(f"Invalid Date value {value!r}: {exc}") from exc
 
 
-class Time:
+class Time(_IntegerLogical):
     """A time of day, stored as INT32 milliseconds since midnight (UTC)."""
 
     LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Time"
-    SCHEMA: ClassVar[Schema]
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int32().name(Time.LOGICAL_NAME).version(1)
-
-    @staticmethod
-    def schema() -> Schema:
-        return Time.SCHEMA
+    TYPE: ClassVar[Type] = Type.INT32
 
     @staticmethod
     def from_logical(schema: Schema | None, value: dt.time) -> int:
@@ -209,19 +210,11 @@ class Time:
         return dt.time(hour, minute, second, ms * 1000)
 
 
-class Timestamp:
+class Timestamp(_IntegerLogical):
     """An instant, stored as INT64 milliseconds since the Unix epoch."""
 
     LOGICAL_NAME: ClassVar[str] = "org.apache.kafka.connect.data.Timestamp"
-    SCHEMA: ClassVar[Schema]
-
-    @staticmethod
-    def builder() -> SchemaBuilder:
-        return SchemaBuilder.int64().name(Timestamp.LOGICAL_NAME).version(1)
-
-    @staticmethod
-    def schema() -> Schema:
-        return Timestamp.SCHEMA
+    TYPE: ClassVar[Type] = Type.INT64
 
     @staticmethod
     def from_logical(schema: Schema | None, value: dt.datetime) -> int:

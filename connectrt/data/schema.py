@@ -208,6 +208,23 @@ class Schema:
     def __delattr__(self, key: str) -> None:
         raise AttributeError("Schema is immutable")
 
+    def replace(self, **changes: Any) -> Schema:
+        """A new schema of this one's type with the attributes named in ``changes`` (the
+        constructor's keywords: ``optional``, ``default``, ``name``, ...) replaced and the
+        others kept; checked as the constructor checks (SchemaBuilderError)."""
+        kept: dict[str, Any] = {
+            "optional": self.optional,
+            "default": self.default,
+            "name": self.name,
+            "version": self.version,
+            "doc": self.doc,
+            "parameters": self.parameters,
+            "fields": self.fields,
+            "key_schema": self.key_schema,
+            "value_schema": self.value_schema,
+        }
+        return Schema(self.type, **{**kept, **changes})
+
     def field(self, name: str) -> Field | None:
         """The field called ``name``, or None. Raises DataError when this is not a STRUCT."""
         if self.type is not Type.STRUCT:

@@ -7,14 +7,15 @@ same stores (:func:`assemble_herder`); nothing is bound late.
 ``standalone`` keeps connector configs in memory (the command-line files are the source of
 truth, as with Kafka's connect-standalone); ``worker`` keeps configs, target states and status
 in Kafka topics so that they survive restarts, and refuses to start next to another live worker
-on the same config topic.
+on the same config topic, unless ``standby.enable=true`` makes them one cluster of a leader
+and standbys (:mod:`connectrt.process.standby`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +29,13 @@ from connectrt.runtime.clients.settings import (
     OverridePolicy,
     admin_config,
     consumer_config,
-    producer_config,
+    worker_clients,
 )
 from connectrt.runtime.config.secrets import ConfigSecrets
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.worker_hooks import WorkerHooks
 from connectrt.runtime.herder.herder import Herder
+from connectrt.runtime.herder.leadership import LeaderFence
 from connectrt.runtime.offsets.admin import OffsetAdmin
 from connectrt.runtime.offsets.stores import create_offset_store
 from connectrt.runtime.plugins.registry import PluginRegistry, registry
@@ -43,8 +45,9 @@ from connectrt.runtime.worker.health import thread_probe
 from connectrt.runtime.worker.topic_tracker import StatusTopicTracker
 from connectrt.runtime.worker.worker import Worker
 from connectrt.storage.config_store import ConfigStore
+from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.status_store import StatusStore
-from connectrt.storage.worker_lock import SingleWorkerGuard
+from connectrt.storage.worker_lock import SingleWorkerGuard, WorkerGuard
 
 log = logging.getLogger(__name__)
 
@@ -52,25 +55,13 @@ __all__ = ["WorkerProcess", "assemble_herder", "create_herder"]
 
 
 def _client_configs(wc: WorkerConfig, role: str) -> dict[str, Any]:
-    policy = OverridePolicy("None")
     bootstrap = wc.bootstrap_servers
+    clients = worker_clients(bootstrap, wc.originals, role, f"connect-{role}-reader")
     return {
         "bootstrap_servers": bootstrap,
-        "producer_config": producer_config(
-            bootstrap, wc.originals, None, policy, f"connect-{role}-producer", worker_own=True
-        ),
-        "consumer_config": consumer_config(
-            bootstrap,
-            wc.originals,
-            None,
-            policy,
-            f"connect-{role}-consumer",
-            f"connect-{role}-reader",
-            worker_own=True,
-        ),
-        "admin_config": admin_config(
-            bootstrap, wc.originals, None, policy, f"connect-{role}-admin", worker_own=True
-        ),
+        "producer_config": clients.producer,
+        "consumer_config": clients.consumer,
+        "admin_config": clients.admin,
         "timeout": wc["worker.startup.timeout.ms"] / 1000.0,
     }
 
@@ -116,16 +107,21 @@ def create_herder(
         ),
     )
     secrets = ConfigSecrets(plugins, SecretMasker(), providers, redactor)
-    return assemble_herder(
+    herder = assemble_herder(
         wc, plugins, config_store, status_store, offset_admin, secrets, guard=guard
     )
+    offsets = herder.worker.offset_store
+    if isinstance(guard, LeaderFence) and isinstance(offsets, KafkaOffsetStore):
+        # The worker's source offsets (at-least-once tasks) are fenced like statuses; the id is
+        # taken before the worker starts the store (it then starts transactional).
+        guard.add(lambda: {"-offsets": offsets.log})
+    return herder
 
 
-def _stores(
-    wc: WorkerConfig, mode: str
-) -> tuple[ConfigStore, StatusStore, SingleWorkerGuard | None]:
+def _stores(wc: WorkerConfig, mode: str) -> tuple[ConfigStore, StatusStore, WorkerGuard | None]:
     """The config and status stores of ``mode`` (in memory for ``standalone``, on Kafka
-    topics for ``worker``, with the single-worker guard heartbeating on the status topic)."""
+    topics for ``worker``, with the single-worker guard heartbeating on the status topic, or
+    with ``standby.enable=true`` the leader's fence of config- and status-topic writes)."""
     if mode != "worker":
         from connectrt.storage.config_store import MemoryConfigStore
         from connectrt.storage.status_store import MemoryStatusStore
@@ -145,6 +141,11 @@ def _stores(
         replication_factor=wc["status.storage.replication.factor"],
         **_client_configs(wc, "status"),
     )
+    if wc["standby.enable"]:
+        fence = LeaderFence(
+            lambda: config_store.log, wc["group.id"], lambda: {"-status": status_store.log}
+        )
+        return config_store, status_store, fence
     guard = SingleWorkerGuard(status_store, wc["group.id"], wc.worker_id, legacy=config_store)
     return config_store, status_store, guard
 
@@ -156,7 +157,7 @@ def assemble_herder(
     status_store: StatusStore,
     offset_admin: OffsetAdmin,
     secrets: ConfigSecrets,
-    guard: SingleWorkerGuard | None = None,
+    guard: WorkerGuard | None = None,
 ) -> Herder:
     """Build (not start) a worker and its herder over collaborators built first: the worker
     gets ``secrets`` (its config resolver), ``config_store`` (task configs, fencing counts)
@@ -177,13 +178,17 @@ def assemble_herder(
 class WorkerProcess:
     """A herder plus its REST server: what ``connectrt standalone``/``worker`` run.
 
-    Every listener (REST API, schema registry) is served behind the one ``security``."""
+    Every listener (REST API, schema registry) is served behind the one ``security``.
+    ``prepare`` (optional) runs once on the thread that starts the herder, right before it: at
+    start-up, or in a standby cluster only once this worker is elected leader (``connectrt
+    spark`` starts its Spark application there, so that a standby runs no Spark driver)."""
 
     herder: Herder
     rest: HttpServer
     control: ControlTopicListener | None = None  # set when ``control.topic`` is configured
     registry: Any = None  # a SchemaRegistryServer when ``schema.registry.enable=true``
     security: ListenerSecurity | None = None
+    prepare: Callable[[], None] | None = None
 
     @classmethod
     def build(cls, props: Mapping[str, str], mode: str) -> WorkerProcess:
@@ -241,8 +246,8 @@ class WorkerProcess:
         if wc.get("schema.registry.enable"):
             from connectrt.schema_registry.server import SchemaRegistryServer
 
-            policy = OverridePolicy("None")
             bootstrap = wc.bootstrap_servers
+            clients = worker_clients(bootstrap, wc.originals, "schemas", "connect-schemas-reader")
             schema_registry = SchemaRegistryServer(
                 bootstrap,
                 wc["schema.registry.topic"],
@@ -251,33 +256,14 @@ class WorkerProcess:
                 ssl=ssl,
                 security=security,
                 replication_factor=wc["schema.registry.topic.replication.factor"],
-                producer_config=producer_config(
-                    bootstrap,
-                    wc.originals,
-                    None,
-                    policy,
-                    "connect-schemas-producer",
-                    worker_own=True,
-                ),
-                consumer_config=consumer_config(
-                    bootstrap,
-                    wc.originals,
-                    None,
-                    policy,
-                    "connect-schemas-consumer",
-                    "connect-schemas-reader",
-                    worker_own=True,
-                ),
-                admin_config=admin_config(
-                    bootstrap,
-                    wc.originals,
-                    None,
-                    policy,
-                    "connect-schemas-admin",
-                    worker_own=True,
-                ),
+                producer_config=clients.producer,
+                consumer_config=clients.consumer,
+                admin_config=clients.admin,
                 timeout=wc["worker.startup.timeout.ms"] / 1000.0,
             )
+            registry_server = schema_registry
+            # The console's schema pages read it (connectrt.rest.console.schemas).
+            herder.schema_registry_url = lambda: registry_server.url  # type: ignore[attr-defined]
         return cls(herder, rest, control, schema_registry, security)
 
     def run(
@@ -291,8 +277,20 @@ class WorkerProcess:
         The REST API opens first so that ``/health`` answers 503 ``starting`` meanwhile; until
         the herder is ready, requests under ``/connectors`` get 503 + ``Retry-After``
         (:mod:`connectrt.rest.readiness`), so nothing reaches the herder before it has read
-        its topics."""
+        its topics. With ``standby.enable=true`` the herder starts only once this worker is
+        elected leader (:mod:`connectrt.process.standby`)."""
         stop = stop or threading.Event()
+        if self.herder.config.get("standby.enable") and isinstance(self.herder.guard, LeaderFence):
+            from connectrt.process.standby import StandbyWorker
+
+            wc = self.herder.config
+
+            def stores() -> tuple[Any, Any]:
+                config_store, status_store, _guard = _stores(wc, "worker")
+                return config_store, status_store
+
+            StandbyWorker(self, stores).run(stop)
+            return
         self.rest.start()
         if self.herder.config.get("rest.advertised.port") is None:
             # worker_id names the port actually bound (listeners may ask for port 0).
@@ -302,6 +300,8 @@ class WorkerProcess:
             if self.registry is not None:
                 self.registry.start()  # before connectors, whose converters may use it
                 log.info("Schema registry at %s", self.registry.url)
+            if self.prepare is not None:
+                self.prepare()
             self.herder.start(initial, ready=self.control is None)
             if self.control is not None:
                 self.control.start()  # its start position is fixed before we report ready

@@ -16,7 +16,7 @@ from types import FrameType
 from connectrt.errors import ConfigError
 from connectrt.process.assembly import WorkerProcess
 from connectrt.runtime.clients.settings import OverridePolicy
-from connectrt.runtime.config.connector import check_connector_config
+from connectrt.runtime.config.connector import validate_connector_config
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.properties import load_connector_file, load_properties
@@ -56,13 +56,13 @@ def run_standalone(
     policy = OverridePolicy.from_worker_config(wc)
     registry.add_plugin_path(wc["plugin.path"], wc["plugin.packages"])
     for _name, config, initial in connectors:
-        check_connector_config(
+        validate_connector_config(
             config,
             registry,
             policy,
             executor=wc["task.executor"],
             exactly_once_source=wc["exactly.once.source.support"],
-        )
+        ).raise_if_invalid()
         if (initial or "RUNNING").upper() not in _INITIAL_STATES:
             raise ConfigError(f"Invalid initial_state {initial} for connector {_name}")
     stop = stop_event or threading.Event()

@@ -16,6 +16,7 @@ from connectrt import __version__
 from connectrt.rest.config_limits import ConfigLimits
 from connectrt.rest.console import mount_console
 from connectrt.rest.errors import install_error_handlers
+from connectrt.rest.forwarding import LeaderForwarding
 from connectrt.rest.openapi import document_api
 from connectrt.rest.readiness import StartupGate
 from connectrt.rest.responses import JSON
@@ -26,6 +27,7 @@ from connectrt.rest.routes.loggers import loggers_router
 from connectrt.rest.routes.offsets import offsets_router
 from connectrt.rest.routes.plugins import plugins_router
 from connectrt.rest.routes.root import root_router
+from connectrt.rest.routes.tap import tap_router
 from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["create_app"]
@@ -59,6 +61,8 @@ def create_app(herder: Herder) -> FastAPI:
     )
     # Requests under /connectors get 503 + Retry-After until the herder is ready.
     app.add_middleware(StartupGate, ready=lambda: herder.ready)
+    # In a standby cluster a standby forwards them to the leader (outermost: before the gate).
+    app.add_middleware(LeaderForwarding, leadership=lambda: getattr(herder, "leadership", None))
     limits = _config_limits(herder)
     # In the order of the OpenAPI document.
     routers = [
@@ -69,6 +73,7 @@ def create_app(herder: Herder) -> FastAPI:
         plugins_router(herder),
         loggers_router(herder),
         dlq_router(herder),  # connectrt: dead letter queue replay
+        tap_router(herder),  # connectrt: the record inspector
     ]
     for router in routers:
         app.include_router(router)

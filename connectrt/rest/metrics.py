@@ -9,7 +9,8 @@ Nothing is kept here between scrapes: a deleted connector's series disappear wit
 Metric names (unchanged from the hand-written exposition this replaces, plus the new ones):
 ``connectrt_connector_state``, ``connectrt_task_state`` (1 for the current state),
 ``connectrt_task_<counter>_total``, ``connectrt_task_{batch,put,poll,commit}_seconds``
-(histograms), ``connectrt_task_consumer_lag`` (per sink partition), ``connectrt_plugin_<name>``
+and ``connectrt_task_e2e_latency_seconds`` (histograms), ``connectrt_task_consumer_lag`` (per
+sink partition), ``connectrt_plugin_<name>``
 (KIP-877: what plugins registered), ``connectrt_uptime_seconds``,
 and prometheus-client's ``process_*``, ``python_gc_*`` and ``python_info``.
 """
@@ -53,6 +54,12 @@ COUNTERS = {
     "batches": "Batches processed",
     "deadletterqueue_produce_requests": "Records written to the dead letter queue",
     "deadletterqueue_produce_failures": "Dead letter queue writes that failed",
+    "share_acquired": "Share-group sink: records acquired from the share group",
+    "share_accepted": "Share-group sink: records acknowledged ACCEPT (written or sent to the DLQ)",
+    "share_released": "Share-group sink: records acknowledged RELEASE (delivered again)",
+    "share_rejected": "Share-group sink: records acknowledged REJECT (archived unwritten)",
+    "share_archived": "Share-group sink: records released on their last delivery (archived by "
+    "the broker past share.delivery.count.limit)",
 }
 # TaskMetrics histogram -> help text; exposed as connectrt_task_<name>.
 HISTOGRAMS = {
@@ -60,6 +67,9 @@ HISTOGRAMS = {
     "put_seconds": "Time in SinkTask.put() per call",
     "poll_seconds": "Time in SourceTask.poll() per call",
     "commit_seconds": "Time of one offset commit (flush/pre_commit and the commit itself)",
+    "e2e_latency_seconds": "End-to-end latency per record: sink, the record's Kafka timestamp "
+    "to put() returned; source, poll() returned to Kafka's acknowledgement (per batch, from a "
+    "sample of its records)",
 }
 
 

@@ -35,10 +35,11 @@ from starlette.routing import Router
 
 from connectrt.rest import models as m
 
-__all__ = ["TEXT", "Op", "document_api", "documented", "operations"]
+__all__ = ["EVENT_STREAM", "TEXT", "Op", "document_api", "documented", "operations"]
 
 _REF = "#/components/schemas/{model}"
 TEXT = "text"  # a text/plain answer (the metrics exposition)
+EVENT_STREAM = "event-stream"  # server-sent events (the record inspector's tap)
 
 _REASONS = {
     200: "OK",
@@ -148,6 +149,8 @@ def _complete(path: str, method: str, op: dict[str, Any], doc: Op, schemas: _Sch
         response: dict[str, Any] = {"description": _REASONS[status]}
         if model == TEXT:
             response["content"] = {"text/plain": {"schema": {"type": "string"}}}
+        elif model == EVENT_STREAM:
+            response["content"] = {"text/event-stream": {"schema": {"type": "string"}}}
         elif model is not None:
             schema = schemas.ref(model, "serialization")
             response["content"] = {"application/json": {"schema": schema}}

@@ -17,11 +17,17 @@ to the worker, which keeps it in its handle's metrics with :meth:`TaskMetrics.ap
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["LATENCY_BUCKETS", "LatencyHistogram", "TaskMetrics"]
+__all__ = [
+    "E2E_LATENCY_BUCKETS",
+    "LATENCY_BUCKETS",
+    "LatencyHistogram",
+    "TaskMetrics",
+    "quantile",
+]
 
 # Upper bounds (seconds) of the latency histograms' buckets; +Inf is implied.
 LATENCY_BUCKETS: tuple[float, ...] = (
@@ -41,30 +47,54 @@ LATENCY_BUCKETS: tuple[float, ...] = (
     10.0,
     30.0,
 )
+# End-to-end latency (record timestamp -> put returned; poll -> acknowledged) also spans a
+# backlog being caught up with: the same bounds, then up to an hour.
+E2E_LATENCY_BUCKETS: tuple[float, ...] = (*LATENCY_BUCKETS, 60.0, 120.0, 300.0, 900.0, 3600.0)
 
 
 class LatencyHistogram:
-    """Counts of observed durations per bucket of :data:`LATENCY_BUCKETS`, plus their sum.
+    """Counts of observed durations per bucket of ``bounds`` (default :data:`LATENCY_BUCKETS`),
+    plus their sum.
 
-    One writer (the task thread) calls :meth:`observe`; any thread may call :meth:`snapshot`.
+    One writer (the task thread) calls :meth:`observe` or :meth:`observe_sample`; any thread may
+    call :meth:`snapshot`.
     """
 
-    __slots__ = ("counts", "total")
+    __slots__ = ("bounds", "counts", "total")
 
-    def __init__(self) -> None:
-        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)  # the last one is +Inf
+    def __init__(self, bounds: tuple[float, ...] = LATENCY_BUCKETS) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)  # the last one is +Inf
         self.total = 0.0
 
     def observe(self, seconds: float) -> None:
-        self.counts[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        self.counts[bisect_left(self.bounds, seconds)] += 1
         self.total += seconds
 
-    @classmethod
-    def from_snapshot(cls, snapshot: Any) -> LatencyHistogram:
-        """The histogram a :meth:`snapshot` describes (its bounds may have crossed JSON, where
-        ``inf`` becomes null: the buckets are taken in order). Malformed input gives an empty
-        histogram."""
-        histogram = cls()
+    def observe_sample(self, sample: Sequence[float], count: int) -> None:
+        """``count`` observations of which ``sample`` (not empty, at most ``count`` long) is an
+        even sample: each value stands for ``count // len(sample)`` of them, the first
+        ``count % len(sample)`` values for one more. The batch-native form: one call per batch,
+        work in the sample's length, and the histogram's count still grows by ``count``."""
+        k = len(sample)
+        if k == 0 or count <= 0:
+            return
+        each, extra = divmod(count, k)
+        counts = self.counts
+        bounds = self.bounds
+        total = 0.0
+        for i, seconds in enumerate(sample):
+            weight = each + 1 if i < extra else each
+            if weight:
+                counts[bisect_left(bounds, seconds)] += weight
+                total += seconds * weight
+        self.total += total
+
+    def from_snapshot(self, snapshot: Any) -> LatencyHistogram:
+        """A new histogram with this one's bounds, as a :meth:`snapshot` describes it (its
+        bounds may have crossed JSON, where ``inf`` becomes null: the buckets are taken in
+        order). Malformed input gives an empty histogram."""
+        histogram = LatencyHistogram(self.bounds)
         try:
             cumulative = [int(count) for _, count in snapshot["buckets"]]
             total = float(snapshot["sum"])
@@ -85,7 +115,7 @@ class LatencyHistogram:
         counts = list(self.counts)
         cumulative = 0
         buckets = []
-        for bound, count in zip((*LATENCY_BUCKETS, float("inf")), counts, strict=True):
+        for bound, count in zip((*self.bounds, float("inf")), counts, strict=True):
             cumulative += count
             buckets.append((bound, cumulative))
         return {"buckets": buckets, "count": cumulative, "sum": self.total}
@@ -114,15 +144,34 @@ class TaskMetrics:
     # Records written to the dead letter queue, and DLQ writes the broker refused.
     deadletterqueue_produce_requests: int = 0
     deadletterqueue_produce_failures: int = 0
+    # Sink tasks of a share group (consumer.group.type=share): records acquired from the
+    # broker, and acknowledged as ACCEPT, RELEASE or REJECT; archived: records on their last
+    # delivery (group share.delivery.count.limit) released, which the broker archives.
+    share_acquired: int = 0
+    share_accepted: int = 0
+    share_released: int = 0
+    share_rejected: int = 0
+    share_archived: int = 0
     batch_seconds: LatencyHistogram = field(default_factory=LatencyHistogram)
     # Time in SinkTask.put / SourceTask.poll (timed by the runner factory's task wrapper) and
     # in an offset commit (sink: pre_commit + consumer commit; source: producer flush + store).
     put_seconds: LatencyHistogram = field(default_factory=LatencyHistogram)
     poll_seconds: LatencyHistogram = field(default_factory=LatencyHistogram)
     commit_seconds: LatencyHistogram = field(default_factory=LatencyHistogram)
+    # End-to-end latency per record (observed per batch from a sample): sink, the record's Kafka
+    # timestamp -> put() returned; source, poll() returned -> Kafka acknowledged the record.
+    e2e_latency_seconds: LatencyHistogram = field(
+        default_factory=lambda: LatencyHistogram(E2E_LATENCY_BUCKETS)
+    )
     partition_lag: Callable[[], dict[tuple[str, int], int]] | None = field(
         default=None, repr=False, compare=False
     )
+    # Epoch ms of the last end-to-end latency observation (records delivered: a sink's put()
+    # returned, a source's records acknowledged); 0: none yet. Read by stuck-task detection.
+    last_delivered_ms: int = 0
+    # Not a metric: the value schema's fields of each topic the task read or wrote (name, type),
+    # for the schema facets of lineage events (connectrt.runtime.tasks.topic_schemas).
+    topic_fields: dict[str, list[list[str]]] = field(default_factory=dict, compare=False)
 
     def observe_batch(self, seconds: float) -> None:
         self.batches += 1
@@ -150,6 +199,8 @@ class TaskMetrics:
             value = getattr(self, f.name)
             if isinstance(value, LatencyHistogram):
                 out[f.name] = value.snapshot()
+            elif f.name == "topic_fields":
+                out[f.name] = {t: [list(x) for x in v] for t, v in value.items()}
             elif f.name != "partition_lag":
                 out[f.name] = value
         out["partition_lag"] = [
@@ -169,8 +220,12 @@ class TaskMetrics:
             if name in ("connector", "task", "partition_lag") or name not in snapshot:
                 continue
             value = snapshot[name]
-            if isinstance(getattr(self, name), LatencyHistogram):
-                setattr(self, name, LatencyHistogram.from_snapshot(value))
+            current = getattr(self, name)
+            if name == "topic_fields":
+                if isinstance(value, dict):
+                    self.topic_fields = {str(t): list(v) for t, v in value.items()}
+            elif isinstance(current, LatencyHistogram):
+                setattr(self, name, current.from_snapshot(value))
             elif isinstance(value, int | float) and not isinstance(value, bool):
                 setattr(self, name, value)
 
@@ -184,3 +239,21 @@ def _lag_from_snapshot(entries: Any) -> dict[tuple[str, int], int]:
             except (KeyError, TypeError, ValueError):
                 continue
     return lag
+
+
+def quantile(q: float, buckets: Sequence[tuple[float, int]]) -> float | None:
+    """The ``q`` quantile (0..1) of a histogram given as cumulative ``(upper bound, count)``
+    buckets (a :meth:`LatencyHistogram.snapshot`'s, or the difference of two), interpolated
+    linearly inside its bucket as Prometheus' ``histogram_quantile`` does; the highest finite
+    bound when it falls in the +Inf bucket; None for an empty histogram."""
+    if not buckets or buckets[-1][1] <= 0:
+        return None
+    rank = q * buckets[-1][1]
+    lower, below = 0.0, 0
+    for bound, cumulative in buckets:
+        if cumulative >= rank and cumulative > below:
+            if bound == float("inf"):
+                return lower
+            return lower + (bound - lower) * (rank - below) / (cumulative - below)
+        lower, below = bound, cumulative
+    return lower

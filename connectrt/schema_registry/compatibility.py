@@ -24,10 +24,12 @@ every previous version instead of the latest only; NONE checks nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import fastavro
+
+from connectrt.converters.registry_config import COMPATIBILITY_LEVELS
 
 __all__ = [
     "LEVELS",
@@ -35,18 +37,11 @@ __all__ = [
     "ParsedSchema",
     "can_read",
     "check_compatibility",
+    "check_levels",
     "parse_avro",
 ]
 
-LEVELS = (
-    "NONE",
-    "BACKWARD",
-    "BACKWARD_TRANSITIVE",
-    "FORWARD",
-    "FORWARD_TRANSITIVE",
-    "FULL",
-    "FULL_TRANSITIVE",
-)
+LEVELS = COMPATIBILITY_LEVELS
 
 _PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 _PROMOTIONS = {
@@ -116,7 +111,21 @@ def _check_records(raw: Any) -> None:
 def check_compatibility(
     level: str, new: ParsedSchema, previous: Sequence[ParsedSchema]
 ) -> list[str]:
-    """Why ``new`` is incompatible with ``previous`` (oldest first) at ``level``; [] if not."""
+    """Why the Avro schema ``new`` is incompatible with ``previous`` (oldest first) at
+    ``level``; [] if not."""
+    return check_levels(level, new, previous, can_read)
+
+
+def check_levels(
+    level: str, new: Any, previous: Sequence[Any], can_read: Callable[[Any, Any], list[str]]
+) -> list[str]:
+    """Why ``new`` is incompatible with ``previous`` (oldest first) at ``level``; [] if not.
+
+    The levels are the same for every schema type, built on its ``can_read(reader, writer)``:
+    BACKWARD (``new`` reads the last), FORWARD (the last reads ``new``), FULL (both), their
+    TRANSITIVE variants (against every previous schema, newest first) and NONE. A previous
+    schema of another type (another parsed class) is incompatible. ValueError for an unknown
+    level."""
     level = level.upper()
     if level not in LEVELS:
         raise ValueError(f"Unknown compatibility level {level}")
@@ -125,6 +134,9 @@ def check_compatibility(
     targets = list(previous) if level.endswith("_TRANSITIVE") else [previous[-1]]
     messages: list[str] = []
     for old in reversed(targets):
+        if type(old) is not type(new):
+            messages.append("Incompatible because of different schema type")
+            continue
         if level.startswith(("BACKWARD", "FULL")):
             messages += [f"BACKWARD: {m}" for m in can_read(new, old)]
         if level.startswith(("FORWARD", "FULL")):

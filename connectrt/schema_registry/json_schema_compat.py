@@ -1,5 +1,3 @@
-# Why one module over 450 lines: Confluent's JSON Schema diff rules recurse into each other
-# (objects, arrays, combined schemas and references call each other), so they are read together.
 """JSON Schema compatibility, by the rules of Confluent Schema Registry.
 
 :func:`differences` compares an ``original`` schema (the writer's) with an ``update`` (the
@@ -27,106 +25,27 @@ A reference cycle is cut: a pair of schemas already being compared counts as com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any
 
+from connectrt.schema_registry.json_schema_differences import (
+    COMPATIBLE_CHANGES,
+    DiffContext,
+    Difference,
+    numeric_bound,
+)
 from connectrt.schema_registry.json_schema_model import Node
-
-__all__ = ["COMPATIBLE_CHANGES", "differences", "incompatible"]
-
-COMPATIBLE_CHANGES: Final = frozenset(
-    {
-        "ID_CHANGED",
-        "DESCRIPTION_CHANGED",
-        "TITLE_CHANGED",
-        "DEFAULT_CHANGED",
-        "SCHEMA_REMOVED",
-        "TYPE_EXTENDED",
-        "MAX_LENGTH_INCREASED",
-        "MAX_LENGTH_REMOVED",
-        "MIN_LENGTH_DECREASED",
-        "MIN_LENGTH_REMOVED",
-        "PATTERN_REMOVED",
-        "MAXIMUM_INCREASED",
-        "MAXIMUM_REMOVED",
-        "MINIMUM_DECREASED",
-        "MINIMUM_REMOVED",
-        "EXCLUSIVE_MAXIMUM_INCREASED",
-        "EXCLUSIVE_MAXIMUM_REMOVED",
-        "EXCLUSIVE_MINIMUM_DECREASED",
-        "EXCLUSIVE_MINIMUM_REMOVED",
-        "MULTIPLE_OF_REDUCED",
-        "MULTIPLE_OF_REMOVED",
-        "REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED",
-        "REQUIRED_ATTRIBUTE_REMOVED",
-        "MAX_PROPERTIES_INCREASED",
-        "MAX_PROPERTIES_REMOVED",
-        "MIN_PROPERTIES_DECREASED",
-        "MIN_PROPERTIES_REMOVED",
-        "ADDITIONAL_PROPERTIES_ADDED",
-        "ADDITIONAL_PROPERTIES_EXTENDED",
-        "PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
-        "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL",
-        "OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL",
-        "PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-        "PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL",
-        "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "MAX_ITEMS_INCREASED",
-        "MAX_ITEMS_REMOVED",
-        "MIN_ITEMS_DECREASED",
-        "MIN_ITEMS_REMOVED",
-        "UNIQUE_ITEMS_REMOVED",
-        "ADDITIONAL_ITEMS_ADDED",
-        "ADDITIONAL_ITEMS_EXTENDED",
-        "ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL",
-        "ITEM_ADDED_TO_CLOSED_CONTENT_MODEL",
-        "ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-        "ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL",
-        "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL",
-        "ENUM_ARRAY_EXTENDED",
-        "COMBINED_TYPE_EXTENDED",
-        "PRODUCT_TYPE_NARROWED",
-        "SUM_TYPE_EXTENDED",
-        "NOT_TYPE_NARROWED",
-    }
+from connectrt.schema_registry.json_schema_scalar_diff import (
+    compare_enum,
+    compare_number,
+    compare_string,
 )
 
-Difference = tuple[str, str]
-
-
-class _Context:
-    def __init__(self, stack: set[tuple[int, int]], path: list[str]) -> None:
-        self.found: list[Difference] = []
-        self.stack = stack
-        self.path = path
-
-    def sub(self) -> _Context:
-        return _Context(self.stack, list(self.path))
-
-    def add(self, kind: str, *extra: str) -> None:
-        self.found.append((kind, "#/" + "/".join([*self.path, *extra])))
-
-    def extend(self, found: list[Difference]) -> None:
-        self.found.extend(found)
-
-    def compatible(self) -> bool:
-        return all(kind in COMPATIBLE_CHANGES for kind, _ in self.found)
-
-    @contextmanager
-    def enter(self, *names: str) -> Iterator[None]:
-        self.path.extend(names)
-        try:
-            yield
-        finally:
-            del self.path[len(self.path) - len(names) :]
+__all__ = ["COMPATIBLE_CHANGES", "differences", "incompatible"]
 
 
 def differences(original: Node, update: Node) -> list[Difference]:
     """Every difference from ``original`` to ``update``, as ``(type, JSON path)``."""
-    ctx = _Context(set(), [])
+    ctx = DiffContext(set(), [])
     _compare(ctx, original, update)
     return ctx.found
 
@@ -141,7 +60,7 @@ def incompatible(reader: Node, writer: Node) -> list[str]:
     ]
 
 
-def _compare(ctx: _Context, original: Node | None, update: Node | None) -> None:
+def _compare(ctx: DiffContext, original: Node | None, update: Node | None) -> None:
     if original is None and update is None:
         return
     if original is None:
@@ -160,38 +79,43 @@ def _compare(ctx: _Context, original: Node | None, update: Node | None) -> None:
         ctx.stack.discard(pair)
 
 
-def _compare_types(ctx: _Context, original: Node, update: Node) -> None:
+def _adopt_if_compatible(
+    ctx: DiffContext, original: Node, update: Node, change: str | None = None
+) -> bool:
+    """Compare ``original`` with ``update`` aside; when every difference is compatible, record
+    them (and ``change``, when given) in ``ctx`` and return True, else record nothing."""
+    sub = ctx.sub()
+    _compare(sub, original, update)
+    if not sub.compatible():
+        return False
+    ctx.extend(sub.found)
+    if change is not None:
+        ctx.add(change)
+    return True
+
+
+def _matches_combined(ctx: DiffContext, original: Node, update: Node) -> bool:
+    """Whether one side is a combined schema the other side matches compatibly: its only
+    subschema, a branch of the update's anyOf/oneOf (``SUM_TYPE_EXTENDED``) or of the
+    original's allOf (``PRODUCT_TYPE_NARROWED``); the match's differences are then recorded."""
     if original.kind != "combined" and update.kind == "combined":
         if len(update.subs) == 1:
-            sub = ctx.sub()
-            _compare(sub, original, update.subs[0])
-            if sub.compatible():
-                ctx.extend(sub.found)
-                return
-        elif update.criterion in ("anyOf", "oneOf"):
-            for branch in update.subs:
-                sub = ctx.sub()
-                _compare(sub, original, branch)
-                if sub.compatible():
-                    ctx.extend(sub.found)
-                    ctx.add("SUM_TYPE_EXTENDED")
-                    return
+            return _adopt_if_compatible(ctx, original, update.subs[0])
+        if update.criterion in ("anyOf", "oneOf"):
+            extended = "SUM_TYPE_EXTENDED"
+            return any(_adopt_if_compatible(ctx, original, b, extended) for b in update.subs)
     elif original.kind == "combined" and update.kind != "combined":
         if len(original.subs) == 1:
-            sub = ctx.sub()
-            _compare(sub, original.subs[0], update)
-            if sub.compatible():
-                ctx.extend(sub.found)
-                return
-        elif original.criterion == "allOf":
-            for branch in original.subs:
-                sub = ctx.sub()
-                _compare(sub, branch, update)
-                if sub.compatible():
-                    ctx.extend(sub.found)
-                    ctx.add("PRODUCT_TYPE_NARROWED")
-                    return
+            return _adopt_if_compatible(ctx, original.subs[0], update)
+        if original.criterion == "allOf":
+            narrowed = "PRODUCT_TYPE_NARROWED"
+            return any(_adopt_if_compatible(ctx, b, update, narrowed) for b in original.subs)
+    return False
 
+
+def _compare_types(ctx: DiffContext, original: Node, update: Node) -> None:
+    if _matches_combined(ctx, original, update):
+        return
     if original.kind != update.kind:
         if original.kind == "false" or update.kind == "empty":
             return
@@ -211,11 +135,11 @@ def _compare_types(ctx: _Context, original: Node, update: Node) -> None:
 
     kind = original.kind
     if kind == "string":
-        _compare_string(ctx, original, update)
+        compare_string(ctx, original, update)
     elif kind == "number":
-        _compare_number(ctx, original, update)
+        compare_number(ctx, original, update)
     elif kind in ("enum", "const"):
-        _compare_enum(ctx, original, update)
+        compare_enum(ctx, original, update)
     elif kind == "combined":
         _compare_combined(ctx, original, update)
     elif kind == "not":
@@ -226,96 +150,7 @@ def _compare_types(ctx: _Context, original: Node, update: Node) -> None:
         _compare_array(ctx, original, update)
 
 
-def _bound(
-    ctx: _Context, keyword: str, old: Any, new: Any, name: str, larger_is: str, smaller_is: str
-) -> None:
-    """``<NAME>_ADDED``/``_REMOVED`` or ``larger_is``/``smaller_is`` for a numeric keyword."""
-    if old == new:
-        return
-    if old is None:
-        ctx.add(f"{name}_ADDED", keyword)
-    elif new is None:
-        ctx.add(f"{name}_REMOVED", keyword)
-    elif new > old:
-        ctx.add(f"{name}_{larger_is}", keyword)
-    elif new < old:
-        ctx.add(f"{name}_{smaller_is}", keyword)
-
-
-def _num(node: Node, keyword: str) -> Any:
-    value = node.get(keyword)
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _compare_string(ctx: _Context, original: Node, update: Node) -> None:
-    _bound(ctx, "maxLength", _num(original, "maxLength"), _num(update, "maxLength"),
-           "MAX_LENGTH", "INCREASED", "DECREASED")  # fmt: skip
-    _bound(ctx, "minLength", _num(original, "minLength"), _num(update, "minLength"),
-           "MIN_LENGTH", "INCREASED", "DECREASED")  # fmt: skip
-    old, new = original.get("pattern"), update.get("pattern")
-    if old is None and new is not None:
-        ctx.add("PATTERN_ADDED", "pattern")
-    elif old is not None and new is None:
-        ctx.add("PATTERN_REMOVED", "pattern")
-    elif old != new:
-        ctx.add("PATTERN_CHANGED", "pattern")
-
-
-def _exclusive(node: Node, keyword: str) -> Any:
-    """draft-07's numeric ``exclusiveMaximum``/``exclusiveMinimum`` (draft-04's boolean
-    form makes ``maximum``/``minimum`` exclusive)."""
-    value = node.get(keyword)
-    if value is True:
-        return _num(node, keyword.replace("exclusiveM", "m"))
-    return _num(node, keyword)
-
-
-def _compare_number(ctx: _Context, original: Node, update: Node) -> None:
-    _bound(ctx, "maximum", _num(original, "maximum"), _num(update, "maximum"),
-           "MAXIMUM", "INCREASED", "DECREASED")  # fmt: skip
-    _bound(ctx, "minimum", _num(original, "minimum"), _num(update, "minimum"),
-           "MINIMUM", "INCREASED", "DECREASED")  # fmt: skip
-    _bound(ctx, "exclusiveMaximum", _exclusive(original, "exclusiveMaximum"),
-           _exclusive(update, "exclusiveMaximum"), "EXCLUSIVE_MAXIMUM", "INCREASED",
-           "DECREASED")  # fmt: skip
-    _bound(ctx, "exclusiveMinimum", _exclusive(original, "exclusiveMinimum"),
-           _exclusive(update, "exclusiveMinimum"), "EXCLUSIVE_MINIMUM", "INCREASED",
-           "DECREASED")  # fmt: skip
-    old, new = _num(original, "multipleOf"), _num(update, "multipleOf")
-    if old != new:
-        if old is None:
-            ctx.add("MULTIPLE_OF_ADDED", "multipleOf")
-        elif new is None:
-            ctx.add("MULTIPLE_OF_REMOVED", "multipleOf")
-        elif old != 0 and _divides(old, new):
-            ctx.add("MULTIPLE_OF_EXPANDED", "multipleOf")
-        elif new != 0 and _divides(new, old):
-            ctx.add("MULTIPLE_OF_REDUCED", "multipleOf")
-        else:
-            ctx.add("MULTIPLE_OF_CHANGED", "multipleOf")
-    if original.integer != update.integer:
-        ctx.add("TYPE_EXTENDED" if original.integer else "TYPE_NARROWED")
-
-
-def _divides(divisor: float, value: float) -> bool:
-    from decimal import Decimal
-
-    return Decimal(str(value)) % Decimal(str(divisor)) == 0
-
-
-def _compare_enum(ctx: _Context, original: Node, update: Node) -> None:
-    old, new = original.values, update.values
-    if old == new:
-        return
-    if all(v in new for v in old):
-        ctx.add("ENUM_ARRAY_EXTENDED", "enum")
-    elif all(v in old for v in new):
-        ctx.add("ENUM_ARRAY_NARROWED", "enum")
-    else:
-        ctx.add("ENUM_ARRAY_CHANGED", "enum")
-
-
-def _compare_not(ctx: _Context, original: Node, update: Node) -> None:
+def _compare_not(ctx: DiffContext, original: Node, update: Node) -> None:
     # not(A) -> not(B) is compatible when B can read... the other way round.
     sub = ctx.sub()
     _compare(sub, update.not_schema, original.not_schema)
@@ -325,7 +160,7 @@ def _compare_not(ctx: _Context, original: Node, update: Node) -> None:
         ctx.add("NOT_TYPE_NARROWED")
 
 
-def _compare_combined(ctx: _Context, original: Node, update: Node) -> None:
+def _compare_combined(ctx: DiffContext, original: Node, update: Node) -> None:
     old_c, new_c = original.criterion, update.criterion
     if old_c != new_c:
         if (
@@ -391,7 +226,7 @@ def _partial(node: Node, name: str) -> Node | None:
     return node.additional_schema
 
 
-def _compare_object(ctx: _Context, original: Node, update: Node) -> None:
+def _compare_object(ctx: DiffContext, original: Node, update: Node) -> None:
     with ctx.enter("required"):
         for name in original.properties:
             if name in update.properties:
@@ -414,22 +249,49 @@ def _compare_object(ctx: _Context, original: Node, update: Node) -> None:
             with ctx.enter(name):
                 _compare_property(ctx, original, update, name)
     with ctx.enter("additionalProperties"):
-        if original.additional != update.additional:
-            ctx.add("ADDITIONAL_PROPERTIES_ADDED" if update.additional
-                    else "ADDITIONAL_PROPERTIES_REMOVED")  # fmt: skip
-        elif original.additional_schema is None and update.additional_schema is not None:
-            ctx.add("ADDITIONAL_PROPERTIES_NARROWED")
-        elif update.additional_schema is None and original.additional_schema is not None:
-            ctx.add("ADDITIONAL_PROPERTIES_EXTENDED")
-        else:
-            _compare(ctx, original.additional_schema, update.additional_schema)
-    _bound(ctx, "maxProperties", _num(original, "maxProperties"), _num(update, "maxProperties"),
-           "MAX_PROPERTIES", "INCREASED", "DECREASED")  # fmt: skip
-    _bound(ctx, "minProperties", _num(original, "minProperties"), _num(update, "minProperties"),
-           "MIN_PROPERTIES", "INCREASED", "DECREASED")  # fmt: skip
+        _compare_additional(ctx, "ADDITIONAL_PROPERTIES", original.additional,
+                            update.additional, original.additional_schema,
+                            update.additional_schema)  # fmt: skip
+    numeric_bound(ctx, "maxProperties", original, update, "MAX_PROPERTIES")
+    numeric_bound(ctx, "minProperties", original, update, "MIN_PROPERTIES")
 
 
-def _compare_property(ctx: _Context, original: Node, update: Node, name: str) -> None:
+def _compare_additional(
+    ctx: DiffContext,
+    change: str,
+    old_allowed: bool,
+    new_allowed: bool,
+    old_schema: Node | None,
+    new_schema: Node | None,
+) -> None:
+    """``additionalProperties`` or ``additionalItems`` (``change``: ``ADDITIONAL_PROPERTIES``
+    or ``ADDITIONAL_ITEMS``): ``{change}_ADDED``/``_REMOVED`` when one side allows more and the
+    other none, ``_NARROWED``/``_EXTENDED`` when only one side restricts them by a schema,
+    else the two schemas compared."""
+    if old_allowed != new_allowed:
+        ctx.add(f"{change}_ADDED" if new_allowed else f"{change}_REMOVED")
+    elif old_schema is None and new_schema is not None:
+        ctx.add(f"{change}_NARROWED")
+    elif new_schema is None and old_schema is not None:
+        ctx.add(f"{change}_EXTENDED")
+    else:
+        _compare(ctx, old_schema, new_schema)
+
+
+def _compare_covered(ctx: DiffContext, original: Node, update: Node, change: str) -> None:
+    """Compare a property or item that one side has with the schema the other side's partially
+    open content model gives it (``change``: ``PROPERTY_ADDED``, ``PROPERTY_REMOVED``,
+    ``ITEM_ADDED`` or ``ITEM_REMOVED``): the differences found, then
+    ``{change}_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL`` when they are all compatible, else
+    ``{change}_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL``."""
+    sub = ctx.sub()
+    _compare(sub, original, update)
+    ctx.extend(sub.found)
+    coverage = "IS_COVERED" if sub.compatible() else "NOT_COVERED"
+    ctx.add(f"{change}_{coverage}_BY_PARTIALLY_OPEN_CONTENT_MODEL")
+
+
+def _compare_property(ctx: DiffContext, original: Node, update: Node, name: str) -> None:
     old = original.properties.get(name)
     new = update.properties.get(name)
     if new is None:
@@ -439,14 +301,7 @@ def _compare_property(ctx: _Context, original: Node, update: Node, name: str) ->
             return
         partial = _partial(update, name)
         if partial is not None:
-            sub = ctx.sub()
-            _compare(sub, old, partial)
-            ctx.extend(sub.found)
-            ctx.add(
-                "PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible()
-                else "PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
+            _compare_covered(ctx, old, partial, "PROPERTY_REMOVED")
         elif old.kind == "false":
             ctx.add("PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
         else:
@@ -468,14 +323,7 @@ def _compare_property(ctx: _Context, original: Node, update: Node, name: str) ->
             return
         partial = _partial(original, name)
         if partial is not None:
-            sub = ctx.sub()
-            _compare(sub, partial, new)
-            ctx.extend(sub.found)
-            ctx.add(
-                "PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                if sub.compatible()
-                else "PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-            )
+            _compare_covered(ctx, partial, new, "PROPERTY_ADDED")
         if required:
             ctx.add(
                 "REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL"
@@ -492,7 +340,7 @@ def _array_open(node: Node) -> bool:
     return node.additional_items and node.additional_items_schema is None
 
 
-def _compare_array(ctx: _Context, original: Node, update: Node) -> None:
+def _compare_array(ctx: DiffContext, original: Node, update: Node) -> None:
     with ctx.enter("items"):
         _compare(ctx, original.items, update.items)
     olds, news = original.item_list, update.item_list
@@ -504,14 +352,7 @@ def _compare_array(ctx: _Context, original: Node, update: Node) -> None:
                 if _array_open(update):
                     ctx.add("ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL")
                 elif update.additional_items_schema is not None:
-                    sub = ctx.sub()
-                    _compare(sub, olds[i], update.additional_items_schema)
-                    ctx.extend(sub.found)
-                    ctx.add(
-                        "ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                        if sub.compatible()
-                        else "ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                    )
+                    _compare_covered(ctx, olds[i], update.additional_items_schema, "ITEM_REMOVED")
                 elif olds[i].kind == "false":
                     ctx.add("ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL")
                 else:
@@ -523,30 +364,15 @@ def _compare_array(ctx: _Context, original: Node, update: Node) -> None:
                     else "ITEM_ADDED_TO_OPEN_CONTENT_MODEL"
                 )
             elif original.additional_items_schema is not None:
-                sub = ctx.sub()
-                _compare(sub, original.additional_items_schema, news[i])
-                ctx.extend(sub.found)
-                ctx.add(
-                    "ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                    if sub.compatible()
-                    else "ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"
-                )
+                _compare_covered(ctx, original.additional_items_schema, news[i], "ITEM_ADDED")
             else:
                 ctx.add("ITEM_ADDED_TO_CLOSED_CONTENT_MODEL")
     with ctx.enter("additionalItems"):
-        if original.additional_items != update.additional_items:
-            ctx.add("ADDITIONAL_ITEMS_REMOVED" if original.additional_items
-                    else "ADDITIONAL_ITEMS_ADDED")  # fmt: skip
-        elif original.additional_items_schema is None and update.additional_items_schema:
-            ctx.add("ADDITIONAL_ITEMS_NARROWED")
-        elif update.additional_items_schema is None and original.additional_items_schema:
-            ctx.add("ADDITIONAL_ITEMS_EXTENDED")
-        else:
-            _compare(ctx, original.additional_items_schema, update.additional_items_schema)
-    _bound(ctx, "maxItems", _num(original, "maxItems"), _num(update, "maxItems"),
-           "MAX_ITEMS", "INCREASED", "DECREASED")  # fmt: skip
-    _bound(ctx, "minItems", _num(original, "minItems"), _num(update, "minItems"),
-           "MIN_ITEMS", "INCREASED", "DECREASED")  # fmt: skip
+        _compare_additional(ctx, "ADDITIONAL_ITEMS", original.additional_items,
+                            update.additional_items, original.additional_items_schema,
+                            update.additional_items_schema)  # fmt: skip
+    numeric_bound(ctx, "maxItems", original, update, "MAX_ITEMS")
+    numeric_bound(ctx, "minItems", original, update, "MIN_ITEMS")
     old_unique, new_unique = bool(original.get("uniqueItems")), bool(update.get("uniqueItems"))
     if old_unique != new_unique:
         ctx.add("UNIQUE_ITEMS_REMOVED" if old_unique else "UNIQUE_ITEMS_ADDED", "uniqueItems")

@@ -202,11 +202,7 @@ class RegistryCore:
             return self._find(subject, version, deleted)
 
     def schema_by_id(self, schema_id: int) -> str:
-        with self._lock:
-            refs = self._by_id.get(schema_id)
-            if not refs:
-                raise schema_not_found(schema_id)
-            return next(iter(refs.values())).schema
+        return self.schema_version_by_id(schema_id).schema
 
     def schema_version_by_id(self, schema_id: int) -> SchemaVersion:
         """A version holding ``schema_id`` (its text, type and references)."""

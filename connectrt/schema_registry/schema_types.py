@@ -5,7 +5,8 @@ references, by reference name) and how compatibility is decided between two pars
 A parsed schema has a ``canonical`` text (equal schemas written differently get one id) and
 :func:`can_read` answers "can ``reader`` read what ``writer`` wrote", with the reasons it
 cannot. The levels (BACKWARD, FORWARD, FULL, their TRANSITIVE variants, NONE) are built on
-``can_read`` alike for every type by :func:`check_compatibility`.
+``can_read`` alike for every type by :func:`check_compatibility` (through
+:func:`~connectrt.schema_registry.compatibility.check_levels`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectrt.schema_registry.compatibility import (
-    LEVELS,
     InvalidSchemaError,
     ParsedSchema,
+    check_levels,
     parse_avro,
 )
 from connectrt.schema_registry.compatibility import can_read as avro_can_read
@@ -101,21 +102,6 @@ def parse(schema_type: str, text: str, references: Mapping[str, str] | None = No
 def check_compatibility(
     schema_type: str, level: str, new: Any, previous: Sequence[Any]
 ) -> list[str]:
-    """Why ``new`` is incompatible with ``previous`` (oldest first) at ``level``; [] if not."""
-    level = level.upper()
-    if level not in LEVELS:
-        raise ValueError(f"Unknown compatibility level {level}")
-    if level == "NONE" or not previous:
-        return []
-    can_read = SCHEMA_TYPES[schema_type].can_read
-    targets = list(previous) if level.endswith("_TRANSITIVE") else [previous[-1]]
-    messages: list[str] = []
-    for old in reversed(targets):
-        if type(old) is not type(new):
-            messages.append("Incompatible because of different schema type")
-            continue
-        if level.startswith(("BACKWARD", "FULL")):
-            messages += [f"BACKWARD: {m}" for m in can_read(new, old)]
-        if level.startswith(("FORWARD", "FULL")):
-            messages += [f"FORWARD: {m}" for m in can_read(old, new)]
-    return messages
+    """Why ``new`` is incompatible with ``previous`` (oldest first) at ``level``, by the
+    ``can_read`` of ``schema_type``; [] if not (see :func:`check_levels`)."""
+    return check_levels(level, new, previous, SCHEMA_TYPES[schema_type].can_read)

@@ -13,8 +13,8 @@ the only writer of its topic (Confluent elects a single leader for the same reas
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol, Unpack
 
 from connectrt.schema_registry.registry_core import DEFAULT_COMPATIBILITY, RegistryCore
 from connectrt.schema_registry.registry_errors import RegistryError
@@ -25,7 +25,7 @@ from connectrt.schema_registry.schema_records import (
     Value,
     encode_record,
 )
-from connectrt.storage.kafka_log import TopicLog
+from connectrt.storage.topic_store import TopicClients, TopicStore
 
 __all__ = [
     "DEFAULT_COMPATIBILITY",
@@ -89,11 +89,13 @@ class MemorySchemaStore(RegistryCore):
             self._apply(key, value)
 
 
-class KafkaSchemaStore(RegistryCore):
-    """A registry persisted in a compacted, one-partition Kafka topic (default ``_schemas``).
+class KafkaSchemaStore(TopicStore, RegistryCore):
+    """A registry persisted in a compacted, one-partition Kafka topic (default ``_schemas``;
+    the client settings are :class:`~connectrt.storage.topic_store.TopicClients`).
 
     ``start()`` creates the topic if needed and replays it, so ids and versions survive a
-    restart. Writes wait for ``acks=all`` and are then applied; a failed write raises
+    restart (the lifecycle is :class:`TopicStore`'s, ahead of :class:`RegistryCore`'s). Writes
+    wait for ``acks=all`` and are then applied; a failed write raises
     :class:`~connectrt.errors.ConnectError` and changes nothing.
     """
 
@@ -101,38 +103,11 @@ class KafkaSchemaStore(RegistryCore):
         self,
         topic: str = "_schemas",
         *,
-        bootstrap_servers: str | None = None,
         default_compatibility: str = DEFAULT_COMPATIBILITY,
-        replication_factor: int = -1,
-        producer_config: Mapping[str, Any] | None = None,
-        consumer_config: Mapping[str, Any] | None = None,
-        admin_config: Mapping[str, Any] | None = None,
-        topic_configs: Mapping[str, str] | None = None,
-        timeout: float = 30.0,
+        **clients: Unpack[TopicClients],
     ) -> None:
-        super().__init__(default_compatibility)
-        self._log = TopicLog.for_clients(
-            topic,
-            bootstrap_servers,
-            producer_config,
-            consumer_config,
-            admin_config,
-            self._on_record,
-            partitions=1,
-            replication_factor=replication_factor,
-            topic_configs=topic_configs,
-            timeout=timeout,
-        )
-
-    @property
-    def topic(self) -> str:
-        return self._log.topic
-
-    def start(self) -> None:
-        self._log.start()
-
-    def stop(self) -> None:
-        self._log.stop()
+        RegistryCore.__init__(self, default_compatibility)
+        TopicStore.__init__(self, topic, partitions=1, internal=None, **clients)
 
     def refresh(self, timeout: float | None = None) -> None:
         """Read records written to the topic by others since the last read."""

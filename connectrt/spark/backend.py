@@ -26,19 +26,25 @@ commits and returns, so its job ends. Only a task that has not ended
 from the last commit). Status flows back through the status topic (:mod:`.status_relay`).
 Before a launch,
 :class:`~.slots.SlotLedger` checks that the cluster keeps ``task.executor.spark.free.slots``
-slots free beyond every running task; otherwise the tasks and the connector are reported FAILED
-with the reason.
+slots free beyond every running task; otherwise the connector's tasks wait: their handles exist
+but are not launched, their status is UNASSIGNED with the reason as trace, and they launch when
+slots appear (:mod:`.slot_watch` follows a cluster's executors when
+``task.executor.spark.slots`` is 0) or other tasks end. A waiting task that is stopped just
+ends; a shortage never fails a connector.
 
 Exactly-once sources (KIP-618) need nothing of the backend: the worker fences the previous
 generation before calling ``start_tasks``, and each Spark task builds its transactional
 producer on the executor (:mod:`.executor_task`).
 
 Threading: ``start_tasks`` is called under the worker's lock; handles are controlled from the
-worker's threads; each launch has its own driver thread; the status relay has one thread.
+worker's threads; each launch has its own driver thread; the status relay has one thread, the
+slot watch another. Waiting launches are guarded by their own lock (``_waiting_lock``), taken
+before the backend's ``_lock`` when both are held.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import threading
@@ -48,16 +54,17 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.runtime.config.worker import WorkerConfig
-from connectrt.runtime.executors.call_reports import CallMirror
-from connectrt.runtime.executors.task_executor import TaskHandle, WorkerView
-from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.executors.remote_handle import RemoteTaskHandle
+from connectrt.runtime.executors.task_executor import OnFailure, TaskConfigs, TaskHandle, WorkerView
+from connectrt.runtime.executors.task_payload import ConnectorLaunch
 from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.tasks.runner import TaskId
-from connectrt.spark.config import SparkBackendConfig
+from connectrt.spark.config import SparkBackendConfig, spark_conf
 from connectrt.spark.executor_task import SparkTaskPayload
 from connectrt.spark.launchers import TaskLauncher
 from connectrt.spark.signals import Signal, SignalWriter
+from connectrt.spark.slot_watch import SlotWatch, expected_slots
 from connectrt.spark.slots import NotEnoughSlots, SlotLedger
 from connectrt.spark.status_relay import StatusRelay
 from connectrt.storage.status_codec import TaskCallRecord, TaskMetricsRecord
@@ -71,7 +78,7 @@ def job_group(connector: str) -> str:
     return f"connectrt:{connector}"
 
 
-class SparkTaskHandle:
+class SparkTaskHandle(RemoteTaskHandle):
     """One task launch on Spark, as the worker controls it (see :class:`TaskHandle`)."""
 
     def __init__(
@@ -80,41 +87,40 @@ class SparkTaskHandle:
         payload: SparkTaskPayload,
         on_failure: Callable[[Any], None],
     ) -> None:
-        self.backend = backend
-        self.payload = payload
-        self.id = TaskId(payload.connector, payload.task)
-        self.generation = payload.generation
-        self.metrics = TaskMetrics(payload.connector, payload.task)
-        self.failed: BaseException | None = None
-        self.on_failure: Callable[[Any], None] | None = on_failure
-        self.result: dict[str, Any] | None = None
-        self.cancelled = False
         self.tag = f"connectrt:{payload.connector}:{payload.task}:g{payload.generation}"
         # The call the Spark task is in, as it reports it (task.stall.timeout.ms).
-        self.call_mirror = CallMirror(f"the Spark task {self.tag}")
-        self.call_clock = self.call_mirror.call_clock
+        super().__init__(payload, on_failure, f"the Spark task {self.tag}")
+        self.backend = backend
+        self.payload = payload
+        self.generation = payload.generation
+        self.result: dict[str, Any] | None = None
+        self.cancelled = False
         self._target = TargetState(payload.target)
-        self._stop_requested = False
-        self._done = threading.Event()
         self._thread: threading.Thread | None = None
+        # False while the task waits for a slot (no Spark job yet); set under _waiting_lock.
+        self.launched = False
 
     # -- TaskHandle ----------------------------------------------------------------------------
     def stop(self) -> None:
         self._stop_requested = True
+        if self.backend.drop_waiting(self):
+            return
         self.backend.send_signal(self, Signal("", 0, self._target, stop=True))
 
     def transition_to(self, target: TargetState) -> None:
         self._target = target
-        self.backend.send_signal(self, Signal("", 0, target))
+        if self.launched:
+            self.backend.send_signal(self, Signal("", 0, target))
 
-    def is_alive(self) -> bool:
-        return not self._done.is_set()
+    @property
+    def target(self) -> TargetState:
+        return self._target
 
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the task to end; a task asked to stop that is still running when
-        ``timeout`` passes is cancelled (the last resort)."""
-        if self._done.wait(timeout) or not self._stop_requested:
-            return
+    def end_unlaunched(self) -> None:
+        """The task will never launch (stopped while waiting for a slot): it has ended."""
+        self._done.set()
+
+    def _end_now(self) -> float:
         log.error(
             "Task %s did not stop within task.shutdown.graceful.timeout.ms; cancelling its "
             "Spark job (no final commit: the next run resumes from the last committed offsets)",
@@ -122,12 +128,7 @@ class SparkTaskHandle:
         )
         self.cancelled = True
         self.backend.cancel(self)
-        self._done.wait(self.backend.config.cancel_wait_s)
-
-    def current_stack(self) -> str:
-        """The task thread's stack as the Spark task last reported it (a stalled task's
-        trace)."""
-        return self.call_mirror.current_stack()
+        return self.backend.config.cancel_wait_s
 
     # -- the driver thread ---------------------------------------------------------------------
     def start(self) -> None:
@@ -168,9 +169,22 @@ class SparkTaskExecutor:
         self.worker_config = wc
         self.config = config
         self.run_id = uuid.uuid4().hex
-        self.slots = SlotLedger(
-            config.slots or launcher.slots(), config.free_slots_for(launcher.master)
-        )
+        free = config.free_slots_for(launcher.master)
+        live = None if config.slots else launcher.cluster_slots()
+        self._watch: SlotWatch | None = None
+        if config.slots:
+            self.slots = SlotLedger(config.slots, free)
+        elif live is not None:
+            self.slots = SlotLedger(live[0], free, live=True)
+            self.slots.executors = live[1]
+            self._watch = SlotWatch(
+                self.slots, self._probe_slots, self.launch_waiting, config.slots_poll_s
+            )
+        else:
+            self.slots = SlotLedger(launcher.slots(), free)
+        # Connectors whose tasks wait for slots, in arrival order: (connector, handles).
+        self._waiting: list[tuple[str, list[SparkTaskHandle]]] = []
+        self._waiting_lock = threading.RLock()
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
         self._live: dict[tuple[str, int], SparkTaskHandle] = {}
@@ -185,6 +199,12 @@ class SparkTaskExecutor:
     def start(self) -> None:
         self._signals.start()
         self._relay.start()
+        if self._watch is not None:
+            self._watch.await_executors(
+                self.config.executors_wait_s,
+                expected_slots(spark_conf(self.worker_config.originals)),
+            )
+            self._watch.start()
         log.info(
             "Spark task executor ready (%s launcher, master %s): %d slot(s) (%d kept free), "
             "signals in %s",
@@ -196,65 +216,120 @@ class SparkTaskExecutor:
         )
 
     def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
         self._relay.stop()
         self._signals.stop()
 
+    def _probe_slots(self) -> tuple[int, int]:
+        live = self.launcher.cluster_slots()
+        return live if live is not None else (self.slots.total, self.slots.executors or 0)
+
     # -- TaskExecutor --------------------------------------------------------------------------
     def start_tasks(
-        self,
-        worker: WorkerView,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
+        self, worker: WorkerView, connector: str, tasks: TaskConfigs, on_failure: OnFailure
     ) -> dict[int, TaskHandle]:
         self._worker = worker
-        try:
-            self.slots.reserve(connector, len(tasks))
-        except NotEnoughSlots as e:
-            message = str(e)
-            log.error("%s", message)
-            for index, _ in tasks:
-                worker.status.put(connector, index, State.FAILED, message)
-            worker.status.put(connector, None, State.FAILED, message)
-            return {}
-        resolved = worker.resolved_config(connector)
-        target = worker.target_state(connector)
-        kind = worker.connector_type(connector)
-        handles: dict[int, TaskHandle] = {}
+        launch = ConnectorLaunch.read(worker, connector)
+        pending: list[SparkTaskHandle] = []
         for index, task_config in tasks:
-            payload = SparkTaskPayload(
-                connector=connector,
-                task=index,
-                kind=kind,
-                target=target.value,
-                run=self.run_id,
+            payload = launch.payload(
+                SparkTaskPayload,
+                index,
+                task_config,
                 generation=next(self._generations),
+                worker_props=self.worker_config.originals,
+                run=self.run_id,
                 signal_topic=self.config.signal_topic,
-                worker_props=dict(self.worker_config.originals),
-                connector_config=resolved,
-                task_config=dict(task_config),
+                # The secrets of the task's configs and of the worker's (its client security
+                # keys' resolved values, the passwords in its JAAS strings).
                 redact=tuple(
                     process_redactor().secrets_in(
-                        str(v) for v in {**resolved, **task_config}.values()
+                        str(v)
+                        for config in (self.worker_config.originals, launch.config, task_config)
+                        for v in config.values()
                     )
                 ),
             )
-            handle = SparkTaskHandle(self, payload, on_failure)
+            pending.append(SparkTaskHandle(self, payload, on_failure))
+        with self._waiting_lock:
             try:
-                self._signals.send(connector, index, Signal(self.run_id, handle.generation, target))
-            except Exception:
-                trace = traceback.format_exc()
-                log.error("Could not launch task %s\n%s", handle.id, trace)
-                self.slots.release(connector)
-                worker.status.put(connector, index, State.FAILED, trace)
-                continue
-            with self._lock:
-                self._live[(connector, index)] = handle
-            worker.status.put(connector, index, State.UNASSIGNED)
-            handle.start()
-            self.launches += 1
-            handles[index] = handle
-        return handles
+                self.slots.reserve(connector, len(pending))
+            except NotEnoughSlots as e:
+                self._wait_for_slots(worker, connector, pending, str(e))
+                return {h.id.task: h for h in pending}
+            launched = [h for h in pending if self._launch(worker, h)]
+        return {h.id.task: h for h in launched}
+
+    def _wait_for_slots(
+        self, worker: WorkerView, connector: str, handles: list[SparkTaskHandle], reason: str
+    ) -> None:
+        """Park ``handles`` until slots appear: UNASSIGNED with ``reason`` as their trace."""
+        log.warning("%s", reason)
+        for handle in handles:
+            worker.status.put(connector, handle.id.task, State.UNASSIGNED, reason)
+        self._waiting.append((connector, handles))
+
+    def _launch(self, worker: WorkerView, handle: SparkTaskHandle) -> bool:
+        """Launch a task whose slot is reserved (under ``_waiting_lock``); False if it could
+        not be (FAILED, its slot released)."""
+        connector, index = handle.id.connector, handle.id.task
+        handle.payload = dataclasses.replace(handle.payload, target=handle.target.value)
+        try:
+            self._signals.send(
+                connector, index, Signal(self.run_id, handle.generation, handle.target)
+            )
+        except Exception:
+            trace = traceback.format_exc()
+            log.error("Could not launch task %s\n%s", handle.id, trace)
+            self.slots.release(connector)
+            worker.status.put(connector, index, State.FAILED, trace)
+            handle.end_unlaunched()
+            return False
+        with self._lock:
+            self._live[(connector, index)] = handle
+        handle.launched = True
+        worker.status.put(connector, index, State.UNASSIGNED)
+        handle.start()
+        self.launches += 1
+        return True
+
+    def launch_waiting(self) -> None:
+        """Launch the waiting connectors that fit now, in arrival order (the slot watch calls
+        this when the slots change, :meth:`ended` when a task frees its slot)."""
+        worker = self._worker
+        if worker is None:
+            return
+        with self._waiting_lock:
+            still: list[tuple[str, list[SparkTaskHandle]]] = []
+            for connector, handles in self._waiting:
+                if not handles:
+                    continue
+                try:
+                    self.slots.reserve(connector, len(handles))
+                except NotEnoughSlots as e:
+                    for handle in handles:
+                        worker.status.put(connector, handle.id.task, State.UNASSIGNED, str(e))
+                    still.append((connector, handles))
+                    continue
+                log.info(
+                    "Spark task slots for connector %s: launching its waiting tasks", connector
+                )
+                for handle in handles:
+                    self._launch(worker, handle)
+            self._waiting = still
+
+    def drop_waiting(self, handle: SparkTaskHandle) -> bool:
+        """Forget ``handle`` if it still waits for a slot (it ends); False if it launched."""
+        with self._waiting_lock:
+            if handle.launched:
+                return False
+            for _, handles in self._waiting:
+                if handle in handles:
+                    handles.remove(handle)
+            self._waiting = [(c, hs) for c, hs in self._waiting if hs]
+        handle.end_unlaunched()
+        return True
 
     # -- called by handles ---------------------------------------------------------------------
     def send_signal(self, handle: SparkTaskHandle, signal: Signal) -> None:
@@ -274,6 +349,8 @@ class SparkTaskExecutor:
             if self._live.get((handle.id.connector, handle.id.task)) is handle:
                 del self._live[(handle.id.connector, handle.id.task)]
         self.slots.release(handle.id.connector)
+        if self._waiting:
+            self.launch_waiting()
 
     def task_failed(self, handle: SparkTaskHandle, trace: str) -> None:
         worker = self._worker
@@ -316,6 +393,11 @@ class SparkTaskExecutor:
             worker.hooks.on_topic(connector, topic, task)
 
     # -- observation ---------------------------------------------------------------------------
+    def waiting_connectors(self) -> list[str]:
+        """The connectors whose tasks wait for Spark task slots, in arrival order."""
+        with self._waiting_lock:
+            return [connector for connector, _ in self._waiting]
+
     def live_tasks(self, connector: str | None = None) -> list[TaskId]:
         with self._lock:
             return sorted(h.id for h in self._live.values() if connector in (None, h.id.connector))

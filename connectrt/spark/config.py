@@ -35,7 +35,33 @@ SPARK_BACKEND_CONFIG_DEF = (
         0,
         Range.at_least(0),
         Importance.LOW,
-        "Task slots of the Spark cluster (executor cores); 0 = SparkContext.defaultParallelism.",
+        "Task slots of the Spark cluster (executor cores over spark.task.cpus), fixed. 0 (the "
+        "default): on a cluster master, the slots of the executors registered with the "
+        "driver, followed as executors join and leave (see "
+        "task.executor.spark.slots.poll.ms); on a local master its threads; over Spark "
+        "Connect the server's spark.default.parallelism. Set it to pin the count, e.g. with "
+        "dynamic allocation, whose executors come and go with the load.",
+    )
+    .define(
+        "task.executor.spark.slots.poll.ms",
+        ConfigType.LONG,
+        2000,
+        Range.at_least(100),
+        Importance.LOW,
+        "How often the driver reads the registered executors' slots on a cluster master "
+        "(when task.executor.spark.slots is 0); tasks waiting for slots start when enough "
+        "appear.",
+    )
+    .define(
+        "task.executor.spark.executors.wait.ms",
+        ConfigType.LONG,
+        60000,
+        Range.at_least(0),
+        Importance.LOW,
+        "At startup on a cluster master (task.executor.spark.slots 0), how long to wait for "
+        "executors to register before starting connectors: until the slots spark.cores.max "
+        "or spark.executor.instances x spark.executor.cores promise, else the first slot. "
+        "Connectors that do not fit afterwards wait UNASSIGNED until slots appear.",
     )
     .define(
         "task.executor.spark.free.slots",
@@ -43,8 +69,9 @@ SPARK_BACKEND_CONFIG_DEF = (
         None,
         Range.at_least(0),
         Importance.LOW,
-        "Slots kept free beyond the long-running connector tasks (for other Spark jobs); a "
-        "connector whose tasks would leave fewer free is refused (FAILED with the reason). "
+        "Slots kept free beyond the long-running connector tasks (for other Spark jobs); the "
+        "tasks of a connector that would leave fewer free wait (UNASSIGNED, the reason in "
+        "their trace) until slots appear or other tasks end. "
         "Default: 0 on a local master (its slots are threads: local[2] runs a source and a "
         "sink task), 1 on a cluster.",
     )
@@ -69,6 +96,8 @@ class SparkBackendConfig:
     slots: int
     free_slots: int | None  # None: free_slots_for(master) decides
     cancel_wait_s: float
+    slots_poll_s: float = 2.0
+    executors_wait_s: float = 60.0
 
     def free_slots_for(self, master: str) -> int:
         """Slots to keep free on ``master``: as configured, else 0 on ``local[...]`` (a local
@@ -99,6 +128,8 @@ class SparkBackendConfig:
             values["task.executor.spark.slots"],
             values["task.executor.spark.free.slots"],
             values["task.executor.spark.cancel.wait.ms"] / 1000.0,
+            values["task.executor.spark.slots.poll.ms"] / 1000.0,
+            values["task.executor.spark.executors.wait.ms"] / 1000.0,
         )
 
 

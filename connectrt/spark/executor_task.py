@@ -30,8 +30,12 @@ The runner runs on the Spark task's own thread. A clean stop returns the task's 
 failed task raises :class:`TaskAttemptFailed` (its trace was reported FAILED first; its message
 is that trace with the driver's secrets hidden, as Spark logs it), so Spark re-runs it while
 ``spark.task.maxFailures`` allows. Only plain data crosses to the executor:
-the worker properties, the resolved connector and task configs (secrets included, as in the
-config topic of a Kafka Connect cluster: protect Spark's RPC accordingly), ids.
+the worker properties (the config provider references of their client security keys resolved
+by the driver: an executor has neither its providers nor its files), the resolved connector and
+task configs (secrets included, as in the config topic of a Kafka Connect cluster: protect
+Spark's RPC accordingly), ids. The executor's clients take their security keys from those
+worker properties by the worker's rules (:mod:`connectrt.runtime.clients.security`): its task
+clients as a worker's, its status and signal clients as the worker's own.
 """
 
 from __future__ import annotations

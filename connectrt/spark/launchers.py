@@ -68,6 +68,11 @@ class TaskLauncher(Protocol):
 
     def slots(self) -> int: ...
 
+    def cluster_slots(self) -> tuple[int, int] | None:
+        """``(slots, executors)`` of the executors registered now, on a cluster whose slots
+        come and go; None where the slots are fixed (a local master, Spark Connect)."""
+        ...
+
     def thread(self, target: Callable[[], None], name: str) -> threading.Thread: ...
 
     def run(self, payload: SparkTaskPayload, tag: str, group: str) -> dict[str, Any] | None: ...
@@ -88,7 +93,20 @@ class ClassicLauncher:
         return str(self.sc.master)
 
     def slots(self) -> int:
-        return int(self.sc.defaultParallelism)
+        """The slots now: the registered executors' on a cluster (see :meth:`cluster_slots`),
+        ``defaultParallelism`` (the threads) on a local master."""
+        live = self.cluster_slots()
+        return live[0] if live is not None else int(self.sc.defaultParallelism)
+
+    def cluster_slots(self) -> tuple[int, int] | None:
+        """On a cluster master: the tasks the registered executors can run at once (their
+        cores over ``spark.task.cpus``, as Spark's barrier scheduling counts them) and the
+        executor count; None on a local master."""
+        if local_threads(self.master) is not None:
+            return None
+        jsc = self.sc._jsc.sc()
+        profile = jsc.resourceProfileManager().defaultResourceProfile()
+        return int(jsc.maxNumConcurrentTasks(profile)), int(jsc.getExecutorIds().size())
 
     def thread(self, target: Callable[[], None], name: str) -> threading.Thread:
         from pyspark import InheritableThread
@@ -151,6 +169,10 @@ class ConnectLauncher:
             "executor cores",
             "task.executor.spark.slots",
         )
+
+    def cluster_slots(self) -> tuple[int, int] | None:
+        """None: a Spark Connect client cannot see the server's executors."""
+        return None
 
     def thread(self, target: Callable[[], None], name: str) -> threading.Thread:
         return threading.Thread(target=target, name=name)

@@ -21,29 +21,19 @@ partition EOF, then reads on to the fetch high watermark.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from connectrt.errors import ConnectError
-from connectrt.runtime.clients.settings import (
-    OverridePolicy,
-    admin_config,
-    consumer_config,
-    producer_config,
-)
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.status import TargetState
-from connectrt.storage.kafka_log import TopicLog
+from connectrt.spark.topic_logs import LogTail, spark_topic_log
 
 __all__ = ["Signal", "SignalWatcher", "SignalWriter", "signal_key"]
 
 log = logging.getLogger(__name__)
-
-_POLL_PAUSE_S = 0.1
 
 
 def signal_key(connector: str, task: int) -> bytes:
@@ -82,36 +72,12 @@ class Signal:
             return None
 
 
-def _log(wc: WorkerConfig, topic: str, role: str, on_record: Any) -> TopicLog:
-    policy = OverridePolicy("None")
-    bootstrap = wc.bootstrap_servers
-    consumer = consumer_config(
-        bootstrap, wc.originals, None, policy, f"connect-{role}-consumer", f"connect-{role}"
-    )
-    consumer["fetch.wait.max.ms"] = 100
-    return TopicLog(
-        topic,
-        {
-            "bootstrap.servers": bootstrap,
-            **producer_config(bootstrap, wc.originals, None, policy, f"connect-{role}-producer"),
-        },
-        {"bootstrap.servers": bootstrap, **consumer},
-        {
-            "bootstrap.servers": bootstrap,
-            **admin_config(bootstrap, wc.originals, None, policy, f"connect-{role}-admin"),
-        },
-        on_record,
-        partitions=1,
-        timeout=wc["worker.startup.timeout.ms"] / 1000.0,
-    )
-
-
 class SignalWriter:
     """The driver's side: ``send`` writes a signal and waits for the broker's acknowledgement
     (so a task started afterwards reads it). Thread-safe; ``start`` creates the topic."""
 
     def __init__(self, wc: WorkerConfig, topic: str) -> None:
-        self._log = _log(wc, topic, "spark-signals", lambda *record: None)
+        self._log = spark_topic_log(wc, topic, "spark-signals", lambda *record: None)
 
     @property
     def topic(self) -> str:
@@ -150,11 +116,8 @@ class SignalWatcher:
         self._generation = generation
         self._on_signal = on_signal
         self._latest: Signal | None = None
-        self._live = False
-        self._log = _log(wc, topic, f"spark-signals-{connector}-{task}", self._on_record)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._tail, name=f"signals-{connector}-{task}")
-        self._thread.daemon = True
+        topic_log = spark_topic_log(wc, topic, f"spark-signals-{connector}-{task}", self._on_record)
+        self._tail = LogTail(topic_log, f"signals-{connector}-{task}", "task signals")
 
     def _on_record(
         self, key: bytes | None, value: bytes | None, partition: int, offset: int
@@ -165,25 +128,12 @@ class SignalWatcher:
         if signal is None or signal.run != self._run or signal.generation != self._generation:
             return
         self._latest = signal
-        if self._live:
+        if self._tail.live:
             self._on_signal(signal)
 
     def start(self) -> Signal | None:
-        self._log.start()
-        self._live = True
-        self._thread.start()
+        self._tail.start()
         return self._latest
 
-    def _tail(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self._log.read_to_end()
-            except ConnectError:
-                log.warning("Reading task signals from %s failed; retrying", self._log.topic)
-            self._stopping.wait(_POLL_PAUSE_S)
-
     def stop(self) -> None:
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(10)
-        self._log.stop(1.0)
+        self._tail.stop()

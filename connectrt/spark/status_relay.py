@@ -24,22 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.clients.settings import (
-    OverridePolicy,
-    admin_config,
-    consumer_config,
-    producer_config,
-)
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.call_reports import CallReport
 from connectrt.runtime.status import Status
-from connectrt.storage.kafka_log import TopicLog
+from connectrt.spark.topic_logs import LogTail, spark_topic_log
+from connectrt.storage.kafka_log import RecordCallback, TopicLog
 from connectrt.storage.status_codec import (
     TaskCallRecord,
     TaskMetricsRecord,
@@ -57,27 +51,18 @@ __all__ = ["ExecutorStatusWriter", "StatusRelay"]
 
 log = logging.getLogger(__name__)
 
-_POLL_PAUSE_S = 0.1
 METRICS_INTERVAL_S = 5.0
 """How often a Spark task's metrics snapshot is written to the status topic while it runs."""
 
 
-def _status_log(wc: WorkerConfig, role: str, on_record: object) -> TopicLog:
-    policy = OverridePolicy("None")
-    bootstrap = wc.bootstrap_servers
-    consumer = consumer_config(
-        bootstrap, wc.originals, None, policy, f"connect-{role}-consumer", f"connect-{role}"
-    )
-    consumer["fetch.wait.max.ms"] = 100
-    return TopicLog(
+def _status_log(wc: WorkerConfig, role: str, on_record: RecordCallback) -> TopicLog:
+    return spark_topic_log(
+        wc,
         wc["status.storage.topic"],
-        producer_config(bootstrap, wc.originals, None, policy, f"connect-{role}-producer"),
-        consumer,
-        admin_config(bootstrap, wc.originals, None, policy, f"connect-{role}-admin"),
-        on_record,  # type: ignore[arg-type]
+        role,
+        on_record,
         partitions=wc["status.storage.partitions"],
         replication_factor=wc["status.storage.replication.factor"],
-        timeout=wc["worker.startup.timeout.ms"] / 1000.0,
     )
 
 
@@ -180,15 +165,17 @@ class StatusRelay:
         self._on_topic = on_topic
         self._on_call = on_call
         self._on_metrics = on_metrics
-        self._live = False
-        self._log = _status_log(wc, "spark-status-relay", self._on_record)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._tail, name="spark-status-relay", daemon=True)
+        # Records replayed at start (tail not yet live) are from before this driver: skipped.
+        self._tail = LogTail(
+            _status_log(wc, "spark-status-relay", self._on_record),
+            "spark-status-relay",
+            "task statuses",
+        )
 
     def _on_record(
         self, key: bytes | None, value: bytes | None, partition: int, offset: int
     ) -> None:
-        if not self._live or key is None:
+        if not self._tail.live or key is None:
             return
         record = decode_status_record(key, value)
         if isinstance(record, TaskStatusRecord) and record.status is not None:
@@ -202,22 +189,7 @@ class StatusRelay:
             self._on_metrics(record)
 
     def start(self) -> None:
-        self._log.start()  # replays to EOF with _live False: old records are skipped
-        self._live = True
-        self._thread.start()
-
-    def _tail(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self._log.read_to_end()
-            except ConnectError:
-                log.warning("Reading task statuses from %s failed; retrying", self._log.topic)
-            except Exception:
-                log.exception("Error relaying task statuses")
-            self._stopping.wait(_POLL_PAUSE_S)
+        self._tail.start()
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(10)
-        self._log.stop(1.0)
+        self._tail.stop()

@@ -6,6 +6,7 @@ so ``import connectrt.storage`` does not load the Kafka client.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from connectrt.storage.config_store import ConfigSnapshot, ConfigStore, MemoryConfigStore
@@ -49,21 +50,17 @@ __all__ = [
 ]
 
 
+_KAFKA_BACKED = {
+    "KafkaOffsetStore": "connectrt.storage.kafka_offsets",
+    "KafkaConfigStore": "connectrt.storage.kafka_config",
+    "KafkaStatusStore": "connectrt.storage.kafka_status",
+    "TopicLog": "connectrt.storage.kafka_log",
+}
+"""The Kafka-backed classes, by name, and the module each is imported from on first use."""
+
+
 def __getattr__(name: str) -> Any:
-    if name == "KafkaOffsetStore":
-        from connectrt.storage.kafka_offsets import KafkaOffsetStore
-
-        return KafkaOffsetStore
-    if name == "KafkaConfigStore":
-        from connectrt.storage.kafka_config import KafkaConfigStore
-
-        return KafkaConfigStore
-    if name == "KafkaStatusStore":
-        from connectrt.storage.kafka_status import KafkaStatusStore
-
-        return KafkaStatusStore
-    if name == "TopicLog":
-        from connectrt.storage.kafka_log import TopicLog
-
-        return TopicLog
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _KAFKA_BACKED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

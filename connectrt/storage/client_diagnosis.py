@@ -11,6 +11,10 @@ naming the bootstrap servers, the mechanism or protocol and the setting to check
 ``authentication failed for SASL/SCRAM-SHA-512 at 127.0.0.1:9093: check sasl.jaas.config
 username/password``.
 
+librdkafka words an untrusted certificate and one that names another host alike ("certificate
+verify failed"); :func:`~connectrt.storage.tls_probe.names_another_host` repeats the handshake
+to tell them apart.
+
 A cause is *definitive* when waiting cannot help (wrong credentials, an untrusted or refused
 certificate, TLS against a plaintext port, a SASL mechanism the listener does not offer): a
 caller ends start-up at once. A broker closing the connection is definitive once it has kept
@@ -36,6 +40,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from connectrt.errors import ConnectError
+from connectrt.storage.tls_probe import names_another_host
 
 __all__ = ["CLOSED_GRACE_S", "Cause", "ClientWatch", "diagnose"]
 
@@ -123,7 +128,7 @@ def diagnose(message: str, config: Mapping[str, Any]) -> Cause | None:
         return Cause(
             f"authentication failed for SASL/{mechanism} at {at}: {_sasl_check(mechanism)}", True
         )
-    if _HOSTNAME.search(message):
+    if _HOSTNAME.search(message) or (_UNTRUSTED.search(message) and names_another_host(config)):
         return Cause(
             f"the broker's certificate at {at} does not name the host ({protocol}): check the "
             "certificate's subject alternative names, or set "

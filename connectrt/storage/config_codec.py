@@ -43,6 +43,7 @@ from typing import Any
 import orjson
 
 from connectrt.errors import ConnectError
+from connectrt.storage.record_codec import decode_guarded, is_int, task_key_parts
 from connectrt.storage.states import TargetState
 from connectrt.storage.task_classes import task_class_for_connectrt, task_class_for_kafka_connect
 
@@ -287,7 +288,7 @@ def _decode_target_state(key: str, name: str, doc: Any) -> TargetStateRecord | N
 
 def _decode_commit(key: str, name: str, doc: Any) -> CommitRecord | None:
     count = doc.get("tasks") if isinstance(doc, dict) else None
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+    if not is_int(count) or count < 0:
         log.error('Ignoring config record %s: expected {"tasks":<count>}, got %.200r', key, doc)
         return None
     return CommitRecord(name, count)
@@ -311,40 +312,15 @@ def _decode_restart(key: str, name: str, doc: Any) -> RestartRecord | None:
 def _decode_heartbeat(key: str, group_id: str, doc: Any) -> HeartbeatRecord | None:
     if isinstance(doc, dict):
         worker_id, instance, ts = doc.get("worker_id"), doc.get("instance"), doc.get("timestamp")
-        if (
-            isinstance(worker_id, str)
-            and isinstance(instance, str)
-            and isinstance(ts, int)
-            and not isinstance(ts, bool)
-        ):
+        if isinstance(worker_id, str) and isinstance(instance, str) and is_int(ts):
             return HeartbeatRecord(group_id, Heartbeat(worker_id, instance, ts))
     log.error("Ignoring config record %s: invalid heartbeat %.200r", key, doc)
     return None
 
 
-def _parse_task_key(key: str) -> tuple[str, int] | None:
-    # Connector names may contain '-': the task number is the last part.
-    name, sep, number = key[len(TASK_PREFIX) :].rpartition("-")
-    if not sep or not name or not number.isdigit():
-        return None
-    return name, int(number)
-
-
 def decode_config_record(key: bytes | None, value: bytes | None) -> ConfigRecord | None:
     """Decode one config-topic record; None (after logging) for anything unusable."""
-    if key is None:
-        log.error("Ignoring config record without a key")
-        return None
-    try:
-        text = key.decode("utf-8")
-    except UnicodeDecodeError:
-        log.error("Ignoring config record with a non-UTF-8 key %r", key[:200])
-        return None
-    try:
-        return _decode(text, value)
-    except Exception:  # the reader must never fail on a record
-        log.exception("Ignoring config record %s that could not be decoded", text)
-        return None
+    return decode_guarded("config", log, key, value, _decode)
 
 
 def _decode(key: str, value: bytes | None) -> ConfigRecord | None:
@@ -360,7 +336,7 @@ def _decode(key: str, value: bytes | None) -> ConfigRecord | None:
             return TargetStateRecord(name, None)
         return _decode_target_state(key, name, _loads(key, value))
     if key.startswith(TASK_PREFIX):
-        parsed = _parse_task_key(key)
+        parsed = task_key_parts(key[len(TASK_PREFIX) :])
         if parsed is None:
             log.error("Ignoring config record with an invalid task key: %s", key)
             return None
@@ -392,7 +368,7 @@ def _decode(key: str, value: bytes | None) -> ConfigRecord | None:
             return TaskCountRecord(name, None)
         doc = _loads(key, value)
         count = doc.get("task-count") if isinstance(doc, dict) else None
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        if not is_int(count) or count < 0:
             log.error(
                 'Ignoring config record %s: expected {"task-count":<n>}, got %.200r', key, doc
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -35,13 +36,16 @@ from connectrt.storage.config_codec import (
     task_configs_records,
     task_count_record,
 )
+from connectrt.storage.in_memory import InMemoryStore
 from connectrt.storage.states import TargetState
+from connectrt.storage.tombstones import put_or_drop
 
 __all__ = [
     "ConfigListener",
     "ConfigSnapshot",
     "ConfigStore",
     "MemoryConfigStore",
+    "RecordConfigStore",
 ]
 
 log = logging.getLogger(__name__)
@@ -193,10 +197,7 @@ class _ConfigView:
                 self._connectors[name] = MappingProxyType(dict(record.config))
             return ("connector", name)
         if isinstance(record, TargetStateRecord):
-            if record.state is None:
-                self._targets.pop(record.name, None)
-            else:
-                self._targets[record.name] = record.state
+            put_or_drop(self._targets, record.name, record.state)
             return ("target_state", record.name)
         if isinstance(record, TaskConfigRecord):
             tasks = self._deferred.setdefault(record.name, {})
@@ -208,16 +209,10 @@ class _ConfigView:
             self._restarts[record.name] = (record.include_tasks, record.only_failed)
             return ("restart", record.name)
         if isinstance(record, TaskCountRecord):
-            if record.task_count is None:
-                self._task_counts.pop(record.name, None)
-            else:
-                self._task_counts[record.name] = record.task_count
+            put_or_drop(self._task_counts, record.name, record.task_count)
             return None
         if isinstance(record, HeartbeatRecord):
-            if record.heartbeat is None:
-                self._heartbeats.pop(record.group_id, None)
-            else:
-                self._heartbeats[record.group_id] = record.heartbeat
+            put_or_drop(self._heartbeats, record.group_id, record.heartbeat)
             return None
         log.debug("Ignoring config record %s (not used by connectrt)", record.key)
         return None
@@ -254,36 +249,26 @@ def dispatch(listeners: Sequence[ConfigListener], events: Iterable[tuple[str, st
                 log.exception("Config listener %r failed on %s", listener, event)
 
 
-# -- the memory store -------------------------------------------------------------------------
+# -- what both stores share -------------------------------------------------------------------
 
 
-class MemoryConfigStore:
-    """A :class:`ConfigStore` in memory: the test double and the standalone default.
+class RecordConfigStore(ABC):
+    """What the memory and Kafka config stores share: a :class:`ConfigSnapshot` built by a
+    view that applies config-topic records, the listeners, and every write of the
+    :class:`ConfigStore` protocol as the records Kafka Connect writes for it, handed to
+    ``_write`` (which applies them, after persisting them where the store persists).
 
-    Writes go through the same record codec and apply rules as the Kafka store (so task
-    configs, commits and tombstones behave identically) but nothing is persisted. ``refresh``
-    is a no-op and listeners are never called: every change is a write of this store.
-    Thread-safe.
+    ``_write`` is called under no lock of this class; the stores serialize writes with
+    ``_write_lock``. Thread-safe as far as ``_write`` is.
     """
-
-    topic = "(memory)"
 
     def __init__(self) -> None:
         self._view = _ConfigView()
         self._listeners: list[ConfigListener] = []
         self._write_lock = threading.Lock()
 
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
     def snapshot(self) -> ConfigSnapshot:
         return self._view.snapshot()
-
-    def refresh(self, timeout: float | None = None) -> None:
-        pass
 
     def add_listener(self, listener: ConfigListener) -> None:
         self._listeners.append(listener)
@@ -291,6 +276,8 @@ class MemoryConfigStore:
     def put_connector_config(
         self, name: str, config: Mapping[str, str], target_state: TargetState | None = None
     ) -> None:
+        # Kafka Connect writes an initial target state before the connector record, so the
+        # connector never runs in the wrong state.
         records = [] if target_state is None else [target_state_record(name, target_state)]
         records.append(connector_config_record(name, config))
         self._write(records)
@@ -309,6 +296,23 @@ class MemoryConfigStore:
 
     def put_task_count_record(self, name: str, task_count: int) -> None:
         self._write([task_count_record(name, task_count)])
+
+    @abstractmethod
+    def _write(self, records: list[Record]) -> None:
+        """Persist ``records`` (in order, contiguously) and apply them to the view."""
+
+
+# -- the memory store -------------------------------------------------------------------------
+
+
+class MemoryConfigStore(InMemoryStore, RecordConfigStore):
+    """A :class:`ConfigStore` in memory: the test double and the standalone default.
+
+    Writes go through the same record codec and apply rules as the Kafka store (so task
+    configs, commits and tombstones behave identically) but nothing is persisted. ``refresh``
+    is a no-op and listeners are never called: every change is a write of this store.
+    Thread-safe.
+    """
 
     def heartbeats(self) -> dict[str, Heartbeat]:
         """Heartbeat records of earlier connectrt versions, latest per group id (read, and

@@ -5,8 +5,7 @@ stores): it creates the topic if needed, replays it from the beginning to the en
 callback, and writes new records with a Java-compatible key partitioner (the producer side is
 :class:`~connectrt.storage.topic_writer.TopicWriter`).
 
-How "the end" is found. ListOffsets (``get_watermark_offsets(cached=False)``) is not used: the
-embedded test broker answers it wrongly, and consuming to the end is correct everywhere.
+How "the end" is found (``read_to_end`` does not ask ListOffsets: the embedded broker errs).
 
 * ``start()`` assigns every partition at ``OFFSET_BEGINNING`` with ``enable.partition.eof=true``
   and consumes until every partition has reported EOF.
@@ -207,6 +206,16 @@ class TopicLog:
                 consumer.close()
                 raise
 
+    def write_transactionally(
+        self, transactional_id: str, on_fenced: Callable[[str], None], timeout: float | None = None
+    ) -> None:
+        """From now on write through a transactional producer with ``transactional_id``, which
+        fences any other producer with that id (:meth:`TopicWriter.take_transactional_id`)."""
+        config = self._client_config(
+            {**self._producer_config, "transactional.id": transactional_id}
+        )
+        self._writer.take_transactional_id(config, on_fenced, timeout)
+
     def stop(self, flush_timeout: float = 5.0) -> None:
         """Flush pending writes (bounded) and close the clients. Idempotent."""
         producer = self._writer.detach()
@@ -265,7 +274,8 @@ class TopicLog:
         position reached the partition's target: a partition that others keep writing to
         (transactions committed every few milliseconds) may not report EOF for a long time
         on every broker, so a reader that only needs what was there when it started stops
-        at the snapshot."""
+        at the snapshot. With ``targets`` an EOF below the target (a fetch answered before the
+        snapshot, at a stable offset the broker has moved past since) does not end the read."""
         assert self._consumer is not None
         pending = set(partitions)
         last_progress = time.monotonic()
@@ -273,8 +283,9 @@ class TopicLog:
             eofs: set[int] = set()
             if self._consume_batch(self._consumer, 0.1, eofs=eofs):
                 last_progress = time.monotonic()
-            pending -= eofs
-            if targets is not None:
+            if targets is None:
+                pending -= eofs
+            else:
                 pending -= {p for p in pending if self._positions[p] >= targets[p]}
             if time.monotonic() - last_progress > self._timeout:
                 raise ConnectError(
@@ -339,12 +350,9 @@ class TopicLog:
         entries: Iterable[tuple[bytes | None, bytes | None]],
         timeout: float | None = None,
     ) -> list[tuple[int, int]]:
-        """Write ``(key, value)`` records and wait for all acknowledgements.
-
-        Returns ``(partition, offset)`` per record, in input order. Raises ConnectError when any
-        record failed or ``timeout`` (default: the constructor's) passed; records not yet
-        acknowledged then may or may not be written later.
-        """
+        """Write ``(key, value)`` records and wait for all acknowledgements: ``(partition,
+        offset)`` per record, in input order (the contract is
+        :meth:`~connectrt.storage.topic_writer.TopicWriter.send_and_wait`'s)."""
         return self._writer.send_and_wait(entries, timeout)
 
     # -- setup helpers ----------------------------------------------------------------------

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Unpack
 
 from connectrt.storage.internal_topics import OFFSETS, InternalTopic
-from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.offsets import _check_entries
+from connectrt.storage.tombstones import put_or_drop
+from connectrt.storage.topic_store import TopicClients, TopicStore
 
 __all__ = ["KafkaOffsetStore"]
 
 
-class KafkaOffsetStore:
-    """An :class:`~connectrt.storage.offsets.OffsetStore` over a :class:`TopicLog`.
+class KafkaOffsetStore(TopicStore):
+    """An :class:`~connectrt.storage.offsets.OffsetStore` over a :class:`TopicLog` (the client
+    settings are :class:`~connectrt.storage.topic_store.TopicClients`).
 
     ``start()`` replays the topic to partition EOF into memory (tombstones delete); ``get`` and
     ``all`` then serve from memory. ``set()`` writes with ``acks=all`` and waits; only once every
@@ -32,67 +34,32 @@ class KafkaOffsetStore:
     writers, such as an exactly-once task's view of its connector's offsets.
 
     ``replication_factor=-1`` (default) means the broker's ``default.replication.factor``;
-    Kafka Connect's own default is 3, which a single-broker cluster rejects. Thread-safe:
-    concurrent ``set`` calls for one key leave the view matching the topic's order (the record
-    with the highest offset wins). ``get`` returns None for keys that have no offset.
-
-    ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
-    existing topic that is not compacted, or a replication factor above the cluster's
-    brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
+    Kafka Connect's own default is 3, which a single-broker cluster rejects. ``refresh`` reads
+    records written by other workers since start. Thread-safe: concurrent ``set`` calls for one
+    key leave the view matching the topic's order (the record with the highest offset wins).
+    ``get`` returns None for keys that have no offset. ``internal``: see :class:`TopicStore`.
     """
 
     def __init__(
         self,
         topic: str = "connect-offsets",
         *,
-        bootstrap_servers: str | None = None,
         partitions: int = 25,
-        replication_factor: int = -1,
-        producer_config: Mapping[str, Any] | None = None,
-        consumer_config: Mapping[str, Any] | None = None,
-        admin_config: Mapping[str, Any] | None = None,
-        topic_configs: Mapping[str, str] | None = None,
         internal: InternalTopic | None = OFFSETS,
-        timeout: float = 30.0,
         start_at_snapshot: bool = False,
+        **clients: Unpack[TopicClients],
     ) -> None:
         self._data: dict[bytes, bytes] = {}
         # Per key: the offset of the record _data reflects (tombstones included).
         self._latest: dict[bytes, int] = {}
         self._lock = threading.Lock()
-        self._log = TopicLog.for_clients(
+        super().__init__(
             topic,
-            bootstrap_servers,
-            producer_config,
-            consumer_config,
-            admin_config,
-            self._on_record,
             partitions=partitions,
-            replication_factor=replication_factor,
-            topic_configs=topic_configs,
-            timeout=timeout,
-            start_at_snapshot=start_at_snapshot,
             internal=internal,
+            start_at_snapshot=start_at_snapshot,
+            **clients,
         )
-        self._timeout = timeout
-
-    @property
-    def topic(self) -> str:
-        return self._log.topic
-
-    @property
-    def log(self) -> TopicLog:
-        return self._log
-
-    def start(self) -> None:
-        self._log.start()
-
-    def stop(self) -> None:
-        self._log.stop()
-
-    def refresh(self, timeout: float | None = None) -> None:
-        """Read records written by other workers since start (see ``TopicLog.read_to_end``)."""
-        self._log.read_to_end(timeout)
 
     def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
         with self._lock:
@@ -127,7 +94,4 @@ class KafkaOffsetStore:
         if offset <= self._latest.get(key, -1):
             return
         self._latest[key] = offset
-        if value is None:
-            self._data.pop(key, None)
-        else:
-            self._data[key] = value
+        put_or_drop(self._data, key, value)

@@ -9,14 +9,11 @@ waits for them and ``stop`` flushes. The worker's heartbeat (its single-worker g
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Mapping
-from typing import Any
+from typing import Unpack
 
 from connectrt.errors import ConnectError
 from connectrt.storage.config_codec import Heartbeat
 from connectrt.storage.internal_topics import STATUS, InternalTopic
-from connectrt.storage.kafka_log import TopicLog
 from connectrt.storage.states import Status
 from connectrt.storage.status_codec import (
     HeartbeatStatusRecord,
@@ -27,15 +24,17 @@ from connectrt.storage.status_codec import (
     status_record,
     topic_status_record,
 )
-from connectrt.storage.status_store import _StatusView, _to_record
+from connectrt.storage.status_store import ViewedStatusStore, _to_record
+from connectrt.storage.topic_store import TopicClients, TopicStore
 
 __all__ = ["KafkaStatusStore"]
 
 log = logging.getLogger(__name__)
 
 
-class KafkaStatusStore:
-    """A :class:`~connectrt.storage.status_store.StatusStore` over a :class:`TopicLog`.
+class KafkaStatusStore(ViewedStatusStore, TopicStore):
+    """A :class:`~connectrt.storage.status_store.StatusStore` over a :class:`TopicLog` (the
+    client settings are :class:`~connectrt.storage.topic_store.TopicClients`).
 
     ``start()`` creates the topic if needed (``partitions``, default 5 like Kafka Connect's
     ``status.storage.partitions``) and replays it to partition EOF, so statuses written before
@@ -49,55 +48,28 @@ class KafkaStatusStore:
 
     Heartbeats are the exception to "not read again": :meth:`refresh` reads what was written
     since (by this worker or another one on the same topic) and applies heartbeat records
-    only; statuses read back then are this worker's own and already applied.
-
-    ``internal`` names the worker settings of the topic in the refusals of ``start()``: an
-    existing topic that is not compacted, or a replication factor above the cluster's
-    brokers (:mod:`~connectrt.storage.internal_topics`); None checks neither.
+    only; statuses read back then are this worker's own and already applied. ``internal``:
+    see :class:`TopicStore`.
     """
 
     def __init__(
         self,
         topic: str = "connect-status",
         *,
-        bootstrap_servers: str | None = None,
         partitions: int = 5,
-        replication_factor: int = -1,
-        producer_config: Mapping[str, Any] | None = None,
-        consumer_config: Mapping[str, Any] | None = None,
-        admin_config: Mapping[str, Any] | None = None,
-        topic_configs: Mapping[str, str] | None = None,
         internal: InternalTopic | None = STATUS,
-        timeout: float = 30.0,
+        **clients: Unpack[TopicClients],
     ) -> None:
-        self._lock = threading.Lock()
-        self._view = _StatusView()
-        self._heartbeats: dict[str, Heartbeat] = {}
+        ViewedStatusStore.__init__(self)
         self._started = False
-        self._log = TopicLog.for_clients(
-            topic,
-            bootstrap_servers,
-            producer_config,
-            consumer_config,
-            admin_config,
-            self._on_record,
-            partitions=partitions,
-            replication_factor=replication_factor,
-            topic_configs=topic_configs,
-            timeout=timeout,
-            internal=internal,
-        )
-
-    @property
-    def topic(self) -> str:
-        return self._log.topic
-
-    @property
-    def log(self) -> TopicLog:
-        return self._log
+        #: A standby's copy: apply every status read, not only during ``start`` (the leader's
+        #: own board is its truth; a standby's is the topic).
+        self.follow = False
+        TopicStore.__init__(self, topic, partitions=partitions, internal=internal, **clients)
 
     def start(self) -> None:
-        self._log.start()
+        """Replay the topic (statuses and heartbeats); later reads apply heartbeats only."""
+        TopicStore.start(self)
         self._started = True
 
     def stop(self, flush_timeout: float = 5.0) -> None:
@@ -126,19 +98,10 @@ class KafkaStatusStore:
                     self._heartbeats.pop(record.group_id, None)
                 else:
                     self._heartbeats[record.group_id] = record.heartbeat
-            elif not self._started:
+            elif not self._started or self.follow:
                 self._view.apply(record)
 
-    # -- heartbeats (the single-worker guard's HeartbeatLog) ---------------------------------
-
-    def refresh(self, timeout: float | None = None) -> None:
-        """Read the topic to its end; only the heartbeats read are applied."""
-        self._log.read_to_end(timeout)
-
-    def heartbeats(self) -> dict[str, Heartbeat]:
-        """The latest heartbeat per group id, as of the last read or write."""
-        with self._lock:
-            return dict(self._heartbeats)
+    # -- heartbeats (the single-worker guard's HeartbeatLog; ``refresh`` reads them) --------
 
     def write_heartbeat(
         self, group_id: str, heartbeat: Heartbeat, timeout: float | None = None
@@ -175,20 +138,4 @@ class KafkaStatusStore:
                 self._view.apply(TopicStatusRecord(topic, connector, None))
         self.flush()
 
-    # -- reading ----------------------------------------------------------------------------
-
-    def connector(self, name: str) -> Status | None:
-        with self._lock:
-            return self._view.connector(name)
-
-    def tasks(self, name: str) -> list[Status]:
-        with self._lock:
-            return self._view.task_list(name)
-
-    def connectors(self) -> list[str]:
-        with self._lock:
-            return self._view.connector_names()
-
-    def topics(self, connector: str) -> list[str]:
-        with self._lock:
-            return self._view.topic_names(connector)
+    # -- reading: ViewedStatusStore's ---------------------------------------------------------

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from connectrt.errors import ConnectError
+from connectrt.storage.in_memory import InMemoryStore
+from connectrt.storage.tombstones import put_or_drop
 
 __all__ = ["FileOffsetStore", "MemoryOffsetStore", "OffsetStore"]
 
@@ -52,18 +54,12 @@ class OffsetStore(Protocol):
         ...
 
 
-class MemoryOffsetStore:
+class MemoryOffsetStore(InMemoryStore):
     """An in-process store: the test double and the fastest development loop. Not durable."""
 
     def __init__(self) -> None:
         self._data: dict[bytes, bytes] = {}
         self._lock = threading.Lock()
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
 
     def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
         with self._lock:
@@ -196,10 +192,7 @@ def _check_entries(entries: Mapping[bytes, bytes | None]) -> None:
 
 def _apply(data: dict[bytes, bytes], entries: Mapping[bytes, bytes | None]) -> None:
     for key, value in entries.items():
-        if value is None:
-            data.pop(key, None)
-        else:
-            data[key] = value
+        put_or_drop(data, key, value)
 
 
 def _entry(key: bytes, value: bytes) -> dict[str, str]:

@@ -45,6 +45,7 @@ from typing import Any
 import orjson
 
 from connectrt.storage.config_codec import Heartbeat
+from connectrt.storage.record_codec import decode_guarded, is_int, task_key_parts
 from connectrt.storage.states import State, Status
 
 __all__ = [
@@ -246,7 +247,7 @@ def _decode_heartbeat(key: str, value: bytes | None) -> HeartbeatStatusRecord | 
     if isinstance(inner, dict):
         worker_id, instance = inner.get("worker_id"), inner.get("instance")
         ts: Any = inner.get("discoverTimestamp")
-        if isinstance(worker_id, str) and isinstance(instance, str) and _is_int(ts):
+        if isinstance(worker_id, str) and isinstance(instance, str) and is_int(ts):
             return HeartbeatStatusRecord(group_id, Heartbeat(worker_id, instance, ts))
     log.error("Ignoring status record %s: invalid heartbeat %.300r", key, doc)
     return None
@@ -269,10 +270,6 @@ def task_metrics_record(record: TaskMetricsRecord) -> Record:
     return f"{TASK_METRICS_PREFIX}{record.name}-{record.task}".encode(), orjson.dumps(value)
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _decode_status(key: str, name: str, task: int | None, value: bytes) -> Status | None:
     doc: Any = orjson.loads(value)
     if not isinstance(doc, dict):
@@ -285,7 +282,7 @@ def _decode_status(key: str, name: str, task: int | None, value: bytes) -> Statu
         or state not in State.__members__
         or not isinstance(worker_id, str)
         or not (trace is None or isinstance(trace, str))
-        or not _is_int(generation)
+        or not is_int(generation)
     ):
         log.error("Ignoring status record %s: invalid status %.300r", key, doc)
         return None
@@ -298,22 +295,15 @@ def _decode_topic_status(key: str, value: bytes) -> TopicStatus | None:
     if isinstance(inner, dict):
         topic, connector = inner.get("name"), inner.get("connector")
         task, ts = inner.get("task"), inner.get("discoverTimestamp")
-        if (
-            isinstance(topic, str)
-            and isinstance(connector, str)
-            and isinstance(task, int)
-            and isinstance(ts, int)
-            and _is_int(task)
-            and _is_int(ts)
-        ):
+        if isinstance(topic, str) and isinstance(connector, str) and is_int(task) and is_int(ts):
             return TopicStatus(topic, connector, task, ts)
     log.error("Ignoring status record %s: invalid topic status %.300r", key, doc)
     return None
 
 
 def _decode_task_call(key: str, value: bytes | None) -> TaskCallRecord | None:
-    name, sep, number = key[len(TASK_CALL_PREFIX) :].rpartition("-")
-    if not sep or not name or not number.isdigit() or value is None:
+    parts = task_key_parts(key[len(TASK_CALL_PREFIX) :])
+    if parts is None or value is None:
         return None  # a tombstone or a key of no task: nothing to report
     doc: Any = orjson.loads(value)
     if not isinstance(doc, dict):
@@ -327,26 +317,24 @@ def _decode_task_call(key: str, value: bytes | None) -> TaskCallRecord | None:
         or not isinstance(worker_id, str)
         or not isinstance(entered, int | float)
         or not isinstance(age, int | float)
-        or not _is_int(generation)
+        or not is_int(generation)
     ):
         log.warning("Ignoring status record %s: invalid task call %.300r", key, doc)
         return None
-    return TaskCallRecord(
-        name, int(number), generation, worker_id, call, float(entered), float(age), stack
-    )
+    return TaskCallRecord(*parts, generation, worker_id, call, float(entered), float(age), stack)
 
 
 def _decode_task_metrics(key: str, value: bytes | None) -> TaskMetricsRecord | None:
-    name, sep, number = key[len(TASK_METRICS_PREFIX) :].rpartition("-")
-    if not sep or not name or not number.isdigit() or value is None:
+    parts = task_key_parts(key[len(TASK_METRICS_PREFIX) :])
+    if parts is None or value is None:
         return None  # a tombstone or a key of no task: nothing to report
     doc: Any = orjson.loads(value)
     generation: Any = doc.get("generation") if isinstance(doc, dict) else None
     metrics: Any = doc.get("metrics") if isinstance(doc, dict) else None
-    if not _is_int(generation) or not isinstance(metrics, dict):
+    if not is_int(generation) or not isinstance(metrics, dict):
         log.warning("Ignoring status record %s: invalid task metrics %.300r", key, doc)
         return None
-    return TaskMetricsRecord(name, int(number), generation, metrics)
+    return TaskMetricsRecord(*parts, generation, metrics)
 
 
 def _decode(key: str, value: bytes | None) -> StatusRecord | None:
@@ -361,12 +349,11 @@ def _decode(key: str, value: bytes | None) -> StatusRecord | None:
         status = _decode_status(key, name, None, value)
         return None if status is None else ConnectorStatusRecord(name, status)
     if key.startswith(TASK_STATUS_PREFIX):
-        # Connector names may contain '-': the task number is the last part.
-        name, sep, number = key[len(TASK_STATUS_PREFIX) :].rpartition("-")
-        if not sep or not name or not number.isdigit():
+        parts = task_key_parts(key[len(TASK_STATUS_PREFIX) :])
+        if parts is None:
             log.error("Ignoring status record with an invalid task key: %s", key)
             return None
-        task = int(number)
+        name, task = parts
         if value is None:
             return TaskStatusRecord(name, task, None)
         status = _decode_status(key, name, task, value)
@@ -389,16 +376,4 @@ def _decode(key: str, value: bytes | None) -> StatusRecord | None:
 
 def decode_status_record(key: bytes | None, value: bytes | None) -> StatusRecord | None:
     """Decode one status-topic record; None (after logging) for anything unusable."""
-    if key is None:
-        log.error("Ignoring status record without a key")
-        return None
-    try:
-        text = key.decode("utf-8")
-    except UnicodeDecodeError:
-        log.error("Ignoring status record with a non-UTF-8 key %r", key[:200])
-        return None
-    try:
-        return _decode(text, value)
-    except Exception:  # the reader must never fail on a record (bad JSON included)
-        log.exception("Ignoring status record %s that could not be decoded", text)
-        return None
+    return decode_guarded("status", log, key, value, _decode)

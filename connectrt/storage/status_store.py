@@ -14,6 +14,7 @@ import threading
 from typing import Protocol, runtime_checkable
 
 from connectrt.storage.config_codec import Heartbeat
+from connectrt.storage.in_memory import InMemoryStore
 from connectrt.storage.states import State, Status
 from connectrt.storage.status_codec import (
     ConnectorStatusRecord,
@@ -22,8 +23,9 @@ from connectrt.storage.status_codec import (
     TopicStatus,
     TopicStatusRecord,
 )
+from connectrt.storage.tombstones import put_or_drop, put_or_drop_inner
 
-__all__ = ["MemoryStatusStore", "StatusStore"]
+__all__ = ["MemoryStatusStore", "StatusStore", "ViewedStatusStore"]
 
 
 # -- protocol ---------------------------------------------------------------------------------
@@ -73,28 +75,11 @@ class _StatusView:
 
     def apply(self, record: StatusRecord | None) -> None:
         if isinstance(record, ConnectorStatusRecord):
-            if record.status is None:
-                self.connectors.pop(record.name, None)
-            else:
-                self.connectors[record.name] = record.status
+            put_or_drop(self.connectors, record.name, record.status)
         elif isinstance(record, TaskStatusRecord):
-            if record.status is None:
-                tasks = self.tasks.get(record.name)
-                if tasks is not None:
-                    tasks.pop(record.task, None)
-                    if not tasks:
-                        del self.tasks[record.name]
-            else:
-                self.tasks.setdefault(record.name, {})[record.task] = record.status
+            put_or_drop_inner(self.tasks, record.name, record.task, record.status)
         elif isinstance(record, TopicStatusRecord):
-            if record.status is None:
-                topics = self.topics.get(record.connector)
-                if topics is not None:
-                    topics.pop(record.topic, None)
-                    if not topics:
-                        del self.topics[record.connector]
-            else:
-                self.topics.setdefault(record.connector, {})[record.topic] = record.status
+            put_or_drop_inner(self.topics, record.connector, record.topic, record.status)
 
     def connector(self, name: str) -> Status | None:
         return self.connectors.get(name)
@@ -120,29 +105,18 @@ def _to_record(status: Status) -> StatusRecord:
     return TaskStatusRecord(status.connector, status.task, value)
 
 
-# -- the memory store -------------------------------------------------------------------------
+# -- what both stores share -------------------------------------------------------------------
 
 
-class MemoryStatusStore:
-    """A :class:`StatusStore` in memory (nothing survives a restart). Thread-safe."""
+class ViewedStatusStore:
+    """What the memory and Kafka status stores share: statuses and active topics in a view,
+    heartbeats by group id, one lock over both, and the reads of :class:`StatusStore` served
+    from them. Thread-safe (every read takes the lock)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._view = _StatusView()
         self._heartbeats: dict[str, Heartbeat] = {}
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
-
-    def flush(self, timeout: float | None = None) -> None:
-        pass
-
-    def put(self, status: Status) -> None:
-        with self._lock:
-            self._view.apply(_to_record(status))
 
     def connector(self, name: str) -> Status | None:
         with self._lock:
@@ -156,6 +130,26 @@ class MemoryStatusStore:
         with self._lock:
             return self._view.connector_names()
 
+    def topics(self, connector: str) -> list[str]:
+        with self._lock:
+            return self._view.topic_names(connector)
+
+    def heartbeats(self) -> dict[str, Heartbeat]:
+        """The latest heartbeat per group id, as of the last read or write."""
+        with self._lock:
+            return dict(self._heartbeats)
+
+
+# -- the memory store -------------------------------------------------------------------------
+
+
+class MemoryStatusStore(InMemoryStore, ViewedStatusStore):
+    """A :class:`StatusStore` in memory (nothing survives a restart). Thread-safe."""
+
+    def put(self, status: Status) -> None:
+        with self._lock:
+            self._view.apply(_to_record(status))
+
     def put_topic(self, connector: str, topic: str, task: int, discovered_ms: int) -> None:
         """Track ``topic`` as active for ``connector``; a topic already tracked is kept as is."""
         with self._lock:
@@ -168,20 +162,7 @@ class MemoryStatusStore:
             for topic in self._view.topic_names(connector):
                 self._view.apply(TopicStatusRecord(topic, connector, None))
 
-    def topics(self, connector: str) -> list[str]:
-        with self._lock:
-            return self._view.topic_names(connector)
-
     # -- heartbeats (the single-worker guard's HeartbeatLog) ---------------------------------
-
-    topic = "(memory)"
-
-    def refresh(self, timeout: float | None = None) -> None:
-        pass
-
-    def heartbeats(self) -> dict[str, Heartbeat]:
-        with self._lock:
-            return dict(self._heartbeats)
 
     def write_heartbeat(self, group_id: str, heartbeat: Heartbeat) -> None:
         with self._lock:

@@ -1,10 +1,12 @@
 """Refuse to run a second worker on the same cluster's topics.
 
-connectrt has no worker group: one worker owns a cluster's config topic (Kafka Connect
-coordinates several through group membership and a leader). Two live connectrt workers on one
-cluster would both write configs, task sets and statuses and corrupt each other, so each running
-worker writes a heartbeat record to its status topic (the record's shape is in
-:mod:`connectrt.storage.status_codec`)::
+Without ``standby.enable`` connectrt has no worker group: one worker owns a cluster's config
+topic (Kafka Connect coordinates several through group membership and a leader; connectrt's
+standby clusters do too, and use :class:`WorkerGuard`'s other implementation,
+:class:`connectrt.runtime.herder.leadership.LeaderFence`, instead of this guard). Two live
+connectrt workers on one cluster would both write configs, task sets and statuses and corrupt
+each other, so each running worker writes a heartbeat record to its status topic (the record's
+shape is in :mod:`connectrt.storage.status_codec`)::
 
     status-topic-@connectrt-worker-heartbeat:connector-<group.id>
         -> {"topic":{..., "discoverTimestamp":<ms>,"worker_id":"host:8083","instance":"<uuid4>"}}
@@ -38,9 +40,23 @@ from typing import Protocol
 from connectrt.errors import ConnectError
 from connectrt.storage.config_codec import Heartbeat
 
-__all__ = ["HeartbeatLog", "SingleWorkerGuard"]
+__all__ = ["HeartbeatLog", "SingleWorkerGuard", "WorkerGuard"]
 
 log = logging.getLogger(__name__)
+
+
+class WorkerGuard(Protocol):
+    """What the herder needs of the guard of ``connectrt worker``: this module's
+    :class:`SingleWorkerGuard`, or a standby cluster's leader fence
+    (:class:`connectrt.runtime.herder.leadership.LeaderFence`). ``acquire`` runs after the stores
+    are read and before anything is written; ``stop`` at herder stop."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def acquire(self, timeout: float | None = None) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class HeartbeatLog(Protocol):

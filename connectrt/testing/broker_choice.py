@@ -20,14 +20,14 @@ import logging
 import os
 import shutil
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.errors import ConnectError
+from connectrt.service import ManagedService
 from connectrt.testing.java_runtime import JavaUnavailable, require_java
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.kafka_jars import kafka_jars_cached
-from connectrt.testing.service import ManagedService
 
 __all__ = [
     "TEST_BROKER_ENV",
@@ -118,13 +118,12 @@ class ExternalBroker(ManagedService):
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "socket.connection.setup.timeout.ms": 5000,
-                "logger": _client_logger,
-            }
-        )
+        settings: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "socket.connection.setup.timeout.ms": 5000,
+            "logger": _client_logger,
+        }
+        admin = AdminClient(settings)
         try:
             admin.list_topics(timeout=timeout)
         except KafkaException as exc:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from connectrt.testing.debian import apt_install, can_apt_install
@@ -27,6 +29,7 @@ __all__ = [
     "ensure_chromium",
     "find_chromium",
     "launch",
+    "launched",
 ]
 
 CHROMIUM_ARGS = [
@@ -90,3 +93,14 @@ def close(playwright: Any, browser: Any) -> None:
         browser.close()
     finally:
         playwright.stop()
+
+
+@contextmanager
+def launched(install: bool = True) -> Iterator[Any]:
+    """Chromium launched headless (:func:`launch`) for the block, closed after it, also when
+    the block raises. Use it from one thread: Playwright's sync API is bound to its thread."""
+    playwright, browser = launch(install)
+    try:
+        yield browser
+    finally:
+        close(playwright, browser)

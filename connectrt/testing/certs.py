@@ -9,7 +9,10 @@ PKCS12 and PEM stores Kafka brokers and Kafka Connect-style clients read.
 * ``client.p12`` (PKCS12: a client key and certificate signed by the CA) and
   ``client-keystore.pem`` (the same as Kafka's PEM keystore: the private key, encrypted with
   the store password in PKCS#8, followed by the certificate chain);
-* ``other-ca.pem``: a CA that signed nothing here (a "wrong CA" truststore).
+* ``other-ca.pem``: a CA that signed nothing here (a "wrong CA" truststore);
+* ``elsewhere.p12`` (PKCS12: a second broker key and certificate signed by the CA, naming
+  only ``broker.elsewhere.invalid``: a client at ``127.0.0.1`` or ``localhost`` that checks
+  host names refuses it).
 
 Every store and encrypted key uses :attr:`Pki.password`. Needs the ``openssl`` command (1.1.1
 or 3.x). Plain functions, no shared state; safe from any thread on different folders.
@@ -22,9 +25,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Pki", "make_pki"]
+__all__ = ["ELSEWHERE", "Pki", "make_pki"]
 
 _DAYS = "3650"
+
+ELSEWHERE = "broker.elsewhere.invalid"
+"""The one host name ``elsewhere.p12``'s certificate names."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class Pki:
     client_p12: Path
     client_pem: Path
     other_ca: Path
+    elsewhere_p12: Path
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -102,7 +109,14 @@ def make_pki(folder: Path, password: str = "store-secret") -> Pki:
         folder,
     )
     _signed("client", "connectrt-client", "extendedKeyUsage=clientAuth\n", folder)
+    _signed(
+        "elsewhere",
+        ELSEWHERE,
+        f"subjectAltName=DNS:{ELSEWHERE}\nextendedKeyUsage=serverAuth\n",
+        folder,
+    )
     _pkcs12("server", password, folder)
+    _pkcs12("elsewhere", password, folder)
     _pkcs12("client", password, folder)
     _openssl(
         "pkcs8", "-topk8", "-in", "client.key", "-v2", "aes-256-cbc",
@@ -125,4 +139,5 @@ def make_pki(folder: Path, password: str = "store-secret") -> Pki:
         client_p12=(folder / "client.p12").resolve(),
         client_pem=pem.resolve(),
         other_ca=(folder / "other-ca.pem").resolve(),
+        elsewhere_p12=(folder / "elsewhere.p12").resolve(),
     )

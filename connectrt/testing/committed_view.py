@@ -46,6 +46,7 @@ import socket
 import struct
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
 from confluent_kafka.admin import AdminClient
@@ -215,7 +216,8 @@ def consume_committed(
                     raise RuntimeError(f"{topic}[{partition}]: {error}")
                 offset = msg.offset()
                 assert offset is not None
-                headers = tuple((k, v) for k, v in (msg.headers() or []))
+                pairs = cast("list[tuple[str, bytes | None]]", msg.headers() or [])
+                headers = tuple(pairs)
                 records.append(Record(offset, msg.key(), msg.value(), headers))
         raise RuntimeError(f"{topic}[{partition}]: no partition EOF within {timeout:g} s")
     finally:

@@ -247,10 +247,11 @@ class FakeProducer:
         the hold is lifted, the next ``flush`` acknowledges what is still in flight."""
         self.holding = hold
 
-    def acknowledge(self) -> None:
-        """The broker acknowledges every record in flight: appended to their logs, their
-        delivery reports served at the next ``poll``/``flush``."""
-        in_flight, self._in_flight = self._in_flight, []
+    def acknowledge(self, count: int | None = None) -> None:
+        """The broker acknowledges every record in flight (``count``: the oldest ``count``):
+        appended to their logs, their delivery reports served at the next ``poll``/``flush``."""
+        n = len(self._in_flight) if count is None else count
+        in_flight, self._in_flight = self._in_flight[:n], self._in_flight[n:]
         for cb, error, (topic, value, key, part, hdrs) in in_flight:
             if error is not None:  # the failure fail_deliveries() set up: not in the log
                 shell = FakeMessage(topic, part or 0, -1, key, value, hdrs, 0, error)
@@ -267,10 +268,11 @@ class FakeProducer:
         partition: int = -1,
         on_delivery: Callable[..., None] | None = None,
         callback: Callable[..., None] | None = None,
-        headers: Headers | dict[str, bytes] | None = None,
         timestamp: int = 0,
+        headers: Headers | dict[str, bytes] | None = None,
     ) -> None:
-        """Queue one record; its delivery report comes with the next ``poll`` or ``flush``."""
+        """Queue one record; its delivery report comes with the next ``poll`` or ``flush``.
+        Positional arguments in confluent-kafka's order (timestamp before headers)."""
         cb = on_delivery or callback or self._default_callback
         part = None if partition < 0 else partition
         hdrs: Headers | None = list(headers.items()) if isinstance(headers, dict) else headers

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -85,13 +85,14 @@ def read_topic(
                 raise TimeoutError(f"reading {topic}: no EOF on partitions {set(parts) - eof}")
             for m in consumer.consume(10000, 0.5):
                 err = m.error()
+                partition = cast(int, m.partition())
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
-                        eof.add(m.partition())
+                        eof.add(partition)
                         continue
                     raise RuntimeError(err.str())
-                eof.discard(m.partition())
-                out[m.partition()].append((m.key(), m.value()))
+                eof.discard(partition)
+                out[partition].append((m.key(), m.value()))
         return out
     finally:
         consumer.close()

@@ -62,19 +62,30 @@ def _find_java(java: str | None) -> str:
     return found
 
 
+def run_tool(
+    argv: list[str], timeout: float, cwd: str | os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a JDK or build tool (``java``, ``javac``, Maven, Kafka's tools) to its end: stdin
+    closed, stdout and stderr captured as text (undecodable bytes replaced), whatever its exit
+    status. OSError when it cannot be started, ``subprocess.TimeoutExpired`` after
+    ``timeout`` seconds. Blocks the caller."""
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )
+
+
 def java_major_version(java: str) -> int:
     """The major version ``java -version`` reports (``1.8`` counts as 8); JavaUnavailable if
     the binary cannot be run or its output names no version."""
     try:
-        result = subprocess.run(
-            [java, "-version"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=120,
-            check=False,
-        )
+        result = run_tool([java, "-version"], 120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise JavaUnavailable(f"Could not run {java!r} -version: {exc}. {_INSTALL_HINT}") from exc
     output = result.stderr + result.stdout

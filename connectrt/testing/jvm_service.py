@@ -16,20 +16,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypedDict, Unpack
 
 from connectrt.errors import ConnectError
+from connectrt.service import ChildService, stop_child
 from connectrt.testing.child_lifeline import die_with_this_thread
-from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS
-from connectrt.testing.service import ManagedService
+from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
 
-__all__ = ["JvmService", "tail"]
+__all__ = ["JvmOptions", "JvmService", "tail"]
 
 _TAIL_LINES = 60
 
@@ -47,60 +46,62 @@ def tail(path: Path, lines: int) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-class JvmService(ManagedService):
-    """One test JVM with a folder of its own (see the module docstring)."""
+class JvmOptions(TypedDict, total=False):
+    """The keyword settings every test JVM's constructor takes.
 
-    #: The error raised for this service (a subclass of ConnectError).
-    error: ClassVar[type[ConnectError]] = ConnectError
+    ``data_dir``: the folder (default: a temporary one, removed on ``stop()`` unless
+    ``keep_data``). ``startup_timeout`` (default 180 s) bounds one start, ``stop_timeout``
+    (default 30 s) the wait for SIGTERM before SIGKILL. ``java`` and ``mvn`` name the binaries
+    (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties`` adds to or overrides the
+    service's settings."""
+
+    data_dir: str | os.PathLike[str] | None
+    startup_timeout: float
+    stop_timeout: float
+    java: str | None
+    mvn: str | None
+    keep_data: bool
+    properties: Mapping[str, str] | None
+
+
+class JvmService(ChildService):
+    """One test JVM with a folder of its own (see the module docstring); its constructor
+    takes the :class:`JvmOptions` and the JVM's ``heap`` (e.g. ``"512m"``)."""
+
     #: The service's own log, in its folder.
     log_name: ClassVar[str] = "service.log"
 
     def __init__(
-        self,
-        *,
-        data_dir: str | os.PathLike[str] | None,
-        startup_timeout: float,
-        stop_timeout: float,
-        keep_data: bool,
+        self, *, heap: str, port: int | None = None, **options: Unpack[JvmOptions]
     ) -> None:
+        super().__init__(
+            port=port,
+            startup_timeout=options.get("startup_timeout", 180.0),
+            stop_timeout=options.get("stop_timeout", 30.0),
+        )
+        data_dir = options.get("data_dir")
         self._requested_data_dir = Path(data_dir) if data_dir is not None else None
         self._data_dir: Path | None = None
         self._owns_data_dir = False
-        self._startup_timeout = startup_timeout
-        self._stop_timeout = stop_timeout
         #: Keep the folder (logs included) on ``stop()`` even when this instance created it.
-        self.keep_data = keep_data
+        self.keep_data = options.get("keep_data", False)
+        self._java_arg = options.get("java")
+        self._mvn = options.get("mvn")
+        self._heap = heap
+        #: Settings that add to or override the service's own (its properties file's).
+        self._extra = dict(options.get("properties") or {})
         self._proc: subprocess.Popen[bytes] | None = None
         self._jvm_out: int | None = None
-        #: The loopback port clients reach the service on, chosen by ``start()``.
-        self._port: int | None = None
-
-    @property
-    def port(self) -> int:
-        """The loopback port clients reach the service on (the broker's PLAINTEXT listener,
-        Kafka Connect's REST API)."""
-        if self._port is None:
-            raise self.error(f"{type(self).__name__} has not been started")
-        return self._port
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
     @property
     def data_dir(self) -> Path:
         """The service's folder (configs, logs, data)."""
-        if self._data_dir is None:
-            raise self.error(f"{type(self).__name__} has not been started")
-        return self._data_dir
+        return self._started(self._data_dir)
 
     @property
     def log_path(self) -> Path:
         """The service's own log in its folder."""
         return self.data_dir / self.log_name
-
-    def is_alive(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     def output_tail(self, lines: int = _TAIL_LINES) -> str:
         """The last lines of the service's log, then of the JVM's own output if it wrote any."""
@@ -116,21 +117,22 @@ class JvmService(ManagedService):
         """SIGTERM the JVM, SIGKILL it after ``stop_timeout`` s; remove the folder this
         instance created unless ``keep_data``. Idempotent."""
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=self._stop_timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
-            except ProcessLookupError:
-                pass
+        if proc is not None:
+            stop_child(proc, self._stop_timeout, kill_wait=30)
         self._close_jvm_out()
         if self._owns_data_dir and not self.keep_data and self._data_dir is not None:
             shutil.rmtree(self._data_dir, ignore_errors=True)
             self._owns_data_dir = False
 
     # -- for subclasses ----------------------------------------------------------------------
+
+    def _find_java(self) -> str:
+        """The first step of every ``start()``: refuse a second start, then the java binary
+        (the constructor's ``java``, else from ``JAVA_HOME``/``PATH``; JavaUnavailable when
+        there is none or it is too old)."""
+        if self._proc is not None:
+            raise self.error(f"{type(self).__name__} already started")
+        return require_java(self._java_arg)
 
     def _make_data_dir(self, prefix: str) -> None:
         """The folder: the one asked for (created if missing) or a new temporary one."""
@@ -154,8 +156,10 @@ class JvmService(ManagedService):
         ]
 
     def _write_properties(self, name: str, settings: Mapping[str, str]) -> None:
-        """``key=value`` lines of ``settings`` into the file ``name`` in the folder."""
-        lines = [f"{key}={value}" for key, value in settings.items()]
+        """The service's settings file ``name`` in the folder: ``key=value`` lines of
+        ``settings`` with the constructor's ``properties`` added or overriding."""
+        merged = {**settings, **self._extra}
+        lines = [f"{key}={value}" for key, value in merged.items()]
         (self.data_dir / name).write_text("\n".join(lines) + "\n", "utf-8")
 
     def _write_log4j(self, config_name: str, quiet: Mapping[str, str]) -> None:

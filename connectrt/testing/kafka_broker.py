@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
 import subprocess
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, Unpack
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.java_runtime import require_java
-from connectrt.testing.jvm_service import JvmService
+from connectrt.testing.java_runtime import run_tool
+from connectrt.testing.jvm_service import JvmOptions, JvmService
 from connectrt.testing.kafka_jars import kafka_classpath
 
 __all__ = ["KafkaBroker", "KafkaBrokerError"]
@@ -68,10 +68,10 @@ class KafkaBroker(JvmService):
     """One Apache Kafka 4.x KRaft node on ``127.0.0.1``, for tests (the folder, stop and output
     tail as :class:`~connectrt.testing.jvm_service.JvmService` keeps them).
 
-    ``port=None`` picks a free broker port; the controller port is always picked. ``java`` and
-    ``mvn`` name the binaries (default: ``JAVA_HOME``/``PATH`` and ``PATH``). ``properties``
-    adds or overrides broker settings. ``startup_timeout`` bounds one start (formatting, JVM
-    start, readiness; not the first jar download, which :func:`kafka_classpath` bounds).
+    ``port=None`` picks a free broker port; the controller port is always picked. The other
+    settings of :class:`~connectrt.testing.jvm_service.JvmOptions` apply: ``properties`` adds or
+    overrides broker settings; ``startup_timeout`` bounds one start (formatting, JVM start,
+    readiness; not the first jar download, which :func:`kafka_classpath` bounds).
     ``extra_listeners`` adds listeners (name -> security protocol, e.g. ``{"SASL_PLAINTEXT":
     "SASL_PLAINTEXT"}``), each on a free loopback port (:meth:`listener_bootstrap`); their SASL
     or SSL settings go in ``properties`` (``listener.name.<name>.*``). The PLAINTEXT listener
@@ -81,7 +81,8 @@ class KafkaBroker(JvmService):
     Group timings are a test's, not production's: no initial rebalance delay, and members of
     consumer-protocol (KIP-848) groups heartbeat every second and are dropped 10 s after their
     last heartbeat (Kafka's defaults: 5 s and 45 s), so a test that kills one waits seconds,
-    not most of a minute. Classic-protocol members set theirs in their own config.
+    not most of a minute; so do share-group members, and a share group may lower its record
+    lock duration to 1 s. Classic-protocol members set theirs in their own config.
     """
 
     error = KafkaBrokerError
@@ -91,29 +92,13 @@ class KafkaBroker(JvmService):
         self,
         port: int | None = None,
         *,
-        data_dir: str | os.PathLike[str] | None = None,
-        startup_timeout: float = 180.0,
-        stop_timeout: float = 30.0,
-        java: str | None = None,
-        mvn: str | None = None,
         heap: str = "512m",
-        properties: Mapping[str, str] | None = None,
-        keep_data: bool = False,
         extra_listeners: Mapping[str, str] | None = None,
         jvm_options: Sequence[str] = (),
+        **options: Unpack[JvmOptions],
     ) -> None:
-        super().__init__(
-            data_dir=data_dir,
-            startup_timeout=startup_timeout,
-            stop_timeout=stop_timeout,
-            keep_data=keep_data,
-        )
-        self._requested_port = port
+        super().__init__(heap=heap, port=port, **options)
         self._controller_port: int | None = None
-        self._java_arg = java
-        self._mvn = mvn
-        self._heap = heap
-        self._extra = dict(properties or {})
         self._extra_listeners = {k.upper(): v.upper() for k, v in (extra_listeners or {}).items()}
         self._extra_ports: dict[str, int] = {}
         self._extra_jvm_options = list(jvm_options)
@@ -125,9 +110,7 @@ class KafkaBroker(JvmService):
     @property
     def controller_port(self) -> int:
         """The KRaft controller listener's port."""
-        if self._controller_port is None:
-            raise KafkaBrokerError("KafkaBroker has not been started")
-        return self._controller_port
+        return self._started(self._controller_port)
 
     def listener_bootstrap(self, name: str) -> str:
         """``127.0.0.1:PORT`` of the extra listener ``name`` (see the constructor)."""
@@ -145,9 +128,7 @@ class KafkaBroker(JvmService):
 
     def start(self) -> KafkaBroker:
         """Format the storage, start the broker and wait until it is ready (see the module)."""
-        if self._proc is not None:
-            raise KafkaBrokerError("KafkaBroker already started")
-        self._java = require_java(self._java_arg)
+        self._java = self._find_java()
         self._libs = kafka_classpath(mvn=self._mvn)
         self._make_data_dir("connectrt-kafka-")
         self._port = self._requested_port if self._requested_port is not None else free_port()
@@ -225,8 +206,15 @@ class KafkaBroker(JvmService):
             "group.consumer.session.timeout.ms": "10000",
             "group.consumer.min.heartbeat.interval.ms": "500",
             "group.consumer.heartbeat.interval.ms": "1000",
+            # Share groups (KIP-932): members dropped 10 s after their last heartbeat, and a
+            # group may set its record lock duration down to 1 s (Kafka's floor is 15 s; the
+            # default stays 30 s), so a test that kills a member waits seconds.
+            "group.share.min.session.timeout.ms": "6000",
+            "group.share.session.timeout.ms": "10000",
+            "group.share.min.heartbeat.interval.ms": "500",
+            "group.share.heartbeat.interval.ms": "1000",
+            "group.share.min.record.lock.duration.ms": "1000",
         }
-        settings.update(self._extra)
         self._write_properties("server.properties", settings)
         # The per-request loggers are noise at INFO on a busy test broker.
         self._write_log4j(
@@ -252,15 +240,7 @@ class KafkaBroker(JvmService):
             "--standalone",
         ]
         try:
-            result = subprocess.run(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=self._startup_timeout,
-                check=False,
-            )
+            result = run_tool(cmd, self._startup_timeout)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise KafkaBrokerError(f"Formatting the Kafka storage failed: {exc}") from exc
         if result.returncode != 0:
@@ -308,13 +288,12 @@ class KafkaBroker(JvmService):
             waiting_for=f"log {_READY_MARKER!r}",
             exited=" before it was ready",
         )
-        admin = AdminClient(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "socket.connection.setup.timeout.ms": 5000,
-                "logger": _client_logger,
-            }
-        )
+        settings: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "socket.connection.setup.timeout.ms": 5000,
+            "logger": _client_logger,
+        }
+        admin = AdminClient(settings)
 
         def metadata(remaining: float) -> str | None:
             try:

@@ -33,23 +33,20 @@ Log4j output), ``jvm.out`` (the JVM's stdout/stderr), ``shim/`` (the compiled cl
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
-from connectrt.testing.java_runtime import require_java
-from connectrt.testing.jvm_service import JvmService
+from connectrt.testing.java_runtime import run_tool
+from connectrt.testing.jvm_service import JvmOptions, JvmService
 from connectrt.testing.kafka_jars import kafka_cache_root, maven_classpath
 
 __all__ = ["KAFKA_CONNECT_VERSION", "KafkaConnect", "KafkaConnectError", "kafka_connect_classpath"]
@@ -77,8 +74,9 @@ class KafkaConnect(JvmService):
     """One Kafka Connect 4.4 worker in distributed mode on ``127.0.0.1``, for tests.
 
     ``bootstrap_servers`` names the broker (Apache Kafka 4.x; Connect's admin calls fail on the
-    embedded broker). ``properties`` adds or overrides worker settings. ``startup_timeout``
-    bounds one start after the jars are resolved. ``runtime_libs`` runs another Kafka Connect
+    embedded broker). Of :class:`~connectrt.testing.jvm_service.JvmOptions`: ``properties``
+    adds or overrides worker settings; ``startup_timeout`` bounds one start after the jars are
+    resolved. ``runtime_libs`` runs another Kafka Connect
     runtime instead (a folder of its jars, e.g. the 4.3.1 that Debezium needs,
     :mod:`connectrt.testing.debezium`): then no shim and no FileStream plugin are installed, and
     ``plugin_dirs`` lists the plugin folders to add to ``plugin.path``.
@@ -91,28 +89,13 @@ class KafkaConnect(JvmService):
         self,
         bootstrap_servers: str,
         *,
-        data_dir: str | os.PathLike[str] | None = None,
-        properties: Mapping[str, str] | None = None,
-        startup_timeout: float = 180.0,
-        stop_timeout: float = 30.0,
-        java: str | None = None,
-        mvn: str | None = None,
         heap: str = "384m",
-        keep_data: bool = False,
         runtime_libs: Path | None = None,
         plugin_dirs: Sequence[Path] = (),
+        **options: Unpack[JvmOptions],
     ) -> None:
-        super().__init__(
-            data_dir=data_dir,
-            startup_timeout=startup_timeout,
-            stop_timeout=stop_timeout,
-            keep_data=keep_data,
-        )
+        super().__init__(heap=heap, **options)
         self.bootstrap_servers = bootstrap_servers
-        self._extra = dict(properties or {})
-        self._java_arg = java
-        self._mvn = mvn
-        self._heap = heap
         self._runtime_libs = runtime_libs
         self._plugin_dirs = list(plugin_dirs)
         run = uuid.uuid4().hex[:8]
@@ -135,9 +118,7 @@ class KafkaConnect(JvmService):
 
     def start(self) -> KafkaConnect:
         """Resolve the jars, compile the shim, start the JVM and wait until it is ready."""
-        if self._proc is not None:
-            raise KafkaConnectError("KafkaConnect already started")
-        java = require_java(self._java_arg)
+        java = self._find_java()
         libs = self._runtime_libs or kafka_connect_classpath(mvn=self._mvn)
         self._make_data_dir("connectrt-kafka-connect-")
         self._port = free_port()
@@ -158,14 +139,9 @@ class KafkaConnect(JvmService):
             raise
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc is not None:
-            self.keep_data = True  # connect.log for the failure
+    def __exit__(self, *exc: object) -> None:
+        if any(part is not None for part in exc):
+            self.keep_data = True  # leaving on an exception: keep connect.log for the failure
         self.stop()
 
     # -- REST helpers -----------------------------------------------------------------------
@@ -195,15 +171,7 @@ class KafkaConnect(JvmService):
         source = self.data_dir / "AppInfoParser.java"
         source.write_text(_DATA.joinpath("AppInfoParser.java").read_text("utf-8"), "utf-8")
         out = self.data_dir / "shim"
-        result = subprocess.run(
-            [javac, "-nowarn", "-cp", f"{libs}/*", "-d", str(out), str(source)],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=300,
-            check=False,
-        )
+        result = run_tool([javac, "-nowarn", "-cp", f"{libs}/*", "-d", str(out), str(source)], 300)
         if result.returncode != 0:
             raise KafkaConnectError(f"javac could not compile the shim:\n{result.stderr[-4000:]}")
         return out
@@ -241,7 +209,6 @@ class KafkaConnect(JvmService):
             "heartbeat.interval.ms": "1000",
             "task.shutdown.graceful.timeout.ms": "5000",
         }
-        settings.update(self._extra)
         self._write_properties("worker.properties", settings)
         # Client configs logged in full at every producer/consumer/admin creation.
         self._write_log4j("connectrt-kafka-connect-test", {"clients": "org.apache.kafka.clients"})

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from connectrt.errors import ConnectError
+from connectrt.testing.java_runtime import run_tool
 
 __all__ = [
     "MavenUnavailable",
@@ -155,16 +156,7 @@ def _resolve(folder: Path, pom: bytes, mvn: str | None, timeout: float, marker: 
             f"-DoutputDirectory={staging / 'libs'}",
         ]
         try:
-            result = subprocess.run(
-                cmd,
-                cwd=staging,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=timeout,
-                check=False,
-            )
+            result = run_tool(cmd, timeout, cwd=staging)
         except FileNotFoundError as exc:
             raise MavenUnavailable(
                 f"Maven {binary!r} not found ({exc}): install Maven 3.8+ to fetch Apache "

@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 
-from connectrt.testing.service import ManagedService
+from connectrt.service import ManagedService
 
 __all__ = ["OidcProvider"]
 

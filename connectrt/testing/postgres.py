@@ -24,8 +24,8 @@ import time
 from collections.abc import Mapping
 
 from connectrt.ports import free_port
+from connectrt.service import ManagedService
 from connectrt.testing.debian import apt_install, can_apt_install
-from connectrt.testing.service import ManagedService
 
 __all__ = ["LOGICAL_REPLICATION", "PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
 

@@ -13,6 +13,8 @@ listener name  protocol          what a client needs
 ``SASLSSL``    ``SASL_SSL``        the CA, a client certificate and a SCRAM-SHA-512 user
 ``OAUTH``      ``SASL_PLAINTEXT``  a token of the ``oidc`` provider (only when one is given)
 ``PLAIN``      ``SASL_PLAINTEXT``  a SASL/PLAIN user of ``plain_users`` (only when given)
+``ELSEWHERE``  ``SSL``             the CA, and no host name check: its certificate names
+                                 another host (only with ``elsewhere=True``)
 =============  ================  ===================================================
 
 With an :class:`~connectrt.testing.oidc_provider.OidcProvider`, the ``OAUTH`` listener
@@ -28,6 +30,7 @@ the admin API (KIP-554 ``AlterUserScramCredentials``), as an operator would on a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from confluent_kafka.admin import (
     AdminClient,
@@ -60,11 +63,11 @@ LISTENER_PROTOCOLS = {
 """The listeners :func:`secured_listener_settings` configures: name -> security protocol."""
 
 
-def _keystore(name: str, pki: Pki) -> dict[str, str]:
+def _keystore(name: str, pki: Pki, store: Path | None = None) -> dict[str, str]:
     prefix = f"listener.name.{name.lower()}."
     return {
         f"{prefix}ssl.keystore.type": "PKCS12",
-        f"{prefix}ssl.keystore.location": str(pki.server_p12),
+        f"{prefix}ssl.keystore.location": str(store or pki.server_p12),
         f"{prefix}ssl.keystore.password": pki.password,
     }
 
@@ -118,10 +121,15 @@ def secured_listener_settings(
     pki: Pki,
     oidc: OidcProvider | None = None,
     plain_users: Mapping[str, str] | None = None,
+    *,
+    elsewhere: bool = False,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """``(extra_listeners, properties)`` for a :class:`KafkaBroker` serving the listeners of
-    :data:`LISTENER_PROTOCOLS`, ``OAUTH`` when ``oidc`` is given and ``PLAIN`` when
-    ``plain_users`` (user -> password) are (see the module docstring)."""
+    :data:`LISTENER_PROTOCOLS`, ``OAUTH`` when ``oidc`` is given, ``PLAIN`` when
+    ``plain_users`` (user -> password) are and ``ELSEWHERE`` (an SSL listener whose
+    certificate, Kafka's per-listener ``listener.name.elsewhere.ssl.keystore.*``, names only
+    :data:`~connectrt.testing.certs.ELSEWHERE`) with ``elsewhere`` (see the module
+    docstring)."""
     listeners = dict(LISTENER_PROTOCOLS)
     properties = {
         **_scram("SCRAM"),
@@ -138,6 +146,9 @@ def secured_listener_settings(
     if plain_users:
         listeners["PLAIN"] = "SASL_PLAINTEXT"
         properties.update(_plain(plain_users))
+    if elsewhere:
+        listeners["ELSEWHERE"] = "SSL"
+        properties.update(_keystore("ELSEWHERE", pki, pki.elsewhere_p12))
     return listeners, properties
 
 

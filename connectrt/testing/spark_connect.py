@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -31,8 +30,8 @@ from pathlib import Path
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.service import ChildService, stop_child
 from connectrt.testing.child_lifeline import die_with_this_thread
-from connectrt.testing.service import ManagedService
 from connectrt.testing.spark import TEST_DRIVER_JAVA_OPTIONS
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
@@ -57,7 +56,7 @@ def _worker_pythonpath() -> str:
     )
 
 
-class SparkConnectServer(ManagedService):
+class SparkConnectServer(ChildService):
     """One Spark Connect server process on ``127.0.0.1:port`` (see the module docstring)."""
 
     def __init__(
@@ -71,13 +70,10 @@ class SparkConnectServer(ManagedService):
         stop_timeout: float = 30.0,
         log_dir: str | None = None,
     ) -> None:
+        super().__init__(port=port, startup_timeout=startup_timeout, stop_timeout=stop_timeout)
         self.master = master
         self.conf = dict(conf or {})
         self.python = python or sys.executable
-        self._requested_port = port
-        self._port: int | None = None
-        self._startup_timeout = startup_timeout
-        self._stop_timeout = stop_timeout
         self._log_dir = log_dir
         self._proc: subprocess.Popen[str] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
@@ -86,19 +82,9 @@ class SparkConnectServer(ManagedService):
         self.log_path: Path | None = None
 
     @property
-    def port(self) -> int:
-        if self._port is None:
-            raise ConnectError("SparkConnectServer has not been started")
-        return self._port
-
-    @property
     def url(self) -> str:
         """``sc://127.0.0.1:PORT``, for ``SparkSession.builder.remote`` or ``spark.remote``."""
         return f"sc://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
 
     def tail(self, lines: int = 40) -> str:
         return "\n".join(list(self._tail)[-lines:])
@@ -202,19 +188,7 @@ class SparkConnectServer(ManagedService):
         proc, self._proc = self._proc, None
         if proc is None:
             return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(self._stop_timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(10)
+        stop_child(proc, self._stop_timeout, kill_wait=10, group=True)
         if self._drain is not None:
             self._drain.join(10)
         if proc.stdout is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
+from collections.abc import Callable
 
 __all__ = ["JavaDateFormat"]
 
@@ -23,6 +24,22 @@ _MONTHS = list(calendar.month_name)[1:]
 _MONTHS_SHORT = list(calendar.month_abbr)[1:]
 _DAYS = list(calendar.day_name)
 _DAYS_SHORT = list(calendar.day_abbr)
+
+_NUMBERS: dict[str, Callable[[dt.datetime], int]] = {
+    "d": lambda v: v.day,
+    "D": lambda v: v.timetuple().tm_yday,
+    "H": lambda v: v.hour,
+    "k": lambda v: v.hour or 24,
+    "K": lambda v: v.hour % 12,
+    "h": lambda v: v.hour % 12 or 12,
+    "m": lambda v: v.minute,
+    "s": lambda v: v.second,
+    "S": lambda v: v.microsecond // 1000,
+}
+"""The letters :meth:`JavaDateFormat.format` renders as a zero-padded number of a datetime."""
+
+_UTC_ZONE_TEXT = {"z": "UTC", "Z": "+0000", "X": "Z"}
+"""How each zone letter renders UTC (the only zone :meth:`JavaDateFormat.format` writes)."""
 
 
 def _tokenize(pattern: str) -> list[tuple[str, int] | str]:
@@ -135,7 +152,10 @@ class JavaDateFormat:
                 out.append(tok)
                 continue
             letter, count = tok
-            if letter == "y":
+            number = _NUMBERS.get(letter)
+            if number is not None:
+                out.append(f"{number(value):0{count}d}")
+            elif letter == "y":
                 out.append(f"{value.year % 100:02d}" if count == 2 else f"{value.year:0{count}d}")
             elif letter == "M":
                 if count >= 4:
@@ -144,35 +164,13 @@ class JavaDateFormat:
                     out.append(_MONTHS_SHORT[value.month - 1])
                 else:
                     out.append(f"{value.month:0{count}d}")
-            elif letter == "d":
-                out.append(f"{value.day:0{count}d}")
-            elif letter == "D":
-                out.append(f"{value.timetuple().tm_yday:0{count}d}")
             elif letter == "E":
                 names = _DAYS if count >= 4 else _DAYS_SHORT
                 out.append(names[value.weekday()])
             elif letter == "a":
                 out.append("AM" if value.hour < 12 else "PM")
-            elif letter == "H":
-                out.append(f"{value.hour:0{count}d}")
-            elif letter == "k":
-                out.append(f"{value.hour or 24:0{count}d}")
-            elif letter == "K":
-                out.append(f"{value.hour % 12:0{count}d}")
-            elif letter == "h":
-                out.append(f"{value.hour % 12 or 12:0{count}d}")
-            elif letter == "m":
-                out.append(f"{value.minute:0{count}d}")
-            elif letter == "s":
-                out.append(f"{value.second:0{count}d}")
-            elif letter == "S":
-                out.append(f"{value.microsecond // 1000:0{count}d}")
-            elif letter == "z":
-                out.append("UTC")
-            elif letter == "Z":
-                out.append("+0000")
-            else:  # X: ISO 8601 zone, "Z" for UTC
-                out.append("Z")
+            else:  # the zone, always UTC: z, Z, or X (ISO 8601)
+                out.append(_UTC_ZONE_TEXT.get(letter, "Z"))
         return "".join(out)
 
     def parse(self, text: str) -> dt.datetime:

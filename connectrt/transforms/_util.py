@@ -6,7 +6,7 @@ import datetime as dt
 import decimal
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connectrt.api.config import ConfigError, ConfigType, Importance
@@ -32,6 +32,7 @@ __all__ = [
     "require_map",
     "require_sink_record",
     "require_struct",
+    "require_struct_schema",
 ]
 
 REPLACE_NULL_WITH_DEFAULT = "replace.null.with.default"
@@ -96,6 +97,21 @@ class SchemaCache:
     def __len__(self) -> int:
         return len(self._data)
 
+    def derived_struct(
+        self, schema: Schema, add_fields: Callable[[Schema, SchemaBuilder], None]
+    ) -> Schema:
+        """The struct schema derived from ``schema``, cached: its name, version, doc,
+        parameters and optionality, with the fields ``add_fields(schema, builder)`` defines
+        (it may raise, before anything is cached)."""
+        cached = self.get(schema)
+        if cached is not None:
+            return cached
+        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        add_fields(schema, builder)
+        if schema.optional:
+            builder.optional()
+        return self.put(schema, builder.build())
+
 
 def copy_schema_basics(source: Schema, builder: SchemaBuilder) -> SchemaBuilder:
     """Copy name, version, doc and parameters (not optionality or default) onto ``builder``."""
@@ -138,32 +154,38 @@ def _prefix(smt: str) -> str:
     return f"{smt}: " if smt else ""
 
 
+def _unsupported(smt: str, supported: str, purpose: str, found: str) -> DataError:
+    """Kafka's error for a part an SMT does not handle: ``Only <supported> for [<purpose>]``."""
+    return DataError(f"{_prefix(smt)}Only {supported} for [{purpose}], found: {found}")
+
+
 def require_struct(value: Any, purpose: str, smt: str = "") -> Struct:
     """``value`` if it is a Struct, else DataError naming the SMT and the purpose."""
     if not isinstance(value, Struct):
-        raise DataError(
-            f"{_prefix(smt)}Only Struct objects supported for [{purpose}], "
-            f"found: {_type_name(value)}"
-        )
+        raise _unsupported(smt, "Struct objects supported", purpose, _type_name(value))
     return value
+
+
+def require_struct_schema(schema: Schema, purpose: str, smt: str = "") -> Schema:
+    """``schema`` if it is a STRUCT schema, else DataError naming the SMT and the purpose."""
+    if schema.type is not Type.STRUCT:
+        raise _unsupported(smt, "Struct objects supported", purpose, schema.type.name)
+    return schema
 
 
 def require_map(value: Any, purpose: str, smt: str = "") -> dict[str, Any]:
     """``value`` if it is a mapping, else DataError naming the SMT and the purpose."""
     if not isinstance(value, Mapping):
-        raise DataError(
-            f"{_prefix(smt)}Only Map objects supported in absence of schema for [{purpose}], "
-            f"found: {_type_name(value)}"
+        raise _unsupported(
+            smt, "Map objects supported in absence of schema", purpose, _type_name(value)
         )
     return value  # type: ignore[return-value]
 
 
 def require_sink_record(record: ConnectRecord, purpose: str, smt: str = "") -> SinkRecord:
+    """``record`` if it is a SinkRecord, else DataError naming the SMT and the purpose."""
     if not isinstance(record, SinkRecord):
-        raise DataError(
-            f"{_prefix(smt)}Only SinkRecord supported for [{purpose}], "
-            f"found: {type(record).__name__}"
-        )
+        raise _unsupported(smt, "SinkRecord supported", purpose, type(record).__name__)
     return record
 
 

@@ -37,6 +37,7 @@ from connectrt.transforms._util import (
     infer_type,
     require_map,
     require_struct,
+    require_struct_schema,
 )
 from connectrt.transforms.base import Part, PartRewrite
 
@@ -333,11 +334,7 @@ class Cast(PartRewrite[R]):
             if logical_name(schema) is None:
                 copy_schema_basics(schema, builder)
         else:
-            if schema.type is not Type.STRUCT:
-                raise DataError(
-                    f"{name}: Only Struct objects supported for [{_PURPOSE}], found: "
-                    f"{schema.type.name}"
-                )
+            require_struct_schema(schema, _PURPOSE, name)
             builder = copy_schema_basics(schema, SchemaBuilder.struct())
             for f in schema.fields:
                 target = self._casts.get(f.name)

@@ -135,6 +135,19 @@ class TransformationChain(Generic[R]):
     def __len__(self) -> int:
         return len(self._stages)
 
+    def instrument(self, wrap: Callable[[str, Callable[..., Any]], Callable[..., Any]]) -> None:
+        """Replace each stage's bound calls with ``wrap(alias, call)`` (tracing times the
+        stages this way, :mod:`connectrt.runtime.tasks.tracing`). Call once, before the chain
+        is used; a chain never instrumented runs exactly as before."""
+        self._plan = [
+            (stage, pred, neg, wrap(stage.alias, apply), wrap(stage.alias, owned))
+            for stage, pred, neg, apply, owned in self._plan
+        ]
+        self._batch_plan = [
+            (stage, pred, neg, wrap(stage.alias, batch))
+            for stage, pred, neg, batch in self._batch_plan
+        ]
+
     def apply(self, record: R) -> list[R]:
         """Run ``record`` through every stage; return what comes out (possibly nothing).
 

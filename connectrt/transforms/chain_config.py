@@ -36,6 +36,7 @@ __all__ = [
     "TransformationStage",
     "alias_list",
     "build_stages",
+    "new_plugin",
     "plugin_config",
     "unknown_predicate",
 ]
@@ -129,7 +130,13 @@ def unknown_predicate(alias: str) -> str:
     return f"Predicate alias {alias} is not listed in '{PREDICATES}'"
 
 
-def _instantiate(config: Mapping[str, Any], prefix: str, resolve: Resolver, base: type) -> Any:
+def new_plugin(config: Mapping[str, Any], prefix: str, resolve: Resolver, base: type) -> Any:
+    """A new, unconfigured instance of the class ``<prefix>type`` names, in the version
+    ``<prefix>plugin.version`` asks for (the latest by default).
+
+    ConfigError naming the key at fault when the type is missing or blank, or the class is
+    unknown, not a ``base``, or not in that version.
+    """
     type_key = prefix + "type"
     class_name = config.get(type_key)
     if class_name is None or not str(class_name).strip():
@@ -145,7 +152,12 @@ def _instantiate(config: Mapping[str, Any], prefix: str, resolve: Resolver, base
         None if version is None else str(version),
         prefix + VERSION,
     )
-    instance = cls()
+    return cls()
+
+
+def _instantiate(config: Mapping[str, Any], prefix: str, resolve: Resolver, base: type) -> Any:
+    type_key = prefix + "type"
+    instance = new_plugin(config, prefix, resolve, base)
     try:
         instance.configure(plugin_config(config, prefix))
     except ConfigError as exc:

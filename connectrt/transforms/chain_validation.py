@@ -16,10 +16,11 @@ from connectrt.transforms.chain_config import (
     TRANSFORMS,
     VERSION,
     alias_list,
+    new_plugin,
     plugin_config,
     unknown_predicate,
 )
-from connectrt.transforms.resolver import Resolver, default_resolve, resolve_class
+from connectrt.transforms.resolver import Resolver, default_resolve
 
 __all__ = ["enriched_config_def", "validate_transforms"]
 
@@ -38,25 +39,8 @@ def _validate_plugin(
     errors: dict[str, list[str]],
 ) -> None:
     type_key = prefix + "type"
-    class_name = config.get(type_key)
-    if class_name is None or not str(class_name).strip():
-        _add(
-            errors,
-            type_key,
-            f'Missing required configuration "{type_key}" which has no default value.',
-        )
-        return
-    version = config.get(prefix + VERSION)
     try:
-        cls = resolve_class(
-            resolve,
-            str(class_name),
-            type_key,
-            base,
-            None if version is None else str(version),
-            prefix + VERSION,
-        )
-        instance = cls()
+        instance = new_plugin(config, prefix, resolve, base)
     except ConfigError as exc:
         _add(errors, exc.name or type_key, str(exc))
         return
@@ -178,20 +162,8 @@ def enriched_config_def(config: Mapping[str, Any], resolve: Resolver | None = No
                     order_in_group=3,
                 )
             )
-            class_name = config.get(prefix + "type")
-            if not class_name:
-                continue
-            version = config.get(prefix + VERSION)
             try:
-                cls = resolve_class(
-                    resolve,
-                    str(class_name),
-                    prefix + "type",
-                    base,
-                    None if version is None else str(version),
-                    prefix + VERSION,
-                )
-                plugin_def = cls().config_def()
+                plugin_def = new_plugin(config, prefix, resolve, base).config_def()
             except ConfigError:
                 continue
             for i, key in enumerate(plugin_def.keys.values()):

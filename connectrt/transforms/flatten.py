@@ -27,6 +27,7 @@ from connectrt.transforms._util import (
     infer_type,
     require_map,
     require_struct,
+    require_struct_schema,
 )
 from connectrt.transforms.base import Part, PartRewrite
 
@@ -108,19 +109,12 @@ class Flatten(PartRewrite[R]):
                 out.put(name, v)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._cache.get(schema)
-        if cached is not None:
-            return cached
-        if schema.type is not Type.STRUCT:
-            raise DataError(
-                f"{self.smt_name()}: Only Struct objects supported for [{_PURPOSE}], found: "
-                f"{schema.type.name}"
-            )
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        return self._cache.derived_struct(schema, self._define_fields)
+
+    def _define_fields(self, schema: Schema, builder: SchemaBuilder) -> None:
+        """The leaf fields of the struct ``schema``, named by their paths."""
+        require_struct_schema(schema, _PURPOSE, self.smt_name())
         self._build(schema, "", builder, schema.optional, schema.default)
-        if schema.optional:
-            builder.optional()
-        return self._cache.put(schema, builder.build())
 
     def _build(
         self,

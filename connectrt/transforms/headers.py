@@ -29,7 +29,6 @@ from connectrt.transforms._util import (
     REPLACE_NULL_WITH_DEFAULT,
     SchemaCache,
     copy_record,
-    copy_schema_basics,
     field_value,
     non_empty_list,
     require_map,
@@ -173,17 +172,14 @@ class HeaderFrom(KeyOrValueTransformation[R]):
         return new_schema, new_value, headers
 
     def _moved_schema(self, schema: Schema) -> Schema:
-        cached = self._cache.get(schema)
-        if cached is not None:
-            return cached
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        return self._cache.derived_struct(schema, self._define_kept_fields)
+
+    def _define_kept_fields(self, schema: Schema, builder: SchemaBuilder) -> None:
+        """The fields of ``schema`` not moved into headers."""
         moved = set(self._fields)
         for f in schema.fields:
             if f.name not in moved:
                 builder.field(f.name, f.schema)
-        if schema.optional:
-            builder.optional()
-        return self._cache.put(schema, builder.build())
 
 
 class HeaderFromKey(HeaderFrom[R], key=True):

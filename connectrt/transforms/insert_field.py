@@ -21,15 +21,10 @@ from connectrt.data.schema_builder import SchemaBuilder
 from connectrt.data.struct import Struct
 from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
-    REPLACE_NULL_WITH_DEFAULT,
-    SchemaCache,
-    copy_schema_basics,
     put_field,
-    require_map,
     require_sink_record,
-    require_struct,
 )
-from connectrt.transforms.base import Part, PartRewrite
+from connectrt.transforms.map_or_struct import MapOrStructRewrite
 
 __all__ = ["InsertField", "InsertFieldKey", "InsertFieldValue", "InsertionSpec"]
 
@@ -81,10 +76,11 @@ def _config_def() -> ConfigDef:
     return cd.define(*REPLACE_NULL_ARGS)
 
 
-class InsertField(PartRewrite[R]):
+class InsertField(MapOrStructRewrite[R]):
     """Insert metadata/static fields. Use InsertFieldKey/InsertFieldValue."""
 
     CONFIG_DEF: ClassVar[ConfigDef] = _config_def()
+    PURPOSE = _PURPOSE
 
     def configure(self, config: Mapping[str, Any]) -> None:
         parsed = self.config_def().parse(config)
@@ -94,7 +90,6 @@ class InsertField(PartRewrite[R]):
         self._timestamp = InsertionSpec.parse(parsed[TIMESTAMP_FIELD])
         self._static = InsertionSpec.parse(parsed[STATIC_FIELD])
         self._static_value: str | None = parsed[STATIC_VALUE]
-        self._replace_null = bool(parsed[REPLACE_NULL_WITH_DEFAULT])
         # The field name when a static value is the only insertion (the common case).
         only_static = self._static and not (
             self._topic or self._partition or self._offset or self._timestamp
@@ -105,11 +100,7 @@ class InsertField(PartRewrite[R]):
         self._static_fits = bool(self._only_static) and (
             self._static_value is not None or bool(self._static and self._static.optional)
         )
-        self._cache = SchemaCache()
-        # The plan for the schema of the previous record, matched by identity (schemas of one
-        # stream are usually the same object).
-        self._last_schema: Schema | None = None
-        self._last_plan: tuple[Schema, tuple[tuple[int, Any], ...]] = (Schema.STRING_SCHEMA, ())
+        self.start_struct_plans(parsed)
 
     def _insertions(self, record: ConnectRecord, with_schema: bool) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
@@ -129,89 +120,27 @@ class InsertField(PartRewrite[R]):
             out.append((self._static.name, self._static_value))
         return out
 
-    def apply_batch_owned(self, records: list[R]) -> bool:
-        if self.IS_KEY or not self._only_static:
-            return super().apply_batch_owned(records)
-        # One static value into record values (the common case): rewrite() inlined, as this
-        # loop runs once per record.
-        name, static, static_fits = self._only_static, self._static_value, self._static_fits
-        new_struct = Struct.__new__
-        for r in records:
-            value = r.value
-            if value is None:
-                continue
-            if r.value_schema is None and type(value) is dict:
-                updated = value.copy()
-                updated[name] = static
-                r.value = updated
-            elif static_fits and r.value_schema is not None and type(value) is Struct:
-                source = value._schema
-                new_schema, default_fill = (
-                    self._last_plan if self._last_schema is source else self._struct_plan(source)
-                )
-                values = value._values.copy()
-                for index, default in default_fill:
-                    if values[index] is None:
-                        values[index] = default
-                values.append(static)
-                struct = new_struct(Struct)
-                struct._schema = new_schema
-                struct._values = values
-                r.value_schema = new_schema
-                r.value = struct
-            else:
-                self.apply_owned(r)
-        return True
+    def rewrite_map(self, record: ConnectRecord, value: dict[str, Any]) -> dict[str, Any]:
+        updated = dict(value)
+        if self._only_static:
+            updated[self._only_static] = self._static_value
+        else:
+            updated.update(self._insertions(record, False))
+        return updated
 
-    def rewrite(self, record: ConnectRecord, schema: Schema | None, value: Any) -> Part | None:
-        if value is None:
-            return None
-        if schema is None:
-            if type(value) is not dict:
-                value = require_map(value, _PURPOSE, self.smt_name())
-            updated = dict(value)
-            if self._only_static:
-                updated[self._only_static] = self._static_value
-            else:
-                updated.update(self._insertions(record, False))
-            return None, updated
-        struct = (
-            value if type(value) is Struct else require_struct(value, _PURPOSE, self.smt_name())
-        )
-        source = struct.schema
-        plan = self._last_plan if self._last_schema is source else self._struct_plan(source)
-        new_schema, default_fill = plan
-        values = list(struct._values)
-        for index, default in default_fill:
-            if values[index] is None:
-                values[index] = default
-        out = Struct._from_values(new_schema, values)
+    def add_fields(self, record: ConnectRecord, struct: Struct) -> None:
+        values = struct._values
         if self._static_fits:
             # The static value was checked against its field schema once, in configure().
             values.append(self._static_value)
-            return new_schema, out
-        values.extend([None] * (len(new_schema.fields) - len(values)))
+            return
+        values.extend([None] * (len(struct._schema.fields) - len(values)))
         for name, v in self._insertions(record, True):
-            put_field(out, name, v, self.smt_name())
-        return new_schema, out
+            put_field(struct, name, v, self.smt_name())
 
-    def _struct_plan(self, source: Schema) -> tuple[Schema, tuple[tuple[int, Any], ...]]:
-        """(updated schema, (index, default) of fields whose null reads as a default)."""
-        fill: tuple[tuple[int, Any], ...] = ()
-        if self._replace_null:
-            fill = tuple(
-                (f.index, f.schema.default) for f in source.fields if f.schema.default is not None
-            )
-        plan = (self._updated_schema(source), fill)
-        self._last_schema, self._last_plan = source, plan
-        return plan
-
-    def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._cache.get(schema)
-        if cached is not None:
-            return cached
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
-        for f in schema.fields:
+    def define_fields(self, source: Schema, builder: SchemaBuilder) -> None:
+        """The fields of ``source``, then those inserted."""
+        for f in source.fields:
             builder.field(f.name, f.schema)
         for spec, required, optional in (
             (self._topic, Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA),
@@ -222,9 +151,6 @@ class InsertField(PartRewrite[R]):
         ):
             if spec is not None:
                 builder.field(spec.name, optional if spec.optional else required)
-        if schema.optional:
-            builder.optional()
-        return self._cache.put(schema, builder.build())
 
 
 _OPTIONAL_TIMESTAMP = Timestamp.builder().optional().build()

@@ -16,7 +16,14 @@ from typing import Any, ClassVar
 from connectrt.api.config import ConfigDef, ConfigType, Importance, NonEmptyString
 from connectrt.api.records import ConnectRecord
 from connectrt.api.transform import R
-from connectrt.data.logical import Date, Decimal, Time, Timestamp, logical_name
+from connectrt.data.empty import (
+    EMPTY_LOGICAL,
+    EMPTY_PRIMITIVE,
+    EPOCH_DATE,
+    EPOCH_TIME,
+    EPOCH_TIMESTAMP,
+)
+from connectrt.data.logical import Decimal, logical_name
 from connectrt.data.schema import Schema, Type
 from connectrt.data.struct import Struct
 from connectrt.data.values import INT_RANGES
@@ -37,33 +44,15 @@ __all__ = ["MaskField", "MaskFieldKey", "MaskFieldValue"]
 FIELDS = "fields"
 REPLACEMENT = "replacement"
 _PURPOSE = "mask fields"
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _empty_for_schema(schema: Schema) -> Any:
     lname = logical_name(schema)
-    if lname == Date.LOGICAL_NAME:
-        return dt.date(1970, 1, 1)
-    if lname == Time.LOGICAL_NAME:
-        return dt.time(0)
-    if lname == Timestamp.LOGICAL_NAME:
-        return _EPOCH
     if lname == Decimal.LOGICAL_NAME:
         return decimal.Decimal(0).scaleb(-Decimal.scale(schema))
-    return _EMPTY_BY_TYPE.get(schema.type)
-
-
-_EMPTY_BY_TYPE: dict[Type, Any] = {
-    Type.INT8: 0,
-    Type.INT16: 0,
-    Type.INT32: 0,
-    Type.INT64: 0,
-    Type.FLOAT32: 0.0,
-    Type.FLOAT64: 0.0,
-    Type.BOOLEAN: False,
-    Type.STRING: "",
-    Type.BYTES: b"",
-}
+    if lname is not None:
+        return EMPTY_LOGICAL[lname]
+    return EMPTY_PRIMITIVE.get(schema.type)
 
 
 def _empty_for_value(value: Any) -> Any:
@@ -80,11 +69,11 @@ def _empty_for_value(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return decimal.Decimal(0)
     if isinstance(value, dt.datetime):
-        return _EPOCH
+        return EPOCH_TIMESTAMP
     if isinstance(value, dt.date):
-        return dt.date(1970, 1, 1)
+        return EPOCH_DATE
     if isinstance(value, dt.time):
-        return dt.time(0)
+        return EPOCH_TIME
     if isinstance(value, list | tuple):
         return []
     if isinstance(value, Mapping):

@@ -30,10 +30,10 @@ from connectrt.transforms._util import (
     REPLACE_NULL_ARGS,
     REPLACE_NULL_WITH_DEFAULT,
     SchemaCache,
-    copy_schema_basics,
     field_value,
     require_map,
     require_struct,
+    require_struct_schema,
 )
 from connectrt.transforms.base import Part, PartRewrite
 
@@ -271,23 +271,16 @@ class TimestampConverter(PartRewrite[R]):
         return new_schema, out
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        cached = self._cache.get(schema)
-        if cached is not None:
-            return cached
-        if schema.type is not Type.STRUCT:
-            raise DataError(
-                f"{self.smt_name()}: Only Struct objects supported for [{_PURPOSE}], found: "
-                f"{schema.type.name}"
-            )
-        builder = copy_schema_basics(schema, SchemaBuilder.struct())
+        return self._cache.derived_struct(schema, self._define_fields)
+
+    def _define_fields(self, schema: Schema, builder: SchemaBuilder) -> None:
+        """The fields of the struct ``schema``, the converted one in the target type."""
+        require_struct_schema(schema, _PURPOSE, self.smt_name())
         for f in schema.fields:
             if f.name == self._field:
                 builder.field(f.name, self._target_schema(f.schema.optional))
             else:
                 builder.field(f.name, f.schema)
-        if schema.optional:
-            builder.optional()
-        return self._cache.put(schema, builder.build())
 
 
 class TimestampConverterKey(TimestampConverter[R], key=True):

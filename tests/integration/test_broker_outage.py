@@ -38,6 +38,7 @@ from connectrt.testing.harness import create_topic
 from connectrt.testing.kafka_broker import KafkaBroker
 from connectrt.testing.metrics import scrape
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from tests.eos_support import assert_atomic, view
 
 pytestmark = pytest.mark.integration
 
@@ -226,12 +227,13 @@ def test_at_least_once_file_source_rides_out_a_broker_kill(
 
 def _eos_run(
     kafka: KafkaBroker, unique_name: Callable[[str], str], timeout_ms: int
-) -> tuple[list[tuple[int, str]], _Watch, float, float, int]:
+) -> tuple[list[tuple[int, str]], _Watch, float, float, int, str]:
     """An exactly-once sequence source (20,000 records, ``transaction.boundary=poll``, the
     producer's ``max.block.ms`` and ``transaction.timeout.ms`` both ``timeout_ms``) whose broker
     is killed after 2,000 records committed; returns, once the committed offset reached the
     end: the read_committed ``(seq, attempt)`` of every record, the watch, the outage's length,
-    the task's ``transaction_restarts`` and the committed offset."""
+    the task's ``transaction_restarts``, the committed offset, and which seqs each run of the
+    task wrote (:func:`_runs_of`, for a failed assertion's message)."""
     bootstrap = kafka.bootstrap_servers
     topic = unique_name("outage-eos")
     create_topic(bootstrap, topic)
@@ -280,23 +282,52 @@ def _eos_run(
         wait_for(lambda: watch.states[-1][1] == ("RUNNING",), 60, "a status answer RUNNING")
         watch.stop()
         restarts = int(_task_metric(worker, name, "transaction_restarts"))
-        records = []
-        for value in _read_committed(bootstrap, topic):
-            _task, seq, attempt = value.decode().split(":")
-            records.append((int(seq), attempt))
+        read = []
+        for record in consume_committed(bootstrap, topic, 0, 120.0):
+            assert record.value is not None, f"a record of {topic} has no value"
+            _task, seq, attempt = record.value.decode().split(":")
+            read.append((int(seq), attempt, record.offset))
         committed = _committed_seq(bootstrap, offsets_topic)
-        return records, watch, took, restarts, committed
+        runs = _runs_of(read)
+        try:
+            # Kafka's read_committed consumer hides exactly the aborted records (computed from
+            # the stored markers), and each committed transaction stored its own offset.
+            assert_atomic(view(bootstrap, topic, True), view(bootstrap, offsets_topic, True))
+        except AssertionError as e:
+            raise AssertionError(f"{e}; {runs}") from None
+        records = [(seq, attempt) for seq, attempt, _ in read]
+        return records, watch, took, restarts, committed, runs
     finally:
         _cleanup(kafka, worker, watch)
+
+
+def _runs_of(read: list[tuple[int, str, int]]) -> str:
+    """What a failed exactly-once assertion needs to tell a replayed batch (two runs of the
+    task, two offsets) from a record read twice (one offset): the seqs each run of the task
+    (its ``attempt``) wrote, in the order read, and every copy of the first seq read more
+    than once as ``attempt@offset``. ``read`` holds ``(seq, attempt, offset)``."""
+    runs: dict[str, list[int]] = {}
+    copies: dict[int, list[str]] = {}
+    for seq, attempt, offset in read:
+        runs.setdefault(attempt, []).append(seq)
+        copies.setdefault(seq, []).append(f"{attempt}@{offset}")
+    twice = sorted(seq for seq, where in copies.items() if len(where) > 1)
+    spans = ", ".join(f"{a}: {s[0]}-{s[-1]} ({len(s)})" for a, s in runs.items())
+    if not twice:
+        return f"runs {spans}; no seq read twice"
+    return (
+        f"runs {spans}; {len(twice)} seqs read more than once ({twice[0]}-{twice[-1]}), "
+        f"seq {twice[0]} as {copies[twice[0]]}"
+    )
 
 
 def test_exactly_once_source_rides_out_a_broker_kill_shorter_than_its_timeouts(
     kafka: KafkaBroker, unique_name: Callable[[str], str]
 ) -> None:
-    records, watch, took, restarts, committed = _eos_run(kafka, unique_name, 120_000)
+    records, watch, took, restarts, committed, runs = _eos_run(kafka, unique_name, 120_000)
     assert took < 100, f"the outage lasted {took:.0f} s: not shorter than the 120 s timeouts"
     seqs = [seq for seq, _ in records]
-    assert seqs == list(range(20_000)), "not every seq exactly once (read_committed)"
+    assert seqs == list(range(20_000)), f"not every seq exactly once (read_committed): {runs}"
     assert committed == 20_000
     assert len({attempt for _, attempt in records}) == 1, "the task was restarted"
     assert restarts == 0
@@ -313,10 +344,10 @@ def test_exactly_once_source_rides_out_a_broker_kill_shorter_than_its_timeouts(
 def test_exactly_once_source_restarts_itself_after_a_broker_kill_longer_than_its_timeouts(
     kafka: KafkaBroker, unique_name: Callable[[str], str]
 ) -> None:
-    records, watch, took, restarts, committed = _eos_run(kafka, unique_name, 6_000)
+    records, watch, took, restarts, committed, runs = _eos_run(kafka, unique_name, 6_000)
     assert took > 6, f"the outage lasted {took:.1f} s: not longer than the 6 s timeouts"
     seqs = [seq for seq, _ in records]
-    assert seqs == list(range(20_000)), "not every seq exactly once (read_committed)"
+    assert seqs == list(range(20_000)), f"not every seq exactly once (read_committed): {runs}"
     assert committed == 20_000
     runs = list(dict.fromkeys(attempt for _, attempt in records))
     assert len(runs) >= 2, "no restart: the task's records come from one run"

@@ -31,11 +31,8 @@ SECRET = "hunter2-console"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    playwright, launched = chromium.launch()
-    try:
+    with chromium.launched() as launched:
         yield launched
-    finally:
-        chromium.close(playwright, launched)
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +140,11 @@ def test_create_through_the_form_watch_running_pause_and_edit(
     # The throughput chart fills from the worker's samples (every 5 s).
     p.locator("#charts figure.chart").first.wait_for()
     p.locator("#charts figure.chart svg polyline").first.wait_for(state="attached")
+    # ... with the task's end-to-end latency (poll -> acknowledged) once its records are in Kafka.
+    p.locator(
+        "#charts figure.chart .latency .p99", has_text=re.compile(r"\d ms|\d s")
+    ).first.wait_for()
+    assert re.search(r"\d", p.locator("#charts figure.chart .latency .p50").first.inner_text())
     # Source offsets appear once committed.
     p.wait_for_function(
         "() => { htmx.trigger('#offsets', 'refresh');"

@@ -83,6 +83,8 @@ def test_tables_appearing_and_disappearing_reconfigure_tasks(
     broker: EmbeddedBroker, tmp_path: Path, unique_name: Callable[[str], str]
 ) -> None:
     path = tmp_path / "monitor.db"
+    # sqlite3's 5 s busy timeout: the task reads the table every 100 ms (its rows, and its
+    # columns only when the schema changed) and never keeps a writer waiting that long.
     engine = sa.create_engine(f"sqlite:///{path}")
     with engine.begin() as c:
         c.exec_driver_sql("CREATE TABLE first (id INTEGER PRIMARY KEY, v TEXT)")

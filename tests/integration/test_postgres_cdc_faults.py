@@ -1,9 +1,12 @@
 """Faults of the PostgreSQL CDC source on a real PostgreSQL (wal_level=logical) and the test broker.
 
-One server for the module (its own: a test here restarts it). A server restart while the
-connector streams is survived: the task reconnects to its slot with a bounded backoff and
-nothing is lost. A user without the REPLICATION attribute and a column of a type the connector
-cannot map each fail the task with a message naming the fix.
+One server for the module (its own: a test here restarts it), and a second one left at
+PostgreSQL's default ``wal_level`` (``replica``) for the one test that needs it (started only
+when that test runs; initdb and start take about 2-6 s). A server restart while the connector
+streams is survived: the task reconnects to its slot with a bounded backoff and nothing is
+lost. ``wal_level`` not ``logical``, a user without the REPLICATION attribute, a column of a
+type the connector cannot map and a slot dropped while streaming each fail the connector with
+a message naming the fix.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 @pytest.fixture(scope="module")
 def pg() -> Iterator[PostgresServer]:
     with PostgresServer(settings=LOGICAL_REPLICATION) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def replica_pg() -> Iterator[PostgresServer]:
+    """A server at PostgreSQL's default wal_level (replica): no logical decoding."""
+    with PostgresServer() as server:
         yield server
 
 
@@ -118,6 +128,21 @@ def test_a_user_without_replication_fails_naming_the_grant(
     assert 'ALTER ROLE "reader" WITH REPLICATION' in text, text
 
 
+def test_wal_level_not_logical_fails_naming_the_setting_and_the_restart(
+    broker: EmbeddedBroker, replica_pg: PostgresServer, unique_name: Callable[[str], str]
+) -> None:
+    replica_pg.create_database("replica")
+    config = cdc_config(replica_pg, "replica", unique_name("replica"))
+    # Checked when the config is validated (as PUT /connectors/<name>/config does: 400).
+    with WorkerHarness(broker.bootstrap_servers) as harness, pytest.raises(ConfigError) as failure:
+        harness.start_connector("cdc", config)
+    text = str(failure.value)
+    assert "database.hostname: PostgreSQL at 127.0.0.1:" in text, text
+    assert "has wal_level 'replica'" in text, text
+    assert "set wal_level = logical in postgresql.conf" in text, text
+    assert "restart the server" in text, text
+
+
 def test_a_column_of_an_unsupported_type_fails_naming_table_column_and_type(
     broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
 ) -> None:
@@ -136,6 +161,58 @@ def test_a_column_of_an_unsupported_type_fails_naming_table_column_and_type(
     assert "column 'p' of table public.odd" in trace, trace
     assert "composite type 'pair'" in trace, trace
     assert "table.exclude.list" in trace, trace
+
+
+def test_a_slot_dropped_while_streaming_fails_the_task_naming_the_fix(
+    broker: EmbeddedBroker, pg: PostgresServer, unique_name: Callable[[str], str]
+) -> None:
+    """Someone drops the connector's slot under it (terminating its walsender first, as
+    PostgreSQL requires for an active slot): the changes since the last commit may be gone, so
+    the task must not create a new slot and carry on; it fails, saying how to start over."""
+    bootstrap = broker.bootstrap_servers
+    pg.create_database("dropped")
+    db = connect_db(pg, "dropped")
+    db.autocommit = True
+    with db.cursor() as cur:
+        cur.execute("CREATE TABLE d (id int PRIMARY KEY)")
+    prefix = unique_name("dropped")
+    slot = "slot_dropped"  # cdc_config names the slot after the database
+    topic = f"{prefix}.public.d"
+    create_topic(bootstrap, topic)
+    config = cdc_config(pg, "dropped", prefix)
+    with WorkerHarness(bootstrap) as harness:
+        harness.start_connector("cdc", config)
+        harness.wait_for_tasks("cdc", State.RUNNING, 1, timeout=60)
+        harness.wait_until(lambda: _slot_active(pg), 60, "the task to stream from its slot")
+        with db.cursor() as cur:
+            cur.execute("INSERT INTO d SELECT generate_series(1, 20)")
+        harness.wait_until(
+            lambda: len(_values(bootstrap, topic)) >= 20, 60, "the 20 rows before the drop"
+        )
+
+        def drop_slot() -> bool:
+            with db.cursor() as cur:
+                cur.execute(
+                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                    "WHERE slot_name = %s AND active_pid IS NOT NULL",
+                    (slot,),
+                )
+                try:
+                    cur.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                except Exception:  # still active: the walsender had not exited yet
+                    return False
+            return True
+
+        harness.wait_until(drop_slot, 30, "the slot to be dropped")
+        (task,) = harness.wait_for_tasks("cdc", State.FAILED, 1, timeout=90)
+    trace = task.trace or ""
+    assert f"replication slot '{slot}'" in trace, trace
+    assert "offsets" in trace, trace  # the fix: delete the connector's offsets, snapshot anew
+    with db.cursor() as cur:
+        cur.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name = %s", (slot,))
+        (count,) = cur.fetchone()
+    assert count == 0, "the failed task created a new slot and would have skipped changes"
+    db.close()
 
 
 def test_a_primary_key_update_is_a_delete_a_tombstone_and_a_create(

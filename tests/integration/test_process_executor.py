@@ -30,7 +30,10 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.ports import free_port
+from connectrt.runtime.errors import ConflictError
+from connectrt.runtime.herder.taps import open_tap
 from connectrt.runtime.offsets.reader import OffsetStorageReaderImpl
+from connectrt.runtime.redaction import Redactor
 from connectrt.runtime.status import State, Status, TargetState
 from connectrt.runtime.tasks.liveness import StallReport
 from connectrt.testing.harness import WorkerHarness, create_topic, produce, read_topic
@@ -346,6 +349,11 @@ def test_pause_and_resume_reach_the_task_process(
     worker.wait_for_tasks("src", State.RUNNING)
     pid = worker.running.task_pids("src")[0]
     _wait(lambda: _committed(worker, "src", 0) >= 200, "200 records committed")
+    # The record inspector cannot see into a task process: a conflict (409) naming why.
+    with pytest.raises(
+        ConflictError, match=r"task.executor=processes.*needs task.executor=threads"
+    ):
+        open_tap(worker.running, Redactor(), "src")
 
     worker.running.set_target_state("src", TargetState.PAUSED)
     worker.wait_for_tasks("src", State.PAUSED)

@@ -7,18 +7,21 @@ listeners next to its PLAINTEXT one (:mod:`connectrt.testing.secured_listeners`)
 client certificate required) and ``SASLSSL`` (SASL_SSL with SCRAM-SHA-512 and a client
 certificate), and ``OAUTH`` (SASL_PLAINTEXT, OAUTHBEARER tokens validated by Kafka's
 ``OAuthBearerValidatorCallbackHandler`` against the key set of a small OIDC provider the module
-runs, :mod:`connectrt.testing.oidc_provider`). Certificates are made by ``openssl`` in the test
-(:mod:`connectrt.testing.certs`); the SCRAM user is created through the admin API.
+runs, :mod:`connectrt.testing.oidc_provider`), and ``ELSEWHERE`` (SSL with a second server
+certificate, Kafka's per-listener ``listener.name.elsewhere.ssl.keystore.*``, whose subject
+alternative names miss the address clients use). Certificates are made by ``openssl`` in the
+test (:mod:`connectrt.testing.certs`); the SCRAM user is created through the admin API.
 
 For each listener a worker is started from a ``worker.properties`` file written with Kafka
 Connect's Java-style keys only (JAAS strings; a PEM truststore; a PKCS12 keystore for MTLS, a
 PEM keystore with an encrypted key for SASLSSL; the OIDC client-credentials login for OAUTH),
 top-level keys and no ``producer.``/
 ``consumer.`` copies. It runs a FileStream source and sink, 0 lines lost, exactly-once source
-support on for SASLSSL. The bad variants (a wrong password, a wrong CA, no client certificate,
-a plaintext client at a SASL port, a wrong OAuth client secret) each end the worker's start-up
-within 15 s with one line naming the listener, the mechanism or protocol and the setting to
-check, and the client's last error.
+support on for SASLSSL; at ELSEWHERE with ``ssl.endpoint.identification.algorithm=`` (empty,
+as Kafka disables the host name check). The bad variants (a wrong password, a wrong CA, no
+client certificate, a plaintext client at a SASL port, a wrong OAuth client secret, the host
+name check at ELSEWHERE) each end the worker's start-up within 15 s with one line naming the
+listener, the mechanism or protocol and the setting to check, and the client's last error.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def idp() -> Iterator[OidcProvider]:
 
 @pytest.fixture(scope="module")
 def kafka(pki: Pki, idp: OidcProvider) -> Iterator[KafkaBroker]:
-    listeners, properties = secured_listener_settings(pki, idp, {USER: PASSWORD})
+    listeners, properties = secured_listener_settings(pki, idp, {USER: PASSWORD}, elsewhere=True)
     with KafkaBroker(
         extra_listeners=listeners, properties=properties, jvm_options=broker_jvm_options(idp)
     ) as broker:
@@ -96,6 +99,12 @@ def _security(
         return {"security.protocol": "SASL_PLAINTEXT", **scram}
     if listener == "TLS":
         return {"security.protocol": "SSL", **truststore}
+    if listener == "ELSEWHERE":  # the certificate names another host: no host name check
+        return {
+            "security.protocol": "SSL",
+            **truststore,
+            "ssl.endpoint.identification.algorithm": "",
+        }
     if listener == "OAUTH":
         return {
             "security.protocol": "SASL_PLAINTEXT",
@@ -153,7 +162,9 @@ def _count_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-@pytest.mark.parametrize("listener", ["PLAIN", "SCRAM", "TLS", "MTLS", "SASLSSL", "OAUTH"])
+@pytest.mark.parametrize(
+    "listener", ["PLAIN", "SCRAM", "TLS", "MTLS", "SASLSSL", "OAUTH", "ELSEWHERE"]
+)
 def test_a_kafka_connect_style_worker_runs_a_file_pipeline(
     kafka: KafkaBroker, pki: Pki, idp: OidcProvider, tmp_path: Path, listener: str
 ) -> None:
@@ -212,6 +223,9 @@ def _bad(listener: str, pki: Pki, idp: OidcProvider) -> dict[str, str]:
         return _security("OAUTH", pki, idp, password="not-the-password")
     if listener == "TLS-wrong-CA":
         return {**_security("TLS", pki, idp), "ssl.truststore.location": str(pki.other_ca)}
+    if listener == "ELSEWHERE-host-name-check":  # Kafka's default: https
+        return {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": str(pki.ca)}  # fmt: skip
     if listener == "MTLS-no-client-certificate":
         return {"security.protocol": "SSL", "ssl.truststore.type": "PEM",
                 "ssl.truststore.location": str(pki.ca)}  # fmt: skip
@@ -240,6 +254,11 @@ BAD_VARIANTS = {
     "OAUTH-wrong-client-secret": (
         "no OAuth token for SASL/OAUTHBEARER at {bootstrap}",
         "check sasl.jaas.config clientId/clientSecret/scope",
+    ),
+    "ELSEWHERE-host-name-check": (
+        "the broker's certificate at {bootstrap} does not name the host (SSL)",
+        "check the certificate's subject alternative names, or set "
+        "ssl.endpoint.identification.algorithm to empty",
     ),
     "SCRAM-plaintext-client": (
         "the broker at {bootstrap} closed the connection (security.protocol PLAINTEXT)",

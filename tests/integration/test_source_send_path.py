@@ -280,9 +280,11 @@ def test_a_bad_value_is_skipped_alone_under_tolerance(broker: EmbeddedBroker, un
     assert stored_offsets(store) == {'{"p":1}': {"n": 5}}
 
 
-def test_values_without_batch_path_are_converted_one_by_one(broker: EmbeddedBroker, unique_name):
-    """JsonConverter without envelopes declines batches: each value is converted as its record
-    is produced; a value orjson cannot write is skipped alone under tolerance."""
+def test_schemaless_values_a_batch_refuses_are_converted_one_by_one(
+    broker: EmbeddedBroker, unique_name
+):
+    """JsonConverter without envelopes: a batch holding a value orjson cannot write is
+    converted value by value, and that value is skipped alone under tolerance."""
     bs = broker.bootstrap_servers
     topic = unique_name("schemaless")
     create_topic(bs, topic)

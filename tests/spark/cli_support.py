@@ -102,7 +102,13 @@ _PORT_ATTEMPTS = 3
 
 
 def _start_worker(
-    props: Path, port: int, log: Path, env: Mapping[str, str], what: str, retry_port: bool
+    props: Path,
+    port: int,
+    log: Path,
+    env: Mapping[str, str],
+    what: str,
+    retry_port: bool,
+    timeout: float = 120,
 ) -> tuple[subprocess.Popen[bytes], httpx.Client] | None:
     """One start of ``connectrt spark props``, healthy on ``port``; None when the worker exited
     because its port was taken and ``retry_port`` allows another try (the process has ended)."""
@@ -130,7 +136,7 @@ def _start_worker(
             return False
 
     try:
-        wait_for(healthy, 120, f"{what} to be healthy")
+        wait_for(healthy, timeout, f"{what} to be healthy")
     except BaseException:
         http.close()
         if proc.poll() is None:
@@ -145,10 +151,10 @@ def _start_worker(
 
 @contextmanager
 def spark_worker(
-    props: Path, port: int, log: Path, env: Mapping[str, str], what: str
+    props: Path, port: int, log: Path, env: Mapping[str, str], what: str, timeout: float = 120
 ) -> Iterator[tuple[subprocess.Popen[bytes], httpx.Client]]:
     """``connectrt spark props`` (output to ``log``, environment ``env``), healthy on ``port``
-    (``what`` names it in the wait's message).
+    (``what`` names it in the wait's message; ``timeout`` bounds that wait).
 
     The port was free when the test chose it, but the Spark driver binds ephemeral ports of its
     own before the REST API listens: when the worker exits saying its port is taken, it is
@@ -156,7 +162,7 @@ def spark_worker(
     :data:`_PORT_ATTEMPTS` times. The yielded client's ``base_url`` has the port in use."""
     started = None
     for attempt in range(1, _PORT_ATTEMPTS + 1):
-        started = _start_worker(props, port, log, env, what, attempt < _PORT_ATTEMPTS)
+        started = _start_worker(props, port, log, env, what, attempt < _PORT_ATTEMPTS, timeout)
         if started is not None:
             break
         port = free_port()

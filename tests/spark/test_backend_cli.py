@@ -69,11 +69,12 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
         assert stored[encode_key(name, {"task": task})] == {"seq": 500}
 
 
-def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
+def test_local_2_runs_a_file_source_and_a_file_sink_and_a_third_task_waits_for_a_slot(
     broker: EmbeddedBroker, tmp_path: Path
 ):
     """No free slot is required on a local master: ``local[2]`` runs one source and one sink
-    task; a third long-running task has no slot and its connector is FAILED with the reason."""
+    task; a third long-running task has no slot and waits UNASSIGNED with the reason, and runs
+    once the sink's task ends and frees its slot."""
     run = uuid.uuid4().hex[:8]
     port = free_port()
     props = write_worker_properties(
@@ -126,11 +127,13 @@ def test_local_2_runs_a_file_source_and_a_file_sink_and_refuses_a_third_task(
         third = {"connector.class": "FileStreamSink", "file": str(tmp_path / "x.txt")}
         response = http.put("/connectors/third/config", json={**common, **third, "topics": topic})
         assert response.status_code == 201, response.text
-        wait_for(lambda: state("third")[0] == "FAILED", 60, "the third connector FAILED")
-        trace = http.get("/connectors/third/status").json()["connector"].get("trace", "")
+        wait_for(lambda: state("third")[1] == ["UNASSIGNED"], 60, "the third task waiting")
+        trace = http.get("/connectors/third/status").json()["tasks"][0].get("trace", "")
         assert "Not enough Spark task slots for connector third" in trace
         assert "the cluster has 2 slot(s), 2 held" in trace and "0 must stay free" in trace
         assert state("src")[1] == ["RUNNING"] and state("sink")[1] == ["RUNNING"]
-        for name in ("third", "sink", "src"):
+        assert http.delete("/connectors/sink").status_code == 204
+        wait_for(lambda: state("third")[1] == ["RUNNING"], 120, "the third task RUNNING")
+        for name in ("third", "src"):
             assert http.delete(f"/connectors/{name}").status_code == 204
         stop_gracefully(proc, log)

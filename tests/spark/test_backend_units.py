@@ -33,7 +33,8 @@ def test_slots_keep_one_free_beyond_running_tasks():
     message = str(info.value)
     assert "connector c: its 1 task(s) need 1 slot(s)" in message
     assert "the cluster has 10 slot(s), 9 held" in message
-    assert "(a: 4, b: 5)" in message and "Lower tasks.max" in message
+    assert "(a: 4, b: 5)" in message and "lower tasks.max" in message
+    assert "The tasks wait (UNASSIGNED) and start when other tasks end" in message
     assert ledger.held() == 9  # a refused launch holds nothing
     ledger.release("b", 5)
     ledger.reserve("c", 5)
@@ -49,6 +50,50 @@ def test_slots_more_free_and_bad_totals():
         SlotLedger(total=0)
     ledger.release("zzz")  # releasing what was never held is harmless
     assert ledger.held() == 2
+
+
+def test_a_live_ledger_follows_the_executors_and_says_so():
+    """On a cluster the total is the registered executors' slots: 0 before any registered,
+    then resized as executors join and leave; running tasks keep their slots."""
+    ledger = SlotLedger(total=0, free=1, live=True)
+    with pytest.raises(NotEnoughSlots) as info:
+        ledger.reserve("a", 1)
+    assert "the cluster has 0 slot(s) from 0 executor(s)" in str(info.value)
+    assert "start when executors with enough cores register" in str(info.value)
+    assert ledger.resize(4, 2) and not ledger.resize(4, 2)
+    ledger.reserve("a", 3)
+    assert ledger.resize(2, 1)  # a host left: the total drops below what is held
+    assert ledger.held("a") == 3
+    with pytest.raises(NotEnoughSlots, match="has 2 slot\\(s\\) from 1 executor"):
+        ledger.reserve("b", 1)
+    ledger.resize(8, 4)
+    ledger.reserve("b", 4)
+    assert ledger.held() == 7
+
+
+def test_slot_watch_waits_for_the_promised_slots_and_reports_changes():
+    from connectrt.spark.slot_watch import SlotWatch, expected_slots
+
+    assert expected_slots({"spark.cores.max": "6", "spark.task.cpus": "2"}) == 3
+    assert expected_slots({"spark.executor.instances": "2", "spark.executor.cores": "2"}) == 4
+    assert expected_slots({"spark.master": "spark://m:7077"}) is None
+    assert (
+        expected_slots({"spark.cores.max": "6", "spark.dynamicAllocation.enabled": "true"}) is None
+    )
+    readings = iter([(0, 0), (2, 1), (4, 2), (4, 2), (6, 3)])
+    last = [(0, 0)]
+
+    def probe() -> tuple[int, int]:
+        last[0] = next(readings, last[0])
+        return last[0]
+
+    ledger = SlotLedger(0, 1, live=True)
+    changes: list[int] = []
+    watch = SlotWatch(ledger, probe, lambda: changes.append(ledger.total), poll_s=0.01)
+    watch.await_executors(timeout_s=30, expected=4)
+    assert (ledger.total, ledger.executors) == (4, 2)
+    assert not watch.poll() and watch.poll()  # (4, 2) again, then (6, 3)
+    assert ledger.total == 6
 
 
 def test_backend_config_defaults_and_passthrough():

@@ -152,11 +152,12 @@ def test_pause_resume_stop_slots_and_last_resort_interrupt_over_connect(
     assert worker.http.put(f"/connectors/{name}/config", json=config).status_code == 201
     wait_for(lambda: worker.tasks_in(name, "RUNNING", 2), 90, "2 tasks RUNNING over Connect")
 
-    # Slots: 2 held of 4; a connector asking for 3 more is refused with the numbers.
+    # Slots: 2 held of 4; a connector asking for 3 more waits, UNASSIGNED with the numbers.
     greedy = f"cgreedy-{run}"
     r = worker.http.put(f"/connectors/{greedy}/config", json=source_config(topic, 3))
     assert r.status_code == 201, r.text
-    trace = worker.status(greedy)["connector"]["trace"]
+    wait_for(lambda: worker.tasks_in(greedy, "UNASSIGNED", 3), 60, "cgreedy's tasks waiting")
+    trace = worker.status(greedy)["tasks"][0]["trace"]
     assert f"Not enough Spark task slots for connector {greedy}" in trace
     assert "the cluster has 4 slot(s), 2 held" in trace
     worker.delete(greedy)

@@ -16,6 +16,7 @@ from pyspark.sql.datasource import InputPartition
 from connectrt.api.config import ConfigError
 from connectrt.data import Decimal, Schema, SchemaBuilder, Struct, Time
 from connectrt.errors import DataError
+from connectrt.runtime.redaction import redact
 from connectrt.spark.datasource.options import BridgeOptions, parse_duration_ms
 from connectrt.spark.datasource.schema import (
     arrow_type,
@@ -163,6 +164,45 @@ def test_options_keep_spark_names_defaults_and_the_old_names() -> None:
     assert (tuned.min_partitions, tuned.min_offsets_per_trigger) == (8, 100)
     assert tuned.max_trigger_delay_ms == 30_000 and tuned.poll_timeout == 5.0
     assert tuned.include_headers and not tuned.fail_on_data_loss
+
+
+def test_java_style_security_options_become_librdkafka_settings() -> None:
+    """As Spark's Kafka source users write them: the JAAS password comes out as
+    ``sasl.password``, hidden from logs and from the options' repr; a JKS store is refused
+    naming the ``kafka.`` key; librdkafka's own keys pass as they are."""
+    scram = "org.apache.kafka.common.security.scram.ScramLoginModule"
+    secret = "bridge-unit-secret-4411"
+    opts = BridgeOptions.parse(
+        {
+            **BS,
+            "subscribe": "a",
+            "kafka.security.protocol": "SASL_SSL",
+            "kafka.sasl.mechanism": "SCRAM-SHA-512",
+            "kafka.sasl.jaas.config": f'{scram} required username="u" password="{secret}";',
+            "kafka.ssl.truststore.type": "PEM",
+            "kafka.ssl.truststore.location": "/etc/kafka/ca.pem",
+            "kafka.ssl.endpoint.identification.algorithm": "",
+            "kafka.client.id": "bridge",
+        }
+    )
+    assert opts.kafka == {
+        "bootstrap.servers": "localhost:9092",
+        "client.id": "bridge",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "u",
+        "sasl.password": secret,
+        "ssl.ca.location": "/etc/kafka/ca.pem",
+        "ssl.endpoint.identification.algorithm": "none",
+    }
+    assert secret not in repr(opts)
+    assert secret not in redact(f"password {secret}")
+    with pytest.raises(ConfigError, match=r"kafka\.ssl\.truststore\.location is a JKS"):
+        BridgeOptions.parse({**BS, "subscribe": "a", "kafka.ssl.truststore.location": "t.jks"})
+    native = {"kafka.sasl.username": "u", "kafka.ssl.ca.location": "/ca.pem"}
+    plain = BridgeOptions.parse({**BS, "subscribe": "a", **native})
+    assert plain.kafka == {"bootstrap.servers": "localhost:9092", "sasl.username": "u",
+                           "ssl.ca.location": "/ca.pem"}  # fmt: skip
 
 
 def test_offset_checks_are_sparks() -> None:

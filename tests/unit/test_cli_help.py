@@ -80,7 +80,7 @@ def test_every_command_option_and_argument_is_explained(name: str, command: clic
 
 def test_management_commands_take_the_connection_options_and_json():
     for name, command in COMMANDS:
-        if name == "connectrt import" or name.startswith(
+        if name in ("connectrt import", "connectrt tap") or name.startswith(
             ("connectrt connectors ", "connectrt offsets ", "connectrt dlq ")
         ):
             opts = {o for p in command.params for o in p.opts}

@@ -19,6 +19,7 @@ from connectrt.runtime.clients.settings import (
     max_block_ms,
     max_poll_records,
     producer_config,
+    worker_clients,
 )
 from connectrt.runtime.config.worker import WorkerConfig
 
@@ -385,3 +386,21 @@ def test_max_poll_records_invalid() -> None:
     with pytest.raises(ConfigError, match=r"max\.poll\.records") as ei:
         max_poll_records({}, {"consumer.override.max.poll.records": "many"})
     assert "many" in str(ei.value)
+
+
+def test_worker_clients_name_the_role_and_take_worker_security() -> None:
+    worker = {
+        "producer.linger.ms": "20",
+        "consumer.fetch.min.bytes": "7",
+        "security.protocol": "SASL_SSL",
+    }
+    clients = worker_clients(BOOT, worker, "status", "connect-status-reader")
+    assert clients.producer["client.id"] == "connect-status-producer"
+    assert clients.producer["linger.ms"] == "20"
+    assert clients.consumer["client.id"] == "connect-status-consumer"
+    assert clients.consumer["group.id"] == "connect-status-reader"
+    assert clients.consumer["fetch.min.bytes"] == "7"
+    assert clients.admin["client.id"] == "connect-status-admin"
+    for cfg in clients:
+        assert cfg["bootstrap.servers"] == BOOT
+        assert cfg["security.protocol"] == "SASL_SSL"

@@ -11,7 +11,6 @@ from connectrt.runtime.config.connector import (
     COMMON_CONFIG_DEF,
     SINK_CONFIG_DEF,
     SOURCE_CONFIG_DEF,
-    check_connector_config,
     validate_connector_config,
 )
 from connectrt.runtime.plugins.registry import PluginRegistry
@@ -84,8 +83,8 @@ def test_valid_sink_config(plugins: PluginRegistry) -> None:
 
 
 def test_valid_config_passes_check(plugins: PluginRegistry) -> None:
-    assert check_connector_config(sink(), plugins, ALL).error_count == 0
-    assert check_connector_config(source(), plugins, ALL).error_count == 0
+    assert validate_connector_config(sink(), plugins, ALL).raise_if_invalid().error_count == 0
+    assert validate_connector_config(source(), plugins, ALL).raise_if_invalid().error_count == 0
 
 
 @pytest.mark.parametrize(
@@ -306,13 +305,13 @@ def test_principal_policy(plugins: PluginRegistry) -> None:
     assert "'max.poll.records'" in errors_of(result.values, "consumer.override.max.poll.records")[0]
 
 
-# --- check_connector_config ------------------------------------------------------------------
+# --- ValidationResult.raise_if_invalid --------------------------------------------------------
 
 
 def test_check_combined_message_format(plugins: PluginRegistry) -> None:
     cfg = sink(**{"tasks.max": "0", "topics.regex": "x.*"})
     with pytest.raises(ConfigError) as ei:
-        check_connector_config(cfg, plugins, ALL)
+        validate_connector_config(cfg, plugins, ALL).raise_if_invalid()
     msg = str(ei.value)
     lines = msg.split("\n")
     assert lines[0] == "Connector configuration is invalid and contains the following 3 error(s):"
@@ -327,7 +326,7 @@ def test_check_combined_message_format(plugins: PluginRegistry) -> None:
 def test_check_single_error(plugins: PluginRegistry) -> None:
     cfg = sink(**{"producer.override.acks": "1"})
     with pytest.raises(ConfigError) as ei:
-        check_connector_config(cfg, plugins, NONE)
+        validate_connector_config(cfg, plugins, NONE).raise_if_invalid()
     lines = str(ei.value).split("\n")
     assert lines[0] == "Connector configuration is invalid and contains the following 1 error(s):"
     assert len(lines) == 3

@@ -1,6 +1,7 @@
 """``Converter.from_connect_values``: a batch of one topic and schema converts exactly as
 ``from_connect_data`` converts each value and fails where any value would, or is declined
-(None) where the converter has no batch path."""
+(None) where the converter has no batch path. (JsonConverter's batches in depth:
+test_json_batch_writes.py.)"""
 
 from __future__ import annotations
 
@@ -81,10 +82,12 @@ def test_json_batch_fails_where_a_value_fails(schema: Schema, values: list[Any])
     ]
 
 
-@pytest.mark.parametrize(("schema", "values"), CASES[:3])
-def test_json_without_envelopes_declines_batches(schema: Any, values: list[Any]):
-    """Nothing to share without the envelope: the runtime converts value by value."""
-    assert json_converter(False).from_connect_values("t", schema, values) is None
+@pytest.mark.parametrize(("schema", "values"), CASES)
+def test_json_without_envelopes_batches_too(schema: Any, values: list[Any]):
+    """Without envelopes the batch is written by one orjson call all the same."""
+    batch = json_converter(False).from_connect_values("t", schema, values)
+    one = json_converter(False)
+    assert batch == [one.from_connect_data("t", schema, v) for v in values]
 
 
 def test_json_batch_of_nothing_is_empty():

@@ -178,3 +178,60 @@ def test_header_converters_flagged_never_failing_never_fail(data: bytes | None) 
     assert not JsonConverter.READ_NEVER_FAILS  # b"{oops" raises: converted before put()
     with pytest.raises(DataError):
         _json(False).to_connect_header("t", "h", b"{oops")
+
+
+class _CountingJson(JsonConverter):
+    """A JsonConverter that counts its per-message conversions."""
+
+    calls = 0
+
+    def to_connect_data(self, topic: str, data: Any, headers: Any = None) -> Any:
+        self.calls += 1
+        return super().to_connect_data(topic, data, headers)
+
+
+def _counting(schemas: bool) -> _CountingJson:
+    converter = _CountingJson()
+    converter.configure({"schemas.enable": str(schemas).lower()}, is_key=True)
+    return converter
+
+
+@pytest.mark.parametrize("schemas", [True, False])
+def test_a_batch_of_null_keys_is_converted_without_a_call_per_message(schemas: bool) -> None:
+    """The keys of a keyless topic under the deploy defaults (JsonConverter keys)."""
+    converter = _counting(schemas)
+    columns = converter.to_connect_columns("t", (None,) * 500)
+    assert list(columns.schemas) == [None] * 500 and list(columns.values) == [None] * 500
+    assert converter.calls == 0
+
+
+@pytest.mark.parametrize("schemas", [True, False])
+def test_the_messages_beside_nulls_are_converted_as_a_batch(schemas: bool) -> None:
+    writer = _json(schemas)
+    data: list[bytes | None] = [writer.from_connect_data("t", Schema.INT64_SCHEMA, 7)] * 3
+    converter = _counting(schemas)
+    converter.to_connect_columns("t", data)  # an envelope reader learns the schema here
+    converter.calls = 0
+    mixed = [None, data[0], None, data[1], data[2], None]
+    _assert_same(_json(schemas), mixed)
+    columns = converter.to_connect_columns("t", mixed)
+    assert list(columns.values) == [None, 7, None, 7, 7, None]
+    assert converter.calls == 0
+
+
+def test_plain_json_is_checked_for_kafka_numbers_once_per_batch() -> None:
+    """Wide integers and negative zeros, which Kafka reads differently, are found in a batch
+    (and converted as to_connect_data does); a batch without them takes no call each."""
+    plain = [b'{"a": 1}', b"[2, 3]", b'"x"'] * 10
+    converter = _counting(False)
+    converter.to_connect_columns("t", plain)
+    assert converter.calls == 0
+    for odd in (b'{"n": 123456789012345678901234}', b"-0", b"[1, -0.0]", b"-0e5"):
+        _assert_same(_json(False), [*plain, odd, *plain])
+        converter.calls = 0
+        converter.to_connect_columns("t", [*plain, odd])
+        assert converter.calls == len(plain) + 1  # message by message, as before
+    # 20 digits in the batch but no message with 19 in a row: still the fast path
+    converter.calls = 0
+    converter.to_connect_columns("t", [b"1234567890", b"1234567890"])
+    assert converter.calls == 0

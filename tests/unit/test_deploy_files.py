@@ -168,12 +168,13 @@ def test_spark_worker_file_and_submit_script() -> None:
     for line in _commented_examples(spark_dir / "worker.properties"):
         assert line.startswith("spark."), line
     script = (spark_dir / "submit.sh").read_text(encoding="utf-8")
-    assert script.startswith("#!/bin/sh") and "exec spark-submit" in script
+    assert script.startswith("#!/bin/sh") and 'exec "$SPARK_SUBMIT"' in script
+    assert "SPARK_SUBMIT=spark-submit" in script  # without SPARK_HOME: the one on PATH
     assert "connectrt_spark.py" in script and "spark.pyspark.python" in script
     if shutil.which("sh"):
         subprocess.run(["sh", "-n", str(spark_dir / "submit.sh")], check=True)
     launcher = (spark_dir / "connectrt_spark.py").read_text(encoding="utf-8")
-    assert 'main(["spark", *sys.argv[1:]])' in launcher
+    assert 'main(["spark", props])' in launcher and 'main(["spark", path])' in launcher
     compile(launcher, "connectrt_spark.py", "exec")
     assert "submit.sh" in (DEPLOY / "README.md").read_text(encoding="utf-8")
 

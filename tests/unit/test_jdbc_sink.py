@@ -282,6 +282,27 @@ def test_delete_enabled_requires_record_key_mode(tmp_path: Path) -> None:
         JdbcSinkConnector().start(config)
 
 
+def test_exactly_once_is_refused_in_a_share_group(tmp_path: Path) -> None:
+    """Exactly once rewinds the consumer to the database's offsets: a share group (issue 37)
+    owns no partitions and cannot seek, so the combination is an error on exactly.once.enabled
+    at validation and at start; a classic group (or no exactly once) is fine."""
+    config = {
+        "connection.url": db_url(tmp_path),
+        "exactly.once.enabled": "true",
+        "consumer.group.type": "Share",
+    }
+    errors = {k: v.errors for k, v in JdbcSinkConnector().validate(config).items() if v.errors}
+    assert list(errors) == ["exactly.once.enabled"]
+    assert "consumer.group.type=share" in errors["exactly.once.enabled"][0]
+    with pytest.raises(ConfigError, match=r"cannot be used with consumer\.group\.type=share"):
+        JdbcSinkConnector().start(config)
+    for ok in (
+        {**config, "consumer.group.type": "classic"},
+        {**config, "exactly.once.enabled": "false"},
+    ):
+        assert not any(v.errors for v in JdbcSinkConnector().validate(ok).values())
+
+
 def test_tombstone_without_delete_enabled_is_an_unwritable_record(
     tmp_path: Path, tasks: list
 ) -> None:

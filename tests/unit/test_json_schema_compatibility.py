@@ -11,12 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from connectrt.listener.server import HttpServer
-from connectrt.schema_registry.app import create_registry_app
 from connectrt.schema_registry.json_schema_compat import differences
 from connectrt.schema_registry.json_schema_model import load
 from connectrt.schema_registry.schema_types import check_compatibility, parse_json_schema
 from connectrt.schema_registry.store import MemorySchemaStore, RegistryError
+from connectrt.testing.schema_registry import memory_registry
 
 
 def obj(props: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -100,6 +99,34 @@ def test_paths_name_the_property() -> None:
     assert ("TYPE_CHANGED", "#/properties/a/properties/b") in found
 
 
+def arr(*items: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "array", "items": list(items), **extra}
+
+
+@pytest.mark.parametrize(
+    ("original", "update", "expected"),
+    [
+        (CLOSED_A, OPEN_A, ("ADDITIONAL_PROPERTIES_ADDED", "#/additionalProperties")),
+        (OPEN_A, CLOSED_A, ("ADDITIONAL_PROPERTIES_REMOVED", "#/additionalProperties")),
+        (OPEN_A, PARTIAL_A, ("ADDITIONAL_PROPERTIES_NARROWED", "#/additionalProperties")),
+        (PARTIAL_A, OPEN_A, ("ADDITIONAL_PROPERTIES_EXTENDED", "#/additionalProperties")),
+        (arr(S, additionalItems=False), arr(S), ("ADDITIONAL_ITEMS_ADDED", "#/additionalItems")),
+        (arr(S), arr(S, additionalItems=False), ("ADDITIONAL_ITEMS_REMOVED", "#/additionalItems")),
+        (arr(S), arr(S, additionalItems=S), ("ADDITIONAL_ITEMS_NARROWED", "#/additionalItems")),
+        (arr(S, additionalItems=S), arr(S), ("ADDITIONAL_ITEMS_EXTENDED", "#/additionalItems")),
+        (
+            PARTIAL_A,
+            obj({"a": S}, additionalProperties=I),
+            ("TYPE_CHANGED", "#/additionalProperties"),
+        ),
+    ],
+)
+def test_additional_properties_and_items(
+    original: Any, update: Any, expected: tuple[str, str]
+) -> None:
+    assert expected in differences(load(original), load(update))
+
+
 def test_recursive_references_terminate() -> None:
     tree = {
         "type": "object",
@@ -158,13 +185,8 @@ def test_same_text_of_another_type_is_another_schema() -> None:
 
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
-    server = HttpServer(create_registry_app(MemorySchemaStore()), "http://127.0.0.1:0")
-    server.start()
-    try:
-        with httpx.Client(base_url=server.url, timeout=30) as http:
-            yield http
-    finally:
-        server.stop()
+    with memory_registry() as (_, url), httpx.Client(base_url=url, timeout=30) as http:
+        yield http
 
 
 def test_rest_api_json_schemas_and_references(client: httpx.Client) -> None:

@@ -16,9 +16,8 @@ import pytest
 from connectrt.converters.jsonschema import JsonSchemaConverter
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.errors import DataError
-from connectrt.listener.server import HttpServer
-from connectrt.schema_registry.app import create_registry_app
 from connectrt.schema_registry.store import MemorySchemaStore
+from connectrt.testing.schema_registry import memory_registry
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # authlib's httpx deprecation notice on import
@@ -29,13 +28,8 @@ with warnings.catch_warnings():
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[tuple[MemorySchemaStore, str]]:
-    store = MemorySchemaStore()
-    server = HttpServer(create_registry_app(store), "http://127.0.0.1:0")
-    server.start()
-    try:
-        yield store, server.url
-    finally:
-        server.stop()
+    with memory_registry() as served:
+        yield served
 
 
 _OPEN: list[JsonSchemaConverter] = []
@@ -175,7 +169,7 @@ def _to_plain(conv: JsonSchemaConverter, value: Any, schema: Schema) -> Any:
     writes)."""
     from connectrt.converters.json.java_text import java_dumps
 
-    return json.loads(java_dumps(conv._writer(schema).encode(value)))
+    return json.loads(java_dumps(conv.writer_for(schema).encode(value)))
 
 
 def test_confluent_deserializer_reads_1000_records(registry: tuple[MemorySchemaStore, str]) -> None:
@@ -310,7 +304,7 @@ def test_validation_on_write_rejects_what_the_schema_does_not_admit(
     strict = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 2}}}
     _, url = registry
     latest = make(url, **{"json.fail.invalid.schema": "true"})
-    latest._writer(schema).json_schema = strict
+    latest.writer_for(schema).json_schema = strict
     with pytest.raises(DataError, match="does not match its JSON Schema at n"):
         latest.from_connect_data("v", schema, Struct(schema).put("n", 3))
 

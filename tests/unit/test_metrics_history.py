@@ -65,3 +65,35 @@ def test_sparkline_scales_and_escapes() -> None:
     assert "&lt;0&gt;" in svg and "<0>" not in svg
     empty = sparkline([1.0], "t")
     assert "collecting samples" in empty and "<polyline" not in empty
+
+
+def test_latency_quantiles_cover_the_window_only_and_survive_a_restart() -> None:
+    now = [0.0]
+    m = TaskMetrics("c", 0)
+    tasks = [m]
+    m.e2e_latency_seconds.observe_sample([60.0], 1000)  # before the first sample
+    history = MetricsHistory(lambda: tasks, interval=5, window=20, clock=lambda: now[0])
+    history.sample()
+    p99 = history.latency("c")[0][1]
+    assert p99 is not None and 30.0 < p99 <= 60.0  # a young task: its whole histogram
+    now[0] += 5
+    history.sample()
+    p99 = history.latency("c")[0][1]
+    assert p99 is not None and 30.0 < p99 <= 60.0  # still young: the minute-long ones count
+    for _ in range(5):  # its first samples leave the 20 s window
+        now[0] += 5
+        history.sample()
+    assert history.latency("c")[0] == (None, None)  # nothing observed within the window
+    m.e2e_latency_seconds.observe_sample([0.003], 100)
+    now[0] += 5
+    history.sample()
+    p50, p99 = history.latency("c")[0]
+    assert p50 is not None and p99 is not None
+    assert 0.0025 < p50 <= p99 <= 0.005  # the old minute-long ones are outside the window
+    tasks[0] = TaskMetrics("c", 0)  # restarted: counts from zero again
+    tasks[0].e2e_latency_seconds.observe_sample([0.2], 10)
+    now[0] += 5
+    history.sample()
+    p50, _ = history.latency("c")[0]
+    assert p50 is not None and 0.1 < p50 <= 0.25
+    assert history.latency("missing") == {}

@@ -25,6 +25,39 @@ def test_zoned_timestamps_have_the_columns_precision_in_fraction_digits() -> Non
     assert zero.parse("2024-01-02 03:04:05+00") == "2024-01-02T03:04:05Z"
 
 
+def test_variable_scale_numerics_drop_trailing_zeros_as_debeziums_do() -> None:
+    numeric = column_type(_column("amount", "numeric"), "precise")
+
+    def parts(text: str) -> tuple[int, int]:
+        value = numeric.parse(text)
+        return value.get("scale"), int.from_bytes(value.get("value"), "big", signed=True)
+
+    assert parts("-7140.00") == (0, -7140)
+    assert parts("2.500") == (1, 25)
+    assert parts("7100") == (0, 7100)  # never below scale 0
+    assert parts("0.000") == (0, 0)
+    assert parts("-0.000123") == (6, -123)
+    assert parts("3.14159") == (5, 314159)
+    # The unscaled value in as few bytes as Java's BigInteger.toByteArray.
+    raw = {t: numeric.parse(t).get("value") for t in ("-128", "-129", "127", "128", "0", "-1")}
+    assert raw == {
+        "-128": b"\x80",
+        "-129": b"\xff\x7f",
+        "127": b"\x7f",
+        "128": b"\x00\x80",
+        "0": b"\x00",
+        "-1": b"\xff",
+    }
+    # A declared scale keeps its digits; the string mode keeps the server's text.
+    assert (
+        str(
+            column_type(_column("p", "numeric", typmod=(10 << 16 | 2) + 4), "precise").parse("7.00")
+        )
+        == "7.00"
+    )
+    assert column_type(_column("amount", "numeric"), "string").parse("7.00") == "7.00"
+
+
 def test_the_source_block_has_debeziums_fields_and_compact_sequence() -> None:
     assert SOURCE_SCHEMA.version == 1
     assert [f.name for f in SOURCE_SCHEMA.fields][-3:] == ["xmin", "origin", "origin_lsn"]

@@ -21,7 +21,7 @@ from connectrt.api.config import ConfigDef
 from connectrt.errors import ConfigError
 from connectrt.rest.models import TaskState
 from connectrt.runtime.clients.settings import OverridePolicy
-from connectrt.runtime.config.connector import check_connector_config, validate_connector_config
+from connectrt.runtime.config.connector import validate_connector_config
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.process.channel import Channel, ChannelClosed
 from connectrt.runtime.executors.process.executor import memory_limit_mb
@@ -229,13 +229,13 @@ def test_memory_limit_is_validated_per_field_and_against_the_executor(plugins: P
     assert "at least 128" in small.values["task.memory.limit.mb"].errors[0]
     for ok in ("0", "128", "4096"):
         config = _config(**{"task.memory.limit.mb": ok})
-        check_connector_config(config, plugins, policy, executor="processes")
+        validate_connector_config(config, plugins, policy, executor="processes").raise_if_invalid()
     unlimited = _config(**{"task.memory.limit.mb": "0"})
-    check_connector_config(unlimited, plugins, policy, executor="threads")
+    validate_connector_config(unlimited, plugins, policy, executor="threads").raise_if_invalid()
     with pytest.raises(ConfigError) as info:
-        check_connector_config(
+        validate_connector_config(
             _config(**{"task.memory.limit.mb": "512"}), plugins, policy, executor="threads"
-        )
+        ).raise_if_invalid()
     assert "task.executor=threads" in str(info.value)
     assert "set task.executor=processes" in str(info.value)
     with pytest.raises(ConfigError, match=r"task\.memory\.limit\.mb"):

@@ -9,10 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from connectrt.listener.server import HttpServer
-from connectrt.schema_registry.app import create_registry_app
 from connectrt.schema_registry.schema_types import check_compatibility, parse
-from connectrt.schema_registry.store import MemorySchemaStore
+from connectrt.testing.schema_registry import memory_registry
 
 V1 = """syntax = "proto3";
 package acme;
@@ -71,12 +69,8 @@ def test_transitive_levels_check_every_version() -> None:
 
 @pytest.fixture(scope="module")
 def registry() -> Iterator[str]:
-    server = HttpServer(create_registry_app(MemorySchemaStore()), "http://127.0.0.1:0")
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    with memory_registry() as (_, url):
+        yield url
 
 
 def test_rest_api_registers_references_and_answers_compatibility(registry: str) -> None:

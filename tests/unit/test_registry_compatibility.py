@@ -9,8 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from connectrt.listener.server import HttpServer
-from connectrt.schema_registry.app import CONTENT_TYPE, create_registry_app
+from connectrt.schema_registry.app import CONTENT_TYPE
 from connectrt.schema_registry.compatibility import (
     InvalidSchemaError,
     can_read,
@@ -18,6 +17,7 @@ from connectrt.schema_registry.compatibility import (
     parse_avro,
 )
 from connectrt.schema_registry.store import MemorySchemaStore, RegistryError
+from connectrt.testing.schema_registry import memory_registry
 
 
 def rec(*fields: dict[str, Any], name: str = "R", **extra: Any) -> dict[str, Any]:
@@ -248,13 +248,8 @@ def test_memory_store_subject_delete_and_config() -> None:
 
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
-    server = HttpServer(create_registry_app(MemorySchemaStore()), "http://127.0.0.1:0")
-    server.start()
-    try:
-        with httpx.Client(base_url=server.url, timeout=10) as http:
-            yield http
-    finally:
-        server.stop()
+    with memory_registry() as (_, url), httpx.Client(base_url=url, timeout=10) as http:
+        yield http
 
 
 def test_app_errors_and_content_type(client: httpx.Client) -> None:

@@ -391,3 +391,31 @@ def test_validate_struct_schema_must_match() -> None:
         validate_value(a, Struct(b).put("y", 1), "s")
     with pytest.raises(DataError, match="expected STRUCT, got dict"):
         validate_value(a, {"x": 1}, "s")
+
+
+# -- Schema.replace ---------------------------------------------------------------------------
+
+
+def test_replace_changes_what_it_names_and_keeps_the_rest() -> None:
+    schema = (
+        SchemaBuilder.struct()
+        .name("com.example.Row")
+        .version(3)
+        .doc("a row")
+        .parameter("k", "v")
+        .field("id", Schema.INT32_SCHEMA)
+        .build()
+    )
+    optional = schema.replace(optional=True)
+    assert optional.optional and not schema.optional
+    assert (optional.name, optional.version, optional.doc) == ("com.example.Row", 3, "a row")
+    assert dict(optional.parameters or {}) == {"k": "v"}
+    assert optional.fields == schema.fields
+    assert optional.replace(optional=False) == schema
+    items = SchemaBuilder.map(Schema.STRING_SCHEMA, Schema.INT64_SCHEMA).build()
+    assert items.replace(doc="counts").value_schema is items.value_schema
+
+
+def test_replace_checks_as_the_constructor_does() -> None:
+    with pytest.raises(SchemaBuilderError):
+        Schema.INT32_SCHEMA.replace(default="not a number")

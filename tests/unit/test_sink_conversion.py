@@ -75,6 +75,30 @@ def test_columns_and_records_strategies_give_the_same_records() -> None:
     assert dict(columns.first_offsets) == {("a", 0): 0, ("a", 1): 0, ("b", 0): 0}
 
 
+def test_a_batch_of_librdkafka_messages_keeps_each_ones_timestamp_type() -> None:
+    """One timestamp type for a whole batch is found by one count; mixed types, and messages
+    without a timestamp, still give each record its own (real librdkafka ``Message`` s)."""
+    from confluent_kafka import Message
+
+    from connectrt.api.records import TimestampType
+
+    def msg(offset: int, kind: int) -> Message:
+        return Message(topic="a", partition=0, offset=offset, value=b"v", timestamp=(kind, 7))
+
+    conversion, _ = _conversion(ByteArrayConverter())
+    same = conversion.convert([msg(0, 1), msg(1, 1)]).batch
+    assert same is not None
+    assert same.timestamp_types == (TimestampType.CREATE_TIME,) * 2 and same.timestamps == (7, 7)
+    mixed = conversion.convert([msg(2, 1), msg(3, 2), msg(4, 0)]).batch
+    assert mixed is not None
+    assert [r.timestamp_type for r in mixed] == [
+        TimestampType.CREATE_TIME,
+        TimestampType.LOG_APPEND_TIME,
+        TimestampType.NO_TIMESTAMP_TYPE,
+    ]
+    assert [r.timestamp for r in mixed] == [7, 7, None]
+
+
 class _FailsOn(StringConverter):
     """A string converter that cannot read one value."""
 

@@ -16,6 +16,7 @@ batch; after the last one it stops its runner. The rules:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -198,7 +199,9 @@ def test_an_offset_is_stored_only_once_the_records_before_it_are_acknowledged() 
     # Acknowledged: the next commit stores the offset of the last of them.
     assert run.seen[3] == Seen(1, ["v0", "v1"])
     assert run.seen[4] == Seen(2, ["v0", "v1", "v2"])
-    assert run.runner.metrics.offset_commit_failures == 2  # postponed, not lost
+    # Waiting for acknowledgements is no failure: the writer stored each epoch once acknowledged.
+    assert run.runner.metrics.offset_commit_failures == 0
+    assert run.runner.metrics.offset_commits == 2
 
 
 def test_a_failed_delivery_fails_the_task_and_its_offset_is_never_stored() -> None:
@@ -214,23 +217,52 @@ def test_a_failed_delivery_fails_the_task_and_its_offset_is_never_stored() -> No
     assert run.visible() == ["v0"]
 
 
-def test_a_delivery_failing_while_a_commit_waits_fails_the_commit_without_its_offset() -> None:
-    """The failure is reported only while the commit's ``flush`` waits for acknowledgements
-    (the record was in flight at the loop's ``poll(0)``): the commit stores nothing."""
+def test_offsets_are_stored_once_acknowledged_while_later_records_are_still_in_flight() -> None:
+    """A busy source's producer never runs empty: an interval's offsets are stored as soon as
+    its own records (and every earlier interval's) are acknowledged, with later ones in
+    flight, off the task's timed commit (which only hands them over)."""
+    in_flight: list[int] = []
+
+    def hold(run: Run) -> list[SourceRecord]:
+        run.producer.hold_acknowledgements()
+        return [rec(0), rec(1)]
+
+    def acknowledge_first_two(run: Run) -> None:
+        run.producer.acknowledge(2)  # r0 and r1; r2 stays in flight
+        return None
+
+    def look_then_release(run: Run) -> None:
+        in_flight.append(len(run.producer))
+        run.producer.acknowledge()
+        run.producer.hold_acknowledgements(False)
+        return None
+
+    run = run_task([hold, batch(2), acknowledge_first_two, look_then_release, nothing])
+    assert run.runner is not None and run.runner.failed is None
+    assert [s.offset for s in run.seen[:3]] == [None, None, None]  # all in flight
+    assert run.seen[3] == Seen(1, ["v0", "v1"]) and in_flight == [1]  # r2 still in flight
+    assert run.seen[4].offset == 2 and run.seen[5].offset == 2
+    assert run.runner.metrics.offset_commit_failures == 0
+
+
+def test_a_delivery_failing_behind_acknowledged_records_stops_the_offsets_before_it() -> None:
+    """r1 fails while r2, produced after it, is acknowledged: no offset past r0 is ever
+    stored (not r2's either), and the task fails once the failure is reported."""
 
     def fail_in_flight(run: Run) -> list[SourceRecord]:
         run.producer.hold_acknowledgements()
         run.producer.fail_deliveries(1)
         return [rec(1)]
 
-    def lift_hold(run: Run) -> None:
-        run.producer.hold_acknowledgements(False)  # the next flush acknowledges: r1 failed
+    def acknowledge_all(run: Run) -> None:
+        run.producer.acknowledge()  # r1 fails, r2 is appended; reported at the next poll(0)
+        run.producer.hold_acknowledgements(False)
         return None
 
-    run = run_task([batch(0), fail_in_flight, lift_hold, batch(2)])
+    run = run_task([batch(0), fail_in_flight, batch(2), acknowledge_all, batch(3)])
     assert "delivery failed" in str(failure(run))
-    assert [s.offset for s in run.seen] == [None, 0, 0]
-    assert run.committed_offset() == 0 and run.visible() == ["v0"]
+    assert [s.offset for s in run.seen] == [None, 0, 0, 0]  # failed before polling again
+    assert run.committed_offset() == 0 and run.visible() == ["v0", "v2"]
 
 
 def test_a_failed_delivery_under_errors_tolerance_all_is_skipped_and_the_task_goes_on() -> None:
@@ -305,3 +337,40 @@ def test_a_failed_exactly_once_task_aborts_its_open_transaction() -> None:
     assert "TASK_POLL" in str(failure(run))
     assert run.committed_offset() is None and run.visible() == []
     assert run.producer.aborted_transactions == 1 and run.producer.committed_transactions == 0
+
+
+# -- end-to-end latency ------------------------------------------------------------------------
+
+
+def test_a_batch_latency_is_observed_once_kafka_acknowledged_its_records() -> None:
+    """poll() -> acknowledged: a batch whose acknowledgements are held is not observed, and once
+    acknowledged each of its records counts, with at least the time it was held."""
+    observed: list[int] = []
+    held: list[float] = []
+
+    def count(run: Run) -> int:
+        assert run.runner is not None
+        return sum(run.runner.metrics.e2e_latency_seconds.counts)
+
+    def hold(run: Run) -> list[SourceRecord]:
+        run.producer.hold_acknowledgements()
+        held.append(time.monotonic())
+        return [rec(0), rec(1)]
+
+    def wait(run: Run) -> None:
+        observed.append(count(run))
+        return None
+
+    def acknowledge(run: Run) -> None:
+        observed.append(count(run))
+        held.append(time.monotonic())
+        run.producer.acknowledge()
+        run.producer.hold_acknowledgements(False)
+        return None
+
+    run = run_task([hold, wait, acknowledge, batch(2)])
+    assert run.runner is not None and run.runner.failed is None
+    assert observed == [0, 0]  # in flight: not observed
+    histogram = run.runner.metrics.e2e_latency_seconds
+    assert sum(histogram.counts) == 3  # both batches, one count per record
+    assert histogram.total >= 2 * (held[1] - held[0])  # the held two waited that long at least

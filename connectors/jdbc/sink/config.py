@@ -3,7 +3,9 @@
 :data:`SINK_CONFIG_DEF` is the connection config followed by the sink keys; ``parse_sink_config``
 turns a raw config into a frozen :class:`SinkConfig` and applies the cross-key rules Confluent's
 connector applies (``delete.enabled`` needs ``pk.mode=record_key``; ``pk.mode=kafka`` takes
-zero or three ``pk.fields``). Pure functions, thread-safe.
+zero or three ``pk.fields``), plus one of the runtime's keys: ``exactly.once.enabled`` cannot run
+in a share group (``consumer.group.type=share``), which owns no partitions and cannot seek.
+Pure functions, thread-safe.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.config_groups import GroupedDefinitions
+from connectors.copied_config import parse_with_rules
 from connectors.jdbc.connection import CONNECTION_CONFIG_DEF, ValidTimezone
-from connectrt.api import ConfigDef, ConfigError, ConfigType, Importance, Range, ValidString
+from connectrt.api import ConfigType, Importance, Range, ValidString
 
 __all__ = [
     "DEFAULT_KAFKA_PK_FIELDS",
@@ -40,12 +44,17 @@ OFFSETS_TABLE = "exactly.once.offsets.table"
 PG_COPY = "postgresql.copy.enabled"
 DB_TIMEZONE = "db.timezone"
 
+# The runtime's sink key choosing the group a connector's tasks join (connectrt.runtime.config.
+# share_group; named here because a bundled connector imports only the plugin API).
+GROUP_TYPE = "consumer.group.type"
+
 DEFAULT_KAFKA_PK_FIELDS = ("__connect_topic", "__connect_partition", "__connect_offset")
 
 _WRITES, _DDL, _RETRIES, _EOS = "Writes", "DDL", "Retries", "Exactly once"
 
-SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
-    ConfigDef()
+SINK_CONFIG_DEF = (
+    GroupedDefinitions(CONNECTION_CONFIG_DEF)
+    .group(_WRITES)
     .define(
         INSERT_MODE,
         ConfigType.STRING,
@@ -54,8 +63,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.HIGH,
         "How rows are written: insert (plain INSERT), upsert (INSERT ... ON CONFLICT (pk) DO "
         "UPDATE; needs a pk.mode other than none), update (UPDATE ... WHERE pk).",
-        group=_WRITES,
-        order_in_group=1,
     )
     .define(
         PK_MODE,
@@ -66,8 +73,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "Where the primary key comes from: none; kafka (topic, partition, offset columns); "
         "record_key (the key's fields, or the primitive key as one column); record_value "
         "(fields of the value).",
-        group=_WRITES,
-        order_in_group=2,
     )
     .define(
         PK_FIELDS,
@@ -79,8 +84,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "(default __connect_topic,__connect_partition,__connect_offset); record_key the key "
         "fields (all by default; one name for a primitive key); record_value the value fields "
         "(all by default).",
-        group=_WRITES,
-        order_in_group=3,
     )
     .define(
         FIELDS_WHITELIST,
@@ -89,8 +92,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         None,
         Importance.MEDIUM,
         "Value fields to write (all when empty). Primary key fields are always written.",
-        group=_WRITES,
-        order_in_group=4,
     )
     .define(
         TABLE_NAME_FORMAT,
@@ -99,8 +100,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         None,
         Importance.MEDIUM,
         "Destination table name; ${topic} is replaced by the record's topic.",
-        group=_WRITES,
-        order_in_group=5,
     )
     .define(
         DELETE_ENABLED,
@@ -110,8 +109,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "A record with a null value (tombstone) deletes the row with its key. Requires "
         "pk.mode=record_key.",
-        group=_WRITES,
-        order_in_group=6,
     )
     .define(
         BATCH_SIZE,
@@ -120,8 +117,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Range.at_least(1),
         Importance.MEDIUM,
         "Rows per executemany() call; all calls of one put() share one transaction.",
-        group=_WRITES,
-        order_in_group=7,
     )
     .define(
         QUOTE_IDENTIFIERS,
@@ -131,8 +126,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.LOW,
         "always: table and column names are quoted (case kept exactly); never: quoted only "
         "where the database requires it (reserved words, special characters).",
-        group=_WRITES,
-        order_in_group=8,
     )
     .define(
         PG_COPY,
@@ -142,8 +135,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.LOW,
         "PostgreSQL, insert.mode=insert: write each batch with COPY ... FROM STDIN instead of "
         "INSERT (faster for large batches; same transaction). Ignored on other databases.",
-        group=_WRITES,
-        order_in_group=9,
     )
     .define(
         DB_TIMEZONE,
@@ -153,9 +144,8 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "Time zone in which Timestamp values are written to TIMESTAMP (without time zone) "
         "columns: their wall-clock time in this zone.",
-        group=_WRITES,
-        order_in_group=10,
     )
+    .group(_DDL)
     .define(
         AUTO_CREATE,
         ConfigType.BOOLEAN,
@@ -163,8 +153,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         None,
         Importance.MEDIUM,
         "CREATE TABLE from the record schema when the destination table is missing.",
-        group=_DDL,
-        order_in_group=1,
     )
     .define(
         AUTO_EVOLVE,
@@ -174,9 +162,8 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "ALTER TABLE ADD a nullable column for each new optional field (or field with a "
         "default). Columns are never dropped or changed; an incompatible change fails the task.",
-        group=_DDL,
-        order_in_group=2,
     )
+    .group(_RETRIES)
     .define(
         MAX_RETRIES,
         ConfigType.INT,
@@ -185,8 +172,6 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "Times a batch is redelivered after a transient database error (lock timeout, busy "
         "database, lost connection) before the task fails.",
-        group=_RETRIES,
-        order_in_group=1,
     )
     .define(
         RETRY_BACKOFF_MS,
@@ -195,9 +180,8 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Range.at_least(0),
         Importance.MEDIUM,
         "Wait before redelivering a batch after a transient database error, in milliseconds.",
-        group=_RETRIES,
-        order_in_group=2,
     )
+    .group(_EOS)
     .define(
         EXACTLY_ONCE,
         ConfigType.BOOLEAN,
@@ -206,9 +190,8 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "Store each batch's Kafka offsets in the offsets table in the same transaction as its "
         "rows, and rewind the consumer to them when partitions are assigned: no duplicates "
-        "after a crash, even in insert mode.",
-        group=_EOS,
-        order_in_group=1,
+        "after a crash, even in insert mode. Needs a classic consumer group: refused with "
+        "consumer.group.type=share.",
     )
     .define(
         OFFSETS_TABLE,
@@ -218,9 +201,8 @@ SINK_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.LOW,
         "Table holding the offsets for exactly.once.enabled (created when missing), keyed by "
         "connector name, topic and partition.",
-        group=_EOS,
-        order_in_group=2,
     )
+    .build()
 )
 
 
@@ -272,16 +254,21 @@ def check_sink_rules(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
         errors.append((PG_COPY, "postgresql.copy.enabled needs insert.mode=insert"))
     if parsed[EXACTLY_ONCE] and not str(parsed[OFFSETS_TABLE]).strip():
         errors.append((OFFSETS_TABLE, "exactly.once.offsets.table must not be empty"))
+    if parsed[EXACTLY_ONCE] and str(parsed.get(GROUP_TYPE) or "").strip().lower() == "share":
+        errors.append(
+            (
+                EXACTLY_ONCE,
+                "exactly.once.enabled cannot be used with consumer.group.type=share: it rewinds "
+                "the consumer to the offsets stored in the database, and a share group owns no "
+                "partitions and cannot seek (use a classic consumer group)",
+            )
+        )
     return errors
 
 
 def parse_sink_config(config: Mapping[str, Any]) -> SinkConfig:
     """Parse and cross-check ``config``; ConfigError names the offending key."""
-    parsed = SINK_CONFIG_DEF.parse(config)
-    errors = check_sink_rules(parsed)
-    if errors:
-        key, message = errors[0]
-        raise ConfigError(message, key, parsed.get(key))
+    parsed = parse_with_rules(SINK_CONFIG_DEF, config, check_sink_rules)
     pk_mode = str(parsed[PK_MODE]).lower()
     pk_fields = tuple(f for f in parsed[PK_FIELDS] if f)
     if pk_mode == "kafka" and not pk_fields:

@@ -10,7 +10,7 @@ offsets table too, since that is where the tasks resume from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from connectors.copied_config import CopiedConfigSinkConnector
 from connectors.jdbc.sink.config import SINK_CONFIG_DEF, check_sink_rules, parse_sink_config
@@ -30,11 +30,7 @@ class JdbcSinkConnector(CopiedConfigSinkConnector):
     plugin_version = VERSION
     definition = CONFIG_DEF
     task_type = JdbcSinkTask
-
-    def rule_errors(
-        self, config: Mapping[str, str], values: Mapping[str, object]
-    ) -> Iterable[tuple[str, str]]:
-        return check_sink_rules(values)
+    rules = check_sink_rules
 
     def check(self, config: Mapping[str, str]) -> None:
         cfg = parse_sink_config(config)

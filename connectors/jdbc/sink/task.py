@@ -39,6 +39,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from connectors.destination_offsets import stored_offsets
 from connectors.jdbc.sink.config import SinkConfig, parse_sink_config
 from connectors.jdbc.sink.copy import copy_rows
 from connectors.jdbc.sink.database import connect, db_error_reason, is_transient, timestamp_zone
@@ -46,12 +47,11 @@ from connectors.jdbc.sink.fields import Row
 from connectors.jdbc.sink.offsets import OffsetsTable
 from connectors.jdbc.sink.plans import Segment, WritePlan, WritePlanner
 from connectors.jdbc.sink.tables import TableManager
+from connectors.unwritable_records import UnwritableRecords
 from connectrt.api import (
     ConnectError,
     DataError,
-    ErrantRecordReporter,
     RetriableError,
-    SinkRecord,
     SinkRecordBatch,
     SinkTask,
     TopicPartition,
@@ -75,7 +75,7 @@ class JdbcSinkTask(SinkTask):
         self._planner: WritePlanner | None = None
         self._stored: dict[tuple[str, int], int] = {}
         self._retries_left = 0
-        self._reporter: ErrantRecordReporter | Any | None = _UNSET
+        self._unwritable = UnwritableRecords(self, "", log)
         self.records_skipped_as_applied = 0
 
     def version(self) -> str:
@@ -129,12 +129,7 @@ class JdbcSinkTask(SinkTask):
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
         if self._offsets is None:
             return offsets  # every put() committed its transaction already
-        stored = self._stored
-        return {
-            tp: stored[(tp.topic, tp.partition)]
-            for tp in offsets
-            if (tp.topic, tp.partition) in stored
-        }
+        return stored_offsets(offsets, self._stored)
 
     # -- writing --------------------------------------------------------------------------------
     def put(self, records: SinkRecordBatch) -> None:
@@ -197,7 +192,7 @@ class JdbcSinkTask(SinkTask):
                 try:
                     rows.append(row_fn(key, value, topic, partition, offset))
                 except Exception as exc:
-                    self._bad(batch[i], exc)
+                    self._unwritable.report(batch[i], exc)
                     continue
                 written.append(i)
                 continue
@@ -205,7 +200,7 @@ class JdbcSinkTask(SinkTask):
                 found = planner.plan_for(topic, ks, key, vs, value, delete)
                 row = found.fields.row(key, value, topic, partition, offset)
             except DataError as exc:
-                self._bad(batch[i], exc)
+                self._unwritable.report(batch[i], exc)
                 last_topic = _UNSET
                 continue
             if found is not plan:
@@ -226,22 +221,6 @@ class JdbcSinkTask(SinkTask):
         if positions:
             stored.update(positions)
 
-    def _bad(self, record: SinkRecord, exc: Exception) -> None:
-        """Report an unwritable record, or fail the task when no reporter is configured."""
-        error = exc if isinstance(exc, DataError) else DataError(f"{type(exc).__name__}: {exc}")
-        reporter = self._errant_reporter()
-        where = f"{record.topic}-{record.kafka_partition}@{record.kafka_offset}"
-        if reporter is None:
-            raise ConnectError(f"Cannot write record {where}: {error}") from exc
-        log.warning("Reporting record %s: %s", where, error)
-        reporter.report(record, error)
-
-    def _errant_reporter(self) -> ErrantRecordReporter | None:
-        if self._reporter is _UNSET:
-            self._reporter = self.context.errant_record_reporter
-        reporter: ErrantRecordReporter | None = self._reporter
-        return reporter
-
     def _write(
         self,
         batch: SinkRecordBatch,
@@ -256,7 +235,7 @@ class JdbcSinkTask(SinkTask):
             try:
                 self._write_batch(segments, positions)
             except sa.exc.DBAPIError as exc:
-                if is_transient(exc, dialect) or self._errant_reporter() is None:
+                if is_transient(exc, dialect) or self._unwritable.reporter() is None:
                     raise
                 log.warning(
                     "Writing %d records failed (%s); writing them one by one to report the "
@@ -335,7 +314,7 @@ class JdbcSinkTask(SinkTask):
                     except sa.exc.DBAPIError as exc:
                         if is_transient(exc, dialect):
                             raise
-                        self._bad(
+                        self._unwritable.report(
                             batch[index],
                             DataError(f"The database rejected it: {db_error_reason(exc)}"),
                         )

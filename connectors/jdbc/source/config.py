@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from connectors.config_groups import GroupedDefinitions
 from connectrt.api import (
-    ConfigDef,
     ConfigError,
     ConfigType,
     Importance,
@@ -108,8 +108,9 @@ class _ValidTopicPrefix:
 _MODE = "Mode"
 _CONNECTOR = "Connector"
 
-SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
-    ConfigDef()
+SOURCE_CONFIG_DEF = (
+    GroupedDefinitions(CONNECTION_CONFIG_DEF)
+    .group("Database")
     .define(
         TABLE_WHITELIST_CONFIG,
         ConfigType.LIST,
@@ -117,8 +118,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.MEDIUM,
         documentation="Tables to copy (bare names or schema.table); empty means every table. "
         "Mutually exclusive with table.blacklist and query.",
-        group="Database",
-        order_in_group=6,
     )
     .define(
         TABLE_BLACKLIST_CONFIG,
@@ -126,8 +125,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "",
         importance=Importance.MEDIUM,
         documentation="Tables not to copy (bare names or schema.table).",
-        group="Database",
-        order_in_group=7,
     )
     .define(
         TABLE_INCLUDE_LIST_CONFIG,
@@ -135,8 +132,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "",
         importance=Importance.LOW,
         documentation="Alias of table.whitelist (newer Confluent versions).",
-        group="Database",
-        order_in_group=8,
     )
     .define(
         TABLE_EXCLUDE_LIST_CONFIG,
@@ -144,8 +139,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "",
         importance=Importance.LOW,
         documentation="Alias of table.blacklist (newer Confluent versions).",
-        group="Database",
-        order_in_group=9,
     )
     .define(
         SCHEMA_PATTERN_CONFIG,
@@ -154,8 +147,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.MEDIUM,
         documentation="SQL LIKE pattern of the database schemas to read tables from; null "
         "means every non-system schema.",
-        group="Database",
-        order_in_group=10,
     )
     .define(
         TABLE_TYPES_CONFIG,
@@ -164,8 +155,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         ValidList(("TABLE", "VIEW")),
         Importance.LOW,
         "Kinds of relations to copy: TABLE, VIEW or both.",
-        group="Database",
-        order_in_group=11,
     )
     .define(
         NUMERIC_MAPPING_CONFIG,
@@ -176,8 +165,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "NUMERIC/DECIMAL columns: none (always Decimal), precision_only (integers by "
         "precision when the scale is 0), best_fit (also FLOAT64 for a scale > 0 and precision "
         "< 19), best_fit_eager_double (FLOAT64 for any scale > 0).",
-        group="Database",
-        order_in_group=12,
     )
     .define(
         DB_TIMEZONE_CONFIG,
@@ -187,8 +174,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "Time zone of TIMESTAMP WITHOUT TIME ZONE values (and timestamp offsets compared "
         "with them).",
-        group="Database",
-        order_in_group=13,
     )
     .define(
         QUOTE_SQL_IDENTIFIERS_CONFIG,
@@ -198,9 +183,8 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.MEDIUM,
         "ALWAYS quotes every table and column name; NEVER lets SQLAlchemy quote only names "
         "that need it (reserved words, mixed case, special characters).",
-        group="Database",
-        order_in_group=14,
     )
+    .group(_MODE)
     .define(
         MODE_CONFIG,
         ConfigType.STRING,
@@ -210,8 +194,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         "bulk (whole table each poll), incrementing (rows with a larger "
         "incrementing.column.name), timestamp (rows with a later timestamp.column.name), or "
         "timestamp+incrementing (both: updates and new rows, exactly once).",
-        group=_MODE,
-        order_in_group=1,
     )
     .define(
         INCREMENTING_COLUMN_NAME_CONFIG,
@@ -220,8 +202,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.MEDIUM,
         documentation="Strictly increasing integer column for the incrementing modes; empty "
         "infers a single-column integer primary key (table mode only).",
-        group=_MODE,
-        order_in_group=2,
     )
     .define(
         TIMESTAMP_COLUMN_NAME_CONFIG,
@@ -230,8 +210,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.MEDIUM,
         documentation="Timestamp column(s) for the timestamp modes; several are COALESCEd in "
         "order.",
-        group=_MODE,
-        order_in_group=3,
     )
     .define(
         TIMESTAMP_DELAY_INTERVAL_MS_CONFIG,
@@ -241,8 +219,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.HIGH,
         "Only rows whose timestamp is older than the database's now minus this delay are "
         "read, so transactions that commit late (within the delay) are not missed.",
-        group=_MODE,
-        order_in_group=4,
     )
     .define(
         TIMESTAMP_INITIAL_CONFIG,
@@ -251,8 +227,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.LOW,
         documentation="Epoch ms to start timestamp modes from when no offset is stored; null "
         "reads from the beginning, -1 means now.",
-        group=_MODE,
-        order_in_group=5,
     )
     .define(
         VALIDATE_NON_NULL_CONFIG,
@@ -260,8 +234,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         True,
         importance=Importance.LOW,
         documentation="Fail when the incrementing or timestamp columns are nullable.",
-        group=_MODE,
-        order_in_group=6,
     )
     .define(
         QUERY_CONFIG,
@@ -271,8 +243,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         documentation="A custom query instead of tables: it is run as a subquery, with the "
         "mode's WHERE and ORDER BY applied outside it. Uses one task; the topic is "
         "topic.prefix.",
-        group=_MODE,
-        order_in_group=7,
     )
     .define(
         QUERY_SUFFIX_CONFIG,
@@ -281,9 +251,8 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         importance=Importance.LOW,
         documentation="SQL appended to the end of every generated query, e.g. a row-locking "
         "clause or a LIMIT (operator-written SQL, like query).",
-        group=_MODE,
-        order_in_group=8,
     )
+    .group(_CONNECTOR)
     .define(
         TOPIC_PREFIX_CONFIG,
         ConfigType.STRING,
@@ -291,8 +260,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         _ValidTopicPrefix(),
         Importance.HIGH,
         "Topic name prefix: the topic is prefix + table name (query mode: the prefix itself).",
-        group=_CONNECTOR,
-        order_in_group=1,
     )
     .define(
         POLL_INTERVAL_MS_CONFIG,
@@ -301,8 +268,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Range.at_least(1),
         Importance.HIGH,
         "How often each table is queried for new rows, in milliseconds.",
-        group=_CONNECTOR,
-        order_in_group=2,
     )
     .define(
         BATCH_MAX_ROWS_CONFIG,
@@ -311,8 +276,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Range.at_least(1),
         Importance.LOW,
         "Maximum rows returned by one poll (rows are fetched in batches of this size).",
-        group=_CONNECTOR,
-        order_in_group=3,
     )
     .define(
         TABLE_POLL_INTERVAL_MS_CONFIG,
@@ -322,7 +285,6 @@ SOURCE_CONFIG_DEF = CONNECTION_CONFIG_DEF.merge(
         Importance.LOW,
         "How often the connector lists the tables, reconfiguring its tasks when tables "
         "appear or disappear.",
-        group=_CONNECTOR,
-        order_in_group=4,
     )
+    .build()
 )

@@ -28,14 +28,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from connectrt.api import (
-    ConfigDef,
     ConfigError,
     ConfigValue,
     ConnectError,
     SourceConnector,
-    Task,
 )
 
+from ...declared_plugin import DeclaredConnector
 from ..connection import create_engine, redacted_url
 from .checks import resolve_columns
 from .config import QUERY_CONFIG, SOURCE_CONFIG_DEF, TABLE_WHITELIST_CONFIG, TABLES_CONFIG
@@ -92,21 +91,16 @@ def database_errors(
     return errors
 
 
-class JdbcSourceConnector(SourceConnector):
+class JdbcSourceConnector(DeclaredConnector, SourceConnector):
+    plugin_version = VERSION
+    definition = SOURCE_CONFIG_DEF
+    task_type = JdbcSourceTask
+
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
         self._settings: SourceSettings | None = None
         self._engine: Engine | None = None
         self._monitor: TableMonitor | None = None
-
-    def version(self) -> str:
-        return VERSION
-
-    def config_def(self) -> ConfigDef:
-        return SOURCE_CONFIG_DEF
-
-    def task_class(self) -> type[Task]:
-        return JdbcSourceTask
 
     # -- validation --------------------------------------------------------------------------
     def validate(self, config: Mapping[str, str]) -> dict[str, ConfigValue]:

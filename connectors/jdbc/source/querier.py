@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,7 +45,7 @@ from connectrt.data import Schema, SchemaBuilder, Struct
 from .checks import resolve_columns
 from .db import connect, now
 from .settings import SourceSettings
-from .tables import ColumnInfo, TableRef, describe_query, describe_table
+from .tables import ColumnInfo, TableRef, describe_query, describe_table, schema_stamp
 from .types import ColumnMapping, column_mapping
 
 __all__ = ["EPOCH", "Querier", "build_querier", "offset_to_timestamp", "timestamp_to_offset"]
@@ -115,6 +116,12 @@ class Querier:
         self.last_timestamp: dt.datetime | None = None  # None: timestamp.initial decides
         self._connection: Connection | None = None
         self._result: CursorResult[Any] | None = None
+        self.table: TableRef | None = None  # the table read (None: the custom query)
+        self.columns: tuple[tuple[str, str, bool], ...] = ()  # its columns, as built
+        # When the task last described the table and the schema stamp it had then (see
+        # JdbcSourceTask._follow_columns): the task's thread only.
+        self.columns_checked_at = -math.inf
+        self.columns_stamp: int | None = None
 
     # -- offsets ---------------------------------------------------------------------------
     def restore(self, offset: Mapping[str, Any] | None) -> None:
@@ -170,6 +177,35 @@ class Querier:
         except BaseException:
             connection.close()
             raise
+
+    def open(self) -> None:
+        """Run the query now (``poll`` runs it when needed). A database error propagates
+        after closing, as in ``poll``."""
+        if self._result is not None:
+            return
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            self.next_run = time.monotonic() + self.settings.poll_interval_ms / 1000
+            raise
+
+    def schema_stamp(self) -> int | None:
+        """The database's schema stamp (:func:`~.tables.schema_stamp`) read on the open query's
+        connection; None when no query is open or the database has no stamp."""
+        connection = self._connection
+        return None if connection is None else schema_stamp(connection)
+
+    def describe_open(self) -> list[ColumnInfo] | None:
+        """The table's columns read on the open query's connection, in the query's read
+        transaction, where the database runs a second statement while a result is open
+        (SQLite; describing there on another connection would wait for a shared lock the open
+        query keeps a writer's pending lock from granting); None elsewhere or with no query
+        open. Raises ``sqlalchemy.exc.NoSuchTableError`` and database errors."""
+        connection = self._connection
+        if connection is None or self.table is None or connection.dialect.name != "sqlite":
+            return None
+        return describe_table(connection, self.table)
 
     def poll(self, max_rows: int) -> list[SourceRecord]:
         """Up to ``max_rows`` records; opens the query first if needed. Closes the result
@@ -356,7 +392,7 @@ def build_querier(
         partition = {"query": "query"}
     if not (settings.uses_incrementing or settings.uses_timestamp):
         partition = None  # bulk: nothing to resume from
-    return Querier(
+    querier = Querier(
         engine=engine,
         settings=settings,
         statement=stmt,
@@ -371,3 +407,11 @@ def build_querier(
         description=where,
         stop=stop,
     )
+    querier.table = table
+    querier.columns = column_fingerprint(columns)
+    return querier
+
+
+def column_fingerprint(columns: list[ColumnInfo]) -> tuple[tuple[str, str, bool], ...]:
+    """What a change of ``columns`` (added, removed, retyped, nullability) changes."""
+    return tuple((c.name, str(c.type), c.nullable) for c in columns)

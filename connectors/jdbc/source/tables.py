@@ -124,6 +124,22 @@ def describe_table(connection: Connection, table: TableRef) -> list[ColumnInfo]:
     return out
 
 
+def schema_stamp(connection: Connection) -> int | None:
+    """A cheap stamp of the database's schema, or None where there is none (describe then).
+
+    SQLite: its schema cookie (``PRAGMA schema_version``), one read of the file's header that
+    every schema change of the database (a table created, altered or dropped) increments, so
+    an equal stamp means the columns described at that stamp are still the table's. Read on a
+    connection whose query is open, it is the schema that query reads (or a newer one)."""
+    if connection.dialect.name != "sqlite":
+        return None
+    try:
+        value = connection.exec_driver_sql("PRAGMA schema_version").scalar()
+    except sa.exc.DBAPIError:
+        return None
+    return None if value is None else int(value)
+
+
 def describe_query(connection: Connection, query: str) -> list[ColumnInfo]:
     """The columns of a custom query, via a temporary view (dropped again). All nullable."""
     name = f"connectrt_query_{uuid.uuid4().hex[:12]}"

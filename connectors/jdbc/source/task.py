@@ -12,6 +12,12 @@ A table that vanished before ``start`` is skipped (the connector's table monitor
 the tasks). Database errors during ``poll`` close that table's query and surface as
 ``RetriableError`` (the runtime polls again); the table is queried again after
 ``poll.interval.ms`` from its last offset, so nothing is skipped or repeated.
+
+Before each new query of a table the task compares the table's columns with those its
+querier was built for; a column added, dropped or retyped rebuilds the querier (same offset),
+so the records that follow carry the table's new schema. Where the database has a cheap schema
+stamp (SQLite's schema cookie) the table is described only when the stamp changed since the
+last description, or ``table.poll.interval.ms`` after it; elsewhere before each query.
 """
 
 from __future__ import annotations
@@ -24,16 +30,16 @@ import zoneinfo
 from collections.abc import Mapping
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from connectrt.api import ConnectError, RetriableError, SourceRecord, SourceTask
 
 from ..connection import create_engine, redacted_url
 from .config import TABLES_CONFIG
 from .db import connect, db_error_text
-from .querier import Querier, build_querier
+from .querier import Querier, build_querier, column_fingerprint
 from .settings import SourceSettings, parse_source_config
-from .tables import decode_tables
+from .tables import decode_tables, describe_table
 
 __all__ = ["JdbcSourceTask"]
 
@@ -50,6 +56,7 @@ class JdbcSourceTask(SourceTask):
         self._queriers: list[Querier] = []
         self._stopping = threading.Event()
         self._lock = threading.Lock()
+        self._zone: dt.tzinfo = dt.UTC
 
     def version(self) -> str:
         return VERSION
@@ -62,6 +69,7 @@ class JdbcSourceTask(SourceTask):
         zone: dt.tzinfo = zoneinfo.ZoneInfo(settings.db_timezone)
         if settings.db_timezone.upper() in ("UTC", "ETC/UTC"):
             zone = dt.UTC  # same instant; datetime arithmetic with it is much faster
+        self._zone = zone
         engine = create_engine(parsed)
         self._engine = engine
         tables = decode_tables(str(config.get(TABLES_CONFIG, "[]")))
@@ -132,6 +140,8 @@ class JdbcSourceTask(SourceTask):
     def _poll_one(self, querier: Querier) -> list[SourceRecord] | None:
         assert self._settings is not None
         try:
+            if not querier.is_open and querier.table is not None:
+                querier = self._follow_columns(querier)
             records = querier.poll(self._settings.batch_max_rows)
         except sa.exc.DBAPIError as exc:
             assert self._engine is not None
@@ -142,6 +152,82 @@ class JdbcSourceTask(SourceTask):
         except ConnectError as exc:  # could not connect after connection.attempts
             raise RetriableError(str(exc)) from None
         return records or None
+
+    def _follow_columns(self, querier: Querier) -> Querier:
+        """Open a new query of a table, with a querier built for the table's columns as they
+        are now: the query is run, then the table described (on SQLite on the query's own
+        connection, in its read transaction; elsewhere on another one); when the columns
+        differ from those the querier was built for (a column added, dropped or retyped, or
+        the query failed on a dropped one), the result is dropped and the query run again by
+        a querier rebuilt for them, from the same offset. So Kafka Connect's JDBC source
+        follows a table's columns from one query to the next.
+        A vanished table keeps its querier (the connector's table monitor reconfigures).
+
+        Describing is skipped when the query opened fine and the database's schema stamp,
+        read on the query's connection, equals the stamp read before the last description of
+        the table (stamps only grow, so the table has the columns described then), unless that
+        description is ``table.poll.interval.ms`` old. On SQLite a description every
+        ``poll.interval.ms`` (several statements and SQLAlchemy's reflection, then on a second
+        connection while the open query held the file's shared lock) kept writers waiting for
+        the lock; the stamp is one read of the file's header."""
+        assert self._settings is not None and self._engine is not None
+        table = querier.table
+        assert table is not None
+        settings, engine = self._settings, self._engine
+        for _ in range(3):  # a table changing under each attempt is retried by the next poll
+            failure: sa.exc.DBAPIError | None = None
+            stamp: int | None = None
+            try:
+                querier.open()
+                stamp = querier.schema_stamp()
+            except sa.exc.DBAPIError as exc:
+                failure = exc  # perhaps a column dropped: described below
+            now = time.monotonic()
+            if (
+                failure is None
+                and stamp is not None
+                and stamp == querier.columns_stamp
+                and now - querier.columns_checked_at < settings.table_poll_interval_ms / 1000
+            ):
+                return querier
+            try:
+                columns = querier.describe_open() if failure is None else None
+                if columns is None:
+                    with self._connect() as connection:
+                        columns = describe_table(connection, table)
+                if column_fingerprint(columns) == querier.columns:
+                    if failure is not None:
+                        raise failure
+                    querier.columns_stamp, querier.columns_checked_at = stamp, now
+                    return querier
+                querier.close()
+                with self._connect() as connection:
+                    rebuilt = build_querier(
+                        connection, engine, settings, table, self._stopping, self._zone
+                    )
+            except sa.exc.NoSuchTableError:
+                querier.close()
+                return querier
+            except BaseException:
+                querier.close()  # the next poll queries (and describes) again
+                raise
+            # Built from a description newer than ``stamp``: the stamp holds for it too.
+            rebuilt.columns_stamp, rebuilt.columns_checked_at = stamp, now
+            rebuilt.last_incrementing = querier.last_incrementing
+            rebuilt.last_timestamp = querier.last_timestamp
+            self._queriers[self._queriers.index(querier)] = rebuilt
+            log.info(
+                "%s changed its columns: now %s",
+                querier.description,
+                ", ".join(f"{n} {t}" for n, t, _ in rebuilt.columns),
+            )
+            querier = rebuilt
+        return querier
+
+    def _connect(self) -> Connection:
+        assert self._settings is not None and self._engine is not None
+        s = self._settings
+        return connect(self._engine, s.connection_attempts, s.connection_backoff_ms, self._stopping)
 
     def stop(self) -> None:
         self._stopping.set()

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
 from typing import Any, Final
 
 import fastavro
-import httpx
 
-from connectrt.api.converter import RawHeaders, SchemaAndValue
+from connectrt.api.converter import SchemaAndValue
 from connectrt.converters._lru import LRU
 from connectrt.converters.avro.schema_codecs import Reader, Writer, parse_avro
 from connectrt.converters.registry_config import CONFIG_KEYS
@@ -27,12 +25,16 @@ from connectrt.errors import DataError
 
 __all__ = ["MAGIC_BYTE", "AvroConverter"]
 
+SCHEMA_TYPE: Final = "AVRO"
 _HEADER: Final = HEADER
-_NULL: Final = SchemaAndValue(None, None)
 _new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
 
 _read: Final = fastavro.schemaless_reader
 _write: Final = fastavro.schemaless_writer
+
+_Prepared = tuple[bytes, Writer, Any]
+"""What writing one Connect schema to one topic needs: the wire header, the writer and the
+parsed Avro schema written with (the writer's own, or the subject's latest)."""
 
 
 class AvroConverter(RegistryConverter):
@@ -45,39 +47,17 @@ class AvroConverter(RegistryConverter):
     def __init__(self) -> None:
         super().__init__()
         self._latest = LRU(1000)
-        self._last_out: tuple[bytes, Writer, Any] | None = None
-        self._last_reader: Any = None
 
-    def configure(
-        self,
-        config: Mapping[str, Any],
-        is_key: bool,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
-        self._latest = LRU(self.configure_registry(config, is_key, transport))
-        self._last_out = self._last_reader = None
+    def _reset_format_caches(self, size: int) -> None:
+        self._latest = LRU(size)
 
     # -------------------------------------------------------------------------------- writing
 
-    def from_connect_data(
-        self,
-        topic: str,
-        schema: Schema | None,
-        value: Any,
-        headers: RawHeaders | None = None,
-    ) -> bytes | None:
-        if value is None:
-            return None  # tombstone
-        if schema is None:
-            raise DataError("AvroConverter needs a schema to serialize a value")
-        last = self._last_out
-        if last is not None and schema is self._last_schema and topic == self._last_topic:
-            header, writer, parsed = last
-        else:
-            header, writer, parsed = self._prepare(topic, schema)
-            self._last_schema, self._last_topic = schema, topic
-            self._last_out = (header, writer, parsed)
+    def _new_writer(self, schema: Schema) -> Writer:
+        return Writer(schema)
+
+    def _serialize(self, topic: str, prepared: _Prepared, value: Any) -> bytes:
+        header, writer, parsed = prepared
         try:
             datum = writer.encode(value)
             out = io.BytesIO()
@@ -87,14 +67,11 @@ class AvroConverter(RegistryConverter):
             raise
         except Exception as exc:  # fastavro: ValueError, TypeError, AttributeError, ...
             writer.check(value)  # a DataError naming the field, where one does not fit
-            raise DataError(f"Failed to serialize Avro data for topic {topic}: {exc}") from exc
+            raise self.serialize_failure(topic, exc) from exc
         return out.getvalue()
 
-    def _prepare(self, topic: str, schema: Schema) -> tuple[bytes, Writer, Any]:
-        writer = self._writers.get(schema)
-        if writer is None:
-            writer = Writer(schema)
-            self._writers.put(schema, writer)
+    def _prepare(self, topic: str, schema: Schema) -> _Prepared:
+        writer: Writer = self.writer_for(schema)
         subject = self.subject(topic, writer.record_name)
         if self._use_latest and not self._auto_register:
             latest = self._latest.get(subject)
@@ -103,32 +80,13 @@ class AvroConverter(RegistryConverter):
                 latest = (schema_id, parse_avro(json.loads(text)))
                 self._latest.put(subject, latest)
             return _HEADER.pack(MAGIC_BYTE, latest[0]), writer, latest[1]
-        key = (subject, schema)
-        schema_id = self._ids.get(key)
-        if schema_id is None:
-            if self._auto_register:
-                schema_id = self.client.register(subject, writer.text)
-            else:
-                schema_id = self.client.lookup(subject, writer.text)
-            self._ids.put(key, schema_id)
+        schema_id = self.registered_id(subject, schema, writer.text, SCHEMA_TYPE)
         return _HEADER.pack(MAGIC_BYTE, schema_id), writer, writer.parsed
 
     # -------------------------------------------------------------------------------- reading
 
-    def to_connect_data(
-        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
-    ) -> SchemaAndValue:
-        if data is None:
-            return _NULL
-        schema_id = self.schema_id_of(topic, data)
-        if schema_id == self._last_id:
-            reader = self._last_reader
-        else:
-            reader = self._readers.get(schema_id)
-            if reader is None:
-                reader = Reader(self.client.get_schema(schema_id))
-                self._readers.put(schema_id, reader)
-            self._last_id, self._last_reader = schema_id, reader
+    def _deserialize(self, topic: str, schema_id: int, data: bytes) -> SchemaAndValue:
+        reader: Reader = self.reader_for(schema_id)
         buf = io.BytesIO(data)
         buf.seek(5)
         try:
@@ -136,7 +94,8 @@ class AvroConverter(RegistryConverter):
         except DataError:
             raise
         except Exception as exc:
-            raise DataError(
-                f"Failed to deserialize Avro data for topic {topic} (schema id {schema_id}): {exc}"
-            ) from exc
+            raise self.deserialize_failure(topic, schema_id, exc) from exc
         return _new_sav(SchemaAndValue, (reader.schema, value))
+
+    def _load_reader(self, key: int) -> Reader:
+        return Reader(self.client.get_schema(key))

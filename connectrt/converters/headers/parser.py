@@ -26,6 +26,8 @@ from connectrt.data.schema_builder import SchemaBuilder
 __all__ = ["parse_string"]
 
 _DELIMITERS: Final = frozenset(':,{}[]"')
+_LITERALS: Final = {"null": NULL, "true": TRUE, "false": FALSE}
+"""The unquoted words that are values of their own."""
 
 
 class _Fail(Exception):
@@ -89,12 +91,9 @@ class _Parser:
                         self.pos = end
                         return temporal
         token = self.token()
-        if token == "null":
-            return NULL
-        if token == "true":
-            return TRUE
-        if token == "false":
-            return FALSE
+        literal = _LITERALS.get(token)
+        if literal is not None:
+            return literal
         result = parse_scalar(token)
         if result is None:
             raise _Fail(f"unquoted text {token!r} inside a list or map")
@@ -121,19 +120,24 @@ class _Parser:
             pos += 1
         raise _Fail("unterminated quoted string")
 
+    def closes(self, close: str, what: str, empty: str) -> bool:
+        """Whether the array or map (``what``) ends here, at ``close`` (then read); before an
+        element, a _Fail at the end of the text or at a comma (the ``empty`` message)."""
+        c = self.peek()
+        if c == close:
+            self.pos += 1
+            return True
+        if c == "":
+            raise _Fail(f"{what} is missing its terminating '{close}'")
+        if c == ",":
+            raise _Fail(empty)
+        return False
+
     def array(self) -> SchemaAndValue:
         self.pos += 1  # [
         values: list[Any] = []
         merger = Merger()
-        while True:
-            c = self.peek()
-            if c == "]":
-                self.pos += 1
-                break
-            if c == "":
-                raise _Fail("array is missing its terminating ']'")
-            if c == ",":
-                raise _Fail("empty array element")
+        while not self.closes("]", "array", "empty array element"):
             item = self.value()
             merger.merge(item)
             values.append(item.value)
@@ -153,15 +157,7 @@ class _Parser:
         self.pos += 1  # {
         entries: list[tuple[Any, Any]] = []
         keys, values = Merger(), Merger()
-        while True:
-            c = self.peek()
-            if c == "}":
-                self.pos += 1
-                break
-            if c == "":
-                raise _Fail("map is missing its terminating '}'")
-            if c == ",":
-                raise _Fail("map entry with no key or value")
+        while not self.closes("}", "map", "map entry with no key or value"):
             key = self.value()
             if key.value is None:
                 raise _Fail("map entry may not have a null key")
@@ -193,12 +189,9 @@ def parse_string(text: str | None) -> SchemaAndValue:
     if text == "":
         return SchemaAndValue(Schema.STRING_SCHEMA, text)
     stripped = text.strip()
-    if stripped == "null":
-        return NULL
-    if stripped == "true":
-        return TRUE
-    if stripped == "false":
-        return FALSE
+    literal = _LITERALS.get(stripped)
+    if literal is not None:
+        return literal
     if stripped[:1] in ("[", "{"):
         parser = _Parser(text)
         parser.skip_ws()

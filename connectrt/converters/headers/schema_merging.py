@@ -26,19 +26,8 @@ _NUMERIC_ORDER: Final = {
 
 
 def _optional(schema: Schema) -> Schema:
-    if schema.optional:
-        return schema
-    return Schema(
-        schema.type,
-        optional=True,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        fields=schema.fields,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
+    """``schema`` made optional, without a default."""
+    return schema if schema.optional else schema.replace(optional=True, default=None)
 
 
 class Merger:

@@ -7,10 +7,11 @@ With ``schemas.enable=true`` (the default) every non-tombstone message is an env
 non-string keys and the logical types all follow Kafka's converter. Output is compact JSON.
 
 Performance: for each schema the converter compiles (once, LRU-cached by
-``schemas.cache.size``) a serializer closure tree, the schema's JSON bytes and a deserializer
-closure tree; the envelope is built by byte concatenation. On read, a message whose schema
-text equals the previous message's is recognised by a prefix compare and only its payload is
-parsed.
+``schemas.cache.size``) a serializer closure tree, the schema's JSON bytes, a column writer for
+STRUCT schemas and a deserializer closure tree; the envelope is built by byte concatenation. A
+batch (``from_connect_values``, the source runtime's path) is written by one orjson call per
+column (:mod:`~connectrt.converters.json.batch`). On read, a message whose schema text equals
+the previous message's is recognised by a prefix compare and only its payload is parsed.
 
 Checked value for value and byte for byte against Kafka Connect's own converter by
 ``tests/unit/test_json_converter_vs_kafka.py``; the text Jackson writes where orjson would
@@ -26,8 +27,8 @@ The modules: :mod:`~connectrt.converters.json.converter` (the class),
 (Connect schema <-> envelope ``schema``), :mod:`~connectrt.converters.json.java_text`
 (Jackson's text), :mod:`~connectrt.converters.json.compiler` with
 :mod:`~connectrt.converters.json.encoder` and :mod:`~connectrt.converters.json.decoder` (the
-per-schema closures), :mod:`~connectrt.converters.json.schemaless` and
-:mod:`~connectrt.converters.json.parsing`.
+per-schema closures), :mod:`~connectrt.converters.json.batch` (batch writes),
+:mod:`~connectrt.converters.json.schemaless` and :mod:`~connectrt.converters.json.parsing`.
 """
 
 from __future__ import annotations

@@ -19,12 +19,16 @@ from connectrt.data.values import INT_RANGES
 from connectrt.errors import DataError
 
 __all__ = [
+    "BUILDERS",
     "RAISE",
     "ClosureCompiler",
     "FastPath",
     "Fn",
+    "checked",
     "fold",
     "int_fast_paths",
+    "is_bool",
+    "same",
 ]
 
 Fn = Callable[[Any], Any]
@@ -32,6 +36,19 @@ Fn = Callable[[Any], Any]
 
 RAISE: Final[Any] = object()
 """Null-handling marker: a null value is an error."""
+
+BUILDERS: Final[Mapping[Type, str]] = {
+    **dict.fromkeys(INT_RANGES, "integer"),
+    Type.FLOAT32: "floating",
+    Type.FLOAT64: "floating",
+    Type.BOOLEAN: "boolean",
+    Type.STRING: "string",
+    Type.BYTES: "binary",
+    Type.ARRAY: "array",
+    Type.MAP: "mapping",
+    Type.STRUCT: "struct",
+}
+"""The :class:`ClosureCompiler` method that builds the closure of each schema type's values."""
 
 FastPath = tuple[type, Any, Any]
 """``(exact type, low, high)``: a value of exactly that type, within the bounds (both None:
@@ -41,6 +58,28 @@ any value of the type), is already converted and passes through as it is."""
 def int_fast_paths() -> dict[Type, FastPath]:
     """A fast path for each integer type: ``int`` values within the type's range."""
     return {t: (int, lo, hi) for t, (lo, hi) in INT_RANGES.items()}
+
+
+def same(v: Any) -> Any:
+    """A value as it is (a :func:`checked` closure's conversion of a value it keeps)."""
+    return v
+
+
+def is_bool(v: Any) -> bool:
+    """Whether ``v`` is a boolean (``bool`` has no subclasses)."""
+    return v is True or v is False
+
+
+def checked(kind: str, accepts: Callable[[Any], bool], convert: Fn, describe: Fn) -> Fn:
+    """A scalar type's closure (behind :func:`fold`'s fast path): ``convert(v)`` for a value
+    ``accepts`` takes, else DataError ``Invalid type for <kind>: <describe(v)>``."""
+
+    def scalar(v: Any) -> Any:
+        if accepts(v):
+            return convert(v)
+        raise DataError(f"Invalid type for {kind}: {describe(v)}")
+
+    return scalar
 
 
 def fold(
@@ -117,28 +156,21 @@ class ClosureCompiler(ABC):
         return fold(schema, self.fast_paths, slow, null_result, self.null_error(schema))
 
     def nonnull(self, schema: Schema) -> Fn:
-        """The closure for ``schema``'s non-null values."""
+        """The closure for ``schema``'s non-null values: :meth:`logical_type`'s for a logical
+        type, else the builder :data:`BUILDERS` names for its type."""
         lname = logical.logical_name(schema)
         if lname is not None:
             return self.logical_type(schema, lname)
-        t = schema.type
-        if t in INT_RANGES:
-            return self.integer(schema)
-        if t is Type.FLOAT32 or t is Type.FLOAT64:
-            return self.floating(schema)
-        if t is Type.BOOLEAN:
-            return self.boolean(schema)
-        if t is Type.STRING:
-            return self.string(schema)
-        if t is Type.BYTES:
-            return self.binary(schema)
-        if t is Type.ARRAY:
-            return self.array(schema)
-        if t is Type.MAP:
-            return self.mapping(schema)
-        if t is Type.STRUCT:
-            return self.struct(schema)
-        raise DataError(f"Unknown schema type: {t}")  # pragma: no cover
+        name = BUILDERS.get(schema.type)
+        if name is None:  # pragma: no cover - every Type has a builder
+            raise DataError(f"Unknown schema type: {schema.type}")
+        builder: Callable[[Schema], Fn] = getattr(self, name)
+        return builder(schema)
+
+    def compile_entries(self, schema: Schema) -> tuple[Fn, Fn]:
+        """The closures of a MAP ``schema``'s keys and values (:meth:`compile`'s)."""
+        assert schema.key_schema is not None and schema.value_schema is not None
+        return self.compile(schema.key_schema), self.compile(schema.value_schema)
 
     @abstractmethod
     def default_result(self, schema: Schema, nonnull: Fn) -> Any:
@@ -152,34 +184,13 @@ class ClosureCompiler(ABC):
     def logical_type(self, schema: Schema, lname: str) -> Fn:
         """The closure for Decimal, Date, Time or Timestamp (``lname``) values."""
 
-    @abstractmethod
-    def integer(self, schema: Schema) -> Fn:
-        """The closure for INT8, INT16, INT32 or INT64 values."""
-
-    @abstractmethod
-    def floating(self, schema: Schema) -> Fn:
-        """The closure for FLOAT32 or FLOAT64 values."""
-
-    @abstractmethod
-    def boolean(self, schema: Schema) -> Fn:
-        """The closure for BOOLEAN values."""
-
-    @abstractmethod
-    def string(self, schema: Schema) -> Fn:
-        """The closure for STRING values."""
-
-    @abstractmethod
-    def binary(self, schema: Schema) -> Fn:
-        """The closure for BYTES values."""
-
-    @abstractmethod
-    def array(self, schema: Schema) -> Fn:
-        """The closure for ARRAY values."""
-
-    @abstractmethod
-    def mapping(self, schema: Schema) -> Fn:
-        """The closure for MAP values."""
-
-    @abstractmethod
-    def struct(self, schema: Schema) -> Fn:
-        """The closure for STRUCT values."""
+    # The closure builders of each schema type's non-null values (nested schemas compiled
+    # with :meth:`compile`), one per name in :data:`BUILDERS`; every subclass defines all.
+    integer: Callable[[Schema], Fn]
+    floating: Callable[[Schema], Fn]
+    boolean: Callable[[Schema], Fn]
+    string: Callable[[Schema], Fn]
+    binary: Callable[[Schema], Fn]
+    array: Callable[[Schema], Fn]
+    mapping: Callable[[Schema], Fn]
+    struct: Callable[[Schema], Fn]

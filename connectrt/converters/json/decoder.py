@@ -19,7 +19,15 @@ import decimal
 import math
 from typing import Any, ClassVar, Final
 
-from connectrt.converters.json.compiler import ClosureCompiler, FastPath, Fn, int_fast_paths
+from connectrt.converters.json.compiler import (
+    ClosureCompiler,
+    FastPath,
+    Fn,
+    checked,
+    int_fast_paths,
+    is_bool,
+    same,
+)
 from connectrt.converters.json.java_text import round_float32
 from connectrt.data import logical
 from connectrt.data.logical import RawLogical
@@ -85,6 +93,14 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _json_kind_of(v: Any) -> str:
+    return f"JSON {json_kind(v)}"
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str
+
+
 def _unb64(text: str) -> bytes:
     try:
         return _a2b(text, strict_mode=True)
@@ -143,28 +159,13 @@ class DecoderCompiler(ClosureCompiler):
         return de_float
 
     def boolean(self, schema: Schema) -> Fn:
-        def de_bool(v: Any) -> Any:
-            if v is True or v is False:
-                return v
-            raise DataError(f"Invalid type for BOOLEAN: JSON {json_kind(v)}")
-
-        return de_bool
+        return checked("BOOLEAN", is_bool, same, _json_kind_of)
 
     def string(self, schema: Schema) -> Fn:
-        def de_str(v: Any) -> Any:
-            if type(v) is str:
-                return v
-            raise DataError(f"Invalid type for STRING: JSON {json_kind(v)}")
-
-        return de_str
+        return checked("STRING", _is_str, same, _json_kind_of)
 
     def binary(self, schema: Schema) -> Fn:
-        def de_bytes(v: Any) -> Any:
-            if type(v) is str:
-                return _unb64(v)
-            raise DataError(f"Invalid type for BYTES: JSON {json_kind(v)}")
-
-        return de_bytes
+        return checked("BYTES", _is_str, _unb64, _json_kind_of)
 
     def array(self, schema: Schema) -> Fn:
         assert schema.value_schema is not None
@@ -180,10 +181,8 @@ class DecoderCompiler(ClosureCompiler):
         return de_array
 
     def mapping(self, schema: Schema) -> Fn:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        kf = self.compile(schema.key_schema)
-        vf = self.compile(schema.value_schema)
-        if schema.key_schema.type is Type.STRING:
+        kf, vf = self.compile_entries(schema)
+        if schema.key_schema is not None and schema.key_schema.type is Type.STRING:
 
             def de_map_obj(v: Any) -> Any:
                 if type(v) is not dict:

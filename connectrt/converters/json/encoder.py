@@ -16,7 +16,15 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
-from connectrt.converters.json.compiler import ClosureCompiler, FastPath, Fn, int_fast_paths
+from connectrt.converters.json.compiler import (
+    ClosureCompiler,
+    FastPath,
+    Fn,
+    checked,
+    int_fast_paths,
+    is_bool,
+    same,
+)
 from connectrt.converters.json.java_text import (
     JAVA_NON_FINITE,
     double_text,
@@ -41,6 +49,22 @@ _Fragment = orjson.Fragment
 _PyDecimal = decimal.Decimal
 _NON_FINITE: Final = JAVA_NON_FINITE
 _MS_PER_DAY: Final = 86_400_000
+
+
+def _type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _is_binary(v: Any) -> bool:
+    return isinstance(v, bytes | bytearray | memoryview)
+
+
+def _b64(v: bytes | bytearray | memoryview) -> str:
+    return _b2a(v, newline=False).decode("ascii")
 
 
 def in_field(error: DataError, name: str) -> DataError:
@@ -122,28 +146,13 @@ class EncoderCompiler(ClosureCompiler):
         return ser_float64
 
     def boolean(self, schema: Schema) -> Fn:
-        def ser_bool(v: Any) -> Any:
-            if v is True or v is False:
-                return v
-            raise DataError(f"Invalid type for BOOLEAN: {type(v).__name__}")
-
-        return ser_bool
+        return checked("BOOLEAN", is_bool, same, _type_name)
 
     def string(self, schema: Schema) -> Fn:
-        def ser_str(v: Any) -> Any:
-            if isinstance(v, str):
-                return str(v)
-            raise DataError(f"Invalid type for STRING: {type(v).__name__}")
-
-        return ser_str
+        return checked("STRING", _is_str, str, _type_name)  # str(): a subclass as a str
 
     def binary(self, schema: Schema) -> Fn:
-        def ser_bytes(v: Any) -> Any:
-            if isinstance(v, bytes | bytearray | memoryview):
-                return _b2a(v, newline=False).decode("ascii")
-            raise DataError(f"Invalid type for bytes type: {type(v).__name__}")
-
-        return ser_bytes
+        return checked("bytes type", _is_binary, _b64, _type_name)
 
     def array(self, schema: Schema) -> Fn:
         assert schema.value_schema is not None
@@ -157,10 +166,8 @@ class EncoderCompiler(ClosureCompiler):
         return ser_array
 
     def mapping(self, schema: Schema) -> Fn:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        kf = self.compile(schema.key_schema)
-        vf = self.compile(schema.value_schema)
-        if schema.key_schema.type is Type.STRING:
+        kf, vf = self.compile_entries(schema)
+        if schema.key_schema is not None and schema.key_schema.type is Type.STRING:
 
             def ser_map_obj(v: Any) -> Any:
                 if not isinstance(v, dict):
@@ -254,6 +261,6 @@ class EncoderCompiler(ClosureCompiler):
         def ser_decimal_b64(v: Any) -> Any:
             if check(v).as_tuple().exponent != -scale:
                 raise DataError("BigDecimal has mismatching scale value for given Decimal schema")
-            return _b2a(from_logical(schema, v), newline=False).decode("ascii")
+            return _b64(from_logical(schema, v))
 
         return ser_decimal_b64

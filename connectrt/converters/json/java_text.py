@@ -175,9 +175,14 @@ def java_string(s: str) -> bytes:
 # orjson's escape of a control character (lower-case hex), an escaped backslash (kept, so that
 # the next character is not mistaken for the start of an escape), or a 4-byte UTF-8 sequence.
 _FIX: Final = re.compile(rb"\\(?:u00([01][0-9a-f])|\\)|[\xf0-\xf4][\x80-\xbf]{3}")
-_NON_BMP_LEAD: Final = re.compile(rb"[\xf0-\xf4]")
-_non_bmp = _NON_BMP_LEAD.search
 _fix_all = _FIX.sub
+
+
+def _has_non_bmp(out: bytes) -> bool:
+    """Whether UTF-8 ``out`` holds a 4-byte sequence (a character outside the BMP): one of
+    its lead bytes, each found by a ``memchr``-speed substring test (a regular expression's
+    character class scans about 50 times slower)."""
+    return b"\xf0" in out or b"\xf1" in out or b"\xf2" in out or b"\xf3" in out or b"\xf4" in out
 
 
 def _fix_one(match: re.Match[bytes]) -> bytes:
@@ -196,7 +201,7 @@ def java_bytes(out: bytes) -> bytes:
     if out.isascii():
         if b"\\u00" not in out:
             return out
-    elif b"\\u00" not in out and _NON_BMP_LEAD.search(out) is None:
+    elif b"\\u00" not in out and not _has_non_bmp(out):
         return out
     return _FIX.sub(_fix_one, out)
 
@@ -233,10 +238,11 @@ def java_dumps(obj: Any) -> bytes:
         out = _dumps(obj)
     except _JSONEncodeError:
         out = _dumps(_safe(obj))
-    # java_bytes, inlined: this is every message's path.
+    # java_bytes, inlined: this is every message's path. (A backslash is looked for first: a
+    # one-byte test runs at memchr's speed, the four-byte one ten times slower.)
     if out.isascii():
-        if b"\\u00" not in out:
+        if b"\\" not in out or b"\\u00" not in out:
             return out
-    elif b"\\u00" not in out and _non_bmp(out) is None:
+    elif (b"\\" not in out or b"\\u00" not in out) and not _has_non_bmp(out):
         return out
     return _fix_all(_fix_one, out)

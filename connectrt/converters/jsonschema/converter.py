@@ -16,10 +16,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import httpx
 import orjson
 
-from connectrt.api.converter import RawHeaders, SchemaAndValue
+from connectrt.api.converter import SchemaAndValue
 from connectrt.converters.json.compiler import Fn
 from connectrt.converters.json.decoder import NeedExact
 from connectrt.converters.json.java_text import java_dumps
@@ -36,7 +35,7 @@ from connectrt.converters.jsonschema.schema_mapping import (
     json_schema_to_connect,
 )
 from connectrt.converters.jsonschema.values import PayloadDecoder, PayloadEncoder
-from connectrt.converters.registry_config import config_bool, config_registry_url
+from connectrt.converters.registry_config import config_bool
 from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
 from connectrt.errors import ConfigError, DataError
@@ -45,7 +44,6 @@ __all__ = ["MAGIC_BYTE", "JsonSchemaConverter"]
 
 SCHEMA_TYPE: Final = "JSON"
 _HEADER: Final = HEADER
-_NULL: Final = SchemaAndValue(None, None)
 _new_sav = tuple.__new__  # SchemaAndValue without its Python-level __new__ (hot path)
 _dumps = java_dumps
 
@@ -104,17 +102,8 @@ class JsonSchemaConverter(RegistryConverter):
         self._optional_nonrequired = False
         self._encoder = PayloadEncoder(False, True)
         self._decoder = PayloadDecoder(True)
-        self._last_out: tuple[bytes, _Writer] | None = None
-        self._last_reader: _Reader | None = None
 
-    def configure(
-        self,
-        config: Mapping[str, Any],
-        is_key: bool,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
-        config_registry_url(config)  # a missing URL is reported before the settings below
+    def _configure_format(self, config: Mapping[str, Any]) -> None:
         self._validate = config_bool(config, VALIDATE_CONFIG, False)
         self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, True)
         self._optional_nonrequired = config_bool(config, OPTIONAL_FOR_NONREQUIRED_CONFIG, False)
@@ -123,46 +112,24 @@ class JsonSchemaConverter(RegistryConverter):
             raise ConfigError(
                 f"Invalid value {decimal_format} for {DECIMAL_FORMAT_CONFIG}: BASE64 or NUMERIC"
             )
-        self.configure_registry(config, is_key, transport)
         self._encoder = PayloadEncoder(decimal_format == "NUMERIC", True)
         self._decoder = PayloadDecoder(True)
-        self._last_out = self._last_reader = None
 
     # -------------------------------------------------------------------------------- writing
 
     def json_schema(self, schema: Schema) -> dict[str, Any]:
         """The JSON Schema this converter registers for ``schema``."""
-        return self._writer(schema).json_schema
+        return self.writer_for(schema).json_schema
 
-    def _writer(self, schema: Schema) -> _Writer:
-        writer: _Writer | None = self._writers.get(schema)
-        if writer is None:
-            writer = _Writer(schema, self._encoder, self._closed)
-            self._writers.put(schema, writer)
-        return writer
+    def _new_writer(self, schema: Schema) -> _Writer:
+        return _Writer(schema, self._encoder, self._closed)
 
-    def from_connect_data(
-        self,
-        topic: str,
-        schema: Schema | None,
-        value: Any,
-        headers: RawHeaders | None = None,
-    ) -> bytes | None:
-        if value is None:
-            return None  # tombstone
-        if schema is None:
-            raise DataError("JsonSchemaConverter needs a schema to serialize a value")
-        last = self._last_out
-        if last is not None and schema is self._last_schema and topic == self._last_topic:
-            header, writer = last
-        else:
-            header, writer = self._prepare(topic, schema)
-            self._last_schema, self._last_topic = schema, topic
-            self._last_out = (header, writer)
+    def _serialize(self, topic: str, prepared: tuple[bytes, _Writer], value: Any) -> bytes:
+        header, writer = prepared
         try:
             body = _dumps(writer.encode(value))
         except orjson.JSONEncodeError as exc:
-            raise DataError(f"Failed to serialize JSON data for topic {topic}: {exc}") from exc
+            raise self.serialize_failure(topic, exc) from exc
         if self._validate:
             self._check(writer, body, topic)
         return header + body
@@ -179,35 +146,15 @@ class JsonSchemaConverter(RegistryConverter):
             )
 
     def _prepare(self, topic: str, schema: Schema) -> tuple[bytes, _Writer]:
-        writer = self._writer(schema)
+        writer: _Writer = self.writer_for(schema)
         subject = self.subject(topic, writer.record_name)
-        key = (subject, schema)
-        schema_id = self._ids.get(key)
-        if schema_id is None:
-            if self._use_latest and not self._auto_register:
-                schema_id = self.client.latest(subject)[0]
-            elif self._auto_register:
-                schema_id = self.client.register(subject, writer.text, SCHEMA_TYPE)
-            else:
-                schema_id = self.client.lookup(subject, writer.text, SCHEMA_TYPE)
-            self._ids.put(key, schema_id)
+        schema_id = self.registered_id(subject, schema, writer.text, SCHEMA_TYPE)
         return _HEADER.pack(MAGIC_BYTE, schema_id), writer
 
     # -------------------------------------------------------------------------------- reading
 
-    def to_connect_data(
-        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
-    ) -> SchemaAndValue:
-        if data is None:
-            return _NULL
-        schema_id = self.schema_id_of(topic, data)
-        reader = self._last_reader
-        if schema_id != self._last_id or reader is None:
-            reader = self._readers.get(schema_id)
-            if reader is None:
-                reader = self._load_reader(schema_id)
-                self._readers.put(schema_id, reader)
-            self._last_id, self._last_reader = schema_id, reader
+    def _deserialize(self, topic: str, schema_id: int, data: bytes) -> SchemaAndValue:
+        reader: _Reader = self.reader_for(schema_id)
         payload = bytes(data[5:])
         try:
             try:
@@ -215,9 +162,7 @@ class JsonSchemaConverter(RegistryConverter):
             except NeedExact:
                 value = reader.decode(lenient_loads(payload, exact=True))
         except DataError as exc:
-            raise DataError(
-                f"Failed to deserialize JSON data for topic {topic} (schema id {schema_id}): {exc}"
-            ) from exc
+            raise self.deserialize_failure(topic, schema_id, exc) from exc
         return _new_sav(SchemaAndValue, (reader.schema, value))
 
     def _load_reader(self, schema_id: int) -> _Reader:

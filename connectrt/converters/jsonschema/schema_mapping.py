@@ -88,22 +88,6 @@ def connect_to_json_schema(
     return _from_connect(schema, None, False, default_json, decimal_numeric, additional_properties)
 
 
-def _with_optional(schema: Schema, optional: bool) -> Schema:
-    """``schema`` with ``optional`` set as given, all else kept."""
-    return Schema(
-        schema.type,
-        optional=optional,
-        default=schema.default,
-        name=schema.name,
-        version=schema.version,
-        doc=schema.doc,
-        parameters=schema.parameters,
-        fields=schema.fields if schema.type is Type.STRUCT else None,
-        key_schema=schema.key_schema,
-        value_schema=schema.value_schema,
-    )
-
-
 def _from_connect(
     schema: Schema,
     index: int | None,
@@ -151,10 +135,10 @@ def _from_connect(
     elif t is Type.STRUCT:
         combined = True
         if schema.name == ONE_OF:
-            branches = [sub(_with_optional(f.schema, False), f.index, True) for f in schema.fields]
+            branches = [sub(f.schema.replace(optional=False), f.index, True) for f in schema.fields]
             out = {"oneOf": ([{"type": "null"}] if schema.optional else []) + branches}
         elif schema.optional:
-            out = {"oneOf": [{"type": "null"}, sub(_with_optional(schema, False))]}
+            out = {"oneOf": [{"type": "null"}, sub(schema.replace(optional=False))]}
         else:
             combined = False
             out = {
@@ -245,7 +229,7 @@ class _Reader:
         builder = self._builder(schema, doc)
         if isinstance(builder, Schema):
             if force_optional and not builder.optional:
-                return _with_optional(builder, True)
+                return builder.replace(optional=True)
             return builder
         if "title" in schema and builder._name is None:
             builder.name(str(schema["title"]))

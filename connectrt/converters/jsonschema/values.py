@@ -36,8 +36,7 @@ class PayloadEncoder(EncoderCompiler):
     def mapping(self, schema: Schema) -> Fn:
         if _object_keys(schema):
             return super().mapping(schema)
-        assert schema.key_schema is not None and schema.value_schema is not None
-        kf, vf = self.compile(schema.key_schema), self.compile(schema.value_schema)
+        kf, vf = self.compile_entries(schema)
 
         def ser_map_entries(v: Any) -> Any:
             if not isinstance(v, dict):
@@ -96,8 +95,7 @@ class PayloadDecoder(DecoderCompiler):
     def mapping(self, schema: Schema) -> Fn:
         if _object_keys(schema):
             return super().mapping(schema)
-        assert schema.key_schema is not None and schema.value_schema is not None
-        kf, vf = self.compile(schema.key_schema), self.compile(schema.value_schema)
+        kf, vf = self.compile_entries(schema)
 
         def de_map_entries(v: Any) -> Any:
             if type(v) is not list:

@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import httpx
 from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
-from connectrt.api.converter import RawHeaders, SchemaAndValue
+from connectrt.api.converter import SchemaAndValue
 from connectrt.converters.protobuf.config import (
     CONFIG_KEYS,
     ENHANCED_CONFIG,
@@ -47,15 +46,13 @@ from connectrt.converters.protobuf.schema_mapping import (
 )
 from connectrt.converters.protobuf.values import Reader, Writer, compile_reader, compile_writer
 from connectrt.converters.protobuf.wire import decode_indexes, encode_indexes
-from connectrt.converters.registry_config import config_bool, config_registry_url
+from connectrt.converters.registry_config import config_bool
 from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
-from connectrt.errors import DataError
 
 __all__ = ["MAGIC_BYTE", "ProtobufConverter"]
 
 SCHEMA_TYPE: Final = "PROTOBUF"
-_NULL: Final = SchemaAndValue(None, None)
 _new_sav = tuple.__new__
 
 
@@ -98,105 +95,58 @@ class ProtobufConverter(RegistryConverter):
     def __init__(self) -> None:
         super().__init__()
         self._mapping = MappingConfig()
-        self._last_out: tuple[bytes, _Writer] | None = None
         self._files: dict[int, Any] = {}
 
-    def configure(
-        self,
-        config: Mapping[str, Any],
-        is_key: bool,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        """Apply ``config``; ``transport`` replaces the registry client's HTTP transport."""
-        config_registry_url(config)
+    def _configure_format(self, config: Mapping[str, Any]) -> None:
         self._mapping = MappingConfig(
             wrapper_for_nullables=config_bool(config, WRAPPER_FOR_NULLABLES_CONFIG, False),
             optional_for_nullables=config_bool(config, OPTIONAL_FOR_NULLABLES_CONFIG, False),
             enhanced_schema_support=config_bool(config, ENHANCED_CONFIG, False),
             index_for_unions=config_bool(config, INDEX_FOR_UNIONS_CONFIG, True),
         )
-        self.configure_registry(config, is_key, transport)
-        self._last_out = None
+
+    def _reset_format_caches(self, size: int) -> None:
         self._files = {}
 
     # -------------------------------------------------------------------------------- writing
 
     def proto_text(self, schema: Schema) -> str:
         """The ``.proto`` text this converter registers for ``schema``."""
-        return self._writer(schema).text
+        return self.writer_for(schema).text
 
-    def _writer(self, schema: Schema) -> _Writer:
-        writer: _Writer | None = self._writers.get(schema)
-        if writer is None:
-            writer = _Writer(schema, self._mapping)
-            self._writers.put(schema, writer)
-        return writer
+    def _new_writer(self, schema: Schema) -> _Writer:
+        return _Writer(schema, self._mapping)
 
-    def from_connect_data(
-        self,
-        topic: str,
-        schema: Schema | None,
-        value: Any,
-        headers: RawHeaders | None = None,
-    ) -> bytes | None:
-        if value is None:
-            return None
-        if schema is None:
-            raise DataError("ProtobufConverter needs a schema to serialize a value")
-        last = self._last_out
-        if last is not None and schema is self._last_schema and topic == self._last_topic:
-            header, writer = last
-        else:
-            header, writer = self._prepare(topic, schema)
-            self._last_schema, self._last_topic = schema, topic
-            self._last_out = (header, writer)
+    def _serialize(self, topic: str, prepared: tuple[bytes, _Writer], value: Any) -> bytes:
+        header, writer = prepared
         message = writer.message_class()
         try:
             writer.write(value, message)
             body = message.SerializeToString()
         except (TypeError, ValueError, AttributeError) as exc:
-            raise DataError(f"Failed to serialize Protobuf data for topic {topic}: {exc}") from exc
+            raise self.serialize_failure(topic, exc) from exc
         return header + body
 
     def _prepare(self, topic: str, schema: Schema) -> tuple[bytes, _Writer]:
-        writer = self._writer(schema)
+        writer: _Writer = self.writer_for(schema)
         subject = self.subject(topic, writer.record_name)
-        key = (subject, schema)
-        schema_id = self._ids.get(key)
-        if schema_id is None:
-            if self._use_latest and not self._auto_register:
-                schema_id = self.client.latest(subject)[0]
-            elif self._auto_register:
-                schema_id = self.client.register(subject, writer.text, SCHEMA_TYPE)
-            else:
-                schema_id = self.client.lookup(subject, writer.text, SCHEMA_TYPE)
-            self._ids.put(key, schema_id)
+        schema_id = self.registered_id(subject, schema, writer.text, SCHEMA_TYPE)
         return HEADER.pack(MAGIC_BYTE, schema_id) + writer.indexes, writer
 
     # -------------------------------------------------------------------------------- reading
 
-    def to_connect_data(
-        self, topic: str, data: bytes | None, headers: RawHeaders | None = None
-    ) -> SchemaAndValue:
-        if data is None:
-            return _NULL
-        schema_id = self.schema_id_of(topic, data)
+    def _deserialize(self, topic: str, schema_id: int, data: bytes) -> SchemaAndValue:
         indexes, pos = decode_indexes(data, 5)
-        key = (schema_id, indexes)
-        reader: _Reader | None = self._readers.get(key)
-        if reader is None:
-            reader = self._load_reader(schema_id, indexes)
-            self._readers.put(key, reader)
+        reader: _Reader = self.reader_for((schema_id, indexes))
         try:
             message = reader.message_class.FromString(data[pos:])
         except DecodeError as exc:
-            raise DataError(
-                f"Failed to deserialize Protobuf data for topic {topic} "
-                f"(schema id {schema_id}): {exc}"
-            ) from exc
+            raise self.deserialize_failure(topic, schema_id, exc) from exc
         return _new_sav(SchemaAndValue, (reader.schema, reader.read(message)))
 
-    def _load_reader(self, schema_id: int, indexes: tuple[int, ...]) -> _Reader:
+    def _load_reader(self, key: tuple[int, tuple[int, ...]]) -> _Reader:
+        """The reader of message type ``indexes`` of registry schema ``schema_id`` (``key``)."""
+        schema_id, indexes = key
         file = self._files.get(schema_id)
         if file is None:
             info = self.client.get_schema_info(schema_id, SCHEMA_TYPE)

@@ -13,22 +13,11 @@ schema and owned by their caller.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import Final, TypeAlias
 
-from google.protobuf import (
-    any_pb2,
-    api_pb2,
-    descriptor_pb2,
-    duration_pb2,
-    empty_pb2,
-    field_mask_pb2,
-    source_context_pb2,
-    struct_pb2,
-    timestamp_pb2,
-    type_pb2,
-    wrappers_pb2,
-)
+from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.descriptor_pool import DescriptorPool
 
@@ -52,6 +41,21 @@ META_EXTENSION: Final = 1088
 """The field number of ``confluent.field_meta`` in ``google.protobuf.FieldOptions``."""
 
 _T = FieldProto
+
+_WELL_KNOWN: Final = (
+    "any",
+    "api",
+    "descriptor",
+    "duration",
+    "empty",
+    "field_mask",
+    "source_context",
+    "struct",
+    "timestamp",
+    "type",
+    "wrappers",
+)
+"""The ``google/protobuf/<name>.proto`` files the ``protobuf`` package ships (as ``<name>_pb2``)."""
 
 
 def _copy(module_descriptor: FileDescriptor) -> FileProto:
@@ -125,20 +129,8 @@ def _builtins() -> dict[str, FileProto]:
     files = {
         f.name: f
         for f in (
-            _copy(m.DESCRIPTOR)
-            for m in (
-                any_pb2,
-                api_pb2,
-                descriptor_pb2,
-                duration_pb2,
-                empty_pb2,
-                field_mask_pb2,
-                source_context_pb2,
-                struct_pb2,
-                timestamp_pb2,
-                type_pb2,
-                wrappers_pb2,
-            )
+            _copy(importlib.import_module(f"google.protobuf.{name}_pb2").DESCRIPTOR)
+            for name in _WELL_KNOWN
         )
     }
     int32 = _T.TYPE_INT32

@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from connectrt import __version__
 from connectrt.errors import ConnectError, NotFoundError
 from connectrt.rest.console import views
+from connectrt.rest.console.schemas import add_schema_routes
 from connectrt.runtime.herder.herder import Herder
 
 __all__ = ["STATIC_DIR", "console_router"]
@@ -48,6 +49,8 @@ def console_router(herder: Herder) -> APIRouter:
             request, template, {"version": __version__, **context}, status_code=status_code
         )
 
+    add_schema_routes(router, herder, page)  # /ui/schemas
+
     def missing(request: Request, name: str) -> Response:
         return page(request, "missing.html", 404, name=name)
 
@@ -73,6 +76,16 @@ def console_router(herder: Herder) -> APIRouter:
         except NotFoundError:
             return missing(request, name)
         return page(request, "connector.html", name=name, status=status, **data)
+
+    @router.get("/connectors/{name}/tap", response_class=HTMLResponse)
+    def tap(request: Request, name: str) -> Response:
+        """The record inspector: the browser reads ``GET /connectors/{name}/tap`` itself
+        (EventSource), so the page only offers the connector's stages."""
+        try:
+            data = views.tap_page(herder, name)
+        except NotFoundError:
+            return missing(request, name)
+        return page(request, "tap.html", name=name, **data)
 
     @router.get("/connectors/{name}/fragments/status", response_class=HTMLResponse)
     def status_fragment(request: Request, name: str) -> Response:

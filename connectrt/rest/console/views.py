@@ -9,18 +9,21 @@ the REST API itself. Called from the REST app's thread pool; the herder is threa
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from connectrt.errors import NotFoundError
 from connectrt.rest import models
 from connectrt.rest.console.charts import sparkline
 from connectrt.runtime.herder.herder import Herder
+from connectrt.runtime.tasks.tap import DEFAULT_RATE, MAX_RATE, stage_names
 
 __all__ = [
     "connector_page",
     "connector_rows",
     "connector_status",
     "plugin_choices",
+    "share_counters",
     "task_charts",
     "validation",
     "validation_config",
@@ -99,17 +102,34 @@ def connector_rows(herder: Herder) -> list[dict[str, Any]]:
     return rows
 
 
+# The acknowledgement counters of a share-group sink's task the console shows (TaskMetrics'
+# share_<name>; share_archived stays on /metrics).
+_SHARE_COUNTERS = ("acquired", "accepted", "released", "rejected")
+
+
+def share_counters(metrics: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """A share-group sink task's ``{acquired, accepted, released, rejected}`` from its metrics
+    snapshot (:meth:`~connectrt.runtime.metrics.TaskMetrics.snapshot`); None without one."""
+    if metrics is None:
+        return None
+    return {k: int(metrics.get(f"share_{k}", 0)) for k in _SHARE_COUNTERS}
+
+
 def connector_status(herder: Herder, name: str) -> dict[str, Any]:
-    """The connector's status (``GET /connectors/{name}/status``) with per-task metrics."""
+    """The connector's status (``GET /connectors/{name}/status``, with ``share_group`` for a
+    share-group sink) with per-task metrics; a share-group sink's tasks also carry their
+    acknowledgement counters as ``share`` (see :func:`share_counters`)."""
     status = models.ConnectorStateInfo.of(herder.connector_status(name)).wire()
     metrics = {
         t["task"]: t for t in herder.overview.metrics_snapshot()["tasks"] if t["connector"] == name
     }
+    in_share_group = "share_group" in status
     for task in status["tasks"]:
         m = metrics.get(task["id"])
         task["records"] = m["records_polled"] if m else None
         task["dlq"] = m["deadletterqueue_produce_requests"] if m else None
         task["partition_lag"] = m["partition_lag"] if m else []
+        task["share"] = share_counters(m) if in_share_group else None
     return status
 
 
@@ -124,10 +144,13 @@ def connector_page(herder: Herder, name: str) -> dict[str, Any]:
 
 
 def task_charts(herder: Herder, name: str) -> list[dict[str, Any]]:
-    """Per task: throughput and lag sparklines over the history's window."""
+    """Per task: throughput and lag sparklines over the history's window, and the end-to-end
+    latency's p50/p99 over it."""
     history = herder.overview.history
+    latency = history.latency(name)
     charts = []
     for task, points in sorted(history.series(name).items()):
+        p50, p99 = latency.get(task, (None, None))
         rates = [p.rate for p in points]
         lags = [p.lag for p in points if p.lag is not None]
         charts.append(
@@ -142,9 +165,20 @@ def task_charts(herder: Herder, name: str) -> list[dict[str, Any]]:
                 "lag_now": lags[-1] if lags else None,
                 "lag_max": max(lags) if lags else None,
                 "minutes": round(history.window / 60),
+                "latency_p50": _duration(p50),
+                "latency_p99": _duration(p99),
             }
         )
     return charts
+
+
+def _duration(seconds: float | None) -> str:
+    """A latency for the console: a dash for none, ms below 10 s, else seconds."""
+    if seconds is None:
+        return "\u2013"
+    if seconds < 10.0:
+        return f"{seconds * 1000:.1f} ms" if seconds < 1.0 else f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.0f} s"
 
 
 def plugin_choices(herder: Herder) -> list[dict[str, Any]]:
@@ -203,4 +237,19 @@ def validation(herder: Herder, plugin: str, config: dict[str, str | None]) -> di
         "name": infos["name"],
         "error_count": infos["error_count"],
         "groups": [(g, entries) for g, entries in grouped.items() if entries],
+    }
+
+
+def tap_page(herder: Herder, name: str) -> dict[str, Any]:
+    """What the record inspector's page offers: the connector's stages (from its config's
+    ``transforms``, so the page works before a task runs) and the rate bounds."""
+    herder.require(name)
+    config = herder.connector_config(name)
+    aliases = [a.strip() for a in config.get("transforms", "").split(",") if a.strip()]
+    kind = herder.connector_type(name)
+    return {
+        "kind": kind,
+        "stages": stage_names(kind, aliases),
+        "rates": [r for r in (0.2, 1, 2, 5, 10, 20) if r <= MAX_RATE],
+        "default_rate": DEFAULT_RATE,
     }

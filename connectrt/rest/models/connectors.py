@@ -128,14 +128,18 @@ class ConnectorStateInfo(Model):
     connector: ConnectorState
     tasks: list[TaskState]
     type: str
+    # connectrt: the share group of a sink with consumer.group.type=share (absent otherwise)
+    share_group: SkipJsonSchema[str | None] = None
 
     @classmethod
     def of(cls, info: herder_info.ConnectorStateInfo) -> Self:
+        extra = {} if info.share_group is None else {"share_group": info.share_group}
         return cls(
             name=info.name,
             connector=ConnectorState.of(info.connector),
             tasks=[TaskState.of(t, s) for t, s in sorted(info.tasks)],
             type=info.type,
+            **extra,
         )
 
 

@@ -12,7 +12,8 @@ raised for the app's exception handlers (:mod:`connectrt.rest.errors`) to answer
 * :mod:`.control`: ``/control/events`` (the control topic's outcomes);
 * :mod:`.plugins`: ``/connector-plugins``, a plugin's config definition and validation;
 * :mod:`.loggers`: ``/admin/loggers``;
-* :mod:`.dlq`: connectrt's dead letter queue replay.
+* :mod:`.dlq`: connectrt's dead letter queue replay;
+* :mod:`.tap`: connectrt's record inspector (server-sent events).
 
 The web console (:mod:`connectrt.rest.console`) is a router of its own, outside the OpenAPI
 document. Handlers are plain ``def`` functions unless they read a body: FastAPI runs them in

@@ -8,6 +8,7 @@ before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, cast
 from urllib.parse import quote
 
@@ -167,26 +168,20 @@ def connectors_router(herder: Herder, limits: ConfigLimits) -> APIRouter:
             return Response(status_code=204)
         return JSON(m.ConnectorStateInfo.of(plan).wire(), status_code=202)
 
-    @router.put("/connectors/{connector}/pause", status_code=202)
-    @documented({202: None}, errors=_C)
-    def pause(connector: str) -> Response:
-        unknown(connector, f"Unknown connector {connector}")
-        herder.pause(connector)
-        return Response(status_code=202)
+    def state_change(action: str, change: Callable[[str], None], status: int) -> None:
+        # PUT /connectors/{connector}/<action> (route name <action>): change(connector) on a
+        # known connector, answered with `status` and no body. (No docstring on the handler:
+        # it would become the operation's description.)
+        @router.put(f"/connectors/{{connector}}/{action}", status_code=status, name=action)
+        @documented({status: None}, errors=_C)
+        def handler(connector: str) -> Response:
+            unknown(connector, f"Unknown connector {connector}")
+            change(connector)
+            return Response(status_code=status)
 
-    @router.put("/connectors/{connector}/resume", status_code=202)
-    @documented({202: None}, errors=_C)
-    def resume(connector: str) -> Response:
-        unknown(connector, f"Unknown connector {connector}")
-        herder.resume(connector)
-        return Response(status_code=202)
-
-    @router.put("/connectors/{connector}/stop", status_code=204)
-    @documented({204: None}, errors=_C)
-    def stop(connector: str) -> Response:
-        unknown(connector, f"Unknown connector {connector}")
-        herder.stop_connector(connector)
-        return Response(status_code=204)
+    state_change("pause", lambda connector: herder.pause(connector), 202)
+    state_change("resume", lambda connector: herder.resume(connector), 202)
+    state_change("stop", lambda connector: herder.stop_connector(connector), 204)
 
     @router.get("/connectors/{connector}/topics", summary="Topics the connector used (KIP-558)")
     @documented({200: m.ConnectorTopics}, errors=(403, 404))

@@ -19,7 +19,7 @@ at a time (the task's), except where a caller documents a lock of its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -138,4 +138,5 @@ def new_consumer(config: dict[str, Any]) -> KafkaConsumer:
 
 def new_admin(config: dict[str, Any]) -> KafkaAdmin:
     """A librdkafka admin client from librdkafka ``config`` (built by :mod:`.settings`)."""
-    return AdminClient(config)
+    # confluent-kafka's own annotations take lists where KafkaAdmin takes any sequence.
+    return cast(KafkaAdmin, AdminClient(config))

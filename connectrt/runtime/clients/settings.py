@@ -21,9 +21,11 @@ Defaults favour safety, then throughput:
   the partitions Java clients choose), and a 32 MiB / 100k-record local queue so a slow
   broker applies back-pressure to ``poll()``;
 * consumer: ``enable.auto.commit=false`` (offsets are committed only after ``flush``),
-  ``auto.offset.reset=earliest``, and a 16 MiB per-partition prefetch cap so a slow sink
-  bounds memory instead of growing it. With ``group.protocol=consumer`` (KIP-848) the classic
-  group settings (``session.timeout.ms``...) of the worker are left out
+  ``auto.offset.reset=earliest``, a 16 MiB per-partition prefetch cap so a slow sink
+  bounds memory instead of growing it, and fetches of up to 8 MiB per partition
+  (``max.partition.fetch.bytes``; librdkafka's default is 1 MiB) within ``fetch.max.bytes``.
+  With ``group.protocol=consumer`` (KIP-848) the classic group settings
+  (``session.timeout.ms``...) of the worker are left out
   (:mod:`~connectrt.runtime.clients.group_protocol`).
 
 Java-only keys (serializers, ``max.poll.records``...) that librdkafka does not know are dropped
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from connectrt.api.config import with_prefix
 from connectrt.errors import ConfigError
@@ -90,6 +92,12 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "auto.offset.reset": "earliest",
     "queued.max.messages.kbytes": 16384,
     "fetch.max.bytes": 16777216,
+    # Fewer, larger fetches: librdkafka's default (and the Java consumer's) is 1 MiB per
+    # partition per fetch, which a sink reading one busy partition spends in round trips to the
+    # broker. The whole response stays bounded by fetch.max.bytes (above, or a quarter of a
+    # task's share of worker.memory.budget.mb: 4 MiB by default). Measured with
+    # bench/bench_vs_kafka_connect.py --variant (docs/benchmarks.md, 2026-11-29).
+    "max.partition.fetch.bytes": 8388608,
     # librdkafka waits this long before fetching again once the prefetch queue is full
     # (default 1000 ms): a consumer that does any per-record work then idles for a second.
     "fetch.queue.backoff.ms": 10,
@@ -276,28 +284,43 @@ def max_block_ms(worker_props: Mapping[str, str], connector_config: Mapping[str,
     ``producer.max.block.ms`` of the worker, else Java's 60000). librdkafka has no such setting;
     an exactly-once source task uses it as the longest a transaction commit waits out a broker
     outage (:mod:`connectrt.runtime.source.transactions`)."""
-    raw = connector_config.get(
-        "producer.override.max.block.ms", worker_props.get("producer.max.block.ms")
+    return _client_int(
+        worker_props, connector_config, "producer", "max.block.ms", MAX_BLOCK_MS_DEFAULT, least=0
     )
-    try:
-        return max(0, int(raw)) if raw is not None else MAX_BLOCK_MS_DEFAULT
-    except ValueError:
-        raise ConfigError(
-            f"Invalid value {raw} for configuration max.block.ms: Not a number",
-            "producer.override.max.block.ms",
-        ) from None
 
 
 def max_poll_records(worker_props: Mapping[str, str], connector_config: Mapping[str, str]) -> int:
-    raw = connector_config.get(
-        "consumer.override.max.poll.records", worker_props.get("consumer.max.poll.records")
+    """The consumer's ``max.poll.records`` (``consumer.override.max.poll.records`` of the
+    connector, else ``consumer.max.poll.records`` of the worker, else the default), at least 1."""
+    return _client_int(
+        worker_props,
+        connector_config,
+        "consumer",
+        "max.poll.records",
+        MAX_POLL_RECORDS_DEFAULT,
+        least=1,
     )
+
+
+def _client_int(
+    worker_props: Mapping[str, str],
+    connector_config: Mapping[str, str],
+    client: str,
+    key: str,
+    default: int,
+    *,
+    least: int,
+) -> int:
+    """A whole-number client setting the runtime reads itself: the connector's
+    ``<client>.override.<key>``, else the worker's ``<client>.<key>``, else ``default``; raised
+    to ``least``. A value that is not a number is a :class:`ConfigError` naming the override."""
+    raw = connector_config.get(f"{client}.override.{key}", worker_props.get(f"{client}.{key}"))
     try:
-        return max(1, int(raw)) if raw is not None else MAX_POLL_RECORDS_DEFAULT
+        return max(least, int(raw)) if raw is not None else default
     except ValueError:
         raise ConfigError(
-            f"Invalid value {raw} for configuration max.poll.records: Not a number",
-            "consumer.override.max.poll.records",
+            f"Invalid value {raw} for configuration {key}: Not a number",
+            f"{client}.override.{key}",
         ) from None
 
 
@@ -360,3 +383,37 @@ def admin_config(
     cfg = _layer("admin", {}, bootstrap, worker_props, connector_config, policy, worker_own)
     cfg.setdefault("client.id", client_id)
     return _clean(cfg, "admin")
+
+
+class WorkerClients(NamedTuple):
+    """The settings of the three clients a worker keeps for one of its own topics."""
+
+    producer: dict[str, Any]
+    consumer: dict[str, Any]
+    admin: dict[str, Any]
+
+
+def worker_clients(
+    bootstrap: str, worker_props: Mapping[str, str], role: str, group_id: str
+) -> WorkerClients:
+    """A worker's own producer, consumer (in ``group_id``) and admin client for an internal
+    topic (``worker_own``, no connector overrides), with client ids
+    ``connect-<role>-producer``, ``-consumer`` and ``-admin``."""
+    policy = OverridePolicy("None")
+    return WorkerClients(
+        producer_config(
+            bootstrap, worker_props, None, policy, f"connect-{role}-producer", worker_own=True
+        ),
+        consumer_config(
+            bootstrap,
+            worker_props,
+            None,
+            policy,
+            f"connect-{role}-consumer",
+            group_id,
+            worker_own=True,
+        ),
+        admin_config(
+            bootstrap, worker_props, None, policy, f"connect-{role}-admin", worker_own=True
+        ),
+    )

@@ -6,9 +6,10 @@ Every connector config is validated against the framework keys (``name``, ``conn
 connector's own :meth:`~connectrt.api.Connector.config_def` (the plugin's definition wins), plus
 the client override policy (and, for sinks, consumer overrides that cannot work together:
 :mod:`~connectrt.runtime.clients.group_protocol`). :func:`validate_connector_config` returns
-per-field results (the REST validate endpoint's shape); :func:`check_connector_config` raises
-one ConfigError listing every problem, in Kafka's wording. Both keep no state of their own;
-they instantiate the connector class to ask for its definition and run its ``validate``.
+per-field results (the REST validate endpoint's shape), whose
+:meth:`~ValidationResult.raise_if_invalid` raises one ConfigError listing every problem, in
+Kafka's wording. Validation keeps no state of its own: it instantiates the connector class to
+ask for its definition and run its ``validate``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from connectrt.runtime.config.connector_def import (
     framework_def_for,
 )
 from connectrt.runtime.config.exactly_once import check_exactly_once
+from connectrt.runtime.config.share_group import share_group_errors
 from connectrt.runtime.config.topic_creation import (
     compacted_group_errors,
     uses_topic_creation,
@@ -47,7 +49,6 @@ __all__ = [
     "SINK_CONFIG_DEF",
     "SOURCE_CONFIG_DEF",
     "ValidationResult",
-    "check_connector_config",
     "refuse_class_references",
     "validate_connector_config",
 ]
@@ -73,6 +74,21 @@ class ValidationResult:
     @property
     def error_count(self) -> int:
         return sum(len(v.errors) for v in self.values.values())
+
+    def raise_if_invalid(self) -> ValidationResult:
+        """This result, or one ConfigError (Kafka's wording) listing every error, naming the
+        first key in error."""
+        messages = self.error_messages()
+        if messages:
+            raise ConfigError(
+                f"Connector configuration is invalid and contains the following {len(messages)} "
+                "error(s):\n"
+                + "\n".join(messages)
+                + "\nYou can also find the above list of errors "
+                "at the endpoint `/connector-plugins/{connectorType}/config/validate`",
+                next(v.name for v in self.values.values() if v.errors),
+            )
+        return self
 
     def error_messages(self) -> list[str]:
         out = []
@@ -166,6 +182,8 @@ def validate_connector_config(
     if issubclass(cls, SinkConnector):
         for key, message in group_protocol_errors(config).items():
             values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
+        for key, message in share_group_errors(config).items():
+            values.setdefault(key, ConfigValue(key, config.get(key))).errors.append(message)
     null_error = "Null value can not be supplied as the configuration value."
     for key, raw in config.items():
         if raw is None:
@@ -221,34 +239,3 @@ def _check_executor(values: dict[str, ConfigValue], executor: str) -> None:
         f"tasks with task.executor={executor}: set task.executor=processes in the worker "
         "config, or remove the key"
     )
-
-
-def check_connector_config(
-    config: Mapping[str, str | None],
-    plugins: PluginRegistry,
-    policy: OverridePolicy,
-    worker_converters: Mapping[str, tuple[str, str | None]] | None = None,
-    *,
-    executor: str | None = None,
-    exactly_once_source: str | None = None,
-    brokers: int | None = None,
-) -> ValidationResult:
-    """Validate and raise one ConfigError (Kafka's wording) listing every error."""
-    result = validate_connector_config(
-        config,
-        plugins,
-        policy,
-        worker_converters,
-        executor=executor,
-        exactly_once_source=exactly_once_source,
-        brokers=brokers,
-    )
-    messages = result.error_messages()
-    if messages:
-        raise ConfigError(
-            f"Connector configuration is invalid and contains the following {len(messages)} "
-            "error(s):\n" + "\n".join(messages) + "\nYou can also find the above list of errors "
-            "at the endpoint `/connector-plugins/{connectorType}/config/validate`",
-            next(v.name for v in result.values.values() if v.errors),
-        )
-    return result

@@ -24,7 +24,9 @@ from connectrt.api.config import (
     Width,
 )
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
+from connectrt.converters.schema_drift import SCHEMA_DRIFT_CONFIG_DEF
 from connectrt.errors import ConfigError
+from connectrt.runtime.config.share_group import SHARE_GROUP_CONFIG_DEF
 from connectrt.runtime.config.task_limits import TASK_LIMITS_CONFIG_DEF
 from connectrt.runtime.plugins.version_config import PLUGIN_VERSION_CONFIG_DEF
 
@@ -341,6 +343,8 @@ SINK_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
     )
 )
 
+SINK_CONFIG_DEF = SINK_CONFIG_DEF.merge(SHARE_GROUP_CONFIG_DEF)  # consumer.group.type=share
+
 SOURCE_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
     ConfigDef()
     .define(
@@ -423,6 +427,7 @@ SOURCE_CONFIG_DEF = COMMON_CONFIG_DEF.merge(
         display_name="Partition Count for Topics in default",
     )
 )
+SOURCE_CONFIG_DEF = SOURCE_CONFIG_DEF.merge(SCHEMA_DRIFT_CONFIG_DEF)  # schema.drift
 
 
 def framework_def_for(connector_cls: type[Connector]) -> ConfigDef:

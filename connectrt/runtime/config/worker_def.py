@@ -12,8 +12,12 @@ across threads. The parsed, typed form is :class:`connectrt.runtime.config.worke
 from __future__ import annotations
 
 from connectrt.api.config import ConfigDef, ConfigType, Importance, Range, ValidString
+from connectrt.converters.registry_config import COMPATIBILITY_LEVELS
 from connectrt.runtime.clients.settings import check_allowlist, check_policy_name
+from connectrt.runtime.config.lineage import LINEAGE_CONFIG_DEF
+from connectrt.runtime.config.standby import WORKER_STANDBY_CONFIG_DEF
 from connectrt.runtime.config.task_limits import WORKER_TASK_LIMITS_CONFIG_DEF
+from connectrt.runtime.config.tracing import TRACING_CONFIG_DEF
 from connectrt.runtime.plugins.version_config import WORKER_VERSION_CONFIG_DEF
 
 __all__ = ["SIMPLE_HEADER_CONVERTER", "WORKER_CONFIG_DEF"]
@@ -241,7 +245,8 @@ _WORKER_KEYS = (
         "connect-cluster",
         None,
         Importance.HIGH,
-        "Identifies this worker's cluster in its internal topics (one live worker per group).",
+        "Identifies this worker's cluster in its internal topics (one live worker per group, "
+        "or one leader and its standbys with standby.enable=true).",
     )
     .define(
         "config.storage.topic",
@@ -462,15 +467,7 @@ _WORKER_KEYS = (
         "schema.registry.compatibility",
         ConfigType.STRING,
         "BACKWARD",
-        ValidString.of(
-            "NONE",
-            "BACKWARD",
-            "BACKWARD_TRANSITIVE",
-            "FORWARD",
-            "FORWARD_TRANSITIVE",
-            "FULL",
-            "FULL_TRANSITIVE",
-        ),
+        ValidString.of(*COMPATIBILITY_LEVELS),
         Importance.LOW,
         "Default compatibility level of the built-in registry.",
     )
@@ -542,3 +539,6 @@ _WORKER_KEYS = (
 
 WORKER_CONFIG_DEF = _WORKER_KEYS.merge(WORKER_VERSION_CONFIG_DEF)  # KIP-891: converter versions
 WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(WORKER_TASK_LIMITS_CONFIG_DEF)  # stall, rate limits
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(WORKER_STANDBY_CONFIG_DEF)  # standby workers (HA)
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(LINEAGE_CONFIG_DEF)  # OpenLineage run events
+WORKER_CONFIG_DEF = WORKER_CONFIG_DEF.merge(TRACING_CONFIG_DEF)  # OpenTelemetry tracing

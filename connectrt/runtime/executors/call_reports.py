@@ -27,11 +27,11 @@ receiver) and read by the watchdog.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from connectrt.periodic import Periodic
 from connectrt.runtime.tasks.liveness import CallClock, thread_stack
 
 __all__ = ["STACK_AFTER_S", "CallMirror", "CallReport", "CallReporter", "open_call_report"]
@@ -70,23 +70,18 @@ class CallReporter:
         self._runner = runner
         self._task_thread = task_thread
         self._send = send
-        self._interval = interval_s
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="task-call-reporter", daemon=True)
+        self._ticks = Periodic("task-call-reporter", self._report, interval_s)
 
     def start(self) -> None:
-        self._thread.start()
+        self._ticks.start()
 
-    def _loop(self) -> None:
+    def _report(self) -> None:
         runner = self._runner
-        while not self._stopping.wait(self._interval):
-            self._send(
-                runner.metrics.snapshot(), open_call_report(runner.call_clock, self._task_thread)
-            )
+        report = open_call_report(runner.call_clock, self._task_thread)
+        self._send(runner.metrics.snapshot(), report)
 
     def stop(self) -> None:
-        self._stopping.set()
-        self._thread.join(5)
+        self._ticks.stop(5)
         self._send(self._runner.metrics.snapshot(), None)
 
 

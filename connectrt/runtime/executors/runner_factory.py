@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from connectrt.api.config import with_prefix
 from connectrt.api.file_access import ALLOWED_DIRS_CONFIG, FileAccess, configure_file_access
 from connectrt.api.task import SinkTask, SourceTask
+from connectrt.converters.schema_drift import DRIFT_CONFIG
 from connectrt.errors import ConfigError
 from connectrt.runtime.clients.settings import (
     OverridePolicy,
@@ -27,8 +28,10 @@ from connectrt.runtime.clients.settings import (
     producer_config,
 )
 from connectrt.runtime.config.exactly_once import exactly_once_settings
+from connectrt.runtime.config.share_group import group_settings, uses_share_group
 from connectrt.runtime.config.task_limits import task_limit
 from connectrt.runtime.config.topic_creation import TopicCreationConfig, TopicCreator
+from connectrt.runtime.config.tracing import tracing_settings
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.memory_budget import BUDGET_KEY, apply_share, task_share
 from connectrt.runtime.metrics import TaskMetrics
@@ -37,11 +40,16 @@ from connectrt.runtime.plugins.metrics import PluginMetricsRegistry
 from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.sink.consumer_lag import ConsumerLagProbe
 from connectrt.runtime.sink.runner import SinkTaskRunner
+from connectrt.runtime.sink.share_runner import ShareSinkRunnerSettings, ShareSinkTaskRunner
 from connectrt.runtime.source.runner import SourceTaskRunner
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskConverters, TaskId, TaskRunner
-from connectrt.runtime.tasks.settings import SinkRunnerSettings, SourceRunnerSettings
+from connectrt.runtime.tasks.settings import (
+    RunnerSettings,
+    SinkRunnerSettings,
+    SourceRunnerSettings,
+)
 from connectrt.runtime.tasks.timing import time_task_calls
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
@@ -83,6 +91,8 @@ def create_converter(
         "HeaderConverter" if kind == "header" else "Converter",
         None if version is None else str(version),
     )
+    if kind != "header" and config.get(DRIFT_CONFIG) is not None:  # the connector's policy
+        cfg.setdefault(DRIFT_CONFIG, config[DRIFT_CONFIG])
     conv = cls()
     if kind == "header":
         conv.configure(cfg)
@@ -163,6 +173,17 @@ class RunnerFactory:
         )
         wc = self.config
         share = task_share(wc[BUDGET_KEY], self.tasks)
+        # What source and sink runners alike are built from; each adds its own settings.
+        shared = RunnerSettings(
+            task_config=task_config,
+            converters=converters,
+            status=self.status,
+            offset_flush_interval_ms=wc["offset.flush.interval.ms"],
+            target_state=target,
+            on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
+            transforms=transforms,
+            errors=errors,
+        )
         if isinstance(task, SourceTask):
             producer_cfg = self._sized(
                 "producer",
@@ -199,14 +220,7 @@ class RunnerFactory:
                     wc, eos.offsets_topic, f"-{task_id}", start_at_snapshot=True
                 )
             source = SourceRunnerSettings(
-                task_config=task_config,
-                converters=converters,
-                status=self.status,
-                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
-                target_state=target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
+                **vars(shared),
                 producer_config=producer_cfg,
                 offset_store=self.offset_store,
                 offset_flush_timeout_ms=wc["offset.flush.timeout.ms"],
@@ -216,39 +230,92 @@ class RunnerFactory:
             )
             source_runner = SourceTaskRunner(task_id, task, source)
             time_task_calls(task, source_runner.metrics)
+            self._traced(source_runner)
             return plugin_metrics.bind(self._rate_limited(source_runner, resolved))
+        if isinstance(task, SinkTask) and uses_share_group(resolved):
+            runner = self._share_sink_runner(task_id, task, shared, resolved, share)
+            return plugin_metrics.bind(runner)
         if isinstance(task, SinkTask):
             lag = ConsumerLagProbe()
             sink = SinkRunnerSettings(
-                task_config=task_config,
-                converters=converters,
-                status=self.status,
-                offset_flush_interval_ms=wc["offset.flush.interval.ms"],
-                target_state=target,
-                on_topic=lambda topic: on_topic(task_id.connector, topic, task_id.task),
-                transforms=transforms,
-                errors=errors,
-                consumer_config=self._sized(
-                    "consumer",
-                    consumer_config(
-                        wc.bootstrap_servers,
-                        wc.originals,
-                        resolved,
-                        self.policy,
-                        f"connector-consumer-{task_id}",
-                        f"connect-{task_id.connector}",
-                    ),
-                    share,
-                    resolved,
-                ),
+                **vars(shared),
+                consumer_config=self._sink_consumer_config(task_id, resolved, share),
                 max_poll_records=max_poll_records(wc.originals, resolved),
                 consumer_factory=lag.create,
             )
             sink_runner = SinkTaskRunner(task_id, task, sink)
             time_task_calls(task, sink_runner.metrics)
             sink_runner.metrics.partition_lag = lag.partition_lag
+            self._traced(sink_runner)
             return plugin_metrics.bind(self._rate_limited(sink_runner, resolved))
         raise ConfigError(f"Task class {task_cls.__name__} is neither a SourceTask nor a SinkTask")
+
+    def _sink_consumer_config(
+        self, task_id: TaskId, resolved: Mapping[str, str], share: int | None
+    ) -> dict[str, Any]:
+        """A sink task's consumer settings in group ``connect-<name>`` (classic or share),
+        sized to the task's share of the worker's memory budget."""
+        wc = self.config
+        config = consumer_config(
+            wc.bootstrap_servers,
+            wc.originals,
+            resolved,
+            self.policy,
+            f"connector-consumer-{task_id}",
+            f"connect-{task_id.connector}",
+        )
+        return self._sized("consumer", config, share, resolved)
+
+    def _share_sink_runner(
+        self,
+        task_id: TaskId,
+        task: SinkTask,
+        shared: RunnerSettings,
+        resolved: Mapping[str, str],
+        share: int | None,
+    ) -> TaskRunner:
+        """A sink task's runner in the share group ``connect-<name>``
+        (``consumer.group.type=share``, :mod:`connectrt.runtime.sink.share_runner`)."""
+        wc = self.config
+        group_id = f"connect-{task_id.connector}"
+        settings = ShareSinkRunnerSettings(
+            **vars(shared),
+            consumer_config=self._sink_consumer_config(task_id, resolved, share),
+            max_poll_records=max_poll_records(wc.originals, resolved),
+            group_id=group_id,
+            admin_config=admin_config(
+                wc.bootstrap_servers,
+                wc.originals,
+                resolved,
+                self.policy,
+                f"connector-admin-{task_id}",
+            ),
+            group_settings=group_settings(resolved),
+        )
+        runner = ShareSinkTaskRunner(task_id, task, settings)
+        time_task_calls(task, runner.metrics)
+        return self._rate_limited(runner, resolved)
+
+    def _traced(self, runner: TaskRunner) -> None:
+        """Attach an OpenTelemetry tracer to ``runner`` when the worker's tracing is on
+        (:mod:`connectrt.runtime.config.tracing`); OpenTelemetry is imported only then."""
+        settings = tracing_settings(self.config.values)
+        if settings is None:
+            return
+        try:
+            if isinstance(runner, SinkTaskRunner):
+                from connectrt.runtime.sink.tracing import SinkTracer
+
+                SinkTracer.attach(runner, settings)
+            elif isinstance(runner, SourceTaskRunner):
+                from connectrt.runtime.source.tracing import SourceTracer
+
+                SourceTracer.attach(runner, settings)
+        except ImportError as e:
+            raise ConfigError(
+                f"Tracing is on but OpenTelemetry is not installed ({e}): "
+                "pip install 'connectrt[otel]', or turn tracing.enabled/OTEL_TRACES_EXPORTER off"
+            ) from e
 
     def _rate_limited(self, runner: _R, connector_config: Mapping[str, str]) -> _R:
         """``runner`` with the connector's (else the worker's) ``task.rate.limit.*`` set.

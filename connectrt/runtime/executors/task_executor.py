@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from connectrt.runtime.executors.worker_hooks import WorkerHooks
 from connectrt.runtime.metrics import TaskMetrics
@@ -30,7 +30,20 @@ from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TaskExecutor", "TaskHandle", "ThreadTaskExecutor", "WorkerView"]
+__all__ = [
+    "OnFailure",
+    "TaskConfigs",
+    "TaskExecutor",
+    "TaskHandle",
+    "ThreadTaskExecutor",
+    "WorkerView",
+]
+
+TaskConfigs: TypeAlias = list[tuple[int, dict[str, str]]]
+"""The tasks of one connector an executor is asked to start: (index, resolved task config)."""
+
+OnFailure: TypeAlias = Callable[[Any], None]
+"""Called (from any thread) once when a task has failed for good."""
 
 
 class TaskHandle(Protocol):
@@ -44,7 +57,7 @@ class TaskHandle(Protocol):
     id: TaskId
     metrics: TaskMetrics
     failed: BaseException | None
-    on_failure: Callable[[Any], None] | None
+    on_failure: OnFailure | None
 
     def stop(self) -> None: ...
 
@@ -95,11 +108,7 @@ class TaskExecutor(Protocol):
     """
 
     def start_tasks(
-        self,
-        worker: WorkerView,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
+        self, worker: WorkerView, connector: str, tasks: TaskConfigs, on_failure: OnFailure
     ) -> dict[int, TaskHandle]: ...
 
     def stop(self) -> None: ...
@@ -112,11 +121,7 @@ class ThreadTaskExecutor:
     """
 
     def start_tasks(
-        self,
-        worker: WorkerView,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
+        self, worker: WorkerView, connector: str, tasks: TaskConfigs, on_failure: OnFailure
     ) -> dict[int, TaskHandle]:
         handles: dict[int, TaskHandle] = {}
         for index, task_config in tasks:

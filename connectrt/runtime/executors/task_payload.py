@@ -14,18 +14,20 @@ Kafka Connect cluster does: protect the channel a payload travels on accordingly
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from connectrt.runtime.clients.settings import OverridePolicy
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.runner_factory import RunnerFactory
+from connectrt.runtime.executors.task_executor import WorkerView
 from connectrt.runtime.plugins.registry import PluginRegistry, registry
 from connectrt.runtime.status import StatusBoard, TargetState
 from connectrt.runtime.tasks.runner import TaskId, TaskRunner
 from connectrt.storage.offsets import OffsetStore
 
-__all__ = ["TaskPayload", "build_runner"]
+__all__ = ["ConnectorLaunch", "TaskPayload", "build_runner"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,57 @@ class TaskPayload:
     @property
     def task_id(self) -> TaskId:
         return TaskId(self.connector, self.task)
+
+
+P = TypeVar("P", bound=TaskPayload)
+
+
+@dataclass(frozen=True)
+class ConnectorLaunch:
+    """What the payloads of one ``start_tasks`` call share (immutable): the connector's type,
+    target state and resolved config, read once from the worker.
+
+    Built by :meth:`read` in ``start_tasks`` (under the worker's lock); :meth:`payload` then
+    makes each task's payload, of the executor's own :class:`TaskPayload` subclass.
+    """
+
+    connector: str
+    kind: str
+    target: TargetState
+    config: dict[str, str] = field(repr=False)
+
+    @classmethod
+    def read(cls, worker: WorkerView, connector: str) -> ConnectorLaunch:
+        return cls(
+            connector=connector,
+            kind=worker.connector_type(connector),
+            target=worker.target_state(connector),
+            config=worker.resolved_config(connector),
+        )
+
+    def payload(
+        self,
+        payload_type: type[P],
+        index: int,
+        task_config: Mapping[str, str],
+        *,
+        generation: int,
+        worker_props: Mapping[str, str],
+        **extra: Any,
+    ) -> P:
+        """The payload of task ``index``: the shared fields from here (configs copied), and
+        ``extra``, the fields ``payload_type`` adds to :class:`TaskPayload`."""
+        return payload_type(
+            connector=self.connector,
+            task=index,
+            kind=self.kind,
+            target=self.target.value,
+            generation=generation,
+            worker_props=dict(worker_props),
+            connector_config=dict(self.config),
+            task_config=dict(task_config),
+            **extra,
+        )
 
 
 def build_runner(

@@ -85,7 +85,7 @@ from connectrt.runtime.worker.health import HerderStages, WorkerHealth
 from connectrt.runtime.worker.worker import Worker
 from connectrt.storage.config_store import ConfigStore
 from connectrt.storage.status_store import StatusStore
-from connectrt.storage.worker_lock import SingleWorkerGuard
+from connectrt.storage.worker_lock import WorkerGuard
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class ConnectorLocks:
 class Herder(ConnectorViews):
     """See the module docstring. ``secrets`` resolves configs (the worker's resolver too) and
     masks the secrets of the configs it shows; ``guard`` is the single-worker lock of
-    ``worker`` mode (None in standalone mode)."""
+    ``worker`` mode, or a standby cluster's leader fence (None in standalone mode)."""
 
     def __init__(
         self,
@@ -141,7 +141,7 @@ class Herder(ConnectorViews):
         offset_admin: OffsetAdmin,
         registry: PluginRegistry,
         secrets: ConfigSecrets,
-        guard: SingleWorkerGuard | None = None,
+        guard: WorkerGuard | None = None,
     ) -> None:
         self.config = worker_config
         self.worker = worker

@@ -40,9 +40,11 @@ class StateInfo:
 
 @dataclass(frozen=True)
 class ConnectorStateInfo:
-    """A connector's state and its tasks' states, as ``(task id, state)`` pairs."""
+    """A connector's state and its tasks' states, as ``(task id, state)`` pairs;
+    ``share_group``: the share group a sink's tasks run in (``consumer.group.type=share``)."""
 
     name: str
     connector: StateInfo
     tasks: list[tuple[int, StateInfo]]
     type: str
+    share_group: str | None = None

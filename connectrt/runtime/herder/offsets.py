@@ -20,6 +20,7 @@ from connectrt.api.connector import Connector
 from connectrt.api.records import TopicPartition
 from connectrt.errors import ConfigError, ConnectError
 from connectrt.runtime.config.exactly_once import exactly_once_settings
+from connectrt.runtime.config.share_group import uses_share_group
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.herder.views import connector_kind
 from connectrt.runtime.offsets.admin import OffsetAdmin
@@ -33,6 +34,12 @@ from connectrt.storage.offsets import OffsetStore
 
 __all__ = ["ConnectorControl", "ConnectorOffsets"]
 
+_SHARE_GROUP = (
+    "The offsets of connector {name} cannot be {what}: its tasks run in a share group "
+    "(consumer.group.type=share), which has no committed offsets to change; the broker keeps "
+    "each share partition's start offset (kafka-share-groups.sh --reset-offsets moves it while "
+    "the connector is stopped)"
+)
 _NOT_STOPPED = (
     "Connectors must be in the STOPPED state before their offsets can be modified. This can be "
     "done for the specified connector by issuing a 'PUT' request to the "
@@ -92,6 +99,8 @@ class ConnectorOffsets:
         """KIP-875 GET: ``[{"partition": {...}, "offset": {...}}]``."""
         self._control.require(name)
         kind = self._control.connector_type(name)
+        if kind == "sink" and self._share_group(name):
+            return []  # a share group commits no offsets: its share partitions are the broker's
         if kind == "sink":
             offsets = self._offset_admin.group_offsets(_group(name))
             return [
@@ -139,6 +148,20 @@ class ConnectorOffsets:
         finally:
             store.stop()
 
+    def _share_group(self, name: str) -> bool:
+        """Whether ``name`` is a sink connector whose tasks run in a share group
+        (``consumer.group.type=share``): it has no consumer group offsets."""
+        if self._control.connector_type(name) != "sink":
+            return False
+        try:
+            return uses_share_group(self._worker.connector_config(name))
+        except ConnectError:  # not on this worker: its config is not known here
+            return False
+
+    def _refuse_share_group(self, name: str, what: str) -> None:
+        if self._share_group(name):
+            raise BadRequestError(_SHARE_GROUP.format(name=name, what=what))
+
     def _require_stopped(self, name: str) -> None:
         if self._worker.target_state(name) is not TargetState.STOPPED or self._worker.runners(name):
             raise BadRequestError(_NOT_STOPPED.replace("{name}", name))
@@ -161,6 +184,7 @@ class ConnectorOffsets:
         with self._lock(name):
             self._control.require(name)
             _check_shape(offsets)
+            self._refuse_share_group(name, "altered")
             self._require_stopped(name)
             if self._control.connector_type(name) == "sink":
                 return self._alter_sink(name, _parse_sink(offsets))
@@ -255,6 +279,7 @@ class ConnectorOffsets:
         """KIP-875 DELETE: forget every offset of the connector."""
         with self._lock(name):
             self._control.require(name)
+            self._refuse_share_group(name, "reset")
             self._require_stopped(name)
             if self._control.connector_type(name) == "sink":
                 handled = self._connector_alter(
@@ -299,6 +324,7 @@ class ConnectorOffsets:
         with self._lock(name):
             self._control.require(name)
             kind = self._control.connector_type(name)
+            self._refuse_share_group(name, "rewound")
             if to not in ("earliest", "latest", "timestamp", "offset"):
                 raise BadRequestError("'to' must be one of earliest, latest, timestamp, offset")
             if kind != "sink" and to != "earliest":

@@ -26,6 +26,7 @@ from connectrt.runtime.config.validation_report import as_written, errors_as_wri
 from connectrt.runtime.errors import BadRequestError
 from connectrt.runtime.plugins.guarded_calls import plugin_call
 from connectrt.runtime.plugins.registry import (
+    PUBLIC_PLUGIN_TYPES,
     PluginDesc,
     PluginRegistry,
     VersionedPluginLoadingError,
@@ -34,16 +35,6 @@ from connectrt.runtime.plugins.registry import (
 from connectrt.runtime.plugins.version_config import CONNECTOR_VERSION
 
 __all__ = ["ConnectorPlugins"]
-
-# The plugin types /connector-plugins/{plugin}/... accepts.
-_DESCRIBED_TYPES = (
-    "source",
-    "sink",
-    "converter",
-    "header_converter",
-    "transformation",
-    "predicate",
-)
 
 
 class ConnectorPlugins:
@@ -111,7 +102,7 @@ class ConnectorPlugins:
             except ConfigError:
                 raise NotFoundError(f"Unknown plugin {name}.") from None
             desc = PluginDesc(name, name, plugin_type_of(cls) or "unknown", cls)
-        if desc.type not in _DESCRIBED_TYPES:
+        if desc.type not in PUBLIC_PLUGIN_TYPES:  # those /connector-plugins/{plugin}/... describes
             raise BadRequestError(
                 f"Invalid plugin class {name}. Valid types are sink, source, converter, "
                 "header_converter, transformation, predicate."

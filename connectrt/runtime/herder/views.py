@@ -16,6 +16,7 @@ from connectrt.api.config import ConfigDef
 from connectrt.api.connector import SinkConnector, SourceConnector
 from connectrt.errors import ConfigError, NotFoundError
 from connectrt.runtime.config.secrets import ConfigSecrets
+from connectrt.runtime.config.share_group import uses_share_group
 from connectrt.runtime.herder.info import ConnectorInfo, ConnectorStateInfo, StateInfo
 from connectrt.runtime.plugins.registry import PluginRegistry
 from connectrt.runtime.status import State, Status
@@ -130,8 +131,12 @@ class ConnectorViews:
             for t in board.tasks(name)
             if (t.task or 0) < count
         ]
+        kind = self.connector_type(name)
+        share_group = None
+        if kind == "sink" and uses_share_group(self.worker.connector_config(name)):
+            share_group = f"connect-{name}"
         return ConnectorStateInfo(
-            name, self._state_info(connector, 0, version), tasks, self.connector_type(name)
+            name, self._state_info(connector, 0, version), tasks, kind, share_group
         )
 
     def task_status(self, name: str, task: int) -> StateInfo:

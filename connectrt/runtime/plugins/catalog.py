@@ -9,7 +9,31 @@ it is first loaded.
 
 from __future__ import annotations
 
-__all__ = ["BUNDLED_PLUGINS"]
+__all__ = ["BUNDLED_PLUGINS", "TYPE_SUFFIXES", "simple_names"]
+
+TYPE_SUFFIXES: dict[str, str] = {
+    "source": "Connector",
+    "sink": "Connector",
+    "converter": "Converter",
+    "header_converter": "HeaderConverter",
+    "transformation": "Transformation",
+    "predicate": "Predicate",
+    "configprovider": "ConfigProvider",
+}
+"""The suffix of each plugin type's class names, which a simple name may drop."""
+
+
+def simple_names(class_name: str, plugin_type: str) -> set[str]:
+    """The short names a worker accepts for plugin ``class_name`` (a dotted path, a Python path
+    with ``module:Class``, or a Kafka class name) of ``plugin_type``: its simple name, and that
+    name without its type's suffix (``FileStreamSource`` for ``FileStreamSourceConnector``)."""
+    simple = class_name.replace(":", ".").rsplit(".", 1)[-1]
+    names = {simple}
+    suffix = TYPE_SUFFIXES.get(plugin_type)
+    if suffix and simple.endswith(suffix) and simple != suffix:
+        names.add(simple[: -len(suffix)])
+    return names
+
 
 BUNDLED_PLUGINS: list[tuple[str, str, str]] = [
     # (python path, kafka java class, type)

@@ -47,7 +47,7 @@ from collections.abc import Iterable
 
 from connectrt.api.connector import Connector, SinkConnector, SourceConnector
 from connectrt.errors import ConfigError
-from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS
+from connectrt.runtime.plugins.catalog import BUNDLED_PLUGINS, TYPE_SUFFIXES, simple_names
 from connectrt.runtime.plugins.discovery import (
     DiscoveredPlugin,
     PluginFailure,
@@ -87,16 +87,6 @@ PUBLIC_PLUGIN_TYPES: tuple[str, ...] = (
 lists); ``configprovider`` plugins are only returned when asked for by type."""
 
 _ALL_TYPES: tuple[str, ...] = (*PUBLIC_PLUGIN_TYPES, "configprovider")
-
-_SUFFIX = {
-    "source": "Connector",
-    "sink": "Connector",
-    "converter": "Converter",
-    "header_converter": "HeaderConverter",
-    "transformation": "Transformation",
-    "predicate": "Predicate",
-    "configprovider": "ConfigProvider",
-}
 
 
 class VersionedPluginLoadingError(ConfigError):
@@ -442,13 +432,9 @@ class PluginRegistry:
 
 def _alias_names(desc: PluginDesc) -> set[str]:
     """Canonical name, Python path(s), simple name and simple name without the type suffix."""
-    simple = desc.class_name.replace(":", ".").rsplit(".", 1)[-1]
     python_path = desc.python_path
-    names = {desc.class_name, python_path, python_path.replace(":", "."), simple}
-    suffix = _SUFFIX.get(desc.type)
-    if suffix and simple.endswith(suffix) and simple != suffix:
-        names.add(simple[: -len(suffix)])
-    return names
+    names = {desc.class_name, python_path, python_path.replace(":", ".")}
+    return names | simple_names(desc.class_name, desc.type)
 
 
 def _kinds(kind: str) -> set[str]:
@@ -458,7 +444,7 @@ def _kinds(kind: str) -> set[str]:
         "HeaderConverter": {"header_converter", "converter"},
         "Transformation or Predicate": {"transformation", "predicate"},
         "ConfigProvider": {"configprovider"},
-    }.get(kind, set(_SUFFIX))
+    }.get(kind, set(TYPE_SUFFIXES))
 
 
 registry = PluginRegistry(publish_config_providers=True)

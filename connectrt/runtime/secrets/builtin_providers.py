@@ -64,14 +64,9 @@ class _AllowedPaths:
         return self.paths is None or any(real.is_relative_to(a) for a in self.paths)
 
 
-class FileConfigProvider(ConfigProvider):
-    """``${file:/path/to/file.properties:key}``: a property of a Java
-    ``connectrt.runtime.properties`` file.
-
-    Param ``allowed.paths``: comma-separated absolute directories; a path outside them is
-    refused as Kafka does: a warning is logged and no data returned, so the reference stays
-    unchanged. A file that cannot be read raises ConfigError. No TTL.
-    """
+class _PathConfigProvider(ConfigProvider):
+    """What the file and directory providers share: param ``allowed.paths``, and the checks
+    on a requested path before :meth:`_read` reads it."""
 
     def __init__(self) -> None:
         self._allowed = _AllowedPaths(None)
@@ -82,12 +77,30 @@ class FileConfigProvider(ConfigProvider):
     def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
         if not path:
             return ConfigData({})
-        file = self._allowed.parse_untrusted(path)
-        if file is None:
+        real = self._allowed.parse_untrusted(path)
+        if real is None:
             log.warning("The path %s is not allowed to be accessed (allowed.paths)", path)
             return ConfigData({})
+        return self._read(real, path, keys)
+
+    def _read(self, real: Path, path: str, keys: set[str] | None) -> ConfigData:
+        """The data at ``real``, the allowed real path of the requested ``path`` (named in
+        messages); only ``keys`` if given."""
+        raise NotImplementedError
+
+
+class FileConfigProvider(_PathConfigProvider):
+    """``${file:/path/to/file.properties:key}``: a property of a Java
+    ``connectrt.runtime.properties`` file.
+
+    Param ``allowed.paths``: comma-separated absolute directories; a path outside them is
+    refused as Kafka does: a warning is logged and no data returned, so the reference stays
+    unchanged. A file that cannot be read raises ConfigError. No TTL.
+    """
+
+    def _read(self, real: Path, path: str, keys: set[str] | None) -> ConfigData:
         try:
-            props = parse_properties(file.read_text(encoding="utf-8"))
+            props = parse_properties(real.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"Could not read properties from file {path}") from e
         if keys is None:
@@ -95,7 +108,7 @@ class FileConfigProvider(ConfigProvider):
         return ConfigData({k: props[k] for k in keys if k in props})
 
 
-class DirectoryConfigProvider(ConfigProvider):
+class DirectoryConfigProvider(_PathConfigProvider):
     """``${dir:/path/to/dir:filename}``: the whole contents (UTF-8) of a file in a directory.
 
     Only regular files directly inside the directory are keys (as Kafka, the directory is
@@ -105,19 +118,7 @@ class DirectoryConfigProvider(ConfigProvider):
     allowed directories is skipped too. A path that is not a directory gives no data.
     """
 
-    def __init__(self) -> None:
-        self._allowed = _AllowedPaths(None)
-
-    def configure(self, params: Mapping[str, str]) -> None:
-        self._allowed = _AllowedPaths(params.get(ALLOWED_PATHS_CONFIG))
-
-    def get(self, path: str, keys: set[str] | None = None) -> ConfigData:
-        if not path:
-            return ConfigData({})
-        directory = self._allowed.parse_untrusted(path)
-        if directory is None:
-            log.warning("The path %s is not allowed to be accessed (allowed.paths)", path)
-            return ConfigData({})
+    def _read(self, directory: Path, path: str, keys: set[str] | None) -> ConfigData:
         if not directory.is_dir():
             log.warning("The path %s is not a directory", path)
             return ConfigData({})

@@ -280,6 +280,10 @@ class RedactingFilter(logging.Filter):
         """``text`` with every registered value replaced by ``[hidden]``."""
         return self.redactor.redact(text)
 
+    def redact_bytes(self, data: bytes) -> bytes:
+        """:meth:`redact` for UTF-8 bytes (see :meth:`Redactor.redact_bytes`)."""
+        return self.redactor.redact_bytes(data)
+
     def filter(self, record: logging.LogRecord) -> bool:
         redact_record(record, self.redactor)
         return True

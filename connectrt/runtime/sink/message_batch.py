@@ -103,7 +103,12 @@ def partition_positions(
 
 
 def _kinds(kinds: tuple[int, ...]) -> tuple[Any, ...]:
-    """Connect's timestamp types of librdkafka's timestamp kinds."""
+    """Connect's timestamp types of librdkafka's timestamp kinds (of a non-empty batch); one
+    C-level count when they are all the same (the usual batch: a topic's timestamp type)."""
+    n = len(kinds)
+    kind = kinds[0]
+    if kinds.count(kind) == n:
+        return (TIMESTAMP_TYPES[kind],) * n
     return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds))
 
 

@@ -48,16 +48,16 @@ from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, KafkaExce
 from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.assignment import SinkAssignment
 from connectrt.runtime.sink.conversion import SinkConversion
+from connectrt.runtime.sink.latency import observe_put, timestamps_sample
 from connectrt.runtime.sink.lifecycle import put_with_retries
 from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
-from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.rate_limit import message_bytes
-from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.runtime.tasks.settings import SinkRunnerSettings
-from connectrt.transforms.chain import TransformationChain
+from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
+from connectrt.runtime.tasks.settings import SettingsBuiltRunner, SinkRunnerSettings
+from connectrt.runtime.tasks.topic_schemas import note_topic_schema
 
 log = logging.getLogger(__name__)
 
@@ -94,20 +94,12 @@ def _single_topic(task_config: Mapping[str, str]) -> str | None:
     return topics[0] if len(topics) == 1 else None
 
 
-class SinkTaskRunner(TaskRunner):
+class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
     """Runs one SinkTask on its own thread (see the module docstring)."""
 
     def __init__(self, task_id: TaskId, task: SinkTask, settings: SinkRunnerSettings) -> None:
-        super().__init__(
-            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
-        )
-        self._transforms: TransformationChain[SinkRecord] | None = (
-            settings.transforms if settings.transforms else None
-        )
-        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
-        self.errors.metrics = self.metrics
+        super().__init__(task_id, settings)
         self.task = task
-        self.converters = settings.converters
         self._consumer_config = settings.consumer_config
         self._consumer_factory = settings.consumer_factory
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
@@ -118,6 +110,7 @@ class SinkTaskRunner(TaskRunner):
         self.commit_requested = False
         self._user_paused: set[TopicPartition] = set()
         self._all_paused = False
+        self._schema_looks = 100  # batches whose first record's schema is noted (lineage)
         self._offsets = SinkOffsetCommitter(task_id, task, self.errors, self.metrics)
         self._assignment = SinkAssignment(
             task_id,
@@ -136,6 +129,10 @@ class SinkTaskRunner(TaskRunner):
             _single_topic(settings.task_config),
             self._transforms,
         )
+
+    @property
+    def tap_kind(self) -> str:
+        return "sink"
 
     def on_stop_requested(self) -> None:
         self.errors.stop()  # interrupt retry backoff
@@ -207,11 +204,15 @@ class SinkTaskRunner(TaskRunner):
         next_commit = time.monotonic() + self._flush_interval
         metrics = self.metrics
         assignment = self._assignment
+        tracer = self.tracer  # tracing.enabled (connectrt.runtime.sink.tracing), else None
         while not self.stopping:
             self._apply_target_state()
             epoch = assignment.epoch
             try:
-                msgs = consumer.consume(self._max_poll, _CONSUME_TIMEOUT_S)
+                if tracer is None:
+                    msgs = consumer.consume(self._max_poll, _CONSUME_TIMEOUT_S)
+                else:
+                    msgs = tracer.consume(consumer, self._max_poll, _CONSUME_TIMEOUT_S)
             except KafkaException as e:
                 assignment.raise_failure()
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
@@ -245,6 +246,10 @@ class SinkTaskRunner(TaskRunner):
         if not msgs:
             return
         self.metrics.records_polled += len(msgs)
+        tap = self.tap  # the record inspector: None unless someone watches
+        if tap is not None:
+            tap.on_sink_consumed(msgs)
+        stamps = timestamps_sample(msgs)  # end-to-end latency, observed once put() took them
         converted = self._conversion.convert(msgs)
         if converted.batch is None:
             # Every record was skipped (tolerated, sent to the DLQ, or dropped by a
@@ -252,7 +257,13 @@ class SinkTaskRunner(TaskRunner):
             # (and duplicates them in the DLQ).
             self._offsets.accepted(converted.first_offsets, converted.next_offsets)
             return
-        self._deliver(converted.batch, converted.first_offsets, converted.next_offsets)
+        batch = converted.batch
+        if tap is not None:
+            tap.on_sink_put(batch)
+        if self._schema_looks and len(batch):  # the first batches: their topics' value schemas
+            self._schema_looks -= 1
+            note_topic_schema(self.metrics, batch.topics[0], batch.value_schemas[0])
+        self._deliver(batch, converted.first_offsets, converted.next_offsets, stamps)
 
     def raw_for(self, record: SinkRecord) -> Any:
         """The consumed message a record of the current batch came from (failure paths only)."""
@@ -270,9 +281,11 @@ class SinkTaskRunner(TaskRunner):
         batch: SinkRecordBatch,
         first_offsets: Mapping[tuple[str, int], int],
         next_offsets: Mapping[tuple[str, int], int],
+        stamps: list[int],
     ) -> None:
         """put() with retries on RetriableError (:func:`~.lifecycle.put_with_retries`); then
-        advance the put offsets."""
+        advance the put offsets and observe the batch's end-to-end latency (``stamps``: a
+        sample of its Kafka timestamps, :mod:`connectrt.runtime.sink.latency`)."""
         epoch = self._assignment.epoch
         count = len(batch)  # before put(): the task may change the batch
 
@@ -304,6 +317,7 @@ class SinkTaskRunner(TaskRunner):
         if took:
             self._offsets.accepted(first_offsets, next_offsets)
             self.metrics.records_put += count
+            observe_put(self.metrics, stamps, count)
 
     def _apply_rewinds(self, consumer: KafkaConsumer) -> None:
         for tp, offset in list(self.rewinds.items()):

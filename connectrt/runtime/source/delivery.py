@@ -19,7 +19,10 @@ the loop fails, :meth:`~SourceDelivery.lost_reason` (and, if it answers, the res
 commit get the runner's ``commit`` (a commit timed as the task's ``commit`` call).
 
 The batch sender (:class:`~connectrt.runtime.source.sender.SourceBatchSender`) sees only the
-:class:`PendingOffsets` part: it notes the offsets of what it produced or skipped there.
+:class:`PendingOffsets` part: it notes the offsets of what it produced or skipped there, and
+gives every record it produces the ``delivery_callback`` it finds there (at-least-once tracks
+acknowledgements by it: :mod:`connectrt.runtime.source.ack_epochs`). The runner hands the
+sender's failed-delivery handler to :meth:`~SourceDelivery.track_deliveries` once.
 """
 
 from __future__ import annotations
@@ -30,10 +33,18 @@ from typing import Any, Protocol
 from connectrt.api.records import SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask, TransactionContext
-from connectrt.runtime.clients.kafka import KafkaProducer
+from connectrt.runtime.clients.kafka import KafkaError, KafkaMessage, KafkaProducer
 from connectrt.storage.offsets import OffsetStore
 
-__all__ = ["Commit", "PendingOffsets", "Polled", "ProducerFactory", "SendSegment", "SourceDelivery"]
+__all__ = [
+    "Commit",
+    "DeliveryCallback",
+    "PendingOffsets",
+    "Polled",
+    "ProducerFactory",
+    "SendSegment",
+    "SourceDelivery",
+]
 
 Polled = list[SourceRecord] | SourceRecordBatch
 """A non-empty ``poll()`` result, as the loop hands it on."""
@@ -43,6 +54,9 @@ Commit = Callable[[], bool]
 """The runner's offset commit (timed as the task's ``commit`` call); True if it happened."""
 ProducerFactory = Callable[[dict[str, Any]], KafkaProducer]
 """Builds the task's producer from its librdkafka config."""
+DeliveryCallback = Callable[[KafkaError | None, KafkaMessage], object]
+"""A ``produce`` delivery callback (called for failed deliveries only, unless the task overrides
+``commit_record``)."""
 
 
 class PendingOffsets(Protocol):
@@ -50,11 +64,13 @@ class PendingOffsets(Protocol):
 
     ``pending`` maps the encoded offset-topic key of each source partition to the latest
     source offset of a record produced (or skipped) since the last commit; ``pending_records``
-    counts the records produced since then.
+    counts the records produced since then. ``delivery_callback``, read once per batch, is
+    given to ``produce`` with every record (None: the producer's own ``on_delivery``).
     """
 
     pending: dict[bytes, Mapping[str, Any] | None]
     pending_records: int
+    delivery_callback: DeliveryCallback | None
 
 
 class SourceDelivery(PendingOffsets, Protocol):
@@ -73,6 +89,10 @@ class SourceDelivery(PendingOffsets, Protocol):
     @property
     def transaction_context(self) -> TransactionContext | None:
         """The context through which the task defines its own boundaries, if it does."""
+
+    def track_deliveries(self, report: Callable[[KafkaError | None, KafkaMessage], bool]) -> None:
+        """Failed deliveries of records produced with ``delivery_callback`` go to ``report``
+        (the sender's handler: True when the failure fails the task)."""
 
     def open(self, create: ProducerFactory, config: dict[str, Any]) -> KafkaProducer | None:
         """Before the task starts: a producer already made ready (and the committed offsets

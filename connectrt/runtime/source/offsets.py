@@ -19,6 +19,7 @@ from typing import Any
 from connectrt.api.task import SourceTask
 from connectrt.runtime.clients.kafka import KafkaProducer
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.source.delivery import DeliveryCallback
 from connectrt.runtime.tasks.error_handling import ErrorHandler
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
 from connectrt.storage.offset_codec import encode_value, validate_offset_map
@@ -56,6 +57,7 @@ class SourceOffsetCommitter:
         self._flush_timeout = flush_timeout_s
         self.pending: dict[bytes, Mapping[str, Any] | None] = {}
         self.pending_records = 0
+        self.delivery_callback: DeliveryCallback | None = None  # the producer's on_delivery
 
     def commit(self, producer: KafkaProducer, check_delivery: Callable[[], None]) -> bool:
         """Store the pending offsets once all produced records are acknowledged.

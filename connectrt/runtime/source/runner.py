@@ -9,9 +9,10 @@ How the produced records and their offsets become durable is the task's delivery
 :class:`~connectrt.runtime.source.delivery.SourceDelivery` chosen when the runner is built, whose
 hooks the loop calls (see :mod:`connectrt.runtime.source.delivery` for their order):
 
-* at-least-once (:class:`~connectrt.runtime.source.at_least_once.AtLeastOnceDelivery`): offsets
-  are committed every ``offset.flush.interval.ms`` and on stop, once every record produced
-  before them is acknowledged; never lost;
+* at-least-once (:class:`~connectrt.runtime.source.at_least_once.AtLeastOnceDelivery`): every
+  ``offset.flush.interval.ms`` the pending offsets are handed to a background writer, which
+  stores them once every record produced before them is acknowledged (the task keeps
+  polling); on stop the producer is flushed and they are stored; never lost;
 * exactly-once, KIP-618 (:class:`~connectrt.runtime.source.transactional.TransactionalDelivery`):
   records and their offsets are written in one transaction per boundary
   (``transaction.boundary``); on a failure, and on stop with connector-defined boundaries, the
@@ -37,7 +38,8 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from connectrt.api.records import SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
@@ -47,6 +49,7 @@ from connectrt.runtime.clients.kafka import KafkaProducer
 from connectrt.runtime.offsets.reader import OffsetStorageReaderImpl
 from connectrt.runtime.source.at_least_once import AtLeastOnceDelivery
 from connectrt.runtime.source.delivery import SourceDelivery
+from connectrt.runtime.source.latency import AckLatency
 from connectrt.runtime.source.poll_results import (
     BadPollResult,
     bad_item_message,
@@ -57,31 +60,21 @@ from connectrt.runtime.source.transaction_restart import fresh_task
 from connectrt.runtime.source.transactional import TransactionalDelivery
 from connectrt.runtime.status import State, TargetState
 from connectrt.runtime.tasks.contexts import SourceTaskContextImpl
-from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
-from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskRunner, TaskStage
-from connectrt.runtime.tasks.settings import SourceRunnerSettings
+from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
+from connectrt.runtime.tasks.settings import SettingsBuiltRunner, SourceRunnerSettings
 from connectrt.runtime.tasks.transforms import transform_records
-from connectrt.transforms.chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
 __all__ = ["RecordMetadata", "SourceTaskRunner"]
 
 
-class SourceTaskRunner(TaskRunner):
+class SourceTaskRunner(SettingsBuiltRunner[SourceRecord]):
     """Runs one SourceTask on its own thread (see the module docstring)."""
 
     def __init__(self, task_id: TaskId, task: SourceTask, settings: SourceRunnerSettings) -> None:
-        super().__init__(
-            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
-        )
-        self._transforms: TransformationChain[SourceRecord] | None = (
-            settings.transforms if settings.transforms else None
-        )
-        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
-        self.errors.metrics = self.metrics
+        super().__init__(task_id, settings)
         self.task = task
-        self.converters = settings.converters
         self._producer_config = settings.producer_config
         self._producer_factory = settings.producer_factory
         self._flush_timeout = settings.offset_flush_timeout_ms / 1000.0
@@ -123,11 +116,17 @@ class SourceTaskRunner(TaskRunner):
             on_topic=lambda topic: self.on_topic(topic),
             stopping=lambda: self.stopping,
         )
+        self._delivery.track_deliveries(self._sender.on_delivery_error)
+        self._acks = AckLatency(self.metrics)
 
     @property
     def topics(self) -> set[str]:
         """Topics this task has produced to (for topic tracking)."""
         return set(self._sender.topics)
+
+    @property
+    def tap_kind(self) -> str:
+        return "source"
 
     def on_stop_requested(self) -> None:
         self.errors.stop()
@@ -264,6 +263,10 @@ class SourceTaskRunner(TaskRunner):
         commit = self.commit_offsets
         check_delivery = self._sender.check_delivery
         clock = self.call_clock
+        sender = self._sender
+        acks = self._acks
+        acks.reset()  # a new producer (the loop starts again after a restart in place)
+        tracer = self.tracer  # tracing.enabled (connectrt.runtime.source.tracing), else None
         interval = delivery.commit_interval_s  # None: no commits on a timer
         # task.rate.limit.bytes.per.sec counts the produced bytes, which the sender then sums.
         self._sender.count_bytes = self.rate_limiter is not None and self.rate_limiter.limits_bytes
@@ -275,7 +278,7 @@ class SourceTaskRunner(TaskRunner):
                     break
             clock.enter("poll")
             try:
-                records = task.poll()
+                records = task.poll() if tracer is None else tracer.poll(task)
             except RetriableError as e:
                 log.warning("Task %s: retriable error from poll(), polling again: %s", self.id, e)
                 metrics.retries += 1
@@ -293,6 +296,8 @@ class SourceTaskRunner(TaskRunner):
                 if limiter is not None and not limiter.admit(len(records)):
                     break  # stopping: not produced, so not committed; polled again later
                 t0 = time.perf_counter()
+                polled_at = time.monotonic()
+                produced_before = sender.produced
                 metrics.records_polled += len(records)
                 try:
                     dispatch(records, producer, send, commit)
@@ -303,9 +308,11 @@ class SourceTaskRunner(TaskRunner):
                 if limiter is not None and limiter.limits_bytes:
                     limiter.charge(self._sender.take_sent_bytes())  # waited off at next admit
                 metrics.observe_batch(time.perf_counter() - t0)
+                acks.sent(polled_at, sender.produced - produced_before, sender.produced)
             after_poll(producer, bool(records), commit)
             producer.poll(0)
             check_delivery()
+            acks.acknowledged(sender.produced, len(producer))
             if interval is not None and time.monotonic() >= next_commit:
                 commit()
                 next_commit = time.monotonic() + interval
@@ -315,6 +322,9 @@ class SourceTaskRunner(TaskRunner):
     ) -> None:
         """Transform (if the task has an SMT chain), convert and produce a run of polled
         records: what every delivery guarantee sends."""
+        tap = self.tap  # the record inspector: None unless someone watches
+        if tap is not None:
+            tap.on_source_polled(_sampleable(records))
         if self._transforms is None:
             self._sender.send(records, producer)
             return
@@ -361,6 +371,7 @@ class SourceTaskRunner(TaskRunner):
             return self._delivery.commit(producer, self._sender.check_delivery)
         finally:
             self.call_clock.leave()
+            self._acks.acknowledged(self._sender.produced, len(producer))  # flushed: acked
 
     def _commit_at_stop(self) -> bool:
         """The last commit: none after a failed delivery, whose offset must not be stored."""
@@ -387,3 +398,41 @@ class SourceTaskRunner(TaskRunner):
             self.task.stop()
         finally:
             self._close_producer()
+
+
+def _sampleable(records: SourceRecordBatch | list[SourceRecord]) -> Sequence[SourceRecord]:
+    """The polled records for the tap, without building a columnar batch's records (which
+    would take the batch off its fast path)."""
+    if isinstance(records, SourceRecordBatch):
+        return records.records() if records.records_built else _BatchRecords(records)
+    return records
+
+
+class _BatchRecords(Sequence[SourceRecord]):
+    """A columnar batch seen as a sequence of records, each built when asked for (the tap's
+    sampling reads a few)."""
+
+    def __init__(self, batch: SourceRecordBatch) -> None:
+        self._batch = batch
+
+    def __len__(self) -> int:
+        return len(self._batch)
+
+    @overload
+    def __getitem__(self, i: int) -> SourceRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[SourceRecord]: ...
+
+    def __getitem__(self, i: int | slice) -> SourceRecord | Sequence[SourceRecord]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        b = self._batch
+        return SourceRecord(
+            b.source_partition,
+            b.source_offsets[i],
+            b.topic,
+            value_schema=b.value_schema,
+            value=b.values[i],
+            timestamp=b.timestamp,
+        )

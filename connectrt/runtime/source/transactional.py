@@ -22,27 +22,23 @@ Owned by one runner; used on its task's thread only.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask, TransactionContext
-from connectrt.runtime.clients.kafka import KafkaProducer
+from connectrt.runtime.clients.kafka import KafkaError, KafkaMessage, KafkaProducer
 from connectrt.runtime.config.exactly_once import (
     BOUNDARY_CONNECTOR,
     BOUNDARY_INTERVAL,
     BOUNDARY_POLL,
-    ExactlyOnceSettings,
 )
-from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.delivery import Commit, Polled, ProducerFactory, SendSegment
 from connectrt.runtime.source.transaction_errors import TransactionLost, task_lost_reason
 from connectrt.runtime.source.transaction_restart import discard, reopen
 from connectrt.runtime.source.transactions import TransactionalOffsets, TransactionContextImpl
-from connectrt.runtime.tasks.error_handling import ErrorHandler
-from connectrt.runtime.tasks.runner import TaskId
-from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
@@ -53,21 +49,13 @@ __all__ = ["TransactionalDelivery"]
 class TransactionalDelivery(TransactionalOffsets):
     """Exactly-once (see the module docstring)."""
 
-    def __init__(
-        self,
-        task_id: TaskId,
-        task: SourceTask,
-        settings: ExactlyOnceSettings,
-        store: KafkaOffsetStore,
-        errors: ErrorHandler,
-        metrics: TaskMetrics,
-        timeout_s: float,
-        stopping: Callable[[], bool] = lambda: False,
-    ) -> None:
-        super().__init__(task_id, task, settings, store, errors, metrics, timeout_s, stopping)
-        self._context: TransactionContextImpl | None = (
-            TransactionContextImpl() if settings.boundary == BOUNDARY_CONNECTOR else None
-        )
+    @functools.cached_property
+    def _context(self) -> TransactionContextImpl | None:
+        """The task's own boundary requests (``transaction.boundary=connector`` only; None
+        otherwise), made on first use and the same object from then on."""
+        if self.settings.boundary == BOUNDARY_CONNECTOR:
+            return TransactionContextImpl()
+        return None
 
     @property
     def commit_interval_s(self) -> float | None:
@@ -82,6 +70,9 @@ class TransactionalDelivery(TransactionalOffsets):
     @property
     def transaction_context(self) -> TransactionContext | None:
         return self._context
+
+    def track_deliveries(self, report: Callable[[KafkaError | None, KafkaMessage], bool]) -> None:
+        pass  # failed deliveries reach the producer's on_delivery; transactions make them whole
 
     def open(self, create: ProducerFactory, config: dict[str, Any]) -> KafkaProducer | None:
         """Create the producer, fence older instances and read the committed offsets, so the

@@ -9,7 +9,9 @@ at-least-once :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`:
   ``init_transactions()`` (which fences every older producer with the same transactional id,
   and makes the broker finish the transaction such a zombie left open), then the offsets topic
   is read (``read_committed``), so the task's ``OffsetStorageReader`` sees what the last
-  committed transaction stored;
+  committed transaction stored; after a restart in place it is read on until it shows every
+  offset this task knows it committed (:mod:`connectrt.runtime.source.known_commits`), so a
+  committed batch is never sent again;
 * :meth:`TransactionalOffsets.begin`, before a batch is produced: opens a transaction unless
   one is open;
 * :meth:`TransactionalOffsets.commit`, at each transaction boundary: the pending source
@@ -45,9 +47,12 @@ from typing import Any
 
 from connectrt.api.records import SourceRecord
 from connectrt.api.task import SourceTask, TransactionContext
+from connectrt.errors import ConnectError
 from connectrt.runtime.clients.kafka import KafkaException, KafkaProducer
 from connectrt.runtime.config.exactly_once import ExactlyOnceSettings
 from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.source.delivery import DeliveryCallback
+from connectrt.runtime.source.known_commits import KnownCommits
 from connectrt.runtime.source.transaction_errors import TransactionLost, kafka_error, lost_reason
 from connectrt.runtime.tasks.error_handling import ErrorHandler
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
@@ -124,14 +129,17 @@ class TransactionalOffsets:
         self._timeout = timeout_s
         self.pending: dict[bytes, Mapping[str, Any] | None] = {}
         self.pending_records = 0
+        self.delivery_callback: DeliveryCallback | None = None  # the producer's on_delivery
         self.in_transaction = False
         self._partitions = 1
         self._began = 0.0  # time.monotonic() when the open transaction began
         self._stopping = stopping
+        self._known = KnownCommits()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def open_transactions(self, producer: KafkaProducer) -> None:
-        """Fence older instances of this task, then read the committed offsets."""
+        """Fence older instances of this task, then read the committed offsets: all of them,
+        up to the last transaction this task committed (:meth:`_read_known_commits`)."""
         try:
             producer.init_transactions(self._timeout)
         except KafkaException as e:
@@ -143,6 +151,59 @@ class TransactionalOffsets:
             ) from e
         self.offsets_store.start()
         self._partitions = max(1, self.offsets_store.log.partition_count)
+        self._read_known_commits()
+
+    def _read_known_commits(self) -> None:
+        """After a restart in place: read the offsets topic on until the view shows every
+        offset this task's transactions committed (or the one of the commit the broker left
+        in doubt, :class:`~connectrt.runtime.source.known_commits.KnownCommits`), so that the
+        task never starts from before a transaction it committed and sends that batch again.
+        ``init_transactions()`` has finished every earlier transaction of this
+        ``transactional.id``; a view that still misses one is not yet complete. Whether a
+        commit in doubt went through shows only in a read that went past its records, so with
+        one in doubt the topic is first read to its high watermark (``refresh``: that waits for
+        every transaction still open in it to be decided; this task's own were decided by
+        ``init_transactions()``). Raises :class:`ConnectError` when the view does not catch up
+        within the task's timeout (the restart then tries again); nothing to check on a task's
+        first start."""
+        store = self.offsets_store
+        if self._known.in_doubt:
+            store.refresh(self._timeout)
+        stale = self._known.stale_keys(store.get)
+        if stale:
+            log.warning(
+                "Task %s: the offsets read after init_transactions() miss the last transaction "
+                "this task committed (for %d source partition(s), e.g. %r: read %r, committed "
+                "%r); reading the offsets topic %s on until they show it",
+                self._id,
+                len(stale),
+                stale[0],
+                store.get(stale[:1]).get(stale[0]),
+                self._known.committed.get(stale[0]),
+                self.settings.offsets_topic,
+            )
+            deadline = time.monotonic() + self._timeout
+            while stale:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping():
+                    raise ConnectError(
+                        f"The offsets topic {self.settings.offsets_topic} read for task "
+                        f"{self._id} did not show the last transaction it committed within "
+                        f"{self._timeout:.0f} s (source partition {stale[0]!r}: read "
+                        f"{store.get(stale[:1]).get(stale[0])!r}, committed "
+                        f"{self._known.committed.get(stale[0])!r}); not starting the task "
+                        f"from an older offset"
+                    )
+                try:
+                    store.refresh(max(0.5, min(left, _RETRY_SLICE_S)))
+                except ConnectError as e:
+                    log.debug("Task %s: reading the offsets topic on: %s", self._id, e)
+                stale = self._known.stale_keys(store.get)
+            log.warning(
+                "Task %s: the offsets read now show the last transaction this task committed",
+                self._id,
+            )
+        self._known.settle(store.get)
 
     def close_store(self) -> None:
         """Stop reading the offsets topic (:meth:`open_transactions` reads it again)."""
@@ -172,15 +233,19 @@ class TransactionalOffsets:
             self.begin(producer)
             self._errors.flush()
             topic = self.settings.offsets_topic
+            sent: dict[bytes, bytes | None] = {}
             for key, value in snapshot.items():
                 if value is not None:
                     validate_offset_map("offset", value)
-                encoded = encode_value(value)
+                encoded = sent[key] = encode_value(value)
                 producer.produce(topic, encoded, key, java_partition(key, self._partitions))
+            self._known.sending(sent)
             self._commit_riding_out(producer)
+            self._known.committed_now()
             self.in_transaction = False
             check_delivery()
         except Exception as e:
+            self._known.lost()  # recorded by the coordinator or not: a restart reads which
             self._metrics.offset_commit_failures += 1
             lost = e.reason if isinstance(e, TransactionLost) else lost_reason(e)
             if lost is not None:

@@ -19,6 +19,11 @@ record (:mod:`connectrt.runtime.tasks.dlq_documents`: topic, source partition an
 value, headers, the stage) with the same context headers
 (:mod:`connectrt.runtime.tasks.dlq_headers`).
 
+A converter's :class:`~connectrt.converters.schema_drift.SchemaDriftError` is the connector's
+``schema.drift`` policy speaking, whatever ``errors.tolerance`` says: ``fail`` fails the task
+(nothing goes to the DLQ: the record is read again after the fix), ``dlq`` sends the record to
+the DLQ with the ``connectrt.schema.drift*`` headers (and fails the task when no DLQ is set).
+
 The DLQ (its topic, when missing, and its producer) is set up when the task starts
 (:meth:`ErrorHandler.open`), before any record is consumed: a DLQ the cluster refuses fails the
 task at once with "Could not initialize dead letter queue with topic=..." (Kafka Connect's
@@ -44,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectrt.api.records import SinkRecord, SourceRecord
+from connectrt.converters.schema_drift import DLQ, FAIL, drift_headers, drift_policy_of
 from connectrt.errors import ConnectError, RetriableError
 from connectrt.runtime.clients.kafka import (
     KafkaAdmin,
@@ -171,6 +177,9 @@ class ErrorHandler:
         self._dlq: KafkaProducer | None = None
         self._dlq_limit = KAFKA_DEFAULT_MAX_MESSAGE_BYTES  # the DLQ topic's, once known
         self._dlq_errors: list[str] = []
+        # Told of each failure tolerated (the record skipped), on the thread that handled it:
+        # a share-group sink acknowledges such records (connectrt.runtime.sink.share_runner).
+        self.on_tolerated: Callable[[Failure], None] | None = None
 
     # -- retries -------------------------------------------------------------------------------
     def call(
@@ -216,6 +225,9 @@ class ErrorHandler:
 
     # -- tolerance -----------------------------------------------------------------------------
     def tolerates(self, failure: Failure) -> bool:
+        drift = drift_policy_of(failure.error)  # schema.drift decides, whatever errors.tolerance
+        if drift is not None:
+            return drift == DLQ and bool(self.policy.dlq_topic)
         if not self.policy.tolerate_all:
             return False
         return failure.stage in _TOLERABLE_STAGES or isinstance(failure.error, RetriableError)
@@ -225,9 +237,15 @@ class ErrorHandler:
         self.metrics.errors += 1
         self.report(failure)
         if self.tolerates(failure):
+            if self.on_tolerated is not None:
+                self.on_tolerated(failure)
             return False, None  # the caller skips the record (and counts it)
+        drift = drift_policy_of(failure.error)
+        reason = "Tolerance exceeded in error handler" if drift is None else "Schema drift"
+        if drift == DLQ:
+            reason += " (schema.drift=dlq needs errors.deadletterqueue.topic.name)"
         raise ToleranceExceeded(
-            f"Tolerance exceeded in error handler: task {self.task_id} failed in stage "
+            f"{reason}: task {self.task_id} failed in stage "
             f"{failure.stage} ({failure.executing_class}){_coordinates(failure)}: "
             f"{failure.error!r}"
         ) from failure.error
@@ -236,8 +254,8 @@ class ErrorHandler:
     def report(self, failure: Failure) -> None:
         if self.policy.log_enable:
             self._log(failure)
-        if self.policy.dlq_topic:
-            self._send_to_dlq(failure)
+        if self.policy.dlq_topic and drift_policy_of(failure.error) != FAIL:
+            self._send_to_dlq(failure)  # schema.drift=fail: the record is read again later
 
     def _log(self, failure: Failure) -> None:
         message = (
@@ -324,6 +342,7 @@ class ErrorHandler:
             topic = getattr(record, "topic", None)
             partition = getattr(record, "kafka_partition", None)
             offset = getattr(record, "kafka_offset", None)
+        headers.extend(drift_headers(failure.error))  # schema.drift=dlq: what is incompatible
         if self.policy.dlq_context_headers:
             headers.extend(
                 context_headers(

@@ -10,11 +10,12 @@ The :class:`StallWatchdog` is one daemon thread per worker. Every tick it asks t
 tasks it watches (:class:`WatchedTask`: the handle, its ``task.stall.timeout.ms`` and
 ``task.stall.action``), and a task whose clock shows one call open longer than its timeout
 becomes *stalled*: a :class:`StallReport` (the call's name, since when, the thread's current
-stack) is kept until that call returns, when it is cleared. The task keeps its Kafka Connect
-state; the REST status adds ``"stalled": true`` and the stack as ``trace``, and /metrics a
-``connectrt_task_stalled`` gauge. With action ``restart`` the watchdog asks the worker (on a
-thread of its own, so one slow restart does not stop the watch) to restart the task, which
-cancels the stuck thread as the graceful-shutdown timeout does.
+stack, and how long ago the task last delivered records end to end, from the end-to-end latency
+bookkeeping of its metrics) is kept until that call returns, when it is cleared. The task keeps
+its Kafka Connect state; the REST status adds ``"stalled": true`` and the report as ``trace``,
+and /metrics a ``connectrt_task_stalled`` gauge. With action ``restart`` the watchdog asks the
+worker (on a thread of its own, so one slow restart does not stop the watch) to restart the
+task, which cancels the stuck thread as the graceful-shutdown timeout does.
 
 Thread-safety: the clock is written by the task thread only and read racily by the watchdog
 (``entered`` is written before ``call``, so a read never pairs a new call with an old time);
@@ -31,6 +32,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from connectrt.periodic import Periodic
 
 __all__ = [
     "CallClock",
@@ -106,18 +109,36 @@ class WatchedTask:
 @dataclass(frozen=True)
 class StallReport:
     """A task found stuck in one call: which, since when (monotonic), for how long so far at
-    detection, and the thread's stack then."""
+    detection, the thread's stack then, and how long before detection the task last delivered
+    records end to end (``delivered_ago_s``; None: never, or unknown)."""
 
     call: str
     entered: float
     stuck_s: float
     stack: str
+    delivered_ago_s: float | None = None
 
     def trace(self) -> str:
+        delivered = (
+            "it has delivered no record end to end since it started"
+            if self.delivered_ago_s is None
+            else f"it last delivered records end to end {self.delivered_ago_s:.1f} s ago"
+        )
         return (
             f"Task stalled: inside {self.call}() for more than {self.stuck_s:.1f} s "
-            f"(task.stall.timeout.ms); current stack of the task thread:\n{self.stack}"
+            f"(task.stall.timeout.ms); {delivered}; current stack of the task thread:\n"
+            f"{self.stack}"
         )
+
+
+def delivered_ago(handle: Any) -> float | None:
+    """Seconds since the task behind ``handle`` last delivered records end to end (its
+    metrics' ``last_delivered_ms``: a sink's ``put()`` returned, a source's records
+    acknowledged), or None if it never did or has no metrics."""
+    last = getattr(getattr(handle, "metrics", None), "last_delivered_ms", 0)
+    if not isinstance(last, int | float) or last <= 0:
+        return None
+    return max(0.0, time.time() - last / 1000.0)
 
 
 class StallWatchdog:
@@ -139,18 +160,13 @@ class StallWatchdog:
         self._max_interval = max_interval_s
         self._lock = threading.Lock()
         self._stalls: dict[tuple[str, int], tuple[Any, StallReport]] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._ticks = Periodic("stall-watchdog", self._tick, max_interval_s)
 
     def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="stall-watchdog", daemon=True)
-        self._thread.start()
+        self._ticks.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5)
+        self._ticks.stop(5)
 
     def stall(self, connector: str, task: int) -> StallReport | None:
         """The task's stall report while it is stalled, else None."""
@@ -162,13 +178,12 @@ class StallWatchdog:
         with self._lock:
             return set(self._stalls)
 
-    def _run(self) -> None:
-        interval = self._max_interval
-        while not self._stop.wait(interval):
-            try:
-                interval = self.check()
-            except Exception:
-                log.exception("Stall watchdog: check failed")
+    def _tick(self) -> float | None:
+        try:
+            return self.check()
+        except Exception:
+            log.exception("Stall watchdog: check failed")
+            return None  # the same wait again
 
     def check(self) -> float:
         """One pass over the watched tasks; returns the wait before the next pass."""
@@ -197,7 +212,9 @@ class StallWatchdog:
             if open_call is None or now - open_call[1] < w.timeout_s:
                 continue
             call, entered = open_call
-            report = StallReport(call, entered, now - entered, w.handle.current_stack())
+            report = StallReport(
+                call, entered, now - entered, w.handle.current_stack(), delivered_ago(w.handle)
+            )
             with self._lock:
                 self._stalls[key] = (w.handle, report)
             seen.add(key)

@@ -30,7 +30,7 @@ processes, Spark) builds its runners with.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from connectrt.runtime.clients.kafka import Message
@@ -64,8 +64,9 @@ class TokenBucket:
         return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
 
 
-def header_bytes(headers: Iterable[tuple[str, bytes | None]]) -> int:
-    """Name + value bytes of a record's converted headers (names counted in characters)."""
+def header_bytes(headers: Iterable[Sequence[Any]]) -> int:
+    """Name + value bytes of a record's converted headers, ``(name, bytes or None)`` pairs (names
+    counted in characters)."""
     return sum(len(name) + len(value or b"") for name, value in headers)
 
 

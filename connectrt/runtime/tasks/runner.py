@@ -120,6 +120,9 @@ class TaskRunner(threading.Thread):
         # task.rate.limit.*: admits each batch before delivery (None: no limit); see
         # set_rate_limit.
         self.rate_limiter: TaskRateLimiter | None = None
+        # OpenTelemetry tracing (tracing.enabled): the runner kind's tracer, set before start()
+        # (connectrt.runtime.sink.tracing / source.tracing); None when off, checked per batch.
+        self.tracer: Any = None
 
     def set_rate_limit(self, records_per_s: float, bytes_per_s: float) -> None:
         """Limit the task's records and bytes a second (0: no limit); before ``start()``."""
@@ -196,6 +199,11 @@ class TaskRunner(threading.Thread):
         try:
             self._run()
         finally:
+            if self.tracer is not None:
+                try:
+                    self.tracer.close()
+                except Exception:
+                    log.exception("Task %s: error flushing its trace spans", self.id)
             self.close_converters()
             if self.plugin_metrics is not None:
                 self.plugin_metrics.close()

@@ -3,7 +3,8 @@
 :class:`SourceRunnerSettings` and :class:`SinkRunnerSettings` hold every construction input of a
 :class:`~connectrt.runtime.source.runner.SourceTaskRunner` or
 :class:`~connectrt.runtime.sink.runner.SinkTaskRunner` but the task id and the task itself; the
-part both share is :class:`RunnerSettings`. The runtime builds them in
+part both share is :class:`RunnerSettings`, which :class:`SettingsBuiltRunner` (the base of both
+runners) reads. The runtime builds them in
 :class:`~connectrt.runtime.executors.runner_factory.RunnerFactory`; tests and benchmarks build them
 by hand.
 
@@ -15,10 +16,12 @@ runner built from them: build one settings object per runner.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from connectrt.api.records import ConnectRecord
 from connectrt.runtime.clients.kafka import (
     KafkaConsumer,
     KafkaProducer,
@@ -28,13 +31,16 @@ from connectrt.runtime.clients.kafka import (
 from connectrt.runtime.config.exactly_once import ExactlyOnceSettings
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.status import StatusBoard, TargetState
-from connectrt.runtime.tasks.error_handling import ErrorHandler
-from connectrt.runtime.tasks.runner import TaskConverters
+from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
+from connectrt.runtime.tasks.runner import TaskConverters, TaskId, TaskRunner
+from connectrt.runtime.tasks.tap import TapSubscription, TaskTap
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
 
-__all__ = ["RunnerSettings", "SinkRunnerSettings", "SourceRunnerSettings"]
+__all__ = ["RunnerSettings", "SettingsBuiltRunner", "SinkRunnerSettings", "SourceRunnerSettings"]
+
+R = TypeVar("R", bound=ConnectRecord)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,3 +101,52 @@ class SinkRunnerSettings(RunnerSettings):
     consumer_config: dict[str, Any]
     max_poll_records: int = 500
     consumer_factory: Callable[[dict[str, Any]], KafkaConsumer] = new_consumer
+
+
+class SettingsBuiltRunner(TaskRunner, Generic[R]):
+    """A task runner built from :class:`RunnerSettings` (the base of the source and sink
+    runners, ``R`` their record type): the thread, status and metrics of :class:`TaskRunner`,
+    plus the SMT chain (``_transforms``, None when there is none), the ``errors.*`` handler
+    (``errors``, counting into this runner's metrics) and the ``converters``. Built on the
+    thread that creates the runner, before it starts."""
+
+    def __init__(self, task_id: TaskId, settings: RunnerSettings) -> None:
+        super().__init__(
+            task_id, settings.task_config, settings.status, settings.target_state, settings.on_topic
+        )
+        self._transforms: TransformationChain[R] | None = (
+            settings.transforms if settings.transforms else None
+        )
+        self.errors = settings.errors or ErrorHandler(task_id, ErrorPolicy(), self.metrics)
+        self.errors.metrics = self.metrics
+        self.converters = settings.converters
+        # The record inspector's tap points: None unless someone watches (tap_into).
+        self.tap: TaskTap | None = None
+        self._tap_lock = threading.Lock()
+
+    @property
+    def tap_kind(self) -> str:
+        """``source`` or ``sink``: the tap's stage order (see :func:`~.tap.stage_names`)."""
+        raise NotImplementedError
+
+    def tap_aliases(self) -> list[str]:
+        """The aliases of the task's transformations, in chain order."""
+        return [s.alias for s in self._transforms.stages] if self._transforms else []
+
+    def tap_into(self, sub: TapSubscription) -> None:
+        """Show ``sub`` samples of this task's records (any thread; see
+        :mod:`connectrt.runtime.tasks.tap`)."""
+        with self._tap_lock:
+            tap = self.tap
+            if tap is None:
+                tap = TaskTap(self.id, self.tap_kind, self.converters, self._transforms)
+            tap.add(sub)
+            self.tap = tap
+
+    def untap(self, sub: TapSubscription) -> None:
+        """Stop showing ``sub`` this task's records; the last one gone, the hot path's check
+        finds None again (any thread)."""
+        with self._tap_lock:
+            tap = self.tap
+            if tap is not None and tap.remove(sub):
+                self.tap = None

@@ -47,7 +47,7 @@ from typing import Any
 from connectrt.api.connector import Connector
 from connectrt.errors import ConfigError, ConnectError, NotFoundError
 from connectrt.runtime.clients.settings import OverridePolicy
-from connectrt.runtime.config.connector import check_connector_config
+from connectrt.runtime.config.connector import ValidationResult, validate_connector_config
 from connectrt.runtime.config.exactly_once import exactly_once_settings, worker_enabled
 from connectrt.runtime.config.task_limits import task_limit
 from connectrt.runtime.config.worker import WorkerConfig
@@ -69,6 +69,7 @@ from connectrt.runtime.worker.connector import (
     WorkerConnector,
     WorkerConnectorContext,
 )
+from connectrt.runtime.worker.lineage import attach_lineage, hooks_with_lineage
 from connectrt.runtime.worker.zombie_fencing import fence_zombies
 from connectrt.storage.offsets import OffsetStore
 
@@ -127,6 +128,9 @@ class Worker:
         self._auto_restarts: dict[tuple[str, int], int] = {}
         self._started = False
         self.stall_watchdog = StallWatchdog(self._watched_tasks, self._restart_stalled)
+        self.lineage = attach_lineage(self)  # OpenLineage run events (lineage.*), or None
+        if self.lineage is not None:
+            self.hooks = hooks_with_lineage(self.hooks, self.lineage)
         plugins.add_plugin_path(config["plugin.path"], config["plugin.packages"])
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -144,6 +148,8 @@ class Worker:
         )
         self._reconfig_thread.start()
         self.stall_watchdog.start()
+        if self.lineage is not None:
+            self.lineage.start()
         self._started = True
         log.info("Worker %s started", self.config.worker_id)
 
@@ -155,6 +161,8 @@ class Worker:
         for name in names:
             self._stop_connector(name, remove=True)
         self.stall_watchdog.stop()
+        if self.lineage is not None:
+            self.lineage.stop()  # after the connectors: their COMPLETE events are sent
         self._reconfig_queue.put(None)
         if self._reconfig_thread is not None:
             self._reconfig_thread.join(5)
@@ -218,15 +226,18 @@ class Worker:
     def _call_s(self) -> float:
         return float(self.config["connector.call.timeout.ms"]) / 1000.0
 
-    def validate(self, config: Mapping[str, str]) -> None:
-        check_connector_config(
+    def validate(self, config: Mapping[str, str]) -> ValidationResult:
+        """Validate a resolved connector config as this worker runs connectors (its plugins,
+        override policy, converters, task executor and exactly-once support); ConfigError
+        listing every error if it is invalid."""
+        return validate_connector_config(
             config,
             self.plugins,
             self.policy,
             worker_converters(self.config),
             executor=self.config["task.executor"],
             exactly_once_source=self.config["exactly.once.source.support"],
-        )
+        ).raise_if_invalid()
 
     def start_connector(
         self,
@@ -251,14 +262,7 @@ class Worker:
         config.setdefault("name", name)
         if validate:
             values = self.hooks.resolve(config)
-            result = check_connector_config(
-                values,
-                self.plugins,
-                self.policy,
-                worker_converters(self.config),
-                executor=self.config["task.executor"],
-                exactly_once_source=self.config["exactly.once.source.support"],
-            )
+            result = self.validate(values)
             if result.connector_type is not None:
                 resolved = ResolvedConnector(values, result.connector_type)
         state = WorkerConnector(name, config, None, target)
@@ -429,6 +433,10 @@ class Worker:
         Takes the map lock only (the connector's lock may be held by a stop joining this
         task); :meth:`_auto_restart` checks again under the connector's lock."""
         name, task = runner.id.connector, runner.id.task
+        if self.lineage is not None:
+            failed = self.status.task(name, task)  # a task process's is recorded, not put
+            if failed is not None and failed.state is State.FAILED:
+                self.lineage.task_failed(failed)
         with self._lock:
             state = self._connectors.get(name)
             if state is None or state.runners.get(task) is not runner:
@@ -467,33 +475,15 @@ class Worker:
             return  # deleted meanwhile
 
     def build_runner(self, task_id: TaskId, task_config: dict[str, str]) -> TaskRunner:
-        """Build (not start) the runner of a task of a started connector of this worker."""
+        """Build (not start) the runner of a task of a started connector of this worker, by
+        :meth:`runner_factory` from the connector's resolved config (which sets the task rate
+        limits too, as for every executor)."""
         state = self._get(task_id.connector)
         connector = state.connector
         assert connector is not None
-        return self.create_runner(
+        return self.runner_factory().create_runner(
             task_id, connector.task_class(), task_config, state.resolved, state.target
         )
-
-    def create_runner(
-        self,
-        task_id: TaskId,
-        task_cls: type,
-        task_config: dict[str, str],
-        connector_config: Mapping[str, str],
-        target: TargetState = TargetState.STARTED,
-    ) -> TaskRunner:
-        """Build (not start) a runner from configs alone: ``connector_config`` is the resolved
-        connector config. Used for local tasks and by executors that rebuild a task elsewhere
-        (the worker then needs no running connector)."""
-        runner = self.runner_factory().create_runner(
-            task_id, task_cls, task_config, connector_config, target
-        )
-        runner.set_rate_limit(
-            task_limit(connector_config, self.config, "task.rate.limit.records.per.sec"),
-            task_limit(connector_config, self.config, "task.rate.limit.bytes.per.sec"),
-        )
-        return runner
 
     def runner_factory(self) -> RunnerFactory:
         """A :class:`RunnerFactory` over the worker's current config, stores and hooks."""

@@ -34,7 +34,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -167,14 +167,15 @@ def bounds(c: Consumer, tps: Iterable[TP], timeout: float = 15.0) -> dict[TP, tu
                 raise ConnectError(f"No end of partition reached for {sorted(todo)}")
             for msg in c.consume(1000, 0.05):
                 err = msg.error()
-                tp = (msg.topic(), msg.partition())
+                tp = cast("tuple[str, int]", (msg.topic(), msg.partition()))
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
                         todo.discard(tp)
                         continue
                     raise ConnectError(f"Reading {tp[0]}[{tp[1]}] to its end failed: {err}")
-                if msg.offset() + 1 > seen[tp]:
-                    seen[tp] = msg.offset() + 1
+                after = cast(int, msg.offset()) + 1
+                if after > seen[tp]:
+                    seen[tp] = after
     finally:
         c.unassign()
     out = dict(listed)
@@ -291,10 +292,11 @@ def _first_at_or_after(
                     if err.code() == KafkaError._PARTITION_EOF:
                         return None
                     raise ConnectError(f"Reading {tp[0]}[{tp[1]}] failed: {err}")
-                if msg.offset() >= end:
+                offset = cast(int, msg.offset())
+                if offset >= end:
                     return None
                 if msg.timestamp()[1] >= timestamp:
-                    return int(msg.offset())
+                    return offset
         raise ConnectError(f"Looking up timestamp {timestamp} in {tp[0]}[{tp[1]}] timed out")
     finally:
         c.unassign()
@@ -335,7 +337,7 @@ def read_range(
                         c.assign([KafkaTopicPartition(topic, partition, OFFSET_BEGINNING)])
                         break
                     raise ConnectError(f"Reading {topic}[{partition}] failed: {err}")
-                offset = msg.offset()
+                offset = cast(int, msg.offset())
                 if offset >= end:
                     next_offset = end
                     break

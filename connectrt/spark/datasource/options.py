@@ -22,7 +22,11 @@ lower-cased too (their ``transforms.<alias>.*`` keys arrive lower-cased).
 * Kafka client settings: ``kafka.bootstrap.servers`` (required) and any other ``kafka.<key>``,
   passed to confluent-kafka without the prefix (``kafka.group.id`` included). Settings the
   source must own are refused as Spark refuses them (``kafka.auto.offset.reset``,
-  ``kafka.enable.auto.commit``, the Java (de)serializer and interceptor classes).
+  ``kafka.enable.auto.commit``, the Java (de)serializer and interceptor classes). Security
+  settings are written as for Spark's Kafka source, with the Java client's keys
+  (``kafka.security.protocol``, ``kafka.sasl.jaas.config``, ``kafka.ssl.truststore.location``
+  ...): :func:`kafka_client_settings` translates them as a worker's
+  (:mod:`connectrt.runtime.clients.security`); librdkafka's own keys work as well.
 * Everything else (converters, transforms, ``errors.*``, a sink connector's own keys) is kept
   as a connector-style config.
 """
@@ -37,8 +41,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connectrt.api.config import ConfigError
+from connectrt.runtime.clients.security import is_security_key, security_keys, translate
+from connectrt.runtime.redaction import process_redactor
 
-__all__ = ["DEPRECATED_NAMES", "BridgeOptions", "OffsetSpec", "parse_duration_ms"]
+__all__ = [
+    "DEPRECATED_NAMES",
+    "BridgeOptions",
+    "OffsetSpec",
+    "kafka_client_settings",
+    "parse_duration_ms",
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +89,24 @@ class OffsetSpec:
     @property
     def by_time(self) -> bool:
         return self.kind in ("timestamp", "timestamps")
+
+
+def kafka_client_settings(kafka: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options (``kafka.`` removed) as confluent-kafka settings: Kafka's
+    Java-style security keys translated as a worker's are (JAAS strings, PEM and PKCS12
+    stores...; :func:`~connectrt.runtime.clients.security.translate`), every other key as is.
+    Raises ConfigError for what cannot be translated (a JKS store...), naming the ``kafka.``
+    key, never its value. The secrets the translation yields (passwords out of a JAAS string)
+    are registered with the process redactor; Java-only keys are dropped with a warning."""
+    translation = translate(security_keys(kafka), _KAFKA)
+    if translation.ignored:
+        log.warning(
+            "Ignoring Kafka client security settings librdkafka has no counterpart for: %s",
+            ", ".join(translation.ignored),
+        )
+    process_redactor().register_all(translation.secrets)
+    plain = {k: v for k, v in kafka.items() if not is_security_key(k)}
+    return {**plain, **{k: str(v) for k, v in translation.settings.items()}}
 
 
 def parse_duration_ms(value: str, key: str) -> int:
@@ -190,7 +220,7 @@ def _subscription(
 class BridgeOptions:
     """Parsed options (picklable; read on executors). See the module docstring."""
 
-    kafka: dict[str, str]
+    kafka: dict[str, str] = field(repr=False)  # confluent-kafka's keys (secrets included)
     topics: tuple[str, ...] = ()
     pattern: str | None = None
     assign: dict[str, tuple[int, ...]] | None = None
@@ -282,7 +312,7 @@ class BridgeOptions:
             )
         poll_ms = opts.get("kafkaconsumer.polltimeoutms") or opts.get("poll.timeout.ms")
         return cls(
-            kafka=kafka,
+            kafka=kafka_client_settings(kafka),
             topics=topics,
             pattern=pattern,
             assign=assign,

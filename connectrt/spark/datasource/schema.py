@@ -72,17 +72,6 @@ _PRIMITIVE_SPARK: dict[Type, T.DataType] = {
     Type.STRING: T.StringType(),
     Type.BYTES: T.BinaryType(),
 }
-_PRIMITIVE_ARROW: dict[Type, pa.DataType] = {
-    Type.INT8: pa.int8(),
-    Type.INT16: pa.int16(),
-    Type.INT32: pa.int32(),
-    Type.INT64: pa.int64(),
-    Type.FLOAT32: pa.float32(),
-    Type.FLOAT64: pa.float64(),
-    Type.BOOLEAN: pa.bool_(),
-    Type.STRING: pa.string(),
-    Type.BYTES: pa.binary(),
-}
 
 
 def _precision(schema: Schema) -> int:
@@ -149,25 +138,27 @@ def _identity(value: Any) -> Any:
     return value
 
 
-_SIMPLE_ARROW: list[tuple[type[T.DataType], pa.DataType]] = [
-    (T.ByteType, pa.int8()),
-    (T.ShortType, pa.int16()),
-    (T.IntegerType, pa.int32()),
-    (T.LongType, pa.int64()),
-    (T.FloatType, pa.float32()),
-    (T.DoubleType, pa.float64()),
-    (T.BooleanType, pa.bool_()),
-    (T.StringType, pa.string()),
-    (T.BinaryType, pa.binary()),
-    (T.DateType, pa.date32()),
-    (T.TimestampType, pa.timestamp("us", tz="UTC")),
-    (T.TimestampNTZType, pa.timestamp("us")),
+_SIMPLE: list[tuple[type[T.DataType], pa.DataType, Callable[[], SchemaBuilder]]] = [
+    (T.ByteType, pa.int8(), SchemaBuilder.int8),
+    (T.ShortType, pa.int16(), SchemaBuilder.int16),
+    (T.IntegerType, pa.int32(), SchemaBuilder.int32),
+    (T.LongType, pa.int64(), SchemaBuilder.int64),
+    (T.FloatType, pa.float32(), SchemaBuilder.float32),
+    (T.DoubleType, pa.float64(), SchemaBuilder.float64),
+    (T.BooleanType, pa.bool_(), SchemaBuilder.boolean),
+    (T.StringType, pa.string(), SchemaBuilder.string),
+    (T.BinaryType, pa.binary(), SchemaBuilder.bytes),
+    (T.DateType, pa.date32(), Date.builder),
+    (T.TimestampType, pa.timestamp("us", tz="UTC"), Timestamp.builder),
+    (T.TimestampNTZType, pa.timestamp("us"), Timestamp.builder),
 ]
+"""The Spark types without parameters: the Arrow type Spark reads each back as, and the
+builder of its Connect schema."""
 
 
 def arrow_type(data_type: T.DataType) -> pa.DataType:
     """The Arrow type Spark reads back as ``data_type`` (what ``read()`` yields)."""
-    for cls, arrow in _SIMPLE_ARROW:
+    for cls, arrow, _ in _SIMPLE:
         if isinstance(data_type, cls):
             return arrow
     if isinstance(data_type, T.DecimalType):
@@ -240,21 +231,7 @@ def connect_schema(data_type: T.DataType, optional: bool = True, name: str | Non
 
 
 def _builder(data_type: T.DataType, name: str | None) -> SchemaBuilder:
-    simple: list[tuple[type[T.DataType], Callable[[], SchemaBuilder]]] = [
-        (T.ByteType, SchemaBuilder.int8),
-        (T.ShortType, SchemaBuilder.int16),
-        (T.IntegerType, SchemaBuilder.int32),
-        (T.LongType, SchemaBuilder.int64),
-        (T.FloatType, SchemaBuilder.float32),
-        (T.DoubleType, SchemaBuilder.float64),
-        (T.BooleanType, SchemaBuilder.boolean),
-        (T.StringType, SchemaBuilder.string),
-        (T.BinaryType, SchemaBuilder.bytes),
-        (T.DateType, Date.builder),
-        (T.TimestampType, Timestamp.builder),
-        (T.TimestampNTZType, Timestamp.builder),
-    ]
-    for cls, make in simple:
+    for cls, _, make in _SIMPLE:
         if isinstance(data_type, cls):
             return make()
     if isinstance(data_type, T.DecimalType):

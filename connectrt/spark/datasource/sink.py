@@ -16,7 +16,8 @@ plus:
 * ``put.batch.size`` (default 5000): records per ``put()``;
 * ``batch.id``: the batch id of a ``df.write`` (streaming writes use the micro-batch id);
 * ``errors.tolerance``, ``errors.log.*``, ``errors.deadletterqueue.*`` (with
-  ``kafka.bootstrap.servers`` and ``kafka.*`` for the dead letter queue's producer): the sink
+  ``kafka.bootstrap.servers`` and ``kafka.*`` for the dead letter queue's producer, security
+  keys Java-style as for reading, :func:`~.options.kafka_client_settings`): the sink
   task's errant record reporter (KIP-610), as on a worker: a record the sink reports fails the
   Spark task with ``none``; with ``all`` it is skipped, logged if asked and written to the
   dead letter queue as a JSON document of the record (with the context headers if enabled).
@@ -79,8 +80,9 @@ def _log_commit(messages: Collection[Any], batch_id: int) -> None:
     )
 
 
-class BatchSinkWriter(DataSourceWriter):
-    """``df.write.format("connectrt")``."""
+class _SinkTaskWriter:
+    """What the batch and the streaming writer share: the plan made on the driver, and
+    ``write``, which runs one sink task over a partition's rows (on an executor)."""
 
     def __init__(self, options: Mapping[str, Any], schema: T.StructType) -> None:
         self.plan = plan_sink(options, schema)
@@ -88,6 +90,10 @@ class BatchSinkWriter(DataSourceWriter):
     def write(self, iterator: Iterator[Row]) -> SinkCommit:
         partition, batch_id = _task_info(self.plan.batch_id)
         return run_sink_task(self.plan, iterator, partition, batch_id)
+
+
+class BatchSinkWriter(_SinkTaskWriter, DataSourceWriter):
+    """``df.write.format("connectrt")``."""
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         _log_commit(messages, self.plan.batch_id)
@@ -96,15 +102,8 @@ class BatchSinkWriter(DataSourceWriter):
         log.warning("Write aborted; sink tasks already put their rows (no rollback)")
 
 
-class StreamSinkWriter(DataSourceStreamWriter):
+class StreamSinkWriter(_SinkTaskWriter, DataSourceStreamWriter):
     """``df.writeStream.format("connectrt")``: one sink task per partition and micro-batch."""
-
-    def __init__(self, options: Mapping[str, Any], schema: T.StructType) -> None:
-        self.plan = plan_sink(options, schema)
-
-    def write(self, iterator: Iterator[Row]) -> SinkCommit:
-        partition, batch_id = _task_info(self.plan.batch_id)
-        return run_sink_task(self.plan, iterator, partition, batch_id)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         _log_commit(messages, batchId)

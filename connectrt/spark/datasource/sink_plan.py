@@ -21,6 +21,7 @@ from connectrt.api.task import SinkTask
 from connectrt.errors import ConnectError
 from connectrt.runtime.plugins.registry import registry
 from connectrt.runtime.tasks.error_handling import ErrorPolicy
+from connectrt.spark.datasource.options import kafka_client_settings
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class SinkPlan:
     batch_id: int
     max_retries: int = 10
     config: dict[str, str] = field(default_factory=dict)
-    kafka: dict[str, str] = field(default_factory=dict)
+    kafka: dict[str, str] = field(default_factory=dict, repr=False)  # secrets included
 
 
 def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
@@ -76,7 +77,9 @@ def plan_sink(options: Mapping[str, Any], schema: T.StructType) -> SinkPlan:
     if not issubclass(cls, SinkConnector):
         raise ConfigError(f"{class_name} is not a sink connector", "connector.class", class_name)
     config = {k: v for k, v in opts.items() if k not in _BRIDGE_KEYS and not k.startswith("kafka.")}
-    kafka = {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
+    kafka = kafka_client_settings(
+        {k[len("kafka.") :]: v for k, v in opts.items() if k.startswith("kafka.")}
+    )
     policy = ErrorPolicy.from_config(config)
     if policy.dlq_topic and not kafka.get("bootstrap.servers"):
         raise ConfigError(

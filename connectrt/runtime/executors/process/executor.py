@@ -24,15 +24,15 @@ import itertools
 import logging
 import threading
 import traceback
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from connectrt.runtime.config.task_limits import task_limit
 from connectrt.runtime.config.worker import WorkerConfig
 from connectrt.runtime.executors.process.handle import KILL_WAIT_S, ProcessTaskHandle
 from connectrt.runtime.executors.process.launcher import Launcher, spawn_task_process
 from connectrt.runtime.executors.process.payload import ProcessTaskPayload
-from connectrt.runtime.executors.task_executor import TaskHandle, WorkerView
+from connectrt.runtime.executors.task_executor import OnFailure, TaskConfigs, TaskHandle, WorkerView
+from connectrt.runtime.executors.task_payload import ConnectorLaunch
 from connectrt.runtime.redaction import process_redactor
 from connectrt.runtime.status import State
 from connectrt.runtime.tasks.runner import TaskId
@@ -66,31 +66,22 @@ class ProcessTaskExecutor:
         self.launches = 0
 
     def start_tasks(
-        self,
-        worker: WorkerView,
-        connector: str,
-        tasks: list[tuple[int, dict[str, str]]],
-        on_failure: Callable[[Any], None],
+        self, worker: WorkerView, connector: str, tasks: TaskConfigs, on_failure: OnFailure
     ) -> dict[int, TaskHandle]:
-        resolved = worker.resolved_config(connector)
-        target = worker.target_state(connector)
-        kind = worker.connector_type(connector)
-        limit = memory_limit_mb(resolved, self.config)
+        launch = ConnectorLaunch.read(worker, connector)
+        limit = memory_limit_mb(launch.config, self.config)
         handles: dict[int, TaskHandle] = {}
         for index, task_config in tasks:
-            payload = ProcessTaskPayload(
-                connector=connector,
-                task=index,
-                kind=kind,
-                target=target.value,
-                generation=next(self._generations),
-                worker_props=dict(self.config.originals),
-                connector_config=dict(resolved),
-                task_config=dict(task_config),
+            payload = launch.payload(
+                ProcessTaskPayload,
+                index,
+                task_config,
                 worker_id=worker.status.worker_id,
                 log_level=logging.getLogger().getEffectiveLevel(),
                 memory_limit_mb=limit,
-                redact=_secrets_in({**resolved, **task_config}),
+                redact=_secrets_in({**launch.config, **task_config}),
+                generation=next(self._generations),
+                worker_props=self.config.originals,
             )
             try:
                 process, channel = self._launcher.call(lambda: spawn_task_process(limit))

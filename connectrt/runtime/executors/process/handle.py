@@ -28,12 +28,11 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.errors import ConnectError
-from connectrt.runtime.executors.call_reports import CallMirror
 from connectrt.runtime.executors.process.channel import Channel, ChannelClosed
 from connectrt.runtime.executors.process.exit_report import death_trace
 from connectrt.runtime.executors.process.payload import ProcessTaskPayload
-from connectrt.runtime.executors.task_executor import WorkerView
-from connectrt.runtime.metrics import TaskMetrics
+from connectrt.runtime.executors.remote_handle import RemoteTaskHandle
+from connectrt.runtime.executors.task_executor import OnFailure, WorkerView
 from connectrt.runtime.status import State, TargetState
 
 __all__ = ["ProcessTaskHandle", "TaskProcessDied", "TaskProcessFailed"]
@@ -70,7 +69,7 @@ def read_memory_kb(pid: int) -> dict[str, int]:
     return out
 
 
-class ProcessTaskHandle:
+class ProcessTaskHandle(RemoteTaskHandle):
     """See the module docstring. Built by the executor; :meth:`start` sends the payload and
     starts the supervisor thread. Control methods may be called from any thread."""
 
@@ -80,27 +79,20 @@ class ProcessTaskHandle:
         payload: ProcessTaskPayload,
         process: subprocess.Popen[bytes],
         channel: Channel,
-        on_failure: Callable[[Any], None],
+        on_failure: OnFailure,
         on_end: Callable[[ProcessTaskHandle], None],
     ) -> None:
-        self.id = payload.task_id
-        self.metrics = TaskMetrics(payload.connector, payload.task)
-        self.failed: BaseException | None = None
-        self.on_failure: Callable[[Any], None] | None = on_failure
+        # The child's open call, for the stall watchdog (task.stall.timeout.ms).
+        super().__init__(payload, on_failure, f"task process {process.pid}")
         self.payload = payload
         self.process = process
         self.pid = process.pid
         self.memory_kb: dict[str, int] = {}
         self.returncode: int | None = None
-        # The child's open call, for the stall watchdog (task.stall.timeout.ms).
-        self.call_mirror = CallMirror(f"task process {self.pid}")
-        self.call_clock = self.call_mirror.call_clock
         self._worker = worker
         self._channel = channel
         self._on_end = on_end
-        self._stop_requested = False
         self._killed = False
-        self._done = threading.Event()
         self._thread = threading.Thread(
             target=self._supervise, name=f"task-process-{self.id}", daemon=True
         )
@@ -117,14 +109,7 @@ class ProcessTaskHandle:
     def transition_to(self, target: TargetState) -> None:
         self._send(("target", target.value))
 
-    def is_alive(self) -> bool:
-        return not self._done.is_set()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the task to end; kill a task asked to stop that is still running when
-        ``timeout`` passes (the last resort: no final commit)."""
-        if self._done.wait(timeout) or not self._stop_requested:
-            return
+    def _end_now(self) -> float:
         log.error(
             "Task %s did not stop within task.shutdown.graceful.timeout.ms; killing its "
             "process %d (no final commit: the next run resumes from the last commit)",
@@ -132,11 +117,7 @@ class ProcessTaskHandle:
             self.pid,
         )
         self.kill()
-        self._done.wait(KILL_WAIT_S)
-
-    def current_stack(self) -> str:
-        """The task thread's stack as the child last sent it (for a stalled task's trace)."""
-        return self.call_mirror.current_stack()
+        return KILL_WAIT_S
 
     def kill(self) -> None:
         """SIGKILL the child (the worker's own kill: not reported as a failure)."""

@@ -1,0 +1,190 @@
+"""Sink throughput with OpenTelemetry tracing off, at 1% and at 100% of the records.
+
+A topic with 4 partitions is pre-filled with N 100 B values (not timed), each with a sampled
+W3C ``traceparent`` header as an instrumented producer writes it. Then, in rounds, three
+in-process workers read the whole topic in turn with ``bench.connectors.NoopSinkConnector``
+(one task, ByteArrayConverter, the sink sums the values column), each with its own consumer
+group: tracing off (the baseline), ``tracing.sampler.ratio=0.01`` and ``=1.0``. The tracing
+workers export over OTLP/HTTP to a real Jaeger on loopback (:mod:`connectrt.testing.jaeger`,
+built from the Go module proxy on first use), so the export's cost is in the figures.
+
+Steady state only: each clock starts once ``--warmup`` records were received and stops at the
+N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
+which a worker starts once, with its first traced task) before its worker, and ends it after
+(it exports the rest), outside the clock. The order of the three cases rotates from round to
+round. Prints each round, the medians and ends with
+``RESULT bench_tracing connectrt=<1% rec/s> baseline=<off rec/s> ratio=<x>`` (before it,
+``RESULT bench_tracing_all`` for 100% against off). Target: 1% costs under 3%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _common as c
+from confluent_kafka import Producer
+
+from bench.connectors import PROGRESS, WARMED, payloads
+from connectrt.testing.jaeger import JaegerServer
+
+TOPIC = c.topic("tracing-in")
+
+CASES = {"off": None, "1%": "0.01", "100%": "1.0"}
+
+
+def prefill(bootstrap: str, n: int, size: int) -> None:
+    producer = Producer(c.producer_settings(bootstrap))
+    values = payloads(2000, size)
+    rng = random.Random(35)
+    for i in range(n):
+        header = f"00-{rng.getrandbits(128):032x}-{rng.getrandbits(64):016x}-01"
+        while True:
+            try:
+                producer.produce(TOPIC, values[i % 2000], headers=[("traceparent", header)])
+                break
+            except BufferError:
+                producer.poll(0.05)
+    if producer.flush(60):
+        raise RuntimeError("prefill not acknowledged")
+
+
+def run_case(
+    bootstrap: str, n: int, warmup: int, rnd: str, ratio: str | None, jaeger: JaegerServer
+) -> tuple[int, float, int, float, float, float]:
+    """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
+    the exporter process and of Jaeger) of a worker running the no-op sink with tracing
+    at ``ratio`` (None: off). A traced case ends with its exporter process done (it exports the
+    rest before the next case starts). This process's CPU is counted from before the worker
+    starts to the N-th record (every thread: the task's, the client's, the trace shipper's)."""
+    bench_id = f"trace{rnd}"
+    extra = {}
+    if ratio is not None:
+        extra = {
+            "tracing.enabled": "true",
+            "tracing.sampler.ratio": ratio,
+            "tracing.otlp.endpoint": jaeger.otlp_http,
+            "tracing.service.name": "bench-tracing",
+        }
+    if ratio is not None:  # the worker's exporter process, started before the clock (a worker
+        # starts it once, with its first traced task): steady state is measured
+        from connectrt.runtime.config.tracing import tracing_settings
+        from connectrt.runtime.tasks.trace_exporter import outlet_for
+
+        values = {k: v for k, v in extra.items() if k != "tracing.enabled"}
+        settings = tracing_settings({**values, "tracing.enabled": True})
+        assert settings is not None
+        outlet_for(settings)
+    cpu = time.process_time()
+    backend = jaeger.cpu_seconds()
+    worker = c.make_worker(c.worker_props(bootstrap, **extra))
+    try:
+        worker.start_connector(
+            f"bench-trace-{rnd}",
+            {
+                "connector.class": "bench.connectors.NoopSinkConnector",
+                "tasks.max": "1",
+                "topics": TOPIC,
+                "expected": str(n),
+                "bench.id": bench_id,
+                "read.values": "true",
+                "warmup.records": str(warmup),
+            },
+        )
+        task_id = f"{bench_id}-0"
+        c.wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
+        p = PROGRESS[task_id]
+        if not p.done.wait(600):
+            raise TimeoutError(f"sink task got {p.count} of {n}")
+        assert p.last is not None
+        start_count, start = WARMED[task_id]
+        timed = p.count - start_count, p.last - start
+        cpu = time.process_time() - cpu
+    finally:
+        worker.stop()
+    dropped = 0
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if ratio is not None:
+        from connectrt.runtime.tasks.trace_exporter import close_outlets
+
+        dropped = close_outlets()  # waits for the exporter process: its CPU is counted
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    backend = jaeger.cpu_seconds() - backend
+    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n)
+
+
+def main() -> dict[str, float]:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--records", type=int, default=500_000, help="pre-filled records")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds (each runs the three cases)")
+    ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
+    ap.add_argument("--size", type=int, default=100)
+    c.add_broker_option(ap)
+    args = ap.parse_args()
+    c.setup_logging()
+    n = args.records
+    warmup = args.warmup or max(n // 20, 1000)
+    one, five, fifteen = os.getloadavg()
+    print(
+        f"bench_tracing: {n:,} x {args.size} B with traceparent headers in 4 partitions, "
+        f"{args.rounds} round(s), clocks start after {warmup:,} records; {c.machine()}; "
+        f"{time.strftime('%Y-%m-%d %H:%M')}, load average {one:.2f}, {five:.2f}, {fifteen:.2f}"
+    )
+    c.print_broker(args.broker)
+    from connectrt.runtime.executors.gc_tuning import tune_gc
+    from connectrt.testing.jaeger import jaeger_binary
+
+    tune_gc()
+    jaeger = JaegerServer(jaeger_binary(), Path(tempfile.mkdtemp(prefix="bench-jaeger-")))
+    jaeger.start()
+    rates: dict[str, list[float]] = {case: [] for case in CASES}
+    cpus: dict[str, list[float]] = {case: [] for case in CASES}
+    try:
+        with c.open_broker(args.broker) as broker:
+            bs = broker.bootstrap_servers
+            c.create_topics(bs, {TOPIC: 4})
+            t0 = time.perf_counter()
+            prefill(bs, n, args.size)
+            print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
+            for r in range(args.rounds):
+                done = []
+                for case in c.rotated(list(CASES), r):
+                    rnd = f"{r}-{list(CASES).index(case)}"
+                    timed, secs, dropped, cpu, exporter, backend = run_case(
+                        bs, n, warmup, rnd, CASES[case], jaeger
+                    )
+                    rates[case].append(c.rate(timed, c.window(secs)))
+                    cpus[case].append(cpu)
+                    note = f"{cpu:.2f} µs CPU/record"
+                    if CASES[case] is not None:
+                        note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
+                    if dropped:
+                        note += f", {dropped:,} traced-record entries dropped"
+                    done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
+                print(f"  round {r}: " + ", ".join(done), flush=True)
+    finally:
+        jaeger.stop()
+    medians = {case: statistics.median(v) for case, v in rates.items()}
+    cpu_medians = {case: statistics.median(v) for case, v in cpus.items()}
+    for case, rate in medians.items():
+        print(
+            f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / medians['off']:.3f} of off); "
+            f"{cpu_medians[case]:.2f} µs CPU/record in the worker's process "
+            f"({cpu_medians[case] / cpu_medians['off']:.3f} of off)"
+        )
+    result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
+    c.case_result("bench_tracing", "all", medians["100%"], medians["off"])
+    c.result("bench_tracing", medians["1%"], medians["off"])
+    return result
+
+
+if __name__ == "__main__":
+    main()

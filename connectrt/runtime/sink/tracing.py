@@ -1,0 +1,233 @@
+"""Tracing a sink task's records: one span per batch, and spans per stage for the records picked.
+
+Imported only when tracing is on (it imports OpenTelemetry through
+:mod:`connectrt.runtime.tasks.tracing`). :meth:`SinkTracer.attach` puts the tracer on a
+:class:`~connectrt.runtime.sink.runner.SinkTaskRunner` before it starts: it wraps the runner's
+conversion, each transformation of its chain, the task's ``put``, the offset commit and the
+dead letter queue write with stage clocks, and the runner's loop calls :meth:`SinkTracer.consume`
+in place of ``consumer.consume`` (its one check per batch).
+
+Per consumed batch, :class:`~connectrt.runtime.tasks.tracing.Picker` chooses records at the
+configured ratio; a chosen record whose ``traceparent`` header says "not sampled" is left out
+(parent-based sampling). When at least one record is traced, the batch gets one span,
+``process <topic> batch`` (a new trace, kind CONSUMER, with ``messaging.batch.message_count``
+and a span link to each traced record's producer span, as the OpenTelemetry messaging
+conventions have batch receivers do). Each traced record gets a span
+``process <topic>`` parented to its producer's span (its ``traceparent``; a new trace without
+one) with a child per stage: ``consume``, ``convert``, ``transform <alias>`` per
+transformation, ``put``, and, once the offsets that cover it are committed, ``offset commit``;
+``dlq write`` when it went to the dead letter queue. Every span carries the connector, task,
+topic, partition and offset as attributes. When the next batch is consumed (or at a commit, or
+when the task stops), the tracer hands the finished batch to its outlet as one trace record (the
+stage times and, per traced record, its ids and coordinates); the spans are made and exported
+out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+
+Used on the task thread only.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import SpanKind
+
+from connectrt.runtime.config.tracing import TracingSettings
+from connectrt.runtime.tasks.trace_exporter import outlet_for
+from connectrt.runtime.tasks.tracing import (
+    TRACEPARENT,
+    Picker,
+    StageClock,
+    TraceOutlet,
+    new_id,
+    trace_context,
+)
+
+if TYPE_CHECKING:
+    from connectrt.runtime.clients.kafka import KafkaConsumer
+    from connectrt.runtime.sink.runner import SinkTaskRunner
+
+__all__ = ["SinkTracer"]
+
+_MAX_UNCOMMITTED = 10_000  # traced records awaiting their offset commit span, at most
+_INTERNAL = SpanKind.INTERNAL.value
+
+# A traced record, as the trace records lay it out: (trace id, span id, producer span id or 0,
+# topic, partition, offset).
+_Record = tuple[int, int, int, str, int, int]
+
+
+def _start(stage: tuple[str, int, int]) -> int:
+    return stage[1]
+
+
+def _header(headers: Any, name: str) -> Any:
+    for key, value in headers or ():
+        if key == name:
+            return value
+    return None
+
+
+class SinkTracer:
+    """Traces one sink task's batches (see the module docstring)."""
+
+    def __init__(self, outlet: TraceOutlet, settings: TracingSettings, runner: Any) -> None:
+        """Use :meth:`attach`."""
+        self._outlet = outlet
+        self._picker = Picker(settings.ratio, random.Random())
+        self._parent_based = settings.parent_based
+        self._clock = StageClock()
+        # the batch consumed last, if it has traced records: (consume start, end, size, records)
+        self._batch: tuple[int, int, int, list[_Record]] | None = None
+        self._uncommitted: list[_Record] = []
+        self._base = {
+            "messaging.system": "kafka",
+            "messaging.consumer.group.name": str(runner._consumer_config.get("group.id", "")),
+            "connectrt.connector": runner.id.connector,
+            "connectrt.task": runner.id.task,
+        }
+
+    @classmethod
+    def attach(
+        cls, runner: SinkTaskRunner, settings: TracingSettings, outlet: TraceOutlet | None = None
+    ) -> SinkTracer:
+        """Make a tracer for ``runner`` (not started yet) and wrap its stages (see the module
+        docstring). ``outlet``: the process's for ``settings`` unless given (tests)."""
+        self = cls(outlet or outlet_for(settings), settings, runner)
+        wrap = self._clock.wrap
+        conversion = runner._conversion
+        conversion.convert = wrap("convert", conversion.convert)  # type: ignore[method-assign]
+        if runner._transforms is not None:
+            runner._transforms.instrument(lambda alias, call: wrap(f"transform {alias}", call))
+        task = runner.task
+        try:
+            task.put = wrap("put", task.put)  # type: ignore[method-assign]
+        except AttributeError:
+            pass  # a task class with __slots__: no put span
+        offsets = runner._offsets
+        commit = offsets.commit
+
+        def traced_commit(*args: Any, **kwargs: Any) -> None:
+            self.finish()
+            start = time.time_ns()
+            try:
+                commit(*args, **kwargs)
+            finally:
+                self._committed(start, time.time_ns())
+
+        offsets.commit = traced_commit  # type: ignore[method-assign]
+        errors = runner.errors
+        send_to_dlq = errors._send_to_dlq
+
+        def traced_dlq(failure: Any) -> None:
+            start = time.time_ns()
+            try:
+                send_to_dlq(failure)
+            finally:
+                self._dlq_written(failure, start, time.time_ns())
+
+        errors._send_to_dlq = traced_dlq  # type: ignore[method-assign]
+        runner.tracer = self
+        return self
+
+    # -- the runner's loop ----------------------------------------------------------------------
+    def consume(self, consumer: KafkaConsumer, count: int, timeout: float) -> list[Any]:
+        """``consumer.consume(count, timeout)``, timed: the previous batch is handed to the
+        outlet first, and the records of this one are picked."""
+        if self._batch is not None:
+            self.finish()
+        start = time.time_ns()
+        msgs = consumer.consume(count, timeout)
+        if msgs:
+            chosen = self._picker.pick(len(msgs))
+            if chosen:
+                self._begin(msgs, chosen, start, time.time_ns())
+        return msgs
+
+    def _begin(self, msgs: list[Any], chosen: Sequence[int], start: int, end: int) -> None:
+        records: list[_Record] = []
+        parent_based = self._parent_based
+        for i in chosen:
+            msg = msgs[i]
+            if msg.error() is not None:
+                continue
+            parent = trace_context(_header(msg.headers(), TRACEPARENT))
+            if parent is None:
+                trace_id, parent_id = new_id(128) or 1, 0
+            elif parent_based and not parent[2] & 1:
+                continue  # its producer did not sample it
+            else:
+                trace_id, parent_id = parent[0], parent[1]
+            span_id = new_id(64) or 1
+            records.append(
+                (trace_id, span_id, parent_id, msg.topic(), msg.partition(), msg.offset())
+            )
+        self._clock.reset()
+        if records:
+            self._batch = (start, end, len(msgs), records)
+            self._clock.active = True
+
+    def finish(self) -> None:
+        """Hand the batch consumed last to the outlet, if it had traced records."""
+        batch = self._batch
+        stages = self._clock.reset()
+        if batch is None:
+            return
+        self._batch = None
+        start, consumed, size, records = batch
+        convert = stages.get("convert")
+        transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
+        if convert is not None and transforms:  # the conversion runs the chain: convert ends
+            convert[1] = min(convert[1], min(transforms))  # where the first stage starts
+        timeline = [("consume", start, consumed)]
+        timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
+        batch_ids = (new_id(128) or 1, new_id(64) or 1)
+        self._outlet.put(
+            ("sink", self._base, records[0][3], size, timeline, batch_ids, records),
+            len(records),
+        )
+        if len(self._uncommitted) < _MAX_UNCOMMITTED:
+            self._uncommitted += records
+
+    def _committed(self, start: int, end: int) -> None:
+        """The offsets were committed (or the commit failed): an ``offset commit`` span per
+        record traced since the last commit."""
+        records, self._uncommitted = self._uncommitted, []
+        if records:
+            self._outlet.put(("commit", self._base, start, end, records), len(records))
+
+    def _dlq_written(self, failure: Any, start: int, end: int) -> None:
+        """A record went to the dead letter queue: a ``dlq write`` span under its producer's
+        span (every DLQ write is traced; they are rare)."""
+        raw = failure.raw
+        parent = None
+        attributes: dict[str, Any] = dict(self._base)
+        if raw is not None:
+            parent = trace_context(_header(raw.headers(), TRACEPARENT))
+            attributes["messaging.destination.name"] = raw.topic()
+            attributes["messaging.destination.partition.id"] = str(raw.partition())
+            attributes["messaging.kafka.offset"] = raw.offset()
+        attributes["connectrt.stage"] = failure.stage
+        attributes["error.type"] = type(failure.error).__name__
+        trace_id, parent_id = (parent[0], parent[1]) if parent else (new_id(128) or 1, 0)
+        self._outlet.put(
+            (
+                "span",
+                "dlq write",
+                trace_id,
+                new_id(64) or 1,
+                parent_id,
+                start,
+                end,
+                _INTERNAL,
+                attributes,
+            ),
+            1,
+        )
+
+    def close(self) -> None:
+        """The task stopped: hand the last batch to the outlet and send it on its way."""
+        self.finish()
+        self._outlet.flush()

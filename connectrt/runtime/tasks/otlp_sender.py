@@ -1,0 +1,183 @@
+"""OTLP requests, already encoded, sent to the receiver over HTTP or gRPC.
+
+The exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`) encodes its requests itself
+(:mod:`connectrt.runtime.tasks.otlp_encoding`), so it sends bytes rather than SDK spans:
+``POST <endpoint>/v1/traces`` with ``application/x-protobuf`` over one kept-alive connection
+(the standard library's ``http.client``: quick to import in a new process), or the gRPC method
+``opentelemetry.proto.collector.trace.v1.TraceService/Export`` with the bytes as its message.
+The standard variables apply as they do to the SDK's exporters: headers
+(``OTEL_EXPORTER_OTLP_TRACES_HEADERS``, else ``OTEL_EXPORTER_OTLP_HEADERS``), ``gzip``
+compression (``..._COMPRESSION``), timeout in seconds (``..._TIMEOUT``, default 10) and a CA
+certificate for HTTPS (``..._CERTIFICATE``). A request failing with a retryable status (HTTP 429,
+502, 503, 504; gRPC UNAVAILABLE, RESOURCE_EXHAUSTED) or a connection error is tried up to three
+times with a growing pause; a request that still fails is dropped and logged (at most once a
+minute).
+
+A sender is used by one thread (the exporter process's main thread).
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import logging
+import os
+import ssl
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+__all__ = ["otlp_sender"]
+
+log = logging.getLogger(__name__)
+
+_TRIES = 3
+_GRPC_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def _env(name: str, env: Mapping[str, str]) -> str:
+    """``OTEL_EXPORTER_OTLP_TRACES_<name>``, else ``OTEL_EXPORTER_OTLP_<name>``, else ''."""
+    return (
+        env.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}") or env.get(f"OTEL_EXPORTER_OTLP_{name}") or ""
+    ).strip()
+
+
+def _headers(env: Mapping[str, str]) -> dict[str, str]:
+    """``k1=v1,k2=v2`` (values URL-encoded), as the OpenTelemetry variables give headers."""
+    headers = {}
+    for pair in _env("HEADERS", env).split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            headers[key.strip().lower()] = urllib.parse.unquote(value.strip())
+    return headers
+
+
+class _Failures:
+    """Logs failed requests, at most once a minute."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._next = 0.0
+
+    def failed(self, what: str) -> None:
+        self.count += 1
+        if time.monotonic() >= self._next:
+            log.warning("OTLP export failed (%s); %d request(s) dropped so far", what, self.count)
+            self._next = time.monotonic() + 60
+
+
+def otlp_sender(
+    endpoint: str, protocol: str, env: Mapping[str, str] | None = None
+) -> Callable[[bytes], bool]:
+    """A function sending one encoded ``ExportTraceServiceRequest`` to ``endpoint`` (the OTLP
+    base URL) over ``protocol`` (``grpc`` or ``http/protobuf``); it returns whether the receiver
+    took it."""
+    env = os.environ if env is None else env
+    timeout = float(_env("TIMEOUT", env) or 10)
+    gzipped = _env("COMPRESSION", env).lower() == "gzip"
+    headers = _headers(env)
+    failures = _Failures()
+    if protocol == "grpc":
+        return _grpc_sender(endpoint, headers, gzipped, timeout, env, failures)
+    return _http_sender(endpoint, headers, gzipped, timeout, env, failures)
+
+
+def _http_sender(
+    endpoint: str,
+    headers: dict[str, str],
+    gzipped: bool,
+    timeout: float,
+    env: Mapping[str, str],
+    failures: _Failures,
+) -> Callable[[bytes], bool]:
+    parsed = urllib.parse.urlsplit(endpoint if "://" in endpoint else "http://" + endpoint)
+    path = parsed.path.rstrip("/") + "/v1/traces"
+    request_headers = {"Content-Type": "application/x-protobuf", **headers}
+    if gzipped:
+        request_headers["Content-Encoding"] = "gzip"
+    context = None
+    if parsed.scheme == "https":
+        context = ssl.create_default_context(cafile=_env("CERTIFICATE", env) or None)
+    connection: http.client.HTTPConnection | None = None
+
+    def post(data: bytes) -> tuple[int, bytes]:
+        nonlocal connection
+        if connection is None:
+            if context is not None:
+                connection = http.client.HTTPSConnection(
+                    parsed.netloc, timeout=timeout, context=context
+                )
+            else:
+                connection = http.client.HTTPConnection(parsed.netloc, timeout=timeout)
+        try:
+            connection.request("POST", path, body=data, headers=request_headers)
+            response = connection.getresponse()
+            return response.status, response.read()
+        except BaseException:
+            connection.close()
+            connection = None  # a new connection next time
+            raise
+
+    def send(body: bytes) -> bool:
+        data = gzip.compress(body) if gzipped else body
+        what = ""
+        for attempt in range(_TRIES):
+            try:
+                status, text = post(data)
+            except (OSError, http.client.HTTPException) as e:
+                what = f"{type(e).__name__}: {e}"
+            else:
+                if 200 <= status < 300:
+                    return True
+                what = f"HTTP {status}: {text[:200]!r}"
+                if status not in (429, 502, 503, 504):
+                    break
+            if attempt + 1 < _TRIES:
+                time.sleep(0.5 * 2**attempt)
+        failures.failed(what)
+        return False
+
+    return send
+
+
+def _grpc_sender(
+    endpoint: str,
+    headers: dict[str, str],
+    gzipped: bool,
+    timeout: float,
+    env: Mapping[str, str],
+    failures: _Failures,
+) -> Callable[[bytes], bool]:
+    import grpc
+
+    parsed = urllib.parse.urlsplit(endpoint if "://" in endpoint else "http://" + endpoint)
+    target = parsed.netloc
+    if parsed.scheme == "https":
+        certificate = _env("CERTIFICATE", env)
+        root = Path(certificate).read_bytes() if certificate else None
+        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(root))
+    else:
+        channel = grpc.insecure_channel(target)
+    export = channel.unary_unary(_GRPC_METHOD)  # bytes in, bytes out: no (de)serializer
+    metadata = list(headers.items())
+    compression = grpc.Compression.Gzip if gzipped else None
+    retryable = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+    def send(body: bytes) -> bool:
+        what = ""
+        for attempt in range(_TRIES):
+            try:
+                export(body, timeout=timeout, metadata=metadata, compression=compression)
+                return True
+            except grpc.RpcError as e:
+                code = e.code() if hasattr(e, "code") else None
+                what = f"gRPC {code}"
+                if code not in retryable:
+                    break
+            if attempt + 1 < _TRIES:
+                time.sleep(0.5 * 2**attempt)
+        failures.failed(what)
+        return False
+
+    return send

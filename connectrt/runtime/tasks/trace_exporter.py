@@ -1,0 +1,298 @@
+"""The exporter process: trace records shipped out of the task process, made into spans and
+exported there.
+
+Building tens of thousands of SDK spans a second and encoding them for OTLP is Python work;
+done on a thread of the task process, it holds the interpreter lock the task threads need
+(measured: tracing 1% of a 320,000 records/s sink cost three quarters of its throughput). So a
+process that traces starts one child process per tracing setting, on first use
+(:func:`outlet_for`): ``python -m connectrt.runtime.tasks.trace_exporter SETTINGS``.
+
+Parent side (:class:`ChildOutlet`): tracers :meth:`~ChildOutlet.put` trace records (tuples, see
+:mod:`connectrt.runtime.tasks.tracing`) into a list, under a lock; a shipper thread wakes every
+:data:`SHIP_INTERVAL_S` (or on :meth:`~ChildOutlet.flush`), pickles what was put and writes it
+to the child's standard input as one length-prefixed frame. At most :data:`MAX_PENDING`
+traced records wait: when the child falls behind (its pipe is full), later trace records are
+dropped and counted (logged once a minute), so a slow backend never slows the tasks or grows
+memory. At exit (and :func:`close_outlets`) the shipper sends the rest and closes the pipe; the
+child exports everything it read and ends, and the parent waits for it (bounded).
+
+Child side (:func:`main`): reads frames until end of input and exports their spans
+synchronously, at most :data:`EXPORT_BATCH` per request. Over OTLP it encodes the protobuf
+itself (:mod:`connectrt.runtime.tasks.otlp_encoding`: the SDK's encoder costs 95 µs of CPU per
+span, this one a few) and sends it raw (:mod:`connectrt.runtime.tasks.otlp_sender`, honouring
+the ``OTEL_EXPORTER_OTLP_*`` headers, compression and timeout variables); to the console it
+makes the SDK's spans (:func:`connectrt.runtime.tasks.trace_spans.spans`) and uses the SDK's
+exporter. ``OTEL_RESOURCE_ATTRIBUTES`` applies either way. A parent that dies closes the
+pipe, so the child never outlives it by more than its last export.
+
+If the child cannot be started, the process exports in-process instead (a
+:class:`~connectrt.runtime.tasks.trace_spans.LocalOutlet` over the SDK's batch span
+processor), with a warning.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from typing import IO, TYPE_CHECKING, Any
+
+from connectrt.runtime.tasks.tracing import TraceOutlet
+
+if TYPE_CHECKING:  # the exporter process starts without the config modules: quicker
+    from connectrt.runtime.config.tracing import TracingSettings
+
+__all__ = [
+    "EXPORT_BATCH",
+    "MAX_PENDING",
+    "SHIP_INTERVAL_S",
+    "ChildOutlet",
+    "close_outlets",
+    "main",
+    "outlet_for",
+]
+
+log = logging.getLogger(__name__)
+
+SHIP_INTERVAL_S = 0.25
+"""How often the shipper thread sends the trace records put meanwhile."""
+MAX_PENDING = 5_000
+"""Traced records waiting to be shipped, at most; beyond, trace records are dropped."""
+EXPORT_BATCH = 2048
+"""Spans per export call in the exporter process, at most."""
+CLOSE_TIMEOUT_S = 30.0
+"""How long closing waits for the exporter process to export the rest and end."""
+
+_outlets: dict[TracingSettings, TraceOutlet] = {}
+_lock = threading.Lock()
+# A forked process has no shipper thread: it starts outlets of its own.
+os.register_at_fork(after_in_child=_outlets.clear)
+
+
+class ChildOutlet:
+    """Ships trace records to an exporter process (see the module docstring). Thread-safe."""
+
+    def __init__(self, settings: TracingSettings) -> None:
+        """Start the exporter process and the shipper thread (OSError if the process cannot
+        be started)."""
+        from connectrt.runtime.tasks.trace_spans import resource_of
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # this process's imports
+        config = {
+            "settings": asdict(settings),
+            "resource": dict(resource_of(settings).attributes),  # so the child needs no SDK
+        }
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, json.dumps(config)],
+            stdin=subprocess.PIPE,
+            env=env,
+        )
+        self._pipe: IO[bytes] | None = self._process.stdin
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Any, ...]] = []
+        self._weight = 0
+        self.dropped = 0
+        """Traced records whose spans were dropped since the start (the exporter process fell
+        behind); a record dropped with its batch and again with its offset commit counts
+        twice."""
+        self._reported = 0
+        self._report_at = 0.0
+        self._wake = threading.Event()
+        self._closing = False
+        self._thread = threading.Thread(
+            target=self._ship_loop, name="connectrt-trace-shipper", daemon=True
+        )
+        self._thread.start()
+
+    def put(self, record: tuple[Any, ...], weight: int) -> None:
+        with self._lock:
+            if self._weight + weight > MAX_PENDING:
+                self.dropped += weight
+                return
+            self._pending.append(record)
+            self._weight += weight
+
+    def flush(self) -> None:
+        self._wake.set()
+
+    def _take(self) -> list[tuple[Any, ...]]:
+        with self._lock:
+            taken, self._pending, self._weight = self._pending, [], 0
+        return taken
+
+    def _ship_loop(self) -> None:
+        while True:
+            self._wake.wait(SHIP_INTERVAL_S)
+            self._wake.clear()
+            closing = self._closing
+            taken = self._take()
+            if taken and self._pipe is not None:
+                frame = pickle.dumps(taken, pickle.HIGHEST_PROTOCOL)
+                try:
+                    self._pipe.write(len(frame).to_bytes(4, "big") + frame)
+                    self._pipe.flush()
+                except (BrokenPipeError, OSError, ValueError):
+                    log.warning(
+                        "The trace exporter process ended (exit code %s): spans are dropped",
+                        self._process.poll(),
+                    )
+                    self._pipe = None
+            elif taken:
+                self.dropped += len(taken)
+            self._report()
+            if closing:
+                return
+
+    def _report(self) -> None:
+        if self.dropped > self._reported and time.monotonic() >= self._report_at:
+            log.warning(
+                "Tracing dropped the spans of %d traced records so far (a record counts again "
+                "for its offset commit span): the trace exporter process falls behind (lower "
+                "tracing.sampler.ratio)",
+                self.dropped,
+            )
+            self._reported = self.dropped
+            self._report_at = time.monotonic() + 60
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Ship the rest, end the exporter process once it exported it (waits up to
+        ``timeout``, then kills it). Idempotent."""
+        if self._closing:
+            return
+        self._closing = True
+        self._wake.set()
+        self._thread.join(timeout)
+        if self._pipe is not None:
+            try:
+                self._pipe.close()
+            except OSError:
+                pass
+            self._pipe = None
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("The trace exporter process did not end in %.0f s: killed", timeout)
+            self._process.kill()
+            self._process.wait()
+
+
+def outlet_for(settings: TracingSettings) -> TraceOutlet:
+    """The process's outlet for ``settings``, made on first use (thread-safe) and closed at
+    exit: a :class:`ChildOutlet`, else an in-process one (see the module docstring)."""
+    with _lock:
+        outlet = _outlets.get(settings)
+        if outlet is None:
+            try:
+                child = ChildOutlet(settings)
+                atexit.register(child.close)
+                outlet = child
+            except OSError as e:
+                log.warning("Cannot start the trace exporter process (%s): exporting in-process", e)
+                outlet = _local(settings)
+            _outlets[settings] = outlet
+        return outlet
+
+
+def close_outlets() -> int:
+    """Close every outlet of this process (their exporter processes export what they have and
+    end); the next :func:`outlet_for` starts afresh. Returns the traced records they dropped.
+    For benchmarks and tests."""
+    with _lock:
+        outlets = list(_outlets.values())
+        _outlets.clear()
+    dropped = 0
+    for outlet in outlets:
+        if isinstance(outlet, ChildOutlet):
+            outlet.close()
+            dropped += outlet.dropped
+        else:
+            outlet.flush()
+    return dropped
+
+
+def _local(settings: TracingSettings) -> TraceOutlet:
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from connectrt.runtime.tasks.trace_spans import LocalOutlet, make_exporter, resource_of
+
+    processor = BatchSpanProcessor(make_exporter(settings))
+    atexit.register(processor.shutdown)
+    return LocalOutlet(processor, resource_of(settings))
+
+
+# -- the exporter process -------------------------------------------------------------------------
+
+
+def _read(stream: IO[bytes], n: int) -> bytes | None:
+    data = stream.read(n)
+    return data if data is not None and len(data) == n else None
+
+
+def _frames(stream: IO[bytes]) -> Iterator[list[tuple[Any, ...]]]:
+    """The trace records of each frame on ``stream``, until its end."""
+    while True:
+        head = _read(stream, 4)
+        body = None if head is None else _read(stream, int.from_bytes(head, "big"))
+        if body is None:
+            return
+        yield pickle.loads(body)
+
+
+def _export_otlp(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]) -> None:
+    """OTLP: the spans encoded by :mod:`connectrt.runtime.tasks.otlp_encoding`, sent raw."""
+    from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
+    from connectrt.runtime.tasks.otlp_sender import otlp_sender
+
+    encoder = RequestEncoder(config["resource"])
+    send = otlp_sender(config["settings"]["endpoint"], config["settings"]["protocol"])
+    for records in frames:
+        spans = encoder.spans(records)
+        for i in range(0, len(spans), EXPORT_BATCH):
+            send(encoder.request(spans[i : i + EXPORT_BATCH]))
+
+
+def _export_sdk(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]) -> None:
+    """The console: the SDK's spans and exporter."""
+    from connectrt.runtime.config.tracing import TracingSettings
+    from connectrt.runtime.tasks.trace_spans import make_exporter, resource_of, spans
+
+    settings = TracingSettings(**config["settings"])
+    exporter = make_exporter(settings)
+    resource = resource_of(settings)
+    try:
+        for records in frames:
+            batch: list[Any] = []
+            for record in records:
+                batch.extend(spans(record, resource))
+            for i in range(0, len(batch), EXPORT_BATCH):
+                exporter.export(batch[i : i + EXPORT_BATCH])
+    finally:
+        exporter.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The exporter process: frames of trace records from standard input, exported as spans
+    (see the module docstring); returns at end of input."""
+    args = sys.argv[1:] if argv is None else argv
+    # Ctrl-C in a terminal reaches the whole process group: the worker stops and closes the
+    # pipe; until then this process goes on, so the last spans are exported.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    config = json.loads(args[0])
+    export = _export_otlp if config["settings"]["exporter"] == "otlp" else _export_sdk
+    export(config, _frames(sys.stdin.buffer))
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""OpenTelemetry tracing shared by the sink and source tracers: trace records, W3C trace context,
+record sampling and stage clocks.
+
+Imported only when tracing is on (:func:`connectrt.runtime.config.tracing.tracing_settings`
+returned settings). The runners hold their tracer in a ``tracer`` attribute (None when off) and
+check it once per batch; what the tracers do per batch is in :mod:`connectrt.runtime.sink.tracing`
+and :mod:`connectrt.runtime.source.tracing`.
+
+The design keeps the task thread's share small. A batch's stages (consume or poll, convert, each
+transformation, put or produce) are timed once, by wrappers put around the runner's calls when
+the tracer is attached (:class:`StageClock`); after the batch, the records a :class:`Picker`
+chose are noted as one *trace record*: a plain tuple holding the batch's stage times and, per
+chosen record, its ids and coordinates (the layouts are below). No OpenTelemetry span is made
+on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and the outlet
+of a running worker ships it to a child process that makes the spans and exports them
+(:func:`connectrt.runtime.tasks.trace_exporter.outlet_for`), so that neither building the spans
+nor encoding and sending them holds the task process's interpreter.
+:mod:`connectrt.runtime.tasks.trace_spans` turns trace records into the SDK's spans (for the
+console exporter, and in-process for tests).
+
+Trace record layouts (``base``: the tracer's attribute dict, shared by all its records;
+times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record had none):
+
+* ``("sink", base, topic, size, timeline, (batch trace id, batch span id), records)``, with
+  ``timeline`` the batch's ``(stage, start, end)`` in order and ``records`` a list of
+  ``(trace id, span id, parent, topic, partition, offset)``;
+* ``("source", base, timeline, records)``, records ``(trace id, span id, topic, partition or
+  None)``;
+* ``("commit", base, start, end, records)``: an ``offset commit`` span under each record's span,
+  records as in the sink's or the source's layout;
+* ``("span", name, trace id, span id, parent, start, end, kind, attributes)``: one span (a DLQ
+  write), ``kind`` a :class:`opentelemetry.trace.SpanKind` value.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from opentelemetry.trace import SpanContext, TraceFlags
+
+if TYPE_CHECKING:  # the exporter process imports this module: it stays light
+    pass
+
+__all__ = [
+    "TRACEPARENT",
+    "Picker",
+    "StageClock",
+    "TraceOutlet",
+    "format_traceparent",
+    "new_id",
+    "parse_traceparent",
+    "trace_context",
+]
+
+TRACEPARENT = "traceparent"
+"""The W3C trace context header, as the OpenTelemetry Kafka instrumentations write it."""
+
+new_id: Callable[[int], int] = random.Random().getrandbits
+"""``new_id(64)``: a span id, ``new_id(128)``: a trace id (a generator seeded from the system's
+randomness; one C call, thread-safe under the interpreter lock). Callers map 0 (invalid, odds
+2^-64) to 1."""
+
+
+class TraceOutlet(Protocol):
+    """Where tracers hand their trace records (thread-safe: every task thread of a process)."""
+
+    def put(self, record: tuple[Any, ...], weight: int) -> None:
+        """Take a trace record (``weight``: the records it traces, for the outlet's bound)."""
+
+    def flush(self) -> None:
+        """Send what was taken so far on its way (a task stopped); does not wait for export."""
+
+
+def trace_context(value: Any) -> tuple[int, int, int] | None:
+    """``(trace id, span id, flags)`` of a W3C ``traceparent`` header value (bytes or str), or
+    None when it is missing or malformed (version 00 layout: ``00-<32 hex>-<16 hex>-<2 hex>``)."""
+    if (
+        type(value) is bytes
+        and len(value) == 55
+        and value[:3] == b"00-"
+        and value[35] == 45  # "-"
+        and value[52] == 45
+    ):  # the usual form, as the OpenTelemetry Kafka instrumentations write it: no decoding
+        try:
+            trace_id = int(value[3:35], 16)
+            span_id = int(value[36:52], 16)
+            flags = int(value[53:55], 16)
+        except ValueError:
+            return None
+        if trace_id == 0 or span_id == 0:
+            return None
+        if not (value[3:35].isalnum() and value[36:52].isalnum()):
+            return None  # int() takes signs, spaces and "_": not hex digits
+        return trace_id, span_id, flags
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray):
+        try:
+            value = value.decode("ascii")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(value, str):
+        return None
+    if value[:1] == '"' or value[:1].isspace() or value[-1:].isspace():
+        value = value.strip().strip('"')  # quoted by a JSON header converter
+    parts = value.split("-")
+    if len(parts) < 4 or len(parts[0]) != 2 or len(parts[1]) != 32 or len(parts[2]) != 16:
+        return None
+    if parts[0] == "ff" or (parts[0] == "00" and len(parts) != 4):
+        return None
+    try:
+        trace_id = int(parts[1], 16)
+        span_id = int(parts[2], 16)
+        flags = int(parts[3][:2], 16)
+    except ValueError:
+        return None
+    if trace_id == 0 or span_id == 0:
+        return None
+    return trace_id, span_id, flags
+
+
+def parse_traceparent(value: Any) -> SpanContext | None:
+    """The remote span context of a W3C ``traceparent`` header value (see :func:`trace_context`)."""
+    ids = trace_context(value)
+    if ids is None:
+        return None
+    return SpanContext(ids[0], ids[1], is_remote=True, trace_flags=TraceFlags(ids[2]))
+
+
+def format_traceparent(context: SpanContext) -> str:
+    """The W3C ``traceparent`` value of a span context."""
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+
+
+class Picker:
+    """Which records of a task's consecutive batches to trace: each with probability ``ratio``.
+
+    It draws the gap to the next picked record (a geometric draw) rather than a coin per record
+    or per batch, so a batch with no record picked (most of them at a low ratio) costs one
+    comparison, and the work is in proportion to the records picked. Used on one thread.
+    """
+
+    __slots__ = ("_log", "_ratio", "_rng", "_skip")
+
+    def __init__(self, ratio: float, rng: random.Random) -> None:
+        self._ratio = ratio
+        self._rng = rng
+        self._log = math.log1p(-ratio) if 0.0 < ratio < 1.0 else 0.0
+        self._skip = self._gap()
+
+    def _gap(self) -> int:
+        """Records to pass over before the next picked one."""
+        if self._ratio >= 1.0:
+            return 0
+        if self._ratio <= 0.0:
+            return sys.maxsize
+        return int(math.log(1.0 - self._rng.random()) / self._log)
+
+    def pick(self, n: int) -> Sequence[int]:
+        """The positions, in order, of the records to trace in the next batch of ``n``."""
+        skip = self._skip
+        if skip >= n:
+            self._skip = skip - n
+            return ()
+        if self._ratio >= 1.0:
+            return range(n)
+        picked = []
+        i = skip
+        while i < n:
+            picked.append(i)
+            i += 1 + self._gap()
+        self._skip = i - n
+        return picked
+
+
+class StageClock:
+    """The times (epoch nanoseconds) of one batch's stages, by stage name, in first-start order.
+
+    :meth:`wrap` makes a call that, while the clock is :attr:`active` (the tracer sets it for a
+    batch with a record picked), notes its start and end under a name; a stage called more than
+    once in a batch (a transformation record by record, a retried ``put``) spans its first start
+    to its last end. :meth:`reset` returns the batch's stages and stops the clock. Used on the
+    task thread only.
+    """
+
+    __slots__ = ("active", "stages")
+
+    def __init__(self) -> None:
+        self.stages: dict[str, list[int]] = {}
+        self.active = False
+
+    def reset(self) -> dict[str, list[int]]:
+        """The finished batch's stages; the clock starts empty, not active."""
+        stages = self.stages
+        self.stages = {}
+        self.active = False
+        return stages
+
+    def note(self, name: str, start: int, end: int) -> None:
+        times = self.stages.get(name)
+        if times is None:
+            self.stages[name] = [start, end]
+        else:
+            times[1] = end
+
+    def wrap(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``call``, timed under ``name`` while the clock is active."""
+        clock = time.time_ns
+        note = self.note
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if not self.active:
+                return call(*args, **kwargs)
+            start = clock()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                note(name, start, clock())
+
+        return timed

@@ -1,0 +1,249 @@
+"""Jaeger v2 (an OpenTelemetry Collector distribution with a trace store and a query API), built
+from the Go module proxy with the machine's Go toolchain into a user cache, and run on loopback.
+
+The tracing tests export spans to it over OTLP and read them back through Jaeger's own query
+API (``/api/traces/{id}``). :func:`jaeger_binary` builds ``cmd/jaeger`` of the pinned module
+version once, into ``$XDG_CACHE_HOME/connectrt/jaeger/<version>/jaeger`` (``~/.cache`` when
+unset): a wrapper module requires Jaeger's and repeats its one ``replace`` directive (``go
+install pkg@version`` refuses modules with replace directives). The first build downloads a few
+hundred modules and compiles about 2,000 packages: over an hour on a busy 2-core machine (Go's
+own build cache keeps what was compiled, so an interrupted build resumes); later runs use the
+cached binary. A lock file
+serialises builds of the same version across processes (xdist workers).
+
+:class:`JaegerServer` runs the binary with an in-memory store on free loopback ports; start and
+stop it from one thread (a test fixture).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JAEGER_MODULE_VERSION", "JaegerServer", "jaeger_binary", "jaeger_cache_root"]
+
+JAEGER_MODULE_VERSION = "v1.76.0"
+"""The Go module version of github.com/jaegertracing/jaeger (its v2 binary, release 2.13)."""
+
+_GO_MOD = """module connectrt.test/jaegerbuild
+
+go 1.24.6
+
+require github.com/jaegertracing/jaeger {version}
+
+replace github.com/Shopify/sarama => github.com/Shopify/sarama v1.33.0
+"""
+
+_CONFIG = """service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+extensions:
+  jaeger_query:
+    storage:
+      traces: mem
+    http:
+      endpoint: 127.0.0.1:{query_port}
+    grpc:
+      endpoint: 127.0.0.1:{query_grpc_port}
+  jaeger_storage:
+    backends:
+      mem:
+        memory:
+          max_traces: 100000
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:{grpc_port}
+      http:
+        endpoint: 127.0.0.1:{http_port}
+processors:
+  batch:
+    timeout: 100ms
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: mem
+"""
+
+
+def jaeger_cache_root() -> Path:
+    """``$XDG_CACHE_HOME/connectrt/jaeger`` (``~/.cache/connectrt/jaeger`` when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "connectrt" / "jaeger"
+
+
+def jaeger_binary(timeout: float = 7200.0, cache_root: Path | None = None) -> Path:
+    """The cached Jaeger binary, built first when missing (see the module docstring).
+
+    Raises RuntimeError naming the cause when Go is missing or the build fails; blocks while
+    another process builds the same version.
+    """
+    folder = (cache_root or jaeger_cache_root()) / JAEGER_MODULE_VERSION
+    binary = folder / "jaeger"
+    if binary.is_file():
+        return binary
+    go = shutil.which("go")
+    if go is None:
+        raise RuntimeError("building Jaeger for the tracing tests needs the Go toolchain (go)")
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file():
+            return binary
+        print(
+            f"Building Jaeger {JAEGER_MODULE_VERSION} from the Go module proxy into {folder} "
+            "(once; up to an hour or more on a busy machine)",
+            flush=True,
+        )
+        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
+        try:
+            (work / "go.mod").write_text(_GO_MOD.format(version=JAEGER_MODULE_VERSION))
+            env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
+            started = time.monotonic()
+            for args in (
+                [go, "get", f"github.com/jaegertracing/jaeger/cmd/jaeger@{JAEGER_MODULE_VERSION}"],
+                [
+                    go,
+                    "build",
+                    "-o",
+                    str(work / "jaeger"),
+                    "github.com/jaegertracing/jaeger/cmd/jaeger",
+                ],
+            ):
+                left = timeout - (time.monotonic() - started)
+                done = subprocess.run(
+                    args, cwd=work, env=env, capture_output=True, text=True, timeout=left
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(
+                        f"building Jaeger failed ({' '.join(args[1:3])}): {done.stderr[-3000:]}"
+                    )
+            os.replace(work / "jaeger", binary)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return binary
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class JaegerServer:
+    """One Jaeger process on loopback with an in-memory store (see the module docstring).
+
+    ``otlp_http`` / ``otlp_grpc`` are the OTLP receiver's endpoints, ``query_url`` the base URL
+    of the query API. Not thread-safe: start and stop from one thread.
+    """
+
+    def __init__(self, binary: Path, workdir: Path) -> None:
+        self._binary = binary
+        self._workdir = workdir
+        self.http_port = _free_port()
+        self.grpc_port = _free_port()
+        self.query_port = _free_port()
+        self.query_grpc_port = _free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = workdir / "jaeger.log"
+
+    @property
+    def otlp_http(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def otlp_grpc(self) -> str:
+        return f"http://127.0.0.1:{self.grpc_port}"
+
+    @property
+    def query_url(self) -> str:
+        return f"http://127.0.0.1:{self.query_port}"
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start Jaeger and wait until its query API and OTLP receiver answer."""
+        config = self._workdir / "jaeger.yaml"
+        config.write_text(
+            _CONFIG.format(
+                query_port=self.query_port,
+                query_grpc_port=self.query_grpc_port,
+                grpc_port=self.grpc_port,
+                http_port=self.http_port,
+            )
+        )
+        with open(self._log, "wb") as log:
+            self._proc = subprocess.Popen(
+                [str(self._binary), "--config", str(config)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self._workdir,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"Jaeger exited at start: {self._log.read_text()[-3000:]}")
+            try:
+                self.get("/api/services")
+                with socket.create_connection(("127.0.0.1", self.http_port), timeout=1):
+                    return
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"Jaeger did not answer within {timeout:.0f}s: {self._log.read_text()}")
+
+    def cpu_seconds(self) -> float:
+        """The CPU time (user and system) the running Jaeger process used so far (Linux
+        ``/proc``; 0.0 where it cannot be read): benchmarks count the backend's share."""
+        if self._proc is None:
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def get(self, path: str) -> Any:
+        """GET a query API path; the decoded JSON answer."""
+        with urllib.request.urlopen(self.query_url + path, timeout=10) as resp:
+            return json.loads(resp.read())
+
+    def trace(self, trace_id: str) -> dict[str, Any] | None:
+        """The trace ``trace_id`` (32 hex digits) as the query API returns it, or None."""
+        try:
+            data = self.get(f"/api/traces/{trace_id}")
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+        traces = data.get("data") or []
+        return traces[0] if traces else None
+
+    def stop(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(15)

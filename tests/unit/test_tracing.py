@@ -1,0 +1,324 @@
+"""OpenTelemetry tracing: W3C trace context, record picking, stage clocks, and the sink and source
+tracers on real runners over the in-memory Kafka with the SDK's in-memory exporter (settings:
+test_tracing_settings.py; the real backend: tests/integration/test_tracing_jaeger.py)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceTask
+from connectrt.converters.bytearray import ByteArrayConverter
+from connectrt.converters.headers.converter import SimpleHeaderConverter
+from connectrt.runtime.config.tracing import TracingSettings
+from connectrt.runtime.status import StatusBoard
+from connectrt.runtime.tasks.runner import TaskConverters, TaskId
+from connectrt.runtime.tasks.settings import SinkRunnerSettings, SourceRunnerSettings
+from connectrt.storage.offsets import MemoryOffsetStore
+from connectrt.testing.fake_kafka import FakeKafka
+from connectrt.transforms.chain import TransformationChain
+
+# -- trace context and picking ------------------------------------------------------------------
+
+otel = pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+
+from opentelemetry.sdk.resources import Resource  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+    InMemorySpanExporter,
+)
+
+from connectrt.runtime.sink.runner import SinkTaskRunner  # noqa: E402
+from connectrt.runtime.sink.tracing import SinkTracer  # noqa: E402
+from connectrt.runtime.source.runner import SourceTaskRunner  # noqa: E402
+from connectrt.runtime.source.tracing import SourceTracer  # noqa: E402
+from connectrt.runtime.tasks.trace_spans import LocalOutlet  # noqa: E402
+from connectrt.runtime.tasks.tracing import (  # noqa: E402
+    Picker,
+    StageClock,
+    format_traceparent,
+    parse_traceparent,
+)
+
+
+def test_traceparent_round_trip_and_malformed_values() -> None:
+    value = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    context = parse_traceparent(value.encode())
+    assert context is not None and context.is_remote and context.trace_flags.sampled
+    assert format_traceparent(context) == value
+    assert parse_traceparent(f'"{value}"') == context  # a JSON header converter quotes it
+    unsampled = parse_traceparent(value[:-2] + "00")
+    assert unsampled is not None and not unsampled.trace_flags.sampled
+    for bad in (
+        None,
+        b"",
+        "garbage",
+        value.replace("0af7", "zzzz"),
+        "00-" + "0" * 32 + "-b7ad6b7169203331-01",
+        b"\xff",
+    ):
+        assert parse_traceparent(bad) is None
+
+
+def test_picker_chooses_records_at_the_ratio() -> None:
+    rng = random.Random(1)
+    assert list(Picker(1.0, rng).pick(5)) == [0, 1, 2, 3, 4]
+    assert not Picker(0.0, rng).pick(5)
+    picker = Picker(0.01, rng)
+    picked = [picker.pick(500) for _ in range(400)]
+    total = sum(len(p) for p in picked)
+    assert 1600 <= total <= 2400  # 2,000 expected
+    assert all(list(p) == sorted(set(p)) and all(0 <= i < 500 for i in p) for p in picked)
+    small = Picker(0.01, rng)  # batches smaller than the gap: the count carries over
+    assert 150 <= sum(len(small.pick(10)) for _ in range(2_000)) <= 250
+
+
+def test_stage_clock_spans_first_start_to_last_end_while_active() -> None:
+    clock = StageClock()
+    double = clock.wrap("double", lambda x: 2 * x)
+    assert double(1) == 2 and clock.stages == {}  # not active: not timed
+    clock.active = True
+    assert [double(1), double(2)] == [2, 4]
+    stages = clock.reset()
+    assert list(stages) == ["double"] and stages["double"][0] <= stages["double"][1]
+    assert clock.reset() == {} and not clock.active
+
+
+# -- the sink tracer on a real runner -----------------------------------------------------------
+
+
+def _exporting() -> tuple[LocalOutlet, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    return LocalOutlet(SimpleSpanProcessor(exporter), Resource.create({})), exporter
+
+
+class _Sink(SinkTask):
+    def __init__(self) -> None:
+        self.put_headers: list[list[str]] = []
+
+    def start(self, config: Mapping[str, str]) -> None:
+        pass
+
+    def put(self, records: list[SinkRecord]) -> None:
+        self.put_headers += [[h.key for h in (r.headers or [])] for r in records]
+
+    def stop(self) -> None:
+        pass
+
+
+def _converters() -> TaskConverters:
+    header = SimpleHeaderConverter()
+    header.configure({})
+    return TaskConverters(ByteArrayConverter(), ByteArrayConverter(), header)
+
+
+def _chain() -> TransformationChain[Any]:
+    return TransformationChain(
+        {
+            "transforms": "a,b",
+            "transforms.a.type": "InsertHeader",
+            "transforms.a.header": "h-a",
+            "transforms.a.value.literal": "1",
+            "transforms.b.type": "InsertHeader",
+            "transforms.b.header": "h-b",
+            "transforms.b.value.literal": "2",
+        }
+    )
+
+
+def _by_id(spans: list[ReadableSpan]) -> dict[int, ReadableSpan]:
+    return {s.context.span_id: s for s in spans}
+
+
+def test_sink_tracer_continues_sampled_records_and_links_them_to_one_batch_span() -> None:
+    kafka = FakeKafka()
+    kafka.create_topic("t")
+    producer = {}  # offset -> producer span id
+    for n in range(6):
+        headers = None
+        if n < 3:
+            span_id = 0x1000 + n
+            producer[n] = span_id
+            headers = [("traceparent", f"00-{n + 1:032x}-{span_id:016x}-01".encode())]
+        elif n == 3:  # not sampled by its producer
+            headers = [("traceparent", f"00-{99:032x}-{0x9999:016x}-00".encode())]
+        kafka.append("t", f"v{n}".encode(), headers=headers)
+    tracer, exporter = _exporting()
+    runner: SinkTaskRunner | None = None
+
+    def consumer(config: dict[str, Any]) -> Any:
+        made = kafka.consumer(config)
+
+        def once(_c: Any) -> bool:
+            assert runner is not None
+            if made.position_seen:  # type: ignore[attr-defined]
+                runner.stop()
+                return False
+            made.position_seen = True  # type: ignore[attr-defined]
+            return True
+
+        made.position_seen = False  # type: ignore[attr-defined]
+        made.on_consume = once
+        return made
+
+    task = _Sink()
+    settings = SinkRunnerSettings(
+        task_config={"topics": "t"},
+        converters=_converters(),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=3_600_000,
+        consumer_config={"group.id": "connect-c"},
+        consumer_factory=consumer,
+        transforms=_chain(),
+    )
+    runner = SinkTaskRunner(TaskId("c", 0), task, settings)
+    SinkTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
+    runner.start()
+    runner.join(30)
+    assert not runner.is_alive() and runner.failed is None, runner.failed
+    assert len(task.put_headers) == 6 and all(h[-2:] == ["h-a", "h-b"] for h in task.put_headers)
+
+    spans = list(exporter.get_finished_spans())
+    by_id = _by_id(spans)
+    records = [s for s in spans if s.name == "process t"]
+    offsets = sorted(s.attributes["messaging.kafka.offset"] for s in records)  # type: ignore[index]
+    assert offsets == [0, 1, 2, 4, 5]  # offset 3's producer did not sample it
+    for span in records:
+        offset = span.attributes["messaging.kafka.offset"]  # type: ignore[index]
+        assert span.attributes["connectrt.connector"] == "c"  # type: ignore[index]
+        assert span.attributes["messaging.destination.partition.id"] == "0"  # type: ignore[index]
+        if offset in producer:
+            assert span.parent is not None and span.parent.span_id == producer[offset]
+            assert span.context.trace_id == offset + 1
+        else:
+            assert span.parent is None  # no traceparent: a trace of its own
+        children = sorted(
+            (s for s in spans if s.parent is not None and s.parent.span_id == span.context.span_id),
+            key=lambda s: s.start_time or 0,
+        )
+        assert [c.name for c in children] == [
+            "consume",
+            "convert",
+            "transform a",
+            "transform b",
+            "put",
+            "offset commit",
+        ]
+    batches = [s for s in spans if s.name == "process t batch"]
+    assert len(batches) == 1
+    batch = batches[0]
+    assert batch.parent is None
+    assert batch.attributes["messaging.batch.message_count"] == 6  # type: ignore[index]
+    assert sorted(link.context.span_id for link in batch.links) == sorted(producer.values())
+    assert not [s for s in spans if s.parent and s.parent.span_id == batch.context.span_id]
+    assert all(s.parent is None or s.parent.span_id in by_id or s.parent.is_remote for s in spans)
+
+
+def test_sink_tracer_at_ratio_zero_makes_no_span() -> None:
+    kafka = FakeKafka()
+    kafka.create_topic("t")
+    for n in range(5):
+        kafka.append("t", b"v", headers=[("traceparent", f"00-{n + 1:032x}-{7:016x}-01".encode())])
+    tracer, exporter = _exporting()
+    runner: SinkTaskRunner | None = None
+    calls = []
+
+    def consumer(config: dict[str, Any]) -> Any:
+        made = kafka.consumer(config)
+
+        def once(_c: Any) -> bool:
+            assert runner is not None
+            calls.append(1)
+            if len(calls) > 1:
+                runner.stop()
+                return False
+            return True
+
+        made.on_consume = once
+        return made
+
+    settings = SinkRunnerSettings(
+        task_config={"topics": "t"},
+        converters=_converters(),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=3_600_000,
+        consumer_config={"group.id": "connect-c"},
+        consumer_factory=consumer,
+    )
+    task = _Sink()
+    runner = SinkTaskRunner(TaskId("c", 0), task, settings)
+    SinkTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 0.0, "s"), tracer)
+    runner.start()
+    runner.join(30)
+    assert len(task.put_headers) == 5
+    assert exporter.get_finished_spans() == ()
+
+
+# -- the source tracer on a real runner ---------------------------------------------------------
+
+
+class _Source(SourceTask):
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def start(self, config: Mapping[str, str]) -> None:
+        pass
+
+    def poll(self) -> list[SourceRecord] | None:
+        self.polls += 1
+        if self.polls > 1:
+            return None
+        return [
+            SourceRecord({"f": "x"}, {"line": i}, "out", value=f"l{i}".encode()) for i in range(3)
+        ]
+
+    def stop(self) -> None:
+        pass
+
+
+def test_source_tracer_writes_traceparent_of_a_trace_started_at_poll() -> None:
+    kafka = FakeKafka()
+    kafka.create_topic("out")
+    tracer, exporter = _exporting()
+    store = MemoryOffsetStore()
+    store.start()
+    settings = SourceRunnerSettings(
+        task_config={},
+        converters=_converters(),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=50,
+        producer_config={},
+        offset_store=store,
+        offset_flush_timeout_ms=5000,
+        producer_factory=kafka.producer,
+        transforms=_chain(),
+    )
+    task = _Source()
+    runner = SourceTaskRunner(TaskId("src", 0), task, settings)
+    SourceTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
+    runner.start()
+    deadline = time.monotonic() + 30
+    while len(kafka.records("out")) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    runner.stop()
+    runner.join(30)
+    assert runner.failed is None, runner.failed
+    produced = kafka.records("out")
+    assert len(produced) == 3
+    spans = list(exporter.get_finished_spans())
+    sends = {s.context.span_id: s for s in spans if s.name == "send out"}
+    assert len(sends) == 3
+    for message in produced:
+        headers = dict(message.headers() or [])
+        context = parse_traceparent(headers["traceparent"])
+        assert context is not None and context.span_id in sends
+        send = sends[context.span_id]
+        assert send.parent is None and send.context.trace_id == context.trace_id
+        children = [s.name for s in spans if s.parent and s.parent.span_id == context.span_id]
+        assert children[:4] == ["poll", "transform a", "transform b", "produce"]
+        assert "offset commit" in children
