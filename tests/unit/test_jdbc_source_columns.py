@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from connectrt.api import SourceRecord
+from connectrt.api import RetriableError, SourceRecord
 from connectrt.data import Schema
 from tests.jdbc_source_support import DB_KINDS, Db, drain, open_db, start_tasks, values
 
@@ -126,3 +126,116 @@ def test_a_sqlite_writer_is_not_kept_waiting_by_the_column_checks(tmp_path: Path
         engine.dispose()
     assert values(read, "id") == list(range(1, 301))
     assert values(read[150:], "note") == ["n"] * 150
+
+
+def test_a_table_recreated_while_its_columns_are_looked_up_is_not_read_with_the_old_types(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window that failed a task in CI: the query finds no table (renamed away), and by
+    the time the task looks the table up it exists again with ``qty`` as TEXT and new rows.
+    The task skips that round instead of running the query with the old column types (which
+    failed with ``invalid literal for int()``); the next round reads the row as TEXT."""
+    from connectors.jdbc.source import task as task_module
+
+    path = tmp_path / "retyped.db"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL)")
+        c.exec_driver_sql("INSERT INTO items (qty) VALUES (1)")
+    config = {
+        "connection.url": f"jdbc:sqlite:{path}",
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "topic.prefix": "t-",
+        "poll.interval.ms": "10",
+    }
+    (task,) = start_tasks(config)
+    real_describe = task_module.describe_table
+    recreated = threading.Event()
+
+    def describe_after_the_table_came_back(connection: sa.Connection, table: object) -> object:
+        if not recreated.is_set():
+            recreated.set()
+            with engine.begin() as c:  # the rest of the retype commits in the meantime
+                c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty TEXT NOT NULL)")
+                c.exec_driver_sql("INSERT INTO items SELECT id, CAST(qty AS TEXT) FROM items_old")
+                c.exec_driver_sql("DROP TABLE items_old")
+                c.exec_driver_sql("INSERT INTO items (id, qty) VALUES (2, 'qty 2')")
+            raise sa.exc.NoSuchTableError("items")  # what the lookup found a moment before
+        return real_describe(connection, table)  # type: ignore[arg-type]
+
+    try:
+        assert values(drain(task), "id", "qty") == [(1, 1)]
+        with engine.begin() as c:
+            c.exec_driver_sql("ALTER TABLE items RENAME TO items_old")
+        monkeypatch.setattr(task_module, "describe_table", describe_after_the_table_came_back)
+        assert values(drain(task), "id", "qty") == [(2, "qty 2")]
+        assert recreated.is_set()
+    finally:
+        task.stop()
+        engine.dispose()
+
+
+def test_a_table_retyped_back_and_forth_under_a_polling_task_is_read_with_its_types(
+    tmp_path: Path,
+) -> None:
+    """A program retypes ``qty`` INTEGER -> TEXT -> INTEGER ... (rename, create, copy, drop,
+    insert) 60 times while the task polls every millisecond: every row arrives once, in order,
+    each value as the table held it when read (a row written as ``'qty 7'`` and read after
+    the table went back to INTEGER reads 0, SQLite's cast, and ``'0'`` after one more)."""
+    path = tmp_path / "flip.db"
+    engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL)")
+    config = {
+        "connection.url": f"jdbc:sqlite:{path}",
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "topic.prefix": "t-",
+        "poll.interval.ms": "1",
+    }
+    (task,) = start_tasks(config)
+    read: list[SourceRecord] = []
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def reading() -> None:
+        while not stop.is_set():
+            try:
+                read.extend(task.poll() or [])
+            except RetriableError:
+                continue  # "no such table" between the rename and the create: the worker retries
+            except BaseException as e:
+                failures.append(e)
+                return
+
+    reader = threading.Thread(target=reading, name="jdbc-source-poller", daemon=True)
+    reader.start()
+    try:
+        for i in range(1, 61):
+            as_text = i % 2 == 1
+            kind = "TEXT" if as_text else "INTEGER"
+            value: object = f"qty {i}" if as_text else i
+            with engine.begin() as c:
+                c.exec_driver_sql("ALTER TABLE items RENAME TO items_old")
+                c.exec_driver_sql(
+                    f"CREATE TABLE items (id INTEGER PRIMARY KEY, qty {kind} NOT NULL)"
+                )
+                c.exec_driver_sql(
+                    f"INSERT INTO items SELECT id, CAST(qty AS {kind}) FROM items_old"
+                )
+                c.exec_driver_sql("DROP TABLE items_old")
+                c.exec_driver_sql("INSERT INTO items (id, qty) VALUES (?, ?)", (i, value))
+            time.sleep(0.003 * (i % 5))
+        deadline = time.monotonic() + 60
+        while len(read) < 60 and not failures and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        reader.join(30)
+        task.stop()
+        engine.dispose()
+    assert not failures, failures
+    assert values(read, "id") == list(range(1, 61))
+    for i, qty in values(read, "id", "qty"):
+        assert qty in ((f"qty {i}", 0, "0") if i % 2 == 1 else (i, str(i))), (i, qty)

@@ -141,7 +141,10 @@ class JdbcSourceTask(SourceTask):
         assert self._settings is not None
         try:
             if not querier.is_open and querier.table is not None:
-                querier = self._follow_columns(querier)
+                followed = self._follow_columns(querier)
+                if followed is None:  # the table is gone or changing: look again next interval
+                    return None
+                querier = followed
             records = querier.poll(self._settings.batch_max_rows)
         except sa.exc.DBAPIError as exc:
             assert self._engine is not None
@@ -153,7 +156,7 @@ class JdbcSourceTask(SourceTask):
             raise RetriableError(str(exc)) from None
         return records or None
 
-    def _follow_columns(self, querier: Querier) -> Querier:
+    def _follow_columns(self, querier: Querier) -> Querier | None:
         """Open a new query of a table, with a querier built for the table's columns as they
         are now: the query is run, then the table described (on SQLite on the query's own
         connection, in its read transaction; elsewhere on another one); when the columns
@@ -161,7 +164,14 @@ class JdbcSourceTask(SourceTask):
         the query failed on a dropped one), the result is dropped and the query run again by
         a querier rebuilt for them, from the same offset. So Kafka Connect's JDBC source
         follows a table's columns from one query to the next.
-        A vanished table keeps its querier (the connector's table monitor reconfigures).
+
+        Returns the querier whose query is open, or None when no query was opened whose
+        columns are known: the table is missing (it keeps its querier; the connector's table
+        monitor reconfigures if it stays gone) or changed under each of three attempts. The
+        querier left in place is then due one ``poll.interval.ms`` later, instead of running
+        its query unchecked now: SQLite
+        retypes a column by renaming the table, creating it again and copying the rows, and a
+        query run blind in that window read the new table's values with the old types.
 
         Describing is skipped when the query opened fine and the database's schema stamp,
         read on the query's connection, equals the stamp read before the last description of
@@ -207,7 +217,8 @@ class JdbcSourceTask(SourceTask):
                     )
             except sa.exc.NoSuchTableError:
                 querier.close()
-                return querier
+                querier.next_run = time.monotonic() + settings.poll_interval_ms / 1000
+                return None
             except BaseException:
                 querier.close()  # the next poll queries (and describes) again
                 raise
@@ -222,7 +233,8 @@ class JdbcSourceTask(SourceTask):
                 ", ".join(f"{n} {t}" for n, t, _ in rebuilt.columns),
             )
             querier = rebuilt
-        return querier
+        querier.next_run = time.monotonic() + settings.poll_interval_ms / 1000
+        return None
 
     def _connect(self) -> Connection:
         assert self._settings is not None and self._engine is not None
