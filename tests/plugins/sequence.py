@@ -34,7 +34,8 @@ class SequenceSource(SourceConnector):
     """Configs: ``topic``, ``tasks.max``, ``records.per.task`` (0 = endless), ``batch.size``,
     ``batch.interval.ms``, ``tag``, ``crash.task``/``crash.at``/``crash.mode`` (exit: the
     process dies at once; raise: the task fails) on attempt 0 only (every attempt with
-    ``crash.every.attempt=true``), ``hang`` (true: poll()
+    ``crash.every.attempt=true``), once an offset of the attempt's records is stored,
+    ``hang`` (true: poll()
     never returns, ignoring stop: a task only a cancel can end)."""
 
     def start(self, config: Mapping[str, str]) -> None:
@@ -75,6 +76,8 @@ class SequenceSourceTask(SourceTask):
         self.partition = {"task": self.index}
         stored = self.context.offset_storage_reader.offset(self.partition)
         self.seq = int(stored["seq"]) if stored else 0
+        self.started_at = self.seq
+        self.committed = False
         self._stopped = False
         self.hang = config.get("hang") == "true"
 
@@ -92,6 +95,8 @@ class SequenceSourceTask(SourceTask):
         if 0 <= self.crash_at < end:
             end = self.crash_at
             if end <= self.seq:
+                if self.seq > self.started_at and not self.committed:
+                    return None  # die once an offset of this attempt is stored (see commit())
                 if self.crash_mode == "exit":
                     os._exit(3)  # the Python worker dies: no final commit, no status
                 raise ConnectError(f"injected failure of task {self.index} at {self.seq}")
@@ -110,6 +115,13 @@ class SequenceSourceTask(SourceTask):
         ]
         self.seq = end
         return records
+
+    def commit(self) -> None:
+        """The worker stored offsets of this task's records. A crash planned after records of
+        this attempt waits for the first such commit: with offsets stored off the task thread,
+        a task on a loaded machine could reach its crash point before any offset (or any
+        record) left it, and the tests then had no resume point to check."""
+        self.committed = True
 
     def stop(self) -> None:
         self._stopped = True
