@@ -168,15 +168,27 @@ def diagnose(message: str, config: Mapping[str, Any]) -> Cause | None:
     return None
 
 
+_FAIL_FACILITY = "FAIL "
+"""How a librdkafka line of its ``FAIL`` facility (a broker connection failed) starts, as
+confluent-kafka formats it (``"%s [%s] %s"``: facility, client name, message)."""
+
+
 class _RecordingLogger(logging.LoggerAdapter):
-    """Forwards librdkafka's log lines to a logger, keeping the warnings and errors."""
+    """Forwards librdkafka's log lines to a logger, keeping the warnings and errors, and every
+    line of the ``FAIL`` facility: librdkafka logs a broker closing a connection that had
+    reached state UP at INFO, and when that is all the client says (its error callback silent,
+    seen on a loaded machine) the cause must still be found."""
 
     def __init__(self, logger: logging.Logger, watch: ClientWatch) -> None:
         super().__init__(logger, {})
         self._watch = watch
 
     def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        if level >= logging.WARNING:
+        if (
+            level >= logging.WARNING
+            or str(msg).startswith(_FAIL_FACILITY)
+            or (args and str(args[0]) == "FAIL")
+        ):
             try:
                 text = str(msg) % args if args else str(msg)
             except (TypeError, ValueError):

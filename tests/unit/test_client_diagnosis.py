@@ -150,3 +150,22 @@ def test_the_watch_keeps_log_lines_and_callbacks_but_not_the_brokers_down_noise(
     found = watch.cause(SCRAM)
     assert found is not None and found[0].text.startswith("authentication failed")
     assert AUTH in found[1]
+
+
+def test_a_connection_closed_logged_at_info_is_still_the_cause() -> None:
+    """Seen in a CI run on a loaded machine: a plaintext client at a SASL listener, and all
+    librdkafka said was an INFO line of its FAIL facility (the error callback silent but for
+    "1/1 brokers are down"). The watch keeps FAIL lines at any level, and only those."""
+    closed = (
+        "[thrd:127.0.0.1:33199/bootstrap]: 127.0.0.1:33199/bootstrap: Disconnected: connection "
+        "closed by peer: receive 0 after POLLIN (after 2ms in state UP)"
+    )
+    watch = ClientWatch(logging.getLogger("test.client"))
+    watch.on_error(_Err("1/1 brokers are down"))  # type: ignore[arg-type]
+    watch.logger.log(logging.INFO, "%s [%s] %s", "STATE", "rdkafka#1", "Broker changed state")
+    assert watch.last_error == "1/1 brokers are down"  # an INFO line of another facility: not kept
+    watch.logger.log(logging.INFO, "%s [%s] %s", "FAIL", "rdkafka#1", closed)
+    found = watch.cause({"bootstrap.servers": "127.0.0.1:33199"})
+    assert found is not None
+    assert found[0].text.startswith("the broker at 127.0.0.1:33199 closed the connection")
+    assert "connection closed by peer" in found[1]
