@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from confluent_kafka import ConsumerGroupState
+from confluent_kafka.admin import AdminClient
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, produce
@@ -51,6 +53,16 @@ def _tasks(worker: SparkWorker, name: str) -> dict[int, dict[str, Any]]:
 
 def _gauge(worker: SparkWorker, name: str, task: int) -> float | None:
     return scrape(worker.http).value("connectrt_task_stalled", connector=name, task=task)
+
+
+def _partitions_per_member(worker: SparkWorker, group: str) -> list[int]:
+    """How many partitions each member of consumer group ``group`` holds, sorted ([] while the
+    group is not stable)."""
+    admin = AdminClient({"bootstrap.servers": worker.bootstrap})
+    described = admin.describe_consumer_groups([group])[group].result(30)
+    if described.state != ConsumerGroupState.STABLE:
+        return []
+    return sorted(len(m.assignment.topic_partitions) for m in described.members)
 
 
 def _create(worker: SparkWorker, name: str, config: dict[str, str]) -> None:
@@ -94,6 +106,13 @@ def test_spark_sink_stuck_in_put_is_stalled_and_clears_idle_tasks_never(
     )
     wait_for(lambda: worker.tasks_in(sink, "RUNNING", 2), 90, "both sink tasks RUNNING")
     wait_for(lambda: worker.tasks_in(source, "RUNNING", 1), 90, "the idle source RUNNING")
+    # RUNNING is not yet assigned: had task 0 taken both partitions before task 1 joined, it
+    # would hold them inside put() (a rebalance waits for it) and task 1 would never get one.
+    wait_for(
+        lambda: _partitions_per_member(worker, f"connect-{sink}") == [1, 1],
+        90,
+        f"the group connect-{sink} to give each of its two members one partition",
+    )
     running_at = time.monotonic()
     produce(worker.bootstrap, topic, (f"v{i}" for i in range(200)), key=lambda i: b"%d" % i)
     produced_at = time.monotonic()
