@@ -7,6 +7,7 @@ A real TLS server on loopback (Python's ssl, one thread) with the certificates o
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 import threading
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from connectrt.storage.client_diagnosis import diagnose
+from connectrt.storage.client_diagnosis import ClientWatch, diagnose
 from connectrt.storage.tls_probe import checks_host_name, names_another_host
 from connectrt.testing.certs import Pki, make_pki
 
@@ -25,6 +26,17 @@ UNTRUSTED = (
     "certificate verify failed: broker certificate could not be verified, verify that "
     "ssl.ca.location is correctly configured (after 27ms in state SSL_HANDSHAKE)"
 )
+OBSERVED = (
+    'KafkaError{{code=_SSL,val=-181,str="ssl://{at}/bootstrap: SSL handshake failed: '
+    "error:0A000086:SSL routines::certificate verify failed: broker certificate could not be "
+    "verified, verify that ssl.ca.location is correctly configured or root CA certificates are "
+    "installed (install ca-certificates package) (after 3ms in state SSL_HANDSHAKE, 1 identical "
+    'error(s) suppressed)"}}'
+)
+"""The error callback's text, verbatim but for the address, that librdkafka 2.15.1 (OpenSSL 3)
+gave a worker at an Apache Kafka 4.4 SSL listener whose certificate names only another host
+(tests/integration/test_secured_listeners.py, ELSEWHERE-host-name-check, 2026-11-29); a
+truststore without the CA (TLS-wrong-CA) gives the same words."""
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +99,26 @@ def test_a_certificate_naming_another_host_is_told_from_an_untrusted_one(pki: Pk
         assert cause is not None and "is not trusted (SSL)" in cause.text
     with tls_server(pki.folder, "server") as at:  # names 127.0.0.1: nothing wrong with it
         assert not names_another_host({"bootstrap.servers": at, "ssl.ca.location": str(pki.ca)})
+
+
+def test_librdkafkas_real_words_for_a_certificate_naming_another_host(pki: Pki) -> None:
+    with tls_server(pki.folder, "elsewhere") as at:
+        config = {
+            "bootstrap.servers": at,
+            "security.protocol": "SSL",
+            "ssl.ca.location": str(pki.ca),
+        }
+        watch = ClientWatch(logging.getLogger("test_tls_probe"))
+        watch.record(OBSERVED.format(at=at))
+        found = watch.cause(config)
+        assert found is not None and found[0].definitive
+        assert found[0].text.startswith(f"the broker's certificate at {at} does not name the host")
+        assert "ssl.endpoint.identification.algorithm" in found[0].text
+        line = str(watch.unreachable(RuntimeError("metadata"), at, config, 30.0, 1.0))
+        assert "\n" not in line and f"(last client error: {OBSERVED.format(at=at)})" in line
+        # The same words when the client trusts a CA that did not sign it: untrusted.
+        found = watch.cause({**config, "ssl.ca.location": str(pki.other_ca)})
+        assert found is not None and "is not trusted (SSL)" in found[0].text
 
 
 def test_the_probe_answers_false_when_it_cannot_tell() -> None:
