@@ -80,7 +80,7 @@ def _wait_trace(zipkin: ZipkinServer, trace_id: str, timeout: float = 90.0) -> N
 
 def _shoot(zipkin: ZipkinServer, trace_id: str, out: Path) -> None:
     with chromium.launched() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        context = browser.new_context(viewport={"width": 1280, "height": 940})
         context.set_default_timeout(60_000)
         page = context.new_page()
         page.goto(zipkin.trace_url(trace_id))

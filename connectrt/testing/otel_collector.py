@@ -4,12 +4,13 @@ module proxy into a user cache, and run on loopback in front of a Zipkin server.
 Zipkin (:mod:`connectrt.testing.zipkin`) does not take OTLP, and connectrt exports only OTLP; the
 collector's core OTLP receiver and the contrib ``zipkin`` exporter translate between them, as
 an operator's collector would. :func:`collector_binary` builds a ``main`` package of a dozen
-lines (the two factories handed to ``otelcol.NewCommand``) against the pinned module versions
-once, into ``$XDG_CACHE_HOME/connectrt/otelcol-zipkin/<version>/otelcol-zipkin`` (``~/.cache``
-when unset); nothing is built at import time. The first build downloads about 200 modules and
-compiles about 730 packages (minutes on a busy 2-core machine; Go's build cache keeps what
-was compiled, so an interrupted build resumes); later runs use the cached binary. A lock file
-serialises builds of one version across processes.
+lines (the factories handed to ``otelcol.NewCommand``) against the pinned module versions
+once, into ``$XDG_CACHE_HOME/connectrt/otelcol-zipkin/<version>-<hash>/`` (``~/.cache`` when
+unset; the hash is of the Go sources, so a changed ``main`` builds anew); nothing is built at
+import time. The first build downloads about 200 modules and compiles about 730 packages
+(minutes on a busy 2-core machine; Go's build cache keeps what was compiled, so an
+interrupted build resumes); later runs use the cached binary. A lock file serialises builds of
+one version across processes.
 
 :class:`ZipkinCollector` runs the binary with OTLP over HTTP and gRPC on free loopback ports,
 exporting to one Zipkin ``/api/v2/spans`` endpoint. Threading: start and stop from one thread.
@@ -18,6 +19,7 @@ exporting to one Zipkin ``/api/v2/spans`` endpoint. Threading: start and stop fr
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -63,6 +65,7 @@ import (
 	"go.opentelemetry.io/collector/otelcol"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 )
 
 func factories() (otelcol.Factories, error) {
@@ -74,7 +77,9 @@ func factories() (otelcol.Factories, error) {
 	if err != nil {
 		return otelcol.Factories{}, err
 	}
-	return otelcol.Factories{Receivers: receivers, Exporters: exporters}, nil
+	return otelcol.Factories{
+		Receivers: receivers, Exporters: exporters, Telemetry: otelconftelemetry.NewFactory(),
+	}, nil
 }
 
 func main() {
@@ -86,6 +91,7 @@ func main() {
 		ConfigProviderSettings: otelcol.ConfigProviderSettings{
 			ResolverSettings: confmap.ResolverSettings{
 				ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+				DefaultScheme:     "file",
 			},
 		},
 	}
@@ -141,7 +147,10 @@ def collector_binary(timeout: float = 3600.0, cache_root: Path | None = None) ->
     Raises CollectorError naming the cause when Go is missing or the build fails; blocks while
     another process builds the same version.
     """
-    folder = (cache_root or collector_cache_root()) / COLLECTOR_VERSION
+    sources = "\n".join([_GO_MOD, _MAIN_GO, *_MODULES]).encode()
+    folder = (cache_root or collector_cache_root()) / (
+        f"{COLLECTOR_VERSION}-{hashlib.sha256(sources).hexdigest()[:8]}"
+    )
     binary = folder / "otelcol-zipkin"
     if binary.is_file():
         return binary
