@@ -13,8 +13,9 @@ trace in Zipkin's UI and saves the page. Run from the checkout:
 
     .venv/bin/python scripts/trace_screenshot.py [output file]
 
-The default output is docs/operators/images/trace-in-zipkin.png. Takes about a minute once the
-jar and the collector are cached.
+The default output is docs/operators/images/trace-in-zipkin.png. Takes about half a minute once
+the jar and the collector are cached (fetching the jar takes a few minutes, building the
+collector several more, the first time).
 """
 
 from __future__ import annotations
