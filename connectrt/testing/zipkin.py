@@ -154,11 +154,14 @@ class ZipkinServer(JvmService):
             "logging.level.root": "WARN",
             **self._extra,
         }
+        # Zipkin configures its own logging (Spring Boot's, to the console): not the test
+        # JVMs' log4j2.properties, which this folder does not have.
+        jvm = [o for o in self._jvm_options(self._heap) if not o.startswith("-Dlog4j2.")]
         try:
             self._spawn(
                 java,
                 [
-                    *self._jvm_options(self._heap),
+                    *jvm,
                     *(f"-D{key}={value}" for key, value in settings.items()),
                     "-jar",
                     str(jar),
