@@ -1,0 +1,295 @@
+"""A small OpenTelemetry Collector that takes OTLP and sends Zipkin JSON, built from the Go
+module proxy into a user cache, and run on loopback in front of a Zipkin server.
+
+Zipkin (:mod:`connectrt.testing.zipkin`) does not take OTLP, and connectrt exports only OTLP; the
+collector's core OTLP receiver and the contrib ``zipkin`` exporter translate between them, as
+an operator's collector would. :func:`collector_binary` builds a ``main`` package of a dozen
+lines (the factories handed to ``otelcol.NewCommand``) against the pinned module versions
+once, into ``$XDG_CACHE_HOME/connectrt/otelcol-zipkin/<version>-<hash>/`` (``~/.cache`` when
+unset; the hash is of the Go sources, so a changed ``main`` builds anew); nothing is built at
+import time. The first build downloads about 200 modules (a minute) and compiles about 730
+packages (about ten minutes on a busy 2-core machine, 2026-11-29 at load 6 to 15; Go's build
+cache keeps what was compiled, so an interrupted build resumes); later runs use the cached
+binary. A lock file serialises builds of one version across processes.
+
+:class:`ZipkinCollector` runs the binary with OTLP over HTTP and gRPC on free loopback ports,
+exporting to one Zipkin ``/api/v2/spans`` endpoint. Threading: start and stop from one thread.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from connectrt.errors import ConnectError
+from connectrt.ports import free_port
+from connectrt.service import ChildService, stop_child
+from connectrt.testing.child_lifeline import die_with_this_thread
+from connectrt.testing.jvm_service import tail
+
+__all__ = [
+    "COLLECTOR_VERSION",
+    "CollectorError",
+    "ZipkinCollector",
+    "collector_binary",
+    "collector_cache_root",
+]
+
+COLLECTOR_VERSION = "v0.148.0"
+"""The release of the collector modules (otelcol, otlpreceiver and the contrib zipkinexporter;
+v0.148.0 is the newest zipkinexporter the module proxy served here whole)."""
+
+_GO_MOD = """module connectrt.test/otelcolzipkin
+
+go 1.24.6
+"""
+
+_MAIN_GO = """package main
+
+import (
+	"log"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/zipkinexporter"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/provider/fileprovider"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/otelcol"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
+)
+
+func factories() (otelcol.Factories, error) {
+	receivers, err := otelcol.MakeFactoryMap[receiver.Factory](otlpreceiver.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	exporters, err := otelcol.MakeFactoryMap[exporter.Factory](zipkinexporter.NewFactory())
+	if err != nil {
+		return otelcol.Factories{}, err
+	}
+	return otelcol.Factories{
+		Receivers: receivers, Exporters: exporters, Telemetry: otelconftelemetry.NewFactory(),
+	}, nil
+}
+
+func main() {
+	settings := otelcol.CollectorSettings{
+		BuildInfo: component.BuildInfo{
+			Command: "otelcol-zipkin", Description: "OTLP in, Zipkin out", Version: "{version}",
+		},
+		Factories: factories,
+		ConfigProviderSettings: otelcol.ConfigProviderSettings{
+			ResolverSettings: confmap.ResolverSettings{
+				ProviderFactories: []confmap.ProviderFactory{fileprovider.NewFactory()},
+				DefaultScheme:     "file",
+			},
+		},
+	}
+	if err := otelcol.NewCommand(settings).Execute(); err != nil {
+		log.Fatal(err)
+	}
+}
+"""
+
+_MODULES = (
+    "github.com/open-telemetry/opentelemetry-collector-contrib/exporter/zipkinexporter",
+    "go.opentelemetry.io/collector/otelcol",
+    "go.opentelemetry.io/collector/receiver/otlpreceiver",
+)
+
+_CONFIG = """receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:{grpc_port}
+      http:
+        endpoint: 127.0.0.1:{http_port}
+exporters:
+  zipkin:
+    endpoint: {zipkin}
+    format: json
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [zipkin]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+"""
+
+
+class CollectorError(ConnectError):
+    """The collector could not be built, started or reached."""
+
+
+def collector_cache_root() -> Path:
+    """``$XDG_CACHE_HOME/connectrt/otelcol-zipkin`` (``~/.cache/...`` when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "connectrt" / "otelcol-zipkin"
+
+
+def collector_binary(timeout: float = 3600.0, cache_root: Path | None = None) -> Path:
+    """The cached collector binary, built first when missing (see the module docstring).
+
+    Raises CollectorError naming the cause when Go is missing or the build fails; blocks while
+    another process builds the same version.
+    """
+    sources = "\n".join([_GO_MOD, _MAIN_GO, *_MODULES]).encode()
+    folder = (cache_root or collector_cache_root()) / (
+        f"{COLLECTOR_VERSION}-{hashlib.sha256(sources).hexdigest()[:8]}"
+    )
+    binary = folder / "otelcol-zipkin"
+    if binary.is_file():
+        return binary
+    go = shutil.which("go")
+    if go is None:
+        raise CollectorError("building the OpenTelemetry Collector needs the Go toolchain (go)")
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.is_file():
+            return binary
+        print(
+            f"Building an OpenTelemetry Collector {COLLECTOR_VERSION} (OTLP in, Zipkin out) "
+            f"from the Go module proxy into {folder} (once; minutes on a busy machine)",
+            flush=True,
+        )
+        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
+        try:
+            (work / "go.mod").write_text(_GO_MOD)
+            (work / "main.go").write_text(_MAIN_GO.replace("{version}", COLLECTOR_VERSION))
+            env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
+            started = time.monotonic()
+            steps = [
+                [go, "get", *(f"{module}@{COLLECTOR_VERSION}" for module in _MODULES)],
+                [go, "build", "-o", str(work / "otelcol-zipkin"), "."],
+            ]
+            for args in steps:
+                left = timeout - (time.monotonic() - started)
+                try:
+                    done = subprocess.run(
+                        args, cwd=work, env=env, capture_output=True, text=True, timeout=left
+                    )
+                except subprocess.TimeoutExpired as exc:
+                    raise CollectorError(
+                        f"building the collector took over {timeout:.0f} s ({args[1]})"
+                    ) from exc
+                if done.returncode != 0:
+                    raise CollectorError(
+                        f"building the collector failed (go {args[1]}): {done.stderr[-3000:]}"
+                    )
+            os.replace(work / "otelcol-zipkin", binary)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return binary
+
+
+class ZipkinCollector(ChildService):
+    """One collector process on loopback: OTLP in (:attr:`otlp_http`, :attr:`otlp_grpc`),
+    Zipkin JSON v2 out to ``zipkin_spans`` (a Zipkin's ``/api/v2/spans``).
+
+    ``workdir`` holds its config and its log (``otelcol.log``). Start and stop from one thread.
+    """
+
+    error = CollectorError
+
+    def __init__(
+        self,
+        binary: Path,
+        workdir: Path,
+        zipkin_spans: str,
+        *,
+        startup_timeout: float = 60.0,
+        stop_timeout: float = 15.0,
+    ) -> None:
+        super().__init__(startup_timeout=startup_timeout, stop_timeout=stop_timeout)
+        self._binary = binary
+        self._workdir = workdir
+        self._zipkin = zipkin_spans
+        self._grpc_port: int | None = None
+        self.log_path = workdir / "otelcol.log"
+
+    @property
+    def otlp_http(self) -> str:
+        """The OTLP/HTTP receiver's base URL (a worker's ``tracing.otlp.endpoint``)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def otlp_grpc(self) -> str:
+        """The OTLP/gRPC receiver's URL."""
+        return f"http://127.0.0.1:{self._started(self._grpc_port)}"
+
+    def start(self) -> ZipkinCollector:
+        """Start the collector and wait until its OTLP/HTTP receiver accepts a request."""
+        if self._proc is not None:
+            raise self.error("ZipkinCollector already started")
+        self._port = free_port()
+        self._grpc_port = free_port()
+        config = self._workdir / "otelcol.yaml"
+        config.write_text(
+            _CONFIG.format(grpc_port=self._grpc_port, http_port=self._port, zipkin=self._zipkin)
+        )
+        with open(self.log_path, "ab") as log:
+            self._proc = subprocess.Popen(
+                [str(self._binary), "--config", f"file:{config}"],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self._workdir,
+                start_new_session=True,
+                preexec_fn=die_with_this_thread(),  # a killed test process takes it along
+            )
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_ready(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        deadline = time.monotonic() + self._startup_timeout
+        last = ""
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise self.error(
+                    f"the collector exited with status {proc.returncode}: {tail(self.log_path, 40)}"
+                )
+            try:  # an empty OTLP/JSON request: 200 once the receiver serves
+                response = httpx.post(
+                    f"{self.otlp_http}/v1/traces",
+                    content=b"{}",
+                    headers={"Content-Type": "application/json"},
+                    timeout=5,
+                )
+                if response.status_code == 200:
+                    return
+                last = f"{response.status_code} {response.text[:200]}"
+            except httpx.HTTPError as exc:
+                last = repr(exc)
+            time.sleep(0.2)
+        raise self.error(
+            f"the collector's OTLP receiver did not answer within {self._startup_timeout:.0f} s "
+            f"(last: {last}): {tail(self.log_path, 40)}"
+        )
+
+    def stop(self) -> None:
+        """SIGTERM the collector (it flushes what it holds), SIGKILL after ``stop_timeout``.
+        Idempotent."""
+        proc = self._proc
+        if proc is not None:
+            stop_child(proc, self._stop_timeout, kill_wait=15)
