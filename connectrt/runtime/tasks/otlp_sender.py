@@ -27,6 +27,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["otlp_sender"]
 
@@ -65,6 +66,34 @@ class _Failures:
         if time.monotonic() >= self._next:
             log.warning("OTLP export failed (%s); %d request(s) dropped so far", what, self.count)
             self._next = time.monotonic() + 60
+
+
+class _Failed(NamedTuple):
+    """One attempt the receiver did not take: why, and whether trying again may help."""
+
+    what: str
+    retryable: bool
+
+
+def _with_retries(
+    attempt: Callable[[bytes], _Failed | None], failures: _Failures
+) -> Callable[[bytes], bool]:
+    """A ``send`` making up to ``_TRIES`` ``attempt``s (one transport request each; ``None``:
+    taken) with a growing pause between them, stopping at the first one not worth retrying; a
+    request that still fails is counted in ``failures``."""
+
+    def send(data: bytes) -> bool:
+        for n in range(_TRIES):
+            failed = attempt(data)
+            if failed is None:
+                return True
+            if not failed.retryable or n + 1 == _TRIES:
+                failures.failed(failed.what)
+                break
+            time.sleep(0.5 * 2**n)
+        return False
+
+    return send
 
 
 def otlp_sender(
@@ -119,26 +148,17 @@ def _http_sender(
             connection = None  # a new connection next time
             raise
 
-    def send(body: bytes) -> bool:
-        data = gzip.compress(body) if gzipped else body
-        what = ""
-        for attempt in range(_TRIES):
-            try:
-                status, text = post(data)
-            except (OSError, http.client.HTTPException) as e:
-                what = f"{type(e).__name__}: {e}"
-            else:
-                if 200 <= status < 300:
-                    return True
-                what = f"HTTP {status}: {text[:200]!r}"
-                if status not in (429, 502, 503, 504):
-                    break
-            if attempt + 1 < _TRIES:
-                time.sleep(0.5 * 2**attempt)
-        failures.failed(what)
-        return False
+    def attempt(data: bytes) -> _Failed | None:
+        try:
+            status, text = post(data)
+        except (OSError, http.client.HTTPException) as e:
+            return _Failed(f"{type(e).__name__}: {e}", retryable=True)
+        if 200 <= status < 300:
+            return None
+        return _Failed(f"HTTP {status}: {text[:200]!r}", retryable=status in (429, 502, 503, 504))
 
-    return send
+    send = _with_retries(attempt, failures)
+    return lambda body: send(gzip.compress(body) if gzipped else body)
 
 
 def _grpc_sender(
@@ -164,20 +184,12 @@ def _grpc_sender(
     compression = grpc.Compression.Gzip if gzipped else None
     retryable = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 
-    def send(body: bytes) -> bool:
-        what = ""
-        for attempt in range(_TRIES):
-            try:
-                export(body, timeout=timeout, metadata=metadata, compression=compression)
-                return True
-            except grpc.RpcError as e:
-                code = e.code() if hasattr(e, "code") else None
-                what = f"gRPC {code}"
-                if code not in retryable:
-                    break
-            if attempt + 1 < _TRIES:
-                time.sleep(0.5 * 2**attempt)
-        failures.failed(what)
-        return False
+    def attempt(body: bytes) -> _Failed | None:
+        try:
+            export(body, timeout=timeout, metadata=metadata, compression=compression)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            return _Failed(f"gRPC {code}", retryable=code in retryable)
+        return None
 
-    return send
+    return _with_retries(attempt, failures)
