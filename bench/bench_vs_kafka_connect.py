@@ -273,6 +273,25 @@ class Measure:
         return self.cpu / self.records * 1e6
 
 
+@dataclass(frozen=True)
+class Medians:
+    """One side's medians over the rounds of a case."""
+
+    rate: float
+    cpu_us: float
+    first: float
+    steady: float
+
+    @classmethod
+    def of(cls, measures: list[Measure]) -> Medians:
+        return cls(
+            statistics.median(m.rate for m in measures),
+            statistics.median(m.cpu_us for m in measures),
+            statistics.median(m.first for m in measures),
+            statistics.median(m.steady for m in measures),
+        )
+
+
 class Bench:
     def __init__(self, bootstrap: str, folder: Path, n: int, warmup: int) -> None:
         self.bootstrap = bootstrap
@@ -434,40 +453,35 @@ def main() -> None:
     )
     medians: dict[str, tuple[float, float]] = {}
     for case in cases:
-        ours_m, kc_m = results[case]["connectrt"], results[case]["Kafka Connect"]
-        rate_cr = statistics.median(m.rate for m in ours_m)
-        rate_kc = statistics.median(m.rate for m in kc_m)
-        cpu_cr = statistics.median(m.cpu_us for m in ours_m)
-        cpu_kc = statistics.median(m.cpu_us for m in kc_m)
-        medians[case] = (rate_cr, rate_kc)
-        first_cr = statistics.median(m.first for m in ours_m)
-        first_kc = statistics.median(m.first for m in kc_m)
-        steady_cr = statistics.median(m.steady for m in ours_m)
-        steady_kc = statistics.median(m.steady for m in kc_m)
+        m_cr, m_kc = (
+            Medians.of(results[case]["connectrt"]),
+            Medians.of(results[case]["Kafka Connect"]),
+        )
+        medians[case] = (m_cr.rate, m_kc.rate)
         print(
-            f"  {case:<14} {rate_cr:>16,.0f} {rate_kc:>14,.0f} {rate_cr / rate_kc:>6.2f} "
-            f"{cpu_cr:>14.2f} {cpu_kc:>14.2f} {cpu_cr / cpu_kc:>9.2f} "
-            f"{first_cr:>7.2f} / {first_kc:<6.2f} {steady_cr:>10,.0f} / {steady_kc:<9,.0f}"
+            f"  {case:<14} {m_cr.rate:>16,.0f} {m_kc.rate:>14,.0f} {m_cr.rate / m_kc.rate:>6.2f} "
+            f"{m_cr.cpu_us:>14.2f} {m_kc.cpu_us:>14.2f} {m_cr.cpu_us / m_kc.cpu_us:>9.2f} "
+            f"{m_cr.first:>7.2f} / {m_kc.first:<6.2f} {m_cr.steady:>10,.0f} / {m_kc.steady:<9,.0f}"
         )
         figures = {
-            "cpu_us_connectrt": cpu_cr,
-            "cpu_us_kc": cpu_kc,
-            "first_s_connectrt": first_cr,
-            "first_s_kc": first_kc,
+            "cpu_us_connectrt": m_cr.cpu_us,
+            "cpu_us_kc": m_kc.cpu_us,
+            "first_s_connectrt": m_cr.first,
+            "first_s_kc": m_kc.first,
         }
         if VARIANT in results[case]:
-            var_m = results[case][VARIANT]
-            rate_v = statistics.median(m.rate for m in var_m)
-            cpu_v = statistics.median(m.cpu_us for m in var_m)
-            first_v = statistics.median(m.first for m in var_m)
-            steady_v = statistics.median(m.steady for m in var_m)
+            m_var = Medians.of(results[case][VARIANT])
             print(
-                f"  {'  variant':<14} {rate_v:>16,.0f} {'':>14} {rate_v / rate_kc:>6.2f} "
-                f"{cpu_v:>14.2f} {'':>14} {cpu_v / cpu_kc:>9.2f} "
-                f"{first_v:>7.2f} {'':>8} {steady_v:>10,.0f}   (variant / default: "
-                f"{rate_v / rate_cr:.2f} rec/s, {cpu_v / cpu_cr:.2f} CPU)"
+                f"  {'  variant':<14} {m_var.rate:>16,.0f} {'':>14} {m_var.rate / m_kc.rate:>6.2f} "
+                f"{m_var.cpu_us:>14.2f} {'':>14} {m_var.cpu_us / m_kc.cpu_us:>9.2f} "
+                f"{m_var.first:>7.2f} {'':>8} {m_var.steady:>10,.0f}   (variant / default: "
+                f"{m_var.rate / m_cr.rate:.2f} rec/s, {m_var.cpu_us / m_cr.cpu_us:.2f} CPU)"
             )
-            figures |= {"rate_variant": rate_v, "cpu_us_variant": cpu_v, "first_s_variant": first_v}
+            figures |= {
+                "rate_variant": m_var.rate,
+                "cpu_us_variant": m_var.cpu_us,
+                "first_s_variant": m_var.first,
+            }
         c.emit(f"bench_vs_kafka_connect_{case}", figures)
     print("", flush=True)
     for case, (rate_cr, rate_kc) in medians.items():

@@ -291,31 +291,50 @@ class WorkerProcess:
 
             StandbyWorker(self, stores).run(stop)
             return
-        self.rest.start()
-        if self.herder.config.get("rest.advertised.port") is None:
-            # worker_id names the port actually bound (listeners may ask for port 0).
-            host = self.herder.worker.status.worker_id.rsplit(":", 1)[0]
-            self.herder.worker.status.worker_id = f"{host}:{self.rest.port}"
+        self.start_rest()
         try:
-            if self.registry is not None:
-                self.registry.start()  # before connectors, whose converters may use it
-                log.info("Schema registry at %s", self.registry.url)
-            if self.prepare is not None:
-                self.prepare()
-            self.herder.start(initial, ready=self.control is None)
-            if self.control is not None:
-                self.control.start()  # its start position is fixed before we report ready
-                self.herder.mark_ready()
+            self.start_herder(initial)
             log.info("connectrt worker ready; REST API at %s", self.rest.url)
             stop.wait()
         finally:
             try:
-                if self.control is not None:
-                    self.control.stop()
+                self.stop_herder()
             finally:
-                try:
-                    self.herder.stop()
-                finally:
-                    self.rest.stop()
-                    if self.registry is not None:
-                        self.registry.stop()
+                self.rest.stop()
+
+    # -- the steps of run(), which a standby takes at other times (process.standby) ----------
+    def start_rest(self) -> None:
+        """Start the REST API; ``worker_id`` then names the port actually bound (listeners may
+        ask for port 0) unless ``rest.advertised.port`` is set."""
+        self.rest.start()
+        if self.herder.config.get("rest.advertised.port") is None:
+            status = self.herder.worker.status
+            host = status.worker_id.rsplit(":", 1)[0]
+            status.worker_id = f"{host}:{self.rest.port}"
+
+    def start_herder(self, initial: Sequence[tuple[str, Mapping[str, str], str | None]]) -> None:
+        """Start the schema registry (before connectors, whose converters may use it),
+        ``prepare``, the herder with the ``initial`` connectors, and the control topic listener,
+        whose start position is fixed before the herder reports ready."""
+        if self.registry is not None:
+            self.registry.start()
+            log.info("Schema registry at %s", self.registry.url)
+        if self.prepare is not None:
+            self.prepare()
+        self.herder.start(initial, ready=self.control is None)
+        if self.control is not None:
+            self.control.start()
+            self.herder.mark_ready()
+
+    def stop_herder(self) -> None:
+        """Stop what :meth:`start_herder` started: the control topic listener, the herder, the
+        schema registry, in that order, each also when stopping the one before failed."""
+        try:
+            if self.control is not None:
+                self.control.stop()
+        finally:
+            try:
+                self.herder.stop()
+            finally:
+                if self.registry is not None:
+                    self.registry.stop()

@@ -31,7 +31,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
@@ -78,6 +78,12 @@ class WorkerProcess(Protocol):
     control: Any  # a ControlTopicListener, or None
     registry: Any  # a SchemaRegistryServer, or None
     prepare: Callable[[], None] | None  # run once elected, before the herder starts
+
+    def start_rest(self) -> None: ...
+    def start_herder(
+        self, initial: Sequence[tuple[str, Mapping[str, str], str | None]]
+    ) -> None: ...
+    def stop_herder(self) -> None: ...
 
 
 class StandbyWorker:
@@ -136,12 +142,8 @@ class StandbyWorker:
         """Serve REST, join the group and follow its decisions until ``stop`` is set; then stop
         the herder (if leading) before leaving the group."""
         process = self.process
-        process.rest.start()
-        status = process.herder.worker.status
-        if process.herder.config.get("rest.advertised.port") is None:
-            host = status.worker_id.rsplit(":", 1)[0]
-            status.worker_id = f"{host}:{process.rest.port}"
-        url = advertised_url(process.herder.config, status.worker_id)
+        process.start_rest()
+        url = advertised_url(process.herder.config, process.herder.worker.status.worker_id)
         try:
             self._start_reads()
             self.leadership.start(url)
@@ -151,7 +153,7 @@ class StandbyWorker:
             self._stopped.set()
             try:
                 if self.leadership.role == LEADER or self._herder_started.is_set():
-                    self._stop_herder()
+                    process.stop_herder()
             finally:
                 self.leadership.close()
                 self._stop_reads()
@@ -165,14 +167,7 @@ class StandbyWorker:
             return
         self._stop_reads()
         self._herder_started.set()
-        if process.registry is not None:
-            process.registry.start()
-        if process.prepare is not None:
-            process.prepare()  # e.g. the Spark application of task.executor=spark
-        process.herder.start((), ready=process.control is None)
-        if process.control is not None:
-            process.control.start()
-            process.herder.mark_ready()
+        process.start_herder(())  # its prepare: e.g. the Spark application of task.executor=spark
         log.info("This worker leads; it runs %d connectors", len(process.herder.connectors()))
 
     def _start_reads(self) -> None:
@@ -205,15 +200,3 @@ class StandbyWorker:
             return  # the process is stopping anyway
         log.error("Ending this worker's connectors and tasks now (%s)", reason)
         self._restart()
-
-    def _stop_herder(self) -> None:
-        process = self.process
-        try:
-            if process.control is not None:
-                process.control.stop()
-        finally:
-            try:
-                process.herder.stop()
-            finally:
-                if process.registry is not None:
-                    process.registry.stop()

@@ -153,22 +153,7 @@ def local_read(reads: StandbyReads, path: str, query: dict[str, list[str]]) -> A
     is not one a standby answers itself (it is then forwarded). Raises NotFoundError."""
     parts = path.strip("/").split("/")
     if parts == ["connectors"]:
-        wanted = {e for e in query.get("expand", []) if e in ("status", "info")}
-        names = reads.connectors()
-        if not wanted:
-            return names
-        body: dict[str, dict[str, Any]] = {}
-        for name in names:
-            entry: dict[str, Any] = {}
-            try:
-                if "status" in wanted:
-                    entry["status"] = m.ConnectorStateInfo.of(reads.connector_status(name)).wire()
-                if "info" in wanted:
-                    entry["info"] = m.ConnectorInfo.of(reads.connector_info(name)).wire()
-            except NotFoundError:
-                continue  # deleted meanwhile, or no status written yet
-            body[name] = entry
-        return body
+        return m.connector_list(reads, query.get("expand", []))
     if len(parts) == 2:
         return m.ConnectorInfo.of(reads.connector_info(parts[1])).wire()
     if len(parts) == 3 and parts[2] == "config":

@@ -26,19 +26,15 @@ import os
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from connectrt.broker import EmbeddedBroker
-from connectrt.ports import free_port
 from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.harness import create_topic
-from tests.e2e.standby_pair import Pair, filestream_configs
-from tests.e2e.test_standby_workers import Worker, _all_running, _props, _retrying, _role, _wait
+from tests.e2e.standby_pair import Pair, filestream_configs, running_pair
+from tests.e2e.test_standby_workers import Worker, _all_running, _retrying, _role, _wait
 
 pytest.importorskip("pyspark")
 
@@ -95,32 +91,10 @@ def on_executors(worker: Worker) -> bool:
 
 @pytest.fixture(scope="module")
 def pair(broker: SessionBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    if isinstance(broker, EmbeddedBroker):
-        pytest.skip("standby workers need Apache Kafka: run with CONNECTRT_TEST_BROKER=kafka")
-    tmp = tmp_path_factory.mktemp("standby-spark")
-    run = uuid.uuid4().hex[:8]
-    bootstrap = broker.bootstrap_servers
-    topic = f"ha-spark-{run}"
-    create_topic(bootstrap, topic, partitions=1)
-    workers = []
-    for n in range(2):
-        port = free_port()
-        props = _props(tmp, bootstrap, run, port)
-        text = props.read_text().replace("exactly.once.source.support=enabled\n", "")
-        props.write_text(text + "\n".join(SPARK) + "\n")
-        workers.append(Worker(f"http://127.0.0.1:{port}", props, tmp / f"w{n}.log"))
-    source, sink = tmp / "in.txt", tmp / "out.txt"
-    source.write_text("")
-    p = Pair(workers, source, sink, topic)
-    for w in workers:
-        w.start()
-    try:
-        yield p
-    finally:
-        for w in workers:
-            w.stop()
-        for w in workers:
-            print(f"--- {w.log.name} (tail)\n{w.log.read_text()[-3000:]}")
+    def spark(props: str) -> str:  # a standby worker with Spark executors, at-least-once
+        return props.replace("exactly.once.source.support=enabled\n", "") + "\n".join(SPARK) + "\n"
+
+    yield from running_pair(broker, tmp_path_factory.mktemp("standby-spark"), "ha-spark", spark)
 
 
 def test_only_the_leader_runs_a_spark_driver_and_a_standby_starts_one_when_it_leads(

@@ -18,22 +18,16 @@ import os
 import signal
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from connectrt.broker import EmbeddedBroker
-from connectrt.ports import free_port
 from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.harness import create_topic
-from tests.e2e.standby_pair import Pair, filestream_configs
+from tests.e2e.standby_pair import Pair, filestream_configs, running_pair
 from tests.e2e.test_standby_workers import (
     TAKEOVER_BOUND_S,
-    Worker,
     _all_running,
-    _props,
     _retrying,
     _role,
     _wait,
@@ -74,31 +68,12 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture(scope="module")
 def pair(broker: SessionBroker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    if isinstance(broker, EmbeddedBroker):
-        pytest.skip("standby workers need Apache Kafka: run with CONNECTRT_TEST_BROKER=kafka")
-    tmp = tmp_path_factory.mktemp("standby-processes")
-    run = uuid.uuid4().hex[:8]
-    bootstrap = broker.bootstrap_servers
-    topic = f"ha-proc-{run}"
-    create_topic(bootstrap, topic, partitions=1)
-    workers = []
-    for n in range(2):
-        port = free_port()
-        props = _props(tmp, bootstrap, run, port)
-        props.write_text(props.read_text() + "task.executor=processes\n")
-        workers.append(Worker(f"http://127.0.0.1:{port}", props, tmp / f"w{n}.log"))
-    source, sink = tmp / "in.txt", tmp / "out.txt"
-    source.write_text("")
-    p = Pair(workers, source, sink, topic)
-    for w in workers:
-        w.start()
-    try:
-        yield p
-    finally:
-        for w in workers:
-            w.stop()
-        for w in workers:
-            print(f"--- {w.log.name} (tail)\n{w.log.read_text()[-3000:]}")
+    yield from running_pair(
+        broker,
+        tmp_path_factory.mktemp("standby-processes"),
+        "ha-proc",
+        lambda props: props + "task.executor=processes\n",
+    )
 
 
 def test_kill_9_of_a_leader_with_task_processes_leaves_no_orphan_and_loses_no_line(

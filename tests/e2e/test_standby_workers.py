@@ -36,6 +36,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -116,6 +117,20 @@ class Worker:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
+
+
+@contextmanager
+def running(workers: list[Worker]) -> Iterator[None]:
+    """Start ``workers``; on exit stop them and print the tail of each one's log."""
+    for w in workers:
+        w.start()
+    try:
+        yield
+    finally:
+        for w in workers:
+            w.stop()
+        for w in workers:
+            print(f"--- {w.log.name} (tail)\n{w.log.read_text()[-3000:]}")
 
 
 @dataclass
@@ -246,16 +261,8 @@ def cluster(broker: SessionBroker, tmp_path_factory: pytest.TempPathFactory) -> 
     db_in, db_out = tmp / "in.db", tmp / "out.db"
     _sqlite(db_in, "CREATE TABLE rows_in (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
     _sqlite(db_out)
-    c = Cluster(workers, run, bootstrap, source, sink, topic, db_in, db_out, jdbc_topic)
-    for w in workers:
-        w.start()
-    try:
-        yield c
-    finally:
-        for w in workers:
-            w.stop()
-        for w in workers:
-            print(f"--- {w.log.name} (tail)\n{w.log.read_text()[-3000:]}")
+    with running(workers):
+        yield Cluster(workers, run, bootstrap, source, sink, topic, db_in, db_out, jdbc_topic)
 
 
 def test_a_write_to_a_standby_is_forwarded_to_the_leader(cluster: Cluster) -> None:

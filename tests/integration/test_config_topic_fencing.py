@@ -11,7 +11,10 @@ topic's queued writes and the offsets topic's (whose log takes its id before it 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import pytest
 
@@ -24,6 +27,59 @@ from connectrt.storage.states import State, Status
 from connectrt.storage.topic_writer import FencedWriteError
 
 pytestmark = pytest.mark.integration
+
+S = TypeVar("S", KafkaStatusStore, KafkaOffsetStore)
+Store = TypeVar("Store", KafkaConfigStore, KafkaStatusStore, KafkaOffsetStore)
+
+
+@contextmanager
+def _started(store: Store) -> Iterator[Store]:
+    """A reader of a topic, started, stopped on exit."""
+    store.start()
+    try:
+        yield store
+    finally:
+        store.stop()
+
+
+@dataclass
+class _Leader(Generic[S]):
+    """One leader's config store (started), its store of ``kind`` (not started: each test
+    starts it where the worker does) and its fence over both."""
+
+    config: KafkaConfigStore
+    store: S
+    fence: LeaderFence
+
+
+def _fence(
+    config: KafkaConfigStore, store: KafkaStatusStore | KafkaOffsetStore, group: str, kind: str
+) -> LeaderFence:
+    return LeaderFence(lambda: config.log, group, lambda: {f"-{kind}": store.log})
+
+
+@contextmanager
+def _old_and_new(
+    bootstrap: str, kind: str, make_store: Callable[[str], S]
+) -> Iterator[tuple[str, _Leader[S], _Leader[S]]]:
+    """The ``kind`` topic (``status`` or ``offsets``), an old and a new leader of one cluster on
+    it and on one config topic (:class:`_Leader`; the fence takes ``<group>-leader-<kind>`` for
+    the ``kind`` log); everything is stopped on exit."""
+    configs, topic = (f"fence-{k}-{uuid.uuid4().hex[:8]}" for k in ("configs", kind))
+    group = f"cluster-{uuid.uuid4().hex[:8]}"
+    leaders = []
+    for _ in range(2):
+        config = KafkaConfigStore(configs, bootstrap_servers=bootstrap, timeout=30.0)
+        store = make_store(topic)
+        leaders.append(_Leader(config, store, _fence(config, store, group, kind)))
+    try:
+        for leader in leaders:
+            leader.config.start()
+        yield topic, leaders[0], leaders[1]
+    finally:
+        for leader in leaders:
+            leader.store.stop()
+            leader.config.stop()
 
 
 @pytest.fixture
@@ -62,11 +118,8 @@ def test_the_successor_fences_the_old_leaders_config_writes(
 
     new.put_connector_config("d", {"connector.class": "FileStreamSource", "name": "d"})
     reader = KafkaConfigStore(topic, bootstrap_servers=broker.bootstrap_servers, timeout=30.0)
-    reader.start()
-    try:
+    with _started(reader):
         assert set(reader.snapshot().connectors) == {"a", "d"}
-    finally:
-        reader.stop()
 
 
 def test_the_successor_fences_the_old_leaders_status_writes(broker: EmbeddedBroker) -> None:
@@ -75,60 +128,34 @@ def test_the_successor_fences_the_old_leaders_status_writes(broker: EmbeddedBrok
     leader's queued statuses are refused by the broker and a read_committed reader never sees
     them."""
     bootstrap = broker.bootstrap_servers
-    configs, statuses = (f"fence-{kind}-{uuid.uuid4().hex[:8]}" for kind in ("configs", "status"))
-    group = f"cluster-{uuid.uuid4().hex[:8]}"
-    stores = [
-        (
-            KafkaConfigStore(configs, bootstrap_servers=bootstrap, timeout=30.0),
-            KafkaStatusStore(statuses, partitions=1, bootstrap_servers=bootstrap, timeout=30.0),
-        )
-        for _ in range(2)
-    ]
-    for config_store, status_store in stores:
-        config_store.start()
-        status_store.start()
-    try:
-        (old_config, old_status), (new_config, new_status) = stores
-        fenced: list[str] = []
-        old_fence = LeaderFence(lambda: old_config.log, group, lambda: {"-status": old_status.log})
-        new_fence = LeaderFence(lambda: new_config.log, group, lambda: {"-status": new_status.log})
-        old_fence.on_fenced = fenced.append
-        old_fence.acquire(30.0)
-        old_status.put(Status("a", None, State.RUNNING, "old:8083"))
-        old_status.flush(30.0)  # committed in a transaction of the old leader
 
-        new_fence.acquire(30.0)  # the successor takes both ids
-        old_status.put(Status("a", 0, State.FAILED, "old:8083", "fenced producer"))
+    def status_store(topic: str) -> KafkaStatusStore:
+        return KafkaStatusStore(topic, partitions=1, bootstrap_servers=bootstrap, timeout=30.0)
+
+    with _old_and_new(bootstrap, "status", status_store) as (statuses, old, new):
+        old.store.start()
+        new.store.start()
+        fenced: list[str] = []
+        old.fence.on_fenced = fenced.append
+        old.fence.acquire(30.0)
+        old.store.put(Status("a", None, State.RUNNING, "old:8083"))
+        old.store.flush(30.0)  # committed in a transaction of the old leader
+
+        new.fence.acquire(30.0)  # the successor takes both ids
+        old.store.put(Status("a", 0, State.FAILED, "old:8083", "fenced producer"))
         with pytest.raises(FencedWriteError):
-            old_status.flush(30.0)
+            old.store.flush(30.0)
         assert len(fenced) == 1 and statuses in fenced[0]
         with pytest.raises(FencedWriteError):  # later writes are refused at once
-            old_status.put(Status("a", 0, State.FAILED, "old:8083"))
-        new_status.put(Status("b", None, State.RUNNING, "new:8083"))
-        new_status.flush(30.0)
+            old.store.put(Status("a", 0, State.FAILED, "old:8083"))
+        new.store.put(Status("b", None, State.RUNNING, "new:8083"))
+        new.store.flush(30.0)
 
-        reader = KafkaStatusStore(statuses, partitions=1, bootstrap_servers=bootstrap, timeout=30)
-        reader.start()
-        try:
+        with _started(status_store(statuses)) as reader:
             old_one, new_one = reader.connector("a"), reader.connector("b")
             assert old_one is not None and old_one.worker_id == "old:8083"
             assert reader.tasks("a") == []  # neither fenced task status arrived
             assert new_one is not None and new_one.worker_id == "new:8083"
-        finally:
-            reader.stop()
-    finally:
-        for config_store, status_store in stores:
-            status_store.stop(5.0)
-            config_store.stop()
-
-
-def _offsets_fence(
-    config_store: KafkaConfigStore, offset_store: KafkaOffsetStore, group: str
-) -> LeaderFence:
-    config_store.start()
-    fence = LeaderFence(lambda: config_store.log, group)
-    fence.add(lambda: {"-offsets": offset_store.log})
-    return fence
 
 
 def test_the_successor_fences_the_old_leaders_offset_writes(broker: EmbeddedBroker) -> None:
@@ -137,40 +164,23 @@ def test_the_successor_fences_the_old_leaders_offset_writes(broker: EmbeddedBrok
     transactional, and once the successor has taken the id the old leader's ``set`` fails
     and leaves nothing a reader sees."""
     bootstrap = broker.bootstrap_servers
-    configs, offsets = (f"fence-{kind}-{uuid.uuid4().hex[:8]}" for kind in ("configs", "offsets"))
-    group = f"cluster-{uuid.uuid4().hex[:8]}"
-    pairs = [
-        (
-            KafkaConfigStore(configs, bootstrap_servers=bootstrap, timeout=30.0),
-            KafkaOffsetStore(offsets, partitions=1, bootstrap_servers=bootstrap, timeout=30.0),
-        )
-        for _ in range(2)
-    ]
-    fences = [
-        _offsets_fence(config_store, offset_store, group) for config_store, offset_store in pairs
-    ]
-    try:
-        (_, old), (_, new) = pairs
+
+    def offset_store(topic: str) -> KafkaOffsetStore:
+        return KafkaOffsetStore(topic, partitions=1, bootstrap_servers=bootstrap, timeout=30.0)
+
+    with _old_and_new(bootstrap, "offsets", offset_store) as (offsets, old, new):
         fenced: list[str] = []
-        fences[0].on_fenced = fenced.append
-        fences[0].acquire(30.0)
-        old.start()  # after the fence, as the worker's store does
-        old.set({b"k": b"old-1"}, 30.0)
+        old.fence.on_fenced = fenced.append
+        old.fence.acquire(30.0)
+        old.store.start()  # after the fence, as the worker's store does
+        old.store.set({b"k": b"old-1"}, 30.0)
 
-        fences[1].acquire(30.0)
-        new.start()
+        new.fence.acquire(30.0)
+        new.store.start()
         with pytest.raises(FencedWriteError):
-            old.set({b"k": b"old-2"}, 30.0)
+            old.store.set({b"k": b"old-2"}, 30.0)
         assert len(fenced) == 1 and offsets in fenced[0]
-        new.set({b"n": b"new-1"}, 30.0)
+        new.store.set({b"n": b"new-1"}, 30.0)
 
-        reader = KafkaOffsetStore(offsets, partitions=1, bootstrap_servers=bootstrap, timeout=30)
-        reader.start()
-        try:
+        with _started(offset_store(offsets)) as reader:
             assert reader.all() == {b"k": b"old-1", b"n": b"new-1"}
-        finally:
-            reader.stop()
-    finally:
-        for config_store, offset_store in pairs:
-            offset_store.stop()
-            config_store.stop()

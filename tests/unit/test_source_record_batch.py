@@ -22,7 +22,7 @@ from connectrt.converters.json import JsonConverter
 from connectrt.converters.string import StringConverter
 from connectrt.data import Schema
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source.offsets import SourceOffsetCommitter
+from connectrt.runtime.source.at_least_once import AtLeastOnceDelivery
 from connectrt.runtime.source.sender import PARTITION_UA, SourceBatchSender
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskConverters, TaskFailure, TaskId
@@ -130,7 +130,7 @@ def make_sender(
     json: bool = False,
     stopping: bool = False,
     task: SourceTask | None = None,
-) -> tuple[SourceBatchSender, SourceOffsetCommitter, TaskMetrics]:
+) -> tuple[SourceBatchSender, AtLeastOnceDelivery, TaskMetrics]:
     task_id = TaskId("cols", 0)
     metrics = TaskMetrics("cols", 0)
     policy = ErrorPolicy.from_config({"errors.tolerance": "all"} if tolerate else {})
@@ -138,7 +138,7 @@ def make_sender(
     store = MemoryOffsetStore()
     store.start()
     task = task or _Task()
-    offsets = SourceOffsetCommitter(task_id, task, store, errors, metrics, 5.0)
+    offsets = AtLeastOnceDelivery(task_id, task, store, errors, metrics, 5.0, 60.0)
     key = StringConverter()
     key.configure({}, True)
     value: Any
@@ -165,7 +165,7 @@ def make_sender(
     return sender, offsets, metrics
 
 
-def pending_offset(offsets: SourceOffsetCommitter) -> Any:
+def pending_offset(offsets: AtLeastOnceDelivery) -> Any:
     return offsets.pending.get(encode_key("cols", PART))
 
 
@@ -174,17 +174,20 @@ def test_a_batch_is_produced_from_its_columns_without_building_records():
     producer = StubProducer()
     batch = make_batch(5)
     sender.send(batch, producer)  # type: ignore[arg-type]
-    assert producer.produced == [("t", b"v%d" % i) for i in range(5)]
+    cb = offsets.delivery_callback  # the open epoch's: at-least-once tracks acknowledgements
+    assert cb is not None
+    assert producer.produced == [("t", b"v%d" % i, None, PARTITION_UA, cb) for i in range(5)]
     assert not batch.records_built
     assert pending_offset(offsets) == {"n": 4} and offsets.pending_records == 5
 
 
 def test_a_batch_timestamp_goes_to_every_record_positionally():
-    sender, _, _ = make_sender()
+    sender, offsets, _ = make_sender()
     producer = StubProducer()
     sender.send(make_batch(2, ts=1_700_000_000_000), producer)  # type: ignore[arg-type]
+    cb = offsets.delivery_callback
     assert producer.produced == [
-        ("t", b"v%d" % i, None, PARTITION_UA, None, None, 1_700_000_000_000) for i in range(2)
+        ("t", b"v%d" % i, None, PARTITION_UA, cb, None, 1_700_000_000_000) for i in range(2)
     ]
 
 
@@ -193,7 +196,8 @@ def test_a_full_queue_waits_for_room_and_goes_on_in_order():
     producer = StubProducer(full_at=3, room_after_polls=2)
     sender.send(make_batch(6, ts=5), producer)  # type: ignore[arg-type]
     assert [args[1] for args in producer.produced] == [b"v%d" % i for i in range(6)]
-    assert producer.produced[3] == ("t", b"v3", None, PARTITION_UA, None, None, 5, None)
+    cb = offsets.delivery_callback
+    assert producer.produced[3] == ("t", b"v3", None, PARTITION_UA, cb, None, 5, None)
     assert producer.polls == 2
     assert pending_offset(offsets) == {"n": 5} and offsets.pending_records == 6
 

@@ -19,7 +19,7 @@ from connectrt.converters import ByteArrayConverter, JsonConverter, StringConver
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.data import Schema, SchemaBuilder, Struct
 from connectrt.runtime.metrics import TaskMetrics
-from connectrt.runtime.source.offsets import SourceOffsetCommitter
+from connectrt.runtime.source.at_least_once import AtLeastOnceDelivery
 from connectrt.runtime.source.sender import SourceBatchSender
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskConverters, TaskId
@@ -64,7 +64,7 @@ def _sender(key: Converter, value: Converter) -> SourceBatchSender:
         converters=TaskConverters(key, value, header),
         errors=errors,
         metrics=metrics,
-        offsets=SourceOffsetCommitter(task_id, task, MemoryOffsetStore(), errors, metrics, 5.0),
+        offsets=AtLeastOnceDelivery(task_id, task, MemoryOffsetStore(), errors, metrics, 5.0, 60.0),
         topic_creator=None,
         on_topic=lambda topic: None,
         stopping=lambda: False,

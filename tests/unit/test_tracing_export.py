@@ -173,6 +173,38 @@ def test_sender_posts_the_request_over_http_with_the_otlp_headers_and_gzip() -> 
     ]
 
 
+@pytest.mark.parametrize(("status", "requests"), [(400, 1), (503, 3)])
+def test_sender_retries_only_a_retryable_status_and_at_most_three_times(
+    status: int, requests: int
+) -> None:
+    import http.server
+    import threading
+
+    received: list[str] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            received.append(self.path)
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert not otlp_sender(f"http://127.0.0.1:{server.server_port}", "http/protobuf", {})(
+            _request()
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(received) == requests
+
+
 def test_sender_calls_the_otlp_grpc_service() -> None:
     from concurrent import futures
 

@@ -45,6 +45,7 @@ from connectrt.rest.models.connectors import (
     TaskConfig,
     TaskState,
     TopicList,
+    connector_list,
 )
 from connectrt.rest.models.dlq import (
     REPLAY_REQUEST_SCHEMA,
@@ -112,4 +113,5 @@ __all__ = [
     "TaskState",
     "TopicList",
     "config_map",
+    "connector_list",
 ]

@@ -4,11 +4,13 @@ requests, task configs and topics.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, Protocol, Self
 
 from pydantic import BaseModel, Field, RootModel, SerializerFunctionWrapHandler, model_serializer
 from pydantic.json_schema import SkipJsonSchema
 
+from connectrt.errors import NotFoundError
 from connectrt.rest.config_limits import MAX_NAME_LENGTH, ConfigLimits
 from connectrt.rest.models.base import ConfigValue, Model, config_map
 from connectrt.rest.models.offsets import OffsetsMessage, PartitionOffset
@@ -29,6 +31,7 @@ __all__ = [
     "TaskConfig",
     "TaskState",
     "TopicList",
+    "connector_list",
 ]
 
 
@@ -150,6 +153,36 @@ class ExpandedConnector(Model):
 
 class ExpandedConnectors(RootModel[dict[str, ExpandedConnector]]):
     """``GET /connectors?expand=status&expand=info``: name -> what was asked for."""
+
+
+class ConnectorReads(Protocol):
+    """Where ``GET /connectors`` reads: the herder, or a standby's copy of the topics."""
+
+    def connectors(self) -> list[str]: ...
+    def connector_status(self, name: str) -> herder_info.ConnectorStateInfo: ...
+    def connector_info(self, name: str) -> herder_info.ConnectorInfo: ...
+
+
+def connector_list(reads: ConnectorReads, expand: Iterable[str]) -> Any:
+    """The body of ``GET /connectors``: the names, or with ``expand`` (``status``, ``info``;
+    other values ignored) the :class:`ExpandedConnectors` wire form. A connector that is gone
+    by the time it is looked up (deleted meanwhile, or no status written yet) is left out."""
+    names = reads.connectors()
+    wanted = {e for e in expand if e in ("status", "info")}
+    if not wanted:
+        return names
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        entry: dict[str, Any] = {}
+        try:
+            if "status" in wanted:
+                entry["status"] = ConnectorStateInfo.of(reads.connector_status(name)).wire()
+            if "info" in wanted:
+                entry["info"] = ConnectorInfo.of(reads.connector_info(name)).wire()
+        except NotFoundError:
+            continue
+        out[name] = entry
+    return out
 
 
 class CreateConnectorRequest(BaseModel):

@@ -36,22 +36,7 @@ def connectors_router(herder: Herder, limits: ConfigLimits) -> APIRouter:
     @router.get("/connectors", summary="List connectors")
     @documented({200: list[str] | m.ExpandedConnectors})
     def list_connectors(expand: list[str] = Query(default=[])) -> Any:  # noqa: B008
-        names = herder.connectors()
-        wanted = {e for e in expand if e in ("status", "info")}
-        if not wanted:
-            return names
-        out: dict[str, Any] = {}
-        for name in names:
-            entry: dict[str, Any] = {}
-            try:
-                if "status" in wanted:
-                    entry["status"] = m.ConnectorStateInfo.of(herder.connector_status(name)).wire()
-                if "info" in wanted:
-                    entry["info"] = m.ConnectorInfo.of(herder.connector_info(name)).wire()
-            except NotFoundError:
-                continue  # deleted during the lookup
-            out[name] = entry
-        return out
+        return m.connector_list(herder, expand)
 
     @router.post("/connectors", status_code=201, summary="Create a connector")
     @documented({201: m.ConnectorInfo}, m.CreateConnectorRequest, errors=(409,), headers=_LOCATION)

@@ -2,8 +2,8 @@
 
 A source task of a connector running exactly-once has a transactional producer
 (``transactional.id`` ``<group.id>-<connector>-<task>``) and its own reader of the connector's
-offsets topic. :class:`TransactionalOffsets` is that task's side of it, replacing the
-at-least-once :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`:
+offsets topic. :class:`TransactionalOffsets` is that task's side of it, in place of the
+at-least-once :class:`~connectrt.runtime.source.at_least_once.AtLeastOnceDelivery`:
 
 * :meth:`TransactionalOffsets.open_transactions`, before the task starts:
   ``init_transactions()`` (which fences every older producer with the same transactional id,
@@ -104,7 +104,7 @@ class TransactionalOffsets:
     """One exactly-once task's transactions and source offsets (see the module docstring).
 
     Has the same ``pending``/``pending_records``/``commit`` surface as
-    :class:`~connectrt.runtime.source.offsets.SourceOffsetCommitter`: the batch sender notes
+    :class:`~connectrt.runtime.source.at_least_once.AtLeastOnceDelivery`: the batch sender notes
     offsets in either (:class:`~connectrt.runtime.source.delivery.PendingOffsets`).
     :class:`~connectrt.runtime.source.transactional.TransactionalDelivery` adds the boundaries.
     """

@@ -27,6 +27,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["otlp_sender"]
 
@@ -67,6 +68,26 @@ class _Failures:
             self._next = time.monotonic() + 60
 
 
+class _Failed(NamedTuple):
+    """One attempt the receiver did not take: why, and whether trying again may help."""
+
+    what: str
+    retryable: bool
+
+
+class _Receiver(NamedTuple):
+    """Where and how requests go, whatever the transport."""
+
+    url: urllib.parse.SplitResult  # the OTLP base URL
+    headers: dict[str, str]
+    gzipped: bool
+    timeout: float
+    certificate: str  # a CA certificate file for HTTPS; '': the system's
+
+
+_Attempt = Callable[[bytes], _Failed | None]  # one request; None: the receiver took it
+
+
 def otlp_sender(
     endpoint: str, protocol: str, env: Mapping[str, str] | None = None
 ) -> Callable[[bytes], bool]:
@@ -74,42 +95,55 @@ def otlp_sender(
     base URL) over ``protocol`` (``grpc`` or ``http/protobuf``); it returns whether the receiver
     took it."""
     env = os.environ if env is None else env
-    timeout = float(_env("TIMEOUT", env) or 10)
-    gzipped = _env("COMPRESSION", env).lower() == "gzip"
-    headers = _headers(env)
-    failures = _Failures()
-    if protocol == "grpc":
-        return _grpc_sender(endpoint, headers, gzipped, timeout, env, failures)
-    return _http_sender(endpoint, headers, gzipped, timeout, env, failures)
+    receiver = _Receiver(
+        urllib.parse.urlsplit(endpoint if "://" in endpoint else "http://" + endpoint),
+        _headers(env),
+        _env("COMPRESSION", env).lower() == "gzip",
+        float(_env("TIMEOUT", env) or 10),
+        _env("CERTIFICATE", env),
+    )
+    transport = _grpc_attempt if protocol == "grpc" else _http_attempt
+    return _with_retries(transport(receiver), _Failures())
 
 
-def _http_sender(
-    endpoint: str,
-    headers: dict[str, str],
-    gzipped: bool,
-    timeout: float,
-    env: Mapping[str, str],
-    failures: _Failures,
-) -> Callable[[bytes], bool]:
-    parsed = urllib.parse.urlsplit(endpoint if "://" in endpoint else "http://" + endpoint)
-    path = parsed.path.rstrip("/") + "/v1/traces"
-    request_headers = {"Content-Type": "application/x-protobuf", **headers}
-    if gzipped:
+def _with_retries(attempt: _Attempt, failures: _Failures) -> Callable[[bytes], bool]:
+    """A ``send`` making up to ``_TRIES`` ``attempt``s with a growing pause between them,
+    stopping at the first one not worth retrying; a request that still fails is counted in
+    ``failures``."""
+
+    def send(body: bytes) -> bool:
+        for n in range(_TRIES):
+            failed = attempt(body)
+            if failed is None:
+                return True
+            if not failed.retryable or n + 1 == _TRIES:
+                failures.failed(failed.what)
+                break
+            time.sleep(0.5 * 2**n)
+        return False
+
+    return send
+
+
+def _http_attempt(receiver: _Receiver) -> _Attempt:
+    """``POST <base>/v1/traces`` over one kept-alive connection (a new one after an error)."""
+    netloc, timeout = receiver.url.netloc, receiver.timeout
+    path = receiver.url.path.rstrip("/") + "/v1/traces"
+    request_headers = {"Content-Type": "application/x-protobuf", **receiver.headers}
+    if receiver.gzipped:
         request_headers["Content-Encoding"] = "gzip"
     context = None
-    if parsed.scheme == "https":
-        context = ssl.create_default_context(cafile=_env("CERTIFICATE", env) or None)
+    if receiver.url.scheme == "https":
+        context = ssl.create_default_context(cafile=receiver.certificate or None)
     connection: http.client.HTTPConnection | None = None
 
     def post(data: bytes) -> tuple[int, bytes]:
         nonlocal connection
         if connection is None:
             if context is not None:
-                connection = http.client.HTTPSConnection(
-                    parsed.netloc, timeout=timeout, context=context
-                )
+                connection = http.client.HTTPSConnection(netloc, timeout=timeout, context=context)
             else:
-                connection = http.client.HTTPConnection(parsed.netloc, timeout=timeout)
+                connection = http.client.HTTPConnection(netloc, timeout=timeout)
         try:
             connection.request("POST", path, body=data, headers=request_headers)
             response = connection.getresponse()
@@ -119,65 +153,39 @@ def _http_sender(
             connection = None  # a new connection next time
             raise
 
-    def send(body: bytes) -> bool:
-        data = gzip.compress(body) if gzipped else body
-        what = ""
-        for attempt in range(_TRIES):
-            try:
-                status, text = post(data)
-            except (OSError, http.client.HTTPException) as e:
-                what = f"{type(e).__name__}: {e}"
-            else:
-                if 200 <= status < 300:
-                    return True
-                what = f"HTTP {status}: {text[:200]!r}"
-                if status not in (429, 502, 503, 504):
-                    break
-            if attempt + 1 < _TRIES:
-                time.sleep(0.5 * 2**attempt)
-        failures.failed(what)
-        return False
+    def attempt(body: bytes) -> _Failed | None:
+        try:
+            status, text = post(gzip.compress(body) if receiver.gzipped else body)
+        except (OSError, http.client.HTTPException) as e:
+            return _Failed(f"{type(e).__name__}: {e}", retryable=True)
+        if 200 <= status < 300:
+            return None
+        return _Failed(f"HTTP {status}: {text[:200]!r}", retryable=status in (429, 502, 503, 504))
 
-    return send
+    return attempt
 
 
-def _grpc_sender(
-    endpoint: str,
-    headers: dict[str, str],
-    gzipped: bool,
-    timeout: float,
-    env: Mapping[str, str],
-    failures: _Failures,
-) -> Callable[[bytes], bool]:
+def _grpc_attempt(receiver: _Receiver) -> _Attempt:
+    """The ``TraceService/Export`` method on one channel, the bytes as its message."""
     import grpc
 
-    parsed = urllib.parse.urlsplit(endpoint if "://" in endpoint else "http://" + endpoint)
-    target = parsed.netloc
-    if parsed.scheme == "https":
-        certificate = _env("CERTIFICATE", env)
-        root = Path(certificate).read_bytes() if certificate else None
+    target = receiver.url.netloc
+    if receiver.url.scheme == "https":
+        root = Path(receiver.certificate).read_bytes() if receiver.certificate else None
         channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(root))
     else:
         channel = grpc.insecure_channel(target)
     export = channel.unary_unary(_GRPC_METHOD)  # bytes in, bytes out: no (de)serializer
-    metadata = list(headers.items())
-    compression = grpc.Compression.Gzip if gzipped else None
+    metadata = list(receiver.headers.items())
+    compression = grpc.Compression.Gzip if receiver.gzipped else None
     retryable = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 
-    def send(body: bytes) -> bool:
-        what = ""
-        for attempt in range(_TRIES):
-            try:
-                export(body, timeout=timeout, metadata=metadata, compression=compression)
-                return True
-            except grpc.RpcError as e:
-                code = e.code() if hasattr(e, "code") else None
-                what = f"gRPC {code}"
-                if code not in retryable:
-                    break
-            if attempt + 1 < _TRIES:
-                time.sleep(0.5 * 2**attempt)
-        failures.failed(what)
-        return False
+    def attempt(body: bytes) -> _Failed | None:
+        try:
+            export(body, timeout=receiver.timeout, metadata=metadata, compression=compression)
+        except grpc.RpcError as e:
+            code = e.code() if hasattr(e, "code") else None
+            return _Failed(f"gRPC {code}", retryable=code in retryable)
+        return None
 
-    return send
+    return attempt
