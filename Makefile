@@ -38,9 +38,12 @@ PYTEST_WORKERS ?= 3
 XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
 # Bytecode compiled once up front: the suite starts a few hundred Python processes (workers,
 # task processes, Spark's Python workers), and where PYTHONDONTWRITEBYTECODE is set each one
-# would otherwise compile every module it imports from source again.
+# would otherwise compile every module it imports from source again. Then the jars, Go binaries
+# and Debian packages the tests use are fetched or built into their caches (a no-op when there),
+# before the suite rather than in the middle of its timed tests (connectrt/testing/prefetch.py).
 test: setup
 	$(BIN)/python -m compileall -q -j 0 connectrt connectors tests > /dev/null
+	$(BIN)/python -m connectrt.testing.prefetch
 	CONNECTRT_TEST_BROKER=$${CONNECTRT_TEST_BROKER:-$$($(BIN)/python -m connectrt.testing.broker_choice)} \
 	  $(BIN)/pytest -q $(XDIST) --durations=25 $(PYTEST_ARGS)
 	CONNECTRT_TEST_BROKER=embedded $(BIN)/pytest -q -m smoke $(XDIST) $(PYTEST_ARGS)

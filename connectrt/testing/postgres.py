@@ -27,7 +27,13 @@ from connectrt.ports import free_port
 from connectrt.service import ManagedService
 from connectrt.testing.debian import apt_install, can_apt_install
 
-__all__ = ["LOGICAL_REPLICATION", "PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
+__all__ = [
+    "LOGICAL_REPLICATION",
+    "PostgresServer",
+    "PostgresUnavailable",
+    "ensure_postgres_bin",
+    "find_postgres_bin",
+]
 
 LOGICAL_REPLICATION: Mapping[str, str] = {
     "wal_level": "logical",
@@ -64,6 +70,18 @@ def _install_postgres() -> None:
     apt_install("postgresql", PostgresUnavailable)
 
 
+def ensure_postgres_bin() -> str:
+    """The directory of ``initdb`` and ``pg_ctl``, installing Debian's ``postgresql`` package
+    first when they are missing (root only); PostgresUnavailable otherwise."""
+    found = find_postgres_bin()
+    if found is None:
+        _install_postgres()
+        found = find_postgres_bin()
+        if found is None:
+            raise PostgresUnavailable("postgresql installed but initdb was not found")
+    return found
+
+
 class PostgresServer(ManagedService):
     """One PostgreSQL cluster on ``127.0.0.1:port`` with a trust-authenticated superuser.
 
@@ -95,10 +113,7 @@ class PostgresServer(ManagedService):
         if self._bin is None:
             if not self._install:
                 raise PostgresUnavailable("PostgreSQL server binaries not found")
-            _install_postgres()
-            self._bin = find_postgres_bin()
-            if self._bin is None:
-                raise PostgresUnavailable("postgresql installed but initdb was not found")
+            self._bin = ensure_postgres_bin()
         if os.geteuid() == 0:
             try:
                 self._run_as = pwd.getpwnam("postgres")
