@@ -101,7 +101,7 @@ BENCHES: dict[str, Info] = {
     "bench_tracing_all": Info("Tracing at 100% sampling", "tracing off"),
     "bench_share_group": Info("Share group, 4 slow tasks", "consumer group"),
     "bench_json_vs_kafka_connect": Info(
-        "JsonConverter writes, slowest case", "Kafka Connect's JsonConverter", "1/s", chart=None
+        "JsonConverter writes, slowest case", "Kafka Connect's JsonConverter", "rec/s", chart=None
     ),
 }
 
