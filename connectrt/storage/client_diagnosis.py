@@ -168,9 +168,9 @@ def diagnose(message: str, config: Mapping[str, Any]) -> Cause | None:
     return None
 
 
-_FAIL_FACILITY = "FAIL "
-"""How a librdkafka line of its ``FAIL`` facility (a broker connection failed) starts, as
-confluent-kafka formats it (``"%s [%s] %s"``: facility, client name, message)."""
+_FAIL_FACILITY = "FAIL"
+"""librdkafka's facility for a failed broker connection: confluent-kafka logs every line as
+``logger.log(level, "%s [%s] %s", facility, client name, message)``."""
 
 
 class _RecordingLogger(logging.LoggerAdapter):
@@ -184,11 +184,7 @@ class _RecordingLogger(logging.LoggerAdapter):
         self._watch = watch
 
     def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        if (
-            level >= logging.WARNING
-            or str(msg).startswith(_FAIL_FACILITY)
-            or (args and str(args[0]) == "FAIL")
-        ):
+        if level >= logging.WARNING or (args and args[0] == _FAIL_FACILITY):
             try:
                 text = str(msg) % args if args else str(msg)
             except (TypeError, ValueError):
