@@ -33,6 +33,7 @@ import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.testing.build_cache import user_cache
 from connectrt.testing.java_runtime import run_tool
 from connectrt.testing.jvm_service import JvmOptions, JvmService, tail
 
@@ -48,8 +49,7 @@ class ZipkinError(ConnectError):
 
 def zipkin_cache_root() -> Path:
     """``$XDG_CACHE_HOME/connectrt/zipkin`` (``~/.cache/connectrt/zipkin`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "connectrt" / "zipkin"
+    return user_cache("zipkin")
 
 
 def zipkin_jar(
