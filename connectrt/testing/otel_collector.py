@@ -215,12 +215,7 @@ class ZipkinCollector(ChildService):
                 start_new_session=True,
                 preexec_fn=die_with_this_thread(),  # a killed test process takes it along
             )
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self._started_or_stopped(self._wait_until_ready)
 
     def _wait_until_ready(self) -> None:
         proc = self._proc
