@@ -169,9 +169,7 @@ class ZipkinServer(JvmService):
             )
             self._wait_until_ready()
         except BaseException:
-            self.keep_data = True
-            self._kill_process()
-            self._close_jvm_out()
+            self._abandon_start()
             raise
         return self
 
