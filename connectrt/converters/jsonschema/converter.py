@@ -20,13 +20,13 @@ import orjson
 
 from connectrt.api.converter import SchemaAndValue
 from connectrt.converters.json.compiler import Fn
+from connectrt.converters.json.config import config_decimal_numeric
 from connectrt.converters.json.decoder import NeedExact
 from connectrt.converters.json.java_text import java_dumps
 from connectrt.converters.json.parsing import lenient_loads, parse
 from connectrt.converters.jsonschema.config import (
     ADDITIONAL_PROPERTIES_CONFIG,
     CONFIG_KEYS,
-    DECIMAL_FORMAT_CONFIG,
     OPTIONAL_FOR_NONREQUIRED_CONFIG,
     VALIDATE_CONFIG,
 )
@@ -107,12 +107,7 @@ class JsonSchemaConverter(RegistryConverter):
         self._validate = config_bool(config, VALIDATE_CONFIG, False)
         self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, True)
         self._optional_nonrequired = config_bool(config, OPTIONAL_FOR_NONREQUIRED_CONFIG, False)
-        decimal_format = str(config.get(DECIMAL_FORMAT_CONFIG) or "BASE64").upper()
-        if decimal_format not in ("BASE64", "NUMERIC"):
-            raise ConfigError(
-                f"Invalid value {decimal_format} for {DECIMAL_FORMAT_CONFIG}: BASE64 or NUMERIC"
-            )
-        self._encoder = PayloadEncoder(decimal_format == "NUMERIC", True)
+        self._encoder = PayloadEncoder(config_decimal_numeric(config), True)
         self._decoder = PayloadDecoder(True)
 
     # -------------------------------------------------------------------------------- writing
