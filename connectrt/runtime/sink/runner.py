@@ -48,7 +48,6 @@ from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartitio
 from connectrt.runtime.sink.assignment import SinkAssignment
 from connectrt.runtime.sink.latency import observe_put, timestamps_sample
 from connectrt.runtime.sink.lifecycle import put_with_retries
-from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.sink.runner_base import SinkRunnerBase, subscription
 from connectrt.runtime.status import TargetState
@@ -203,9 +202,7 @@ class SinkTaskRunner(SinkRunnerBase):
         ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
         message, delivered or skipped; a batch whose every record was skipped is not put, its
         offsets advance all the same."""
-        msgs, failed = split_errors(msgs)
-        for msg in failed:
-            self._consume_error(msg.error())
+        msgs = self._messages_of(msgs)
         if not msgs:
             return
         self.metrics.records_polled += len(msgs)
@@ -314,8 +311,4 @@ class SinkTaskRunner(SinkRunnerBase):
                 finally:
                     consumer.close()
                     self.errors.close()
-                    if self._transforms is not None:
-                        try:
-                            self._transforms.close()
-                        except Exception:
-                            log.exception("Task %s: error closing transformations", self.id)
+                    self._close_transforms()

@@ -6,8 +6,9 @@ config names its topics (:func:`subscription`, :func:`single_topic`).
 The base holds the task, what the task's context asks of the runner (``rewinds``,
 ``retry_timeout_s``, ``commit_requested``), the conversion of consumed messages into a batch
 (:mod:`connectrt.runtime.sink.conversion`), the record inspector's stage order (``sink``) and
-the handling of a consumer's error events. Threading: as :class:`SettingsBuiltRunner`'s, every
-method runs on the task's thread except :meth:`~SinkRunnerBase.on_stop_requested`.
+the handling of the error events among what a consumer returns. Threading: as
+:class:`SettingsBuiltRunner`'s, every method runs on the task's thread except
+:meth:`~SinkRunnerBase.on_stop_requested`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from connectrt.api.records import SinkRecord, TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.runtime.clients.kafka import KafkaError
 from connectrt.runtime.sink.conversion import SinkConversion
+from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
 from connectrt.runtime.tasks.settings import SettingsBuiltRunner, SinkRunnerSettings
 
@@ -75,6 +77,14 @@ class SinkRunnerBase(SettingsBuiltRunner[SinkRecord]):
     def raw_for(self, record: SinkRecord) -> Any:
         """The consumed message a record of the current batch came from (failure paths only)."""
         return self._conversion.raw_for(record)
+
+    def _messages_of(self, consumed: list[Any]) -> list[Any]:
+        """The messages of what the consumer returned, its error events handled first (by
+        :meth:`_consume_error`: a fatal one fails the task)."""
+        msgs, failed = split_errors(consumed)
+        for msg in failed:
+            self._consume_error(msg.error())
+        return msgs
 
     def _consume_error(self, err: KafkaError) -> None:
         """An error event the consumer returned: end of partition ignored, fatal fails the

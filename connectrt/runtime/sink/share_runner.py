@@ -62,7 +62,6 @@ from connectrt.runtime.clients.share_consumer import (
     share_consumer_config,
 )
 from connectrt.runtime.sink.lifecycle import pre_commit
-from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.runner_base import SinkRunnerBase, subscription
 from connectrt.runtime.sink.share_acks import BatchAcks, Coordinates, coordinates
 from connectrt.runtime.status import TargetState
@@ -176,9 +175,7 @@ class ShareSinkTaskRunner(SinkRunnerBase):
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if not msgs:
                 continue
-            msgs, failed = split_errors(msgs)
-            for msg in failed:
-                self._consume_error(msg.error())
+            msgs = self._messages_of(msgs)
             if not msgs:
                 continue
             self.metrics.share_acquired += len(msgs)
@@ -350,8 +347,4 @@ class ShareSinkTaskRunner(SinkRunnerBase):
                     except Exception:
                         log.exception("Task %s: error closing the share consumer", self.id)
                 self.errors.close()
-                if self._transforms is not None:
-                    try:
-                        self._transforms.close()
-                    except Exception:
-                        log.exception("Task %s: error closing transformations", self.id)
+                self._close_transforms()
