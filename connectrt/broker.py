@@ -121,12 +121,7 @@ class EmbeddedBroker(ChildService):
             daemon=True,
         )
         self._drain_thread.start()
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self._started_or_stopped(self._wait_until_ready)
 
     def stop(self) -> None:
         """SIGTERM the broker, wait up to ``stop_timeout`` seconds, then SIGKILL. Idempotent."""

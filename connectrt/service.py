@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar
 
 from connectrt.errors import ConnectError
@@ -66,6 +67,17 @@ class ManagedService:
 
     def __enter__(self) -> Self:
         return self.start()
+
+    def _started_or_stopped(self, finish: Callable[[], object]) -> Self:
+        """The end of a ``start()``: run ``finish`` (typically, wait until the service answers)
+        and return the service; when ``finish`` raises (an interrupt too), :meth:`stop` the
+        service first, so that a failed start leaves nothing running."""
+        try:
+            finish()
+        except BaseException:
+            self.stop()
+            raise
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -41,22 +41,34 @@ R = TypeVar("R", bound=ConnectRecord)
 """The record type a transformation or predicate handles (SourceRecord or SinkRecord)."""
 
 
-class Transformation(abc.ABC, Generic[R]):
+class _AliasPlugin(abc.ABC):
+    """What transformations and predicates share (see the module docstring for the lifecycle):
+    keys declared once as the class attribute ``CONFIG_DEF``, ``configure`` before the first
+    record, ``close`` when the task stops."""
+
+    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
+
+    def config_def(self) -> ConfigDef:
+        """The keys this plugin understands (``CONFIG_DEF`` by default)."""
+        return self.CONFIG_DEF
+
+    @abc.abstractmethod
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """Called once before the first record. Raise ConfigError naming a bad key."""
+
+    def close(self) -> None:
+        """Release resources; called once when the task stops. The default does nothing."""
+
+    def version(self) -> str:
+        return "unknown"
+
+
+class Transformation(_AliasPlugin, Generic[R]):
     """A single message transformation.
 
     Subclasses usually declare their keys once as the class attribute ``CONFIG_DEF`` and parse
     them in :meth:`configure` with ``self.config_def().parse(config)``.
     """
-
-    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
-
-    def config_def(self) -> ConfigDef:
-        """The keys this transformation understands (``CONFIG_DEF`` by default)."""
-        return self.CONFIG_DEF
-
-    @abc.abstractmethod
-    def configure(self, config: Mapping[str, Any]) -> None:
-        """Called once before the first :meth:`apply`. Raise ConfigError naming a bad key."""
 
     @abc.abstractmethod
     def apply(self, record: R) -> R | list[R] | None:
@@ -96,35 +108,13 @@ class Transformation(abc.ABC, Generic[R]):
         """
         return apply_each_in_place(records, self.apply_owned)
 
-    def close(self) -> None:
-        """Release resources; called once when the task stops. The default does nothing."""
 
-    def version(self) -> str:
-        return "unknown"
-
-
-class Predicate(abc.ABC, Generic[R]):
+class Predicate(_AliasPlugin, Generic[R]):
     """A condition on a record that decides whether a transformation applies to it."""
-
-    CONFIG_DEF: ClassVar[ConfigDef] = ConfigDef()
-
-    def config_def(self) -> ConfigDef:
-        """The keys this predicate understands (``CONFIG_DEF`` by default)."""
-        return self.CONFIG_DEF
-
-    @abc.abstractmethod
-    def configure(self, config: Mapping[str, Any]) -> None:
-        """Called once before the first :meth:`test`. Raise ConfigError naming a bad key."""
 
     @abc.abstractmethod
     def test(self, record: R) -> bool:
         """True when the record matches. Must not change the record."""
-
-    def close(self) -> None:
-        """Release resources; called once when the task stops. The default does nothing."""
-
-    def version(self) -> str:
-        return "unknown"
 
 
 def apply_each_in_place(records: list[R], apply: Callable[[R], R | list[R] | None]) -> bool:

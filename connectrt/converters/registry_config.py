@@ -22,7 +22,6 @@ __all__ = [
     "USE_LATEST_CONFIG",
     "VALUE_STRATEGY_CONFIG",
     "config_basic_auth",
-    "config_bool",
     "config_cache_size_and_timeout",
     "config_registry_url",
     "config_subject_strategy",
@@ -98,17 +97,6 @@ def config_registry_url(config: Mapping[str, Any]) -> str:
     if not urls or not str(urls).strip():
         raise ConfigError(f'Missing required configuration "{SCHEMA_REGISTRY_URL_CONFIG}"')
     return str(urls).split(",")[0].strip()
-
-
-def config_bool(config: Mapping[str, Any], key: str, default: bool) -> bool:
-    """The BOOLEAN ``key`` of ``config`` (a bool or "true"/"false", any case), else ``default``."""
-    raw = config.get(key, default)
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("true", "false"):
-        return text == "true"
-    raise ConfigError(f"Invalid value {raw!r} for configuration {key}: expected true or false")
 
 
 def config_subject_strategy(config: Mapping[str, Any], is_key: bool) -> str:

@@ -18,16 +18,17 @@ import httpx
 
 from connectrt.api.converter import Converter, RawHeaders, SchemaAndValue
 from connectrt.converters._lru import LRU
+from connectrt.converters.config_values import config_bool
 from connectrt.converters.registry_client import SchemaRegistryClient
 from connectrt.converters.registry_config import (
     AUTO_REGISTER_CONFIG,
     USE_LATEST_CONFIG,
     config_basic_auth,
-    config_bool,
     config_cache_size_and_timeout,
     config_registry_url,
     config_subject_strategy,
 )
+from connectrt.converters.registry_config import CONFIG_KEYS as REGISTRY_KEYS
 from connectrt.converters.schema_drift import DriftGuard
 from connectrt.data.schema import Schema
 from connectrt.errors import DataError
@@ -112,8 +113,8 @@ class RegistryConverter(Converter):
         replaces its HTTP transport); the cache size."""
         url = config_registry_url(config)
         self._is_key = is_key
-        self._auto_register = config_bool(config, AUTO_REGISTER_CONFIG, True)
-        self._use_latest = config_bool(config, USE_LATEST_CONFIG, False)
+        self._auto_register = config_bool(config, AUTO_REGISTER_CONFIG, REGISTRY_KEYS)
+        self._use_latest = config_bool(config, USE_LATEST_CONFIG, REGISTRY_KEYS)
         self._strategy = config_subject_strategy(config, is_key)
         auth = config_basic_auth(config)
         size, timeout = config_cache_size_and_timeout(config)

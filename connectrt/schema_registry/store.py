@@ -13,18 +13,11 @@ the only writer of its topic (Confluent elects a single leader for the same reas
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Protocol, Unpack
+from typing import TypeAlias, Unpack
 
 from connectrt.schema_registry.registry_core import DEFAULT_COMPATIBILITY, RegistryCore
 from connectrt.schema_registry.registry_errors import RegistryError
-from connectrt.schema_registry.schema_records import (
-    Key,
-    Reference,
-    SchemaVersion,
-    Value,
-    encode_record,
-)
+from connectrt.schema_registry.schema_records import Key, SchemaVersion, Value, encode_record
 from connectrt.storage.topic_store import TopicClients, TopicStore
 
 __all__ = [
@@ -37,48 +30,9 @@ __all__ = [
 ]
 
 
-class SchemaStore(Protocol):
-    """What the registry REST API needs. Errors are :class:`RegistryError`."""
-
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
-    def subjects(self, deleted: bool = False) -> list[str]: ...
-    def versions(self, subject: str, deleted: bool = False) -> list[int]: ...
-    def get_version(
-        self, subject: str, version: str | int, deleted: bool = False
-    ) -> SchemaVersion: ...
-    def schema_by_id(self, schema_id: int) -> str: ...
-    def schema_version_by_id(self, schema_id: int) -> SchemaVersion: ...
-    def referenced_by(self, subject: str, version: str | int) -> list[int]: ...
-    def versions_by_id(self, schema_id: int, deleted: bool = False) -> list[SchemaVersion]: ...
-    def lookup(
-        self,
-        subject: str,
-        schema: str,
-        deleted: bool = False,
-        schema_type: str = "AVRO",
-        references: Sequence[Reference] = (),
-    ) -> SchemaVersion: ...
-    def register(
-        self,
-        subject: str,
-        schema: str,
-        schema_type: str = "AVRO",
-        references: Sequence[Reference] = (),
-    ) -> SchemaVersion: ...
-    def delete_subject(self, subject: str, permanent: bool = False) -> list[int]: ...
-    def delete_version(self, subject: str, version: str | int, permanent: bool = False) -> int: ...
-    def get_compatibility(self, subject: str | None, default_to_global: bool = False) -> str: ...
-    def set_compatibility(self, subject: str | None, level: str) -> str: ...
-    def delete_compatibility(self, subject: str | None) -> str: ...
-    def test_compatibility(
-        self,
-        subject: str,
-        schema: str,
-        version: str | int | None = None,
-        schema_type: str = "AVRO",
-        references: Sequence[Reference] = (),
-    ) -> list[str]: ...
+SchemaStore: TypeAlias = RegistryCore
+"""What the registry REST API needs: the registry's operations, which both stores inherit from
+:class:`RegistryCore` (errors are :class:`RegistryError`)."""
 
 
 class MemorySchemaStore(RegistryCore):

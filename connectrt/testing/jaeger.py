@@ -17,18 +17,18 @@ stop it from one thread (a test fixture).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from connectrt.ports import free_port
+from connectrt.testing.build_cache import go_build, user_cache
 
 __all__ = ["JAEGER_MODULE_VERSION", "JaegerServer", "jaeger_binary", "jaeger_cache_root"]
 
@@ -87,8 +87,7 @@ exporters:
 
 def jaeger_cache_root() -> Path:
     """``$XDG_CACHE_HOME/connectrt/jaeger`` (``~/.cache/connectrt/jaeger`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "connectrt" / "jaeger"
+    return user_cache("jaeger")
 
 
 def jaeger_binary(timeout: float = 7200.0, cache_root: Path | None = None) -> Path:
@@ -97,56 +96,16 @@ def jaeger_binary(timeout: float = 7200.0, cache_root: Path | None = None) -> Pa
     Raises RuntimeError naming the cause when Go is missing or the build fails; blocks while
     another process builds the same version.
     """
-    folder = (cache_root or jaeger_cache_root()) / JAEGER_MODULE_VERSION
-    binary = folder / "jaeger"
-    if binary.is_file():
-        return binary
-    go = shutil.which("go")
-    if go is None:
-        raise RuntimeError("building Jaeger for the tracing tests needs the Go toolchain (go)")
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if binary.is_file():
-            return binary
-        print(
-            f"Building Jaeger {JAEGER_MODULE_VERSION} from the Go module proxy into {folder} "
-            "(once; up to an hour or more on a busy machine)",
-            flush=True,
-        )
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
-        try:
-            (work / "go.mod").write_text(_GO_MOD.format(version=JAEGER_MODULE_VERSION))
-            env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
-            started = time.monotonic()
-            for args in (
-                [go, "get", f"github.com/jaegertracing/jaeger/cmd/jaeger@{JAEGER_MODULE_VERSION}"],
-                [
-                    go,
-                    "build",
-                    "-o",
-                    str(work / "jaeger"),
-                    "github.com/jaegertracing/jaeger/cmd/jaeger",
-                ],
-            ):
-                left = timeout - (time.monotonic() - started)
-                done = subprocess.run(
-                    args, cwd=work, env=env, capture_output=True, text=True, timeout=left
-                )
-                if done.returncode != 0:
-                    raise RuntimeError(
-                        f"building Jaeger failed ({' '.join(args[1:3])}): {done.stderr[-3000:]}"
-                    )
-            os.replace(work / "jaeger", binary)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return binary
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return go_build(
+        (cache_root or jaeger_cache_root()) / JAEGER_MODULE_VERSION,
+        "jaeger",
+        sources={"go.mod": _GO_MOD.format(version=JAEGER_MODULE_VERSION)},
+        get=[f"github.com/jaegertracing/jaeger/cmd/jaeger@{JAEGER_MODULE_VERSION}"],
+        package="github.com/jaegertracing/jaeger/cmd/jaeger",
+        label=f"Jaeger {JAEGER_MODULE_VERSION}",
+        note="once; up to an hour or more on a busy machine",
+        timeout=timeout,
+    )
 
 
 class JaegerServer:
@@ -159,10 +118,10 @@ class JaegerServer:
     def __init__(self, binary: Path, workdir: Path) -> None:
         self._binary = binary
         self._workdir = workdir
-        self.http_port = _free_port()
-        self.grpc_port = _free_port()
-        self.query_port = _free_port()
-        self.query_grpc_port = _free_port()
+        self.http_port = free_port()
+        self.grpc_port = free_port()
+        self.query_port = free_port()
+        self.query_grpc_port = free_port()
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = workdir / "jaeger.log"
 

@@ -254,6 +254,13 @@ class JvmService(ChildService):
                 pass
             proc.wait(timeout=30)
 
+    def _abandon_start(self) -> None:
+        """A ``start()`` failed: kill the JVM and close its output, keeping the folder (its
+        logs tell why)."""
+        self.keep_data = True
+        self._kill_process()
+        self._close_jvm_out()
+
     def _close_jvm_out(self) -> None:
         if self._jvm_out is not None:
             os.close(self._jvm_out)

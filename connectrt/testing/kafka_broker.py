@@ -13,10 +13,10 @@ and, the first time on a machine, Maven to fetch the jars (:mod:`connectrt.testi
 
 Lifecycle: ``start()`` once; it formats the storage (a random cluster id, ``StorageTool format
 --standalone``), starts the JVM and returns once the log says "Kafka Server started", a metadata
-request succeeds and the process is still alive; otherwise it kills the JVM and raises
-:class:`KafkaBrokerError` whose message holds the log's tail and the data folder. ``stop()``
-sends SIGTERM, then SIGKILL after ``stop_timeout``; it is idempotent and removes a data folder it
-created unless ``keep_data`` is set. For fault tests, ``kill()`` SIGKILLs the JVM and
+request succeeds and the process is still alive; otherwise it kills the JVM, keeps the data
+folder and raises :class:`KafkaBrokerError` whose message holds the log's tail and the folder.
+``stop()`` sends SIGTERM, then SIGKILL after ``stop_timeout``; it is idempotent and removes a
+data folder it created unless ``keep_data`` is set. For fault tests, ``kill()`` SIGKILLs the JVM and
 ``restart()`` starts it again on the same ports and data folder (what it had durably written
 survives). A test process killed before ``stop()`` takes the JVM along when it started it from
 its main thread (:mod:`connectrt.testing.child_lifeline`). Not thread-safe for the lifecycle
@@ -147,7 +147,7 @@ class KafkaBroker(JvmService):
             self._format_storage()
             self._launch()
         except BaseException:
-            self._kill_process()
+            self._abandon_start()
             raise
         return self
 
@@ -167,7 +167,7 @@ class KafkaBroker(JvmService):
         try:
             self._launch()
         except BaseException:
-            self._kill_process()
+            self._abandon_start()
             raise
 
     # -- internals --------------------------------------------------------------------------

@@ -133,9 +133,7 @@ class KafkaConnect(JvmService):
             self._write_configs()
             self._launch(java, classpath)
         except BaseException:
-            self.keep_data = True
-            self._kill_process()
-            self._close_jvm_out()
+            self._abandon_start()
             raise
         return self
 

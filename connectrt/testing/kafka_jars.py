@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from connectrt.errors import ConnectError
+from connectrt.testing.build_cache import user_cache
 from connectrt.testing.java_runtime import run_tool
 
 __all__ = [
@@ -61,8 +62,7 @@ def kafka_version() -> str:
 
 def kafka_cache_root() -> Path:
     """``$XDG_CACHE_HOME/connectrt/kafka`` (``~/.cache/connectrt/kafka`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "connectrt" / "kafka"
+    return user_cache("kafka")
 
 
 def _is_complete(folder: Path, pom: bytes, marker: str = "kafka_*.jar") -> bool:

@@ -18,12 +18,8 @@ exporting to one Zipkin ``/api/v2/spans`` endpoint. Threading: start and stop fr
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +28,7 @@ import httpx
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.service import ChildService, stop_child
+from connectrt.testing.build_cache import go_build, user_cache
 from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.jvm_service import tail
 
@@ -137,8 +134,7 @@ class CollectorError(ConnectError):
 
 def collector_cache_root() -> Path:
     """``$XDG_CACHE_HOME/connectrt/otelcol-zipkin`` (``~/.cache/...`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "connectrt" / "otelcol-zipkin"
+    return user_cache("otelcol-zipkin")
 
 
 def collector_binary(timeout: float = 3600.0, cache_root: Path | None = None) -> Path:
@@ -151,50 +147,17 @@ def collector_binary(timeout: float = 3600.0, cache_root: Path | None = None) ->
     folder = (cache_root or collector_cache_root()) / (
         f"{COLLECTOR_VERSION}-{hashlib.sha256(sources).hexdigest()[:8]}"
     )
-    binary = folder / "otelcol-zipkin"
-    if binary.is_file():
-        return binary
-    go = shutil.which("go")
-    if go is None:
-        raise CollectorError("building the OpenTelemetry Collector needs the Go toolchain (go)")
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if binary.is_file():
-            return binary
-        print(
-            f"Building an OpenTelemetry Collector {COLLECTOR_VERSION} (OTLP in, Zipkin out) "
-            f"from the Go module proxy into {folder} (once; minutes on a busy machine)",
-            flush=True,
-        )
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=folder))
-        try:
-            (work / "go.mod").write_text(_GO_MOD)
-            (work / "main.go").write_text(_MAIN_GO.replace("{version}", COLLECTOR_VERSION))
-            env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
-            started = time.monotonic()
-            steps = [
-                [go, "get", *(f"{module}@{COLLECTOR_VERSION}" for module in _MODULES)],
-                [go, "build", "-o", str(work / "otelcol-zipkin"), "."],
-            ]
-            for args in steps:
-                left = timeout - (time.monotonic() - started)
-                try:
-                    done = subprocess.run(
-                        args, cwd=work, env=env, capture_output=True, text=True, timeout=left
-                    )
-                except subprocess.TimeoutExpired as exc:
-                    raise CollectorError(
-                        f"building the collector took over {timeout:.0f} s ({args[1]})"
-                    ) from exc
-                if done.returncode != 0:
-                    raise CollectorError(
-                        f"building the collector failed (go {args[1]}): {done.stderr[-3000:]}"
-                    )
-            os.replace(work / "otelcol-zipkin", binary)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-    return binary
+    return go_build(
+        folder,
+        "otelcol-zipkin",
+        sources={"go.mod": _GO_MOD, "main.go": _MAIN_GO.replace("{version}", COLLECTOR_VERSION)},
+        get=[f"{module}@{COLLECTOR_VERSION}" for module in _MODULES],
+        package=".",
+        label=f"an OpenTelemetry Collector {COLLECTOR_VERSION} (OTLP in, Zipkin out)",
+        note="once; minutes on a busy machine",
+        timeout=timeout,
+        error=CollectorError,
+    )
 
 
 class ZipkinCollector(ChildService):
@@ -252,12 +215,7 @@ class ZipkinCollector(ChildService):
                 start_new_session=True,
                 preexec_fn=die_with_this_thread(),  # a killed test process takes it along
             )
-        try:
-            self._wait_until_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self._started_or_stopped(self._wait_until_ready)
 
     def _wait_until_ready(self) -> None:
         proc = self._proc

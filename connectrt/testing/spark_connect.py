@@ -141,12 +141,7 @@ class SparkConnectServer(ChildService):
         )
         self._drain = threading.Thread(target=self._drain_output, daemon=True)
         self._drain.start()
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self._started_or_stopped(self._wait_ready)
 
     def _drain_output(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None and self.log_path

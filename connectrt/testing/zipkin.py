@@ -33,6 +33,7 @@ import httpx
 
 from connectrt.errors import ConnectError
 from connectrt.ports import free_port
+from connectrt.testing.build_cache import user_cache
 from connectrt.testing.java_runtime import run_tool
 from connectrt.testing.jvm_service import JvmOptions, JvmService, tail
 
@@ -48,8 +49,7 @@ class ZipkinError(ConnectError):
 
 def zipkin_cache_root() -> Path:
     """``$XDG_CACHE_HOME/connectrt/zipkin`` (``~/.cache/connectrt/zipkin`` when unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "connectrt" / "zipkin"
+    return user_cache("zipkin")
 
 
 def zipkin_jar(
@@ -169,9 +169,7 @@ class ZipkinServer(JvmService):
             )
             self._wait_until_ready()
         except BaseException:
-            self.keep_data = True
-            self._kill_process()
-            self._close_jvm_out()
+            self._abandon_start()
             raise
         return self
 

@@ -15,7 +15,7 @@ import pytest
 
 from connectrt.converters.jsonschema import JsonSchemaConverter
 from connectrt.data import Date, Decimal, Schema, SchemaBuilder, Struct, Timestamp
-from connectrt.errors import DataError
+from connectrt.errors import ConfigError, DataError
 from connectrt.schema_registry.store import MemorySchemaStore
 from connectrt.testing.schema_registry import memory_registry
 
@@ -330,3 +330,19 @@ def test_plugin_registered() -> None:
         "io.confluent.connect.json.JsonSchemaConverter",
         "converter",
     ) in BUNDLED_PLUGINS
+
+
+def test_decimal_format_is_parsed_as_json_converter_parses_it(
+    registry: tuple[MemorySchemaStore, str],
+) -> None:
+    _, url = registry
+    assert JsonSchemaConverter.CONFIG_KEYS["decimal.format"][1] == "BASE64"
+    with pytest.raises(ConfigError) as info:
+        make(url, **{"decimal.format": "HEX"})
+    assert info.value.name == "decimal.format"
+    amount = SchemaBuilder.struct().name("Amount").field("v", Decimal.schema(2)).build()
+    value = Struct(amount).put("v", decimal.Decimal("12.34"))
+    numeric = make(url, **{"decimal.format": " numeric "})
+    payload = numeric.from_connect_data("amounts", amount, value)
+    assert payload is not None
+    assert json.loads(payload[5:]) == {"v": 12.34}

@@ -35,6 +35,7 @@ from connectrt.runtime.sink.share_runner import ShareSinkRunnerSettings, ShareSi
 from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskConverters, TaskId
+from connectrt.runtime.tasks.tap import TapSubscription
 
 TASK = TaskId("c", 0)
 
@@ -136,6 +137,7 @@ def _run(
     max_poll: int = 10,
     json_values: bool = False,
     connector: dict[str, str] | None = None,
+    taps: tuple[TapSubscription, ...] = (),
 ) -> tuple[ShareSinkTaskRunner, list[tuple[str, Any]], list[tuple[str, dict[str, str]]]]:
     events: list[tuple[str, Any]] = []
     configured: list[tuple[str, dict[str, str]]] = []
@@ -174,6 +176,8 @@ def _run(
     )
     runner = ShareSinkTaskRunner(TASK, _Task(events, list(fail or [])), settings)
     consumer.runner = runner
+    for sub in taps:
+        runner.tap_into(sub)
     runner.start()
     runner.join(timeout=30)
     assert not runner.is_alive(), "the runner did not stop within 30 s"
@@ -263,3 +267,12 @@ def test_the_share_consumer_config_leaves_out_consumer_group_settings(key: str) 
     assert key not in cfg
     assert cfg["share.acknowledgement.mode"] == "explicit"
     assert cfg["max.poll.records"] == 50 and cfg["group.id"] == "g"
+
+
+def test_the_record_inspector_samples_a_share_group_sink() -> None:
+    read, written = TapSubscription("read"), TapSubscription("written")
+    runner, _, _ = _run([[_Msg(0, b"a"), _Msg(1, b"b")]], taps=(read, written))
+    assert runner.failed is None
+    assert runner.tap_kind == "sink"
+    assert read.events.get_nowait()["stage"] == "read"
+    assert written.events.get_nowait()["stage"] == "written"

@@ -15,7 +15,6 @@ __all__ = [
     "REPLACE_NULL_WITH_DEFAULT_CONFIG",
     "SCHEMAS_CACHE_SIZE_CONFIG",
     "SCHEMAS_ENABLE_CONFIG",
-    "config_bool",
     "config_converter_type",
     "config_decimal_numeric",
     "config_int",
@@ -56,20 +55,6 @@ CONFIG_KEYS: ConfigKeys = {
         "How this converter will be used: 'key', 'value' or 'header' (set by the runtime).",
     ),
 }
-
-
-def config_bool(config: Mapping[str, Any], key: str) -> bool:
-    """The BOOLEAN ``key`` of ``config`` (a bool or "true"/"false", any case), else its default."""
-    value = config.get(key, CONFIG_KEYS[key][1])
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ConfigError(
-        f"Invalid value {value} for configuration {key}: Expected value to be either true or false",
-        key,
-        value,
-    )
 
 
 def config_int(config: Mapping[str, Any], key: str) -> int:

@@ -27,6 +27,7 @@ from connectrt.api.converter import (
     SchemaAndValue,
 )
 from connectrt.converters._lru import LRU
+from connectrt.converters.config_values import config_bool
 from connectrt.converters.json.batch import (
     StructBatch,
     comma_free,
@@ -41,7 +42,6 @@ from connectrt.converters.json.config import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     SCHEMAS_CACHE_SIZE_CONFIG,
     SCHEMAS_ENABLE_CONFIG,
-    config_bool,
     config_converter_type,
     config_decimal_numeric,
     config_int,
@@ -118,8 +118,8 @@ class JsonConverter(DataAndHeaderConverter):
 
     def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Apply ``config``. ``is_key`` (when given) overrides ``converter.type``."""
-        self._schemas_enable = config_bool(config, SCHEMAS_ENABLE_CONFIG)
-        self._replace_null = config_bool(config, REPLACE_NULL_WITH_DEFAULT_CONFIG)
+        self._schemas_enable = config_bool(config, SCHEMAS_ENABLE_CONFIG, CONFIG_KEYS)
+        self._replace_null = config_bool(config, REPLACE_NULL_WITH_DEFAULT_CONFIG, CONFIG_KEYS)
         cache_size = config_int(config, SCHEMAS_CACHE_SIZE_CONFIG)
         self._decimal_numeric = config_decimal_numeric(config)
         if is_key is not None:

@@ -1,11 +1,14 @@
 """JsonSchemaConverter's configuration keys: the registry keys every schema converter shares
-(:mod:`connectrt.converters.registry_config`) and those of Confluent's ``JsonSchemaConverter``."""
+(:mod:`connectrt.converters.registry_config`) and those of Confluent's ``JsonSchemaConverter``
+(``decimal.format`` as :mod:`connectrt.converters.json.config` declares and parses it)."""
 
 from __future__ import annotations
 
 from typing import Final
 
 from connectrt.api.converter import ConfigKeys
+from connectrt.converters.json.config import CONFIG_KEYS as JSON_KEYS
+from connectrt.converters.json.config import DECIMAL_FORMAT_CONFIG
 from connectrt.converters.registry_config import CONFIG_KEYS as REGISTRY_KEYS
 
 __all__ = [
@@ -17,7 +20,6 @@ __all__ = [
 ]
 
 VALIDATE_CONFIG: Final = "json.fail.invalid.schema"
-DECIMAL_FORMAT_CONFIG: Final = "decimal.format"
 ADDITIONAL_PROPERTIES_CONFIG: Final = "object.additional.properties"
 OPTIONAL_FOR_NONREQUIRED_CONFIG: Final = "use.optional.for.nonrequired"
 
@@ -29,12 +31,7 @@ CONFIG_KEYS: ConfigKeys = {
         "Validate each payload against its JSON Schema before writing it; an invalid value "
         "fails the conversion (the record goes to the connector's error handling).",
     ),
-    DECIMAL_FORMAT_CONFIG: (
-        "STRING",
-        "BASE64",
-        "How Decimal values are written: BASE64 (base64 text of the unscaled bytes, "
-        "Confluent's default) or NUMERIC (a JSON number).",
-    ),
+    DECIMAL_FORMAT_CONFIG: JSON_KEYS[DECIMAL_FORMAT_CONFIG],  # as JsonConverter's
     ADDITIONAL_PROPERTIES_CONFIG: (
         "BOOLEAN",
         True,

@@ -19,14 +19,15 @@ from typing import Any, Final
 import orjson
 
 from connectrt.api.converter import SchemaAndValue
+from connectrt.converters.config_values import config_bool
 from connectrt.converters.json.compiler import Fn
+from connectrt.converters.json.config import config_decimal_numeric
 from connectrt.converters.json.decoder import NeedExact
 from connectrt.converters.json.java_text import java_dumps
 from connectrt.converters.json.parsing import lenient_loads, parse
 from connectrt.converters.jsonschema.config import (
     ADDITIONAL_PROPERTIES_CONFIG,
     CONFIG_KEYS,
-    DECIMAL_FORMAT_CONFIG,
     OPTIONAL_FOR_NONREQUIRED_CONFIG,
     VALIDATE_CONFIG,
 )
@@ -35,7 +36,6 @@ from connectrt.converters.jsonschema.schema_mapping import (
     json_schema_to_connect,
 )
 from connectrt.converters.jsonschema.values import PayloadDecoder, PayloadEncoder
-from connectrt.converters.registry_config import config_bool
 from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
 from connectrt.errors import ConfigError, DataError
@@ -104,15 +104,12 @@ class JsonSchemaConverter(RegistryConverter):
         self._decoder = PayloadDecoder(True)
 
     def _configure_format(self, config: Mapping[str, Any]) -> None:
-        self._validate = config_bool(config, VALIDATE_CONFIG, False)
-        self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, True)
-        self._optional_nonrequired = config_bool(config, OPTIONAL_FOR_NONREQUIRED_CONFIG, False)
-        decimal_format = str(config.get(DECIMAL_FORMAT_CONFIG) or "BASE64").upper()
-        if decimal_format not in ("BASE64", "NUMERIC"):
-            raise ConfigError(
-                f"Invalid value {decimal_format} for {DECIMAL_FORMAT_CONFIG}: BASE64 or NUMERIC"
-            )
-        self._encoder = PayloadEncoder(decimal_format == "NUMERIC", True)
+        self._validate = config_bool(config, VALIDATE_CONFIG, CONFIG_KEYS)
+        self._closed = not config_bool(config, ADDITIONAL_PROPERTIES_CONFIG, CONFIG_KEYS)
+        self._optional_nonrequired = config_bool(
+            config, OPTIONAL_FOR_NONREQUIRED_CONFIG, CONFIG_KEYS
+        )
+        self._encoder = PayloadEncoder(config_decimal_numeric(config), True)
         self._decoder = PayloadDecoder(True)
 
     # -------------------------------------------------------------------------------- writing

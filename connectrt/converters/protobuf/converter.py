@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from connectrt.api.converter import SchemaAndValue
+from connectrt.converters.config_values import config_bool
 from connectrt.converters.protobuf.config import (
     CONFIG_KEYS,
     ENHANCED_CONFIG,
@@ -46,7 +47,6 @@ from connectrt.converters.protobuf.schema_mapping import (
 )
 from connectrt.converters.protobuf.values import Reader, Writer, compile_reader, compile_writer
 from connectrt.converters.protobuf.wire import decode_indexes, encode_indexes
-from connectrt.converters.registry_config import config_bool
 from connectrt.converters.registry_converter import HEADER, MAGIC_BYTE, RegistryConverter
 from connectrt.data.schema import Schema
 
@@ -99,10 +99,10 @@ class ProtobufConverter(RegistryConverter):
 
     def _configure_format(self, config: Mapping[str, Any]) -> None:
         self._mapping = MappingConfig(
-            wrapper_for_nullables=config_bool(config, WRAPPER_FOR_NULLABLES_CONFIG, False),
-            optional_for_nullables=config_bool(config, OPTIONAL_FOR_NULLABLES_CONFIG, False),
-            enhanced_schema_support=config_bool(config, ENHANCED_CONFIG, False),
-            index_for_unions=config_bool(config, INDEX_FOR_UNIONS_CONFIG, True),
+            wrapper_for_nullables=config_bool(config, WRAPPER_FOR_NULLABLES_CONFIG, CONFIG_KEYS),
+            optional_for_nullables=config_bool(config, OPTIONAL_FOR_NULLABLES_CONFIG, CONFIG_KEYS),
+            enhanced_schema_support=config_bool(config, ENHANCED_CONFIG, CONFIG_KEYS),
+            index_for_unions=config_bool(config, INDEX_FOR_UNIONS_CONFIG, CONFIG_KEYS),
         )
 
     def _reset_format_caches(self, size: int) -> None:

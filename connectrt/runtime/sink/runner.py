@@ -34,29 +34,27 @@ tests of the commit rules pass the in-memory one of :mod:`connectrt.testing.fake
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from connectrt.api.record_batch import SinkRecordBatch
-from connectrt.api.records import SinkRecord, TopicPartition
+from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
 from connectrt.runtime.clients.group_protocol import assigns_incrementally
-from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaError, KafkaException
+from connectrt.runtime.clients.kafka import KafkaConsumer, KafkaException
 from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.assignment import SinkAssignment
-from connectrt.runtime.sink.conversion import SinkConversion
 from connectrt.runtime.sink.latency import observe_put, timestamps_sample
 from connectrt.runtime.sink.lifecycle import put_with_retries
-from connectrt.runtime.sink.message_batch import split_errors
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
+from connectrt.runtime.sink.runner_base import SinkRunnerBase, subscription
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
 from connectrt.runtime.tasks.rate_limit import message_bytes
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
-from connectrt.runtime.tasks.settings import SettingsBuiltRunner, SinkRunnerSettings
+from connectrt.runtime.tasks.settings import SinkRunnerSettings
 from connectrt.runtime.tasks.topic_schemas import note_topic_schema
 
 log = logging.getLogger(__name__)
@@ -76,38 +74,16 @@ _CONSUME_TIMEOUT_S = 0.5
 _NAMED_TOPICS_METADATA_REFRESH_MS = 5000
 
 
-def _subscription(task_config: Mapping[str, str]) -> list[str]:
-    """The topics (or the one ``^pattern``) the task subscribes to."""
-    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
-    regex = task_config.get("topics.regex", "").strip()
-    if regex:
-        re.compile(regex)
-        topics = ["^" + regex]
-    return topics
-
-
-def _single_topic(task_config: Mapping[str, str]) -> str | None:
-    """The one topic every record of the task comes from, if its subscription says so."""
-    if task_config.get("topics.regex", "").strip():
-        return None
-    topics = [t.strip() for t in task_config.get("topics", "").split(",") if t.strip()]
-    return topics[0] if len(topics) == 1 else None
-
-
-class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
+class SinkTaskRunner(SinkRunnerBase):
     """Runs one SinkTask on its own thread (see the module docstring)."""
 
     def __init__(self, task_id: TaskId, task: SinkTask, settings: SinkRunnerSettings) -> None:
-        super().__init__(task_id, settings)
-        self.task = task
+        super().__init__(task_id, task, settings)
         self._consumer_config = settings.consumer_config
         self._consumer_factory = settings.consumer_factory
         self._flush_interval = settings.offset_flush_interval_ms / 1000.0
         self._max_poll = settings.max_poll_records
         self._consumer: KafkaConsumer | None = None
-        self.rewinds: dict[TopicPartition, int] = {}
-        self.retry_timeout_s = 0.0
-        self.commit_requested = False
         self._user_paused: set[TopicPartition] = set()
         self._all_paused = False
         self._schema_looks = 100  # batches whose first record's schema is noted (lineage)
@@ -122,20 +98,6 @@ class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
             lambda topic: self.on_topic(topic),
         )
         self.assigned = self._assignment.assigned  # the same set, read by the context
-        self._conversion = SinkConversion(
-            settings.converters,
-            self.errors,
-            self.metrics,
-            _single_topic(settings.task_config),
-            self._transforms,
-        )
-
-    @property
-    def tap_kind(self) -> str:
-        return "sink"
-
-    def on_stop_requested(self) -> None:
-        self.errors.stop()  # interrupt retry backoff
 
     # -- pause/resume ---------------------------------------------------------------------------
     def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
@@ -184,7 +146,7 @@ class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
         assignment = self._assignment
         assignment.incremental = assigns_incrementally(config)
         consumer = self._consumer = self._consumer_factory(config)
-        topics = _subscription(self.task_config)
+        topics = subscription(self.task_config)
         consumer.subscribe(
             topics,
             on_assign=assignment.on_assign,
@@ -240,9 +202,7 @@ class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
         ``put()``. Once ``put()`` took the batch, the offsets advance over every consumed
         message, delivered or skipped; a batch whose every record was skipped is not put, its
         offsets advance all the same."""
-        msgs, failed = split_errors(msgs)
-        for msg in failed:
-            self._consume_error(msg.error())
+        msgs = self._messages_of(msgs)
         if not msgs:
             return
         self.metrics.records_polled += len(msgs)
@@ -264,17 +224,6 @@ class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
             self._schema_looks -= 1
             note_topic_schema(self.metrics, batch.topics[0], batch.value_schemas[0])
         self._deliver(batch, converted.first_offsets, converted.next_offsets, stamps)
-
-    def raw_for(self, record: SinkRecord) -> Any:
-        """The consumed message a record of the current batch came from (failure paths only)."""
-        return self._conversion.raw_for(record)
-
-    def _consume_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._PARTITION_EOF:
-            return
-        if err.fatal():
-            raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, err.str())
-        log.warning("Task %s: consumer error: %s", self.id, err.str())
 
     def _deliver(
         self,
@@ -362,8 +311,4 @@ class SinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
                 finally:
                     consumer.close()
                     self.errors.close()
-                    if self._transforms is not None:
-                        try:
-                            self._transforms.close()
-                        except Exception:
-                            log.exception("Task %s: error closing transformations", self.id)
+                    self._close_transforms()

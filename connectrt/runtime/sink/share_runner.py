@@ -35,6 +35,11 @@ a record of it arrives, ``close()`` for all of them when the task stops. Before 
 poll the runtime sets the group's configs through the admin API
 (:func:`~connectrt.runtime.clients.share_consumer.configure_share_group`): a broker without
 share groups fails the task with that reason.
+
+What does not depend on the kind of group (the task's context requests, the conversion, the
+record inspector's stages, consumer error events) is
+:class:`~connectrt.runtime.sink.runner_base.SinkRunnerBase`'s; the inspector samples each chunk
+as consumed and as handed to ``put()``.
 """
 
 from __future__ import annotations
@@ -45,10 +50,10 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connectrt.api.records import SinkRecord, TopicPartition
+from connectrt.api.records import TopicPartition
 from connectrt.api.task import SinkTask
 from connectrt.errors import RetriableError
-from connectrt.runtime.clients.kafka import KafkaError, KafkaException
+from connectrt.runtime.clients.kafka import KafkaException
 from connectrt.runtime.clients.share_consumer import (
     KafkaShareConsumer,
     ShareGroupsUnavailable,
@@ -56,17 +61,15 @@ from connectrt.runtime.clients.share_consumer import (
     new_share_consumer,
     share_consumer_config,
 )
-from connectrt.runtime.sink.conversion import SinkConversion
 from connectrt.runtime.sink.lifecycle import pre_commit
-from connectrt.runtime.sink.message_batch import split_errors
-from connectrt.runtime.sink.runner import _single_topic, _subscription
+from connectrt.runtime.sink.runner_base import SinkRunnerBase, subscription
 from connectrt.runtime.sink.share_acks import BatchAcks, Coordinates, coordinates
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
 from connectrt.runtime.tasks.error_handling import Failure
 from connectrt.runtime.tasks.rate_limit import message_bytes
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage, class_path
-from connectrt.runtime.tasks.settings import SettingsBuiltRunner, SinkRunnerSettings
+from connectrt.runtime.tasks.settings import SinkRunnerSettings
 
 log = logging.getLogger(__name__)
 
@@ -98,32 +101,18 @@ class ShareSinkRunnerSettings(SinkRunnerSettings):
     )
 
 
-class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
+class ShareSinkTaskRunner(SinkRunnerBase):
     """Runs one SinkTask in a share group on its own thread (see the module docstring)."""
 
     def __init__(self, task_id: TaskId, task: SinkTask, settings: ShareSinkRunnerSettings) -> None:
-        super().__init__(task_id, settings)
-        self.task = task
+        super().__init__(task_id, task, settings)
         self._settings = settings
         self._consumer: KafkaShareConsumer | None = None
         self.assigned: set[TopicPartition] = set()  # partitions opened (records seen)
-        self.rewinds: dict[TopicPartition, int] = {}
-        self.retry_timeout_s = 0.0
-        self.commit_requested = False
         self.group_configs: dict[str, str] = {}
         self._delivery_limit = _DEFAULT_DELIVERY_LIMIT
         self._lock_s = _DEFAULT_LOCK_MS / 1000
         self._tolerated: set[Coordinates] = set()
-        self._conversion = SinkConversion(
-            settings.converters,
-            self.errors,
-            self.metrics,
-            _single_topic(settings.task_config),
-            self._transforms,
-        )
-
-    def on_stop_requested(self) -> None:
-        self.errors.stop()
 
     # -- SinkTaskControls: what a share group cannot do is logged -----------------------------
     def pause_partitions(self, partitions: Collection[TopicPartition]) -> None:
@@ -135,9 +124,6 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
 
     def resume_partitions(self, partitions: Collection[TopicPartition]) -> None:
         pass
-
-    def raw_for(self, record: SinkRecord) -> Any:
-        return self._conversion.raw_for(record)
 
     # -- main loop ------------------------------------------------------------------------------
     def execute(self) -> None:
@@ -168,7 +154,7 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
             settings.group_id,
             ", ".join(f"{k}={v}" for k, v in sorted(self.group_configs.items())),
         )
-        consumer.subscribe(_subscription(self.task_config))
+        consumer.subscribe(subscription(self.task_config))
         self.report_running_or_paused()
         try:
             self._loop(consumer)
@@ -189,9 +175,7 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
                 raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, str(e)) from e
             if not msgs:
                 continue
-            msgs, failed = split_errors(msgs)
-            for msg in failed:
-                self._consume_error(msg.error())
+            msgs = self._messages_of(msgs)
             if not msgs:
                 continue
             self.metrics.share_acquired += len(msgs)
@@ -241,10 +225,15 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
         """Convert, put, flush and acknowledge ``msgs``; the RetriableError ``put()`` raised
         instead (nothing acknowledged then)."""
         self._tolerated = set()
+        tap = self.tap  # the record inspector: None unless someone watches
+        if tap is not None:
+            tap.on_sink_consumed(msgs)
         converted = self._conversion.convert(msgs)
         offsets = {TopicPartition(*tp): o for tp, o in converted.next_offsets.items()}
         if converted.batch is not None:
             batch = converted.batch
+            if tap is not None:
+                tap.on_sink_put(batch)
             count = len(batch)
             self.call_clock.enter("put")
             try:
@@ -329,13 +318,6 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
             )
             self.rewinds.clear()
 
-    def _consume_error(self, err: KafkaError) -> None:
-        if err.code() == KafkaError._PARTITION_EOF:
-            return
-        if err.fatal():
-            raise TaskFailure(self.id, TaskStage.KAFKA_CONSUME, err.str())
-        log.warning("Task %s: share consumer error: %s", self.id, err.str())
-
     def _stop_task(self) -> None:
         try:
             self.call_clock.enter("stop")
@@ -365,8 +347,4 @@ class ShareSinkTaskRunner(SettingsBuiltRunner[SinkRecord]):
                     except Exception:
                         log.exception("Task %s: error closing the share consumer", self.id)
                 self.errors.close()
-                if self._transforms is not None:
-                    try:
-                        self._transforms.close()
-                    except Exception:
-                        log.exception("Task %s: error closing transformations", self.id)
+                self._close_transforms()

@@ -48,6 +48,7 @@ from connectrt.runtime.source.delivery import (
     Polled,
     ProducerFactory,
     SendSegment,
+    SourceDelivery,
 )
 from connectrt.runtime.source.offset_writer import OffsetWriter
 from connectrt.runtime.tasks.error_handling import ErrorHandler
@@ -63,7 +64,7 @@ def _fails(err: KafkaError | None, msg: KafkaMessage) -> bool:
     return err is not None  # until track_deliveries() names the sender's handler
 
 
-class AtLeastOnceDelivery:
+class AtLeastOnceDelivery(SourceDelivery):
     """At-least-once (see the module docstring); owned by one runner, used on its thread.
 
     ``pending``/``pending_records`` are the open epoch's offsets and record count, written by
@@ -218,22 +219,3 @@ class AtLeastOnceDelivery:
 
     def close(self, producer: KafkaProducer | None) -> None:
         self._writer.close(min(self._flush_timeout, 5.0))
-
-    def lost_reason(self, error: BaseException) -> str | None:
-        return None  # every failure fails the task
-
-    # Never called, since lost_reason() never answers: at-least-once does not restart in place.
-    def lose(self, producer: KafkaProducer, reason: str) -> None:
-        pass
-
-    def reopen(
-        self,
-        create: ProducerFactory,
-        config: dict[str, Any],
-        stopping: Callable[[], bool],
-        wait: Callable[[float], object],
-    ) -> KafkaProducer | None:
-        return None
-
-    def restarted(self, task: SourceTask) -> None:
-        self._task = task

@@ -17,6 +17,8 @@ before the task starts; per iteration :meth:`~SourceDelivery.before_pause` (paus
 the loop fails, :meth:`~SourceDelivery.lost_reason` (and, if it answers, the restart hooks);
 :meth:`~SourceDelivery.on_stop` and :meth:`~SourceDelivery.close` at the end. Hooks that may
 commit get the runner's ``commit`` (a commit timed as the task's ``commit`` call).
+The restart hooks have defaults, those of a delivery that never restarts in place (which
+at-least-once inherits by subclassing the protocol).
 
 The batch sender (:class:`~connectrt.runtime.source.sender.SourceBatchSender`) sees only the
 :class:`PendingOffsets` part: it notes the offsets of what it produced or skipped there, and
@@ -120,12 +122,17 @@ class SourceDelivery(PendingOffsets, Protocol):
     def close(self, producer: KafkaProducer | None) -> None:
         """Release what :meth:`open` took; ``producer`` (if any) is flushed and dropped next."""
 
+    # The restart in place: the defaults are those of a delivery that never restarts in place
+    # (lost_reason() never answers, so the other three are never called).
+
     def lost_reason(self, error: BaseException) -> str | None:
         """Why ``error``, which ended the loop, calls for a restart in place; None: the task
         fails with it."""
+        return None
 
     def lose(self, producer: KafkaProducer, reason: str) -> None:
         """Restart in place, first step: give up ``producer`` (the caller then destroys it)."""
+        return None
 
     def reopen(
         self,
@@ -135,6 +142,8 @@ class SourceDelivery(PendingOffsets, Protocol):
         wait: Callable[[float], object],
     ) -> KafkaProducer | None:
         """Restart in place, second step: a new ready producer, or None if stopped first."""
+        return None
 
     def restarted(self, task: SourceTask) -> None:
         """Restart in place, last step: ``task`` is the new instance about to start."""
+        return None

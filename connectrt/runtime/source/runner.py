@@ -244,13 +244,6 @@ class SourceTaskRunner(SettingsBuiltRunner[SourceRecord]):
         except Exception as e:
             raise TaskFailure(self.id, TaskStage.TASK_START, repr(e)) from e
 
-    def _close_transforms(self) -> None:
-        if self._transforms is not None:
-            try:
-                self._transforms.close()
-            except Exception:
-                log.exception("Task %s: error closing transformations", self.id)
-
     def _loop(self) -> None:
         producer = self._producer
         assert producer is not None

@@ -16,6 +16,7 @@ runner built from them: build one settings object per runner.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,8 @@ from connectrt.runtime.tasks.tap import TapSubscription, TaskTap
 from connectrt.storage.kafka_offsets import KafkaOffsetStore
 from connectrt.storage.offsets import OffsetStore
 from connectrt.transforms.chain import TransformationChain
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RunnerSettings", "SettingsBuiltRunner", "SinkRunnerSettings", "SourceRunnerSettings"]
 
@@ -150,3 +153,12 @@ class SettingsBuiltRunner(TaskRunner, Generic[R]):
             tap = self.tap
             if tap is not None and tap.remove(sub):
                 self.tap = None
+
+    def _close_transforms(self) -> None:
+        """Close the SMT chain (when the task stops, on its thread); a failure is logged, so
+        that the rest of the shutdown still runs."""
+        if self._transforms is not None:
+            try:
+                self._transforms.close()
+            except Exception:
+                log.exception("Task %s: error closing transformations", self.id)
