@@ -34,8 +34,12 @@ check: setup
 # The 25 slowest test phases are listed at the end (where the wall time goes).
 # A crashed xdist process ends the run with its test failed (no restart: a replaced process
 # left the rest of its unit unscheduled and the run waiting forever).
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
+# pytest keeps its assertion-rewritten test modules in __pycache__ unless bytecode writing is
+# off (PYTHONDONTWRITEBYTECODE, set on some machines): then every xdist process of both tiers
+# rewrote all ~550 modules again, about 25 s of CPU each.
+PYTEST = PYTHONDONTWRITEBYTECODE= $(BIN)/pytest
 # Bytecode compiled once up front: the suite starts a few hundred Python processes (workers,
 # task processes, Spark's Python workers), and where PYTHONDONTWRITEBYTECODE is set each one
 # would otherwise compile every module it imports from source again. Then the jars, Go binaries
@@ -45,8 +49,8 @@ test: setup
 	$(BIN)/python -m compileall -q -j 0 connectrt connectors tests > /dev/null
 	$(BIN)/python -m connectrt.testing.prefetch
 	CONNECTRT_TEST_BROKER=$${CONNECTRT_TEST_BROKER:-$$($(BIN)/python -m connectrt.testing.broker_choice)} \
-	  $(BIN)/pytest -q $(XDIST) --durations=25 $(PYTEST_ARGS)
-	CONNECTRT_TEST_BROKER=embedded $(BIN)/pytest -q -m smoke $(XDIST) $(PYTEST_ARGS)
+	  $(PYTEST) -q $(XDIST) --durations=25 $(PYTEST_ARGS)
+	CONNECTRT_TEST_BROKER=embedded $(PYTEST) -q -m smoke $(XDIST) $(PYTEST_ARGS)
 
 # The integration tests on a single-node Apache Kafka broker started for the run (Java 17+;
 # Maven fetches the broker's jars into ~/.cache/connectrt/kafka the first time).

@@ -100,6 +100,7 @@ BENCHES: dict[str, Info] = {
     "bench_tracing": Info("Tracing at 1% sampling", "tracing off"),
     "bench_tracing_all": Info("Tracing at 100% sampling", "tracing off"),
     "bench_share_group": Info("Share group, 4 slow tasks", "consumer group"),
+    "compare_postgres_cdc": Info("PostgreSQL CDC, snapshot + streaming", "Debezium 3.6.1"),
     "bench_json_vs_kafka_connect": Info(
         "JsonConverter writes, slowest case", "Kafka Connect's JsonConverter", "rec/s", chart=None
     ),

@@ -6,19 +6,23 @@ lists, so the test workers list ``tests`` (see ``connectrt.testing.worker_defaul
 
 Under pytest-xdist (``make test`` runs ``-n N --dist loadgroup``) every test module is one
 unit of work, so its module-scoped workers start once, on one xdist worker. The Spark modules
-make five units: the submit module (``*submit*``: ``deploy/spark/submit.sh`` on a cluster of
-its own), the standalone-cluster module (``*standalone*``: its own master, worker and
-driver JVMs, no local session), those on a Spark Connect server (``spark_connect_server``; their
-modules are named ``*connect*``), and the others
-split in two (the data source modules, and the rest), each unit with its own local
-``spark`` SparkSession (one JVM per unit; a single local unit was the run's critical path).
+that share a session-wide Spark make three units: those on the Spark Connect server
+(``spark_connect_server``; their modules are named ``*connect*``), and those on a local
+``spark`` SparkSession split in two (the data source modules, and the rest), each unit with its
+own session (one JVM per unit; a single local unit was the run's critical path). A Spark module
+that asks for none of those fixtures (it starts its own drivers, clusters or worker processes:
+``submit.sh`` on a cluster, the standalone cluster, the ``connectrt spark`` command) is a unit of
+its own, like any other module, so that the long ones run side by side.
 The Spark units are handed out first, being the longest, then the end-to-end and integration
 modules, the unit tests last.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +36,8 @@ allow_plugin_packages("tests")
 
 
 _UNRESTRICTED = file_access()
+
+_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -52,20 +58,32 @@ def _fresh_file_access() -> Iterator[None]:
 _TIERS = {"spark": 0, "e2e": 1, "integration": 2}
 
 
+#: The fixtures of a Spark that lives for the whole xdist process (pytest_plugin's).
+_SHARED_SPARK = frozenset({"spark", "spark_connect", "spark_connect_server"})
+
+
+@functools.cache
+def _uses_a_shared_spark(module: str) -> bool:
+    """Whether a function of the test module ``module`` (a path from the rootdir) asks for a
+    session-wide Spark fixture, read from its source: the xdist controller that schedules the
+    units has not imported the test modules."""
+    tree = ast.parse((_ROOT / module).read_text("utf-8"))
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(arg.arg in _SHARED_SPARK for arg in node.args.args)
+        for node in ast.walk(tree)
+    )
+
+
 def unit_of(nodeid: str) -> str:
-    """The xdist work unit of the test ``nodeid``: for the Spark modules ``spark-submit``
-    (``*submit*``, ``submit.sh`` on a cluster of its own), ``spark-standalone``
-    (``*standalone*``, on a standalone cluster of its own), ``spark-connect``
-    (modules named ``*connect*``, on the session's Spark Connect server), ``spark-datasource``
-    (the data source modules) or ``spark`` (the rest), each unit with its own local
-    SparkSession; for any other test its module."""
+    """The xdist work unit of the test ``nodeid``. For a Spark module that uses a session-wide
+    Spark (:func:`_uses_a_shared_spark`): ``spark-connect`` (modules named ``*connect*``, on
+    the session's Spark Connect server), ``spark-datasource`` (the data source modules) or
+    ``spark`` (the rest), each unit with its own local SparkSession; for any other test, its
+    module."""
     module = nodeid.split("::", 1)[0]
     folder, _, name = module.rpartition("/")
-    if folder == "tests/spark":
-        if "submit" in name:
-            return "spark-submit"
-        if "standalone" in name:
-            return "spark-standalone"
+    if folder == "tests/spark" and _uses_a_shared_spark(module):
         if "connect" in name:
             return "spark-connect"
         return "spark-datasource" if name.startswith("test_datasource_") else "spark"

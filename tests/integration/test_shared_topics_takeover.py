@@ -33,6 +33,7 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,48 @@ def _exactly_once(path: Path, count: int) -> None:
     assert written == expected
 
 
+def _took_over(
+    http: httpx.Client,
+    who: str,
+    configs: dict[str, Any],
+    offsets: dict[str, list[dict[str, Any]]],
+    held: tuple[str, str],
+) -> None:
+    """The cluster that took over lists the same connectors with the same configs, runs the
+    FileStream pair (the keys of ``offsets``) from the offsets the other side committed, and
+    keeps connector ``held[0]`` in state ``held[1]``."""
+    assert sorted(_ok(http.get("/connectors"))) == sorted(configs)
+    for name in configs:
+        assert _ok(http.get(f"/connectors/{name}/config")) == configs[name], name
+    for name in offsets:
+        _wait(partial(_running, http, name), f"{name} RUNNING on {who}")
+    held_name, state = held
+    _wait(lambda: _state(http, held_name) == state, f"{held_name} {state} on {who}")
+    for name in offsets:
+        assert _comparable(_offsets(http, name)) == _comparable(offsets[name]), name
+
+
+def _resumes(
+    http: httpx.Client,
+    who: str,
+    pair: tuple[str, str],
+    files: tuple[Path, Path],
+    bootstrap: str,
+    topic: str,
+) -> None:
+    """``M`` more lines in the source file: the cluster that took over resumes where the other
+    committed, and the topic and the sink's file hold every line once, in order."""
+    src, snk = pair
+    source_file, sink_file = files
+    with source_file.open("a", encoding="utf-8") as f:
+        f.write(_lines(N, N + M))
+    size = len(_lines(0, N + M).encode())
+    _wait(lambda: _position(http, src) == size, f"{who}'s source to commit {size}")
+    _wait(lambda: _sink_offset(http, snk) == N + M, f"{who}'s sink to commit {N + M}")
+    assert _topic_values(bootstrap, topic) == [f"line {i}" for i in range(N + M)]
+    _exactly_once(sink_file, N + M)
+
+
 def _wait(predicate: Callable[[], bool], what: str) -> None:
     wait_for(predicate, TIMEOUT, what)
 
@@ -335,23 +378,8 @@ def test_connectrt_takes_over_a_kafka_connect_cluster(
     with caplog.at_level(logging.WARNING):
         worker = side.start_worker(bootstrap, props)
         http = worker.http
-        assert sorted(_ok(http.get("/connectors"))) == sorted(kc_configs)
-        for name in kc_configs:
-            assert _ok(http.get(f"/connectors/{name}/config")) == kc_configs[name], name
-        _wait(lambda: _running(http, src), f"{src} RUNNING on connectrt")
-        _wait(lambda: _running(http, snk), f"{snk} RUNNING on connectrt")
-        _wait(lambda: _state(http, paused) == "PAUSED", f"{paused} PAUSED on connectrt")
-        for name in (src, snk):
-            assert _comparable(_offsets(http, name)) == _comparable(kc_offsets[name]), name
-
-        # More lines: connectrt resumes where Kafka Connect committed, nothing lost or repeated.
-        with source_file.open("a", encoding="utf-8") as f:
-            f.write(_lines(N, N + M))
-        size = len(_lines(0, N + M).encode())
-        _wait(lambda: _position(http, src) == size, f"connectrt's source to commit {size}")
-        _wait(lambda: _sink_offset(http, snk) == N + M, f"connectrt's sink to commit {N + M}")
-        assert _topic_values(bootstrap, topic) == [f"line {i}" for i in range(N + M)]
-        _exactly_once(sink_file, N + M)
+        _took_over(http, "connectrt", kc_configs, kc_offsets, (paused, "PAUSED"))
+        _resumes(http, "connectrt", (src, snk), (source_file, sink_file), bootstrap, topic)
 
         # The connector connectrt cannot run: listed, config kept, reported FAILED and logged.
         def reported() -> bool:
@@ -437,22 +465,8 @@ def test_kafka_connect_takes_over_a_connectrt_cluster(
         },
     )
     with httpx.Client(base_url=connect.url, timeout=60) as kc:
-        assert sorted(_ok(kc.get("/connectors"))) == sorted(configs)
-        for name in configs:
-            assert _ok(kc.get(f"/connectors/{name}/config")) == cr_configs[name], name
-        _wait(lambda: _running(kc, src), f"{src} RUNNING on Kafka Connect")
-        _wait(lambda: _running(kc, snk), f"{snk} RUNNING on Kafka Connect")
-        _wait(lambda: _state(kc, stopped) == "STOPPED", f"{stopped} STOPPED on Kafka Connect")
-        for name in (src, snk):
-            assert _comparable(_offsets(kc, name)) == _comparable(cr_offsets[name]), name
-
-        with source_file.open("a", encoding="utf-8") as f:
-            f.write(_lines(N, N + M))
-        size = len(_lines(0, N + M).encode())
-        _wait(lambda: _position(kc, src) == size, f"Kafka Connect's source to commit {size}")
-        _wait(lambda: _sink_offset(kc, snk) == N + M, f"Kafka Connect's sink to commit {N + M}")
-        assert _topic_values(bootstrap, topic) == [f"line {i}" for i in range(N + M)]
-        _exactly_once(sink_file, N + M)
+        _took_over(kc, "Kafka Connect", cr_configs, cr_offsets, (stopped, "STOPPED"))
+        _resumes(kc, "Kafka Connect", (src, snk), (source_file, sink_file), bootstrap, topic)
 
         # The connector Kafka Connect cannot run: listed with its config, reported FAILED.
         _wait(lambda: _state(kc, cr_only) == "FAILED", f"{cr_only} FAILED on Kafka Connect")

@@ -4,7 +4,9 @@ Each task appends to ``<dir>/task-<index>-<pid>.jsonl`` (one file per task proce
 run): per record of a ``put`` batch ``{"b": batch, "v": value, "o": offset}`` after sleeping
 ``per.record.ms`` for each record (a destination that takes that long per record), and
 ``{"flushed": batch}`` when ``flush`` returns after that batch. Lines are written with
-``os.write`` (no Python buffer), so what a task wrote survives its process being killed.
+``os.write`` (no Python buffer), so what a task wrote survives its process being killed; a
+reader may catch a batch half written (or a killed task's last one), so only lines that end
+in a newline count.
 """
 
 from __future__ import annotations
@@ -69,19 +71,28 @@ class ShareLogSinkTask(SinkTask):
             json.dumps({"b": self._batch, "v": r.value, "o": r.kafka_offset}) + "\n"
             for r in records
         )
-        os.write(self._fd, lines.encode())
+        _write_all(self._fd, lines.encode())
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         if self._batch:
-            os.write(self._fd, (json.dumps({"flushed": self._batch}) + "\n").encode())
+            _write_all(self._fd, (json.dumps({"flushed": self._batch}) + "\n").encode())
 
     def stop(self) -> None:
         os.close(self._fd)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte is written (it may write fewer)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def read_logs(folder: Path) -> dict[str, list[dict[str, object]]]:
-    """Every task log of ``folder``: file stem (``task-<index>-<pid>``) -> its lines."""
+    """Every task log of ``folder``: file stem (``task-<index>-<pid>``) -> its complete lines
+    (a last line without its newline is still being written, or its writer was killed)."""
     out: dict[str, list[dict[str, object]]] = {}
     for path in sorted(folder.glob("task-*.jsonl")):
-        out[path.stem] = [json.loads(line) for line in path.read_text().splitlines() if line]
+        complete = path.read_text().split("\n")[:-1]
+        out[path.stem] = [json.loads(line) for line in complete if line]
     return out

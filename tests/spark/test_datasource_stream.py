@@ -65,19 +65,24 @@ def test_kill_9_of_the_driver_and_restart_loses_and_duplicates_nothing(
     db = tmp_path / "events.db"
     args = [broker.bootstrap_servers, topic, str(tmp_path / "ckpt"), f"sqlite:///{db}", "eos"]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "tests.spark.stream_driver", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    driver_log = tmp_path / "driver.log"
+    with driver_log.open("wb") as log:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "tests.spark.stream_driver", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         # A new driver starts a JVM, a SparkSession and the query before its first row: 15-30 s
         # at a load of 3-5, far more when the machine is busier still.
         deadline = time.monotonic() + 300
         while count(f"sqlite:///{db}") < KILL_AFTER:
-            assert driver.poll() is None, "the driver process exited on its own"
+            assert driver.poll() is None, (
+                "the driver process exited on its own; the end of its output:\n"
+                + driver_log.read_text("utf-8", errors="replace")[-4000:]
+            )
             assert time.monotonic() < deadline, (
                 f"the streaming query did not write {KILL_AFTER} rows in 300 s"
             )

@@ -17,6 +17,17 @@ from connectrt.data import Schema
 from tests.jdbc_source_support import DB_KINDS, Db, drain, open_db, start_tasks, values
 
 
+def _config(url: str, *, poll_ms: int) -> dict[str, str]:
+    """An incrementing-mode JDBC source on ``id`` of the database at ``url``."""
+    return {
+        "connection.url": url,
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "topic.prefix": "t-",
+        "poll.interval.ms": str(poll_ms),
+    }
+
+
 @pytest.fixture(params=DB_KINDS)
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     yield from open_db(request, tmp_path)
@@ -28,13 +39,7 @@ def test_columns_added_dropped_and_retyped_mid_stream(db: Db) -> None:
     with engine.begin() as c:
         c.exec_driver_sql(f"CREATE TABLE items (id {key}, name TEXT, qty INTEGER NOT NULL)")
         c.exec_driver_sql("INSERT INTO items (name, qty) VALUES ('a', 1), ('b', 2)")
-    config = {
-        **db.config,
-        "mode": "incrementing",
-        "incrementing.column.name": "id",
-        "topic.prefix": "t-",
-        "poll.interval.ms": "10",
-    }
+    config = {**db.config, **_config(db.config["connection.url"], poll_ms=10)}
     (task,) = start_tasks(config)
     try:
         first = drain(task)
@@ -90,13 +95,7 @@ def test_a_sqlite_writer_is_not_kept_waiting_by_the_column_checks(tmp_path: Path
     engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 2})
     with engine.begin() as c:
         c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL)")
-    config = {
-        "connection.url": f"jdbc:sqlite:{path}",
-        "mode": "incrementing",
-        "incrementing.column.name": "id",
-        "topic.prefix": "t-",
-        "poll.interval.ms": "1",
-    }
+    config = _config(f"jdbc:sqlite:{path}", poll_ms=1)
     (task,) = start_tasks(config)
     read: list[SourceRecord] = []
     stop = threading.Event()
@@ -142,13 +141,7 @@ def test_a_table_recreated_while_its_columns_are_looked_up_is_not_read_with_the_
     with engine.begin() as c:
         c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL)")
         c.exec_driver_sql("INSERT INTO items (qty) VALUES (1)")
-    config = {
-        "connection.url": f"jdbc:sqlite:{path}",
-        "mode": "incrementing",
-        "incrementing.column.name": "id",
-        "topic.prefix": "t-",
-        "poll.interval.ms": "10",
-    }
+    config = _config(f"jdbc:sqlite:{path}", poll_ms=10)
     (task,) = start_tasks(config)
     real_describe = task_module.describe_table
     recreated = threading.Event()
@@ -187,13 +180,7 @@ def test_a_table_retyped_back_and_forth_under_a_polling_task_is_read_with_its_ty
     engine = sa.create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
     with engine.begin() as c:
         c.exec_driver_sql("CREATE TABLE items (id INTEGER PRIMARY KEY, qty INTEGER NOT NULL)")
-    config = {
-        "connection.url": f"jdbc:sqlite:{path}",
-        "mode": "incrementing",
-        "incrementing.column.name": "id",
-        "topic.prefix": "t-",
-        "poll.interval.ms": "1",
-    }
+    config = _config(f"jdbc:sqlite:{path}", poll_ms=1)
     (task,) = start_tasks(config)
     read: list[SourceRecord] = []
     failures: list[BaseException] = []
