@@ -79,6 +79,7 @@ class _Offsets:
     def __init__(self) -> None:
         self.pending: dict[bytes, Any] = {}
         self.pending_records = 0
+        self.delivery_callback = None  # no at-least-once epoch: produce without a callback
 
 
 def source_profile(repeats: int, batch: int = 2000) -> dict[str, float]:
@@ -254,7 +255,7 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
         return out
 
     built = convert()
-    columns = [built._base(name) for name, _ in _FIELDS]
+    columns = tuple([built._base(name) for name, _ in _FIELDS])
 
     out = best_ns(
         [
@@ -265,6 +266,11 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
             (
                 "  of which records from built columns",
                 lambda: record_batch._make_records(columns),
+                batch,
+            ),
+            (
+                "    the same, pure-Python loop",
+                lambda: record_batch._make_records_py(columns),
                 batch,
             ),
             ("  floor: new + 13 slot stores + append", floor, batch),
@@ -283,6 +289,7 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=200)
+    ap.add_argument("--side", choices=("both", "source", "sink"), default="both")
     args = ap.parse_args()
     tune_gc()
     one, five, fifteen = os.getloadavg()
@@ -292,6 +299,8 @@ def main() -> None:
         f"load average {one:.2f}, {five:.2f}, {fifteen:.2f}"
     )
     for title, profile in (("source", source_profile), ("sink", sink_profile)):
+        if args.side not in ("both", title):
+            continue
         print(f"== {title}")
         for name, ns in profile(args.repeats).items():
             print(f"  {ns:8.1f} ns  {name}")

@@ -26,11 +26,19 @@ Used on the task's thread only, like everything a task is given.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
+from connectrt.api.records import (
+    SINK_FILLER,
+    SINK_SLOTS,
+    Header,
+    SinkRecord,
+    TimestampType,
+    TopicPartition,
+)
 
 if TYPE_CHECKING:
     from connectrt.data import Schema
@@ -60,6 +68,7 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("original_offsets", "original_kafka_offset"),
 )
 _ATTRIBUTE = dict(_FIELDS)
+_COLUMN = {attribute: name for name, attribute in _FIELDS}
 _ORIGINAL = {
     "original_topics": "topics",
     "original_partitions": "partitions",
@@ -69,10 +78,10 @@ _NO_TIMESTAMP = TimestampType.NO_TIMESTAMP_TYPE
 _new = object.__new__
 
 
-def _make_records(columns: list[tuple[Any, ...]]) -> list[SinkRecord]:
+def _make_records_py(columns: tuple[tuple[Any, ...], ...]) -> list[SinkRecord]:
     """A ``SinkRecord`` per row of the columns (in ``_FIELDS`` order), slot by slot: about a
-    third cheaper than calling the constructor, on the path of every task that iterates its
-    batches. Hot path: one loop, no calls but the append."""
+    third cheaper than calling the constructor. The pure-Python form of what the C extension
+    does (:data:`_make_records`). Hot path: one loop, no calls but the append."""
     records: list[SinkRecord] = []
     append = records.append
     for (
@@ -105,6 +114,42 @@ def _make_records(columns: list[tuple[Any, ...]]) -> list[SinkRecord]:
         r.original_kafka_partition = o_part
         r.original_kafka_offset = o_offset
         append(r)
+    return records
+
+
+_make_records: Callable[[tuple[tuple[Any, ...], ...]], list[SinkRecord]] = (
+    _make_records_py if SINK_FILLER is None else SINK_FILLER
+)
+"""Records from columns (a tuple of one tuple per ``_FIELDS`` entry, in that order): the C
+extension's filler where it is in use (:mod:`connectrt.speedups`; one C call per batch, the same
+objects as the Python loop makes: no ``__init__``, the 13 slots stored), else the Python loop."""
+assert tuple(attribute for _, attribute in _FIELDS) == SINK_SLOTS
+
+
+def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ...]:
+    """The column ``name`` (a ``_FIELDS`` name) of a batch's ``columns``, thunks called once
+    and the result kept in ``columns``."""
+    name = _ORIGINAL.get(name, name)
+    column = columns[name]
+    if type(column) is not tuple:
+        column = tuple(column() if callable(column) else column)
+        if len(column) != size:
+            raise ValueError(f"column {name} has {len(column)} items for a batch of {size} records")
+        columns[name] = column
+    return column
+
+
+def _lazy_records(columns: dict[str, Any], size: int) -> list[SinkRecord]:
+    """The C extension's records of a batch, the columns not made yet left to be loaded by the
+    first record that reads one (see :func:`connectrt.api.records._install_lazy_slots`)."""
+    given = tuple(
+        column if type(column) is tuple else None
+        for column in [columns[_ORIGINAL.get(name, name)] for name, _ in _FIELDS]
+    )
+    load = functools.partial(_load_column, columns, size)
+    records: list[SinkRecord] = SINK_FILLER.fill_lazy(
+        size, given, lambda attribute: load(_COLUMN[attribute])
+    )
     return records
 
 
@@ -193,16 +238,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         """A column as given (thunks called once), ignoring records taken out."""
         columns = self._columns
         assert columns is not None
-        name = _ORIGINAL.get(name, name)
-        column = columns[name]
-        if type(column) is not tuple:
-            column = tuple(column() if callable(column) else column)
-            if len(column) != self._n:
-                raise ValueError(
-                    f"column {name} has {len(column)} items for a batch of {self._n} records"
-                )
-            columns[name] = column
-        return column
+        return _load_column(columns, self._n, name)
 
     def _column(self, name: str) -> tuple[Any, ...]:
         records = self._records
@@ -330,10 +366,12 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         if self._columns is None:
             assert records is not None
             return records
-        columns = [self._base(name) for name, _ in _FIELDS]
-        if records is None:
-            records = _make_records(columns)
+        if records is None and SINK_FILLER is not None:
+            records = _lazy_records(self._columns, self._n)
+        elif records is None:
+            records = _make_records(tuple([self._base(name) for name, _ in _FIELDS]))
         else:
+            columns = [self._base(name) for name, _ in _FIELDS]
             for i, record in enumerate(records):
                 if record is None:
                     records[i] = SinkRecord(*[column[i] for column in columns])

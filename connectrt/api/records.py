@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
+from connectrt.speedups import SPEEDUPS
+
 if TYPE_CHECKING:
     from connectrt.data import Schema
 
@@ -167,8 +169,27 @@ class SourceRecord(ConnectRecord):
         copy.source_offset = self.source_offset
 
 
+class _LazyRow(ConnectRecord):
+    """Two slots of a sink record that are not fields: where a record built by the C extension
+    finds the columns of its batch and its row in them until every field was read (see
+    :func:`_install_lazy_slots`). Unset (and unused) in a record built any other way."""
+
+    __slots__ = ("_lazy_columns", "_lazy_row")
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """What pickling and ``copy`` keep: the fields (the default state of a slotted object,
+        without the two slots above)."""
+        state: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            try:
+                state[name] = getattr(self, name)
+            except AttributeError:  # unset, as object.__getstate__ leaves it out
+                pass
+        return None, state
+
+
 @dataclass(slots=True, eq=True)
-class SinkRecord(ConnectRecord):
+class SinkRecord(_LazyRow):
     """A record delivered to a sink task, with its Kafka coordinates.
 
     ``kafka_offset`` is the record's offset in ``topic``/``kafka_partition``. ``original_*``
@@ -224,3 +245,42 @@ class SinkRecord(ConnectRecord):
 
 
 _new = object.__new__
+
+
+SINK_SLOTS = (
+    "topic",
+    "kafka_partition",
+    "key_schema",
+    "key",
+    "value_schema",
+    "value",
+    "kafka_offset",
+    "timestamp",
+    "timestamp_type",
+    "headers",
+    "original_topic",
+    "original_kafka_partition",
+    "original_kafka_offset",
+)
+"""A sink record's fields in the order of its constructor (and of a batch's columns)."""
+
+
+def _install_lazy_slots() -> Any:
+    """The C extension's filler of sink records from columns, with its descriptors installed on
+    :class:`SinkRecord` in place of the 13 fields' slot descriptors; None without the extension.
+
+    Such a descriptor reads and writes its slot as the slot's own descriptor does, except that
+    reading a slot a batch left unset loads the value from that batch's column (made once per
+    batch, on the first read of any of its records' slot): a batch's records are built with the
+    columns the task has not read yet left out. Done once, at import, before any record exists.
+    """
+    if SPEEDUPS is None:
+        return None
+    filler = SPEEDUPS.SlotFiller(SinkRecord, SINK_SLOTS, ("_lazy_columns", "_lazy_row"))
+    for name, descriptor in zip(SINK_SLOTS, filler.descriptors(), strict=True):
+        setattr(SinkRecord, name, descriptor)
+    return filler
+
+
+SINK_FILLER: Any = _install_lazy_slots()
+"""The C extension's ``SlotFiller`` of :class:`SinkRecord` (None: not in use)."""
