@@ -605,6 +605,31 @@ SlotFiller_fill_lazy(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* filler.make(*values) -> one new instance, ``values`` stored in the slots in order (the
+   constructor's work for a class whose __init__ only stores its arguments, without the call
+   machinery of a Python-level __init__). */
+static PyObject *
+SlotFiller_make(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != self->nslots) {
+        PyErr_Format(PyExc_TypeError, "make() takes %zd values (%zd given)", self->nslots,
+                     nargs);
+        return NULL;
+    }
+    if (self->cls == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a cleared SlotFiller");
+        return NULL;
+    }
+    PyObject *record = self->cls->tp_alloc(self->cls, 0);
+    if (record == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t s = 0; s < nargs; s++) {
+        SLOT(record, self->offsets[s]) = Py_NewRef(args[s]);
+    }
+    return record;
+}
+
 /* filler.descriptors() -> tuple of LazySlot, one per slot name. */
 static PyObject *
 SlotFiller_descriptors(SlotFiller *self, PyObject *unused)
@@ -640,6 +665,8 @@ SlotFiller_repr(SlotFiller *self)
 }
 
 static PyMethodDef SlotFiller_methods[] = {
+    {"make", (PyCFunction)(void (*)(void))SlotFiller_make, METH_FASTCALL,
+     PyDoc_STR("make(*values) -> one new instance, the values stored in the slots in order")},
     {"fill_lazy", (PyCFunction)(void (*)(void))SlotFiller_fill_lazy, METH_FASTCALL,
      PyDoc_STR("fill_lazy(n, columns, loader) -> list: None columns load on first read")},
     {"descriptors", (PyCFunction)SlotFiller_descriptors, METH_NOARGS,

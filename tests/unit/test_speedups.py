@@ -301,3 +301,20 @@ def test_a_column_of_the_wrong_length_fails_the_read_that_needs_it() -> None:
     assert first.value == "a"
     with pytest.raises(ValueError, match="column offsets has 1 items for a batch of 2"):
         first.kafka_offset  # noqa: B018
+
+
+@needs_c
+def test_make_is_the_constructor_given_every_field() -> None:
+    from connectrt.api.records import SINK_FILLER
+
+    values = ("t", 1, None, b"k", None, "v", 7, 5, TimestampType.CREATE_TIME, None, "o", 2, 3)
+    made = SINK_FILLER.make(*values)
+    assert type(made) is SinkRecord
+    assert made == SinkRecord(*values)
+    assert (made.original_topic, made.original_kafka_partition, made.original_kafka_offset) == (
+        "o",
+        2,
+        3,
+    )
+    with pytest.raises(TypeError, match="make\\(\\) takes 13 values \\(12 given\\)"):
+        SINK_FILLER.make(*values[:-1])
