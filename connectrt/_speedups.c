@@ -39,6 +39,7 @@ typedef struct {
     Py_ssize_t src_offset;
     Py_ssize_t row_offset;
     PyObject *rows;            /* tuple of the ints 0..n-1, grown to the largest batch */
+    char lazy_ok[MAX_SLOTS];   /* the slots given a LazySlot by descriptors() */
 } SlotFiller;
 
 typedef struct {
@@ -103,6 +104,10 @@ lazy_column(LazyColumns *src, Py_ssize_t i)
     PyObject *column = src->columns[i];
     if (column != NULL) {
         return column;
+    }
+    if (src->loader == NULL) { /* cleared by the garbage collector */
+        PyErr_SetString(PyExc_RuntimeError, "a lazy record's batch columns are gone");
+        return NULL;
     }
     column = PyObject_CallOneArg(src->loader, PyTuple_GET_ITEM(src->names, i));
     if (column == NULL) {
@@ -191,7 +196,7 @@ static void
 release_when_complete(SlotFiller *f, PyObject *obj)
 {
     for (Py_ssize_t s = 0; s < f->nslots; s++) {
-        if (SLOT(obj, f->offsets[s]) == NULL) {
+        if (f->lazy_ok[s] && SLOT(obj, f->offsets[s]) == NULL) {
             return;
         }
     }
@@ -267,6 +272,9 @@ LazySlot_set(LazySlot *self, PyObject *obj, PyObject *value)
         /* del: the other slots are loaded first, so that none comes back from a column */
         if (f->lazy && SLOT(obj, f->src_offset) != NULL) {
             for (Py_ssize_t s = 0; s < f->nslots; s++) {
+                if (!f->lazy_ok[s]) {
+                    continue;
+                }
                 PyObject *loaded = load_slot(self, obj, s);
                 if (loaded == NULL) {
                     return -1;
@@ -303,18 +311,13 @@ LazySlot_traverse(LazySlot *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int
-LazySlot_clear(LazySlot *self)
-{
-    Py_CLEAR(self->filler);
-    return 0;
-}
-
+/* No tp_clear (nor SlotFiller's): a descriptor keeps its filler, and a filler its class, as long
+   as it lives; the garbage collector breaks their cycle at the class. */
 static void
 LazySlot_dealloc(LazySlot *self)
 {
     PyObject_GC_UnTrack(self);
-    LazySlot_clear(self);
+    Py_CLEAR(self->filler);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -340,7 +343,6 @@ static PyTypeObject LazySlot_Type = {
     .tp_doc = PyDoc_STR("A slot that loads its value from the batch's column when empty."),
     .tp_dealloc = (destructor)LazySlot_dealloc,
     .tp_traverse = (traverseproc)LazySlot_traverse,
-    .tp_clear = (inquiry)LazySlot_clear,
     .tp_descr_get = (descrgetfunc)LazySlot_get,
     .tp_descr_set = (descrsetfunc)LazySlot_set,
     .tp_repr = (reprfunc)LazySlot_repr,
@@ -421,20 +423,13 @@ SlotFiller_traverse(SlotFiller *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int
-SlotFiller_clear(SlotFiller *self)
-{
-    Py_CLEAR(self->cls);
-    Py_CLEAR(self->names);
-    Py_CLEAR(self->rows);
-    return 0;
-}
-
 static void
 SlotFiller_dealloc(SlotFiller *self)
 {
     PyObject_GC_UnTrack(self);
-    SlotFiller_clear(self);
+    Py_CLEAR(self->cls);
+    Py_CLEAR(self->names);
+    Py_CLEAR(self->rows);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -442,10 +437,6 @@ SlotFiller_dealloc(SlotFiller *self)
 static PyObject *
 fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
 {
-    if (self->cls == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a cleared SlotFiller");
-        return NULL;
-    }
     Py_ssize_t nslots = self->nslots;
     PyObject **items[MAX_SLOTS];
     Py_ssize_t offsets[MAX_SLOTS];
@@ -474,10 +465,11 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
             }
             Py_SETREF(self->rows, grown);
         }
-        rows = self->rows;
+        rows = Py_NewRef(self->rows); /* held: a collection during the loop may run code */
     }
     PyObject *out = PyList_New(n);
     if (out == NULL) {
+        Py_XDECREF(rows);
         return NULL;
     }
     PyTypeObject *cls = self->cls;
@@ -486,6 +478,7 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
         PyObject *record = alloc(cls, 0);
         if (record == NULL) {
             Py_DECREF(out);
+            Py_XDECREF(rows);
             return NULL;
         }
         for (Py_ssize_t s = 0; s < given; s++) {
@@ -497,6 +490,7 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
         }
         PyList_SET_ITEM(out, i, record);
     }
+    Py_XDECREF(rows);
     return out;
 }
 
@@ -582,6 +576,11 @@ SlotFiller_fill_lazy(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     int any_lazy = 0;
     for (Py_ssize_t s = 0; s < self->nslots; s++) {
         PyObject *column = PyTuple_GET_ITEM(columns, s);
+        if (column == Py_None && !self->lazy_ok[s]) {
+            PyErr_Format(PyExc_ValueError, "slot %R has no lazy descriptor: its column is needed",
+                         PyTuple_GET_ITEM(self->names, s));
+            return NULL;
+        }
         cols[s] = column == Py_None ? NULL : column;
         any_lazy |= column == Py_None;
     }
@@ -616,10 +615,6 @@ SlotFiller_make(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
                      nargs);
         return NULL;
     }
-    if (self->cls == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a cleared SlotFiller");
-        return NULL;
-    }
     PyObject *record = self->cls->tp_alloc(self->cls, 0);
     if (record == NULL) {
         return NULL;
@@ -630,37 +625,131 @@ SlotFiller_make(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     return record;
 }
 
-/* filler.descriptors() -> tuple of LazySlot, one per slot name. */
+/* filler.descriptors(names) -> tuple of LazySlot, one per name (slots of the filler): the
+   descriptors to install on the class; only their slots may be left to load (fill_lazy). */
 static PyObject *
-SlotFiller_descriptors(SlotFiller *self, PyObject *unused)
+SlotFiller_descriptors(SlotFiller *self, PyObject *names)
 {
     if (!self->lazy) {
         PyErr_SetString(PyExc_TypeError, "a SlotFiller without lazy slots");
         return NULL;
     }
-    PyObject *out = PyTuple_New(self->nslots);
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "descriptors(names): a tuple of slot names");
+        return NULL;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    Py_ssize_t indices[MAX_SLOTS];
+    if (count > self->nslots) {
+        PyErr_SetString(PyExc_ValueError, "more names than slots");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        indices[k] = -1;
+        for (Py_ssize_t s = 0; s < self->nslots; s++) {
+            int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(names, k),
+                                              PyTuple_GET_ITEM(self->names, s), Py_EQ);
+            if (eq < 0) {
+                return NULL;
+            }
+            if (eq) {
+                indices[k] = s;
+                break;
+            }
+        }
+        if (indices[k] < 0) {
+            PyErr_Format(PyExc_ValueError, "%R is not a slot of the filler",
+                         PyTuple_GET_ITEM(names, k));
+            return NULL;
+        }
+    }
+    PyObject *out = PyTuple_New(count);
     if (out == NULL) {
         return NULL;
     }
-    for (Py_ssize_t s = 0; s < self->nslots; s++) {
+    for (Py_ssize_t k = 0; k < count; k++) {
         LazySlot *slot = PyObject_GC_New(LazySlot, &LazySlot_Type);
         if (slot == NULL) {
             Py_DECREF(out);
             return NULL;
         }
         slot->filler = (SlotFiller *)Py_NewRef(self);
-        slot->index = s;
+        slot->index = indices[k];
         PyObject_GC_Track(slot);
-        PyTuple_SET_ITEM(out, s, (PyObject *)slot);
+        PyTuple_SET_ITEM(out, k, (PyObject *)slot);
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        self->lazy_ok[indices[k]] = 1;
     }
     return out;
+}
+
+/* filler.copy(obj, list_slot) -> a new instance of the filler's class with every slot of obj
+   (loaded first where lazy), slot ``list_slot`` (an index, or -1) copied as list(value) unless
+   None: ConnectRecord._copy without its 26 attribute accesses. */
+static PyObject *
+SlotFiller_copy(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "copy(obj, list_slot)");
+        return NULL;
+    }
+    PyObject *obj = args[0];
+    if (!PyObject_TypeCheck(obj, self->cls)) {
+        PyErr_Format(PyExc_TypeError, "copy() of a %s, not a %s", Py_TYPE(obj)->tp_name,
+                     self->cls->tp_name);
+        return NULL;
+    }
+    Py_ssize_t list_slot = PyLong_AsSsize_t(args[1]);
+    if (list_slot == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *values[MAX_SLOTS];
+    Py_ssize_t got = 0;
+    for (; got < self->nslots; got++) {
+        PyObject *value = SLOT(obj, self->offsets[got]);
+        if (value != NULL) {
+            value = Py_NewRef(value);
+        }
+        else if (self->lazy && self->lazy_ok[got]) {
+            LazySlot any = {.filler = self, .index = got};
+            value = load_slot(&any, obj, got);
+        }
+        else {
+            LazySlot any = {.filler = self, .index = got};
+            no_attribute(&any, obj);
+        }
+        if (value == NULL) {
+            goto error;
+        }
+        if (got == list_slot && value != Py_None) {
+            Py_SETREF(value, PySequence_List(value));
+            if (value == NULL) {
+                goto error;
+            }
+        }
+        values[got] = value;
+    }
+    PyObject *copy = self->cls->tp_alloc(self->cls, 0);
+    if (copy == NULL) {
+        goto error;
+    }
+    for (Py_ssize_t s = 0; s < self->nslots; s++) {
+        SLOT(copy, self->offsets[s]) = values[s]; /* the reference taken above */
+    }
+    return copy;
+error:
+    for (Py_ssize_t s = 0; s < got; s++) {
+        Py_DECREF(values[s]);
+    }
+    return NULL;
 }
 
 static PyObject *
 SlotFiller_repr(SlotFiller *self)
 {
     return PyUnicode_FromFormat("<SlotFiller of %s, %zd slots%s>",
-                                self->cls ? self->cls->tp_name : "?", self->nslots,
+                                self->cls->tp_name, self->nslots,
                                 self->lazy ? ", lazy" : "");
 }
 
@@ -669,8 +758,10 @@ static PyMethodDef SlotFiller_methods[] = {
      PyDoc_STR("make(*values) -> one new instance, the values stored in the slots in order")},
     {"fill_lazy", (PyCFunction)(void (*)(void))SlotFiller_fill_lazy, METH_FASTCALL,
      PyDoc_STR("fill_lazy(n, columns, loader) -> list: None columns load on first read")},
-    {"descriptors", (PyCFunction)SlotFiller_descriptors, METH_NOARGS,
-     PyDoc_STR("descriptors() -> tuple of LazySlot, one per slot, to install on the class")},
+    {"descriptors", (PyCFunction)SlotFiller_descriptors, METH_O,
+     PyDoc_STR("descriptors(names) -> tuple of LazySlot, one per name, to install on the class")},
+    {"copy", (PyCFunction)(void (*)(void))SlotFiller_copy, METH_FASTCALL,
+     PyDoc_STR("copy(obj, list_slot) -> a new instance with obj's slots")},
     {NULL},
 };
 
@@ -683,7 +774,6 @@ static PyTypeObject SlotFiller_Type = {
     .tp_new = SlotFiller_new,
     .tp_dealloc = (destructor)SlotFiller_dealloc,
     .tp_traverse = (traverseproc)SlotFiller_traverse,
-    .tp_clear = (inquiry)SlotFiller_clear,
     .tp_call = (ternaryfunc)SlotFiller_call,
     .tp_repr = (reprfunc)SlotFiller_repr,
     .tp_methods = SlotFiller_methods,

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequen
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from connectrt.api.records import (
+    LAZY_SINK_SLOTS,
     SINK_FILLER,
     SINK_SLOTS,
     Header,
@@ -140,11 +141,14 @@ def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ..
 
 
 def _lazy_records(columns: dict[str, Any], size: int) -> list[SinkRecord]:
-    """The C extension's records of a batch, the columns not made yet left to be loaded by the
-    first record that reads one (see :func:`connectrt.api.records._install_lazy_slots`)."""
+    """The C extension's records of a batch, the columns of ``LAZY_SINK_SLOTS`` not made yet left
+    to be loaded by the first record that reads one (see
+    :func:`connectrt.api.records._install_lazy_slots`); the other columns are made now."""
     given = tuple(
-        column if type(column) is tuple else None
-        for column in [columns[_ORIGINAL.get(name, name)] for name, _ in _FIELDS]
+        None
+        if attribute in LAZY_SINK_SLOTS and type(columns[_ORIGINAL.get(name, name)]) is not tuple
+        else _load_column(columns, size, name)
+        for name, attribute in _FIELDS
     )
     load = functools.partial(_load_column, columns, size)
     records: list[SinkRecord] = SINK_FILLER.fill_lazy(

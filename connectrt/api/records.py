@@ -236,6 +236,13 @@ class SinkRecord(_LazyRow):
             kafka_offset if original_kafka_offset is None else original_kafka_offset
         )
 
+    def _copy(self) -> Self:
+        if SINK_FILLER is not None and type(self) is SinkRecord:
+            # the same copy, slot by slot in C (lazy fields loaded first)
+            copy: Self = SINK_FILLER.copy(self, _HEADERS_SLOT)
+            return copy
+        return ConnectRecord._copy(self)
+
     def _copy_own(self, copy: SinkRecord) -> None:
         copy.kafka_offset = self.kafka_offset
         copy.timestamp_type = self.timestamp_type
@@ -265,9 +272,23 @@ SINK_SLOTS = (
 """A sink record's fields in the order of its constructor (and of a batch's columns)."""
 
 
+LAZY_SINK_SLOTS = (
+    "key",
+    "kafka_offset",
+    "timestamp",
+    "timestamp_type",
+    "headers",
+    "original_kafka_offset",
+)
+"""The fields a batch's records may leave to be loaded on first read (with the C extension):
+those whose columns cost the most to make from the consumed messages. The others keep CPython's
+own slot descriptors, which its specializing interpreter reads and writes fastest."""
+
+
 def _install_lazy_slots() -> Any:
     """The C extension's filler of sink records from columns, with its descriptors installed on
-    :class:`SinkRecord` in place of the 13 fields' slot descriptors; None without the extension.
+    :class:`SinkRecord` in place of the slot descriptors of :data:`LAZY_SINK_SLOTS`; None
+    without the extension.
 
     Such a descriptor reads and writes its slot as the slot's own descriptor does, except that
     reading a slot a batch left unset loads the value from that batch's column (made once per
@@ -277,10 +298,11 @@ def _install_lazy_slots() -> Any:
     if SPEEDUPS is None:
         return None
     filler = SPEEDUPS.SlotFiller(SinkRecord, SINK_SLOTS, ("_lazy_columns", "_lazy_row"))
-    for name, descriptor in zip(SINK_SLOTS, filler.descriptors(), strict=True):
+    for name, descriptor in zip(LAZY_SINK_SLOTS, filler.descriptors(LAZY_SINK_SLOTS), strict=True):
         setattr(SinkRecord, name, descriptor)
     return filler
 
 
+_HEADERS_SLOT = SINK_SLOTS.index("headers")
 SINK_FILLER: Any = _install_lazy_slots()
 """The C extension's ``SlotFiller`` of :class:`SinkRecord` (None: not in use)."""

@@ -1,13 +1,14 @@
 """The optional C extension (connectrt._speedups) against its pure-Python equivalents.
 
-The extension builds a batch's ``SinkRecord`` s from its columns and the timestamp columns from
-consumed messages; each has a Python form in the same module that uses it, and connectrt uses
-that form when the extension is absent or ``CONNECTRT_PURE_PYTHON=1``. Here: both give equal
-records of the same class (equality, pickling, copies, transforms' ``new_record``), the same
-timestamp columns on real confluent-kafka messages and on the in-memory fake's, and the C
-side refuses what would not be a plain slotted class or well-formed columns. The last test runs
-the record batch and sink conversion tests again in a process where the extension is off, so
-that both implementations pass the same behavioural tests.
+The extension builds a batch's ``SinkRecord`` s from its columns (the costly columns left to load
+when a record first reads one), single records (``make``), record copies, and the timestamp
+columns of consumed messages; each has a Python form, used when the extension is absent or
+``CONNECTRT_PURE_PYTHON=1``. Here: both give equal records of the same class (equality,
+pickling, copies, ``dataclasses``, transforms' ``new_record``), lazy fields load once per batch
+and column and behave as plain slots, the same timestamp columns on real confluent-kafka
+messages and on the in-memory fake's, and the C side refuses what would not be a plain slotted
+class or well-formed columns. One test runs the record batch, conversion and transform batch
+tests again in a process where the extension is off, so that both implementations pass them.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from connectrt.testing.fake_kafka import FakeKafka
 needs_c = pytest.mark.skipif(SPEEDUPS is None, reason="connectrt._speedups not in use")
 C: Any = SPEEDUPS
 _SLOTS = tuple(attribute for _, attribute in rb._FIELDS)
+SINK_SLOTS = _SLOTS
 
 _row = st.tuples(
     st.sampled_from(["orders", "payments"]),  # topic
@@ -318,3 +320,41 @@ def test_make_is_the_constructor_given_every_field() -> None:
     )
     with pytest.raises(TypeError, match="make\\(\\) takes 13 values \\(12 given\\)"):
         SINK_FILLER.make(*values[:-1])
+
+
+@needs_c
+def test_only_the_costly_fields_are_lazy_and_copies_are_whole() -> None:
+    from connectrt.api.records import LAZY_SINK_SLOTS, SINK_FILLER
+
+    lazy = {name for name in SINK_SLOTS if type(vars(SinkRecord).get(name)) is C.LazySlot}
+    assert lazy == set(LAZY_SINK_SLOTS)
+    assert type(SinkRecord.value).__name__ == "member_descriptor"  # CPython's: fastest
+    values = tuple(None if name in LAZY_SINK_SLOTS else (name,) for name in SINK_SLOTS)
+    with pytest.raises(ValueError, match="'topic' has no lazy descriptor"):
+        SINK_FILLER.fill_lazy(1, (None, *values[1:]), lambda name: (name,))
+    with pytest.raises(ValueError, match="'nope' is not a slot of the filler"):
+        SINK_FILLER.descriptors(("nope",))
+
+    header = Header("h", "x")
+    loaded: list[str] = []
+
+    def load(name: str) -> tuple[Any, ...]:
+        loaded.append(name)
+        return ([header],) if name == "headers" else (name,)
+
+    (record,) = SINK_FILLER.fill_lazy(1, values, load)
+    copied = record._copy()  # loads the lazy fields, copies the headers list
+    assert sorted(loaded) == sorted(LAZY_SINK_SLOTS)
+    assert type(copied) is SinkRecord and copied == record
+    assert copied.headers == [header] and copied.headers is not record.headers
+    assert (copied.key, copied.value, copied.original_kafka_offset) == (
+        "key",
+        "value",
+        "original_kafka_offset",
+    )
+
+    class Mine(SinkRecord):
+        __slots__ = ()
+
+    mine = Mine("t", 0, None, None, None, "v", 1)
+    assert type(mine._copy()) is Mine and mine._copy() == mine  # the Python copy
