@@ -12,8 +12,10 @@ many repeats, steps interleaved):
   queue is purged between repeats outside the clock.
 * sink: over real ``confluent_kafka.Message`` s (500 per batch, ByteArrayConverter), the raw
   loop's per-message work (``error()``, ``value()``, ``len``); ``put()`` reading the values
-  column; ``put()`` iterating ``SinkRecord`` s, and that path's parts: each column, the records
-  built from them, the floor of one slotted record (``object.__new__``, 13 slot stores).
+  column; ``put()`` iterating ``SinkRecord`` s (reading the value; then 7 fields), and that
+  path's parts: each column, the records built from them (the C extension's filler where in use,
+  and the Python loop), the floor of one slotted record (``object.__new__``, 13 slot stores).
+  ``CONNECTRT_PURE_PYTHON=1`` profiles the pure-Python paths.
 
 ``consume()``/``produce()``'s own C work and the broker are the same on both sides of the
 benches and are not in these figures except ``produce``'s enqueueing (source rows).
@@ -221,6 +223,13 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
     def put_records() -> int:
         return sum(len(r.value) for r in convert())
 
+    def put_records_all_fields() -> int:
+        n = 0
+        for r in convert():
+            r.topic, r.kafka_partition, r.kafka_offset, r.key, r.timestamp, r.headers  # noqa: B018
+            n += len(r.value)
+        return n
+
     def column(name: str) -> Callable[[], Any]:
         def step() -> None:
             b = convert()
@@ -262,6 +271,7 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
             ("sink raw per-message loop", raw, batch),
             ("put() reading the values column", put_values, batch),
             ("put() iterating SinkRecords", put_records, batch),
+            ("  the same, reading 7 fields of each", put_records_all_fields, batch),
             ("  of which the batch (no columns read)", convert, batch),
             (
                 "  of which records from built columns",
