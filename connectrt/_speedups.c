@@ -625,6 +625,31 @@ SlotFiller_make(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     return record;
 }
 
+/* filler.store(obj, *values) -> None: ``values`` stored in obj's slots in order (what an
+   __init__ that only stores its arguments does, in one call; lazy slots' loading bypassed). */
+static PyObject *
+SlotFiller_store(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != self->nslots + 1) {
+        PyErr_Format(PyExc_TypeError, "store() takes an instance and %zd values (%zd given)",
+                     self->nslots, nargs - 1);
+        return NULL;
+    }
+    PyObject *obj = args[0];
+    if (!PyObject_TypeCheck(obj, self->cls)) {
+        PyErr_Format(PyExc_TypeError, "store() into a %s, not a %s", Py_TYPE(obj)->tp_name,
+                     self->cls->tp_name);
+        return NULL;
+    }
+    for (Py_ssize_t s = 0; s < self->nslots; s++) {
+        PyObject **slot = &SLOT(obj, self->offsets[s]);
+        PyObject *old = *slot;
+        *slot = Py_NewRef(args[s + 1]);
+        Py_XDECREF(old);
+    }
+    Py_RETURN_NONE;
+}
+
 /* filler.descriptors(names) -> tuple of LazySlot, one per name (slots of the filler): the
    descriptors to install on the class; only their slots may be left to load (fill_lazy). */
 static PyObject *
@@ -754,6 +779,8 @@ SlotFiller_repr(SlotFiller *self)
 }
 
 static PyMethodDef SlotFiller_methods[] = {
+    {"store", (PyCFunction)(void (*)(void))SlotFiller_store, METH_FASTCALL,
+     PyDoc_STR("store(obj, *values) -> None: the values stored in obj's slots in order")},
     {"make", (PyCFunction)(void (*)(void))SlotFiller_make, METH_FASTCALL,
      PyDoc_STR("make(*values) -> one new instance, the values stored in the slots in order")},
     {"fill_lazy", (PyCFunction)(void (*)(void))SlotFiller_fill_lazy, METH_FASTCALL,

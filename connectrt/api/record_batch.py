@@ -20,6 +20,14 @@ A list mutation (``append``, ``sort``, ``del batch[i]``, ...) turns the batch in
 of records: every record is built, and the raw bytes columns and :meth:`next_offsets` no longer
 reflect what was consumed (``raw_keys``/``raw_values`` become None).
 
+With the optional C extension (:mod:`connectrt.speedups`), iterating a batch makes its records in
+one C call and leaves their key, offsets, timestamp, timestamp type and headers unset where the
+batch has not made those columns yet: the first record that reads one makes the column for the
+whole batch, and each record keeps a reference to the batch's columns (and so to its consumed
+messages) until every one of those fields of it was read. The records are ``SinkRecord`` s in
+every respect (equality, copies, pickling, ``dataclasses``); only a read of those fields costs a
+little more (a descriptor of the extension instead of CPython's slot descriptor).
+
 A batch is not a ``list`` (``isinstance(batch, list)`` is False); ``list(batch)`` makes one.
 Used on the task's thread only, like everything a task is given.
 """
@@ -125,6 +133,10 @@ _make_records: Callable[[tuple[tuple[Any, ...], ...]], list[SinkRecord]] = (
 extension's filler where it is in use (:mod:`connectrt.speedups`; one C call per batch, the same
 objects as the Python loop makes: no ``__init__``, the 13 slots stored), else the Python loop."""
 assert tuple(attribute for _, attribute in _FIELDS) == SINK_SLOTS
+
+
+_make_one: Callable[..., SinkRecord] = SinkRecord if SINK_FILLER is None else SINK_FILLER.make
+"""``SinkRecord(...)`` of all 13 fields (the C extension's ``make`` where in use)."""
 
 
 def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ...]:
@@ -362,7 +374,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
 
     # -- records --------------------------------------------------------------------------------
     def _build(self, index: int) -> SinkRecord:
-        return SinkRecord(*[self._base(name)[index] for name, _ in _FIELDS])
+        return _make_one(*[self._base(name)[index] for name, _ in _FIELDS])
 
     def _list(self) -> list[SinkRecord]:
         """Every record, built where not yet; the batch is in list mode afterwards."""
@@ -378,7 +390,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
             columns = [self._base(name) for name, _ in _FIELDS]
             for i, record in enumerate(records):
                 if record is None:
-                    records[i] = SinkRecord(*[column[i] for column in columns])
+                    records[i] = _make_one(*[column[i] for column in columns])
         self._records = records
         self._columns = None  # the records now say everything the columns said
         return records

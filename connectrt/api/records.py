@@ -218,6 +218,30 @@ class SinkRecord(_LazyRow):
         original_kafka_partition: int | None = None,
         original_kafka_offset: int | None = None,
     ) -> None:
+        if original_topic is None:
+            original_topic = topic
+        if original_kafka_partition is None:
+            original_kafka_partition = kafka_partition
+        if original_kafka_offset is None:
+            original_kafka_offset = kafka_offset
+        if _SINK_STORE is not None:  # the C extension: the 13 stores in one call
+            _SINK_STORE(
+                self,
+                topic,
+                kafka_partition,
+                key_schema,
+                key,
+                value_schema,
+                value,
+                kafka_offset,
+                timestamp,
+                timestamp_type,
+                headers,
+                original_topic,
+                original_kafka_partition,
+                original_kafka_offset,
+            )
+            return
         self.topic = topic
         self.kafka_partition = kafka_partition
         self.key_schema = key_schema
@@ -228,20 +252,9 @@ class SinkRecord(_LazyRow):
         self.timestamp = timestamp
         self.timestamp_type = timestamp_type
         self.headers = headers
-        self.original_topic = topic if original_topic is None else original_topic
-        self.original_kafka_partition = (
-            kafka_partition if original_kafka_partition is None else original_kafka_partition
-        )
-        self.original_kafka_offset = (
-            kafka_offset if original_kafka_offset is None else original_kafka_offset
-        )
-
-    def _copy(self) -> Self:
-        if SINK_FILLER is not None and type(self) is SinkRecord:
-            # the same copy, slot by slot in C (lazy fields loaded first)
-            copy: Self = SINK_FILLER.copy(self, _HEADERS_SLOT)
-            return copy
-        return ConnectRecord._copy(self)
+        self.original_topic = original_topic
+        self.original_kafka_partition = original_kafka_partition
+        self.original_kafka_offset = original_kafka_offset
 
     def _copy_own(self, copy: SinkRecord) -> None:
         copy.kafka_offset = self.kafka_offset
@@ -300,9 +313,20 @@ def _install_lazy_slots() -> Any:
     filler = SPEEDUPS.SlotFiller(SinkRecord, SINK_SLOTS, ("_lazy_columns", "_lazy_row"))
     for name, descriptor in zip(LAZY_SINK_SLOTS, filler.descriptors(LAZY_SINK_SLOTS), strict=True):
         setattr(SinkRecord, name, descriptor)
+    headers = SINK_SLOTS.index("headers")
+
+    def _copy(self: SinkRecord) -> SinkRecord:
+        """ConnectRecord._copy, slot by slot in C (lazy fields loaded first), for SinkRecord
+        itself (a subclass may have slots of its own: the Python copy)."""
+        if type(self) is SinkRecord:
+            copy: SinkRecord = filler.copy(self, headers)
+            return copy
+        return ConnectRecord._copy(self)
+
+    SinkRecord._copy = _copy  # type: ignore[method-assign,assignment]
     return filler
 
 
-_HEADERS_SLOT = SINK_SLOTS.index("headers")
 SINK_FILLER: Any = _install_lazy_slots()
 """The C extension's ``SlotFiller`` of :class:`SinkRecord` (None: not in use)."""
+_SINK_STORE: Any = None if SINK_FILLER is None else SINK_FILLER.store

@@ -358,3 +358,24 @@ def test_only_the_costly_fields_are_lazy_and_copies_are_whole() -> None:
 
     mine = Mine("t", 0, None, None, None, "v", 1)
     assert type(mine._copy()) is Mine and mine._copy() == mine  # the Python copy
+
+
+@needs_c
+def test_the_constructor_stores_through_c_as_python_does() -> None:
+    from connectrt.api.records import SINK_FILLER
+
+    record = SinkRecord("t", 1, None, b"k", None, "v", 7)
+    assert (record.original_topic, record.original_kafka_partition) == ("t", 1)
+    assert (record.original_kafka_offset, record.timestamp, record.headers) == (7, None, None)
+    assert record.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE
+    record.__init__("u", 2, None, None, None, "w", 8, original_topic="o")  # type: ignore[misc]
+    assert (record.topic, record.value, record.original_topic, record.original_kafka_offset) == (
+        "u",
+        "w",
+        "o",
+        8,
+    )
+    with pytest.raises(TypeError, match="store\\(\\) into a SourceRecord"):
+        SINK_FILLER.store(SourceRecord(None, None, "t"), *range(13))
+    with pytest.raises(TypeError, match="takes an instance and 13 values \\(1 given\\)"):
+        SINK_FILLER.store(record, 1)
