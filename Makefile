@@ -9,13 +9,14 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# Installs again only when pyproject.toml changes, so `make demo` and `make test` start at once
-# (`make -B setup` forces a reinstall).
+# Installs again only when pyproject.toml or the C extension (setup.py, connectrt/_speedups.c:
+# optional, built in place by the editable install) changes, so `make demo` and `make test` start
+# at once (`make -B setup` forces a reinstall).
 INSTALLED := $(VENV)/.installed
 
 setup: $(INSTALLED)
 
-$(INSTALLED): pyproject.toml | $(BIN)/python
+$(INSTALLED): pyproject.toml setup.py connectrt/_speedups.c | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,jdbc,cdc,spark,objectstore,iceberg]'
 	@touch $@
 

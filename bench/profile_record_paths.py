@@ -12,8 +12,10 @@ many repeats, steps interleaved):
   queue is purged between repeats outside the clock.
 * sink: over real ``confluent_kafka.Message`` s (500 per batch, ByteArrayConverter), the raw
   loop's per-message work (``error()``, ``value()``, ``len``); ``put()`` reading the values
-  column; ``put()`` iterating ``SinkRecord`` s, and that path's parts: each column, the records
-  built from them, the floor of one slotted record (``object.__new__``, 13 slot stores).
+  column; ``put()`` iterating ``SinkRecord`` s (reading the value; then 7 fields), and that
+  path's parts: each column, the records built from them (the C extension's filler where in use,
+  and the Python loop), the floor of one slotted record (``object.__new__``, 13 slot stores).
+  ``CONNECTRT_PURE_PYTHON=1`` profiles the pure-Python paths.
 
 ``consume()``/``produce()``'s own C work and the broker are the same on both sides of the
 benches and are not in these figures except ``produce``'s enqueueing (source rows).
@@ -79,6 +81,7 @@ class _Offsets:
     def __init__(self) -> None:
         self.pending: dict[bytes, Any] = {}
         self.pending_records = 0
+        self.delivery_callback = None  # no at-least-once epoch: produce without a callback
 
 
 def source_profile(repeats: int, batch: int = 2000) -> dict[str, float]:
@@ -220,6 +223,13 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
     def put_records() -> int:
         return sum(len(r.value) for r in convert())
 
+    def put_records_all_fields() -> int:
+        n = 0
+        for r in convert():
+            r.topic, r.kafka_partition, r.kafka_offset, r.key, r.timestamp, r.headers  # noqa: B018
+            n += len(r.value)
+        return n
+
     def column(name: str) -> Callable[[], Any]:
         def step() -> None:
             b = convert()
@@ -254,17 +264,23 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
         return out
 
     built = convert()
-    columns = [built._base(name) for name, _ in _FIELDS]
+    columns = tuple([built._base(name) for name, _ in _FIELDS])
 
     out = best_ns(
         [
             ("sink raw per-message loop", raw, batch),
             ("put() reading the values column", put_values, batch),
             ("put() iterating SinkRecords", put_records, batch),
+            ("  the same, reading 7 fields of each", put_records_all_fields, batch),
             ("  of which the batch (no columns read)", convert, batch),
             (
                 "  of which records from built columns",
                 lambda: record_batch._make_records(columns),
+                batch,
+            ),
+            (
+                "    the same, pure-Python loop",
+                lambda: record_batch._make_records_py(columns),
                 batch,
             ),
             ("  floor: new + 13 slot stores + append", floor, batch),
@@ -283,6 +299,7 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=200)
+    ap.add_argument("--side", choices=("both", "source", "sink"), default="both")
     args = ap.parse_args()
     tune_gc()
     one, five, fifteen = os.getloadavg()
@@ -292,6 +309,8 @@ def main() -> None:
         f"load average {one:.2f}, {five:.2f}, {fifteen:.2f}"
     )
     for title, profile in (("source", source_profile), ("sink", sink_profile)):
+        if args.side not in ("both", title):
+            continue
         print(f"== {title}")
         for name, ns in profile(args.repeats).items():
             print(f"  {ns:8.1f} ns  {name}")

@@ -20,17 +20,34 @@ A list mutation (``append``, ``sort``, ``del batch[i]``, ...) turns the batch in
 of records: every record is built, and the raw bytes columns and :meth:`next_offsets` no longer
 reflect what was consumed (``raw_keys``/``raw_values`` become None).
 
+With the optional C extension (:mod:`connectrt.speedups`), iterating a batch makes its records in
+one C call and leaves their key, offsets, timestamp, timestamp type and headers unset where the
+batch has not made those columns yet: the first record that reads one makes the column for the
+whole batch, and each record keeps a reference to the batch's columns (and so to its consumed
+messages) until every one of those fields of it was read. The records are ``SinkRecord`` s in
+every respect (equality, copies, pickling, ``dataclasses``); only a read of those fields costs a
+little more (a descriptor of the extension instead of CPython's slot descriptor).
+
 A batch is not a ``list`` (``isinstance(batch, list)`` is False); ``list(batch)`` makes one.
 Used on the task's thread only, like everything a task is given.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
-from connectrt.api.records import Header, SinkRecord, TimestampType, TopicPartition
+from connectrt.api.records import (
+    LAZY_SINK_SLOTS,
+    SINK_FILLER,
+    SINK_SLOTS,
+    Header,
+    SinkRecord,
+    TimestampType,
+    TopicPartition,
+)
 
 if TYPE_CHECKING:
     from connectrt.data import Schema
@@ -60,6 +77,7 @@ _FIELDS: tuple[tuple[str, str], ...] = (
     ("original_offsets", "original_kafka_offset"),
 )
 _ATTRIBUTE = dict(_FIELDS)
+_COLUMN = {attribute: name for name, attribute in _FIELDS}
 _ORIGINAL = {
     "original_topics": "topics",
     "original_partitions": "partitions",
@@ -69,10 +87,10 @@ _NO_TIMESTAMP = TimestampType.NO_TIMESTAMP_TYPE
 _new = object.__new__
 
 
-def _make_records(columns: list[tuple[Any, ...]]) -> list[SinkRecord]:
+def _make_records_py(columns: tuple[tuple[Any, ...], ...]) -> list[SinkRecord]:
     """A ``SinkRecord`` per row of the columns (in ``_FIELDS`` order), slot by slot: about a
-    third cheaper than calling the constructor, on the path of every task that iterates its
-    batches. Hot path: one loop, no calls but the append."""
+    third cheaper than calling the constructor. The pure-Python form of what the C extension
+    does (:data:`_make_records`). Hot path: one loop, no calls but the append."""
     records: list[SinkRecord] = []
     append = records.append
     for (
@@ -105,6 +123,49 @@ def _make_records(columns: list[tuple[Any, ...]]) -> list[SinkRecord]:
         r.original_kafka_partition = o_part
         r.original_kafka_offset = o_offset
         append(r)
+    return records
+
+
+_make_records: Callable[[tuple[tuple[Any, ...], ...]], list[SinkRecord]] = (
+    _make_records_py if SINK_FILLER is None else SINK_FILLER
+)
+"""Records from columns (a tuple of one tuple per ``_FIELDS`` entry, in that order): the C
+extension's filler where it is in use (:mod:`connectrt.speedups`; one C call per batch, the same
+objects as the Python loop makes: no ``__init__``, the 13 slots stored), else the Python loop."""
+assert tuple(attribute for _, attribute in _FIELDS) == SINK_SLOTS
+
+
+_make_one: Callable[..., SinkRecord] = SinkRecord if SINK_FILLER is None else SINK_FILLER.make
+"""``SinkRecord(...)`` of all 13 fields (the C extension's ``make`` where in use)."""
+
+
+def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ...]:
+    """The column ``name`` (a ``_FIELDS`` name) of a batch's ``columns``, thunks called once
+    and the result kept in ``columns``."""
+    name = _ORIGINAL.get(name, name)
+    column = columns[name]
+    if type(column) is not tuple:
+        column = tuple(column() if callable(column) else column)
+        if len(column) != size:
+            raise ValueError(f"column {name} has {len(column)} items for a batch of {size} records")
+        columns[name] = column
+    return column
+
+
+def _lazy_records(columns: dict[str, Any], size: int) -> list[SinkRecord]:
+    """The C extension's records of a batch, the columns of ``LAZY_SINK_SLOTS`` not made yet left
+    to be loaded by the first record that reads one (see
+    :func:`connectrt.api.records._install_lazy_slots`); the other columns are made now."""
+    given = tuple(
+        None
+        if attribute in LAZY_SINK_SLOTS and type(columns[_ORIGINAL.get(name, name)]) is not tuple
+        else _load_column(columns, size, name)
+        for name, attribute in _FIELDS
+    )
+    load = functools.partial(_load_column, columns, size)
+    records: list[SinkRecord] = SINK_FILLER.fill_lazy(
+        size, given, lambda attribute: load(_COLUMN[attribute])
+    )
     return records
 
 
@@ -193,16 +254,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         """A column as given (thunks called once), ignoring records taken out."""
         columns = self._columns
         assert columns is not None
-        name = _ORIGINAL.get(name, name)
-        column = columns[name]
-        if type(column) is not tuple:
-            column = tuple(column() if callable(column) else column)
-            if len(column) != self._n:
-                raise ValueError(
-                    f"column {name} has {len(column)} items for a batch of {self._n} records"
-                )
-            columns[name] = column
-        return column
+        return _load_column(columns, self._n, name)
 
     def _column(self, name: str) -> tuple[Any, ...]:
         records = self._records
@@ -322,7 +374,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
 
     # -- records --------------------------------------------------------------------------------
     def _build(self, index: int) -> SinkRecord:
-        return SinkRecord(*[self._base(name)[index] for name, _ in _FIELDS])
+        return _make_one(*[self._base(name)[index] for name, _ in _FIELDS])
 
     def _list(self) -> list[SinkRecord]:
         """Every record, built where not yet; the batch is in list mode afterwards."""
@@ -330,13 +382,15 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         if self._columns is None:
             assert records is not None
             return records
-        columns = [self._base(name) for name, _ in _FIELDS]
-        if records is None:
-            records = _make_records(columns)
+        if records is None and SINK_FILLER is not None:
+            records = _lazy_records(self._columns, self._n)
+        elif records is None:
+            records = _make_records(tuple([self._base(name) for name, _ in _FIELDS]))
         else:
+            columns = [self._base(name) for name, _ in _FIELDS]
             for i, record in enumerate(records):
                 if record is None:
-                    records[i] = SinkRecord(*[column[i] for column in columns])
+                    records[i] = _make_one(*[column[i] for column in columns])
         self._records = records
         self._columns = None  # the records now say everything the columns said
         return records

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
+from connectrt.speedups import SPEEDUPS
+
 if TYPE_CHECKING:
     from connectrt.data import Schema
 
@@ -167,8 +169,27 @@ class SourceRecord(ConnectRecord):
         copy.source_offset = self.source_offset
 
 
+class _LazyRow(ConnectRecord):
+    """Two slots of a sink record that are not fields: where a record built by the C extension
+    finds the columns of its batch and its row in them until every field was read (see
+    :func:`_install_lazy_slots`). Unset (and unused) in a record built any other way."""
+
+    __slots__ = ("_lazy_columns", "_lazy_row")
+
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        """What pickling and ``copy`` keep: the fields (the default state of a slotted object,
+        without the two slots above)."""
+        state: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            try:
+                state[name] = getattr(self, name)
+            except AttributeError:  # unset, as object.__getstate__ leaves it out
+                pass
+        return None, state
+
+
 @dataclass(slots=True, eq=True)
-class SinkRecord(ConnectRecord):
+class SinkRecord(_LazyRow):
     """A record delivered to a sink task, with its Kafka coordinates.
 
     ``kafka_offset`` is the record's offset in ``topic``/``kafka_partition``. ``original_*``
@@ -197,6 +218,30 @@ class SinkRecord(ConnectRecord):
         original_kafka_partition: int | None = None,
         original_kafka_offset: int | None = None,
     ) -> None:
+        if original_topic is None:
+            original_topic = topic
+        if original_kafka_partition is None:
+            original_kafka_partition = kafka_partition
+        if original_kafka_offset is None:
+            original_kafka_offset = kafka_offset
+        if _SINK_STORE is not None:  # the C extension: the 13 stores in one call
+            _SINK_STORE(
+                self,
+                topic,
+                kafka_partition,
+                key_schema,
+                key,
+                value_schema,
+                value,
+                kafka_offset,
+                timestamp,
+                timestamp_type,
+                headers,
+                original_topic,
+                original_kafka_partition,
+                original_kafka_offset,
+            )
+            return
         self.topic = topic
         self.kafka_partition = kafka_partition
         self.key_schema = key_schema
@@ -207,13 +252,9 @@ class SinkRecord(ConnectRecord):
         self.timestamp = timestamp
         self.timestamp_type = timestamp_type
         self.headers = headers
-        self.original_topic = topic if original_topic is None else original_topic
-        self.original_kafka_partition = (
-            kafka_partition if original_kafka_partition is None else original_kafka_partition
-        )
-        self.original_kafka_offset = (
-            kafka_offset if original_kafka_offset is None else original_kafka_offset
-        )
+        self.original_topic = original_topic
+        self.original_kafka_partition = original_kafka_partition
+        self.original_kafka_offset = original_kafka_offset
 
     def _copy_own(self, copy: SinkRecord) -> None:
         copy.kafka_offset = self.kafka_offset
@@ -224,3 +265,68 @@ class SinkRecord(ConnectRecord):
 
 
 _new = object.__new__
+
+
+SINK_SLOTS = (
+    "topic",
+    "kafka_partition",
+    "key_schema",
+    "key",
+    "value_schema",
+    "value",
+    "kafka_offset",
+    "timestamp",
+    "timestamp_type",
+    "headers",
+    "original_topic",
+    "original_kafka_partition",
+    "original_kafka_offset",
+)
+"""A sink record's fields in the order of its constructor (and of a batch's columns)."""
+
+
+LAZY_SINK_SLOTS = (
+    "key",
+    "kafka_offset",
+    "timestamp",
+    "timestamp_type",
+    "headers",
+    "original_kafka_offset",
+)
+"""The fields a batch's records may leave to be loaded on first read (with the C extension):
+those whose columns cost the most to make from the consumed messages. The others keep CPython's
+own slot descriptors, which its specializing interpreter reads and writes fastest."""
+
+
+def _install_lazy_slots() -> Any:
+    """The C extension's filler of sink records from columns, with its descriptors installed on
+    :class:`SinkRecord` in place of the slot descriptors of :data:`LAZY_SINK_SLOTS`; None
+    without the extension.
+
+    Such a descriptor reads and writes its slot as the slot's own descriptor does, except that
+    reading a slot a batch left unset loads the value from that batch's column (made once per
+    batch, on the first read of any of its records' slot): a batch's records are built with the
+    columns the task has not read yet left out. Done once, at import, before any record exists.
+    """
+    if SPEEDUPS is None:
+        return None
+    filler = SPEEDUPS.SlotFiller(SinkRecord, SINK_SLOTS, ("_lazy_columns", "_lazy_row"))
+    for name, descriptor in zip(LAZY_SINK_SLOTS, filler.descriptors(LAZY_SINK_SLOTS), strict=True):
+        setattr(SinkRecord, name, descriptor)
+    headers = SINK_SLOTS.index("headers")
+
+    def _copy(self: SinkRecord) -> SinkRecord:
+        """ConnectRecord._copy, slot by slot in C (lazy fields loaded first), for SinkRecord
+        itself (a subclass may have slots of its own: the Python copy)."""
+        if type(self) is SinkRecord:
+            copy: SinkRecord = filler.copy(self, headers)
+            return copy
+        return ConnectRecord._copy(self)
+
+    SinkRecord._copy = _copy  # type: ignore[method-assign,assignment]
+    return filler
+
+
+SINK_FILLER: Any = _install_lazy_slots()
+"""The C extension's ``SlotFiller`` of :class:`SinkRecord` (None: not in use)."""
+_SINK_STORE: Any = None if SINK_FILLER is None else SINK_FILLER.store

@@ -31,6 +31,7 @@ from connectrt.data import Schema
 from connectrt.runtime.clients.kafka import Message
 from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES, connect_headers
 from connectrt.runtime.tasks.runner import TaskConverters
+from connectrt.speedups import SPEEDUPS
 
 __all__ = ["MessageBatchBuilder", "partition_positions", "split_errors"]
 
@@ -102,14 +103,30 @@ def partition_positions(
     return parts, first, ends
 
 
-def _kinds(kinds: tuple[int, ...]) -> tuple[Any, ...]:
+def _kinds(kinds: tuple[int, ...], types: tuple[Any, ...]) -> tuple[Any, ...]:
     """Connect's timestamp types of librdkafka's timestamp kinds (of a non-empty batch); one
     C-level count when they are all the same (the usual batch: a topic's timestamp type)."""
     n = len(kinds)
     kind = kinds[0]
     if kinds.count(kind) == n:
-        return (TIMESTAMP_TYPES[kind],) * n
-    return tuple(map(TIMESTAMP_TYPES.__getitem__, kinds))
+        return (types[kind],) * n
+    return tuple(map(types.__getitem__, kinds))
+
+
+def _timestamp_columns_py(
+    msgs: list[Any], timestamp: Callable[[Any], Any], types: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """(timestamps, timestamp types) of messages, from ``timestamp`` (librdkafka's (kind, ms)
+    pair per message; ``types[kind]`` its Connect type, no timestamp for kind 0). The pairs are
+    dropped right away. The C extension's ``timestamp_columns`` does the same in one pass."""
+    pairs = list(map(timestamp, msgs))
+    kinds = tuple(map(_first, pairs))
+    if 0 in kinds:  # a message without a timestamp
+        return tuple(ts if kind else None for kind, ts in pairs), _kinds(kinds, types)
+    return tuple(map(_second, pairs)), _kinds(kinds, types)
+
+
+_timestamp_columns = _timestamp_columns_py if SPEEDUPS is None else SPEEDUPS.timestamp_columns
 
 
 def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
@@ -176,15 +193,7 @@ class MessageBatchBuilder:
         except Exception:
             return None
 
-        def stamps() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-            """(timestamps, timestamp types); the (kind, ms) pairs are dropped right away."""
-            pairs = list(map(_timestamp, msgs))
-            kinds = tuple(map(_first, pairs))
-            if 0 in kinds:  # a message without a timestamp
-                return tuple(ts if kind else None for kind, ts in pairs), _kinds(kinds)
-            return tuple(map(_second, pairs)), _kinds(kinds)
-
-        both = _once(stamps)
+        both = _once(functools.partial(_timestamp_columns, msgs, _timestamp, TIMESTAMP_TYPES))
 
         return SinkRecordBatch.from_columns(
             n,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectrt.api.converter import Converter, HeaderConverter
-from connectrt.api.records import Header, SinkRecord, TimestampType
+from connectrt.api.records import SINK_FILLER, Header, SinkRecord, TimestampType
 from connectrt.data import Schema
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.tasks.error_handling import ErrorHandler
@@ -43,6 +43,14 @@ TIMESTAMP_TYPES = (
 _BYTES = Schema.OPTIONAL_BYTES_SCHEMA
 
 
+_new_sink_record: Callable[..., SinkRecord] = (
+    SinkRecord if SINK_FILLER is None else SINK_FILLER.make
+)
+"""``SinkRecord(...)`` given all 13 fields; the C extension's ``make`` stores them without the
+call machinery of the Python ``__init__`` (the original coordinates are given: nothing for
+``__init__`` to default)."""
+
+
 def sink_record(
     msg: Any, key: tuple[Any, Any], value: tuple[Any, Any], headers: list[Header] | None
 ) -> SinkRecord:
@@ -52,7 +60,7 @@ def sink_record(
     partition = msg.partition()
     offset = msg.offset()
     ts_type, ts = msg.timestamp()
-    return SinkRecord(
+    return _new_sink_record(
         topic,
         partition,
         key[0],
