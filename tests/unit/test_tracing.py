@@ -202,7 +202,6 @@ def test_sink_tracer_continues_sampled_records_and_links_them_to_one_batch_span(
             key=lambda s: s.start_time or 0,
         )
         assert [c.name for c in children] == [
-            "consume",
             "convert",
             "transform a",
             "transform b",
@@ -215,7 +214,10 @@ def test_sink_tracer_continues_sampled_records_and_links_them_to_one_batch_span(
     assert batch.parent is None
     assert batch.attributes["messaging.batch.message_count"] == 6  # type: ignore[index]
     assert sorted(link.context.span_id for link in batch.links) == sorted(producer.values())
-    assert not [s for s in spans if s.parent and s.parent.span_id == batch.context.span_id]
+    (receive,) = [s for s in spans if s.parent and s.parent.span_id == batch.context.span_id]
+    assert receive.name == "consume"  # the consume() call is the batch's, not a record's
+    for span in records:  # a record's processing starts when its batch arrived
+        assert span.start_time == receive.end_time
     assert all(s.parent is None or s.parent.span_id in by_id or s.parent.is_remote for s in spans)
 
 
