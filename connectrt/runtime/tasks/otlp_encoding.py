@@ -185,6 +185,8 @@ class RequestEncoder:
         # field, attributes, flags): its offset commit span, later, takes it
         self._shared: dict[int, bytes] = {}
         self._formats = _Formats()
+        self._bases: dict[int, bytes] = {}
+        self._topics: dict[str, bytes] = {}
         self._pool = b""  # random span ids, 8 bytes each, drawn _POOL_IDS at a time
         self._at = 0
 
@@ -195,8 +197,13 @@ class RequestEncoder:
         if at + 8 * n > len(self._pool):
             count = max(n, _POOL_IDS)
             pool = new_id(64 * count).to_bytes(8 * count, "big")
-            while any(pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8)):
-                pool = new_id(64 * count).to_bytes(8 * count, "big")  # odds 2^-54 a pool
+            while (
+                _ZERO_ID in pool
+                and any(  # odds 2^-54 a pool
+                    pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8)
+                )
+            ):
+                pool = new_id(64 * count).to_bytes(8 * count, "big")
             self._pool, at = pool, 0
         self._at = at + 8 * n
         return at
@@ -207,7 +214,11 @@ class RequestEncoder:
         """One child span per stage (``middles``: their name, kind and times fields; ``sizes``
         their sizes) of a record whose spans share ``shared``, each with a new span id."""
         n = len(middles)
-        at = self._ids(n)
+        at = self._at
+        if at + 8 * n > len(self._pool):
+            at = self._ids(n)
+        else:
+            self._at = at + 8 * n
         pool = self._pool
         fmt = self._formats[(sizes, len(shared))]
         if n == 1:
@@ -260,7 +271,7 @@ class RequestEncoder:
     def _sink(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, topic, size, timeline, batch_ids, records = record[:7]
         batch_trace, batch_span = batch_ids
-        base = encode_attributes(base_attributes)
+        base = self._base(base_attributes, record[7] if len(record) > 7 else None)
         start = timeline[0][1]
         end = max(t[2] for t in timeline)
         head = len(out)
@@ -324,7 +335,7 @@ class RequestEncoder:
             + b"\x22\x08"
             + batch_span.to_bytes(8, "big")
             + base
-            + encode_attributes({"messaging.destination.name": topic})
+            + self._topic(topic)
             + _FLAGS_LOCAL
         )
         consume = [_middle(name, _INTERNAL, t0, t1)]
@@ -332,6 +343,27 @@ class RequestEncoder:
         self._children(receive, consume, (len(consume[0]),), out)
         out[head + 1] = out.pop(mark)
         return 2 + len(records) * (1 + n)
+
+    def _base(self, attributes: Mapping[str, Any], key: int | None) -> bytes:
+        """A tracer's base attributes, encoded (kept by its key: they never change)."""
+        base = self._bases.get(key) if key is not None else None
+        if base is None:
+            base = encode_attributes(attributes)
+            if key is not None:
+                if len(self._bases) >= _CACHE_MAX:
+                    self._bases.clear()
+                self._bases[key] = base
+        return base
+
+    def _topic(self, topic: str) -> bytes:
+        """The ``messaging.destination.name`` attribute (kept)."""
+        encoded = self._topics.get(topic)
+        if encoded is None:
+            if len(self._topics) >= _CACHE_MAX:
+                self._topics.clear()
+            encoded = encode_attributes({"messaging.destination.name": topic})
+            self._topics[topic] = encoded
+        return encoded
 
     def _where_of(self, topic: str, partition: int) -> bytes:
         """A sink record's topic and partition attributes (kept)."""
