@@ -301,6 +301,7 @@ def _export_otlp(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]
         for records in frames:
             for request in encoder.requests(ledger.resolve(records), EXPORT_BATCH):
                 requests.put(request)
+            ledger.report()
     finally:
         requests.put(None)
         sender.join()
@@ -320,6 +321,7 @@ def _export_sdk(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]])
             batch: list[Any] = []
             for record in ledger.resolve(records):
                 batch.extend(spans(record, resource))
+            ledger.report()
             for i in range(0, len(batch), EXPORT_BATCH):
                 exporter.export(batch[i : i + EXPORT_BATCH])
     finally:
