@@ -7,10 +7,13 @@ from the trace records (:mod:`connectrt.runtime.tasks.tracing` lists their layou
 :class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger` resolves them) without making SDK
 spans. The spans of one traced record differ only in their span ids, names and times, so it
 builds them from byte templates: per batch, each stage's name, kind and times (one piece for
-every record of the batch); per traced record, its trace id and the tail its child spans share
-(parent id, attributes, flags); per span, the length prefix (looked up) and a span id (sliced
-from one random draw per record). A protobuf message's fields may come in any order, so the
-pieces are concatenated as they come. The spans are those
+every record of the batch); per traced record, the part its child spans share (trace id,
+parent id, attributes, flags; kept for its offset commit span, which comes later); per set of
+stages, a ``%``-format with the length prefixes; per span, a span id sliced from a pool of
+random bytes. A protobuf message's fields may come in any order, so the pieces are
+concatenated as they come. Measured on 2026-11-29 (load average 4 to 11): 2.3 to 2.5 µs of CPU
+a span from the pickled trace records to the request bytes, against 3.4 to 3.7 before the
+templates. The spans are those
 :func:`connectrt.runtime.tasks.trace_spans.spans` makes (the unit tests decode both and compare).
 
 Used by the exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`).
@@ -169,6 +172,13 @@ class _Formats(dict[tuple[tuple[int, ...], int], bytes]):
 
 
 _POOL_IDS = 1024
+
+
+def _zero_id_in(pool: bytes) -> bool:
+    """Whether one of the 8-byte ids in ``pool`` is zero (an invalid span id)."""
+    return any(pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8))
+
+
 _SHARED_MAX = 250_000  # sink records awaiting their commit span whose shared part is kept
 
 
@@ -197,12 +207,7 @@ class RequestEncoder:
         if at + 8 * n > len(self._pool):
             count = max(n, _POOL_IDS)
             pool = new_id(64 * count).to_bytes(8 * count, "big")
-            while (
-                _ZERO_ID in pool
-                and any(  # odds 2^-54 a pool
-                    pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8)
-                )
-            ):
+            while _ZERO_ID in pool and _zero_id_in(pool):  # odds 2^-54 a pool
                 pool = new_id(64 * count).to_bytes(8 * count, "big")
             self._pool, at = pool, 0
         self._at = at + 8 * n

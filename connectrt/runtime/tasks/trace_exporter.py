@@ -23,7 +23,7 @@ commits (:class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger`: the export
 remembers the records awaiting their ``offset commit`` span) and makes requests of at most
 :data:`EXPORT_BATCH` spans. Over OTLP it encodes the protobuf itself
 (:mod:`connectrt.runtime.tasks.otlp_encoding`: the SDK's encoder costs 95 µs of CPU per span,
-this one about 2) and a sending thread sends the requests raw, one at a time
+this one about 2.5) and a sending thread sends the requests raw, one at a time
 (:mod:`connectrt.runtime.tasks.otlp_sender`, honouring the ``OTEL_EXPORTER_OTLP_*`` headers,
 compression and timeout variables): waiting for the backend's answer no longer stops the
 reading, so the parent's pipe drains while a request is under way (up to :data:`SEND_QUEUE`
