@@ -12,15 +12,17 @@ configured ratio; a chosen record whose ``traceparent`` header says "not sampled
 (parent-based sampling). When at least one record is traced, the batch gets one span,
 ``process <topic> batch`` (a new trace, kind CONSUMER, with ``messaging.batch.message_count``
 and a span link to each traced record's producer span, as the OpenTelemetry messaging
-conventions have batch receivers do). Each traced record gets a span
-``process <topic>`` parented to its producer's span (its ``traceparent``; a new trace without
-one) with a child per stage: ``consume``, ``convert``, ``transform <alias>`` per
+conventions have batch receivers do), with a child ``consume`` timing the ``consume()`` call
+(the receive, a batch's operation). Each traced record gets a span ``process <topic>``
+parented to its producer's span (its ``traceparent``; a new trace without one), from the
+batch's arrival (``consume()`` returned; the record's timestamp if that is later: a producer's
+clock ahead) to its last stage, with a child per stage: ``convert``, ``transform <alias>`` per
 transformation, ``put``, and, once the offsets that cover it are committed, ``offset commit``;
-``dlq write`` when it went to the dead letter queue. Every span carries the connector, task,
-topic, partition and offset as attributes. When the next batch is consumed (or at a commit, or
-when the task stops), the tracer hands the finished batch to its outlet as one trace record (the
-stage times and, per traced record, its ids and coordinates); the spans are made and exported
-out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+``dlq write`` when it went to the dead letter queue. Every span of a record carries the
+connector, task, topic, partition and offset as attributes. When the next batch is consumed
+(or at a commit, or when the task stops), the tracer hands the finished batch to its outlet as
+one trace record (the stage times and, per traced record, its ids and coordinates); the spans
+are made and exported out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
 
 Used on the task thread only.
 """
