@@ -5,6 +5,7 @@ exporter). The tracers: test_tracing.py; a real backend: tests/integration/test_
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -376,3 +377,53 @@ def test_ledger_hands_each_tracer_its_records_at_its_commit_and_stays_bounded(
     assert ledger.resolve([("committed", _SOURCE_BASE, 1, 2, 7)]) == [
         ("commit", _SOURCE_BASE, 1, 2, _SOURCE_RECORDS[:1])
     ]
+
+
+def test_exporter_process_keeps_reading_while_the_backend_is_slow(monkeypatch: Any) -> None:
+    """A backend that takes its time answering must not stop the exporter process reading its
+    pipe: the parent's shipper would block on the full pipe and the tracers' bound drop what
+    came meanwhile. (It once sent between reads: 2 s of a slow Jaeger dropped 2 s of spans.)"""
+    import http.server
+    import threading
+
+    monkeypatch.setattr(trace_exporter, "MAX_PENDING", 2_000)
+    requests: list[int] = []
+
+    class SlowFirst(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            if not requests:
+                time.sleep(4)  # the backend stalls on the first request
+            request = ExportTraceServiceRequest.FromString(body)
+            requests.append(len(request.resource_spans[0].scope_spans[0].spans))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowFirst)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    outlet = ChildOutlet(TracingSettings("otlp", url, "http/protobuf", 1.0, "slow-backend"))
+    batches, per_batch = 12, 500  # 500 traced records every 0.3 s: 2,000 wait at most 1.2 s
+    ids = random.Random(35).getrandbits
+    try:
+        for b in range(batches):
+            records = [
+                (ids(128), ids(64), ids(64), "t", 0, b * per_batch + i, 200)
+                for i in range(per_batch)
+            ]
+            batch = ("sink", _SINK_BASE, "t", per_batch, _TIMELINE, (b + 1, 1), records, 1)
+            outlet.put(batch, per_batch)
+            outlet.flush()
+            time.sleep(0.3)
+    finally:
+        outlet.close(timeout=120)
+        server.shutdown()
+        server.server_close()
+    assert outlet.dropped == 0
+    # per batch: its span and consume, and per record its span and 2 stages (4 s of stall:
+    # more than the pipe's default 64 KiB and the bound hold, had the process stopped reading)
+    assert sum(requests) == batches * (2 + 3 * per_batch)
