@@ -82,13 +82,14 @@ def exporter_cpu(outlet: Any) -> float:
 
 def run_case(
     bootstrap: str, n: int, warmup: int, rnd: str, ratio: str | None, jaeger: JaegerServer
-) -> tuple[int, float, int, float, float, float]:
+) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
     running the no-op sink with tracing at ``ratio`` (None: off). A traced case ends with its
     exporter process done (it exports the rest before the next case starts). This process's
     CPU is counted from before the worker starts to the N-th record (every thread: the task's,
-    the client's, the trace shipper's)."""
+    the client's, the trace shipper's). Last, the seconds from the N-th record to the exporter
+    process's end (the worker's stop and the rest of the export, which the clock leaves out)."""
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
@@ -134,6 +135,7 @@ def run_case(
         start_count, start = WARMED[task_id]
         timed = p.count - start_count, p.last - start
         cpu = time.process_time() - cpu
+        clock_stopped = time.monotonic()
     finally:
         worker.stop()
     dropped = 0
@@ -142,10 +144,11 @@ def run_case(
         from connectrt.runtime.tasks.trace_exporter import close_outlets
 
         dropped = close_outlets()  # waits for the exporter process: its CPU is counted
+    lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
     backend = jaeger.cpu_seconds() - backend
-    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n)
+    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
 
 
 def main() -> dict[str, float]:
@@ -185,7 +188,7 @@ def main() -> dict[str, float]:
                 done = []
                 for case in c.rotated(list(CASES), r):
                     rnd = f"{r}-{list(CASES).index(case)}"
-                    timed, secs, dropped, cpu, exporter, backend = run_case(
+                    timed, secs, dropped, cpu, exporter, backend, lag = run_case(
                         bs, n, warmup, rnd, CASES[case], jaeger
                     )
                     rates[case].append(c.rate(timed, c.window(secs)))
@@ -193,6 +196,7 @@ def main() -> dict[str, float]:
                     note = f"{cpu:.2f} µs CPU/record"
                     if CASES[case] is not None:
                         note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
+                        note += f", exporter done {lag:.2f} s after the clock"
                     if dropped:
                         note += f", {dropped:,} traced records dropped"
                     done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
