@@ -379,7 +379,7 @@ def test_ledger_hands_each_tracer_its_records_at_its_commit_and_stays_bounded(
     ]
 
 
-def test_exporter_process_keeps_reading_while_the_backend_is_slow(monkeypatch: Any) -> None:
+def test_a_backend_stalling_4_s_makes_the_tracers_drop_nothing(monkeypatch: Any) -> None:
     """A backend that takes its time answering must not make the tracers drop spans: while the
     exporter process waits for it, the pipe (widened) and the parent's bound hold what comes.
     (With the default 64 KiB pipe, the shipper blocked on it and 4 s of stall dropped 2,000.)"""
