@@ -56,14 +56,40 @@ def prefill(bootstrap: str, n: int, size: int) -> None:
         raise RuntimeError("prefill not acknowledged")
 
 
+def exporter_cpu(outlet: Any) -> float:
+    """The CPU seconds the exporter process of ``outlet`` spent starting: read from
+    ``/proc/<pid>/stat`` once it stopped growing (its imports done; at most 5 s), so that a
+    case's exporter figure is its steady work (0 where there is no such file)."""
+    process = getattr(outlet, "_process", None)
+    stat = Path(f"/proc/{process.pid}/stat") if process is not None else None
+    if stat is None or not stat.exists():
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+
+    last, deadline = -1.0, time.monotonic() + 5
+    while time.monotonic() < deadline:
+        now = cpu()
+        if now == last:
+            break
+        last = now
+        time.sleep(0.3)
+    return last
+
+
 def run_case(
     bootstrap: str, n: int, warmup: int, rnd: str, ratio: str | None, jaeger: JaegerServer
-) -> tuple[int, float, int, float, float, float]:
+) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
-    the exporter process and of Jaeger) of a worker running the no-op sink with tracing
-    at ``ratio`` (None: off). A traced case ends with its exporter process done (it exports the
-    rest before the next case starts). This process's CPU is counted from before the worker
-    starts to the N-th record (every thread: the task's, the client's, the trace shipper's)."""
+    the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
+    running the no-op sink with tracing at ``ratio`` (None: off). A traced case ends with its
+    exporter process done (it exports the rest before the next case starts). This process's
+    CPU is counted from before the worker starts to the N-th record (every thread: the task's,
+    the client's, the trace shipper's). Last, the seconds from the N-th record to the exporter
+    process's end (the worker's stop and the rest of the export, which the clock leaves out)."""
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
@@ -81,7 +107,9 @@ def run_case(
         values = {k: v for k, v in extra.items() if k != "tracing.enabled"}
         settings = tracing_settings({**values, "tracing.enabled": True})
         assert settings is not None
-        outlet_for(settings)
+        started = exporter_cpu(outlet_for(settings))
+    else:
+        started = 0.0
     cpu = time.process_time()
     backend = jaeger.cpu_seconds()
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
@@ -107,6 +135,7 @@ def run_case(
         start_count, start = WARMED[task_id]
         timed = p.count - start_count, p.last - start
         cpu = time.process_time() - cpu
+        clock_stopped = time.monotonic()
     finally:
         worker.stop()
     dropped = 0
@@ -115,10 +144,11 @@ def run_case(
         from connectrt.runtime.tasks.trace_exporter import close_outlets
 
         dropped = close_outlets()  # waits for the exporter process: its CPU is counted
+    lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
     backend = jaeger.cpu_seconds() - backend
-    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n)
+    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
 
 
 def main() -> dict[str, float]:
@@ -158,7 +188,7 @@ def main() -> dict[str, float]:
                 done = []
                 for case in c.rotated(list(CASES), r):
                     rnd = f"{r}-{list(CASES).index(case)}"
-                    timed, secs, dropped, cpu, exporter, backend = run_case(
+                    timed, secs, dropped, cpu, exporter, backend, lag = run_case(
                         bs, n, warmup, rnd, CASES[case], jaeger
                     )
                     rates[case].append(c.rate(timed, c.window(secs)))
@@ -166,8 +196,9 @@ def main() -> dict[str, float]:
                     note = f"{cpu:.2f} µs CPU/record"
                     if CASES[case] is not None:
                         note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
+                        note += f", exporter done {lag:.2f} s after the clock"
                     if dropped:
-                        note += f", {dropped:,} traced-record entries dropped"
+                        note += f", {dropped:,} traced records dropped"
                     done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
                 print(f"  round {r}: " + ", ".join(done), flush=True)
     finally:

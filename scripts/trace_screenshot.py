@@ -43,7 +43,7 @@ from connectrt.testing.zipkin import ZipkinServer
 
 TOPIC = "orders"
 SINK = "orders-to-file"
-STAGES = ["consume", "convert", "transform stamp", "transform rename", "put", "offset commit"]
+STAGES = ["convert", "transform stamp", "transform rename", "put", "offset commit"]
 
 
 def _produce(bootstrap: str, otlp_http: str, count: int) -> list[str]:

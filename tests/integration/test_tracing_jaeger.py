@@ -154,7 +154,7 @@ def test_sink_continues_each_sampled_record_trace(
             "the sink's offsets committed",
         )
     assert "number" in out.read_text() and "via" in out.read_text()
-    stages = ["consume", "convert", "transform stamp", "transform rename", "put", "offset commit"]
+    stages = ["convert", "transform stamp", "transform rename", "put", "offset commit"]
     for n, (trace_id, producer_span) in sampled.items():
 
         def complete(doc: dict[str, Any]) -> bool:
@@ -166,6 +166,8 @@ def test_sink_continues_each_sampled_record_trace(
         record_span = process[0]
         assert _service(doc, record_span) == "connectrt-sink"
         assert _parent(record_span) == producer_span  # continued from the record's traceparent
+        (send,) = [s for s in doc["spans"] if s["spanID"] == producer_span]
+        assert record_span["startTime"] >= send["startTime"]  # processed after it was produced
         tags = _tags(record_span)
         assert tags["messaging.destination.name"] == topic
         assert tags["messaging.destination.partition.id"] == "0"
@@ -191,6 +193,8 @@ def test_sink_continues_each_sampled_record_trace(
                     r["spanID"] for r in span["references"] if r["refType"] == "FOLLOWS_FROM"
                 }
                 assert _tags(span)["messaging.batch.message_count"] >= 1
+                receive = _children(doc, span["spanID"])  # the consume() call: the batch's
+                assert [c["operationName"] for c in receive] == ["consume"]
     assert {s for _, s in sampled.values()} <= linked
     for trace_id in unsampled:  # parent-based: a record its producer did not sample is not traced
         assert jaeger.trace(trace_id) is None

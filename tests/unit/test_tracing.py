@@ -202,7 +202,6 @@ def test_sink_tracer_continues_sampled_records_and_links_them_to_one_batch_span(
             key=lambda s: s.start_time or 0,
         )
         assert [c.name for c in children] == [
-            "consume",
             "convert",
             "transform a",
             "transform b",
@@ -215,7 +214,10 @@ def test_sink_tracer_continues_sampled_records_and_links_them_to_one_batch_span(
     assert batch.parent is None
     assert batch.attributes["messaging.batch.message_count"] == 6  # type: ignore[index]
     assert sorted(link.context.span_id for link in batch.links) == sorted(producer.values())
-    assert not [s for s in spans if s.parent and s.parent.span_id == batch.context.span_id]
+    (receive,) = [s for s in spans if s.parent and s.parent.span_id == batch.context.span_id]
+    assert receive.name == "consume"  # the consume() call is the batch's, not a record's
+    for span in records:  # a record's processing starts when its batch arrived
+        assert span.start_time == receive.end_time
     assert all(s.parent is None or s.parent.span_id in by_id or s.parent.is_remote for s in spans)
 
 
@@ -257,6 +259,59 @@ def test_sink_tracer_at_ratio_zero_makes_no_span() -> None:
     runner.join(30)
     assert len(task.put_headers) == 5
     assert exporter.get_finished_spans() == ()
+
+
+def test_sink_record_span_starts_at_arrival_or_at_a_later_timestamp() -> None:
+    """A record's ``process`` span starts when its batch arrived (``consume()`` returned), not
+    when the call began, and never before the record's timestamp (a producer's clock ahead)."""
+    kafka = FakeKafka()
+    kafka.create_topic("t")
+    ahead = time.time_ns() // 1_000_000 + 60_000  # a producer's clock a minute ahead
+    kafka.append("t", b"now", headers=[("traceparent", f"00-{1:032x}-{1:016x}-01".encode())])
+    skewed = kafka.append(
+        "t", b"ahead", headers=[("traceparent", f"00-{2:032x}-{2:016x}-01".encode())]
+    )
+    skewed._timestamp = ahead
+    tracer, exporter = _exporting()
+    runner: SinkTaskRunner | None = None
+    calls = []
+
+    def consumer(config: dict[str, Any]) -> Any:
+        made = kafka.consumer(config)
+
+        def once(_c: Any) -> bool:
+            assert runner is not None
+            calls.append(1)
+            if len(calls) > 1:
+                runner.stop()
+                return False
+            time.sleep(0.05)  # the consume() call waits a while before the batch arrives
+            return True
+
+        made.on_consume = once
+        return made
+
+    settings = SinkRunnerSettings(
+        task_config={"topics": "t"},
+        converters=_converters(),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=3_600_000,
+        consumer_config={"group.id": "connect-c"},
+        consumer_factory=consumer,
+    )
+    runner = SinkTaskRunner(TaskId("c", 0), _Sink(), settings)
+    SinkTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
+    runner.start()
+    runner.join(30)
+    assert not runner.is_alive() and runner.failed is None, runner.failed
+    spans = list(exporter.get_finished_spans())
+    (receive,) = [s for s in spans if s.name == "consume"]
+    assert receive.end_time is not None and receive.start_time is not None
+    assert receive.end_time - receive.start_time >= 40_000_000  # the wait is the batch's
+    by_trace = {s.context.trace_id: s for s in spans if s.name == "process t"}
+    assert by_trace[1].start_time == receive.end_time
+    assert by_trace[2].start_time == ahead * 1_000_000
+    assert by_trace[2].end_time == by_trace[2].start_time  # no stage comes after it here
 
 
 # -- the source tracer on a real runner ---------------------------------------------------------

@@ -5,7 +5,10 @@ exporter). The tracers: test_tracing.py; a real backend: tests/integration/test_
 
 from __future__ import annotations
 
+import random
 import time
+from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -20,12 +23,21 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.sdk.resources import Resource
 
+from connectrt.api import SinkTask
+from connectrt.converters.bytearray import ByteArrayConverter
+from connectrt.converters.headers.converter import SimpleHeaderConverter
 from connectrt.runtime.config.tracing import TracingSettings
+from connectrt.runtime.sink.runner import SinkTaskRunner
+from connectrt.runtime.sink.tracing import SinkTracer
+from connectrt.runtime.status import StatusBoard
 from connectrt.runtime.tasks import trace_exporter
 from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
 from connectrt.runtime.tasks.otlp_sender import otlp_sender
+from connectrt.runtime.tasks.runner import TaskConverters, TaskId
+from connectrt.runtime.tasks.settings import SinkRunnerSettings
 from connectrt.runtime.tasks.trace_exporter import ChildOutlet
 from connectrt.runtime.tasks.trace_spans import spans
+from connectrt.testing.fake_kafka import FakeKafka
 
 _SINK_BASE = {
     "messaging.system": "kafka",
@@ -36,12 +48,12 @@ _SINK_BASE = {
 _SOURCE_BASE = {"messaging.system": "kafka", "connectrt.connector": "src", "connectrt.task": 1}
 _TIMELINE = [("consume", 100, 200), ("convert", 200, 300), ("transform a", 300, 350)]
 _SINK_RECORDS = [
-    (0xA1, 0xB1, 0xC1, "orders", 2, 41),  # continues its producer's span 0xC1
-    (0xA2, 0xB2, 0, "orders", 0, 2**40),  # no traceparent: a trace of its own
+    (0xA1, 0xB1, 0xC1, "orders", 2, 41, 200),  # continues its producer's span 0xC1
+    (0xA2, 0xB2, 0, "orders", 0, 2**40, 260),  # a producer's clock ahead: starts at its time
 ]
 _SOURCE_RECORDS = [(0xD1, 0xE1, "out", None), (0xD2, 0xE2, "out", 3)]
 _TRACE_RECORDS: list[tuple[Any, ...]] = [
-    ("sink", _SINK_BASE, "orders", 500, _TIMELINE, (0xF1, 0xF2), _SINK_RECORDS),
+    ("sink", _SINK_BASE, "orders", 500, _TIMELINE, (0xF1, 0xF2), _SINK_RECORDS, 1),
     ("commit", _SINK_BASE, 400, 450, _SINK_RECORDS),
     ("source", _SOURCE_BASE, [("poll", 10, 20), ("produce", 20, 30)], _SOURCE_RECORDS),
     ("commit", _SOURCE_BASE, 40, 50, _SOURCE_RECORDS),
@@ -87,7 +99,10 @@ def test_direct_encoding_is_the_sdk_encoding_of_the_same_spans() -> None:
     encoder = RequestEncoder(dict(resource.attributes))
     body = encoder.request(encoder.spans(_TRACE_RECORDS))
     got = ExportTraceServiceRequest.FromString(body)
-    assert len(got.resource_spans[0].scope_spans[0].spans) == len(sdk_spans) == 20
+    # the batch and its consume; per sink record its span and 2 stages, and its commit; per
+    # source record its span and 2 stages, and its commit; the DLQ write
+    n = 2 + 6 + 2 + 6 + 2 + 1
+    assert len(got.resource_spans[0].scope_spans[0].spans) == len(sdk_spans) == n
     assert _normalised(got) == _normalised(expected)
     got_resource = {a.key: a.value.string_value for a in got.resource_spans[0].resource.attributes}
     assert got_resource["service.name"] == "svc"
@@ -167,8 +182,9 @@ def test_sender_posts_the_request_over_http_with_the_otlp_headers_and_gzip() -> 
     assert headers["Content-Type"] == "application/x-protobuf"
     assert headers["api-key"] == "s=cret" and headers["Content-Encoding"] == "gzip"
     got = ExportTraceServiceRequest.FromString(gzip.decompress(body))
-    assert [s.name for s in got.resource_spans[0].scope_spans[0].spans][:2] == [
+    assert [s.name for s in got.resource_spans[0].scope_spans[0].spans][:3] == [
         "process orders batch",
+        "consume",
         "process orders",
     ]
 
@@ -230,4 +246,183 @@ def test_sender_calls_the_otlp_grpc_service() -> None:
     ((request, metadata),) = received
     assert metadata["tenant"] == "t1"
     spans_received = request.resource_spans[0].scope_spans[0].spans
-    assert len(spans_received) == 9  # the batch, and per record its span and 3 stages
+    assert len(spans_received) == 8  # the batch and its consume, per record its span and 2 stages
+
+
+class _SlowSink(SinkTask):
+    """A sink whose ``put`` takes a while: its batches reach the outlet at a pace the shipper
+    (waking every quarter second) ships well under the bound."""
+
+    def start(self, config: Mapping[str, str]) -> None:
+        pass
+
+    def put(self, records: Any) -> None:
+        time.sleep(0.3)
+
+    def stop(self) -> None:
+        pass
+
+
+def test_an_offset_commit_of_more_traced_records_than_the_bound_is_exported_whole(
+    monkeypatch: Any,
+) -> None:
+    """A commit covers every record traced since the last one (25,000 at 1% of 500,000 records/s
+    and a 5 s interval): its spans must not count against the outlet's bound, which is for the
+    batches waiting to be shipped. (The tracers once sent a commit's records again, weighing as
+    many, and the outlet dropped it whole: half of a busy sink's traced records.)"""
+    import http.server
+    import threading
+
+    n, batch = 300, 50
+    monkeypatch.setattr(trace_exporter, "MAX_PENDING", 3 * batch)
+    kafka = FakeKafka()
+    kafka.create_topic("t")
+    for i in range(n):
+        traceparent = f"00-{i + 1:032x}-{i + 1:016x}-01".encode()
+        kafka.append("t", b"v", headers=[("traceparent", traceparent)])
+    received: list[ExportTraceServiceRequest] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append(ExportTraceServiceRequest.FromString(body))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    runner: SinkTaskRunner | None = None
+
+    def consumer(config: dict[str, Any]) -> Any:
+        made = kafka.consumer(config)
+
+        def more(c: Any) -> bool:
+            if sum(c.positions.values()) < n:
+                return True
+            assert runner is not None
+            runner.stop()  # everything consumed: stop, committing once
+            return False
+
+        made.on_consume = more
+        return made
+
+    header = SimpleHeaderConverter()
+    header.configure({})
+    settings = SinkRunnerSettings(
+        task_config={"topics": "t"},
+        converters=TaskConverters(ByteArrayConverter(), ByteArrayConverter(), header),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=3_600_000,  # one commit, at the stop, covering all n records
+        consumer_config={"group.id": "connect-c"},
+        consumer_factory=consumer,
+        max_poll_records=batch,
+    )
+    url = f"http://127.0.0.1:{server.server_port}"
+    tracing = TracingSettings("otlp", url, "http/protobuf", 1.0, "commit-bound")
+    outlet = ChildOutlet(tracing)
+    try:
+        runner = SinkTaskRunner(TaskId("c", 0), _SlowSink(), settings)
+        SinkTracer.attach(runner, tracing, outlet)
+        runner.start()
+        runner.join(60)
+        assert not runner.is_alive() and runner.failed is None, runner.failed
+    finally:
+        outlet.close(timeout=120)  # the exporter process sends everything, then ends
+        server.shutdown()
+        server.server_close()
+    names = Counter(
+        span.name
+        for request in received
+        for resource_spans in request.resource_spans
+        for scope_spans in resource_spans.scope_spans
+        for span in scope_spans.spans
+    )
+    assert outlet.dropped == 0
+    assert names["process t"] == n
+    assert names["offset commit"] == n
+
+
+def test_ledger_hands_each_tracer_its_records_at_its_commit_and_stays_bounded(
+    monkeypatch: Any,
+) -> None:
+    from connectrt.runtime.tasks import trace_ledger
+    from connectrt.runtime.tasks.trace_ledger import CommitLedger
+
+    ledger = CommitLedger()
+    a = [(1, 11, 0, "t", 0, 5, 100)]
+    b = [(2, 22, 0, "t", 1, 6, 100), (3, 33, 0, "t", 1, 7, 100)]
+    resolved = ledger.resolve(
+        [
+            ("sink", _SINK_BASE, "t", 9, _TIMELINE, (1, 2), a, 1),
+            ("sink", _SINK_BASE, "t", 9, _TIMELINE, (3, 4), b, 2),
+            ("committed", _SINK_BASE, 5, 6, 2),
+            ("committed", _SINK_BASE, 7, 8, 2),  # nothing traced since: no commit spans
+        ]
+    )
+    assert [r[0] for r in resolved] == ["sink", "sink", "commit"]
+    assert resolved[2] == ("commit", _SINK_BASE, 5, 6, b)
+    assert ledger.resolve([("committed", _SINK_BASE, 9, 10, 1)]) == [
+        ("commit", _SINK_BASE, 9, 10, a)
+    ]
+    monkeypatch.setattr(trace_ledger, "MAX_UNCOMMITTED", 2)
+    monkeypatch.setattr(trace_ledger, "MAX_TRACERS", 2)
+    ledger.resolve([("source", _SOURCE_BASE, [], _SOURCE_RECORDS + _SOURCE_RECORDS[:1], 5)])
+    assert ledger.skipped == 1  # over the per-tracer bound: no commit span, counted
+    ledger.resolve([("source", _SOURCE_BASE, [], _SOURCE_RECORDS[:1], k) for k in (6, 7)])
+    assert ledger.resolve([("committed", _SOURCE_BASE, 1, 2, 5)]) == []  # the oldest, let go
+    assert ledger.resolve([("committed", _SOURCE_BASE, 1, 2, 7)]) == [
+        ("commit", _SOURCE_BASE, 1, 2, _SOURCE_RECORDS[:1])
+    ]
+
+
+def test_a_backend_stalling_4_s_makes_the_tracers_drop_nothing(monkeypatch: Any) -> None:
+    """A backend that takes its time answering must not make the tracers drop spans: while the
+    exporter process waits for it, the pipe (widened) and the parent's bound hold what comes.
+    (With the default 64 KiB pipe, the shipper blocked on it and 4 s of stall dropped 2,000.)"""
+    import http.server
+    import threading
+
+    monkeypatch.setattr(trace_exporter, "MAX_PENDING", 2_000)
+    requests: list[int] = []
+
+    class SlowFirst(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            if not requests:
+                time.sleep(4)  # the backend stalls on the first request
+            request = ExportTraceServiceRequest.FromString(body)
+            requests.append(len(request.resource_spans[0].scope_spans[0].spans))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowFirst)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    outlet = ChildOutlet(TracingSettings("otlp", url, "http/protobuf", 1.0, "slow-backend"))
+    batches, per_batch = 12, 500  # 500 traced records every 0.3 s: 2,000 wait at most 1.2 s
+    ids = random.Random(35).getrandbits
+    try:
+        for b in range(batches):
+            records = [
+                (ids(128), ids(64), ids(64), "t", 0, b * per_batch + i, 200)
+                for i in range(per_batch)
+            ]
+            batch = ("sink", _SINK_BASE, "t", per_batch, _TIMELINE, (b + 1, 1), records, 1)
+            outlet.put(batch, per_batch)
+            outlet.flush()
+            time.sleep(0.3)
+    finally:
+        outlet.close(timeout=120)
+        server.shutdown()
+        server.server_close()
+    assert outlet.dropped == 0
+    # per batch: its span and consume, and per record its span and 2 stages
+    assert sum(requests) == batches * (2 + 3 * per_batch)

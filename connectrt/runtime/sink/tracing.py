@@ -12,15 +12,17 @@ configured ratio; a chosen record whose ``traceparent`` header says "not sampled
 (parent-based sampling). When at least one record is traced, the batch gets one span,
 ``process <topic> batch`` (a new trace, kind CONSUMER, with ``messaging.batch.message_count``
 and a span link to each traced record's producer span, as the OpenTelemetry messaging
-conventions have batch receivers do). Each traced record gets a span
-``process <topic>`` parented to its producer's span (its ``traceparent``; a new trace without
-one) with a child per stage: ``consume``, ``convert``, ``transform <alias>`` per
+conventions have batch receivers do), with a child ``consume`` timing the ``consume()`` call
+(the receive, a batch's operation). Each traced record gets a span ``process <topic>``
+parented to its producer's span (its ``traceparent``; a new trace without one), from the
+batch's arrival (``consume()`` returned; the record's timestamp if that is later: a producer's
+clock ahead) to its last stage, with a child per stage: ``convert``, ``transform <alias>`` per
 transformation, ``put``, and, once the offsets that cover it are committed, ``offset commit``;
-``dlq write`` when it went to the dead letter queue. Every span carries the connector, task,
-topic, partition and offset as attributes. When the next batch is consumed (or at a commit, or
-when the task stops), the tracer hands the finished batch to its outlet as one trace record (the
-stage times and, per traced record, its ids and coordinates); the spans are made and exported
-out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+``dlq write`` when it went to the dead letter queue. Every span of a record carries the
+connector, task, topic, partition and offset as attributes. When the next batch is consumed
+(or at a commit, or when the task stops), the tracer hands the finished batch to its outlet as
+one trace record (the stage times and, per traced record, its ids and coordinates); the spans
+are made and exported out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
 
 Used on the task thread only.
 """
@@ -42,6 +44,7 @@ from connectrt.runtime.tasks.tracing import (
     StageClock,
     TraceOutlet,
     new_id,
+    new_tracer_key,
     trace_context,
 )
 
@@ -51,12 +54,11 @@ if TYPE_CHECKING:
 
 __all__ = ["SinkTracer"]
 
-_MAX_UNCOMMITTED = 10_000  # traced records awaiting their offset commit span, at most
 _INTERNAL = SpanKind.INTERNAL.value
 
 # A traced record, as the trace records lay it out: (trace id, span id, producer span id or 0,
-# topic, partition, offset).
-_Record = tuple[int, int, int, str, int, int]
+# topic, partition, offset, start of its process span).
+_Record = tuple[int, int, int, str, int, int, int]
 
 
 def _start(stage: tuple[str, int, int]) -> int:
@@ -81,7 +83,8 @@ class SinkTracer:
         self._clock = StageClock()
         # the batch consumed last, if it has traced records: (consume start, end, size, records)
         self._batch: tuple[int, int, int, list[_Record]] | None = None
-        self._uncommitted: list[_Record] = []
+        self._uncommitted = False  # records were traced since the last commit
+        self._key = new_tracer_key()  # names this tracer's records to the exporter side
         self._base = {
             "messaging.system": "kafka",
             "messaging.consumer.group.name": str(runner._consumer_config.get("group.id", "")),
@@ -161,8 +164,19 @@ class SinkTracer:
             else:
                 trace_id, parent_id = parent[0], parent[1]
             span_id = new_id(64) or 1
+            # The record's processing starts when its batch arrived; a producer's clock ahead of
+            # this one must not put that before the record's timestamp (or its producer's span).
+            stamp = msg.timestamp()[1] * 1_000_000
             records.append(
-                (trace_id, span_id, parent_id, msg.topic(), msg.partition(), msg.offset())
+                (
+                    trace_id,
+                    span_id,
+                    parent_id,
+                    msg.topic(),
+                    msg.partition(),
+                    msg.offset(),
+                    end if end >= stamp else stamp,
+                )
             )
         self._clock.reset()
         if records:
@@ -185,18 +199,19 @@ class SinkTracer:
         timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
         batch_ids = (new_id(128) or 1, new_id(64) or 1)
         self._outlet.put(
-            ("sink", self._base, records[0][3], size, timeline, batch_ids, records),
+            ("sink", self._base, records[0][3], size, timeline, batch_ids, records, self._key),
             len(records),
         )
-        if len(self._uncommitted) < _MAX_UNCOMMITTED:
-            self._uncommitted += records
+        self._uncommitted = True
 
     def _committed(self, start: int, end: int) -> None:
         """The offsets were committed (or the commit failed): an ``offset commit`` span per
-        record traced since the last commit."""
-        records, self._uncommitted = self._uncommitted, []
-        if records:
-            self._outlet.put(("commit", self._base, start, end, records), len(records))
+        record traced since the last commit (the exporter side remembers which:
+        :mod:`connectrt.runtime.tasks.trace_ledger`; the trace record weighs nothing, so the
+        outlet's bound never drops it)."""
+        if self._uncommitted:
+            self._uncommitted = False
+            self._outlet.put(("committed", self._base, start, end, self._key), 0)
 
     def _dlq_written(self, failure: Any, start: int, end: int) -> None:
         """A record went to the dead letter queue: a ``dlq write`` span under its producer's

@@ -40,6 +40,7 @@ from connectrt.runtime.tasks.tracing import (
     StageClock,
     TraceOutlet,
     new_id,
+    new_tracer_key,
 )
 
 if TYPE_CHECKING:
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
     from connectrt.runtime.source.runner import SourceTaskRunner
 
 __all__ = ["SourceTracer"]
-
-_MAX_UNCOMMITTED = 10_000  # traced records awaiting their offset commit span, at most
 
 # A traced record, as the trace records lay it out: (trace id, span id, topic, partition or None).
 _Record = tuple[int, int, str, int | None]
@@ -64,7 +63,8 @@ class SourceTracer:
         self._clock = StageClock()
         self._polled: tuple[int, int] = (0, 0)
         self._records: list[_Record] = []  # traced in the batch polled last
-        self._uncommitted: list[_Record] = []
+        self._uncommitted = False  # records were traced since the last commit
+        self._key = new_tracer_key()  # names this tracer's records to the exporter side
         self._base = {
             "messaging.system": "kafka",
             "connectrt.connector": runner.id.connector,
@@ -146,16 +146,16 @@ class SourceTracer:
         start, polled = self._polled
         timeline = [("poll", start, polled)]
         timeline += sorted(((n, t[0], t[1]) for n, t in stages.items()), key=lambda t: t[1])
-        self._outlet.put(("source", self._base, timeline, records), len(records))
-        if len(self._uncommitted) < _MAX_UNCOMMITTED:
-            self._uncommitted += records
+        self._outlet.put(("source", self._base, timeline, records, self._key), len(records))
+        self._uncommitted = True
 
     def _committed(self, start: int, end: int) -> None:
         """Offsets were committed (or the commit failed): an ``offset commit`` span per record
-        traced since the last commit."""
-        records, self._uncommitted = self._uncommitted, []
-        if records:
-            self._outlet.put(("commit", self._base, start, end, records), len(records))
+        traced since the last commit (the exporter side remembers which:
+        :mod:`connectrt.runtime.tasks.trace_ledger`)."""
+        if self._uncommitted:
+            self._uncommitted = False
+            self._outlet.put(("committed", self._base, start, end, self._key), 0)
 
     def close(self) -> None:
         """The task stopped: hand the last batch to the outlet and send it on its way."""

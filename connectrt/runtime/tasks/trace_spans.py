@@ -24,6 +24,7 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
 from connectrt.runtime.config.tracing import GRPC_PROTOCOL, TracingSettings
+from connectrt.runtime.tasks.trace_ledger import CommitLedger
 from connectrt.runtime.tasks.tracing import new_id
 
 __all__ = ["LocalOutlet", "make_exporter", "resource_of", "spans"]
@@ -93,7 +94,7 @@ def _span(
 
 
 def _sink_attributes(base: dict[str, Any], record: tuple[Any, ...]) -> dict[str, Any]:
-    _t, _s, _p, topic, partition, offset = record
+    topic, partition, offset = record[3:6]
     return {
         **base,
         "messaging.destination.name": topic,
@@ -110,14 +111,15 @@ def _source_attributes(base: dict[str, Any], record: tuple[Any, ...]) -> dict[st
 
 
 def _sink(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
-    _tag, base, topic, size, timeline, (batch_trace, batch_span), records = record
+    _tag, base, topic, size, timeline, (batch_trace, batch_span), records = record[:7]
     start = timeline[0][1]
     end = max(t[2] for t in timeline)
     links = [Link(_context(r[0], r[2], True), {_OFFSET: r[5]}) for r in records if r[2] != 0]
+    batch = _context(batch_trace, batch_span)
     yield _span(
         resource,
         f"process {topic} batch",
-        _context(batch_trace, batch_span),
+        batch,
         None,
         start,
         end,
@@ -131,26 +133,30 @@ def _sink(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]
         SpanKind.CONSUMER,
         links,
     )
+    name, t0, t1 = timeline[0]  # the consume() call (the receive): the batch's
+    receive = {**base, "messaging.destination.name": topic}
+    yield _span(resource, name, _context(batch_trace, _id()), batch, t0, t1, receive)
     for r in records:
         trace_id, span_id, parent_id = r[0], r[1], r[2]
         attributes = _sink_attributes(base, r)
         context = _context(trace_id, span_id)
+        own_start = r[6]  # the batch's arrival, or the record's timestamp (see SinkTracer)
         yield _span(
             resource,
             f"process {r[3]}",
             context,
             _context(trace_id, parent_id, True) if parent_id else None,
-            start,
-            end,
+            own_start,
+            max(end, own_start),
             {**attributes, "messaging.operation.type": "process"},
             SpanKind.CONSUMER,
         )
-        for name, t0, t1 in timeline:
+        for name, t0, t1 in timeline[1:]:
             yield _span(resource, name, _context(trace_id, _id()), context, t0, t1, attributes)
 
 
 def _source(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
-    _tag, base, timeline, records = record
+    _tag, base, timeline, records = record[:4]
     start = timeline[0][1]
     end = max(t[2] for t in timeline)
     for r in records:
@@ -174,7 +180,7 @@ def _source(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpa
 def _commit(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
     _tag, base, start, end, records = record
     for r in records:
-        attributes = _sink_attributes(base, r) if len(r) == 6 else _source_attributes(base, r)
+        attributes = _sink_attributes(base, r) if len(r) > 4 else _source_attributes(base, r)
         yield _span(
             resource,
             "offset commit",
@@ -198,7 +204,8 @@ _MAKERS = {"sink": _sink, "source": _source, "commit": _commit, "span": _one}
 
 
 def spans(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
-    """The finished spans of one trace record (an unknown tag makes none)."""
+    """The finished spans of one trace record, as the ledger resolved it (an unknown tag, and
+    an unresolved ``committed`` record, make none)."""
     maker = _MAKERS.get(record[0])
     return maker(record, resource) if maker is not None else iter(())
 
@@ -206,17 +213,19 @@ def spans(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]
 class LocalOutlet:
     """A :class:`~connectrt.runtime.tasks.tracing.TraceOutlet` making the spans in this process
     and handing them to ``processor`` at once (tests; a process without its exporter process).
-    Thread-safe: one lock around the processor calls."""
+    Thread-safe: one lock around the ledger and the processor calls."""
 
     def __init__(self, processor: SpanProcessor, resource: Resource) -> None:
         self._processor = processor
         self._resource = resource
+        self._ledger = CommitLedger()
         self._lock = threading.Lock()
 
     def put(self, record: tuple[Any, ...], weight: int) -> None:
         with self._lock:
-            for span in spans(record, self._resource):
-                self._processor.on_end(span)
+            for resolved in self._ledger.resolve([record]):
+                for span in spans(resolved, self._resource):
+                    self._processor.on_end(span)
 
     def flush(self) -> None:
         self._processor.force_flush(10_000)

@@ -19,21 +19,27 @@ nor encoding and sending them holds the task process's interpreter.
 console exporter, and in-process for tests).
 
 Trace record layouts (``base``: the tracer's attribute dict, shared by all its records;
-times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record had none):
+times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record had none;
+``key``: the tracer's :func:`new_tracer_key`):
 
-* ``("sink", base, topic, size, timeline, (batch trace id, batch span id), records)``, with
+* ``("sink", base, topic, size, timeline, (batch trace id, batch span id), records, key)``, with
   ``timeline`` the batch's ``(stage, start, end)`` in order and ``records`` a list of
   ``(trace id, span id, parent, topic, partition, offset)``;
-* ``("source", base, timeline, records)``, records ``(trace id, span id, topic, partition or
-  None)``;
+* ``("source", base, timeline, records, key)``, records ``(trace id, span id, topic, partition
+  or None)``;
+* ``("committed", base, start, end, key)``: the tracer committed the offsets of the records it
+  sent since its last commit. The exporter side remembers those records
+  (:class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger`) and turns this into
 * ``("commit", base, start, end, records)``: an ``offset commit`` span under each record's span,
-  records as in the sink's or the source's layout;
+  records as in the sink's or the source's layout (the span makers take this one, and sink and
+  source records with or without their ``key``);
 * ``("span", name, trace id, span id, parent, start, end, kind, attributes)``: one span (a DLQ
   write), ``kind`` a :class:`opentelemetry.trace.SpanKind` value.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import sys
@@ -53,6 +59,7 @@ __all__ = [
     "TraceOutlet",
     "format_traceparent",
     "new_id",
+    "new_tracer_key",
     "parse_traceparent",
     "trace_context",
 ]
@@ -66,11 +73,16 @@ randomness; one C call, thread-safe under the interpreter lock). Callers map 0 (
 2^-64) to 1."""
 
 
+new_tracer_key: Callable[[], int] = itertools.count(1).__next__
+"""A number for a new tracer, unique in the process (its records' ``key``)."""
+
+
 class TraceOutlet(Protocol):
     """Where tracers hand their trace records (thread-safe: every task thread of a process)."""
 
     def put(self, record: tuple[Any, ...], weight: int) -> None:
-        """Take a trace record (``weight``: the records it traces, for the outlet's bound)."""
+        """Take a trace record (``weight``: the records it traces, for the outlet's bound; 0
+        for a record the bound must not drop)."""
 
     def flush(self) -> None:
         """Send what was taken so far on its way (a task stopped); does not wait for export."""
