@@ -26,6 +26,12 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from connectrt.runtime.tasks.otlp_wire import (
+    CACHE_MAX,
+    encode_attributes,
+    length_delimited,
+    varint,
+)
 from connectrt.runtime.tasks.tracing import new_id
 
 __all__ = ["RequestEncoder", "encode_attributes"]
@@ -38,64 +44,9 @@ _LINK_FLAGS_REMOTE = b"\x35" + struct.pack("<I", 0x301)
 _OFFSET = "messaging.kafka.offset"
 _PARTITION = "messaging.destination.partition.id"
 _ZERO_ID = bytes(8)
-_pack_double = struct.Struct("<d").pack
 
 
-def _varint(n: int) -> bytes:
-    if n < 0x80:
-        return bytes((n,))
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def _len(tag: bytes, data: bytes) -> bytes:
-    """A length-delimited field: its tag byte(s), the length, the data."""
-    return tag + _varint(len(data)) + data
-
-
-def _value(value: Any) -> bytes:
-    """An ``AnyValue`` message."""
-    if isinstance(value, bool):
-        return b"\x10" + (b"\x01" if value else b"\x00")
-    if isinstance(value, int):
-        return b"\x18" + _varint(value & 0xFFFFFFFFFFFFFFFF)
-    if isinstance(value, float):
-        return b"\x21" + _pack_double(value)
-    if isinstance(value, list | tuple):
-        values = b"".join(_len(b"\x0a", _value(v)) for v in value)
-        return _len(b"\x2a", values)  # array_value: ArrayValue{repeated AnyValue values = 1}
-    return _len(b"\x0a", str(value).encode())
-
-
-_cache: dict[tuple[bytes, str, Any], bytes] = {}
-_CACHE_MAX = 4096
-
-
-def encode_attributes(attributes: Mapping[str, Any], tag: bytes = b"\x4a") -> bytes:
-    """Repeated ``KeyValue`` fields (``tag``: the field's tag; 9, a span's, by default).
-    Encoded pairs are kept (up to :data:`_CACHE_MAX`): the connector, task and topic recur."""
-    parts = []
-    for key, value in attributes.items():
-        cached = (tag, key, value)
-        try:
-            encoded = _cache.get(cached)
-        except TypeError:  # a list value
-            encoded, cached = None, None  # type: ignore[assignment]
-        if encoded is None:
-            encoded = _len(tag, _len(b"\x0a", key.encode()) + _len(b"\x12", _value(value)))
-            if cached is not None:
-                if len(_cache) >= _CACHE_MAX:
-                    _cache.clear()
-                _cache[cached] = encoded
-        parts.append(encoded)
-    return b"".join(parts)
-
-
-_OFFSET_KEY = _len(b"\x0a", _OFFSET.encode())
+_OFFSET_KEY = length_delimited(b"\x0a", _OFFSET.encode())
 # The messaging.kafka.offset attribute (a span's field 9) up to its value's varint, by the
 # varint's length: KeyValue{key, value: AnyValue{int_value}} (always under 128 bytes).
 _OFFSET_HEADS = [
@@ -109,13 +60,13 @@ _LINK_OFFSET_HEADS = [b"\x22" + head[1:] for head in _OFFSET_HEADS]  # a link's 
 
 def _link_offset(offset: int) -> bytes:
     """The ``messaging.kafka.offset`` attribute of a span link."""
-    value = _varint(offset & 0xFFFFFFFFFFFFFFFF)
+    value = varint(offset & 0xFFFFFFFFFFFFFFFF)
     return _LINK_OFFSET_HEADS[len(value)] + value
 
 
 def _offset(offset: int) -> bytes:
     """The ``messaging.kafka.offset`` attribute: not cached, offsets differ."""
-    value = _varint(offset & 0xFFFFFFFFFFFFFFFF)
+    value = varint(offset & 0xFFFFFFFFFFFFFFFF)
     return _OFFSET_HEADS[len(value)] + value
 
 
@@ -126,7 +77,7 @@ def _head(n: int) -> bytes:
     """A ScopeSpans ``spans`` field's tag (2) and length, for a span of ``n`` bytes (kept)."""
     head = _HEADS.get(n)
     if head is None:
-        head = _HEADS[n] = b"\x12" + _varint(n)
+        head = _HEADS[n] = b"\x12" + varint(n)
     return head
 
 
@@ -135,7 +86,7 @@ def _middle(name: str, kind: int, start: int, end: int) -> bytes:
     of a batch in a stage."""
     return b"".join(
         (
-            _len(b"\x2a", name.encode()),
+            length_delimited(b"\x2a", name.encode()),
             b"\x30",
             bytes((kind,)),
             b"\x39",
@@ -165,7 +116,7 @@ class _Formats(dict[tuple[tuple[int, ...], int], bytes]):
     with the stage names and the offsets' and partitions' lengths only: few)."""
 
     def __missing__(self, key: tuple[tuple[int, ...], int]) -> bytes:
-        if len(self) >= _CACHE_MAX:
+        if len(self) >= CACHE_MAX:
             self.clear()
         fmt = self[key] = _stages(*key)
         return fmt
@@ -186,8 +137,8 @@ class RequestEncoder:
     """Encodes trace records into ``ExportTraceServiceRequest`` messages of one resource."""
 
     def __init__(self, resource_attributes: Mapping[str, Any], scope: str = "connectrt") -> None:
-        self._resource = _len(b"\x0a", encode_attributes(resource_attributes, b"\x0a"))
-        self._scope = _len(b"\x0a", _len(b"\x0a", scope.encode()))
+        self._resource = length_delimited(b"\x0a", encode_attributes(resource_attributes, b"\x0a"))
+        self._scope = length_delimited(b"\x0a", length_delimited(b"\x0a", scope.encode()))
         self._where: dict[tuple[str, int | None], bytes] = {}
         self._process = encode_attributes({"messaging.operation.type": "process"})
         self._send = encode_attributes({"messaging.operation.type": "send"})
@@ -237,7 +188,7 @@ class RequestEncoder:
     def _sink_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
         where = self._where.get((r[3], r[4]))
         if where is None:
-            if len(self._where) >= _CACHE_MAX:
+            if len(self._where) >= CACHE_MAX:
                 self._where.clear()
             attributes = {"messaging.destination.name": r[3], _PARTITION: str(r[4])}
             where = self._where[(r[3], r[4])] = encode_attributes(attributes)
@@ -246,7 +197,7 @@ class RequestEncoder:
     def _source_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
         where = self._where.get((r[2], r[3]))
         if where is None:
-            if len(self._where) >= _CACHE_MAX:
+            if len(self._where) >= CACHE_MAX:
                 self._where.clear()
             attributes: dict[str, Any] = {"messaging.destination.name": r[2]}
             if r[3] is not None:
@@ -297,7 +248,7 @@ class RequestEncoder:
             where = where_of.get((topic_r, partition))
             if where is None:
                 where = self._where_of(topic_r, partition)
-            number = _varint(offset) if offset >= 0 else _varint(offset & 0xFFFFFFFFFFFFFFFF)
+            number = varint(offset) if offset >= 0 else varint(offset & 0xFFFFFFFFFFFFFFFF)
             attributes = base + where + _OFFSET_HEADS[len(number)] + number
             middle = middles.get((topic_r, own_start))
             if middle is None:
@@ -309,7 +260,7 @@ class RequestEncoder:
                 link = b"\x12\x08".join((trace, parent_id)) + (
                     _LINK_OFFSET_HEADS[len(number)] + number + _LINK_FLAGS_REMOTE
                 )
-                links.append(b"\x6a" + _varint(len(link)) + link)
+                links.append(b"\x6a" + varint(len(link)) + link)
             else:
                 tail = attributes + process + _FLAGS_LOCAL
             out.append(_head(28 + len(tail) + len(middle)))
@@ -355,7 +306,7 @@ class RequestEncoder:
         if base is None:
             base = encode_attributes(attributes)
             if key is not None:
-                if len(self._bases) >= _CACHE_MAX:
+                if len(self._bases) >= CACHE_MAX:
                     self._bases.clear()
                 self._bases[key] = base
         return base
@@ -364,7 +315,7 @@ class RequestEncoder:
         """The ``messaging.destination.name`` attribute (kept)."""
         encoded = self._topics.get(topic)
         if encoded is None:
-            if len(self._topics) >= _CACHE_MAX:
+            if len(self._topics) >= CACHE_MAX:
                 self._topics.clear()
             encoded = encode_attributes({"messaging.destination.name": topic})
             self._topics[topic] = encoded
@@ -372,7 +323,7 @@ class RequestEncoder:
 
     def _where_of(self, topic: str, partition: int) -> bytes:
         """A sink record's topic and partition attributes (kept)."""
-        if len(self._where) >= _CACHE_MAX:
+        if len(self._where) >= CACHE_MAX:
             self._where.clear()
         attributes = {"messaging.destination.name": topic, _PARTITION: str(partition)}
         where = self._where[(topic, partition)] = encode_attributes(attributes)
@@ -458,8 +409,8 @@ class RequestEncoder:
 
     def request(self, spans: list[bytes]) -> bytes:
         """An ``ExportTraceServiceRequest`` holding ``spans`` (pieces from :meth:`spans`)."""
-        scope_spans = _len(b"\x12", self._scope + b"".join(spans))
-        return _len(b"\x0a", self._resource + scope_spans)
+        scope_spans = length_delimited(b"\x12", self._scope + b"".join(spans))
+        return length_delimited(b"\x0a", self._resource + scope_spans)
 
     def requests(self, records: Iterable[tuple[Any, ...]], max_spans: int) -> Iterator[bytes]:
         """The requests holding the spans of ``records``, of about ``max_spans`` spans each (a
