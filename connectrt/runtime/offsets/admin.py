@@ -39,6 +39,10 @@ __all__ = ["OffsetAdmin"]
 _TIMEOUT_S = 15.0
 
 
+_PROBE_REQUEST_S = 300.0
+"""How long a health probe's request may stay in librdkafka (see :meth:`OffsetAdmin.probe`)."""
+
+
 class OffsetAdmin:
     """Consumer-group and topic-offset operations against one cluster (thread-safe: every
     call uses its own clients, except :meth:`probe`, which shares one thread-safe admin client
@@ -92,13 +96,22 @@ class OffsetAdmin:
         return broker_count(self._config, timeout_s)
 
     def probe(self, timeout_s: float) -> str | None:
-        """For health checks: None when the cluster answers within ``timeout_s``, else why."""
+        """For health checks: None when the cluster answers within ``timeout_s``, else why.
+
+        Only this call stops waiting after ``timeout_s``: the request itself is left to live
+        for :data:`_PROBE_REQUEST_S`, so that a broker answering late (paused, overloaded)
+        answers a request librdkafka still holds. A response to an admin request that had
+        already timed out inside librdkafka can abort the process (librdkafka issue #4605,
+        ``rd_kafka_enq_once_del_source_return: Assertion `eonce->refcnt > 0' failed``, seen
+        here with 2.15.1 when a paused broker resumed under the health probe)."""
         try:
             admin = self._probe_admin()
-            admin.describe_cluster(request_timeout=timeout_s).result(timeout_s)
+            request = admin.describe_cluster(request_timeout=max(timeout_s, _PROBE_REQUEST_S))
+            request.result(timeout_s)
         except Exception as e:
+            why = str(e) or type(e).__name__
             return (
-                f"Kafka at {self._bootstrap} did not answer within {timeout_s:g} s ({e}): the "
+                f"Kafka at {self._bootstrap} did not answer within {timeout_s:g} s ({why}): the "
                 "worker cannot reach its offsets, config and status topics or its tasks' topics."
             )
         return None
