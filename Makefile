@@ -35,7 +35,7 @@ check: setup
 # The 25 slowest test phases are listed at the end (where the wall time goes).
 # A crashed xdist process ends the run with its test failed (no restart: a replaced process
 # left the rest of its unit unscheduled and the run waiting forever).
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 6
 XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
 # pytest keeps its assertion-rewritten test modules in __pycache__ unless bytecode writing is
 # off (PYTHONDONTWRITEBYTECODE, set on some machines): then every xdist process of both tiers

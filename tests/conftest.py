@@ -13,14 +13,17 @@ own session (one JVM per unit; a single local unit was the run's critical path).
 that asks for none of those fixtures (it starts its own drivers, clusters or worker processes:
 ``submit.sh`` on a cluster, the standalone cluster, the ``connectrt spark`` command) is a unit of
 its own, like any other module, so that the long ones run side by side.
-The Spark units are handed out first, being the longest, then the end-to-end and integration
-modules, the unit tests last.
+The units are handed out longest first (the seconds each took in a recent run, kept in
+``tests/unit_seconds.json`` by ``scripts/unit_seconds.py``), so that no long module starts last and
+holds one process after the others are done; the rest follow by tier: Spark, end-to-end,
+integration, the unit tests last.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,6 +98,18 @@ def _tier_of(item: pytest.Item) -> int:
     return _TIERS.get(parts[1] if len(parts) > 2 else "", len(_TIERS))
 
 
+@functools.cache
+def _unit_seconds() -> dict[str, float]:
+    """The seconds each long unit took in a recent run (``tests/unit_seconds.json``); a unit not
+    listed (a short one, or one added since) counts as 0."""
+    path = _ROOT / "tests" / "unit_seconds.json"
+    return json.loads(path.read_text("utf-8")) if path.exists() else {}
+
+
+def _handout_key(item: pytest.Item) -> tuple[float, int]:
+    return (-_unit_seconds().get(unit_of(item.nodeid), 0.0), _tier_of(item))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (as ``make test`` runs): xdist's scope scheduling with this suite's
@@ -119,9 +134,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order the tests for the scheduler above: the Spark units first, being the longest, then
-    the end-to-end and integration modules, the unit tests last. The xdist worker processes
-    collect (the scheduler takes their order), and there ``workerinput`` is set; a run without
-    xdist keeps pytest's order."""
+    """Order the tests for the scheduler above: the longest units first, then by tier (see the
+    module docstring). The xdist worker processes collect (the scheduler takes their order), and
+    there ``workerinput`` is set; a run without xdist keeps pytest's order."""
     if hasattr(config, "workerinput"):
-        items.sort(key=_tier_of)  # stable: modules keep their order within a tier
+        items.sort(key=_handout_key)  # stable: a unit's tests keep their order
