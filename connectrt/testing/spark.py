@@ -6,7 +6,10 @@
 * they can import the project: the driver's ``sys.path`` is exported as ``PYTHONPATH`` before
   the JVM starts (workers do not see ``sys.path`` edits made in the driver);
 * everything binds to loopback (``SPARK_LOCAL_IP``, ``spark.driver.host``/``bindAddress``);
-* no UI and no console progress bars (they garble captured output).
+* no UI and no console progress bars (they garble captured output);
+* the JVM starts from :func:`~connectrt.testing.spark_home.local_spark_home` (unless
+  ``SPARK_HOME`` is set), so that its Python workers import the installed pyspark instead of
+  compiling ``pyspark.zip`` at each start.
 
 Only one SparkContext may live in a process: the first call creates it, later calls return it
 (``getOrCreate`` semantics, the master of the first call wins). Call it from the main thread.
@@ -19,6 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS
+from connectrt.testing.spark_home import local_spark_home
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -76,6 +80,13 @@ def local_spark_session(
     )
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
-    session = builder.getOrCreate()
+    if "SPARK_HOME" in os.environ:
+        session = builder.getOrCreate()
+    else:  # the gateway's JVM takes its home from the environment at its launch
+        os.environ["SPARK_HOME"] = str(local_spark_home())
+        try:
+            session = builder.getOrCreate()
+        finally:
+            del os.environ["SPARK_HOME"]
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -6,7 +6,9 @@ pyspark ships the server (``jars/spark-connect_*.jar``, ``sbin/start-connect-ser
 free loopback port, with the environment its Python workers need to import this project:
 ``PYSPARK_PYTHON`` = this interpreter and ``PYTHONPATH`` = this process's ``sys.path`` (the
 server's workers are children of the server, not of the client, so only the server's
-environment counts). Clients connect with ``SparkSession.builder.remote(server.url)``.
+environment counts), and ``SPARK_HOME`` = :func:`~connectrt.testing.spark_home.local_spark_home`
+(its workers import the installed pyspark, not ``pyspark.zip``). Clients connect with
+``SparkSession.builder.remote(server.url)``.
 
 ``start()`` returns once the server has logged ``Spark Connect server started at`` and its
 port accepts connections (the JVM takes 10-30 s on a loaded machine); it raises with the last
@@ -33,19 +35,13 @@ from connectrt.ports import free_port
 from connectrt.service import ChildService, stop_child
 from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.spark import TEST_DRIVER_JAVA_OPTIONS
+from connectrt.testing.spark_home import local_spark_home, spark_home
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
 
 READY_MARKER = "Spark Connect server started at"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 _TAIL_LINES = 300
-
-
-def spark_home() -> Path:
-    """The installed pyspark package, which is a Spark distribution (bin/, jars/, sbin/)."""
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent
 
 
 def _worker_pythonpath() -> str:
@@ -90,7 +86,7 @@ class SparkConnectServer(ChildService):
         return "\n".join(list(self._tail)[-lines:])
 
     def _command(self) -> list[str]:
-        home = spark_home()
+        home = local_spark_home()
         conf = {
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(self.port),
@@ -112,7 +108,7 @@ class SparkConnectServer(ChildService):
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env.update(
-            SPARK_HOME=str(spark_home()),
+            SPARK_HOME=str(local_spark_home()),
             PYSPARK_PYTHON=self.python,
             PYSPARK_DRIVER_PYTHON=self.python,
             PYTHONPATH=_worker_pythonpath(),
