@@ -22,6 +22,7 @@ on it that test checks the offsets the runtime committed only.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import orjson
@@ -117,6 +118,32 @@ def _written_at_least(bootstrap: str, topic: str) -> int:
             consumer.get_watermark_offsets(KafkaTopicPartition(topic, p), 10, cached=False)[1]
             for p in parts
         )
+    finally:
+        consumer.close()
+
+
+def _tasks_that_wrote_offsets(bootstrap: str, topic: str) -> set[int]:
+    """The tasks with an offset in the offsets topic ``topic`` so far, read while the stream runs
+    (``read_uncommitted``, as far as 10 s of reading gets; an offset is written inside its
+    task's transaction, so this says the task has written, not that it committed)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "eos-tasks-seen",
+            "isolation.level": "read_uncommitted",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        consumer.assign([KafkaTopicPartition(topic, p, 0) for p in parts])
+        seen: set[int] = set()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(seen) < 2:
+            for msg in consumer.consume(500, 0.5):
+                if msg.error() is None and msg.key() is not None:
+                    seen.add(int(orjson.loads(msg.key())[1]["task"]))
+        return seen
     finally:
         consumer.close()
 
@@ -314,10 +341,15 @@ def test_poll_boundary_offsets_equal_the_last_record_after_a_clean_stop(
             },
         )
         assert response.status_code == 201, response.text
+        # Both tasks must have written before the stop: on a loaded machine one task (its
+        # process, with the process executor) can start long after the other has written 600.
         wait_for(
-            lambda: _written_at_least(bootstrap, topic) >= 600,
-            60,
-            "the two tasks to write 600 offsets (records and commit markers)",
+            lambda: (
+                _written_at_least(bootstrap, topic) >= 600
+                and _tasks_that_wrote_offsets(bootstrap, offsets_topic) == {0, 1}
+            ),
+            120,
+            "the two tasks to write 600 offsets (records and commit markers), each its own",
         )
     finally:
         # The clean stop: deleting the connector stops its tasks gracefully (final commit).

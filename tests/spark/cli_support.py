@@ -108,7 +108,7 @@ def _start_worker(
     env: Mapping[str, str],
     what: str,
     retry_port: bool,
-    timeout: float = 120,
+    timeout: float = 240,
 ) -> tuple[subprocess.Popen[bytes], httpx.Client] | None:
     """One start of ``connectrt spark props``, healthy on ``port``; None when the worker exited
     because its port was taken and ``retry_port`` allows another try (the process has ended)."""
@@ -151,10 +151,12 @@ def _start_worker(
 
 @contextmanager
 def spark_worker(
-    props: Path, port: int, log: Path, env: Mapping[str, str], what: str, timeout: float = 120
+    props: Path, port: int, log: Path, env: Mapping[str, str], what: str, timeout: float = 240
 ) -> Iterator[tuple[subprocess.Popen[bytes], httpx.Client]]:
     """``connectrt spark props`` (output to ``log``, environment ``env``), healthy on ``port``
-    (``what`` names it in the wait's message; ``timeout`` bounds that wait).
+    (``what`` names it in the wait's message; ``timeout`` bounds that wait: the driver's JVM,
+    its session and the worker are up in 15-40 s on a quiet machine, but took over 120 s in a
+    run with the suite's six processes and two CPU hogs at a load of 20).
 
     The port was free when the test chose it, but the Spark driver binds ephemeral ports of its
     own before the REST API listens: when the worker exits saying its port is taken, it is
