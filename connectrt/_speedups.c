@@ -350,6 +350,77 @@ static PyTypeObject LazySlot_Type = {
     .tp_free = PyObject_GC_Del,
 };
 
+/* ---- instances' deallocation ------------------------------------------------------------ */
+
+/* The one class whose tp_dealloc is record_dealloc (SlotFiller.own_dealloc), and the end of its
+   slots: every pointer-sized word from the object header to tp_basicsize is one of its slots. */
+static PyTypeObject *dealloc_cls;
+static Py_ssize_t dealloc_end;
+
+static void
+clear_record_slots(PyObject *self)
+{
+    for (Py_ssize_t offset = dealloc_end - (Py_ssize_t)sizeof(PyObject *);
+         offset >= (Py_ssize_t)sizeof(PyObject); offset -= (Py_ssize_t)sizeof(PyObject *)) {
+        Py_CLEAR(SLOT(self, offset));
+    }
+}
+
+/* How many records' deallocations are nested on the stack (under the GIL), since the last
+   trashcan entered. */
+static int dealloc_depth;
+#define DEALLOC_DEPTH 32
+
+/* An instance of dealloc_cls itself, untracked: finalized (in case the class was given a
+   __del__ later), slots cleared, freed. */
+static void
+record_free(PyObject *self, PyTypeObject *type)
+{
+    if (type->tp_finalize != NULL) {
+        PyObject_GC_Track(self);
+        if (PyObject_CallFinalizerFromDealloc(self) < 0) {
+            return; /* resurrected */
+        }
+        PyObject_GC_UnTrack(self);
+    }
+    dealloc_depth++;
+    clear_record_slots(self);
+    dealloc_depth--;
+    type->tp_free(self);
+    Py_DECREF(type);
+}
+
+/* CPython's subtype_dealloc for a class that only has object slots, without its walk over the
+   class hierarchy and each class's member table: about half the cost for a sink record.
+   CPython's trashcan (the guard against a deep recursion of deallocations: records nested in
+   records) costs a third of the rest, so it is entered only every DEALLOC_DEPTH nested records
+   (its own limit of nested calls then counts these steps).
+   A subclass's instance comes here from the subclass's subtype_dealloc, which has finalized it
+   and cleared what the subclass added (its slots, dict, weak references) inside its own
+   trashcan, and leaves the type's reference to the base's dealloc, as for any heap type. */
+static void
+record_dealloc(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (type != dealloc_cls) {
+        clear_record_slots(self);
+        type->tp_free(self);
+        Py_DECREF(type);
+        return;
+    }
+    if (dealloc_depth < DEALLOC_DEPTH) {
+        record_free(self, type);
+        return;
+    }
+    Py_TRASHCAN_BEGIN(self, record_dealloc)
+    int depth = dealloc_depth;
+    dealloc_depth = 0;
+    record_free(self, type);
+    dealloc_depth = depth;
+    Py_TRASHCAN_END
+}
+
 /* ---- SlotFiller -------------------------------------------------------------------------- */
 
 static PyObject *
@@ -770,6 +841,58 @@ error:
     return NULL;
 }
 
+/* filler.own_dealloc(slots) -> None: record_dealloc installed as the class's tp_dealloc.
+   ``slots`` names every slot of the class (its own and its bases'); they must fill its
+   instances from the header to tp_basicsize, with no dict, weak reference list or finalizer.
+   Once per process, on one class. */
+static PyObject *
+SlotFiller_own_dealloc(SlotFiller *self, PyObject *names)
+{
+    PyTypeObject *cls = self->cls;
+    if (dealloc_cls != NULL) {
+        if (dealloc_cls == cls) {
+            Py_RETURN_NONE;
+        }
+        PyErr_Format(PyExc_TypeError, "own_dealloc: already installed on %s",
+                     dealloc_cls->tp_name);
+        return NULL;
+    }
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "own_dealloc(slots): a tuple of slot names");
+        return NULL;
+    }
+    Py_ssize_t words = (cls->tp_basicsize - (Py_ssize_t)sizeof(PyObject)) /
+                       (Py_ssize_t)sizeof(PyObject *);
+    if (cls->tp_dictoffset != 0 || cls->tp_weaklistoffset != 0 || cls->tp_finalize != NULL ||
+        cls->tp_del != NULL || cls->tp_base == NULL ||
+        !PyType_HasFeature(cls->tp_base, Py_TPFLAGS_HEAPTYPE) ||
+        cls->tp_dealloc != cls->tp_base->tp_dealloc || !PyType_IS_GC(cls) ||
+        cls->tp_free != PyObject_GC_Del || PyTuple_GET_SIZE(names) != words ||
+        words > 2 * MAX_SLOTS) {
+        PyErr_Format(PyExc_TypeError, "own_dealloc: %s is not a class of %zd object slots only",
+                     cls->tp_name, PyTuple_GET_SIZE(names));
+        return NULL;
+    }
+    char seen[2 * MAX_SLOTS] = {0};
+    for (Py_ssize_t k = 0; k < words; k++) {
+        Py_ssize_t offset;
+        if (slot_offset(cls, PyTuple_GET_ITEM(names, k), &offset) < 0) {
+            return NULL;
+        }
+        Py_ssize_t word = (offset - (Py_ssize_t)sizeof(PyObject)) / (Py_ssize_t)sizeof(PyObject *);
+        if (word < 0 || word >= words || seen[word]) {
+            PyErr_Format(PyExc_TypeError, "own_dealloc: %R twice or out of %s", 
+                         PyTuple_GET_ITEM(names, k), cls->tp_name);
+            return NULL;
+        }
+        seen[word] = 1;
+    }
+    dealloc_cls = (PyTypeObject *)Py_NewRef(cls); /* kept: its tp_dealloc is ours for good */
+    dealloc_end = cls->tp_basicsize;
+    cls->tp_dealloc = record_dealloc;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 SlotFiller_repr(SlotFiller *self)
 {
@@ -789,6 +912,8 @@ static PyMethodDef SlotFiller_methods[] = {
      PyDoc_STR("descriptors(names) -> tuple of LazySlot, one per name, to install on the class")},
     {"copy", (PyCFunction)(void (*)(void))SlotFiller_copy, METH_FASTCALL,
      PyDoc_STR("copy(obj, list_slot) -> a new instance with obj's slots")},
+    {"own_dealloc", (PyCFunction)SlotFiller_own_dealloc, METH_O,
+     PyDoc_STR("own_dealloc(slots) -> None: the class's instances freed by this module")},
     {NULL},
 };
 

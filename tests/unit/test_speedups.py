@@ -19,6 +19,7 @@ import os
 import pickle
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -379,3 +380,83 @@ def test_the_constructor_stores_through_c_as_python_does() -> None:
         SINK_FILLER.store(SourceRecord(None, None, "t"), *range(13))
     with pytest.raises(TypeError, match="takes an instance and 13 values \\(1 given\\)"):
         SINK_FILLER.store(record, 1)
+
+
+@needs_c
+def test_records_freed_by_the_extension_release_everything_they_held() -> None:
+    """SinkRecord's deallocation is the extension's (own_dealloc): every slot's reference is
+    dropped, lazy and loaded ones alike, for SinkRecord itself and its subclasses."""
+    value, key = object(), object()
+    base_value, base_key = sys.getrefcount(value), sys.getrefcount(key)
+    n = 50
+    batch = SinkRecordBatch.from_columns(
+        n,
+        topics=("t",) * n,
+        partitions=(0,) * n,
+        offsets=lambda: tuple(range(n)),
+        values=(value,) * n,
+        keys=lambda: (key,) * n,
+    )
+    records = list(batch)
+    assert records[0].key is key  # the keys column loaded for the batch; one record read it
+    del batch, records
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+
+    class WithSlots(SinkRecord):
+        __slots__ = ("extra",)
+        extra: Any
+
+    class WithDict(SinkRecord):
+        pass
+
+    gone: list[str] = []
+    with_slots = WithSlots("t", 0, None, key, None, value, 1)
+    with_slots.extra = value
+    del with_slots
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+    with_dict = WithDict("t", 0, None, key, None, value, 1)
+    with_dict.extra = value  # type: ignore[attr-defined]
+    probe = weakref.ref(with_dict, lambda _ref: gone.append("weakref"))
+    del with_dict
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+    assert probe() is None
+    assert gone == ["weakref"]
+
+
+@needs_c
+def test_records_nested_deeply_and_a_later_finalizer_are_freed_as_cpython_frees_them() -> None:
+    record: Any = None
+    for i in range(100_000):  # past any C stack without the trashcan's unwinding
+        record = SinkRecord("t", 0, None, None, None, record, i)
+    del record
+
+    seen: list[int] = []
+    kept: list[SinkRecord] = []
+
+    def finalize(self: SinkRecord) -> None:
+        seen.append(self.kafka_offset)
+        if self.kafka_offset == 2:
+            kept.append(self)  # resurrected: not freed
+
+    SinkRecord.__del__ = finalize  # type: ignore[attr-defined]
+    try:
+        SinkRecord("t", 0, None, None, None, b"", 1)
+        SinkRecord("t", 0, None, None, None, b"", 2)
+    finally:
+        del SinkRecord.__del__  # type: ignore[attr-defined]
+    assert seen == [1, 2]
+    assert kept[0].kafka_offset == 2 and kept[0].value == b""
+    kept.clear()  # freed now, without the finalizer
+    assert seen == [1, 2]
+
+
+@needs_c
+def test_own_dealloc_refuses_a_second_class_and_a_partial_slot_list() -> None:
+    class Other:
+        __slots__ = ("a",)
+
+    with pytest.raises(TypeError, match="already installed on SinkRecord"):
+        C.SlotFiller(Other, ("a",)).own_dealloc(("a",))
+    rb.SINK_FILLER.own_dealloc(tuple(  # the same class again: nothing to do
+        name for cls in SinkRecord.__mro__ for name in vars(cls).get("__slots__", ())
+    ))  # fmt: skip
