@@ -613,9 +613,11 @@ SlotFiller_call(SlotFiller *self, PyObject *args, PyObject *kwargs)
     return fill(self, n, &PyTuple_GET_ITEM(columns, 0), NULL);
 }
 
-/* filler.fill_lazy(n, columns, loader) -> list: as filler(columns), but a column may be None:
-   its slot is loaded from ``loader(name)`` (a tuple of n items, called once per batch) when a
-   record first reads it. */
+/* filler.fill_lazy(n, columns, loader) -> list: as filler(columns), but a column may be one not
+   made yet (None, or anything but a tuple, such as the batch's function that makes it): a slot
+   with a LazySlot is then loaded from ``loader(name)`` (a tuple of n items, called once per
+   batch) when a record first reads it; any other slot's column is loaded now, the same way
+   (None there is an error: nothing says how to make it). */
 static PyObject *
 SlotFiller_fill_lazy(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -634,45 +636,77 @@ SlotFiller_fill_lazy(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
         }
         return NULL;
     }
-    PyObject *columns = args[1];
-    Py_ssize_t given_n = n;
-    if (check_columns(self, columns, 1, &given_n) < 0) {
+    PyObject *columns = args[1], *loader = args[2];
+    if (!PyTuple_Check(columns) || PyTuple_GET_SIZE(columns) != self->nslots) {
+        PyErr_Format(PyExc_ValueError, "columns: a tuple of %zd columns", self->nslots);
         return NULL;
     }
-    if (given_n != n) {
-        PyErr_Format(PyExc_ValueError, "columns of %zd items for %zd records", given_n, n);
-        return NULL;
-    }
-    PyObject *cols[MAX_SLOTS];
+    PyObject *cols[MAX_SLOTS]; /* new references, NULL for the slots left to load */
+    Py_ssize_t s = 0;
     int any_lazy = 0;
-    for (Py_ssize_t s = 0; s < self->nslots; s++) {
+    for (; s < self->nslots; s++) {
         PyObject *column = PyTuple_GET_ITEM(columns, s);
-        if (column == Py_None && !self->lazy_ok[s]) {
-            PyErr_Format(PyExc_ValueError, "slot %R has no lazy descriptor: its column is needed",
-                         PyTuple_GET_ITEM(self->names, s));
-            return NULL;
+        PyObject *name = PyTuple_GET_ITEM(self->names, s);
+        if (PyTuple_Check(column)) {
+            Py_INCREF(column);
         }
-        cols[s] = column == Py_None ? NULL : column;
-        any_lazy |= column == Py_None;
+        else if (self->lazy_ok[s]) {
+            column = NULL;
+            any_lazy = 1;
+        }
+        else if (column == Py_None) {
+            PyErr_Format(PyExc_ValueError, "slot %R has no lazy descriptor: its column is needed",
+                         name);
+            goto error;
+        }
+        else {
+            column = PyObject_CallOneArg(loader, name);
+            if (column == NULL) {
+                goto error;
+            }
+            if (!PyTuple_Check(column)) {
+                PyErr_Format(PyExc_TypeError, "the column of %R is not a tuple", name);
+                Py_DECREF(column);
+                goto error;
+            }
+        }
+        if (column != NULL && PyTuple_GET_SIZE(column) != n) {
+            PyErr_Format(PyExc_ValueError, "columns of %zd items for %zd records",
+                         PyTuple_GET_SIZE(column), n);
+            Py_DECREF(column);
+            goto error;
+        }
+        cols[s] = column;
     }
+    PyObject *out;
     if (!any_lazy) {
-        return fill(self, n, cols, NULL);
+        out = fill(self, n, cols, NULL);
     }
-    LazyColumns *src = PyObject_GC_New(LazyColumns, &LazyColumns_Type);
-    if (src == NULL) {
-        return NULL;
+    else {
+        LazyColumns *src = PyObject_GC_New(LazyColumns, &LazyColumns_Type);
+        if (src == NULL) {
+            goto error;
+        }
+        src->loader = Py_NewRef(loader);
+        src->names = Py_NewRef(self->names);
+        src->n = n;
+        src->nslots = self->nslots;
+        for (Py_ssize_t k = 0; k < self->nslots; k++) {
+            src->columns[k] = Py_XNewRef(cols[k]);
+        }
+        PyObject_GC_Track(src);
+        out = fill(self, n, cols, (PyObject *)src);
+        Py_DECREF(src);
     }
-    src->loader = Py_NewRef(args[2]);
-    src->names = Py_NewRef(self->names);
-    src->n = n;
-    src->nslots = self->nslots;
-    for (Py_ssize_t s = 0; s < self->nslots; s++) {
-        src->columns[s] = Py_XNewRef(cols[s]);
+    for (Py_ssize_t k = 0; k < self->nslots; k++) {
+        Py_XDECREF(cols[k]);
     }
-    PyObject_GC_Track(src);
-    PyObject *out = fill(self, n, cols, (PyObject *)src);
-    Py_DECREF(src);
     return out;
+error:
+    for (Py_ssize_t k = 0; k < s; k++) {
+        Py_XDECREF(cols[k]);
+    }
+    return NULL;
 }
 
 /* filler.make(*values) -> one new instance, ``values`` stored in the slots in order (the
@@ -932,6 +966,39 @@ static PyTypeObject SlotFiller_Type = {
     .tp_free = PyObject_GC_Del,
 };
 
+/* ---- C methods called on many objects ------------------------------------------------------ */
+
+/* The C function of ``method`` when it is a method descriptor of a C type taking no arguments
+   (METH_NOARGS: librdkafka's Message.value(), .partition(), .timestamp()...), and its type in
+   ``owner``; else NULL. */
+static PyCFunction
+noargs_function(PyObject *method, PyTypeObject **owner)
+{
+    if (Py_IS_TYPE(method, &PyMethodDescr_Type)) {
+        PyMethodDef *def = ((PyMethodDescrObject *)method)->d_method;
+        if ((def->ml_flags & ~METH_COEXIST) == METH_NOARGS) {
+            *owner = PyDescr_TYPE(method);
+            return def->ml_meth;
+        }
+    }
+    return NULL;
+}
+
+/* method(item), a new reference: ``direct`` (noargs_function's answer) called on an item of
+   exactly its type, without the call protocol's checks around it (the caller has entered a
+   recursive call once for its loop), anything else called as Python calls it. */
+static inline PyObject *
+call_noargs(PyObject *method, PyCFunction direct, PyTypeObject *owner, PyObject *item)
+{
+    if (direct != NULL && Py_IS_TYPE(item, owner)) {
+        return direct(item, NULL);
+    }
+    Py_INCREF(item); /* held: a Python method may change the list it came from */
+    PyObject *value = PyObject_CallOneArg(method, item);
+    Py_DECREF(item);
+    return value;
+}
+
 /* ---- timestamps -------------------------------------------------------------------------- */
 
 /* timestamp_columns(msgs, timestamp, types) -> (timestamps, timestamp types): one pass over a
@@ -952,17 +1019,24 @@ timestamp_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_ssize_t n = PyList_GET_SIZE(msgs);
     Py_ssize_t ntypes = PyTuple_GET_SIZE(types);
+    PyTypeObject *owner = NULL;
+    PyCFunction direct = noargs_function(accessor, &owner);
+    int entered = 0;
     PyObject *stamps = PyTuple_New(n);
     PyObject *kinds = PyTuple_New(n);
     if (stamps == NULL || kinds == NULL) {
         goto error;
     }
+    if (Py_EnterRecursiveCall(" in timestamp_columns")) { /* once for the loop */
+        goto error;
+    }
+    entered = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i >= PyList_GET_SIZE(msgs)) {
             PyErr_SetString(PyExc_RuntimeError, "the message list changed size");
             goto error;
         }
-        PyObject *pair = PyObject_CallOneArg(accessor, PyList_GET_ITEM(msgs, i));
+        PyObject *pair = call_noargs(accessor, direct, owner, PyList_GET_ITEM(msgs, i));
         if (pair == NULL) {
             goto error;
         }
@@ -983,6 +1057,8 @@ timestamp_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyTuple_SET_ITEM(kinds, i, Py_NewRef(PyTuple_GET_ITEM(types, kind)));
         Py_DECREF(pair);
     }
+    Py_LeaveRecursiveCall();
+    entered = 0;
     if (PyList_GET_SIZE(msgs) != n) {
         PyErr_SetString(PyExc_RuntimeError, "the message list changed size");
         goto error;
@@ -992,12 +1068,72 @@ timestamp_columns(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(kinds);
     return out;
 error:
+    if (entered) {
+        Py_LeaveRecursiveCall();
+    }
     Py_XDECREF(stamps);
     Py_XDECREF(kinds);
     return NULL;
 }
 
+/* method_column(method, items) -> tuple(map(method, items)), ``items`` a list or tuple. For a
+   C type's method taking no arguments (a method descriptor, METH_NOARGS: librdkafka's
+   Message.value(), .partition(), .error()...) its C function is called directly on each item
+   of that type, without the call protocol's argument checks around each call (about half the
+   cost of map's per item); anything else is called as map would call it. */
+static PyObject *
+method_column(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "method_column(method, items)");
+        return NULL;
+    }
+    PyObject *method = args[0], *items = args[1];
+    if (!PyList_Check(items) && !PyTuple_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "method_column: items a list or a tuple");
+        return NULL;
+    }
+    PyTypeObject *owner = NULL;
+    PyCFunction direct = noargs_function(method, &owner);
+    Py_ssize_t n = Py_SIZE(items);
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    PyObject **item_at = PyList_Check(items) ? ((PyListObject *)items)->ob_item
+                                             : &PyTuple_GET_ITEM(items, 0);
+    if (Py_EnterRecursiveCall(" in method_column")) { /* once for the loop: its calls nest one */
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_INCREF(items);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_SIZE(items) != n) { /* a list changed by a method of Python code */
+            PyErr_SetString(PyExc_RuntimeError, "method_column: the list changed size");
+            goto error;
+        }
+        if (PyList_Check(items)) {
+            item_at = ((PyListObject *)items)->ob_item;
+        }
+        PyObject *value = call_noargs(method, direct, owner, item_at[i]);
+        if (value == NULL) {
+            goto error;
+        }
+        PyTuple_SET_ITEM(out, i, value);
+    }
+    Py_LeaveRecursiveCall();
+    Py_DECREF(items);
+    return out;
+error:
+    Py_LeaveRecursiveCall();
+    Py_DECREF(items);
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyMethodDef speedups_functions[] = {
+    {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
+     PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
     {NULL, NULL, 0, NULL},

@@ -35,12 +35,12 @@ Used on the task's thread only, like everything a task is given.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from connectrt.api.records import (
-    LAZY_SINK_SLOTS,
     SINK_FILLER,
     SINK_SLOTS,
     Header,
@@ -85,6 +85,13 @@ _ORIGINAL = {
 }
 _NO_TIMESTAMP = TimestampType.NO_TIMESTAMP_TYPE
 _new = object.__new__
+
+
+@functools.lru_cache(maxsize=16)
+def _repeated(value: TimestampType | None, size: int) -> tuple[Any, ...]:
+    """``(value,) * size``, kept for the next batch of that size (batches come in a few sizes;
+    a fresh tuple of 500 costs about 1 us to make and free, per column and batch)."""
+    return (value,) * size
 
 
 def _make_records_py(columns: tuple[tuple[Any, ...], ...]) -> list[SinkRecord]:
@@ -152,29 +159,23 @@ def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ..
     return column
 
 
-_LAZY_PLAN: tuple[tuple[str, bool], ...] = tuple(
-    (_ORIGINAL.get(name, name), attribute in LAZY_SINK_SLOTS) for name, attribute in _FIELDS
-)
-"""Per record field, in ``_FIELDS`` order: the batch column it is read from (an original
-coordinate from its column before transformations) and whether it may be left to load."""
+_RECORD_COLUMNS: tuple[str, ...] = tuple(_ORIGINAL.get(name, name) for name, _ in _FIELDS)
+"""Per record field, in ``_FIELDS`` order, the batch column it is read from (an original
+coordinate from its column: no transformation ran on a batch of columns)."""
 
 
 def _lazy_records(columns: dict[str, Any], size: int) -> list[SinkRecord]:
-    """The C extension's records of a batch, the columns of ``LAZY_SINK_SLOTS`` not made yet left
-    to be loaded by the first record that reads one (see
-    :func:`connectrt.api.records._install_lazy_slots`); the other columns are made now. Once per
-    batch: a plain loop (a generator here cost several ns a record in 500-record batches)."""
-    given: list[tuple[Any, ...] | None] = []
-    for name, lazy in _LAZY_PLAN:
-        column = columns[name]
-        if type(column) is not tuple:
-            column = None if lazy else _load_column(columns, size, name)
-        given.append(column)
+    """The C extension's records of a batch: the columns of ``LAZY_SINK_SLOTS`` not made yet
+    left to be loaded by the first record that reads one (see
+    :func:`connectrt.api.records._install_lazy_slots`), the other ones made now; both through
+    ``load``, which keeps what it made in ``columns``."""
 
     def load(attribute: str) -> tuple[Any, ...]:
         return _load_column(columns, size, _COLUMN[attribute])
 
-    records: list[SinkRecord] = SINK_FILLER.fill_lazy(size, tuple(given), load)
+    records: list[SinkRecord] = SINK_FILLER.fill_lazy(
+        size, tuple(map(columns.__getitem__, _RECORD_COLUMNS)), load
+    )
     return records
 
 
@@ -236,7 +237,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         columns.
         """
         batch = cls.__new__(cls)
-        nothing = (None,) * size
+        nothing = _repeated(None, size)
         batch._columns = {
             "topics": topics,
             "partitions": partitions,
@@ -247,7 +248,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
             "offsets": offsets,
             "timestamps": nothing if timestamps is None else timestamps,
             "timestamp_types": (
-                (_NO_TIMESTAMP,) * size if timestamp_types is None else timestamp_types
+                _repeated(_NO_TIMESTAMP, size) if timestamp_types is None else timestamp_types
             ),
             "headers": nothing if headers is None else headers,
         }

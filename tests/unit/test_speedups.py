@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import operator
 import os
 import pickle
 import subprocess
@@ -41,7 +42,7 @@ from connectrt.data import Schema
 from connectrt.runtime.sink import message_batch as mb
 from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES
 from connectrt.speedups import SPEEDUPS
-from connectrt.testing.fake_kafka import FakeKafka
+from connectrt.testing.fake_kafka import FakeKafka, FakeMessage
 
 needs_c = pytest.mark.skipif(SPEEDUPS is None, reason="connectrt._speedups not in use")
 C: Any = SPEEDUPS
@@ -460,3 +461,29 @@ def test_own_dealloc_refuses_a_second_class_and_a_partial_slot_list() -> None:
     rb.SINK_FILLER.own_dealloc(tuple(  # the same class again: nothing to do
         name for cls in SinkRecord.__mro__ for name in vars(cls).get("__slots__", ())
     ))  # fmt: skip
+
+
+@needs_c
+def test_method_column_is_map_over_the_messages() -> None:
+    """method_column calls librdkafka's Message accessors' C functions directly; it answers what
+    tuple(map(...)) answers, for any callable, and survives a callable that changes the list."""
+    msgs = _kafka_messages([1, 0, 2, 1])
+    for accessor in (Message.value, Message.partition, Message.offset, Message.error,
+                     Message.key, Message.timestamp, Message.headers):  # fmt: skip
+        assert C.method_column(accessor, msgs) == tuple(map(accessor, msgs))
+        assert C.method_column(accessor, tuple(msgs)) == tuple(map(accessor, msgs))
+    fakes = [FakeMessage("t", 0, i, None, b"v%d" % i) for i in range(3)]  # another type
+    assert C.method_column(operator.methodcaller("value"), fakes) == (b"v0", b"v1", b"v2")
+    with pytest.raises(TypeError):
+        C.method_column(Message.value, fakes)  # not a Message: called as Python calls it
+    assert C.method_column(len, []) == ()
+
+    def shrink(item: Any) -> Any:
+        items.clear()
+        return item
+
+    items = [1, 2, 3]
+    with pytest.raises(RuntimeError, match="changed size"):
+        C.method_column(shrink, items)
+    with pytest.raises(TypeError):
+        C.method_column(len, iter(msgs))

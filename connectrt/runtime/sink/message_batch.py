@@ -58,6 +58,24 @@ _second = itemgetter(1)
 Positions = dict[tuple[str, int], int]
 
 
+def _column_py(method: Callable[[Any], Any], msgs: list[Any] | tuple[Any, ...]) -> tuple[Any, ...]:
+    """``method`` of each message, as a tuple (the C extension's ``method_column`` calls a
+    C accessor of librdkafka's Message without the call protocol around each call)."""
+    return tuple(map(method, msgs))
+
+
+_column: Callable[[Callable[[Any], Any], list[Any] | tuple[Any, ...]], tuple[Any, ...]] = (
+    _column_py if SPEEDUPS is None else SPEEDUPS.method_column
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _repeated(value: str | Schema, size: int) -> tuple[Any, ...]:
+    """``(value,) * size`` for a topic or a fixed schema (hashed cheaply), kept for the next
+    batch of that size and topic (a fresh tuple of 500 costs about 1 us to make and free)."""
+    return (value,) * size
+
+
 def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
     """The eight accessors (error, topic, partition, offset, key, value, timestamp, headers)
     for the messages of a non-empty batch."""
@@ -67,7 +85,7 @@ def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
 def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
     """(messages, error events) of a ``consume()`` result; the list itself when it holds no
     error (the usual case, found by one ``map``)."""
-    if not msgs or not any(map(_accessors(msgs)[0], msgs)):
+    if not msgs or _column(_accessors(msgs)[0], msgs).count(None) == len(msgs):
         return msgs, []
     good: list[Any] = []
     bad: list[Any] = []
@@ -77,14 +95,14 @@ def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
 
 
 def partition_positions(
-    msgs: Sequence[Any], topic: str | None
-) -> tuple[list[int], Positions, Positions]:
-    """Each message's partition, and per (topic, partition) of ``msgs`` (no error events) the
-    first offset and the offset after the last. ``topic`` is the only topic the messages can
-    come from, or None."""
+    msgs: list[Any], topic: str | None
+) -> tuple[tuple[int, ...], Positions, Positions]:
+    """Each message's partition (a tuple: the batch's column as it is), and per (topic,
+    partition) of ``msgs`` (no error events) the first offset and the offset after the last.
+    ``topic`` is the only topic the messages can come from, or None."""
     _, get_topic, get_partition = _accessors(msgs)[:3]
-    parts = list(map(get_partition, msgs))
-    keys: list[Any] = parts
+    parts = _column(get_partition, msgs)
+    keys: Sequence[Any] = parts
     if topic is None:
         keys = list(zip(map(get_topic, msgs), parts, strict=True))
     first: Positions = {}
@@ -160,7 +178,7 @@ class MessageBatchBuilder:
         self._topic = topic
 
     def build(
-        self, msgs: list[Any], partitions: list[int], ends: Positions
+        self, msgs: list[Any], partitions: Sequence[int], ends: Positions
     ) -> SinkRecordBatch | None:
         """The batch of ``msgs`` (no error events), with their ``partitions`` and
         :func:`partition_positions`' ``ends``; None when a converter raised for one of them
@@ -170,14 +188,14 @@ class MessageBatchBuilder:
         topic = self._topic
         topics: Any
         if topic is not None:
-            topics = (topic,) * n
+            topics = _repeated(topic, n)
         else:
-            topics = tuple(map(_topic, msgs))
+            topics = _column(_topic, msgs)
             if topics.count(topics[0]) == n:
                 topic = topics[0]
 
-        raw_keys = _once(lambda: tuple(map(_key, msgs)))
-        raw_values = _once(lambda: tuple(map(_value, msgs)))
+        raw_keys = _once(lambda: _column(_key, msgs))
+        raw_values = _once(lambda: _column(_value, msgs))
         try:
             key_schemas, keys = self._columns(
                 self._key, self._key_passthrough, raw_keys, topic, topics
@@ -188,7 +206,7 @@ class MessageBatchBuilder:
             headers: Any = None
             if self._lazy_headers:
                 headers = functools.partial(self._headers, msgs)
-            elif any(map(_headers, msgs)):
+            elif any(_column(_headers, msgs)):
                 headers = self._headers(msgs)
         except Exception:
             return None
@@ -199,7 +217,7 @@ class MessageBatchBuilder:
             n,
             topics=topics,
             partitions=partitions,
-            offsets=lambda: tuple(map(_offset, msgs)),
+            offsets=lambda: _column(_offset, msgs),
             key_schemas=key_schemas,
             keys=keys,
             value_schemas=value_schemas,
@@ -223,8 +241,7 @@ class MessageBatchBuilder:
         """(schemas, values) of the keys or values: lazy when the converter passes bytes
         through, else converted now (a failure must be known before ``put()``)."""
         if passthrough:
-            n = len(topics)
-            return (Schema.OPTIONAL_BYTES_SCHEMA,) * n, raw
+            return _repeated(Schema.OPTIONAL_BYTES_SCHEMA, len(topics)), raw
         data = raw()
         if topic is not None:
             return converter.to_connect_columns(topic, data)
@@ -243,7 +260,7 @@ class MessageBatchBuilder:
 
     def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
         """Each message's headers, converted (None for a message without headers)."""
-        raw_headers = list(map(_accessors(msgs)[7], msgs))
+        raw_headers = _column(_accessors(msgs)[7], msgs)
         if not any(raw_headers):
             return (None,) * len(msgs)
         to_header = self._header.to_connect_header
