@@ -371,6 +371,14 @@ clear_record_slots(PyObject *self)
 static int dealloc_depth;
 #define DEALLOC_DEPTH 32
 
+/* Freed instances of dealloc_cls (every slot cleared, untracked, their type reference kept),
+   which fill() makes its records of before asking the allocator, as CPython keeps freed tuples
+   and lists: a sink task frees a batch's records just before the next batch's are made. At
+   most two batches' worth (176 KB). */
+#define FREE_RECORDS 1024
+static PyObject *free_records[FREE_RECORDS];
+static int nfree_records;
+
 /* An instance of dealloc_cls itself, untracked: finalized (in case the class was given a
    __del__ later), slots cleared, freed. */
 static void
@@ -386,6 +394,10 @@ record_free(PyObject *self, PyTypeObject *type)
     dealloc_depth++;
     clear_record_slots(self);
     dealloc_depth--;
+    if (nfree_records < FREE_RECORDS) {
+        free_records[nfree_records++] = self; /* with its reference to the type, for fill() */
+        return;
+    }
     type->tp_free(self);
     Py_DECREF(type);
 }
@@ -546,7 +558,15 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
     PyTypeObject *cls = self->cls;
     allocfunc alloc = cls->tp_alloc;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *record = alloc(cls, 0);
+        PyObject *record;
+        int reused = cls == dealloc_cls && nfree_records > 0;
+        if (reused) {
+            record = free_records[--nfree_records];
+            _Py_NewReference(record); /* a reference count of 1, as the allocator's */
+        }
+        else {
+            record = alloc(cls, 0);
+        }
         if (record == NULL) {
             Py_DECREF(out);
             Py_XDECREF(rows);
@@ -558,6 +578,9 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
         if (rows != NULL) {
             SLOT(record, self->src_offset) = Py_NewRef(src);
             SLOT(record, self->row_offset) = Py_NewRef(PyTuple_GET_ITEM(rows, i));
+        }
+        if (reused) {
+            PyObject_GC_Track(record); /* as the allocator does; after the stores, no code ran */
         }
         PyList_SET_ITEM(out, i, record);
     }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import operator
 import os
 import pickle
@@ -487,3 +488,24 @@ def test_method_column_is_map_over_the_messages() -> None:
         C.method_column(shrink, items)
     with pytest.raises(TypeError):
         C.method_column(len, iter(msgs))
+
+
+@needs_c
+def test_records_made_of_freed_ones_start_empty() -> None:
+    """The extension keeps freed SinkRecords to make the next batch's of; such a record has
+    only what its own batch gave it, and counts its references anew."""
+    values = [object() for _ in range(64)]
+    base = [sys.getrefcount(v) for v in values]
+    full = rb._make_records(_columns([("t", 0, None, b"k", None, v, 1, 2,
+                                        TimestampType.CREATE_TIME, None, "t", 0, 1)
+                                       for v in values]))  # fmt: skip
+    del full  # freed: kept by the extension, every slot cleared
+    assert [sys.getrefcount(v) for v in values] == base
+    fill = C.SlotFiller(SinkRecord, ("topic", "value"))
+    made = fill((("u",) * 64, tuple(range(64))))
+    assert {sys.getrefcount(made[i]) for i in range(64)} == {2}  # the list's, the argument's
+    for i, record in enumerate(made):
+        assert (record.topic, record.value) == ("u", i)
+        with pytest.raises(AttributeError):
+            record.key  # noqa: B018  # nothing left of the record it was made of
+    assert all(gc.is_tracked(record) for record in made)
