@@ -379,6 +379,18 @@ static int dealloc_depth;
 static PyObject *free_records[FREE_RECORDS];
 static int nfree_records;
 
+/* A kept record's reference count of 1, as the allocator gives it (what CPython's free lists
+   do; the debug builds' reference bookkeeping needs the private call). */
+static inline void
+revive(PyObject *record)
+{
+#if defined(Py_TRACE_REFS) || defined(Py_REF_DEBUG)
+    _Py_NewReference(record);
+#else
+    Py_SET_REFCNT(record, 1);
+#endif
+}
+
 /* An instance of dealloc_cls itself, untracked: finalized (in case the class was given a
    __del__ later), slots cleared, freed. */
 static void
@@ -562,7 +574,7 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
         int reused = cls == dealloc_cls && nfree_records > 0;
         if (reused) {
             record = free_records[--nfree_records];
-            _Py_NewReference(record); /* a reference count of 1, as the allocator's */
+            revive(record);
         }
         else {
             record = alloc(cls, 0);
