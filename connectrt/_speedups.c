@@ -1,4 +1,5 @@
-/* connectrt._speedups: a sink batch's records built in one C call.
+/* connectrt._speedups: a sink batch's records built (and freed) in C, its columns read from the
+ * consumed messages in C.
  *
  * The record classes stay the Python classes of connectrt/api/records.py (slotted dataclasses:
  * their methods, equality, pickling, dataclasses.fields/replace unchanged). What this module
@@ -19,9 +20,16 @@
  * source. Writing behaves as a member descriptor; deleting first loads every empty slot.
  * A task that reads only ``value`` thus never makes the offsets, timestamps, keys or headers.
  *
+ * ``own_dealloc(slots)`` makes this module free the class's instances (record_dealloc: slots
+ * cleared by offset, not CPython's walk over the class hierarchy) and keep up to FREE_RECORDS
+ * of them for fill() to make the next batch's records of. ``method_column(method, items)`` is
+ * ``tuple(map(method, items))`` calling a C method's function directly (librdkafka's Message
+ * accessors, read once per message of every batch).
+ *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
- * Threads: no state changes outside the GIL; a SlotFiller is immutable after construction but
- * for its cache of row numbers.
+ * Threads: no state changes outside the GIL (the module's statics included: the class it frees
+ * and its kept records); a SlotFiller is immutable after construction but for its cache of row
+ * numbers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
