@@ -1,7 +1,8 @@
 """Consumed messages -> a :class:`~connectrt.api.SinkRecordBatch`, without a record each.
 
-The sink runner's hot path. Per message it costs a few C-level calls made through ``map``
-(``error()``, ``partition()``; ``headers()`` too when the header converter may fail);
+The sink runner's hot path. Per message it costs a few C-level calls, one pass over the batch
+each (``error()``, ``partition()``; ``headers()`` too when the header converter may fail;
+through the C extension's ``method_column`` where it is in use);
 everything else is a column of the batch, built when the task first reads it (raw keys and
 values, coordinates, timestamps, headers converted by a header converter that cannot fail) or,
 for the converted keys and values, once per batch by the converters' ``to_connect_columns``
@@ -84,7 +85,7 @@ def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
 
 def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
     """(messages, error events) of a ``consume()`` result; the list itself when it holds no
-    error (the usual case, found by one ``map``)."""
+    error (the usual case, found by one pass over the messages' ``error()``)."""
     if not msgs or _column(_accessors(msgs)[0], msgs).count(None) == len(msgs):
         return msgs, []
     good: list[Any] = []
