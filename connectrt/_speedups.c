@@ -1174,7 +1174,49 @@ error:
     return NULL;
 }
 
+/* method_any(method, items) -> any(map(method, items)), ``items`` a list or tuple: as
+   method_column, without the tuple (the batch's error check: no message has an error). */
+static PyObject *
+method_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "method_any(method, items)");
+        return NULL;
+    }
+    PyObject *method = args[0], *items = args[1];
+    if (!PyList_Check(items) && !PyTuple_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "method_any: items a list or a tuple");
+        return NULL;
+    }
+    PyTypeObject *owner = NULL;
+    PyCFunction direct = noargs_function(method, &owner);
+    if (Py_EnterRecursiveCall(" in method_any")) {
+        return NULL;
+    }
+    Py_INCREF(items);
+    int found = 0;
+    for (Py_ssize_t i = 0; !found && i < Py_SIZE(items); i++) {
+        PyObject *item = PyList_Check(items) ? PyList_GET_ITEM(items, i)
+                                             : PyTuple_GET_ITEM(items, i);
+        PyObject *value = call_noargs(method, direct, owner, item);
+        if (value == NULL) {
+            found = -1;
+            break;
+        }
+        found = value == Py_None ? 0 : PyObject_IsTrue(value);
+        Py_DECREF(value);
+    }
+    Py_LeaveRecursiveCall();
+    Py_DECREF(items);
+    if (found < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef speedups_functions[] = {
+    {"method_any", (PyCFunction)(void (*)(void))method_any, METH_FASTCALL,
+     PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,

@@ -466,8 +466,9 @@ def test_own_dealloc_refuses_a_second_class_and_a_partial_slot_list() -> None:
 
 @needs_c
 def test_method_column_is_map_over_the_messages() -> None:
-    """method_column calls librdkafka's Message accessors' C functions directly; it answers what
-    tuple(map(...)) answers, for any callable, and survives a callable that changes the list."""
+    """method_column and method_any call librdkafka's Message accessors' C functions directly;
+    they answer what tuple(map(...)) and any(map(...)) answer, for any callable, and survive a
+    callable that changes the list."""
     msgs = _kafka_messages([1, 0, 2, 1])
     for accessor in (Message.value, Message.partition, Message.offset, Message.error,
                      Message.key, Message.timestamp, Message.headers):  # fmt: skip
@@ -488,6 +489,16 @@ def test_method_column_is_map_over_the_messages() -> None:
         C.method_column(shrink, items)
     with pytest.raises(TypeError):
         C.method_column(len, iter(msgs))
+
+    # method_any: any(map(...)) the same way, without the tuple (the batch's error check)
+    assert C.method_any(Message.error, msgs) is any(map(Message.error, msgs)) is False
+    assert C.method_any(Message.value, msgs) is True
+    assert C.method_any(len, [b"", b""]) is False and C.method_any(len, (b"", b"x")) is True
+    assert C.method_any(len, []) is False
+    items = [1, 2, 3]
+    assert C.method_any(shrink, items) is True  # stops at the first true answer
+    with pytest.raises(TypeError):
+        C.method_any(Message.value, fakes)
 
 
 @needs_c
