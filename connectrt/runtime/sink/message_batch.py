@@ -159,16 +159,46 @@ def _timestamp_columns_py(
 _timestamp_columns = _timestamp_columns_py if SPEEDUPS is None else SPEEDUPS.timestamp_columns
 
 
-def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
-    """``compute``, called at most once (a raw column serves as keys/values and as raw)."""
-    done: list[Any] = []
+class _MessageColumns:
+    """The columns of one batch read from its messages when first asked for, each at most once
+    (a raw column serves as keys/values and as raw): one object and its bound methods per
+    batch, where closures and partials cost about twice as much to make."""
 
-    def column() -> Any:
-        if not done:
-            done.append(compute())
-        return done[0]
+    __slots__ = ("_key", "_keys", "_msgs", "_offset", "_times", "_timestamp", "_value", "_values")
 
-    return column
+    def __init__(self, msgs: list[Any], accessors: tuple[Callable[[Any], Any], ...]) -> None:
+        self._msgs = msgs
+        _, _, _, self._offset, self._key, self._value, self._timestamp, _ = accessors
+        self._keys: tuple[Any, ...] | None = None
+        self._values: tuple[Any, ...] | None = None
+        self._times: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+    def raw_keys(self) -> tuple[Any, ...]:
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = _column(self._key, self._msgs)
+        return keys
+
+    def raw_values(self) -> tuple[Any, ...]:
+        values = self._values
+        if values is None:
+            values = self._values = _column(self._value, self._msgs)
+        return values
+
+    def offsets(self) -> tuple[int, ...]:
+        return _column(self._offset, self._msgs)
+
+    def timestamps(self) -> tuple[Any, ...]:
+        return self._timestamp_columns()[0]
+
+    def timestamp_types(self) -> tuple[Any, ...]:
+        return self._timestamp_columns()[1]
+
+    def _timestamp_columns(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        times = self._times
+        if times is None:
+            times = self._times = _timestamp_columns(self._msgs, self._timestamp, TIMESTAMP_TYPES)
+        return times
 
 
 class MessageBatchBuilder:
@@ -196,46 +226,46 @@ class MessageBatchBuilder:
         :func:`partition_positions`' ``ends``; None when a converter raised for one of them
         (nothing was delivered: convert this batch message by message instead)."""
         n = len(msgs)
-        _, _topic, _, _offset, _key, _value, _timestamp, _headers = _accessors(msgs)
+        accessors = _accessors(msgs)
         topic = self._topic
         topics: Any
         if topic is not None:
             topics = _repeated(topic, n)
         else:
-            topics = _column(_topic, msgs)
+            topics = _column(accessors[1], msgs)
             if topics.count(topics[0]) == n:
                 topic = topics[0]
 
-        raw_keys = _once(lambda: _column(_key, msgs))
-        raw_values = _once(lambda: _column(_value, msgs))
+        lazy = _MessageColumns(msgs, accessors)
+        raw_keys, raw_values = lazy.raw_keys, lazy.raw_values
         try:
-            key_schemas, keys = self._columns(
-                self._key, self._key_passthrough, raw_keys, topic, topics
-            )
-            value_schemas, values = self._columns(
-                self._value, self._value_passthrough, raw_values, topic, topics
-            )
+            if self._key_passthrough:
+                key_schemas, keys = _repeated(Schema.OPTIONAL_BYTES_SCHEMA, n), raw_keys
+            else:
+                key_schemas, keys = self._columns(self._key, raw_keys, topic, topics)
+            if self._value_passthrough:
+                value_schemas, values = _repeated(Schema.OPTIONAL_BYTES_SCHEMA, n), raw_values
+            else:
+                value_schemas, values = self._columns(self._value, raw_values, topic, topics)
             headers: Any = None
             if self._lazy_headers:
                 headers = functools.partial(self._headers, msgs)
-            elif _any(_headers, msgs):
+            elif _any(accessors[7], msgs):
                 headers = self._headers(msgs)
         except Exception:
             return None
-
-        both = _once(functools.partial(_timestamp_columns, msgs, _timestamp, TIMESTAMP_TYPES))
 
         return SinkRecordBatch.from_columns(
             n,
             topics=topics,
             partitions=partitions,
-            offsets=lambda: _column(_offset, msgs),
+            offsets=lazy.offsets,
             key_schemas=key_schemas,
             keys=keys,
             value_schemas=value_schemas,
             values=values,
-            timestamps=lambda: both()[0],
-            timestamp_types=lambda: both()[1],
+            timestamps=lazy.timestamps,
+            timestamp_types=lazy.timestamp_types,
             headers=headers,
             raw_keys=raw_keys,
             raw_values=raw_values,
@@ -245,15 +275,13 @@ class MessageBatchBuilder:
     @staticmethod
     def _columns(
         converter: Converter,
-        passthrough: bool,
         raw: Callable[[], tuple[Any, ...]],
         topic: str | None,
         topics: Sequence[str],
     ) -> tuple[Any, Any]:
-        """(schemas, values) of the keys or values: lazy when the converter passes bytes
-        through, else converted now (a failure must be known before ``put()``)."""
-        if passthrough:
-            return _repeated(Schema.OPTIONAL_BYTES_SCHEMA, len(topics)), raw
+        """(schemas, values) of the keys or values of a converter that does not pass bytes
+        through (those stay lazy: :meth:`build`), converted now (a failure must be known
+        before ``put()``)."""
         data = raw()
         if topic is not None:
             return converter.to_connect_columns(topic, data)
