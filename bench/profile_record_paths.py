@@ -13,9 +13,11 @@ many repeats, steps interleaved):
 * sink: over real ``confluent_kafka.Message`` s (500 per batch, ByteArrayConverter), the raw
   loop's per-message work (``error()``, ``value()``, ``len``); ``put()`` reading the values
   column; ``put()`` iterating ``SinkRecord`` s (reading the value; then 7 fields), and that
-  path's parts: each column, the records built from them (the C extension's filler where in use,
-  and the Python loop), the floor of one slotted record (``object.__new__``, 13 slot stores).
-  ``CONNECTRT_PURE_PYTHON=1`` profiles the pure-Python paths.
+  path's parts: the batch's error check and partitions (one accessor call per message each),
+  each column, the records built from them and freed (the C extension's filler where in use,
+  and the Python loop), the floor of one slotted record (``object.__new__``, 13 slot stores);
+  and the runner's own per-batch work beside the conversion (the end-to-end latency sample:
+  32 timestamps read and filed). ``CONNECTRT_PURE_PYTHON=1`` profiles the pure-Python paths.
 
 ``consume()``/``produce()``'s own C work and the broker are the same on both sides of the
 benches and are not in these figures except ``produce``'s enqueueing (source rows).
@@ -39,7 +41,8 @@ from connectrt.runtime.clients.settings import PRODUCER_DEFAULTS
 from connectrt.runtime.executors.gc_tuning import tune_gc
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.sink.conversion import SinkConversion
-from connectrt.runtime.sink.message_batch import split_errors
+from connectrt.runtime.sink.latency import observe_put, timestamps_sample
+from connectrt.runtime.sink.message_batch import partition_positions, split_errors
 from connectrt.runtime.source.sender import SourceBatchSender
 from connectrt.runtime.tasks.error_handling import ErrorHandler, ErrorPolicy
 from connectrt.runtime.tasks.runner import TaskConverters, TaskId
@@ -273,6 +276,8 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
             ("put() iterating SinkRecords", put_records, batch),
             ("  the same, reading 7 fields of each", put_records_all_fields, batch),
             ("  of which the batch (no columns read)", convert, batch),
+            ("    of which the error check", lambda: split_errors(msgs), batch),
+            ("    of which the partitions", lambda: partition_positions(msgs, TOPIC), batch),
             (
                 "  of which records from built columns",
                 lambda: record_batch._make_records(columns),
@@ -284,6 +289,11 @@ def sink_profile(repeats: int, batch: int = 500) -> dict[str, float]:
                 batch,
             ),
             ("  floor: new + 13 slot stores + append", floor, batch),
+            (
+                "runner per batch: latency sample + e2e histogram",
+                lambda: observe_put(metrics, timestamps_sample(msgs), batch),
+                batch,
+            ),
         ],
         repeats,
     )

@@ -1,5 +1,6 @@
 # Why one module over 450 lines: SinkRecordBatch is one class that must behave as a whole list
-# (every list method) and a table of columns at once, over one lazily built record cache.
+# (every list method) and a table of columns at once, over one lazily built record cache made
+# by one of two builders (the C extension's lazy filler, or the Python loop beside it).
 """SinkRecordBatch: what ``SinkTask.put()`` receives, a list of records that is also a table.
 
 Kafka Connect hands ``put()`` a collection of ``SinkRecord`` s. The runtime here hands it a
@@ -40,7 +41,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequen
 from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 from connectrt.api.records import (
-    LAZY_SINK_SLOTS,
     SINK_FILLER,
     SINK_SLOTS,
     Header,
@@ -85,6 +85,13 @@ _ORIGINAL = {
 }
 _NO_TIMESTAMP = TimestampType.NO_TIMESTAMP_TYPE
 _new = object.__new__
+
+
+@functools.lru_cache(maxsize=16)
+def _repeated(value: TimestampType | None, size: int) -> tuple[Any, ...]:
+    """``(value,) * size``, kept for the next batch of that size (batches come in a few sizes;
+    a fresh tuple of 500 costs about 1 us to make and free, per column and batch)."""
+    return (value,) * size
 
 
 def _make_records_py(columns: tuple[tuple[Any, ...], ...]) -> list[SinkRecord]:
@@ -152,19 +159,22 @@ def _load_column(columns: dict[str, Any], size: int, name: str) -> tuple[Any, ..
     return column
 
 
+_RECORD_COLUMNS: tuple[str, ...] = tuple(_ORIGINAL.get(name, name) for name, _ in _FIELDS)
+"""Per record field, in ``_FIELDS`` order, the batch column it is read from (an original
+coordinate from its column: no transformation ran on a batch of columns)."""
+
+
 def _lazy_records(columns: dict[str, Any], size: int) -> list[SinkRecord]:
-    """The C extension's records of a batch, the columns of ``LAZY_SINK_SLOTS`` not made yet left
-    to be loaded by the first record that reads one (see
-    :func:`connectrt.api.records._install_lazy_slots`); the other columns are made now."""
-    given = tuple(
-        None
-        if attribute in LAZY_SINK_SLOTS and type(columns[_ORIGINAL.get(name, name)]) is not tuple
-        else _load_column(columns, size, name)
-        for name, attribute in _FIELDS
-    )
-    load = functools.partial(_load_column, columns, size)
+    """The C extension's records of a batch: the columns of ``LAZY_SINK_SLOTS`` not made yet
+    left to be loaded by the first record that reads one (see
+    :func:`connectrt.api.records._install_lazy_slots`), the other ones made now; both through
+    ``load``, which keeps what it made in ``columns``."""
+
+    def load(attribute: str) -> tuple[Any, ...]:
+        return _load_column(columns, size, _COLUMN[attribute])
+
     records: list[SinkRecord] = SINK_FILLER.fill_lazy(
-        size, given, lambda attribute: load(_COLUMN[attribute])
+        size, tuple(map(columns.__getitem__, _RECORD_COLUMNS)), load
     )
     return records
 
@@ -227,7 +237,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
         columns.
         """
         batch = cls.__new__(cls)
-        nothing = (None,) * size
+        nothing = _repeated(None, size)
         batch._columns = {
             "topics": topics,
             "partitions": partitions,
@@ -238,7 +248,7 @@ class SinkRecordBatch(MutableSequence[SinkRecord]):
             "offsets": offsets,
             "timestamps": nothing if timestamps is None else timestamps,
             "timestamp_types": (
-                (_NO_TIMESTAMP,) * size if timestamp_types is None else timestamp_types
+                _repeated(_NO_TIMESTAMP, size) if timestamp_types is None else timestamp_types
             ),
             "headers": nothing if headers is None else headers,
         }

@@ -90,6 +90,27 @@ class LatencyHistogram:
                 total += seconds * weight
         self.total += total
 
+    def observe_ages(self, now_ms: float, stamps_ms: Sequence[int], count: int) -> None:
+        """:meth:`observe_sample` of the ages at ``now_ms`` of ``stamps_ms`` (epoch ms, an even
+        sample of ``count`` records' timestamps; one ahead of ``now_ms`` is 0 s old). When they
+        all fall in one bucket (the usual batch: records produced close together) the work is
+        a few C-level passes, no per-sample Python step."""
+        k = len(stamps_ms)
+        if k == 0 or count <= 0:
+            return
+        oldest = (now_ms - min(stamps_ms)) / 1000.0
+        newest = (now_ms - max(stamps_ms)) / 1000.0
+        bounds = self.bounds
+        bucket = bisect_left(bounds, oldest)
+        if newest < 0.0 or (bucket and bounds[bucket - 1] >= newest):
+            self.observe_sample([max(0.0, (now_ms - ts) / 1000.0) for ts in stamps_ms], count)
+            return
+        each, extra = divmod(count, k)  # the weights observe_sample gives
+        self.counts[bucket] += count
+        self.total += (
+            each * (k * now_ms - sum(stamps_ms)) + (extra * now_ms - sum(stamps_ms[:extra]))
+        ) / 1000.0
+
     def from_snapshot(self, snapshot: Any) -> LatencyHistogram:
         """A new histogram with this one's bounds, as a :meth:`snapshot` describes it (its
         bounds may have crossed JSON, where ``inf`` becomes null: the buckets are taken in

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from confluent_kafka import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectrt.runtime.metrics import E2E_LATENCY_BUCKETS, LatencyHistogram, TaskMetrics, quantile
 from connectrt.runtime.sink.latency import SAMPLE_SIZE, observe_put, timestamps_sample
@@ -68,6 +71,34 @@ def test_the_sink_samples_at_most_sample_size_timestamps_spread_over_the_batch()
     assert snap["count"] == 9
     assert 3 * 5 <= snap["sum"] < 3 * 5 + 60  # five at >= 3 s, four at 0 s
     assert m.last_delivered_ms >= now_ms  # stuck-task detection reads it
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(-70_000, 4_000_000), min_size=0, max_size=SAMPLE_SIZE),
+    st.integers(0, 2000),
+)
+def test_observing_ages_is_observing_their_sample(ages_ms: list[int], count: int) -> None:
+    """observe_ages (the sink's per-batch path, C-level when the sample is in one bucket) files
+    what observe_sample of the ages in seconds, clamped at 0, files."""
+    now_ms = 1_764_000_000_123.5
+    stamps = [int(now_ms) - age for age in ages_ms]  # a negative age: a clock ahead of ours
+    fast = LatencyHistogram(E2E_LATENCY_BUCKETS)
+    fast.observe_ages(now_ms, stamps, count)
+    plain = LatencyHistogram(E2E_LATENCY_BUCKETS)
+    plain.observe_sample([max(0.0, (now_ms - ts) / 1000.0) for ts in stamps], count)
+    assert fast.counts == plain.counts
+    assert fast.total == pytest.approx(plain.total, rel=1e-9, abs=1e-6)
+
+
+def test_the_sample_of_real_messages_is_spread_over_the_batch() -> None:
+    for n in (1, 2, SAMPLE_SIZE, SAMPLE_SIZE + 1, 500):
+        msgs = [Message(timestamp=(1, 1000 + i), value=b"") for i in range(n)]
+        expected = [1000 + i * n // min(n, SAMPLE_SIZE) for i in range(min(n, SAMPLE_SIZE))]
+        assert timestamps_sample(msgs) == expected
+    no_time = Message(timestamp=(0, 0), value=b"")
+    assert timestamps_sample([no_time, Message(timestamp=(2, 7), value=b"")]) == [7]
+    assert timestamps_sample([]) == []
 
 
 def test_the_source_observes_each_batch_once_its_end_is_acknowledged() -> None:

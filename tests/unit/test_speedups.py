@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
+import operator
 import os
 import pickle
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,7 @@ from connectrt.data import Schema
 from connectrt.runtime.sink import message_batch as mb
 from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES
 from connectrt.speedups import SPEEDUPS
-from connectrt.testing.fake_kafka import FakeKafka
+from connectrt.testing.fake_kafka import FakeKafka, FakeMessage
 
 needs_c = pytest.mark.skipif(SPEEDUPS is None, reason="connectrt._speedups not in use")
 C: Any = SPEEDUPS
@@ -379,3 +382,141 @@ def test_the_constructor_stores_through_c_as_python_does() -> None:
         SINK_FILLER.store(SourceRecord(None, None, "t"), *range(13))
     with pytest.raises(TypeError, match="takes an instance and 13 values \\(1 given\\)"):
         SINK_FILLER.store(record, 1)
+
+
+@needs_c
+def test_records_freed_by_the_extension_release_everything_they_held() -> None:
+    """SinkRecord's deallocation is the extension's (own_dealloc): every slot's reference is
+    dropped, lazy and loaded ones alike, for SinkRecord itself and its subclasses."""
+    value, key = object(), object()
+    base_value, base_key = sys.getrefcount(value), sys.getrefcount(key)
+    n = 50
+    batch = SinkRecordBatch.from_columns(
+        n,
+        topics=("t",) * n,
+        partitions=(0,) * n,
+        offsets=lambda: tuple(range(n)),
+        values=(value,) * n,
+        keys=lambda: (key,) * n,
+    )
+    records = list(batch)
+    assert records[0].key is key  # the keys column loaded for the batch; one record read it
+    del batch, records
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+
+    class WithSlots(SinkRecord):
+        __slots__ = ("extra",)
+        extra: Any
+
+    class WithDict(SinkRecord):
+        pass
+
+    gone: list[str] = []
+    with_slots = WithSlots("t", 0, None, key, None, value, 1)
+    with_slots.extra = value
+    del with_slots
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+    with_dict = WithDict("t", 0, None, key, None, value, 1)
+    with_dict.extra = value  # type: ignore[attr-defined]
+    probe = weakref.ref(with_dict, lambda _ref: gone.append("weakref"))
+    del with_dict
+    assert (sys.getrefcount(value), sys.getrefcount(key)) == (base_value, base_key)
+    assert probe() is None
+    assert gone == ["weakref"]
+
+
+@needs_c
+def test_records_nested_deeply_and_a_later_finalizer_are_freed_as_cpython_frees_them() -> None:
+    record: Any = None
+    for i in range(100_000):  # past any C stack without the trashcan's unwinding
+        record = SinkRecord("t", 0, None, None, None, record, i)
+    del record
+
+    seen: list[int] = []
+    kept: list[SinkRecord] = []
+
+    def finalize(self: SinkRecord) -> None:
+        seen.append(self.kafka_offset)
+        if self.kafka_offset == 2:
+            kept.append(self)  # resurrected: not freed
+
+    SinkRecord.__del__ = finalize  # type: ignore[attr-defined]
+    try:
+        SinkRecord("t", 0, None, None, None, b"", 1)
+        SinkRecord("t", 0, None, None, None, b"", 2)
+    finally:
+        del SinkRecord.__del__  # type: ignore[attr-defined]
+    assert seen == [1, 2]
+    assert kept[0].kafka_offset == 2 and kept[0].value == b""
+    kept.clear()  # freed now, without the finalizer
+    assert seen == [1, 2]
+
+
+@needs_c
+def test_own_dealloc_refuses_a_second_class_and_a_partial_slot_list() -> None:
+    class Other:
+        __slots__ = ("a",)
+
+    with pytest.raises(TypeError, match="already installed on SinkRecord"):
+        C.SlotFiller(Other, ("a",)).own_dealloc(("a",))
+    rb.SINK_FILLER.own_dealloc(tuple(  # the same class again: nothing to do
+        name for cls in SinkRecord.__mro__ for name in vars(cls).get("__slots__", ())
+    ))  # fmt: skip
+
+
+@needs_c
+def test_method_column_is_map_over_the_messages() -> None:
+    """method_column and method_any call librdkafka's Message accessors' C functions directly;
+    they answer what tuple(map(...)) and any(map(...)) answer, for any callable, and survive a
+    callable that changes the list."""
+    msgs = _kafka_messages([1, 0, 2, 1])
+    for accessor in (Message.value, Message.partition, Message.offset, Message.error,
+                     Message.key, Message.timestamp, Message.headers):  # fmt: skip
+        assert C.method_column(accessor, msgs) == tuple(map(accessor, msgs))
+        assert C.method_column(accessor, tuple(msgs)) == tuple(map(accessor, msgs))
+    fakes = [FakeMessage("t", 0, i, None, b"v%d" % i) for i in range(3)]  # another type
+    assert C.method_column(operator.methodcaller("value"), fakes) == (b"v0", b"v1", b"v2")
+    with pytest.raises(TypeError):
+        C.method_column(Message.value, fakes)  # not a Message: called as Python calls it
+    assert C.method_column(len, []) == ()
+
+    def shrink(item: Any) -> Any:
+        items.clear()
+        return item
+
+    items = [1, 2, 3]
+    with pytest.raises(RuntimeError, match="changed size"):
+        C.method_column(shrink, items)
+    with pytest.raises(TypeError):
+        C.method_column(len, iter(msgs))
+
+    # method_any: any(map(...)) the same way, without the tuple (the batch's error check)
+    assert C.method_any(Message.error, msgs) is any(map(Message.error, msgs)) is False
+    assert C.method_any(Message.value, msgs) is True
+    assert C.method_any(len, [b"", b""]) is False and C.method_any(len, (b"", b"x")) is True
+    assert C.method_any(len, []) is False
+    items = [1, 2, 3]
+    assert C.method_any(shrink, items) is True  # stops at the first true answer
+    with pytest.raises(TypeError):
+        C.method_any(Message.value, fakes)
+
+
+@needs_c
+def test_records_made_of_freed_ones_start_empty() -> None:
+    """The extension keeps freed SinkRecords to make the next batch's of; such a record has
+    only what its own batch gave it, and counts its references anew."""
+    values = [object() for _ in range(64)]
+    base = [sys.getrefcount(v) for v in values]
+    full = rb._make_records(_columns([("t", 0, None, b"k", None, v, 1, 2,
+                                        TimestampType.CREATE_TIME, None, "t", 0, 1)
+                                       for v in values]))  # fmt: skip
+    del full  # freed: kept by the extension, every slot cleared
+    assert [sys.getrefcount(v) for v in values] == base
+    fill = C.SlotFiller(SinkRecord, ("topic", "value"))
+    made = fill((("u",) * 64, tuple(range(64))))
+    assert {sys.getrefcount(made[i]) for i in range(64)} == {2}  # the list's, the argument's
+    for i, record in enumerate(made):
+        assert (record.topic, record.value) == ("u", i)
+        with pytest.raises(AttributeError):
+            record.key  # noqa: B018  # nothing left of the record it was made of
+    assert all(gc.is_tracked(record) for record in made)

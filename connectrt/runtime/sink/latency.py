@@ -13,10 +13,13 @@ Both run on the task's thread.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter, methodcaller
 from typing import Any
 
+from connectrt.runtime.clients.kafka import Message
 from connectrt.runtime.metrics import TaskMetrics
 
 __all__ = ["SAMPLE_SIZE", "observe_put", "timestamps_sample"]
@@ -25,17 +28,25 @@ SAMPLE_SIZE = 32
 """Messages of a batch whose timestamps are read."""
 
 
+@functools.lru_cache(maxsize=16)
+def _picker(n: int) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """The messages of a batch of ``n`` (n >= 1) that :func:`timestamps_sample` reads, picked
+    in one C call (batches mostly come in a few sizes: ``max.poll.records`` and the tails)."""
+    k = n if n <= SAMPLE_SIZE else SAMPLE_SIZE
+    if k == 1:
+        return lambda msgs: (msgs[0],)
+    return itemgetter(*[i * n // k for i in range(k)])
+
+
 def timestamps_sample(msgs: Sequence[Any]) -> list[int]:
     """The Kafka timestamps (epoch ms) of an even sample of ``msgs``: all of them up to
     :data:`SAMPLE_SIZE`, else that many spread over the batch."""
-    n = len(msgs)
-    k = n if n <= SAMPLE_SIZE else SAMPLE_SIZE
-    out: list[int] = []
-    for i in range(k):
-        kind, ts = msgs[i * n // k].timestamp()
-        if kind and ts > 0:  # TIMESTAMP_NOT_AVAILABLE is 0
-            out.append(ts)
-    return out
+    if not msgs:
+        return []
+    picked = _picker(len(msgs))(msgs)
+    timestamp = Message.timestamp if type(msgs[0]) is Message else methodcaller("timestamp")
+    # TIMESTAMP_NOT_AVAILABLE is kind 0
+    return [ts for kind, ts in map(timestamp, picked) if kind and ts > 0]
 
 
 def observe_put(metrics: TaskMetrics, stamps: Sequence[int], count: int) -> None:
@@ -45,7 +56,4 @@ def observe_put(metrics: TaskMetrics, stamps: Sequence[int], count: int) -> None
         return
     now_ms = time.time() * 1000.0
     metrics.last_delivered_ms = int(now_ms)
-    if stamps:
-        metrics.e2e_latency_seconds.observe_sample(
-            [max(0.0, (now_ms - ts) / 1000.0) for ts in stamps], count
-        )
+    metrics.e2e_latency_seconds.observe_ages(now_ms, stamps, count)

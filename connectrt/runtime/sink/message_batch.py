@@ -1,7 +1,8 @@
 """Consumed messages -> a :class:`~connectrt.api.SinkRecordBatch`, without a record each.
 
-The sink runner's hot path. Per message it costs a few C-level calls made through ``map``
-(``error()``, ``partition()``; ``headers()`` too when the header converter may fail);
+The sink runner's hot path. Per message it costs a few C-level calls, one pass over the batch
+each (``error()``, ``partition()``; ``headers()`` too when the header converter may fail;
+through the C extension's ``method_column`` where it is in use);
 everything else is a column of the batch, built when the task first reads it (raw keys and
 values, coordinates, timestamps, headers converted by a header converter that cannot fail) or,
 for the converted keys and values, once per batch by the converters' ``to_connect_columns``
@@ -58,6 +59,35 @@ _second = itemgetter(1)
 Positions = dict[tuple[str, int], int]
 
 
+def _column_py(method: Callable[[Any], Any], msgs: list[Any] | tuple[Any, ...]) -> tuple[Any, ...]:
+    """``method`` of each message, as a tuple (the C extension's ``method_column`` calls a
+    C accessor of librdkafka's Message without the call protocol around each call)."""
+    return tuple(map(method, msgs))
+
+
+_column: Callable[[Callable[[Any], Any], list[Any] | tuple[Any, ...]], tuple[Any, ...]] = (
+    _column_py if SPEEDUPS is None else SPEEDUPS.method_column
+)
+
+
+def _any_py(method: Callable[[Any], Any], msgs: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether ``method`` of some message is true (the C extension's ``method_any`` does the
+    same pass as ``method_column``, without a tuple)."""
+    return any(map(method, msgs))
+
+
+_any: Callable[[Callable[[Any], Any], list[Any] | tuple[Any, ...]], bool] = (
+    _any_py if SPEEDUPS is None else SPEEDUPS.method_any
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _repeated(value: str | Schema, size: int) -> tuple[Any, ...]:
+    """``(value,) * size`` for a topic or a fixed schema (hashed cheaply), kept for the next
+    batch of that size and topic (a fresh tuple of 500 costs about 1 us to make and free)."""
+    return (value,) * size
+
+
 def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
     """The eight accessors (error, topic, partition, offset, key, value, timestamp, headers)
     for the messages of a non-empty batch."""
@@ -66,8 +96,8 @@ def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
 
 def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
     """(messages, error events) of a ``consume()`` result; the list itself when it holds no
-    error (the usual case, found by one ``map``)."""
-    if not msgs or not any(map(_accessors(msgs)[0], msgs)):
+    error (the usual case, found by one pass over the messages' ``error()``)."""
+    if not msgs or not _any(_accessors(msgs)[0], msgs):
         return msgs, []
     good: list[Any] = []
     bad: list[Any] = []
@@ -77,14 +107,14 @@ def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
 
 
 def partition_positions(
-    msgs: Sequence[Any], topic: str | None
-) -> tuple[list[int], Positions, Positions]:
-    """Each message's partition, and per (topic, partition) of ``msgs`` (no error events) the
-    first offset and the offset after the last. ``topic`` is the only topic the messages can
-    come from, or None."""
+    msgs: list[Any], topic: str | None
+) -> tuple[tuple[int, ...], Positions, Positions]:
+    """Each message's partition (a tuple: the batch's column as it is), and per (topic,
+    partition) of ``msgs`` (no error events) the first offset and the offset after the last.
+    ``topic`` is the only topic the messages can come from, or None."""
     _, get_topic, get_partition = _accessors(msgs)[:3]
-    parts = list(map(get_partition, msgs))
-    keys: list[Any] = parts
+    parts = _column(get_partition, msgs)
+    keys: Sequence[Any] = parts
     if topic is None:
         keys = list(zip(map(get_topic, msgs), parts, strict=True))
     first: Positions = {}
@@ -129,16 +159,46 @@ def _timestamp_columns_py(
 _timestamp_columns = _timestamp_columns_py if SPEEDUPS is None else SPEEDUPS.timestamp_columns
 
 
-def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
-    """``compute``, called at most once (a raw column serves as keys/values and as raw)."""
-    done: list[Any] = []
+class _MessageColumns:
+    """The columns of one batch read from its messages when first asked for, each at most once
+    (a raw column serves as keys/values and as raw): one object and its bound methods per
+    batch, where closures and partials cost about twice as much to make."""
 
-    def column() -> Any:
-        if not done:
-            done.append(compute())
-        return done[0]
+    __slots__ = ("_key", "_keys", "_msgs", "_offset", "_times", "_timestamp", "_value", "_values")
 
-    return column
+    def __init__(self, msgs: list[Any], accessors: tuple[Callable[[Any], Any], ...]) -> None:
+        self._msgs = msgs
+        _, _, _, self._offset, self._key, self._value, self._timestamp, _ = accessors
+        self._keys: tuple[Any, ...] | None = None
+        self._values: tuple[Any, ...] | None = None
+        self._times: tuple[tuple[Any, ...], tuple[Any, ...]] | None = None
+
+    def raw_keys(self) -> tuple[Any, ...]:
+        keys = self._keys
+        if keys is None:
+            keys = self._keys = _column(self._key, self._msgs)
+        return keys
+
+    def raw_values(self) -> tuple[Any, ...]:
+        values = self._values
+        if values is None:
+            values = self._values = _column(self._value, self._msgs)
+        return values
+
+    def offsets(self) -> tuple[int, ...]:
+        return _column(self._offset, self._msgs)
+
+    def timestamps(self) -> tuple[Any, ...]:
+        return self._timestamp_columns()[0]
+
+    def timestamp_types(self) -> tuple[Any, ...]:
+        return self._timestamp_columns()[1]
+
+    def _timestamp_columns(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        times = self._times
+        if times is None:
+            times = self._times = _timestamp_columns(self._msgs, self._timestamp, TIMESTAMP_TYPES)
+        return times
 
 
 class MessageBatchBuilder:
@@ -160,52 +220,52 @@ class MessageBatchBuilder:
         self._topic = topic
 
     def build(
-        self, msgs: list[Any], partitions: list[int], ends: Positions
+        self, msgs: list[Any], partitions: Sequence[int], ends: Positions
     ) -> SinkRecordBatch | None:
         """The batch of ``msgs`` (no error events), with their ``partitions`` and
         :func:`partition_positions`' ``ends``; None when a converter raised for one of them
         (nothing was delivered: convert this batch message by message instead)."""
         n = len(msgs)
-        _, _topic, _, _offset, _key, _value, _timestamp, _headers = _accessors(msgs)
+        accessors = _accessors(msgs)
         topic = self._topic
         topics: Any
         if topic is not None:
-            topics = (topic,) * n
+            topics = _repeated(topic, n)
         else:
-            topics = tuple(map(_topic, msgs))
+            topics = _column(accessors[1], msgs)
             if topics.count(topics[0]) == n:
                 topic = topics[0]
 
-        raw_keys = _once(lambda: tuple(map(_key, msgs)))
-        raw_values = _once(lambda: tuple(map(_value, msgs)))
+        lazy = _MessageColumns(msgs, accessors)
+        raw_keys, raw_values = lazy.raw_keys, lazy.raw_values
         try:
-            key_schemas, keys = self._columns(
-                self._key, self._key_passthrough, raw_keys, topic, topics
-            )
-            value_schemas, values = self._columns(
-                self._value, self._value_passthrough, raw_values, topic, topics
-            )
+            if self._key_passthrough:
+                key_schemas, keys = _repeated(Schema.OPTIONAL_BYTES_SCHEMA, n), raw_keys
+            else:
+                key_schemas, keys = self._columns(self._key, raw_keys, topic, topics)
+            if self._value_passthrough:
+                value_schemas, values = _repeated(Schema.OPTIONAL_BYTES_SCHEMA, n), raw_values
+            else:
+                value_schemas, values = self._columns(self._value, raw_values, topic, topics)
             headers: Any = None
             if self._lazy_headers:
                 headers = functools.partial(self._headers, msgs)
-            elif any(map(_headers, msgs)):
+            elif _any(accessors[7], msgs):
                 headers = self._headers(msgs)
         except Exception:
             return None
-
-        both = _once(functools.partial(_timestamp_columns, msgs, _timestamp, TIMESTAMP_TYPES))
 
         return SinkRecordBatch.from_columns(
             n,
             topics=topics,
             partitions=partitions,
-            offsets=lambda: tuple(map(_offset, msgs)),
+            offsets=lazy.offsets,
             key_schemas=key_schemas,
             keys=keys,
             value_schemas=value_schemas,
             values=values,
-            timestamps=lambda: both()[0],
-            timestamp_types=lambda: both()[1],
+            timestamps=lazy.timestamps,
+            timestamp_types=lazy.timestamp_types,
             headers=headers,
             raw_keys=raw_keys,
             raw_values=raw_values,
@@ -215,16 +275,13 @@ class MessageBatchBuilder:
     @staticmethod
     def _columns(
         converter: Converter,
-        passthrough: bool,
         raw: Callable[[], tuple[Any, ...]],
         topic: str | None,
         topics: Sequence[str],
     ) -> tuple[Any, Any]:
-        """(schemas, values) of the keys or values: lazy when the converter passes bytes
-        through, else converted now (a failure must be known before ``put()``)."""
-        if passthrough:
-            n = len(topics)
-            return (Schema.OPTIONAL_BYTES_SCHEMA,) * n, raw
+        """(schemas, values) of the keys or values of a converter that does not pass bytes
+        through (those stay lazy: :meth:`build`), converted now (a failure must be known
+        before ``put()``)."""
         data = raw()
         if topic is not None:
             return converter.to_connect_columns(topic, data)
@@ -243,7 +300,7 @@ class MessageBatchBuilder:
 
     def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
         """Each message's headers, converted (None for a message without headers)."""
-        raw_headers = list(map(_accessors(msgs)[7], msgs))
+        raw_headers = _column(_accessors(msgs)[7], msgs)
         if not any(raw_headers):
             return (None,) * len(msgs)
         to_header = self._header.to_connect_header
