@@ -22,9 +22,14 @@ Trace record layouts (``base``: the tracer's attribute dict, shared by all its r
 times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record had none;
 ``key``: the tracer's :func:`new_tracer_key`):
 
+* ``("consumed", base, size, consume start, consume end, stages, chosen, parent based, key)``:
+  what the sink tracer hands over per batch (the least it can do on the task thread):
+  ``stages`` the :class:`StageClock`'s dict, ``chosen`` per chosen record its ``traceparent``
+  header value (None without one; unparsed), topic, partition, offset and timestamp
+  (milliseconds), flat (5 items a record). :func:`sink_batch` makes it into
 * ``("sink", base, topic, size, timeline, (batch trace id, batch span id), records, key)``, with
   ``timeline`` the batch's ``(stage, start, end)`` in order and ``records`` a list of
-  ``(trace id, span id, parent, topic, partition, offset)``;
+  ``(trace id, span id, parent, topic, partition, offset, start)``;
 * ``("source", base, timeline, records, key)``, records ``(trace id, span id, topic, partition
   or None)``;
 * ``("committed", base, start, end, key)``: the tracer committed the offsets of the records it
@@ -61,6 +66,7 @@ __all__ = [
     "new_id",
     "new_tracer_key",
     "parse_traceparent",
+    "sink_batch",
     "trace_context",
 ]
 
@@ -134,6 +140,44 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
     if trace_id == 0 or span_id == 0:
         return None
     return trace_id, span_id, flags
+
+
+def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The ``sink`` trace record of a ``consumed`` one (the layouts are above), or None when no
+    chosen record is traced (each one's producer did not sample it, with parent-based
+    sampling). Here the chosen records' ``traceparent`` values are parsed, the ids drawn and the
+    timeline put in order: on the exporter's side, not the task thread."""
+    _tag, base, size, start, arrived, stages, chosen, parent_based, key = consumed
+    records = []
+    for i in range(0, len(chosen), 5):
+        header, topic, partition, offset, stamp = chosen[i : i + 5]
+        parent = trace_context(header)
+        if parent is None:
+            trace_id, parent_id = new_id(128) or 1, 0
+        elif parent_based and not parent[2] & 1:
+            continue  # its producer did not sample it
+        else:
+            trace_id, parent_id = parent[0], parent[1]
+        # The record's processing starts when its batch arrived; a producer's clock ahead of
+        # this one must not put that before the record's timestamp (or its producer's span).
+        stamp *= 1_000_000
+        own_start = arrived if arrived >= stamp else stamp
+        records.append((trace_id, new_id(64) or 1, parent_id, topic, partition, offset, own_start))
+    if not records:
+        return None
+    convert = stages.get("convert")
+    transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
+    if convert is not None and transforms:  # the conversion runs the chain: convert ends
+        convert = [convert[0], min(convert[1], min(transforms))]  # where the first one starts
+        stages = {**stages, "convert": convert}
+    timeline = [("consume", start, arrived)]
+    timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
+    batch_ids = (new_id(128) or 1, new_id(64) or 1)
+    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+
+
+def _start(stage: tuple[str, int, int]) -> int:
+    return stage[1]
 
 
 def parse_traceparent(value: Any) -> SpanContext | None:
