@@ -6,7 +6,12 @@ in-process workers read the whole topic in turn with ``bench.connectors.NoopSink
 (one task, ByteArrayConverter, the sink sums the values column), each with its own consumer
 group: tracing off (the baseline), ``tracing.sampler.ratio=0.01`` and ``=1.0``. The tracing
 workers export over OTLP/HTTP to a real Jaeger on loopback (:mod:`connectrt.testing.jaeger`,
-built from the Go module proxy on first use), so the export's cost is in the figures.
+built from the Go module proxy on first use), so the export's cost is in the figures: a fresh
+Jaeger for each traced case, started before its clock (its in-memory store holds 100,000 traces;
+evicting an earlier case's made a case's backend cost depend on the order of the cases). Jaeger
+and the exporter process run on the same cores as the worker and the broker, so the figures
+include the backend's work, which in production runs elsewhere; their CPU per record is printed
+apart, and ``--backend-nice 19`` runs Jaeger behind everything else.
 
 Steady state only: each clock starts once ``--warmup`` records were received and stops at the
 N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
@@ -14,7 +19,8 @@ which a worker starts once, with its first traced task) before its worker, and e
 (it exports the rest), outside the clock. The order of the three cases rotates from round to
 round. Prints each round, the medians and ends with
 ``RESULT bench_tracing connectrt=<1% rec/s> baseline=<off rec/s> ratio=<x>`` (before it,
-``RESULT bench_tracing_all`` for 100% against off). Target: 1% costs under 3%.
+``RESULT bench_tracing_all`` for 100% against off). Target: 1% costs under 3%. ``--cases off,1%``
+runs some of the cases (for A/B comparisons; no RESULT line then).
 """
 
 from __future__ import annotations
@@ -81,7 +87,12 @@ def exporter_cpu(outlet: Any) -> float:
 
 
 def run_case(
-    bootstrap: str, n: int, warmup: int, rnd: str, ratio: str | None, jaeger: JaegerServer
+    bootstrap: str,
+    n: int,
+    warmup: int,
+    rnd: str,
+    ratio: str | None,
+    jaeger: JaegerServer | None,
 ) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
@@ -93,6 +104,7 @@ def run_case(
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
+        assert jaeger is not None
         extra = {
             "tracing.enabled": "true",
             "tracing.sampler.ratio": ratio,
@@ -111,7 +123,7 @@ def run_case(
     else:
         started = 0.0
     cpu = time.process_time()
-    backend = jaeger.cpu_seconds()
+    backend = jaeger.cpu_seconds() if jaeger is not None else 0.0
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
         worker.start_connector(
@@ -147,8 +159,19 @@ def run_case(
     lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
-    backend = jaeger.cpu_seconds() - backend
+    backend = jaeger.cpu_seconds() - backend if jaeger is not None else 0.0
     return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
+
+
+def fresh_jaeger(binary: Path, nice: int) -> JaegerServer:
+    """A Jaeger started for one traced case (its store empty: a case does not pay for the
+    eviction of an earlier case's traces from the in-memory store, which holds 100,000), at
+    ``nice`` if not 0."""
+    jaeger = JaegerServer(binary, Path(tempfile.mkdtemp(prefix="bench-jaeger-")))
+    jaeger.start()
+    if nice:
+        jaeger.renice(nice)
+    return jaeger
 
 
 def main() -> dict[str, float]:
@@ -186,47 +209,53 @@ def main() -> dict[str, float]:
     from connectrt.testing.jaeger import jaeger_binary
 
     tune_gc()
-    jaeger = JaegerServer(jaeger_binary(), Path(tempfile.mkdtemp(prefix="bench-jaeger-")))
-    jaeger.start()
-    if args.backend_nice:
-        jaeger.renice(args.backend_nice)
+    binary = jaeger_binary()
     cases = [case for case in CASES if case in args.cases.split(",")]
     rates: dict[str, list[float]] = {case: [] for case in cases}
     cpus: dict[str, list[float]] = {case: [] for case in cases}
-    try:
-        with c.open_broker(args.broker) as broker:
-            bs = broker.bootstrap_servers
-            c.create_topics(bs, {TOPIC: 4})
-            t0 = time.perf_counter()
-            prefill(bs, n, args.size)
-            print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
-            for r in range(args.rounds):
-                done = []
-                for case in c.rotated(cases, r):
-                    rnd = f"{r}-{list(CASES).index(case)}"
+    export: dict[str, list[tuple[float, float]]] = {case: [] for case in cases}
+    with c.open_broker(args.broker) as broker:
+        bs = broker.bootstrap_servers
+        c.create_topics(bs, {TOPIC: 4})
+        t0 = time.perf_counter()
+        prefill(bs, n, args.size)
+        print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
+        for r in range(args.rounds):
+            done = []
+            for case in c.rotated(cases, r):
+                rnd = f"{r}-{list(CASES).index(case)}"
+                jaeger = None if CASES[case] is None else fresh_jaeger(binary, args.backend_nice)
+                try:
                     timed, secs, dropped, cpu, exporter, backend, lag = run_case(
                         bs, n, warmup, rnd, CASES[case], jaeger
                     )
-                    rates[case].append(c.rate(timed, c.window(secs)))
-                    cpus[case].append(cpu)
-                    note = f"{cpu:.2f} µs CPU/record"
-                    if CASES[case] is not None:
-                        note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
-                        note += f", exporter done {lag:.2f} s after the clock"
-                    if dropped:
-                        note += f", {dropped:,} traced records dropped"
-                    done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
-                print(f"  round {r}: " + ", ".join(done), flush=True)
-    finally:
-        jaeger.stop()
+                finally:
+                    if jaeger is not None:
+                        jaeger.stop()
+                rates[case].append(c.rate(timed, c.window(secs)))
+                cpus[case].append(cpu)
+                export[case].append((exporter, backend))
+                note = f"{cpu:.2f} µs CPU/record"
+                if CASES[case] is not None:
+                    note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
+                    note += f", exporter done {lag:.2f} s after the clock"
+                if dropped:
+                    note += f", {dropped:,} traced records dropped"
+                done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
+            print(f"  round {r}: " + ", ".join(done), flush=True)
     medians = {case: statistics.median(v) for case, v in rates.items()}
     cpu_medians = {case: statistics.median(v) for case, v in cpus.items()}
     for case, rate in medians.items():
-        print(
+        line = (
             f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / medians['off']:.3f} of off); "
             f"{cpu_medians[case]:.2f} µs CPU/record in the worker's process "
             f"({cpu_medians[case] / cpu_medians['off']:.3f} of off)"
         )
+        if CASES[case] is not None:
+            exporter = statistics.median(e for e, _ in export[case])
+            backend = statistics.median(b for _, b in export[case])
+            line += f", exporter process {exporter:.2f}, Jaeger {backend:.2f}"
+        print(line)
     result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
     if len(cases) < len(CASES):
         return result  # a partial run (--cases): no RESULT line

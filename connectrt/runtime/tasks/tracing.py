@@ -10,7 +10,9 @@ The design keeps the task thread's share small. A batch's stages (consume or pol
 transformation, put or produce) are timed once, by wrappers put around the runner's calls when
 the tracer is attached (:class:`StageClock`); after the batch, the records a :class:`Picker`
 chose are noted as one *trace record*: a plain tuple holding the batch's stage times and, per
-chosen record, its ids and coordinates (the layouts are below). No OpenTelemetry span is made
+chosen record, its coordinates (a sink's: unparsed, its ids are drawn on the exporter's side;
+a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry
+span is made
 on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and the outlet
 of a running worker ships it to a child process that makes the spans and exports them
 (:func:`connectrt.runtime.tasks.trace_exporter.outlet_for`), so that neither building the spans
@@ -49,6 +51,7 @@ import math
 import random
 import sys
 import time
+from binascii import unhexlify
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -100,21 +103,21 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
     if (
         type(value) is bytes
         and len(value) == 55
-        and value[:3] == b"00-"
-        and value[35] == 45  # "-"
+        and value[2] == 45  # "-"
+        and value[35] == 45
         and value[52] == 45
     ):  # the usual form, as the OpenTelemetry Kafka instrumentations write it: no decoding
-        try:
-            trace_id = int(value[3:35], 16)
-            span_id = int(value[36:52], 16)
-            flags = int(value[53:55], 16)
-        except ValueError:
+        try:  # strict hex digits (int() would take signs, spaces and "_")
+            raw = unhexlify(value.replace(b"-", b""))
+        except ValueError:  # binascii.Error
             return None
+        if len(raw) != 26 or raw[0] != 0:  # a "-" elsewhere, or not version 00
+            return None
+        trace_id = int.from_bytes(raw[1:17], "big")
+        span_id = int.from_bytes(raw[17:25], "big")
         if trace_id == 0 or span_id == 0:
             return None
-        if not (value[3:35].isalnum() and value[36:52].isalnum()):
-            return None  # int() takes signs, spaces and "_": not hex digits
-        return trace_id, span_id, flags
+        return trace_id, span_id, raw[25]
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
