@@ -11,10 +11,9 @@ transformation, put or produce) are timed once, by wrappers put around the runne
 the tracer is attached (:class:`StageClock`); after the batch, the records a :class:`Picker`
 chose are noted as one *trace record*: a plain tuple holding the batch's stage times and, per
 chosen record, its coordinates (a sink's: unparsed, its ids are drawn on the exporter's side;
-a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry
-span is made
-on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and the outlet
-of a running worker ships it to a child process that makes the spans and exports them
+a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry span
+is made on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and
+the outlet of a running worker ships it to a child process that makes the spans and exports them
 (:func:`connectrt.runtime.tasks.trace_exporter.outlet_for`), so that neither building the spans
 nor encoding and sending them holds the task process's interpreter.
 :mod:`connectrt.runtime.tasks.trace_spans` turns trace records into the SDK's spans (for the
@@ -111,13 +110,14 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
             raw = unhexlify(value.replace(b"-", b""))
         except ValueError:  # binascii.Error
             return None
-        if len(raw) != 26 or raw[0] != 0:  # a "-" elsewhere, or not version 00
+        if len(raw) != 26:  # a "-" elsewhere
             return None
-        trace_id = int.from_bytes(raw[1:17], "big")
-        span_id = int.from_bytes(raw[17:25], "big")
-        if trace_id == 0 or span_id == 0:
-            return None
-        return trace_id, span_id, raw[25]
+        if raw[0] == 0:  # version 00 (another version is read below, as the W3C asks)
+            trace_id = int.from_bytes(raw[1:17], "big")
+            span_id = int.from_bytes(raw[17:25], "big")
+            if trace_id == 0 or span_id == 0:
+                return None
+            return trace_id, span_id, raw[25]
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
