@@ -11,7 +11,9 @@ Jaeger for each traced case, started before its clock (its in-memory store holds
 evicting an earlier case's made a case's backend cost depend on the order of the cases). Jaeger
 and the exporter process run on the same cores as the worker and the broker, so the figures
 include the backend's work, which in production runs elsewhere; their CPU per record is printed
-apart, and ``--backend-nice 19`` runs Jaeger behind everything else.
+apart; ``--backend null`` exports to a receiver that reads and drops each request instead (the
+runtime's cost without a backend's ingest: beside a run to Jaeger, it shows the backend's share),
+and ``--backend-nice 19`` runs Jaeger behind everything else.
 
 Steady state only: each clock starts once ``--warmup`` records were received and stops at the
 N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
@@ -30,10 +32,12 @@ import os
 import random
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import _common as c
 from confluent_kafka import Producer
@@ -92,7 +96,7 @@ def run_case(
     warmup: int,
     rnd: str,
     ratio: str | None,
-    jaeger: JaegerServer | None,
+    receiver: Backend | None,
 ) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
@@ -104,11 +108,11 @@ def run_case(
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
-        assert jaeger is not None
+        assert receiver is not None
         extra = {
             "tracing.enabled": "true",
             "tracing.sampler.ratio": ratio,
-            "tracing.otlp.endpoint": jaeger.otlp_http,
+            "tracing.otlp.endpoint": receiver.otlp_http,
             "tracing.service.name": "bench-tracing",
         }
     if ratio is not None:  # the worker's exporter process, started before the clock (a worker
@@ -123,7 +127,7 @@ def run_case(
     else:
         started = 0.0
     cpu = time.process_time()
-    backend = jaeger.cpu_seconds() if jaeger is not None else 0.0
+    backend = receiver.cpu_seconds() if receiver is not None else 0.0
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
         worker.start_connector(
@@ -159,8 +163,72 @@ def run_case(
     lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
-    backend = jaeger.cpu_seconds() - backend if jaeger is not None else 0.0
+    backend = receiver.cpu_seconds() - backend if receiver is not None else 0.0
     return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
+
+
+class Backend(Protocol):
+    """Where a traced case exports: a Jaeger, or :class:`NullReceiver`."""
+
+    @property
+    def otlp_http(self) -> str: ...
+
+    def cpu_seconds(self) -> float: ...
+
+    def stop(self) -> None: ...
+
+
+_NULL_RECEIVER = """
+import http.server
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # the exporter keeps its connection
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+print(server.server_port, flush=True)
+server.serve_forever()
+"""
+
+
+class NullReceiver:
+    """An OTLP/HTTP endpoint in a process of its own that reads each request and answers 200
+    with an empty response (``--backend null``): the export's cost without a backend's ingest,
+    so that a run beside one to Jaeger shows the backend's share."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _NULL_RECEIVER], stdout=subprocess.PIPE
+        )
+        assert self._proc.stdout is not None
+        self.otlp_http = f"http://127.0.0.1:{int(self._proc.stdout.readline())}"
+
+    def cpu_seconds(self) -> float:
+        """Its CPU time so far (Linux ``/proc``; 0.0 where it cannot be read)."""
+        try:
+            stat = Path(f"/proc/{self._proc.pid}/stat").read_text()
+        except OSError:
+            return 0.0
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(15)
+
+
+def fresh_backend(kind: str, binary: Path, nice: int) -> Backend:
+    """``kind``'s backend for one traced case: a :class:`NullReceiver`, or :func:`fresh_jaeger`."""
+    return NullReceiver() if kind == "null" else fresh_jaeger(binary, nice)
 
 
 def fresh_jaeger(binary: Path, nice: int) -> JaegerServer:
@@ -187,6 +255,13 @@ def main() -> dict[str, float]:
         "and 100%%: without them the script prints the medians only)",
     )
     ap.add_argument(
+        "--backend",
+        choices=("jaeger", "null"),
+        default="jaeger",
+        help="where the traced cases export: Jaeger (the default) or a receiver that reads and "
+        "drops each request (the cost without a backend's ingest; no RESULT line then)",
+    )
+    ap.add_argument(
         "--backend-nice",
         type=int,
         default=0,
@@ -210,6 +285,7 @@ def main() -> dict[str, float]:
 
     tune_gc()
     binary = jaeger_binary()
+    label = "Jaeger" if args.backend == "jaeger" else "receiver"
     cases = [case for case in CASES if case in args.cases.split(",")]
     rates: dict[str, list[float]] = {case: [] for case in cases}
     cpus: dict[str, list[float]] = {case: [] for case in cases}
@@ -224,20 +300,22 @@ def main() -> dict[str, float]:
             done = []
             for case in c.rotated(cases, r):
                 rnd = f"{r}-{list(CASES).index(case)}"
-                jaeger = None if CASES[case] is None else fresh_jaeger(binary, args.backend_nice)
+                receiver = None
+                if CASES[case] is not None:
+                    receiver = fresh_backend(args.backend, binary, args.backend_nice)
                 try:
                     timed, secs, dropped, cpu, exporter, backend, lag = run_case(
-                        bs, n, warmup, rnd, CASES[case], jaeger
+                        bs, n, warmup, rnd, CASES[case], receiver
                     )
                 finally:
-                    if jaeger is not None:
-                        jaeger.stop()
+                    if receiver is not None:
+                        receiver.stop()
                 rates[case].append(c.rate(timed, c.window(secs)))
                 cpus[case].append(cpu)
                 export[case].append((exporter, backend))
                 note = f"{cpu:.2f} µs CPU/record"
                 if CASES[case] is not None:
-                    note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
+                    note += f" + exporter process {exporter:.2f} + {label} {backend:.2f}"
                     note += f", exporter done {lag:.2f} s after the clock"
                 if dropped:
                     note += f", {dropped:,} traced records dropped"
@@ -254,11 +332,11 @@ def main() -> dict[str, float]:
         if CASES[case] is not None:
             exporter = statistics.median(e for e, _ in export[case])
             backend = statistics.median(b for _, b in export[case])
-            line += f", exporter process {exporter:.2f}, Jaeger {backend:.2f}"
+            line += f", exporter process {exporter:.2f}, {label} {backend:.2f}"
         print(line)
     result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
-    if len(cases) < len(CASES):
-        return result  # a partial run (--cases): no RESULT line
+    if len(cases) < len(CASES) or args.backend != "jaeger":
+        return result  # a partial run (--cases) or no backend (--backend null): no RESULT line
     c.case_result("bench_tracing", "all", medians["100%"], medians["off"])
     c.result("bench_tracing", medians["1%"], medians["off"])
     return result
