@@ -6,7 +6,14 @@ in-process workers read the whole topic in turn with ``bench.connectors.NoopSink
 (one task, ByteArrayConverter, the sink sums the values column), each with its own consumer
 group: tracing off (the baseline), ``tracing.sampler.ratio=0.01`` and ``=1.0``. The tracing
 workers export over OTLP/HTTP to a real Jaeger on loopback (:mod:`connectrt.testing.jaeger`,
-built from the Go module proxy on first use), so the export's cost is in the figures.
+built from the Go module proxy on first use), so the export's cost is in the figures: a fresh
+Jaeger for each traced case, started before its clock (its in-memory store holds 100,000 traces;
+evicting an earlier case's made a case's backend cost depend on the order of the cases). Jaeger
+and the exporter process run on the same cores as the worker and the broker, so the figures
+include the backend's work, which in production runs elsewhere; their CPU per record is printed
+apart; ``--backend null`` exports to a receiver that reads and drops each request instead (the
+runtime's cost without a backend's ingest: beside a run to Jaeger, it shows the backend's share),
+and ``--backend-nice 19`` runs Jaeger behind everything else.
 
 Steady state only: each clock starts once ``--warmup`` records were received and stops at the
 N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
@@ -14,7 +21,8 @@ which a worker starts once, with its first traced task) before its worker, and e
 (it exports the rest), outside the clock. The order of the three cases rotates from round to
 round. Prints each round, the medians and ends with
 ``RESULT bench_tracing connectrt=<1% rec/s> baseline=<off rec/s> ratio=<x>`` (before it,
-``RESULT bench_tracing_all`` for 100% against off). Target: 1% costs under 3%.
+``RESULT bench_tracing_all`` for 100% against off). Target: 1% costs under 3%. ``--cases off,1%``
+runs some of the cases (for A/B comparisons; no RESULT line then).
 """
 
 from __future__ import annotations
@@ -24,10 +32,12 @@ import os
 import random
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import _common as c
 from confluent_kafka import Producer
@@ -81,7 +91,12 @@ def exporter_cpu(outlet: Any) -> float:
 
 
 def run_case(
-    bootstrap: str, n: int, warmup: int, rnd: str, ratio: str | None, jaeger: JaegerServer
+    bootstrap: str,
+    n: int,
+    warmup: int,
+    rnd: str,
+    ratio: str | None,
+    receiver: Backend | None,
 ) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
@@ -93,10 +108,11 @@ def run_case(
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
+        assert receiver is not None
         extra = {
             "tracing.enabled": "true",
             "tracing.sampler.ratio": ratio,
-            "tracing.otlp.endpoint": jaeger.otlp_http,
+            "tracing.otlp.endpoint": receiver.otlp_http,
             "tracing.service.name": "bench-tracing",
         }
     if ratio is not None:  # the worker's exporter process, started before the clock (a worker
@@ -111,7 +127,7 @@ def run_case(
     else:
         started = 0.0
     cpu = time.process_time()
-    backend = jaeger.cpu_seconds()
+    backend = receiver.cpu_seconds() if receiver is not None else 0.0
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
         worker.start_connector(
@@ -147,8 +163,83 @@ def run_case(
     lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
-    backend = jaeger.cpu_seconds() - backend
+    backend = receiver.cpu_seconds() - backend if receiver is not None else 0.0
     return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
+
+
+class Backend(Protocol):
+    """Where a traced case exports: a Jaeger, or :class:`NullReceiver`."""
+
+    @property
+    def otlp_http(self) -> str: ...
+
+    def cpu_seconds(self) -> float: ...
+
+    def stop(self) -> None: ...
+
+
+_NULL_RECEIVER = """
+import http.server
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # the exporter keeps its connection
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+print(server.server_port, flush=True)
+server.serve_forever()
+"""
+
+
+class NullReceiver:
+    """An OTLP/HTTP endpoint in a process of its own that reads each request and answers 200
+    with an empty response (``--backend null``): the export's cost without a backend's ingest,
+    so that a run beside one to Jaeger shows the backend's share."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _NULL_RECEIVER], stdout=subprocess.PIPE
+        )
+        assert self._proc.stdout is not None
+        self.otlp_http = f"http://127.0.0.1:{int(self._proc.stdout.readline())}"
+
+    def cpu_seconds(self) -> float:
+        """Its CPU time so far (Linux ``/proc``; 0.0 where it cannot be read)."""
+        try:
+            stat = Path(f"/proc/{self._proc.pid}/stat").read_text()
+        except OSError:
+            return 0.0
+        fields = stat.rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(15)
+
+
+def fresh_backend(kind: str, binary: Path, nice: int) -> Backend:
+    """``kind``'s backend for one traced case: a :class:`NullReceiver`, or :func:`fresh_jaeger`."""
+    return NullReceiver() if kind == "null" else fresh_jaeger(binary, nice)
+
+
+def fresh_jaeger(binary: Path, nice: int) -> JaegerServer:
+    """A Jaeger started for one traced case (its store empty: a case does not pay for the
+    eviction of an earlier case's traces from the in-memory store, which holds 100,000), at
+    ``nice`` if not 0."""
+    jaeger = JaegerServer(binary, Path(tempfile.mkdtemp(prefix="bench-jaeger-")))
+    jaeger.start()
+    if nice:
+        jaeger.renice(nice)
+    return jaeger
 
 
 def main() -> dict[str, float]:
@@ -157,6 +248,26 @@ def main() -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=1, help="rounds (each runs the three cases)")
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
     ap.add_argument("--size", type=int, default=100)
+    ap.add_argument(
+        "--cases",
+        default=",".join(CASES),
+        help="the cases to run, comma-separated (default: all; the RESULT lines need off, 1%% "
+        "and 100%%: without them the script prints the medians only)",
+    )
+    ap.add_argument(
+        "--backend",
+        choices=("jaeger", "null"),
+        default="jaeger",
+        help="where the traced cases export: Jaeger (the default) or a receiver that reads and "
+        "drops each request (the cost without a backend's ingest; no RESULT line then)",
+    )
+    ap.add_argument(
+        "--backend-nice",
+        type=int,
+        default=0,
+        help="run Jaeger at this nice value (default 0: the priority of the worker; a backend "
+        "is another machine's work in production, here it takes the same two cores)",
+    )
     c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
@@ -173,45 +284,59 @@ def main() -> dict[str, float]:
     from connectrt.testing.jaeger import jaeger_binary
 
     tune_gc()
-    jaeger = JaegerServer(jaeger_binary(), Path(tempfile.mkdtemp(prefix="bench-jaeger-")))
-    jaeger.start()
-    rates: dict[str, list[float]] = {case: [] for case in CASES}
-    cpus: dict[str, list[float]] = {case: [] for case in CASES}
-    try:
-        with c.open_broker(args.broker) as broker:
-            bs = broker.bootstrap_servers
-            c.create_topics(bs, {TOPIC: 4})
-            t0 = time.perf_counter()
-            prefill(bs, n, args.size)
-            print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
-            for r in range(args.rounds):
-                done = []
-                for case in c.rotated(list(CASES), r):
-                    rnd = f"{r}-{list(CASES).index(case)}"
+    binary = jaeger_binary()
+    label = "Jaeger" if args.backend == "jaeger" else "receiver"
+    cases = [case for case in CASES if case in args.cases.split(",")]
+    rates: dict[str, list[float]] = {case: [] for case in cases}
+    cpus: dict[str, list[float]] = {case: [] for case in cases}
+    export: dict[str, list[tuple[float, float]]] = {case: [] for case in cases}
+    with c.open_broker(args.broker) as broker:
+        bs = broker.bootstrap_servers
+        c.create_topics(bs, {TOPIC: 4})
+        t0 = time.perf_counter()
+        prefill(bs, n, args.size)
+        print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
+        for r in range(args.rounds):
+            done = []
+            for case in c.rotated(cases, r):
+                rnd = f"{r}-{list(CASES).index(case)}"
+                receiver = None
+                if CASES[case] is not None:
+                    receiver = fresh_backend(args.backend, binary, args.backend_nice)
+                try:
                     timed, secs, dropped, cpu, exporter, backend, lag = run_case(
-                        bs, n, warmup, rnd, CASES[case], jaeger
+                        bs, n, warmup, rnd, CASES[case], receiver
                     )
-                    rates[case].append(c.rate(timed, c.window(secs)))
-                    cpus[case].append(cpu)
-                    note = f"{cpu:.2f} µs CPU/record"
-                    if CASES[case] is not None:
-                        note += f" + exporter process {exporter:.2f} + Jaeger {backend:.2f}"
-                        note += f", exporter done {lag:.2f} s after the clock"
-                    if dropped:
-                        note += f", {dropped:,} traced records dropped"
-                    done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
-                print(f"  round {r}: " + ", ".join(done), flush=True)
-    finally:
-        jaeger.stop()
+                finally:
+                    if receiver is not None:
+                        receiver.stop()
+                rates[case].append(c.rate(timed, c.window(secs)))
+                cpus[case].append(cpu)
+                export[case].append((exporter, backend))
+                note = f"{cpu:.2f} µs CPU/record"
+                if CASES[case] is not None:
+                    note += f" + exporter process {exporter:.2f} + {label} {backend:.2f}"
+                    note += f", exporter done {lag:.2f} s after the clock"
+                if dropped:
+                    note += f", {dropped:,} traced records dropped"
+                done.append(f"{case} {rates[case][-1]:,.0f} rec/s ({note})")
+            print(f"  round {r}: " + ", ".join(done), flush=True)
     medians = {case: statistics.median(v) for case, v in rates.items()}
     cpu_medians = {case: statistics.median(v) for case, v in cpus.items()}
     for case, rate in medians.items():
-        print(
+        line = (
             f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / medians['off']:.3f} of off); "
             f"{cpu_medians[case]:.2f} µs CPU/record in the worker's process "
             f"({cpu_medians[case] / cpu_medians['off']:.3f} of off)"
         )
+        if CASES[case] is not None:
+            exporter = statistics.median(e for e, _ in export[case])
+            backend = statistics.median(b for _, b in export[case])
+            line += f", exporter process {exporter:.2f}, {label} {backend:.2f}"
+        print(line)
     result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
+    if len(cases) < len(CASES) or args.backend != "jaeger":
+        return result  # a partial run (--cases) or no backend (--backend null): no RESULT line
     c.case_result("bench_tracing", "all", medians["100%"], medians["off"])
     c.result("bench_tracing", medians["1%"], medians["off"])
     return result

@@ -63,6 +63,13 @@ def test_traceparent_round_trip_and_malformed_values() -> None:
         b"\xff",
     ):
         assert parse_traceparent(bad) is None
+    raw = value.encode()  # the usual form, read without decoding: still strict
+    assert parse_traceparent(raw[:-2] + b"03") is not None
+    for at, char in ((5, b"+"), (5, b" "), (5, b"_"), (5, b"-"), (40, b"g")):
+        assert parse_traceparent(raw[:at] + char + raw[at + 1 :]) is None, (at, char)
+    assert parse_traceparent(raw[:36] + b"0" * 16 + raw[52:]) is None  # a zero span id
+    assert parse_traceparent(b"ff" + raw[2:]) is None  # version ff is invalid
+    assert parse_traceparent(b"01" + raw[2:]) == context  # a later version, read as 00
 
 
 def test_picker_chooses_records_at_the_ratio() -> None:

@@ -426,3 +426,42 @@ def test_a_backend_stalling_4_s_makes_the_tracers_drop_nothing(monkeypatch: Any)
     assert outlet.dropped == 0
     # per batch: its span and consume, and per record its span and 2 stages
     assert sum(requests) == batches * (2 + 3 * per_batch)
+
+
+def test_a_consumed_batch_is_made_into_its_sink_record_on_the_exporter_side() -> None:
+    """The sink tracer hands over a batch's chosen records unparsed (``consumed``); the ledger
+    makes the ``sink`` record: traceparent parsed, parent-based choice, ids, each record's start
+    (the batch's arrival, or its timestamp when later), the timeline in order with convert
+    ending where the first transformation starts."""
+    from connectrt.runtime.tasks.trace_ledger import CommitLedger
+
+    stages = {"convert": [200, 400], "transform a": [250, 300], "put": [400, 450]}
+    chosen = [
+        b"00-" + b"a1" * 16 + b"-" + b"c1" * 8 + b"-01", "t", 2, 41, 0,  # continues span 0xc1..
+        b"00-" + b"a2" * 16 + b"-" + b"c2" * 8 + b"-00", "t", 2, 42, 0,  # not sampled: left out
+        None, "t", 3, 7, 1,  # no traceparent: a trace of its own, from its later timestamp
+    ]  # fmt: skip
+    ledger = CommitLedger()
+    (sink,) = ledger.resolve([("consumed", _SINK_BASE, 500, 100, 150, stages, chosen, True, 9)])
+    tag, base, topic, size, timeline, (batch_trace, batch_span), records, key = sink
+    assert (tag, base, topic, size, key) == ("sink", _SINK_BASE, "t", 500, 9)
+    assert timeline == [
+        ("consume", 100, 150),
+        ("convert", 200, 250),
+        ("transform a", 250, 300),
+        ("put", 400, 450),
+    ]
+    assert batch_trace and batch_span
+    first, own = records
+    assert first[:3] == (int("a1" * 16, 16), first[1], int("c1" * 8, 16))
+    assert first[3:] == ("t", 2, 41, 150)
+    assert own[0] not in (0, first[0]) and own[2] == 0
+    assert own[3:] == ("t", 3, 7, 1_000_000)
+    assert first[1] and own[1] and first[1] != own[1]
+    # its records wait for their commit like any sink record's
+    (commit,) = ledger.resolve([("committed", _SINK_BASE, 600, 650, 9)])
+    assert commit == ("commit", _SINK_BASE, 600, 650, records)
+    # without parent-based sampling the unsampled one is traced; with none left, no record
+    (every,) = ledger.resolve([("consumed", _SINK_BASE, 500, 100, 150, {}, chosen, False, 9)])
+    assert [r[5] for r in every[6]] == [41, 42, 7]
+    assert ledger.resolve([("consumed", _SINK_BASE, 9, 1, 2, {}, chosen[5:10], True, 9)]) == []

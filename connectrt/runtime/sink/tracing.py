@@ -21,8 +21,12 @@ transformation, ``put``, and, once the offsets that cover it are committed, ``of
 ``dlq write`` when it went to the dead letter queue. Every span of a record carries the
 connector, task, topic, partition and offset as attributes. When the next batch is consumed
 (or at a commit, or when the task stops), the tracer hands the finished batch to its outlet as
-one trace record (the stage times and, per traced record, its ids and coordinates); the spans
-are made and exported out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+one ``consumed`` trace record: the stage times as the clock noted them and, per chosen record,
+its ``traceparent`` value, topic, partition, offset and timestamp, unparsed. At 1% of batches
+of hundreds nearly every batch has a record chosen, so this is all the task thread does for
+tracing: the parent-based choice, the ids, the timeline and the spans are made out of the
+task's process (:func:`connectrt.runtime.tasks.tracing.sink_batch`, in the exporter process of
+:mod:`connectrt.runtime.tasks.trace_exporter`).
 
 Used on the task thread only.
 """
@@ -56,14 +60,6 @@ __all__ = ["SinkTracer"]
 
 _INTERNAL = SpanKind.INTERNAL.value
 
-# A traced record, as the trace records lay it out: (trace id, span id, producer span id or 0,
-# topic, partition, offset, start of its process span).
-_Record = tuple[int, int, int, str, int, int, int]
-
-
-def _start(stage: tuple[str, int, int]) -> int:
-    return stage[1]
-
 
 def _header(headers: Any, name: str) -> Any:
     for key, value in headers or ():
@@ -81,8 +77,9 @@ class SinkTracer:
         self._picker = Picker(settings.ratio, random.Random())
         self._parent_based = settings.parent_based
         self._clock = StageClock()
-        # the batch consumed last, if it has traced records: (consume start, end, size, records)
-        self._batch: tuple[int, int, int, list[_Record]] | None = None
+        # the batch consumed last, if records of it were chosen: (consume start, end, size, the
+        # chosen records' fields, flat: see _begin)
+        self._batch: tuple[int, int, int, list[Any]] | None = None
         self._uncommitted = False  # records were traced since the last commit
         self._key = new_tracer_key()  # names this tracer's records to the exporter side
         self._base = {
@@ -150,57 +147,38 @@ class SinkTracer:
         return msgs
 
     def _begin(self, msgs: list[Any], chosen: Sequence[int], start: int, end: int) -> None:
-        records: list[_Record] = []
-        parent_based = self._parent_based
+        # Per chosen record only what the exporter side cannot know: its traceparent header's
+        # value (parsed there), topic, partition, offset and timestamp, flat in one list. The
+        # ids, the parent-based choice and the timeline are made there
+        # (:func:`~connectrt.runtime.tasks.tracing.sink_batch`): this runs on nearly every batch.
+        picked: list[Any] = []
+        add = picked.extend
         for i in chosen:
             msg = msgs[i]
             if msg.error() is not None:
                 continue
-            parent = trace_context(_header(msg.headers(), TRACEPARENT))
-            if parent is None:
-                trace_id, parent_id = new_id(128) or 1, 0
-            elif parent_based and not parent[2] & 1:
-                continue  # its producer did not sample it
-            else:
-                trace_id, parent_id = parent[0], parent[1]
-            span_id = new_id(64) or 1
-            # The record's processing starts when its batch arrived; a producer's clock ahead of
-            # this one must not put that before the record's timestamp (or its producer's span).
-            stamp = msg.timestamp()[1] * 1_000_000
-            records.append(
-                (
-                    trace_id,
-                    span_id,
-                    parent_id,
-                    msg.topic(),
-                    msg.partition(),
-                    msg.offset(),
-                    end if end >= stamp else stamp,
-                )
-            )
-        self._clock.reset()
-        if records:
-            self._batch = (start, end, len(msgs), records)
+            value = None
+            for key, header in msg.headers() or ():
+                if key == TRACEPARENT:
+                    value = header
+                    break
+            add((value, msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1]))
+        if picked:
+            self._batch = (start, end, len(msgs), picked)
             self._clock.active = True
 
     def finish(self) -> None:
-        """Hand the batch consumed last to the outlet, if it had traced records."""
+        """Hand the batch consumed last to the outlet, if it had chosen records."""
         batch = self._batch
-        stages = self._clock.reset()
         if batch is None:
             return
         self._batch = None
-        start, consumed, size, records = batch
-        convert = stages.get("convert")
-        transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
-        if convert is not None and transforms:  # the conversion runs the chain: convert ends
-            convert[1] = min(convert[1], min(transforms))  # where the first stage starts
-        timeline = [("consume", start, consumed)]
-        timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
-        batch_ids = (new_id(128) or 1, new_id(64) or 1)
+        start, consumed, size, picked = batch
+        stages = self._clock.reset()
+        base, parent_based, key = self._base, self._parent_based, self._key
         self._outlet.put(
-            ("sink", self._base, records[0][3], size, timeline, batch_ids, records, self._key),
-            len(records),
+            ("consumed", base, size, start, consumed, stages, picked, parent_based, key),
+            len(picked) // 5,
         )
         self._uncommitted = True
 

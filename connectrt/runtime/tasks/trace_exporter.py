@@ -256,6 +256,8 @@ def _widen(pipe: IO[bytes] | None) -> None:
 
 def _weight(record: tuple[Any, ...]) -> int:
     """The traced records of a trace record (for the count of dropped ones)."""
+    if record[0] == "consumed":
+        return len(record[6]) // 5
     if record[0] in ("sink", "source"):
         return len(record[6] if record[0] == "sink" else record[3])
     return 1 if record[0] == "span" else 0

@@ -6,6 +6,8 @@ tracers used to send the records again with each commit (a commit every
 500,000 records/s and 5 s), which the outlet's bound then dropped whole. Now a tracer sends a
 record's ids once, with its batch, and a commit says only *which tracer* committed and when:
 
+* a wire ``("consumed", ...)`` record (a sink's batch as its tracer hands it over) is made into
+  its ``("sink", ...)`` record first (:func:`~connectrt.runtime.tasks.tracing.sink_batch`);
 * a wire ``("sink", ..., records, key)`` or ``("source", ..., records, key)`` record (the
   layouts are in :mod:`connectrt.runtime.tasks.tracing`) adds its records to the tracer
   ``key``'s list;
@@ -29,6 +31,8 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
+
+from connectrt.runtime.tasks.tracing import sink_batch
 
 __all__ = ["MAX_TRACERS", "MAX_UNCOMMITTED", "CommitLedger"]
 
@@ -87,6 +91,11 @@ class CommitLedger:
         out: list[tuple[Any, ...]] = []
         for record in records:
             tag = record[0]
+            if tag == "consumed":
+                expanded = sink_batch(record)
+                if expanded is None:
+                    continue  # no chosen record was sampled by its producer
+                record, tag = expanded, "sink"
             if tag == "sink" and len(record) == 8:
                 self._add(record[7], record[6])
                 out.append(record)

@@ -10,9 +10,10 @@ The design keeps the task thread's share small. A batch's stages (consume or pol
 transformation, put or produce) are timed once, by wrappers put around the runner's calls when
 the tracer is attached (:class:`StageClock`); after the batch, the records a :class:`Picker`
 chose are noted as one *trace record*: a plain tuple holding the batch's stage times and, per
-chosen record, its ids and coordinates (the layouts are below). No OpenTelemetry span is made
-on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and the outlet
-of a running worker ships it to a child process that makes the spans and exports them
+chosen record, its coordinates (a sink's: unparsed, its ids are drawn on the exporter's side;
+a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry span
+is made on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and
+the outlet of a running worker ships it to a child process that makes the spans and exports them
 (:func:`connectrt.runtime.tasks.trace_exporter.outlet_for`), so that neither building the spans
 nor encoding and sending them holds the task process's interpreter.
 :mod:`connectrt.runtime.tasks.trace_spans` turns trace records into the SDK's spans (for the
@@ -22,9 +23,14 @@ Trace record layouts (``base``: the tracer's attribute dict, shared by all its r
 times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record had none;
 ``key``: the tracer's :func:`new_tracer_key`):
 
+* ``("consumed", base, size, consume start, consume end, stages, chosen, parent based, key)``:
+  what the sink tracer hands over per batch (the least it can do on the task thread):
+  ``stages`` the :class:`StageClock`'s dict, ``chosen`` per chosen record its ``traceparent``
+  header value (None without one; unparsed), topic, partition, offset and timestamp
+  (milliseconds), flat (5 items a record). :func:`sink_batch` makes it into
 * ``("sink", base, topic, size, timeline, (batch trace id, batch span id), records, key)``, with
   ``timeline`` the batch's ``(stage, start, end)`` in order and ``records`` a list of
-  ``(trace id, span id, parent, topic, partition, offset)``;
+  ``(trace id, span id, parent, topic, partition, offset, start)``;
 * ``("source", base, timeline, records, key)``, records ``(trace id, span id, topic, partition
   or None)``;
 * ``("committed", base, start, end, key)``: the tracer committed the offsets of the records it
@@ -44,6 +50,7 @@ import math
 import random
 import sys
 import time
+from binascii import unhexlify
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -61,6 +68,7 @@ __all__ = [
     "new_id",
     "new_tracer_key",
     "parse_traceparent",
+    "sink_batch",
     "trace_context",
 ]
 
@@ -94,21 +102,22 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
     if (
         type(value) is bytes
         and len(value) == 55
-        and value[:3] == b"00-"
-        and value[35] == 45  # "-"
+        and value[2] == 45  # "-"
+        and value[35] == 45
         and value[52] == 45
     ):  # the usual form, as the OpenTelemetry Kafka instrumentations write it: no decoding
-        try:
-            trace_id = int(value[3:35], 16)
-            span_id = int(value[36:52], 16)
-            flags = int(value[53:55], 16)
-        except ValueError:
+        try:  # strict hex digits (int() would take signs, spaces and "_")
+            raw = unhexlify(value.replace(b"-", b""))
+        except ValueError:  # binascii.Error
             return None
-        if trace_id == 0 or span_id == 0:
+        if len(raw) != 26:  # a "-" elsewhere
             return None
-        if not (value[3:35].isalnum() and value[36:52].isalnum()):
-            return None  # int() takes signs, spaces and "_": not hex digits
-        return trace_id, span_id, flags
+        if raw[0] == 0:  # version 00 (another version is read below, as the W3C asks)
+            trace_id = int.from_bytes(raw[1:17], "big")
+            span_id = int.from_bytes(raw[17:25], "big")
+            if trace_id == 0 or span_id == 0:
+                return None
+            return trace_id, span_id, raw[25]
     if value is None:
         return None
     if isinstance(value, bytes | bytearray):
@@ -134,6 +143,44 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
     if trace_id == 0 or span_id == 0:
         return None
     return trace_id, span_id, flags
+
+
+def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The ``sink`` trace record of a ``consumed`` one (the layouts are above), or None when no
+    chosen record is traced (each one's producer did not sample it, with parent-based
+    sampling). Here the chosen records' ``traceparent`` values are parsed, the ids drawn and the
+    timeline put in order: on the exporter's side, not the task thread."""
+    _tag, base, size, start, arrived, stages, chosen, parent_based, key = consumed
+    records = []
+    for i in range(0, len(chosen), 5):
+        header, topic, partition, offset, stamp = chosen[i : i + 5]
+        parent = trace_context(header)
+        if parent is None:
+            trace_id, parent_id = new_id(128) or 1, 0
+        elif parent_based and not parent[2] & 1:
+            continue  # its producer did not sample it
+        else:
+            trace_id, parent_id = parent[0], parent[1]
+        # The record's processing starts when its batch arrived; a producer's clock ahead of
+        # this one must not put that before the record's timestamp (or its producer's span).
+        stamp *= 1_000_000
+        own_start = arrived if arrived >= stamp else stamp
+        records.append((trace_id, new_id(64) or 1, parent_id, topic, partition, offset, own_start))
+    if not records:
+        return None
+    convert = stages.get("convert")
+    transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
+    if convert is not None and transforms:  # the conversion runs the chain: convert ends
+        convert = [convert[0], min(convert[1], min(transforms))]  # where the first one starts
+        stages = {**stages, "convert": convert}
+    timeline = [("consume", start, arrived)]
+    timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
+    batch_ids = (new_id(128) or 1, new_id(64) or 1)
+    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+
+
+def _start(stage: tuple[str, int, int]) -> int:
+    return stage[1]
 
 
 def parse_traceparent(value: Any) -> SpanContext | None:
