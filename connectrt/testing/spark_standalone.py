@@ -42,6 +42,7 @@ from connectrt.ports import free_port
 from connectrt.testing.child_lifeline import die_with_this_thread
 from connectrt.testing.java_runtime import LEAN_TEST_JVM_OPTIONS, require_java
 from connectrt.testing.jvm_service import tail
+from connectrt.testing.spark_home import spark_home
 
 __all__ = ["SparkClusterError", "StandaloneCluster", "StandaloneWorker", "spark_home"]
 
@@ -63,13 +64,6 @@ logger.jetty.level = warn
 
 class SparkClusterError(ConnectError):
     """The standalone cluster could not start (the message has the JVM's output)."""
-
-
-def spark_home() -> Path:
-    """pyspark's install folder: its ``jars/`` are the cluster's classpath (``SPARK_HOME``)."""
-    import pyspark
-
-    return Path(pyspark.__file__).parent
 
 
 def _descendants(root: int) -> list[int]:
