@@ -56,12 +56,16 @@ def drain(
     offsets: MemoryOffsets | None = None,
     quiet: float = 0.3,
     limit: float = 20.0,
+    at_least: int = 0,
 ) -> list[SourceRecord]:
-    """Poll until nothing arrived for ``quiet`` seconds (at most ``limit`` seconds)."""
+    """Poll until ``at_least`` records arrived and then nothing for ``quiet`` seconds (at most
+    ``limit`` seconds). ``at_least``: the records a change made must bring, so that a loaded
+    machine, where a query can take longer than ``quiet``, does not end the wait before they
+    come."""
     out: list[SourceRecord] = []
     deadline = time.monotonic() + limit
     last = time.monotonic()
-    while time.monotonic() - last < quiet and time.monotonic() < deadline:
+    while (len(out) < at_least or time.monotonic() - last < quiet) and time.monotonic() < deadline:
         records = task.poll()
         if records:
             out.extend(records)
