@@ -219,13 +219,16 @@ def test_a_task_whose_process_dies_fails_alone_and_is_restarted(
         return [s for s in seen if s.connector == "src" and s.state is State.FAILED]
 
     _wait(lambda: failed(), f"task 1 to be reported FAILED after {kind}")
+    # The dead process's pid, as it wrote it just before dying: under load, task 1 can die and
+    # be restarted before ``first`` above was read.
+    dead = int((tmp_path / "fault-done").read_text())
     trace = failed()[0].trace or ""
     assert failed()[0].task == 1
-    assert f"its process (pid {first[1]}) {how}" in trace
+    assert f"its process (pid {dead}) {how}" in trace
     _wait(
         lambda: (
             worker.running.restart_counts("src") == {1: 1}
-            and worker.running.task_pids("src").get(1) not in (None, first[1])
+            and worker.running.task_pids("src").get(1) not in (None, dead)
         ),
         "errors.task.restart.* to start task 1 in a new process",
     )
@@ -244,7 +247,7 @@ def test_a_task_whose_process_dies_fails_alone_and_is_restarted(
     # Task 1: the new process resumed at the dead one's last commit. Everything before that
     # commit was acknowledged (so it is there, once); duplicates come only from after it.
     second = worker.running.task_pids("src")[1]
-    old = [s for t, s, p in records if t == 1 and p == first[1]]
+    old = [s for t, s, p in records if t == 1 and p == dead]
     new = sorted(s for t, s, p in records if t == 1 and p == second)
     assert len(old) + len(new) == sum(1 for t, _, _ in records if t == 1)
     resumed_at = new[0]

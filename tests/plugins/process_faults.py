@@ -8,8 +8,8 @@ fault: ``fault.task`` (index), ``fault.at`` (seq), ``fault.kind`` (``exit``: ``o
 ``fault.exit.code``; ``segv``: a read of address 0 through ctypes; ``sigkill``: the process
 kills itself with SIGKILL, as the OOM killer would; ``leak``: each poll keeps 16 MB more
 until an allocation fails; ``hang``: ``poll()`` never returns, ignoring stop) and
-``fault.marker``: a file created just before the fault, which
-disarms it, so the restarted task runs clean.
+``fault.marker``: a file created just before the fault, holding the pid of the process about
+to die, which disarms it, so the restarted task runs clean.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class FaultySourceTask(SourceTask):
 
     def _fault(self) -> None:
         if self.marker:
-            Path(self.marker).touch()
+            Path(self.marker).write_text(str(os.getpid()))
         if self.fault_kind == "exit":
             os._exit(self.exit_code)
         if self.fault_kind == "segv":
