@@ -12,6 +12,7 @@ and restarted) and the task-level tests in ``tests/unit/test_iceberg_sink.py``.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,21 +70,34 @@ def _offsets(catalog: Catalog, table: str, topic: str, connector: str) -> dict[s
     return json.loads(raw) if raw else {}
 
 
-def _wait(harness: WorkerHarness, check: Callable[[], bool], what: str) -> None:
+def _wait(
+    harness: WorkerHarness, check: Callable[[], bool], what: str, shown: Callable[[], Any]
+) -> None:
     """Wait (generously: three consumer groups join at once on a busy machine); on a timeout
-    print the tasks' states and traces."""
+    print the tasks' states, traces and counters, and ``shown()`` (what the check reads)."""
     try:
         harness.wait_until(check, 180, what)
     except TimeoutError:
         worker = harness.running
         for name in worker.connectors():
             print(name, [(s.state, (s.trace or "")[-800:]) for s in harness.task_states(name)])
+            for index, handle in sorted(worker.runners(name).items()):
+                m = handle.metrics
+                print(
+                    f"  task {index}: polled {m.records_polled}, put {m.records_put}, "
+                    f"commits {m.offset_commits} ({m.offset_commit_failures} failed)"
+                )
+        print("the check read:", shown())
         raise
 
 
 def test_tasks_upserts_evolution_and_dlq_through_the_worker(
-    broker: EmbeddedBroker, tmp_path: Path, unique_name: Callable[[str], str]
+    broker: EmbeddedBroker,
+    tmp_path: Path,
+    unique_name: Callable[[str], str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="connectors.iceberg")  # commits, races, a busy catalog
     bs = broker.bootstrap_servers
     appends, upserts, bad = unique_name("ice-app"), unique_name("ice-ups"), unique_name("ice-bad")
     dlq = unique_name("ice-dlq")
@@ -140,12 +154,17 @@ def test_tasks_upserts_evolution_and_dlq_through_the_worker(
                 and set(_offsets(catalog, "db.appends", appends, appends)) == {"0", "1"}
             ),
             "100 rows from two tasks, both partitions' offsets in the snapshot summary",
+            lambda: (
+                _count(catalog, "db.appends"),
+                _offsets(catalog, "db.appends", appends, appends),
+            ),
         )
         assert sum(_offsets(catalog, "db.appends", appends, appends).values()) == 100
         _wait(
             harness,
             lambda: _offsets(catalog, "db.upserts", upserts, upserts) == {"0": 22},
             "the upserts committed up to the last record",
+            lambda: _offsets(catalog, "db.upserts", upserts, upserts),
         )
         _wait(
             harness,
@@ -153,6 +172,7 @@ def test_tasks_upserts_evolution_and_dlq_through_the_worker(
                 _count(catalog, "db.bad") == 2 and sum(map(len, read_topic(bs, dlq).values())) == 2
             ),
             "the two good records in the table, the two bad ones in the dead letter queue",
+            lambda: (_count(catalog, "db.bad"), sum(map(len, read_topic(bs, dlq).values()))),
         )
     finally:
         harness.stop()
