@@ -167,13 +167,15 @@ def clusters(
         tmp_path_factory.mktemp("import"),
         uuid.uuid4().hex[:6],
     )
+    set_up = False
     try:
         _set_up_kafka_connect(c)
+        set_up = True
         yield c
     finally:
         c.kc.close()
         worker.stop()
-        if request.session.testsfailed:
+        if request.session.testsfailed or not set_up:
             connect.keep_data = True
             print(f"Kafka Connect's log kept: {connect.log_path}")
         connect.stop()
