@@ -315,6 +315,24 @@ def rotated(sides: Sequence[T], round_index: int) -> list[T]:
     return [*sides[k:], *sides[:k]]
 
 
+def settle(seconds: float) -> str:
+    """Between two sides of a round: collect garbage, then wait ``seconds`` for what the side
+    just ended left running (its threads' exits, its consumer group's leave, the broker's and
+    librdkafka's work for it) to be done before the next side's clock. Returns a note: the
+    threads alive before and after the wait, and this process's CPU seconds during it."""
+    import gc
+    import threading
+
+    before = threading.active_count()
+    gc.collect()
+    cpu = time.process_time()
+    time.sleep(seconds)
+    return (
+        f"threads {before}->{threading.active_count()}, "
+        f"{time.process_time() - cpu:.2f} s CPU in the {seconds:.0f} s settle"
+    )
+
+
 def format_result(bench: str, connectrt: float, baseline: float) -> str:
     """``RESULT <bench> connectrt=<rec/s> baseline=<rec/s> ratio=<x>`` (rates rounded to whole
     records per second, the ratio to 3 decimals; ``nan`` where a figure is missing)."""

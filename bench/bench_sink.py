@@ -160,6 +160,12 @@ def main() -> dict[str, float]:
     ap.add_argument("--rounds", type=int, default=5, help="rounds per settings variant")
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
     ap.add_argument("--size", type=int, default=100)
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="seconds to wait (after a garbage collection) before each side's run",
+    )
     ap.add_argument("--tuned", action="store_true", help="also run the tuned-consumer variant")
     ap.add_argument(
         "--records-path",
@@ -200,6 +206,8 @@ def main() -> dict[str, float]:
                 raw_rates, crt_rates = rates[variant]
                 done = []
                 for side in c.rotated(("raw", "connectrt"), r):
+                    if args.settle:
+                        done.append(f"[{c.settle(args.settle)}]")
                     if side == "raw":
                         timed, secs = raw_consume(bs, n, warmup, f"raw-group-{r}-{vi}", extra)
                         raw_rates.append(c.rate(timed, c.window(secs)))

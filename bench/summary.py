@@ -97,8 +97,14 @@ BENCHES: dict[str, Info] = {
     "bench_spark_connect": Info("Spark Connect backend", "threaded worker"),
     "bench_spark_bridge": Info("Spark bridge read", "raw consume"),
     "bench_e2e_latency": Info("FileStream pipeline at a paced rate", "rate asked for"),
-    "bench_tracing": Info("Tracing at 1% sampling", "tracing off"),
-    "bench_tracing_all": Info("Tracing at 100% sampling", "tracing off"),
+    "bench_tracing": Info("Tracing at 1%, Jaeger on the same cores", "tracing off"),
+    "bench_tracing_all": Info("Tracing at 100%, Jaeger on the same cores", "tracing off"),
+    "bench_tracing_runtime": Info(
+        "Tracing at 1%, the runtime's own cost (no backend ingest)", "tracing off"
+    ),
+    "bench_tracing_runtime_all": Info(
+        "Tracing at 100%, the runtime's own cost (no backend ingest)", "tracing off"
+    ),
     "bench_share_group": Info("Share group, 4 slow tasks", "consumer group"),
     "compare_postgres_cdc": Info("PostgreSQL CDC, snapshot + streaming", "Debezium 3.6.1"),
     "bench_json_vs_kafka_connect": Info(
