@@ -18,7 +18,10 @@ have been received (group join, first fetches and the worker's start are all bef
 stops at the N-th; the rate is the records in between over that time. Both run under the
 worker's GC setting (``tune_gc``, set once before the first round). The order of the two
 sides rotates from round to round (``_common.rotated``), so neither always gets the warmer
-broker; each side's clock is noted as a measurement window (``_common.window``). Prints each
+broker; before each side the script collects garbage and waits ``--settle`` seconds (default
+3: without it, 2026-11-29, the rounds where connectrt went first were lower, 0.69-0.87 against
+0.89-1.06; with it, 0.73-1.04 against 0.76-0.98); each side's clock is noted as a measurement
+window (``_common.window``). Prints each
 round, the median rates over the rounds and their ratio (target >= 0.9), and ends with
 ``RESULT bench_sink connectrt=<rec/s> baseline=<rec/s> ratio=<x>``.
 """
@@ -163,8 +166,8 @@ def main() -> dict[str, float]:
     ap.add_argument(
         "--settle",
         type=float,
-        default=0.0,
-        help="seconds to wait (after a garbage collection) before each side's run",
+        default=3.0,
+        help="seconds to wait (after a garbage collection) before each side's run (default 3)",
     )
     ap.add_argument("--tuned", action="store_true", help="also run the tuned-consumer variant")
     ap.add_argument(

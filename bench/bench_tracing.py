@@ -19,7 +19,8 @@ Steady state only: each clock starts once ``--warmup`` records were received and
 N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
 which a worker starts once, with its first traced task) before its worker, and ends it after
 (it exports the rest), outside the clock. The order of the three cases rotates from round to
-round. Prints each round, the medians and ends with
+round, and each case starts after a garbage collection and ``--settle`` seconds (default 3).
+Prints each round, the medians and ends with
 ``RESULT bench_tracing connectrt=<1% rec/s> baseline=<off rec/s> ratio=<x>`` (before it,
 ``RESULT bench_tracing_all`` for 100% against off); with ``--backend null`` the same lines are
 ``bench_tracing_runtime`` and ``bench_tracing_runtime_all``. Target: 1% costs under 3%.
@@ -250,6 +251,12 @@ def main() -> dict[str, float]:
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds to wait (after a garbage collection) before each case's run (default 3)",
+    )
+    ap.add_argument(
         "--cases",
         default=",".join(CASES),
         help="the cases to run, comma-separated (default: all; the RESULT lines need off, 1%% "
@@ -301,6 +308,8 @@ def main() -> dict[str, float]:
         for r in range(args.rounds):
             done = []
             for case in c.rotated(cases, r):
+                if args.settle:
+                    c.settle(args.settle)
                 rnd = f"{r}-{list(CASES).index(case)}"
                 receiver = None
                 if CASES[case] is not None:
