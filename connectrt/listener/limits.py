@@ -7,7 +7,8 @@
   app receives them, and once past the bound the app's ``receive`` raises
   :class:`BodyTooLarge`;
 * time: the whole body must arrive within ``timeout`` seconds of the request's start
-  (``rest.request.body.timeout.ms``); a client that declares a longer body than it sends, or
+  (``rest.request.body.timeout.ms``); what has arrived by then is served even when the app
+  asks for it later (a loaded machine), but a client that declares a longer body than it sends, or
   trickles it, gets 408 once the time is up: the app's ``receive`` raises
   :class:`BodyTimedOut`, and the answer carries ``Connection: close`` so the server drops the
   half-read connection instead of waiting for the rest.
@@ -23,7 +24,6 @@ Stateless between requests; one instance serves a listener's event loop.
 from __future__ import annotations
 
 import asyncio
-import time
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -90,7 +90,8 @@ class BodyLimitMiddleware:
             await send_error(send, 413, _too_large(self.max_bytes))
             return
         deadline_s = self.timeout or 0.0
-        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        loop = asyncio.get_running_loop()
+        deadline = None if self.timeout is None else loop.time() + self.timeout
         received = 0
         complete = False
         refusal: HTTPException | None = None
@@ -103,9 +104,12 @@ class BodyLimitMiddleware:
             if deadline is None:
                 message = await receive()
             else:
+                # ``timeout_at`` (not ``wait_for``): a part of the body that has already arrived
+                # is taken even after the deadline, when a busy loop reaches the app's first
+                # ``receive`` late; only waiting on the client counts against it.
                 try:
-                    left = max(0.0, deadline - time.monotonic())
-                    message = await asyncio.wait_for(receive(), left)
+                    async with asyncio.timeout_at(deadline):
+                        message = await receive()
                 except TimeoutError:
                     refusal = BodyTimedOut(deadline_s)
                     raise refusal from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -50,3 +51,41 @@ def test_the_bound_is_exact(url: str, stream: bool):
 
 def test_requests_without_a_body_are_untouched(url: str):
     assert httpx.get(f"{url}/subjects").status_code == 200
+
+
+class _LateReader:
+    """An ASGI app whose first ``receive`` comes after ``delay`` seconds of a blocked event
+    loop (what a loaded machine does to a listener), then echoes the body's length."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            return
+        time.sleep(self.delay)  # blocks the loop: the deadline passes before the app reads
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": str(len(body)).encode()})
+
+
+def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline():
+    """A complete body is not refused because a busy loop reached the app's first
+    ``receive`` after ``rest.request.body.timeout.ms`` (a 408 seen under load)."""
+    server = HttpServer(
+        _LateReader(0.6),
+        "http://127.0.0.1:0",
+        security=ListenerSecurity(body_timeout=0.2),
+    )
+    server.start()
+    try:
+        response = httpx.put(f"{server.url}/x", content=b'{"level": "INFO"}', timeout=30)
+        assert response.status_code == 200, response.text
+        assert response.text == "17"
+    finally:
+        server.stop()
