@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
+from types import ModuleType
 from typing import Any
 
 from connectrt.runtime.tasks.otlp_wire import (
@@ -33,6 +35,7 @@ from connectrt.runtime.tasks.otlp_wire import (
     varint,
 )
 from connectrt.runtime.tasks.tracing import new_id
+from connectrt.speedups import SPEEDUPS
 
 __all__ = ["RequestEncoder", "encode_attributes"]
 
@@ -130,6 +133,25 @@ def _zero_id_in(pool: bytes) -> bool:
     return any(pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8))
 
 
+def _new_pool(n: int) -> bytes:
+    """A pool of random span ids (8 bytes each, none zero): ``n`` of them, or more."""
+    count = max(n, _POOL_IDS)
+    pool = new_id(64 * count).to_bytes(8 * count, "big")
+    while _ZERO_ID in pool and _zero_id_in(pool):  # odds 2^-54 a pool
+        pool = new_id(64 * count).to_bytes(8 * count, "big")
+    return pool
+
+
+def _c_loops(module: ModuleType | None) -> ModuleType | None:
+    """``module`` (the C extension) when it has the per-record loops of :meth:`RequestEncoder._sink`
+    and :meth:`RequestEncoder._commit`, else None (an extension built before them: Python)."""
+    if module is None or not all(
+        hasattr(module, name) for name in ("otlp_sink_spans", "otlp_commit_spans")
+    ):
+        return None
+    return module
+
+
 _SHARED_MAX = 250_000  # sink records awaiting their commit span whose shared part is kept
 
 
@@ -150,17 +172,15 @@ class RequestEncoder:
         self._topics: dict[str, bytes] = {}
         self._pool = b""  # random span ids, 8 bytes each, drawn _POOL_IDS at a time
         self._at = 0
+        # the C loops over a batch's records (connectrt/_speedups.c), or None: the Python ones
+        self._c = _c_loops(SPEEDUPS)
 
     # -- pieces --------------------------------------------------------------------------------
     def _ids(self, n: int) -> int:
         """Where ``n`` new span ids start in ``self._pool`` (none of them zero)."""
         at = self._at
         if at + 8 * n > len(self._pool):
-            count = max(n, _POOL_IDS)
-            pool = new_id(64 * count).to_bytes(8 * count, "big")
-            while _ZERO_ID in pool and _zero_id_in(pool):  # odds 2^-54 a pool
-                pool = new_id(64 * count).to_bytes(8 * count, "big")
-            self._pool, at = pool, 0
+            self._pool, at = _new_pool(n), 0
         self._at = at + 8 * n
         return at
 
@@ -234,11 +254,72 @@ class RequestEncoder:
         out.append(b"")  # the batch span, made once its links are
         out.append(b"")  # its consume
         stages = [_middle(name, _INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
+        shared_of = self._shared
+        if len(shared_of) > _SHARED_MAX:
+            shared_of.clear()  # records whose commit never came (their task went): let go
+        if self._c is not None:
+            spans, link, self._pool, self._at = self._c.otlp_sink_spans(
+                records,
+                tuple(stages),
+                base,
+                self._process,
+                end,
+                shared_of,
+                self._where,
+                self._where_of,
+                self._pool,
+                self._at,
+                _new_pool,
+            )
+            out.append(spans)
+            links = [link]
+        else:
+            links = self._sink_records(records, base, end, stages, out)
+        batch_attributes = {
+            "messaging.operation.type": "process",
+            "messaging.destination.name": topic,
+            "messaging.batch.message_count": size,
+            "connectrt.traced_records": len(records),
+        }
+        batch_trace_field = _trace(batch_trace)
+        out[head] = self._span(
+            batch_trace_field,
+            batch_span,
+            0,
+            _middle(f"process {topic} batch", _CONSUMER, start, end),
+            base + encode_attributes(batch_attributes) + b"".join(links),
+            _FLAGS_LOCAL,
+        )
+        # the batch's consume() call (the receive): a child of the batch span
+        name, t0, t1 = timeline[0]
+        receive = (
+            batch_trace_field
+            + b"\x22\x08"
+            + batch_span.to_bytes(8, "big")
+            + base
+            + self._topic(topic)
+            + _FLAGS_LOCAL
+        )
+        consume = [_middle(name, _INTERNAL, t0, t1)]
+        mark = len(out)
+        self._children(receive, consume, (len(consume[0]),), out)
+        out[head + 1] = out.pop(mark)
+        return 2 + len(records) * (1 + len(stages))
+
+    def _sink_records(
+        self,
+        records: list[tuple[Any, ...]],
+        base: bytes,
+        end: int,
+        stages: list[bytes],
+        out: list[bytes],
+    ) -> list[bytes]:
+        """The spans of a sink batch's traced records (each its span and one child per stage
+        of ``stages``), appended to ``out``; returns the batch span's links to their parents.
+        The Python loop (the C one: ``otlp_sink_spans`` in connectrt/_speedups.c)."""
         sizes = tuple(len(m) for m in stages)
         n = len(stages)
         process, where_of, shared_of = self._process, self._where, self._shared
-        if len(shared_of) > _SHARED_MAX:
-            shared_of.clear()  # records whose commit never came (their task went): let go
         middles: dict[tuple[str, int], bytes] = {}
         links: list[bytes] = []
         for r in records:
@@ -269,36 +350,7 @@ class RequestEncoder:
             shared_of[span_id_int] = shared  # for its offset commit span
             if n:
                 self._children(shared, stages, sizes, out)
-        batch_attributes = {
-            "messaging.operation.type": "process",
-            "messaging.destination.name": topic,
-            "messaging.batch.message_count": size,
-            "connectrt.traced_records": len(records),
-        }
-        batch_trace_field = _trace(batch_trace)
-        out[head] = self._span(
-            batch_trace_field,
-            batch_span,
-            0,
-            _middle(f"process {topic} batch", _CONSUMER, start, end),
-            base + encode_attributes(batch_attributes) + b"".join(links),
-            _FLAGS_LOCAL,
-        )
-        # the batch's consume() call (the receive): a child of the batch span
-        name, t0, t1 = timeline[0]
-        receive = (
-            batch_trace_field
-            + b"\x22\x08"
-            + batch_span.to_bytes(8, "big")
-            + base
-            + self._topic(topic)
-            + _FLAGS_LOCAL
-        )
-        consume = [_middle(name, _INTERNAL, t0, t1)]
-        mark = len(out)
-        self._children(receive, consume, (len(consume[0]),), out)
-        out[head + 1] = out.pop(mark)
-        return 2 + len(records) * (1 + n)
+        return links
 
     def _base(self, attributes: Mapping[str, Any], key: int | None) -> bytes:
         """A tracer's base attributes, encoded (kept by its key: they never change)."""
@@ -355,20 +407,37 @@ class RequestEncoder:
         _tag, base_attributes, start, end, records = record
         base = encode_attributes(base_attributes)
         commit = [_middle("offset commit", _INTERNAL, start, end)]
+        if self._c is not None:
+            spans, self._pool, self._at = self._c.otlp_commit_spans(
+                records,
+                commit[0],
+                self._shared,
+                partial(self._committed_shared, base),
+                self._pool,
+                self._at,
+                _new_pool,
+            )
+            out.append(spans)
+            return len(records)
         sizes = (len(commit[0]),)
         children, shared_of = self._children, self._shared
         for r in records:
             shared = shared_of.pop(r[1], None) if len(r) > 4 else None
             if shared is None:  # a source record, or one let go of
-                if len(r) > 4:
-                    attributes = self._sink_attributes(base, r)
-                else:
-                    attributes = self._source_attributes(base, r)
-                shared = b"".join(
-                    (_trace(r[0]), b"\x22\x08", r[1].to_bytes(8, "big"), attributes, _FLAGS_LOCAL)
-                )
+                shared = self._committed_shared(base, r)
             children(shared, commit, sizes, out)
         return len(records)
+
+    def _committed_shared(self, base: bytes, r: tuple[Any, ...]) -> bytes:
+        """The shared part of a committed record not kept (a source record's, or a sink
+        record's let go of)."""
+        if len(r) > 4:
+            attributes = self._sink_attributes(base, r)
+        else:
+            attributes = self._source_attributes(base, r)
+        return b"".join(
+            (_trace(r[0]), b"\x22\x08", r[1].to_bytes(8, "big"), attributes, _FLAGS_LOCAL)
+        )
 
     def _one(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, name, trace_id, span_id, parent_id, start, end, kind, attributes = record
