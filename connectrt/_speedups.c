@@ -1446,63 +1446,22 @@ buf_finish(OutBuf *buf)
     return out;
 }
 
-/* otlp_sink_spans(records, stages, base, process, end, shared_of, where_of, where_new, pool,
-   at, new_pool) -> (spans, links, pool, at): RequestEncoder._sink's loop over a sink batch's
-   traced records ``(trace_id, span_id, parent, topic, partition, offset, own_start, ...)``.
-   Per record: its ``process <topic>`` span (from its own start to max(end, own start)), one
-   child span per piece of ``stages`` (a tuple of bytes), its shared part stored in
-   ``shared_of`` by its span id (for its offset commit span), and, with a parent, the batch
-   span's link to it. ``where_of`` holds a partition's attributes by (topic, partition);
-   ``where_new(topic, partition)`` makes (and keeps) one missing. ``spans``: the spans
-   concatenated (each a ScopeSpans ``spans`` field), ``links``: the links (the batch span's
-   field 13); ``pool`` and ``at``: where the span ids are taken from next. */
-static PyObject *
-otlp_sink_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* The spans of a sink batch's traced records ``seq`` (a tuple of ``(trace_id, span_id,
+   parent, topic, partition, offset, own_start, ...)``): per record its ``process <topic>``
+   span (from its own start to max(end, own start)) in ``spans``, one child span per piece of
+   ``stages`` (bytes: a stage's name, kind and times fields), its shared part stored in
+   ``shared_of`` by its span id (for its offset commit span) and, with a parent, the batch
+   span's link to it in ``links``. ``where_of`` holds a partition's attributes by (topic,
+   partition); ``where_new(topic, partition)`` makes (and keeps) one missing. The order and
+   bytes of RequestEncoder._sink_records. 0, or -1 with an exception. */
+static int
+sink_records(PyObject *seq, PyObject *stages, PyObject *base, PyObject *process,
+             unsigned long long end, PyObject *shared_of, PyObject *where_of,
+             PyObject *where_new, PyObject **pool, Py_ssize_t *at, PyObject *new_pool,
+             OutBuf *spans, OutBuf *links)
 {
-    if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError,
-                        "otlp_sink_spans(records, stages, base, process, end, shared_of, "
-                        "where_of, where_new, pool, at, new_pool)");
-        return NULL;
-    }
-    PyObject *records = args[0], *stages = args[1], *base = args[2], *process = args[3];
-    PyObject *shared_of = args[5], *where_of = args[6], *where_new = args[7];
-    PyObject *new_pool = args[10];
-    if (!PyTuple_Check(stages) || !PyBytes_Check(base) ||
-        !PyBytes_Check(process) || !PyDict_Check(shared_of) || !PyDict_Check(where_of) ||
-        !PyBytes_Check(args[8])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "otlp_sink_spans: stages a tuple, base, process and "
-                        "pool bytes, shared_of and where_of dicts");
-        return NULL;
-    }
     Py_ssize_t nstages = PyTuple_GET_SIZE(stages);
-    for (Py_ssize_t i = 0; i < nstages; i++) {
-        if (!PyBytes_Check(PyTuple_GET_ITEM(stages, i))) {
-            PyErr_SetString(PyExc_TypeError, "otlp_sink_spans: a stage is not bytes");
-            return NULL;
-        }
-    }
-    unsigned long long end;
-    if (as_u64(args[4], &end) < 0) {
-        return NULL;
-    }
-    Py_ssize_t at = PyLong_AsSsize_t(args[9]);
-    if (at == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (at < 0) {
-        PyErr_SetString(PyExc_ValueError, "otlp_sink_spans: at < 0");
-        return NULL;
-    }
     Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
-    /* a tuple of the records: where_new, Python code, could change a list of them */
-    PyObject *seq = PySequence_Tuple(records);
-    if (seq == NULL) {
-        return NULL;
-    }
-    PyObject *pool = Py_NewRef(args[8]);
-    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0};
     char *shared_buf = NULL;
     Py_ssize_t shared_cap = 0;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
@@ -1580,29 +1539,29 @@ otlp_sink_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t tail_size = (has_parent ? 10 : 0) + attributes_size + process_size + 6;
         Py_ssize_t body_size = 28 + tail_size + middle_size;
         Py_ssize_t shared_size = 18 + 10 + attributes_size + 6;
-        if (buf_reserve(&spans, 11 + body_size) < 0) {
+        if (buf_reserve(spans, 11 + body_size) < 0) {
             Py_DECREF(where);
             goto error;
         }
         unsigned char head[11];
         head[0] = 0x12;
-        buf_put(&spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
-        buf_put(&spans, trace, 18);
-        buf_put(&spans, "\x12\x08", 2);
-        buf_put(&spans, span_id, 8);
+        buf_put(spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
+        buf_put(spans, trace, 18);
+        buf_put(spans, "\x12\x08", 2);
+        buf_put(spans, span_id, 8);
         if (has_parent) {
-            buf_put(&spans, "\x22\x08", 2);
-            buf_put(&spans, parent_id, 8);
+            buf_put(spans, "\x22\x08", 2);
+            buf_put(spans, parent_id, 8);
         }
-        buf_put(&spans, PyBytes_AS_STRING(base), base_size);
-        buf_put(&spans, PyBytes_AS_STRING(where), where_size);
-        buf_put(&spans, offset_attr, offset_size);
-        buf_put(&spans, PyBytes_AS_STRING(process), process_size);
-        buf_put(&spans, has_parent ? FLAGS_REMOTE : FLAGS_LOCAL, 6);
-        buf_byte(&spans, 0x2a);
-        buf_put(&spans, name_len, name_len_size);
-        buf_put(&spans, "process ", 8);
-        buf_put(&spans, topic_utf8, topic_size);
+        buf_put(spans, PyBytes_AS_STRING(base), base_size);
+        buf_put(spans, PyBytes_AS_STRING(where), where_size);
+        buf_put(spans, offset_attr, offset_size);
+        buf_put(spans, PyBytes_AS_STRING(process), process_size);
+        buf_put(spans, has_parent ? FLAGS_REMOTE : FLAGS_LOCAL, 6);
+        buf_byte(spans, 0x2a);
+        buf_put(spans, name_len, name_len_size);
+        buf_put(spans, "process ", 8);
+        buf_put(spans, topic_utf8, topic_size);
         unsigned char times[20];
         times[0] = 0x30;
         times[1] = CONSUMER_KIND;
@@ -1610,7 +1569,7 @@ otlp_sink_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         put_le64(times + 3, own_start);
         times[11] = 0x41;
         put_le64(times + 12, end > own_start ? end : own_start);
-        buf_put(&spans, times, 20);
+        buf_put(spans, times, 20);
 
         /* the shared part: trace, the record's span id as the parent, attributes, flags */
         if (shared_cap < shared_size) {
@@ -1642,46 +1601,319 @@ otlp_sink_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         }
         if (nstages) {
-            const unsigned char *ids = take_ids(&pool, &at, nstages, new_pool);
-            if (ids == NULL || put_children(&spans, s, shared_size, &PyTuple_GET_ITEM(stages, 0),
+            const unsigned char *ids = take_ids(pool, at, nstages, new_pool);
+            if (ids == NULL || put_children(spans, s, shared_size, &PyTuple_GET_ITEM(stages, 0),
                                             nstages, ids) < 0) {
                 goto error;
             }
         }
         if (has_parent) { /* the batch span's link: trace, parent's span id, offset, flags */
             Py_ssize_t link_size = 18 + 10 + offset_size + 5;
-            if (buf_reserve(&links, 2 + link_size) < 0) {
+            if (buf_reserve(links, 2 + link_size) < 0) {
                 goto error;
             }
-            buf_byte(&links, 0x6a);
-            buf_byte(&links, (unsigned char)link_size); /* under 128 */
-            buf_put(&links, trace, 18);
-            buf_put(&links, "\x12\x08", 2);
-            buf_put(&links, parent_id, 8);
+            buf_byte(links, 0x6a);
+            buf_byte(links, (unsigned char)link_size); /* under 128 */
+            buf_put(links, trace, 18);
+            buf_put(links, "\x12\x08", 2);
+            buf_put(links, parent_id, 8);
             put_offset_attribute(offset_attr, 0x22, number, number_size);
-            buf_put(&links, offset_attr, offset_size);
-            buf_put(&links, LINK_FLAGS_REMOTE, 5);
+            buf_put(links, offset_attr, offset_size);
+            buf_put(links, LINK_FLAGS_REMOTE, 5);
         }
     }
-    Py_DECREF(seq);
     PyMem_Free(shared_buf);
-    PyObject *spans_bytes = buf_finish(&spans);
-    PyObject *links_bytes = buf_finish(&links);
-    PyObject *result = NULL;
-    if (spans_bytes != NULL && links_bytes != NULL) {
-        result = Py_BuildValue("(OOOn)", spans_bytes, links_bytes, pool, at);
-    }
-    Py_XDECREF(spans_bytes);
-    Py_XDECREF(links_bytes);
-    Py_DECREF(pool);
-    return result;
+    return 0;
 error:
-    Py_DECREF(seq);
     PyMem_Free(shared_buf);
+    return -1;
+}
+
+/* A string attribute's or a span name's text (UTF-8, kept by the str); NULL with TypeError
+   for anything else. */
+static const char *
+utf8_of(PyObject *text, Py_ssize_t *size, const char *what)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s is a %.100s, not a str", what, Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    return PyUnicode_AsUTF8AndSize(text, size);
+}
+
+/* A span's name, kind and times fields (5 to 8): otlp_encoding's _middle. */
+static PyObject *
+stage_piece(PyObject *name, int kind, PyObject *start, PyObject *end)
+{
+    Py_ssize_t size;
+    const char *text = utf8_of(name, &size, "a stage's name");
+    unsigned long long t0, t1;
+    if (text == NULL || as_u64(start, &t0) < 0 || as_u64(end, &t1) < 0) {
+        return NULL;
+    }
+    unsigned char len[10];
+    Py_ssize_t len_size = put_varint(len, (unsigned long long)size);
+    PyObject *piece = PyBytes_FromStringAndSize(NULL, 1 + len_size + size + 20);
+    if (piece == NULL) {
+        return NULL;
+    }
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(piece);
+    out[0] = 0x2a;
+    memcpy(out + 1, len, (size_t)len_size);
+    memcpy(out + 1 + len_size, text, (size_t)size);
+    out += 1 + len_size + size;
+    out[0] = 0x30;
+    out[1] = (unsigned char)kind;
+    out[2] = 0x39;
+    put_le64(out + 3, t0);
+    out[11] = 0x41;
+    put_le64(out + 12, t1);
+    return piece;
+}
+
+/* An int attribute (a span's field 9: KeyValue{key, value: AnyValue{int_value}}, the value's
+   64-bit two's complement; a bool's AnyValue{bool_value}) as otlp_wire.encode_attributes
+   writes it, for a key under 100 bytes. */
+static int
+put_int_attribute(OutBuf *buf, const char *key, PyObject *value)
+{
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s is a %.100s, not an int", key, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    unsigned char any[11];
+    Py_ssize_t any_size;
+    if (PyBool_Check(value)) {
+        any[0] = 0x10;
+        any[1] = value == Py_True;
+        any_size = 2;
+    }
+    else {
+        unsigned long long v = PyLong_AsUnsignedLongLongMask(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+            return -1;
+        }
+        any[0] = 0x18;
+        any_size = 1 + put_varint(any + 1, v);
+    }
+    Py_ssize_t key_size = (Py_ssize_t)strlen(key);
+    if (buf_reserve(buf, 6 + key_size + any_size) < 0) {
+        return -1;
+    }
+    buf_byte(buf, 0x4a);
+    buf_byte(buf, (unsigned char)(4 + key_size + any_size));
+    buf_byte(buf, 0x0a);
+    buf_byte(buf, (unsigned char)key_size);
+    buf_put(buf, key, key_size);
+    buf_byte(buf, 0x12);
+    buf_byte(buf, (unsigned char)any_size);
+    buf_put(buf, any, any_size);
+    return 0;
+}
+
+#define INTERNAL_KIND 1
+
+/* otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, where_new,
+   pool, at, new_pool) -> (spans, pool, at): RequestEncoder._sink, a ``sink`` trace record
+   ``("sink", base_attributes, topic, size, timeline, (batch trace id, batch span id),
+   records, ...)`` made into its spans (concatenated, each a ScopeSpans ``spans`` field): the
+   batch span (its attributes ``base``, ``process``, ``topic_attribute`` (the encoded
+   messaging.destination.name), its size and how many records are traced, and its links to the
+   records' parents), its consume span (the timeline's first stage), then per traced record its
+   span and one child span per later stage (see sink_records). The span ids come from ``pool``
+   at ``at`` (records first, then the consume span's), as in Python. */
+static PyObject *
+otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_sink_batch(record, base, topic_attribute, process, shared_of, "
+                        "where_of, where_new, pool, at, new_pool)");
+        return NULL;
+    }
+    PyObject *record = args[0], *base = args[1], *topic_attribute = args[2], *process = args[3];
+    PyObject *shared_of = args[4], *where_of = args[5], *where_new = args[6];
+    PyObject *new_pool = args[9];
+    if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 7 || !PyBytes_Check(base) ||
+        !PyBytes_Check(topic_attribute) || !PyBytes_Check(process) ||
+        !PyDict_Check(shared_of) || !PyDict_Check(where_of) || !PyBytes_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_sink_batch: record a tuple of 7 items, base, topic_attribute, "
+                        "process and pool bytes, shared_of and where_of dicts");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[8]);
+    if (at == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "otlp_sink_batch: at < 0");
+        return NULL;
+    }
+    PyObject *topic = PyTuple_GET_ITEM(record, 2), *size = PyTuple_GET_ITEM(record, 3);
+    PyObject *timeline = PyTuple_GET_ITEM(record, 4), *batch_ids = PyTuple_GET_ITEM(record, 5);
+    if ((!PyList_Check(timeline) && !PyTuple_Check(timeline)) || Py_SIZE(timeline) < 1 ||
+        !PyTuple_Check(batch_ids) ||
+        PyTuple_GET_SIZE(batch_ids) != 2) {
+        PyErr_SetString(PyExc_TypeError, "otlp_sink_batch: a sink record's timeline is not a "
+                                         "list of stages, or its batch ids not a pair");
+        return NULL;
+    }
+    /* the timeline: a tuple of its stages (its list could change in Python code called) */
+    PyObject *stages_in = PySequence_Tuple(timeline);
+    PyObject *seq = PySequence_Tuple(PyTuple_GET_ITEM(record, 6));
+    PyObject *pool = Py_NewRef(args[7]);
+    PyObject *stages = NULL, *consume = NULL, *result = NULL;
+    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0}, head = {NULL, 0, 0};
+    if (stages_in == NULL || seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t nstages = PyTuple_GET_SIZE(stages_in);
+    unsigned long long end = 0, start;
+    for (Py_ssize_t i = 0; i < nstages; i++) {
+        PyObject *t = PyTuple_GET_ITEM(stages_in, i);
+        unsigned long long t1;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a stage is not a (name, start, end) tuple");
+            goto done;
+        }
+        if (as_u64(PyTuple_GET_ITEM(t, 2), &t1) < 0) {
+            goto done;
+        }
+        end = i == 0 || t1 > end ? t1 : end;
+    }
+    PyObject *first = PyTuple_GET_ITEM(stages_in, 0);
+    if (as_u64(PyTuple_GET_ITEM(first, 1), &start) < 0) {
+        goto done;
+    }
+    stages = PyTuple_New(nstages - 1);
+    if (stages == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < nstages; i++) {
+        PyObject *t = PyTuple_GET_ITEM(stages_in, i);
+        PyObject *piece = stage_piece(PyTuple_GET_ITEM(t, 0), INTERNAL_KIND,
+                                      PyTuple_GET_ITEM(t, 1), PyTuple_GET_ITEM(t, 2));
+        if (piece == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(stages, i - 1, piece);
+    }
+    if (sink_records(seq, stages, base, process, end, shared_of, where_of, where_new, &pool,
+                     &at, new_pool, &spans, &links) < 0) {
+        goto done;
+    }
+
+    /* the batch span: trace, span id, name "process <topic> batch", kind, times, attributes,
+       links, flags */
+    unsigned char trace[18], batch_span[8];
+    unsigned long long span_id;
+    trace[0] = 0x0a;
+    trace[1] = 0x10;
+    if (put_trace_id(trace + 2, PyTuple_GET_ITEM(batch_ids, 0)) < 0 ||
+        as_u64(PyTuple_GET_ITEM(batch_ids, 1), &span_id) < 0) {
+        goto done;
+    }
+    put_be64(batch_span, span_id);
+    Py_ssize_t topic_size;
+    const char *topic_utf8 = utf8_of(topic, &topic_size, "a sink record's topic");
+    if (topic_utf8 == NULL) {
+        goto done;
+    }
+    Py_ssize_t name_size = 8 + topic_size + 6;
+    unsigned char name_len[10];
+    Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+    PyObject *traced = PyLong_FromSsize_t(PyTuple_GET_SIZE(seq));
+    if (traced == NULL) {
+        goto done;
+    }
+    OutBuf counts = {NULL, 0, 0}; /* the batch's size and traced records attributes */
+    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size) < 0 ||
+                          put_int_attribute(&counts, "connectrt.traced_records", traced) < 0
+                      ? -1
+                      : 0;
+    Py_DECREF(traced);
+    Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
+    Py_ssize_t topic_attr_size = PyBytes_GET_SIZE(topic_attribute);
+    Py_ssize_t middle_size = 1 + name_len_size + name_size + 20;
+    Py_ssize_t body_size = 28 + middle_size + base_size + process_size + topic_attr_size +
+                           counts.len + links.len + 6;
+    if (counted < 0 || buf_reserve(&head, 11 + body_size) < 0) {
+        PyMem_Free(counts.data);
+        goto done;
+    }
+    unsigned char varint_buf[10];
+    buf_byte(&head, 0x12);
+    buf_put(&head, varint_buf, put_varint(varint_buf, (unsigned long long)body_size));
+    buf_put(&head, trace, 18);
+    buf_put(&head, "\x12\x08", 2);
+    buf_put(&head, batch_span, 8);
+    buf_byte(&head, 0x2a);
+    buf_put(&head, name_len, name_len_size);
+    buf_put(&head, "process ", 8);
+    buf_put(&head, topic_utf8, topic_size);
+    buf_put(&head, " batch", 6);
+    unsigned char times[20];
+    times[0] = 0x30;
+    times[1] = CONSUMER_KIND;
+    times[2] = 0x39;
+    put_le64(times + 3, start);
+    times[11] = 0x41;
+    put_le64(times + 12, end);
+    buf_put(&head, times, 20);
+    buf_put(&head, PyBytes_AS_STRING(base), base_size);
+    buf_put(&head, PyBytes_AS_STRING(process), process_size);
+    buf_put(&head, PyBytes_AS_STRING(topic_attribute), topic_attr_size);
+    buf_put(&head, counts.data, counts.len);
+    PyMem_Free(counts.data);
+    if (links.len) {
+        buf_put(&head, links.data, links.len);
+    }
+    buf_put(&head, FLAGS_LOCAL, 6);
+
+    /* the consume span: a child of the batch span (its shared part: trace, the batch span's
+       id as its parent, base, topic attribute, flags), its span id after the records' */
+    consume = stage_piece(PyTuple_GET_ITEM(first, 0), INTERNAL_KIND, PyTuple_GET_ITEM(first, 1),
+                          PyTuple_GET_ITEM(first, 2));
+    if (consume == NULL) {
+        goto done;
+    }
+    Py_ssize_t receive_size = 28 + base_size + topic_attr_size + 6;
+    char *receive = PyMem_Malloc((size_t)receive_size);
+    if (receive == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(receive, trace, 18);
+    memcpy(receive + 18, "\x22\x08", 2);
+    memcpy(receive + 20, batch_span, 8);
+    memcpy(receive + 28, PyBytes_AS_STRING(base), (size_t)base_size);
+    memcpy(receive + 28 + base_size, PyBytes_AS_STRING(topic_attribute),
+           (size_t)topic_attr_size);
+    memcpy(receive + 28 + base_size + topic_attr_size, FLAGS_LOCAL, 6);
+    const unsigned char *ids = take_ids(&pool, &at, 1, new_pool);
+    int put = ids == NULL ? -1 : put_children(&head, receive, receive_size, &consume, 1, ids);
+    PyMem_Free(receive);
+    if (put < 0 || buf_reserve(&head, spans.len) < 0) {
+        goto done;
+    }
+    if (spans.len) {
+        buf_put(&head, spans.data, spans.len);
+    }
+    PyObject *out = buf_finish(&head);
+    if (out != NULL) {
+        result = Py_BuildValue("(NOn)", out, pool, at);
+    }
+done:
+    Py_XDECREF(stages_in);
+    Py_XDECREF(seq);
+    Py_XDECREF(stages);
+    Py_XDECREF(consume);
     PyMem_Free(spans.data);
     PyMem_Free(links.data);
+    PyMem_Free(head.data);
     Py_DECREF(pool);
-    return NULL;
+    return result;
 }
 
 /* otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) ->
@@ -1784,9 +2016,9 @@ static PyMethodDef speedups_functions[] = {
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
-    {"otlp_sink_spans", (PyCFunction)(void (*)(void))otlp_sink_spans, METH_FASTCALL,
-     PyDoc_STR("otlp_sink_spans(records, stages, base, process, end, shared_of, where_of, "
-               "where_new, pool, at, new_pool) -> (spans, links, pool, at)")},
+    {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,
+     PyDoc_STR("otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, "
+               "where_new, pool, at, new_pool) -> (spans, pool, at)")},
     {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
      PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
                "-> (spans, pool, at)")},

@@ -35,21 +35,20 @@ def method_any(method: Callable[[Any], Any], items: list[Any] | tuple[Any, ...])
 def timestamp_columns(
     msgs: list[Any], timestamp: Callable[[Any], Any], types: tuple[Any, ...]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]: ...
-def otlp_sink_spans(
-    records: list[tuple[Any, ...]],
-    stages: tuple[bytes, ...],
+def otlp_sink_batch(
+    record: tuple[Any, ...],
     base: bytes,
+    topic_attribute: bytes,
     process: bytes,
-    end: int,
     shared_of: dict[int, bytes],
     where_of: dict[tuple[str, int | None], bytes],
     where_new: Callable[[str, int], bytes],
     pool: bytes,
     at: int,
     new_pool: Callable[[int], bytes],
-) -> tuple[bytes, bytes, bytes, int]:
-    """A sink batch's traced records' spans, the batch span's links, and the span id pool and
-    its position after them (RequestEncoder._sink's loop; see the C file)."""
+) -> tuple[bytes, bytes, int]:
+    """A ``sink`` trace record's spans (the batch span, its consume, per traced record its span
+    and stage spans), and the span id pool and its position after them (RequestEncoder._sink)."""
 
 def otlp_commit_spans(
     records: list[tuple[Any, ...]],

@@ -153,7 +153,7 @@ def test_the_c_loop_refuses_what_the_python_loop_refuses(
             encoder.spans([record])
 
 
-@pytest.mark.parametrize("module", [None, SimpleNamespace(), SimpleNamespace(otlp_sink_spans=1)])
+@pytest.mark.parametrize("module", [None, SimpleNamespace(), SimpleNamespace(otlp_sink_batch=1)])
 def test_the_python_loops_are_used_without_the_c_ones(
     module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

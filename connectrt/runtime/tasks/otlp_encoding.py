@@ -146,7 +146,7 @@ def _c_loops(module: ModuleType | None) -> ModuleType | None:
     """``module`` (the C extension) when it has the per-record loops of :meth:`RequestEncoder._sink`
     and :meth:`RequestEncoder._commit`, else None (an extension built before them: Python)."""
     if module is None or not all(
-        hasattr(module, name) for name in ("otlp_sink_spans", "otlp_commit_spans")
+        hasattr(module, name) for name in ("otlp_sink_batch", "otlp_commit_spans")
     ):
         return None
     return module
@@ -248,23 +248,15 @@ class RequestEncoder:
         _tag, base_attributes, topic, size, timeline, batch_ids, records = record[:7]
         batch_trace, batch_span = batch_ids
         base = self._base(base_attributes, record[7] if len(record) > 7 else None)
-        start = timeline[0][1]
-        end = max(t[2] for t in timeline)
-        head = len(out)
-        out.append(b"")  # the batch span, made once its links are
-        out.append(b"")  # its consume
-        stages = [_middle(name, _INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
-        shared_of = self._shared
-        if len(shared_of) > _SHARED_MAX:
-            shared_of.clear()  # records whose commit never came (their task went): let go
+        if len(self._shared) > _SHARED_MAX:
+            self._shared.clear()  # records whose commit never came (their task went): let go
         if self._c is not None:
-            spans, link, self._pool, self._at = self._c.otlp_sink_spans(
-                records,
-                tuple(stages),
+            spans, self._pool, self._at = self._c.otlp_sink_batch(
+                record,
                 base,
+                self._topic(topic),
                 self._process,
-                end,
-                shared_of,
+                self._shared,
                 self._where,
                 self._where_of,
                 self._pool,
@@ -272,9 +264,14 @@ class RequestEncoder:
                 _new_pool,
             )
             out.append(spans)
-            links = [link]
-        else:
-            links = self._sink_records(records, base, end, stages, out)
+            return 2 + len(records) * len(timeline)
+        start = timeline[0][1]
+        end = max(t[2] for t in timeline)
+        head = len(out)
+        out.append(b"")  # the batch span, made once its links are
+        out.append(b"")  # its consume
+        stages = [_middle(name, _INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
+        links = self._sink_records(records, base, end, stages, out)
         batch_attributes = {
             "messaging.operation.type": "process",
             "messaging.destination.name": topic,
@@ -316,7 +313,7 @@ class RequestEncoder:
     ) -> list[bytes]:
         """The spans of a sink batch's traced records (each its span and one child per stage
         of ``stages``), appended to ``out``; returns the batch span's links to their parents.
-        The Python loop (the C one: ``otlp_sink_spans`` in connectrt/_speedups.c)."""
+        The Python loop (the C one: ``sink_records`` in connectrt/_speedups.c)."""
         sizes = tuple(len(m) for m in stages)
         n = len(stages)
         process, where_of, shared_of = self._process, self._where, self._shared
@@ -477,9 +474,14 @@ class RequestEncoder:
         return out
 
     def request(self, spans: list[bytes]) -> bytes:
-        """An ``ExportTraceServiceRequest`` holding ``spans`` (pieces from :meth:`spans`)."""
-        scope_spans = length_delimited(b"\x12", self._scope + b"".join(spans))
-        return length_delimited(b"\x0a", self._resource + scope_spans)
+        """An ``ExportTraceServiceRequest`` holding ``spans`` (pieces from :meth:`spans`): its
+        length prefixes computed first, so the spans are copied once (a request is large)."""
+        inner = len(self._scope) + sum(map(len, spans))
+        scope_head = b"\x12" + varint(inner)  # ResourceSpans.scope_spans
+        outer = len(self._resource) + len(scope_head) + inner
+        parts = [b"\x0a" + varint(outer), self._resource, scope_head, self._scope]
+        parts += spans
+        return b"".join(parts)
 
     def requests(self, records: Iterable[tuple[Any, ...]], max_spans: int) -> Iterator[bytes]:
         """The requests holding the spans of ``records``, of about ``max_spans`` spans each (a
