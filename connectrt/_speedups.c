@@ -26,6 +26,12 @@
  * ``tuple(map(method, items))`` calling a C method's function directly (librdkafka's Message
  * accessors, read once per message of every batch).
  *
+ * otlp_sink_batch(...) and otlp_commit_spans(...) are the per-record loops of the trace
+ * exporter's OTLP encoder (connectrt/runtime/tasks/otlp_encoding.py, RequestEncoder._sink and
+ * _commit): a sink trace record's spans and an offset commit's spans written as protobuf bytes,
+ * the same bytes in the same order as the Python loops (kept: the fallback and the tests'
+ * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
+ *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
  * Threads: no state changes outside the GIL (the module's statics included: the class it frees
  * and its kept records); a SlotFiller is immutable after construction but for its cache of row
@@ -1753,8 +1759,7 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *topic = PyTuple_GET_ITEM(record, 2), *size = PyTuple_GET_ITEM(record, 3);
     PyObject *timeline = PyTuple_GET_ITEM(record, 4), *batch_ids = PyTuple_GET_ITEM(record, 5);
     if ((!PyList_Check(timeline) && !PyTuple_Check(timeline)) || Py_SIZE(timeline) < 1 ||
-        !PyTuple_Check(batch_ids) ||
-        PyTuple_GET_SIZE(batch_ids) != 2) {
+        !PyTuple_Check(batch_ids) || PyTuple_GET_SIZE(batch_ids) != 2) {
         PyErr_SetString(PyExc_TypeError, "otlp_sink_batch: a sink record's timeline is not a "
                                          "list of stages, or its batch ids not a pair");
         return NULL;
@@ -1828,10 +1833,10 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto done;
     }
     OutBuf counts = {NULL, 0, 0}; /* the batch's size and traced records attributes */
-    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size) < 0 ||
-                          put_int_attribute(&counts, "connectrt.traced_records", traced) < 0
-                      ? -1
-                      : 0;
+    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size);
+    if (counted == 0) {
+        counted = put_int_attribute(&counts, "connectrt.traced_records", traced);
+    }
     Py_DECREF(traced);
     Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
     Py_ssize_t topic_attr_size = PyBytes_GET_SIZE(topic_attribute);
