@@ -165,3 +165,27 @@ def test_the_python_loops_are_used_without_the_c_ones(
     got = b"".join(encoder.requests(records, 50))
     monkeypatch.setattr(otlp_encoding, "SPEEDUPS", SPEEDUPS)
     assert got == _encode(False, records, monkeypatch)
+
+
+@needs_c
+def test_the_c_loops_refuse_malformed_arguments() -> None:
+    c: Any = otlp_encoding._c_loops(SPEEDUPS)
+    record = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [], None)
+    good = (record, b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n)
+    assert c.otlp_sink_batch(*good)[1:] == (b"\x01" * 8, 8)  # no records: the consume's id
+    with pytest.raises(TypeError):
+        c.otlp_sink_batch(*good[:-1])
+    with pytest.raises(TypeError):  # a stage not a (name, start, end) tuple
+        c.otlp_sink_batch(("sink", _BASE, "t", 1, [("consume", 1)], (1, 2), []), *good[1:])
+    with pytest.raises(TypeError):  # a record too short
+        c.otlp_sink_batch(("sink", _BASE, "t", 1, _STAGES, (1, 2), [(1, 2, 0)]), *good[1:])
+    with pytest.raises(TypeError):  # a topic not a str
+        c.otlp_sink_batch(
+            ("sink", _BASE, "t", 1, _STAGES, (1, 2), [(1, 2, 0, 5, 0, 0, 0)]), *good[1:]
+        )
+    with pytest.raises(ValueError):  # a pool too short for the ids asked
+        c.otlp_sink_batch(record, *good[1:-1], lambda n: b"")
+    with pytest.raises(TypeError):
+        c.otlp_commit_spans([(1, 2)], "not bytes", {}, bytes, b"", 0, bytes)
+    spans, pool, at = c.otlp_commit_spans([], b"", {}, bytes, b"", 0, bytes)
+    assert (spans, pool, at) == (b"", b"", 0)
