@@ -170,8 +170,8 @@ def test_the_python_loops_are_used_without_the_c_ones(
 @needs_c
 def test_the_c_loops_refuse_malformed_arguments() -> None:
     c: Any = otlp_encoding._c_loops(SPEEDUPS)
-    record = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [], None)
-    good = (record, b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n)
+    record: tuple[Any, ...] = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [], None)
+    good: tuple[Any, ...] = (record, b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n)
     assert c.otlp_sink_batch(*good)[1:] == (b"\x01" * 8, 8)  # no records: the consume's id
     with pytest.raises(TypeError):
         c.otlp_sink_batch(*good[:-1])
