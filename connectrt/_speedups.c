@@ -26,6 +26,12 @@
  * ``tuple(map(method, items))`` calling a C method's function directly (librdkafka's Message
  * accessors, read once per message of every batch).
  *
+ * otlp_sink_batch(...) and otlp_commit_spans(...) are the per-record loops of the trace
+ * exporter's OTLP encoder (connectrt/runtime/tasks/otlp_encoding.py, RequestEncoder._sink and
+ * _commit): a sink trace record's spans and an offset commit's spans written as protobuf bytes,
+ * the same bytes in the same order as the Python loops (kept: the fallback and the tests'
+ * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
+ *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
  * Threads: no state changes outside the GIL (the module's statics included: the class it frees
  * and its kept records); a SlotFiller is immutable after construction but for its cache of row
@@ -1214,6 +1220,800 @@ method_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(found);
 }
 
+/* ---- OTLP spans of trace records --------------------------------------------------------- */
+
+/* The per-record loops of connectrt/runtime/tasks/otlp_encoding.py's RequestEncoder (_sink and
+   _commit), writing the same protobuf bytes in the same field order as its Python code (which
+   stays: it is the fallback and the tests' oracle). The caches (a partition's attributes, the
+   kept shared parts) and the pool of random span ids stay Python objects, passed in. */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len;
+    Py_ssize_t cap;
+} OutBuf;
+
+/* Room for ``n`` more bytes in ``buf`` (grown by half again, at least); -1 with MemoryError. */
+static int
+buf_reserve(OutBuf *buf, Py_ssize_t n)
+{
+    if (buf->len + n <= buf->cap) {
+        return 0;
+    }
+    Py_ssize_t cap = buf->cap + buf->cap / 2;
+    if (cap < buf->len + n) {
+        cap = buf->len + n + 256;
+    }
+    char *data = PyMem_Realloc(buf->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    buf->data = data;
+    buf->cap = cap;
+    return 0;
+}
+
+/* Appends (callers reserved the room first). */
+static inline void
+buf_put(OutBuf *buf, const void *src, Py_ssize_t n)
+{
+    memcpy(buf->data + buf->len, src, (size_t)n);
+    buf->len += n;
+}
+
+static inline void
+buf_byte(OutBuf *buf, unsigned char c)
+{
+    buf->data[buf->len++] = (char)c;
+}
+
+/* A protobuf varint of ``v`` at ``out`` (at most 10 bytes); returns its length. */
+static inline Py_ssize_t
+put_varint(unsigned char *out, unsigned long long v)
+{
+    Py_ssize_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (unsigned char)((v & 0x7F) | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (unsigned char)v;
+    return n;
+}
+
+static inline void
+put_be64(unsigned char *out, unsigned long long v)
+{
+    for (int i = 7; i >= 0; i--) {
+        out[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+static inline void
+put_le64(unsigned char *out, unsigned long long v)
+{
+    for (int i = 0; i < 8; i++) {
+        out[i] = (unsigned char)(v & 0xFF);
+        v >>= 8;
+    }
+}
+
+/* An unsigned 64-bit id or time; -1 with an exception (OverflowError for a negative or larger
+   one, as int.to_bytes(8, ...) raises). */
+static inline int
+as_u64(PyObject *v, unsigned long long *out)
+{
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "an id or time is a %.100s, not an int",
+                     Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsUnsignedLongLong(v);
+    if (*out == (unsigned long long)-1 && PyErr_Occurred()) {
+        return -1;
+    }
+    return 0;
+}
+
+/* A 128-bit trace id, big-endian, at ``out`` (16 bytes). */
+static int
+put_trace_id(unsigned char *out, PyObject *v)
+{
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "a trace id is a %.100s, not an int", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    return _PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0, 1);
+#else
+    return _PyLong_AsByteArray((PyLongObject *)v, out, 16, 0, 0);
+#endif
+}
+
+/* A Kafka offset as the varint of its 64-bit two's complement (Python: offset & 2**64 - 1);
+   an offset outside int64 and uint64 is an OverflowError. */
+static int
+offset_bits(PyObject *v, unsigned long long *out)
+{
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "an offset is a %.100s, not an int", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long s = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow == 0) {
+        if (s == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        *out = (unsigned long long)s;
+        return 0;
+    }
+    if (overflow < 0) {
+        PyErr_SetString(PyExc_OverflowError, "an offset under -2**63");
+        return -1;
+    }
+    return as_u64(v, out);
+}
+
+/* The messaging.kafka.offset attribute (a span's field 9, or a link's field 4 with ``tag``
+   0x22) of an offset whose varint is ``number`` (``size`` bytes): KeyValue{key, value:
+   AnyValue{int_value}}, as otlp_encoding's _OFFSET_HEADS and _LINK_OFFSET_HEADS. */
+#define OFFSET_KEY "messaging.kafka.offset"
+#define OFFSET_KEY_LEN 22
+#define OFFSET_ATTR_MAX (2 + 2 + OFFSET_KEY_LEN + 3 + 10)
+
+static Py_ssize_t
+put_offset_attribute(unsigned char *out, unsigned char tag, const unsigned char *number,
+                     Py_ssize_t size)
+{
+    Py_ssize_t n = 0;
+    out[n++] = tag;
+    out[n++] = (unsigned char)(2 + OFFSET_KEY_LEN + 3 + size);
+    out[n++] = 0x0a;
+    out[n++] = OFFSET_KEY_LEN;
+    memcpy(out + n, OFFSET_KEY, OFFSET_KEY_LEN);
+    n += OFFSET_KEY_LEN;
+    out[n++] = 0x12;
+    out[n++] = (unsigned char)(size + 1);
+    out[n++] = 0x18;
+    memcpy(out + n, number, (size_t)size);
+    return n + size;
+}
+
+/* Span flags (field 16, fixed32): SAMPLED | CONTEXT_HAS_IS_REMOTE, and | CONTEXT_IS_REMOTE for
+   a span whose parent is remote; a link's flags are its field 6. */
+static const unsigned char FLAGS_LOCAL[6] = {0x85, 0x01, 0x01, 0x01, 0x00, 0x00};
+static const unsigned char FLAGS_REMOTE[6] = {0x85, 0x01, 0x01, 0x03, 0x00, 0x00};
+static const unsigned char LINK_FLAGS_REMOTE[5] = {0x35, 0x01, 0x03, 0x00, 0x00};
+
+#define CONSUMER_KIND 5
+
+/* The span id at ``*at`` of the pool (8 bytes), ``n`` of them taken: a new pool from
+   ``new_pool(n)`` (a bytes object of at least n ids) when fewer than n are left, as
+   RequestEncoder._ids. ``*pool`` is a new reference, replaced. */
+static const unsigned char *
+take_ids(PyObject **pool, Py_ssize_t *at, Py_ssize_t n, PyObject *new_pool)
+{
+    if (*at + 8 * n > PyBytes_GET_SIZE(*pool)) {
+        PyObject *count = PyLong_FromSsize_t(n);
+        if (count == NULL) {
+            return NULL;
+        }
+        PyObject *fresh = PyObject_CallOneArg(new_pool, count);
+        Py_DECREF(count);
+        if (fresh == NULL) {
+            return NULL;
+        }
+        if (!PyBytes_Check(fresh) || PyBytes_GET_SIZE(fresh) < 8 * n) {
+            PyErr_SetString(PyExc_ValueError, "new_pool(n) is not bytes of n span ids");
+            Py_DECREF(fresh);
+            return NULL;
+        }
+        Py_SETREF(*pool, fresh);
+        *at = 0;
+    }
+    const unsigned char *ids = (const unsigned char *)PyBytes_AS_STRING(*pool) + *at;
+    *at += 8 * n;
+    return ids;
+}
+
+/* One child span per stage piece (its name, kind and times fields) of a record whose spans
+   share ``shared`` (trace id field, parent id field, attributes, flags), each with its span id
+   from ``ids``: RequestEncoder._children's layout (length prefix, shared, stage, span id). */
+static int
+put_children(OutBuf *buf, const char *shared, Py_ssize_t shared_size, PyObject *const *stages,
+             Py_ssize_t nstages, const unsigned char *ids)
+{
+    for (Py_ssize_t i = 0; i < nstages; i++) {
+        Py_ssize_t size = PyBytes_GET_SIZE(stages[i]);
+        if (buf_reserve(buf, 11 + shared_size + size + 10) < 0) {
+            return -1;
+        }
+        unsigned char head[11];
+        head[0] = 0x12;
+        Py_ssize_t h = 1 + put_varint(head + 1, (unsigned long long)(10 + shared_size + size));
+        buf_put(buf, head, h);
+        buf_put(buf, shared, shared_size);
+        buf_put(buf, PyBytes_AS_STRING(stages[i]), size);
+        buf_put(buf, "\x12\x08", 2);
+        buf_put(buf, ids + 8 * i, 8);
+    }
+    return 0;
+}
+
+/* A bytes object of ``buf``'s content; frees it. */
+static PyObject *
+buf_finish(OutBuf *buf)
+{
+    PyObject *out = PyBytes_FromStringAndSize(buf->data != NULL ? buf->data : "", buf->len);
+    PyMem_Free(buf->data);
+    buf->data = NULL;
+    return out;
+}
+
+/* The spans of a sink batch's traced records ``seq`` (a tuple of ``(trace_id, span_id,
+   parent, topic, partition, offset, own_start, ...)``): per record its ``process <topic>``
+   span (from its own start to max(end, own start)) in ``spans``, one child span per piece of
+   ``stages`` (bytes: a stage's name, kind and times fields), its shared part stored in
+   ``shared_of`` by its span id (for its offset commit span) and, with a parent, the batch
+   span's link to it in ``links``. ``where_of`` holds a partition's attributes by (topic,
+   partition); ``where_new(topic, partition)`` makes (and keeps) one missing. The order and
+   bytes of RequestEncoder._sink_records. 0, or -1 with an exception. */
+static int
+sink_records(PyObject *seq, PyObject *stages, PyObject *base, PyObject *process,
+             unsigned long long end, PyObject *shared_of, PyObject *where_of,
+             PyObject *where_new, PyObject **pool, Py_ssize_t *at, PyObject *new_pool,
+             OutBuf *spans, OutBuf *links)
+{
+    Py_ssize_t nstages = PyTuple_GET_SIZE(stages);
+    Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
+    char *shared_buf = NULL;
+    Py_ssize_t shared_cap = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *r = PyTuple_GET_ITEM(seq, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 7) {
+            PyErr_SetString(PyExc_TypeError, "a sink trace record is not a tuple of 7 items");
+            goto error;
+        }
+        PyObject *topic = PyTuple_GET_ITEM(r, 3), *parent = PyTuple_GET_ITEM(r, 2);
+        unsigned char trace[18], span_id[8], parent_id[8], number[10];
+        unsigned long long id, offset, own_start;
+        trace[0] = 0x0a;
+        trace[1] = 0x10;
+        if (put_trace_id(trace + 2, PyTuple_GET_ITEM(r, 0)) < 0 ||
+            as_u64(PyTuple_GET_ITEM(r, 1), &id) < 0 ||
+            offset_bits(PyTuple_GET_ITEM(r, 5), &offset) < 0 ||
+            as_u64(PyTuple_GET_ITEM(r, 6), &own_start) < 0) {
+            goto error;
+        }
+        put_be64(span_id, id);
+        int has_parent = PyObject_IsTrue(parent);
+        if (has_parent < 0) {
+            goto error;
+        }
+        if (has_parent) {
+            unsigned long long pid;
+            if (as_u64(parent, &pid) < 0) {
+                goto error;
+            }
+            put_be64(parent_id, pid);
+        }
+        if (!PyUnicode_Check(topic)) {
+            PyErr_SetString(PyExc_TypeError, "a sink trace record's topic is not a str");
+            goto error;
+        }
+        Py_ssize_t topic_size;
+        const char *topic_utf8 = PyUnicode_AsUTF8AndSize(topic, &topic_size);
+        if (topic_utf8 == NULL) {
+            goto error;
+        }
+        /* the partition's attributes (a new reference: where_new may replace the cache's) */
+        PyObject *key = PyTuple_Pack(2, topic, PyTuple_GET_ITEM(r, 4));
+        if (key == NULL) {
+            goto error;
+        }
+        PyObject *where = PyDict_GetItemWithError(where_of, key);
+        Py_XINCREF(where);
+        Py_DECREF(key);
+        if (where == NULL) {
+            if (PyErr_Occurred()) {
+                goto error;
+            }
+            where = PyObject_CallFunctionObjArgs(where_new, topic, PyTuple_GET_ITEM(r, 4), NULL);
+            if (where == NULL) {
+                goto error;
+            }
+        }
+        if (!PyBytes_Check(where)) {
+            Py_DECREF(where);
+            PyErr_SetString(PyExc_TypeError, "a partition's attributes are not bytes");
+            goto error;
+        }
+        Py_ssize_t where_size = PyBytes_GET_SIZE(where);
+        Py_ssize_t number_size = put_varint(number, offset);
+        unsigned char offset_attr[OFFSET_ATTR_MAX];
+        Py_ssize_t offset_size = put_offset_attribute(offset_attr, 0x4a, number, number_size);
+        Py_ssize_t attributes_size = base_size + where_size + offset_size;
+
+        /* the process span: trace, span id, [parent id], attributes, process, flags, middle
+           (name "process <topic>", kind, start, end) */
+        Py_ssize_t name_size = 8 + topic_size;
+        unsigned char name_len[10];
+        Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+        Py_ssize_t middle_size = 1 + name_len_size + name_size + 2 + 9 + 9;
+        Py_ssize_t tail_size = (has_parent ? 10 : 0) + attributes_size + process_size + 6;
+        Py_ssize_t body_size = 28 + tail_size + middle_size;
+        Py_ssize_t shared_size = 18 + 10 + attributes_size + 6;
+        if (buf_reserve(spans, 11 + body_size) < 0) {
+            Py_DECREF(where);
+            goto error;
+        }
+        unsigned char head[11];
+        head[0] = 0x12;
+        buf_put(spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
+        buf_put(spans, trace, 18);
+        buf_put(spans, "\x12\x08", 2);
+        buf_put(spans, span_id, 8);
+        if (has_parent) {
+            buf_put(spans, "\x22\x08", 2);
+            buf_put(spans, parent_id, 8);
+        }
+        buf_put(spans, PyBytes_AS_STRING(base), base_size);
+        buf_put(spans, PyBytes_AS_STRING(where), where_size);
+        buf_put(spans, offset_attr, offset_size);
+        buf_put(spans, PyBytes_AS_STRING(process), process_size);
+        buf_put(spans, has_parent ? FLAGS_REMOTE : FLAGS_LOCAL, 6);
+        buf_byte(spans, 0x2a);
+        buf_put(spans, name_len, name_len_size);
+        buf_put(spans, "process ", 8);
+        buf_put(spans, topic_utf8, topic_size);
+        unsigned char times[20];
+        times[0] = 0x30;
+        times[1] = CONSUMER_KIND;
+        times[2] = 0x39;
+        put_le64(times + 3, own_start);
+        times[11] = 0x41;
+        put_le64(times + 12, end > own_start ? end : own_start);
+        buf_put(spans, times, 20);
+
+        /* the shared part: trace, the record's span id as the parent, attributes, flags */
+        if (shared_cap < shared_size) {
+            char *grown = PyMem_Realloc(shared_buf, (size_t)shared_size);
+            if (grown == NULL) {
+                Py_DECREF(where);
+                PyErr_NoMemory();
+                goto error;
+            }
+            shared_buf = grown;
+            shared_cap = shared_size;
+        }
+        char *s = shared_buf;
+        memcpy(s, trace, 18);
+        memcpy(s + 18, "\x22\x08", 2);
+        memcpy(s + 20, span_id, 8);
+        memcpy(s + 28, PyBytes_AS_STRING(base), (size_t)base_size);
+        memcpy(s + 28 + base_size, PyBytes_AS_STRING(where), (size_t)where_size);
+        memcpy(s + 28 + base_size + where_size, offset_attr, (size_t)offset_size);
+        memcpy(s + 28 + attributes_size, FLAGS_LOCAL, 6);
+        Py_DECREF(where);
+        PyObject *shared = PyBytes_FromStringAndSize(s, shared_size);
+        if (shared == NULL) {
+            goto error;
+        }
+        int stored = PyDict_SetItem(shared_of, PyTuple_GET_ITEM(r, 1), shared);
+        Py_DECREF(shared);
+        if (stored < 0) {
+            goto error;
+        }
+        if (nstages) {
+            const unsigned char *ids = take_ids(pool, at, nstages, new_pool);
+            if (ids == NULL || put_children(spans, s, shared_size, &PyTuple_GET_ITEM(stages, 0),
+                                            nstages, ids) < 0) {
+                goto error;
+            }
+        }
+        if (has_parent) { /* the batch span's link: trace, parent's span id, offset, flags */
+            Py_ssize_t link_size = 18 + 10 + offset_size + 5;
+            if (buf_reserve(links, 2 + link_size) < 0) {
+                goto error;
+            }
+            buf_byte(links, 0x6a);
+            buf_byte(links, (unsigned char)link_size); /* under 128 */
+            buf_put(links, trace, 18);
+            buf_put(links, "\x12\x08", 2);
+            buf_put(links, parent_id, 8);
+            put_offset_attribute(offset_attr, 0x22, number, number_size);
+            buf_put(links, offset_attr, offset_size);
+            buf_put(links, LINK_FLAGS_REMOTE, 5);
+        }
+    }
+    PyMem_Free(shared_buf);
+    return 0;
+error:
+    PyMem_Free(shared_buf);
+    return -1;
+}
+
+/* A string attribute's or a span name's text (UTF-8, kept by the str); NULL with TypeError
+   for anything else. */
+static const char *
+utf8_of(PyObject *text, Py_ssize_t *size, const char *what)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_Format(PyExc_TypeError, "%s is a %.100s, not a str", what, Py_TYPE(text)->tp_name);
+        return NULL;
+    }
+    return PyUnicode_AsUTF8AndSize(text, size);
+}
+
+/* A span's name, kind and times fields (5 to 8): otlp_encoding's _middle. */
+static PyObject *
+stage_piece(PyObject *name, int kind, PyObject *start, PyObject *end)
+{
+    Py_ssize_t size;
+    const char *text = utf8_of(name, &size, "a stage's name");
+    unsigned long long t0, t1;
+    if (text == NULL || as_u64(start, &t0) < 0 || as_u64(end, &t1) < 0) {
+        return NULL;
+    }
+    unsigned char len[10];
+    Py_ssize_t len_size = put_varint(len, (unsigned long long)size);
+    PyObject *piece = PyBytes_FromStringAndSize(NULL, 1 + len_size + size + 20);
+    if (piece == NULL) {
+        return NULL;
+    }
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(piece);
+    out[0] = 0x2a;
+    memcpy(out + 1, len, (size_t)len_size);
+    memcpy(out + 1 + len_size, text, (size_t)size);
+    out += 1 + len_size + size;
+    out[0] = 0x30;
+    out[1] = (unsigned char)kind;
+    out[2] = 0x39;
+    put_le64(out + 3, t0);
+    out[11] = 0x41;
+    put_le64(out + 12, t1);
+    return piece;
+}
+
+/* An int attribute (a span's field 9: KeyValue{key, value: AnyValue{int_value}}, the value's
+   64-bit two's complement; a bool's AnyValue{bool_value}) as otlp_wire.encode_attributes
+   writes it, for a key under 100 bytes. */
+static int
+put_int_attribute(OutBuf *buf, const char *key, PyObject *value)
+{
+    if (!PyLong_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s is a %.100s, not an int", key, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    unsigned char any[11];
+    Py_ssize_t any_size;
+    if (PyBool_Check(value)) {
+        any[0] = 0x10;
+        any[1] = value == Py_True;
+        any_size = 2;
+    }
+    else {
+        unsigned long long v = PyLong_AsUnsignedLongLongMask(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+            return -1;
+        }
+        any[0] = 0x18;
+        any_size = 1 + put_varint(any + 1, v);
+    }
+    Py_ssize_t key_size = (Py_ssize_t)strlen(key);
+    if (buf_reserve(buf, 6 + key_size + any_size) < 0) {
+        return -1;
+    }
+    buf_byte(buf, 0x4a);
+    buf_byte(buf, (unsigned char)(4 + key_size + any_size));
+    buf_byte(buf, 0x0a);
+    buf_byte(buf, (unsigned char)key_size);
+    buf_put(buf, key, key_size);
+    buf_byte(buf, 0x12);
+    buf_byte(buf, (unsigned char)any_size);
+    buf_put(buf, any, any_size);
+    return 0;
+}
+
+#define INTERNAL_KIND 1
+
+/* otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, where_new,
+   pool, at, new_pool) -> (spans, pool, at): RequestEncoder._sink, a ``sink`` trace record
+   ``("sink", base_attributes, topic, size, timeline, (batch trace id, batch span id),
+   records, ...)`` made into its spans (concatenated, each a ScopeSpans ``spans`` field): the
+   batch span (its attributes ``base``, ``process``, ``topic_attribute`` (the encoded
+   messaging.destination.name), its size and how many records are traced, and its links to the
+   records' parents), its consume span (the timeline's first stage), then per traced record its
+   span and one child span per later stage (see sink_records). The span ids come from ``pool``
+   at ``at`` (records first, then the consume span's), as in Python. */
+static PyObject *
+otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_sink_batch(record, base, topic_attribute, process, shared_of, "
+                        "where_of, where_new, pool, at, new_pool)");
+        return NULL;
+    }
+    PyObject *record = args[0], *base = args[1], *topic_attribute = args[2], *process = args[3];
+    PyObject *shared_of = args[4], *where_of = args[5], *where_new = args[6];
+    PyObject *new_pool = args[9];
+    if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 7 || !PyBytes_Check(base) ||
+        !PyBytes_Check(topic_attribute) || !PyBytes_Check(process) ||
+        !PyDict_Check(shared_of) || !PyDict_Check(where_of) || !PyBytes_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_sink_batch: record a tuple of 7 items, base, topic_attribute, "
+                        "process and pool bytes, shared_of and where_of dicts");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[8]);
+    if (at == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "otlp_sink_batch: at < 0");
+        return NULL;
+    }
+    PyObject *topic = PyTuple_GET_ITEM(record, 2), *size = PyTuple_GET_ITEM(record, 3);
+    PyObject *timeline = PyTuple_GET_ITEM(record, 4), *batch_ids = PyTuple_GET_ITEM(record, 5);
+    if ((!PyList_Check(timeline) && !PyTuple_Check(timeline)) || Py_SIZE(timeline) < 1 ||
+        !PyTuple_Check(batch_ids) || PyTuple_GET_SIZE(batch_ids) != 2) {
+        PyErr_SetString(PyExc_TypeError, "otlp_sink_batch: a sink record's timeline is not a "
+                                         "list of stages, or its batch ids not a pair");
+        return NULL;
+    }
+    /* the timeline: a tuple of its stages (its list could change in Python code called) */
+    PyObject *stages_in = PySequence_Tuple(timeline);
+    PyObject *seq = PySequence_Tuple(PyTuple_GET_ITEM(record, 6));
+    PyObject *pool = Py_NewRef(args[7]);
+    PyObject *stages = NULL, *consume = NULL, *result = NULL;
+    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0}, head = {NULL, 0, 0};
+    if (stages_in == NULL || seq == NULL) {
+        goto done;
+    }
+    Py_ssize_t nstages = PyTuple_GET_SIZE(stages_in);
+    unsigned long long end = 0, start;
+    for (Py_ssize_t i = 0; i < nstages; i++) {
+        PyObject *t = PyTuple_GET_ITEM(stages_in, i);
+        unsigned long long t1;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a stage is not a (name, start, end) tuple");
+            goto done;
+        }
+        if (as_u64(PyTuple_GET_ITEM(t, 2), &t1) < 0) {
+            goto done;
+        }
+        end = i == 0 || t1 > end ? t1 : end;
+    }
+    PyObject *first = PyTuple_GET_ITEM(stages_in, 0);
+    if (as_u64(PyTuple_GET_ITEM(first, 1), &start) < 0) {
+        goto done;
+    }
+    stages = PyTuple_New(nstages - 1);
+    if (stages == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < nstages; i++) {
+        PyObject *t = PyTuple_GET_ITEM(stages_in, i);
+        PyObject *piece = stage_piece(PyTuple_GET_ITEM(t, 0), INTERNAL_KIND,
+                                      PyTuple_GET_ITEM(t, 1), PyTuple_GET_ITEM(t, 2));
+        if (piece == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(stages, i - 1, piece);
+    }
+    if (sink_records(seq, stages, base, process, end, shared_of, where_of, where_new, &pool,
+                     &at, new_pool, &spans, &links) < 0) {
+        goto done;
+    }
+
+    /* the batch span: trace, span id, name "process <topic> batch", kind, times, attributes,
+       links, flags */
+    unsigned char trace[18], batch_span[8];
+    unsigned long long span_id;
+    trace[0] = 0x0a;
+    trace[1] = 0x10;
+    if (put_trace_id(trace + 2, PyTuple_GET_ITEM(batch_ids, 0)) < 0 ||
+        as_u64(PyTuple_GET_ITEM(batch_ids, 1), &span_id) < 0) {
+        goto done;
+    }
+    put_be64(batch_span, span_id);
+    Py_ssize_t topic_size;
+    const char *topic_utf8 = utf8_of(topic, &topic_size, "a sink record's topic");
+    if (topic_utf8 == NULL) {
+        goto done;
+    }
+    Py_ssize_t name_size = 8 + topic_size + 6;
+    unsigned char name_len[10];
+    Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+    PyObject *traced = PyLong_FromSsize_t(PyTuple_GET_SIZE(seq));
+    if (traced == NULL) {
+        goto done;
+    }
+    OutBuf counts = {NULL, 0, 0}; /* the batch's size and traced records attributes */
+    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size);
+    if (counted == 0) {
+        counted = put_int_attribute(&counts, "connectrt.traced_records", traced);
+    }
+    Py_DECREF(traced);
+    Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
+    Py_ssize_t topic_attr_size = PyBytes_GET_SIZE(topic_attribute);
+    Py_ssize_t middle_size = 1 + name_len_size + name_size + 20;
+    Py_ssize_t body_size = 28 + middle_size + base_size + process_size + topic_attr_size +
+                           counts.len + links.len + 6;
+    if (counted < 0 || buf_reserve(&head, 11 + body_size) < 0) {
+        PyMem_Free(counts.data);
+        goto done;
+    }
+    unsigned char varint_buf[10];
+    buf_byte(&head, 0x12);
+    buf_put(&head, varint_buf, put_varint(varint_buf, (unsigned long long)body_size));
+    buf_put(&head, trace, 18);
+    buf_put(&head, "\x12\x08", 2);
+    buf_put(&head, batch_span, 8);
+    buf_byte(&head, 0x2a);
+    buf_put(&head, name_len, name_len_size);
+    buf_put(&head, "process ", 8);
+    buf_put(&head, topic_utf8, topic_size);
+    buf_put(&head, " batch", 6);
+    unsigned char times[20];
+    times[0] = 0x30;
+    times[1] = CONSUMER_KIND;
+    times[2] = 0x39;
+    put_le64(times + 3, start);
+    times[11] = 0x41;
+    put_le64(times + 12, end);
+    buf_put(&head, times, 20);
+    buf_put(&head, PyBytes_AS_STRING(base), base_size);
+    buf_put(&head, PyBytes_AS_STRING(process), process_size);
+    buf_put(&head, PyBytes_AS_STRING(topic_attribute), topic_attr_size);
+    buf_put(&head, counts.data, counts.len);
+    PyMem_Free(counts.data);
+    if (links.len) {
+        buf_put(&head, links.data, links.len);
+    }
+    buf_put(&head, FLAGS_LOCAL, 6);
+
+    /* the consume span: a child of the batch span (its shared part: trace, the batch span's
+       id as its parent, base, topic attribute, flags), its span id after the records' */
+    consume = stage_piece(PyTuple_GET_ITEM(first, 0), INTERNAL_KIND, PyTuple_GET_ITEM(first, 1),
+                          PyTuple_GET_ITEM(first, 2));
+    if (consume == NULL) {
+        goto done;
+    }
+    Py_ssize_t receive_size = 28 + base_size + topic_attr_size + 6;
+    char *receive = PyMem_Malloc((size_t)receive_size);
+    if (receive == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(receive, trace, 18);
+    memcpy(receive + 18, "\x22\x08", 2);
+    memcpy(receive + 20, batch_span, 8);
+    memcpy(receive + 28, PyBytes_AS_STRING(base), (size_t)base_size);
+    memcpy(receive + 28 + base_size, PyBytes_AS_STRING(topic_attribute),
+           (size_t)topic_attr_size);
+    memcpy(receive + 28 + base_size + topic_attr_size, FLAGS_LOCAL, 6);
+    const unsigned char *ids = take_ids(&pool, &at, 1, new_pool);
+    int put = ids == NULL ? -1 : put_children(&head, receive, receive_size, &consume, 1, ids);
+    PyMem_Free(receive);
+    if (put < 0 || buf_reserve(&head, spans.len) < 0) {
+        goto done;
+    }
+    if (spans.len) {
+        buf_put(&head, spans.data, spans.len);
+    }
+    PyObject *out = buf_finish(&head);
+    if (out != NULL) {
+        result = Py_BuildValue("(NOn)", out, pool, at);
+    }
+done:
+    Py_XDECREF(stages_in);
+    Py_XDECREF(seq);
+    Py_XDECREF(stages);
+    Py_XDECREF(consume);
+    PyMem_Free(spans.data);
+    PyMem_Free(links.data);
+    PyMem_Free(head.data);
+    Py_DECREF(pool);
+    return result;
+}
+
+/* otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) ->
+   (spans, pool, at): RequestEncoder._commit's loop, one ``offset commit`` child span (stage
+   piece ``middle``) per committed record: a sink record's (more than 4 items) shared part
+   taken out of ``shared_of`` by its span id, else ``shared_new(record)`` (a source record's,
+   or one let go of). */
+static PyObject *
+otlp_commit_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "otlp_commit_spans(records, middle, shared_of, "
+                                         "shared_new, pool, at, new_pool)");
+        return NULL;
+    }
+    PyObject *records = args[0], *middle = args[1], *shared_of = args[2], *shared_new = args[3];
+    PyObject *new_pool = args[6];
+    if (!PySequence_Check(records) || !PyBytes_Check(middle) || !PyDict_Check(shared_of) ||
+        !PyBytes_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "otlp_commit_spans: records a sequence, middle and "
+                                         "pool bytes, shared_of a dict");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[5]);
+    if (at == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "otlp_commit_spans: at < 0");
+        return NULL;
+    }
+    /* a tuple of the records: shared_new, Python code, could change a list of them */
+    PyObject *seq = PySequence_Tuple(records);
+    if (seq == NULL) {
+        return NULL;
+    }
+    PyObject *pool = Py_NewRef(args[4]);
+    OutBuf spans = {NULL, 0, 0};
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *r = PyTuple_GET_ITEM(seq, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 2) {
+            PyErr_SetString(PyExc_TypeError, "a committed trace record is not a tuple");
+            goto error;
+        }
+        PyObject *shared = NULL;
+        if (PyTuple_GET_SIZE(r) > 4) {
+            PyObject *span_id = PyTuple_GET_ITEM(r, 1);
+            shared = PyDict_GetItemWithError(shared_of, span_id);
+            if (shared != NULL) {
+                Py_INCREF(shared);
+                if (PyDict_DelItem(shared_of, span_id) < 0) {
+                    Py_DECREF(shared);
+                    goto error;
+                }
+            }
+            else if (PyErr_Occurred()) {
+                goto error;
+            }
+        }
+        if (shared == NULL) {
+            shared = PyObject_CallOneArg(shared_new, r);
+            if (shared == NULL) {
+                goto error;
+            }
+        }
+        if (!PyBytes_Check(shared)) {
+            Py_DECREF(shared);
+            PyErr_SetString(PyExc_TypeError, "a record's shared part is not bytes");
+            goto error;
+        }
+        const unsigned char *ids = take_ids(&pool, &at, 1, new_pool);
+        int put = ids == NULL ? -1
+                              : put_children(&spans, PyBytes_AS_STRING(shared),
+                                             PyBytes_GET_SIZE(shared), &middle, 1, ids);
+        Py_DECREF(shared);
+        if (put < 0) {
+            goto error;
+        }
+    }
+    Py_DECREF(seq);
+    PyObject *spans_bytes = buf_finish(&spans);
+    PyObject *result = NULL;
+    if (spans_bytes != NULL) {
+        result = Py_BuildValue("(OOn)", spans_bytes, pool, at);
+        Py_DECREF(spans_bytes);
+    }
+    Py_DECREF(pool);
+    return result;
+error:
+    Py_DECREF(seq);
+    PyMem_Free(spans.data);
+    Py_DECREF(pool);
+    return NULL;
+}
+
 static PyMethodDef speedups_functions[] = {
     {"method_any", (PyCFunction)(void (*)(void))method_any, METH_FASTCALL,
      PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
@@ -1221,6 +2021,12 @@ static PyMethodDef speedups_functions[] = {
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
+    {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,
+     PyDoc_STR("otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, "
+               "where_new, pool, at, new_pool) -> (spans, pool, at)")},
+    {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
+     PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
+               "-> (spans, pool, at)")},
     {NULL, NULL, 0, NULL},
 };
 

@@ -35,3 +35,28 @@ def method_any(method: Callable[[Any], Any], items: list[Any] | tuple[Any, ...])
 def timestamp_columns(
     msgs: list[Any], timestamp: Callable[[Any], Any], types: tuple[Any, ...]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]: ...
+def otlp_sink_batch(
+    record: tuple[Any, ...],
+    base: bytes,
+    topic_attribute: bytes,
+    process: bytes,
+    shared_of: dict[int, bytes],
+    where_of: dict[tuple[str, int | None], bytes],
+    where_new: Callable[[str, int], bytes],
+    pool: bytes,
+    at: int,
+    new_pool: Callable[[int], bytes],
+) -> tuple[bytes, bytes, int]:
+    """A ``sink`` trace record's spans (the batch span, its consume, per traced record its span
+    and stage spans), and the span id pool and its position after them (RequestEncoder._sink)."""
+
+def otlp_commit_spans(
+    records: list[tuple[Any, ...]],
+    middle: bytes,
+    shared_of: dict[int, bytes],
+    shared_new: Callable[[tuple[Any, ...]], bytes],
+    pool: bytes,
+    at: int,
+    new_pool: Callable[[int], bytes],
+) -> tuple[bytes, bytes, int]:
+    """The offset commit spans of committed records (RequestEncoder._commit's loop)."""

@@ -1,0 +1,191 @@
+"""The C loops of the OTLP encoder (``otlp_sink_spans`` and ``otlp_commit_spans`` in
+connectrt/_speedups.c) against its Python loops, the oracle: the same trace records, span ids
+drawn from the same seeded pools, make the same request bytes. And the Python loops when the
+extension is not built or lacks them."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from connectrt.runtime.tasks import otlp_encoding
+from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
+from connectrt.speedups import SPEEDUPS
+
+needs_c = pytest.mark.skipif(
+    otlp_encoding._c_loops(SPEEDUPS) is None, reason="connectrt._speedups lacks the OTLP loops"
+)
+
+_BASE = {
+    "messaging.system": "kafka",
+    "messaging.consumer.group.name": "connect-c",
+    "connectrt.connector": "c",
+    "connectrt.task": 0,
+}
+_SOURCE_BASE = {"messaging.system": "kafka", "connectrt.connector": "src", "connectrt.task": 1}
+_STAGES = [
+    ("consume", 100, 200),
+    ("convert", 200, 300),
+    ("transform a", 300, 350),
+    ("put", 350, 900),
+]
+_OFFSETS = [0, 1, 127, 128, 2**40, 2**63 - 1, -1, -(2**63), 2**64 - 1, 16_383, 16_384]
+
+
+def _sink_records(rng: random.Random, n: int, topics: list[str]) -> list[tuple[Any, ...]]:
+    records = []
+    for i in range(n):
+        parent = rng.getrandbits(64) or 1 if i % 3 else 0
+        records.append(
+            (
+                rng.getrandbits(128) or 1,
+                rng.getrandbits(64) or 1,
+                parent,
+                topics[i % len(topics)],
+                i % 5 if i % 7 else 2**31 - 1,
+                _OFFSETS[i % len(_OFFSETS)] if i < 40 else rng.getrandbits(40),
+                rng.choice([50, 150, 10**18, 2**64 - 1]),  # before, after the batch's end
+            )
+        )
+    return records
+
+
+def _trace_records() -> list[tuple[Any, ...]]:
+    rng = random.Random(3)
+    topics = ["orders", "päyments", "t" * 200]  # a non-ASCII name, a name over 127 bytes
+    out: list[tuple[Any, ...]] = []
+    committed: list[tuple[Any, ...]] = []
+    early: list[tuple[Any, ...]] = []
+    for b, (n, timeline) in enumerate(
+        [
+            (5, _STAGES),
+            (1, _STAGES[:1]),  # no stages but the consume
+            (12, _STAGES[:2]),
+            (700, _STAGES),  # more span ids than a pool holds
+            (0, _STAGES),
+            (3, [("consume", 10, 20), ("put", 5, 2**63)]),
+        ]
+    ):
+        records = _sink_records(rng, n, topics[: 1 + b % 3])
+        key = b if b % 2 else None
+        out.append(("sink", _BASE, "orders", 500, timeline, (b + 1, 2**64 - 1 - b), records, key))
+        committed += records
+        if b == 2:  # a commit before the rest: some of the records kept, some not yet sunk
+            early = committed[:10] + committed[-2:]
+            out.append(("commit", _BASE, 1000, 1100, early))
+    never_sunk = _sink_records(rng, 4, ["lost"])  # let go of: shared parts made again
+    sources = [(0xD1, 0xE1, "out", None), (0xD2, 0xE2, "out", 3)]
+    out.append(("source", _SOURCE_BASE, [("poll", 10, 20), ("produce", 20, 30)], sources))
+    out.append(("commit", _BASE, 2000, 2100, [r for r in committed if r not in early] + never_sunk))
+    out.append(("commit", _SOURCE_BASE, 40, 50, sources))
+    out.append(("commit", _BASE, 3000, 3100, []))
+    out.append(("span", "dlq write", 0xA1, 0xB9, 0xC1, 60, 70, 0, {**_BASE, "error.type": "E"}))
+    return out
+
+
+def _encode(c: bool, records: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch) -> bytes:
+    monkeypatch.setattr(otlp_encoding, "new_id", random.Random(11).getrandbits)
+    encoder = RequestEncoder({"service.name": "svc"})
+    if not c:
+        encoder._c = None
+    assert (encoder._c is not None) == c
+    return b"".join(encoder.requests(records, 50))
+
+
+@needs_c
+def test_the_c_loops_make_the_bytes_of_the_python_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    pb2 = pytest.importorskip(
+        "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+        reason="opentelemetry-proto is not installed",
+    )
+    records = _trace_records()
+    python = _encode(False, records, monkeypatch)
+    c = _encode(True, records, monkeypatch)
+    assert c == python
+    # and the requests decode (the same spans, each once): the layout is valid protobuf
+    encoder = RequestEncoder({"service.name": "svc"})
+    for request in encoder.requests(records, 50):
+        message = pb2.ExportTraceServiceRequest.FromString(request)
+        for span in message.resource_spans[0].scope_spans[0].spans:
+            assert len(span.trace_id) == 16 and len(span.span_id) == 8 and span.name
+    assert encoder._shared == {}  # every sunk record's shared part was taken by its commit
+
+
+@needs_c
+def test_the_c_loops_keep_the_caches_as_the_python_loops(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(otlp_encoding, "CACHE_MAX", 3)  # a partition's attributes made again
+    records = _trace_records()
+    encoders = []
+    for c in (False, True):
+        monkeypatch.setattr(otlp_encoding, "new_id", random.Random(5).getrandbits)
+        encoder = RequestEncoder({"service.name": "svc"})
+        if not c:
+            encoder._c = None
+        body = b"".join(encoder.requests(records[:3], 10))
+        encoders.append((body, encoder._shared, encoder._where, encoder._pool, encoder._at))
+    assert encoders[0] == encoders[1]
+    assert len(encoders[0][2]) <= 3
+
+
+@needs_c
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (-1, 1, 0, "t", 0, 0, 0),  # a negative trace id
+        (2**128, 1, 0, "t", 0, 0, 0),
+        (1, 2**64, 0, "t", 0, 0, 0),
+        (1, 1, -5, "t", 0, 0, 0),
+        (1, 1, 0, "t", 0, 0, -1),  # a negative start
+    ],
+)
+def test_the_c_loop_refuses_what_the_python_loop_refuses(
+    bad: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [bad], None)
+    for c in (False, True):
+        encoder = RequestEncoder({"service.name": "svc"})
+        if not c:
+            encoder._c = None
+        with pytest.raises(OverflowError):
+            encoder.spans([record])
+
+
+@pytest.mark.parametrize("module", [None, SimpleNamespace(), SimpleNamespace(otlp_sink_batch=1)])
+def test_the_python_loops_are_used_without_the_c_ones(
+    module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(otlp_encoding, "SPEEDUPS", module)
+    records = _trace_records()
+    monkeypatch.setattr(otlp_encoding, "new_id", random.Random(11).getrandbits)
+    encoder = RequestEncoder({"service.name": "svc"})
+    assert encoder._c is None
+    got = b"".join(encoder.requests(records, 50))
+    monkeypatch.setattr(otlp_encoding, "SPEEDUPS", SPEEDUPS)
+    assert got == _encode(False, records, monkeypatch)
+
+
+@needs_c
+def test_the_c_loops_refuse_malformed_arguments() -> None:
+    c: Any = otlp_encoding._c_loops(SPEEDUPS)
+    record: tuple[Any, ...] = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [], None)
+    good: tuple[Any, ...] = (record, b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n)
+    assert c.otlp_sink_batch(*good)[1:] == (b"\x01" * 8, 8)  # no records: the consume's id
+    with pytest.raises(TypeError):
+        c.otlp_sink_batch(*good[:-1])
+    with pytest.raises(TypeError):  # a stage not a (name, start, end) tuple
+        c.otlp_sink_batch(("sink", _BASE, "t", 1, [("consume", 1)], (1, 2), []), *good[1:])
+    with pytest.raises(TypeError):  # a record too short
+        c.otlp_sink_batch(("sink", _BASE, "t", 1, _STAGES, (1, 2), [(1, 2, 0)]), *good[1:])
+    with pytest.raises(TypeError):  # a topic not a str
+        c.otlp_sink_batch(
+            ("sink", _BASE, "t", 1, _STAGES, (1, 2), [(1, 2, 0, 5, 0, 0, 0)]), *good[1:]
+        )
+    with pytest.raises(ValueError):  # a pool too short for the ids asked
+        c.otlp_sink_batch(record, *good[1:-1], lambda n: b"")
+    with pytest.raises(TypeError):
+        c.otlp_commit_spans([(1, 2)], "not bytes", {}, bytes, b"", 0, bytes)
+    spans, pool, at = c.otlp_commit_spans([], b"", {}, bytes, b"", 0, bytes)
+    assert (spans, pool, at) == (b"", b"", 0)
