@@ -31,6 +31,8 @@
  * _commit): a sink trace record's spans and an offset commit's spans written as protobuf bytes,
  * the same bytes in the same order as the Python loops (kept: the fallback and the tests'
  * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
+ * trace_records(...) is the loop before them (connectrt/runtime/tasks/tracing.py, sink_batch):
+ * a sink batch's chosen records, their traceparent headers read, made into trace records.
  *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
  * Threads: no state changes outside the GIL (the module's statics included: the class it frees
@@ -2014,6 +2016,232 @@ error:
     return NULL;
 }
 
+/* ---- a sink batch's chosen records, made into trace records ------------------------------- */
+
+/* The value of one hex digit, or -1. */
+static inline int
+hex_value(unsigned char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* ``n`` bytes from the ``2n`` hex digits at ``hex``; -1 when one is not a hex digit. */
+static int
+unhex(unsigned char *out, const unsigned char *hex, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0) {
+            return -1;
+        }
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+/* Whether all ``n`` bytes at ``p`` are zero. */
+static inline int
+all_zero(const unsigned char *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (p[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ``(trace id, span id, flags)`` of a W3C traceparent value in the form the OpenTelemetry Kafka
+   instrumentations write (bytes ``00-<32 hex>-<16 hex>-<2 hex>``, ids not zero): 1 with the ids
+   set as new references, 0 when ``value`` has another form (the caller asks tracing.py's
+   trace_context, which reads every form), -1 with an exception. */
+static int
+fast_traceparent(PyObject *value, PyObject **trace_id, PyObject **span_id, int *flags)
+{
+    if (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) != 55) {
+        return 0;
+    }
+    const unsigned char *v = (const unsigned char *)PyBytes_AS_STRING(value);
+    unsigned char raw[26];
+    if (v[2] != '-' || v[35] != '-' || v[52] != '-' || unhex(raw, v, 1) < 0 || raw[0] != 0 ||
+        unhex(raw + 1, v + 3, 16) < 0 || unhex(raw + 17, v + 36, 8) < 0 ||
+        unhex(raw + 25, v + 53, 1) < 0 || all_zero(raw + 1, 16) || all_zero(raw + 17, 8)) {
+        return 0;
+    }
+    *trace_id = _PyLong_FromByteArray(raw + 1, 16, 0, 0);
+    if (*trace_id == NULL) {
+        return -1;
+    }
+    *span_id = _PyLong_FromByteArray(raw + 17, 8, 0, 0);
+    if (*span_id == NULL) {
+        Py_CLEAR(*trace_id);
+        return -1;
+    }
+    *flags = raw[25];
+    return 1;
+}
+
+/* ``new_id(bits) or 1`` (a new reference), as tracing.py draws ids. */
+static PyObject *
+draw_id(PyObject *new_id, PyObject *bits)
+{
+    PyObject *id = PyObject_CallOneArg(new_id, bits);
+    if (id == NULL) {
+        return NULL;
+    }
+    int nonzero = PyObject_IsTrue(id);
+    if (nonzero < 0) {
+        Py_DECREF(id);
+        return NULL;
+    }
+    if (!nonzero) {
+        Py_SETREF(id, PyLong_FromLong(1));
+    }
+    return id;
+}
+
+/* trace_records(chosen, parent_based, arrived, new_id, parse) -> list: the loop of
+   connectrt/runtime/tasks/tracing.py's sink_batch. ``chosen`` holds per chosen record its
+   traceparent header value, topic, partition, offset and timestamp (ms), flat; each becomes
+   ``(trace id, span id, parent id, topic, partition, offset, own start)``: the parent's trace
+   id and span id from its traceparent (``parse(value)``, tracing.trace_context, reads the forms
+   the fast path here does not: None, or a (trace id, span id, flags) tuple), a new trace
+   (``new_id(128) or 1``, parent 0) without one, left out when ``parent_based`` and its producer
+   did not sample it; its span id ``new_id(64) or 1``; its start the later of ``arrived`` (ns)
+   and its timestamp. Ids are drawn in the Python loop's order. */
+static PyObject *
+trace_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "trace_records(chosen, parent_based, arrived, new_id, parse)");
+        return NULL;
+    }
+    PyObject *chosen = args[0], *arrived = args[2], *new_id = args[3], *parse = args[4];
+    if (!PyList_CheckExact(chosen) || PyList_GET_SIZE(chosen) % 5 != 0 || !PyLong_Check(arrived)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "trace_records: chosen a list of 5 items a record, arrived an int");
+        return NULL;
+    }
+    int parent_based = PyObject_IsTrue(args[1]);
+    if (parent_based < 0) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Tuple(chosen); /* new_id and parse are Python code */
+    PyObject *out = PyList_New(0);
+    PyObject *bits128 = PyLong_FromLong(128), *bits64 = PyLong_FromLong(64);
+    PyObject *million = PyLong_FromLong(1000000), *zero = PyLong_FromLong(0);
+    if (seq == NULL || out == NULL || bits128 == NULL || bits64 == NULL || million == NULL ||
+        zero == NULL) {
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i += 5) {
+        PyObject *header = PyTuple_GET_ITEM(seq, i);
+        PyObject *trace_id = NULL, *parent_id = NULL;
+        int flags = 0;
+        int fast = fast_traceparent(header, &trace_id, &parent_id, &flags);
+        if (fast < 0) {
+            goto error;
+        }
+        if (fast == 0) {
+            PyObject *parsed = PyObject_CallOneArg(parse, header);
+            if (parsed == NULL) {
+                goto error;
+            }
+            if (parsed != Py_None) {
+                if (!PyTuple_Check(parsed) || PyTuple_GET_SIZE(parsed) != 3) {
+                    Py_DECREF(parsed);
+                    PyErr_SetString(PyExc_TypeError, "parse(value) is not None or 3 items");
+                    goto error;
+                }
+                long f = PyLong_AsLong(PyTuple_GET_ITEM(parsed, 2));
+                if (f == -1 && PyErr_Occurred()) {
+                    Py_DECREF(parsed);
+                    goto error;
+                }
+                flags = (int)(f & 0xFF);
+                trace_id = Py_NewRef(PyTuple_GET_ITEM(parsed, 0));
+                parent_id = Py_NewRef(PyTuple_GET_ITEM(parsed, 1));
+            }
+            Py_DECREF(parsed);
+        }
+        if (trace_id == NULL) { /* no parent: a trace of its own */
+            trace_id = draw_id(new_id, bits128);
+            if (trace_id == NULL) {
+                goto error;
+            }
+            parent_id = Py_NewRef(zero);
+        }
+        else if (parent_based && !(flags & 1)) {
+            Py_DECREF(trace_id);
+            Py_DECREF(parent_id);
+            continue; /* its producer did not sample it */
+        }
+        /* its start: the batch's arrival, or its timestamp when later (a producer's clock ahead) */
+        PyObject *stamp = PyNumber_Multiply(PyTuple_GET_ITEM(seq, i + 4), million);
+        PyObject *span_id = stamp == NULL ? NULL : draw_id(new_id, bits64);
+        if (span_id == NULL) {
+            Py_XDECREF(stamp);
+            Py_DECREF(trace_id);
+            Py_DECREF(parent_id);
+            goto error;
+        }
+        int later = PyObject_RichCompareBool(arrived, stamp, Py_GE);
+        if (later < 0) {
+            Py_DECREF(stamp);
+            Py_DECREF(span_id);
+            Py_DECREF(trace_id);
+            Py_DECREF(parent_id);
+            goto error;
+        }
+        PyObject *start = later ? Py_NewRef(arrived) : Py_NewRef(stamp);
+        Py_DECREF(stamp);
+        PyObject *record = PyTuple_New(7);
+        if (record == NULL) {
+            Py_DECREF(start);
+            Py_DECREF(span_id);
+            Py_DECREF(trace_id);
+            Py_DECREF(parent_id);
+            goto error;
+        }
+        PyTuple_SET_ITEM(record, 0, trace_id);
+        PyTuple_SET_ITEM(record, 1, span_id);
+        PyTuple_SET_ITEM(record, 2, parent_id);
+        for (int k = 1; k <= 3; k++) { /* topic, partition, offset */
+            PyTuple_SET_ITEM(record, 2 + k, Py_NewRef(PyTuple_GET_ITEM(seq, i + k)));
+        }
+        PyTuple_SET_ITEM(record, 6, start);
+        int appended = PyList_Append(out, record);
+        Py_DECREF(record);
+        if (appended < 0) {
+            goto error;
+        }
+    }
+    Py_DECREF(seq);
+    Py_DECREF(bits128);
+    Py_DECREF(bits64);
+    Py_DECREF(million);
+    Py_DECREF(zero);
+    return out;
+error:
+    Py_XDECREF(seq);
+    Py_XDECREF(out);
+    Py_XDECREF(bits128);
+    Py_XDECREF(bits64);
+    Py_XDECREF(million);
+    Py_XDECREF(zero);
+    return NULL;
+}
+
 static PyMethodDef speedups_functions[] = {
     {"method_any", (PyCFunction)(void (*)(void))method_any, METH_FASTCALL,
      PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
@@ -2024,6 +2252,9 @@ static PyMethodDef speedups_functions[] = {
     {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,
      PyDoc_STR("otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, "
                "where_new, pool, at, new_pool) -> (spans, pool, at)")},
+    {"trace_records", (PyCFunction)(void (*)(void))trace_records, METH_FASTCALL,
+     PyDoc_STR("trace_records(chosen, parent_based, arrived, new_id, parse) -> list of sink "
+               "trace records")},
     {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
      PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
                "-> (spans, pool, at)")},

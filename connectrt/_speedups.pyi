@@ -60,3 +60,12 @@ def otlp_commit_spans(
     new_pool: Callable[[int], bytes],
 ) -> tuple[bytes, bytes, int]:
     """The offset commit spans of committed records (RequestEncoder._commit's loop)."""
+
+def trace_records(
+    chosen: list[Any],
+    parent_based: bool,
+    arrived: int,
+    new_id: Callable[[int], int],
+    parse: Callable[[Any], tuple[int, int, int] | None],
+) -> list[tuple[Any, ...]]:
+    """A sink batch's chosen records made into trace records (tracing.sink_batch's loop)."""

@@ -189,3 +189,50 @@ def test_the_c_loops_refuse_malformed_arguments() -> None:
         c.otlp_commit_spans([(1, 2)], "not bytes", {}, bytes, b"", 0, bytes)
     spans, pool, at = c.otlp_commit_spans([], b"", {}, bytes, b"", 0, bytes)
     assert (spans, pool, at) == (b"", b"", 0)
+
+
+def _chosen(n: int) -> list[Any]:
+    """A sink batch's chosen records as the tracer hands them over (header, topic, partition,
+    offset, timestamp), in every header form ``trace_context`` reads or refuses."""
+    rng = random.Random(5)
+    chosen: list[Any] = []
+    for i in range(n):
+        t, s = rng.getrandbits(128), rng.getrandbits(64)
+        header = [
+            None,
+            f"00-{t:032x}-{s:016x}-00".encode(),  # not sampled
+            f"00-{t:032x}-{s:016x}-01",  # a str
+            f'"00-{t:032X}-{s:016x}-01"'.encode(),  # quoted by a JSON header converter
+            f"01-{t:032x}-{s:016x}-01-more".encode(),  # a later version
+            f"00-{0:032x}-{s:016x}-01".encode(),  # a zero trace id: none
+            f"00-{t:032x}-{s:016x}-0g".encode(),  # not hex: none
+            f"00-{t:032x}-{s:016x}-03".encode(),  # sampled, another flag
+            f"00-{t:032x}-{s:016x}-01".encode(),  # the usual form
+        ][i % 9]
+        chosen += [header, "t", i % 3, i * 7 - 5, rng.choice([0, 1, 2**40, -1])]
+    return chosen
+
+
+@pytest.mark.skipif(
+    getattr(SPEEDUPS, "trace_records", None) is None, reason="no trace_records in the extension"
+)
+@pytest.mark.parametrize("parent_based", [True, False])
+@pytest.mark.parametrize("arrived", [0, 10**18, 2**41 * 10**6])
+def test_trace_records_in_c_are_the_python_loops(
+    monkeypatch: pytest.MonkeyPatch, parent_based: bool, arrived: int
+) -> None:
+    """``sink_batch``'s loop in C reads every traceparent form as ``trace_context`` does,
+    leaves out the unsampled ones with parent-based sampling, and draws the same ids in the
+    same order as the Python loop."""
+    from connectrt.runtime.tasks import tracing
+
+    chosen = _chosen(200)
+    assert SPEEDUPS is not None
+    monkeypatch.setattr(tracing, "new_id", random.Random(9).getrandbits)
+    in_c = SPEEDUPS.trace_records(
+        chosen, parent_based, arrived, tracing.new_id, tracing.trace_context
+    )
+    monkeypatch.setattr(tracing, "new_id", random.Random(9).getrandbits)
+    in_python = tracing._trace_records(chosen, parent_based, arrived)
+    assert in_c == in_python
+    assert len(in_c) == (200 - 23 if parent_based else 200)  # 1 in 9 not sampled: 23 of 200

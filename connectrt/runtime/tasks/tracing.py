@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
+from connectrt.speedups import SPEEDUPS
+
 if TYPE_CHECKING:  # the exporter process imports this module: it stays light
     pass
 
@@ -80,6 +82,10 @@ new_id: Callable[[int], int] = random.Random().getrandbits
 randomness; one C call, thread-safe under the interpreter lock). Callers map 0 (invalid, odds
 2^-64) to 1."""
 
+
+_TRACE_RECORDS: Callable[..., list[tuple[Any, ...]]] | None = getattr(
+    SPEEDUPS, "trace_records", None
+)
 
 new_tracer_key: Callable[[], int] = itertools.count(1).__next__
 """A number for a new tracer, unique in the process (its records' ``key``)."""
@@ -151,6 +157,26 @@ def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
     sampling). Here the chosen records' ``traceparent`` values are parsed, the ids drawn and the
     timeline put in order: on the exporter's side, not the task thread."""
     _tag, base, size, start, arrived, stages, chosen, parent_based, key = consumed
+    if _TRACE_RECORDS is not None and type(chosen) is list:  # the same loop in C
+        records = _TRACE_RECORDS(chosen, parent_based, arrived, new_id, trace_context)
+    else:
+        records = _trace_records(chosen, parent_based, arrived)
+    if not records:
+        return None
+    convert = stages.get("convert")
+    transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
+    if convert is not None and transforms:  # the conversion runs the chain: convert ends
+        convert = [convert[0], min(convert[1], min(transforms))]  # where the first one starts
+        stages = {**stages, "convert": convert}
+    timeline = [("consume", start, arrived)]
+    timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
+    batch_ids = (new_id(128) or 1, new_id(64) or 1)
+    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+
+
+def _trace_records(chosen: list[Any], parent_based: bool, arrived: int) -> list[tuple[Any, ...]]:
+    """:func:`sink_batch`'s records of a batch's ``chosen`` (the C extension's
+    ``trace_records`` where it is built: the same loop, the ids drawn in the same order)."""
     records = []
     for i in range(0, len(chosen), 5):
         header, topic, partition, offset, stamp = chosen[i : i + 5]
@@ -166,17 +192,7 @@ def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
         stamp *= 1_000_000
         own_start = arrived if arrived >= stamp else stamp
         records.append((trace_id, new_id(64) or 1, parent_id, topic, partition, offset, own_start))
-    if not records:
-        return None
-    convert = stages.get("convert")
-    transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
-    if convert is not None and transforms:  # the conversion runs the chain: convert ends
-        convert = [convert[0], min(convert[1], min(transforms))]  # where the first one starts
-        stages = {**stages, "convert": convert}
-    timeline = [("consume", start, arrived)]
-    timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
-    batch_ids = (new_id(128) or 1, new_id(64) or 1)
-    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+    return records
 
 
 def _start(stage: tuple[str, int, int]) -> int:
