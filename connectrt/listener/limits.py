@@ -7,8 +7,9 @@
   app receives them, and once past the bound the app's ``receive`` raises
   :class:`BodyTooLarge`;
 * time: the whole body must arrive within ``timeout`` seconds of the request's start
-  (``rest.request.body.timeout.ms``); what has arrived by then is served even when the app
-  asks for it later (a loaded machine), but a client that declares a longer body than it sends, or
+  (``rest.request.body.timeout.ms``); when the app asks for it after that (a loaded
+  machine's busy event loop), what the client sent is still read, within
+  :data:`LATE_GRACE_S`; a client that declares a longer body than it sends, or
   trickles it, gets 408 once the time is up: the app's ``receive`` raises
   :class:`BodyTimedOut`, and the answer carries ``Connection: close`` so the server drops the
   half-read connection instead of waiting for the rest.
@@ -33,6 +34,7 @@ from connectrt.listener.asgi import request_header, send_error
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
+    "LATE_GRACE_S",
     "BodyLimitMiddleware",
     "BodyTimedOut",
     "BodyTooLarge",
@@ -40,6 +42,8 @@ __all__ = [
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 30.0
+LATE_GRACE_S = 0.5
+"""When the app first asks for the body after the deadline, the time it is given from then."""
 
 
 class BodyTooLarge(HTTPException):
@@ -96,17 +100,21 @@ class BodyLimitMiddleware:
         complete = False
         refusal: HTTPException | None = None
         started = False
+        late = False  # the deadline was moved once: the server, not the client, was late
 
         async def bounded_receive() -> Message:
-            nonlocal received, complete, refusal
+            nonlocal received, complete, refusal, deadline, late
             if complete:
                 return await receive()
             if deadline is None:
                 message = await receive()
             else:
-                # ``timeout_at`` (not ``wait_for``): a part of the body that has already arrived
-                # is taken even after the deadline, when a busy loop reaches the app's first
-                # ``receive`` late; only waiting on the client counts against it.
+                if not late and loop.time() >= deadline:
+                    # The app asks after the deadline (a busy loop): what the client sent may
+                    # still be in the socket, unread by the server. It gets LATE_GRACE_S more,
+                    # once: a client trickling its body gains at most that.
+                    late = True
+                    deadline = loop.time() + LATE_GRACE_S
                 try:
                     async with asyncio.timeout_at(deadline):
                         message = await receive()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 
@@ -70,22 +71,41 @@ class _LateReader:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": str(len(body)).encode()})
+        answer = str(len(body)).encode()
+        length = [(b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": length})
+        await send({"type": "http.response.body", "body": answer})
 
 
-def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline():
+@pytest.mark.parametrize("split", [False, True], ids=["one-write", "body-after-headers"])
+def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline(split: bool):
     """A complete body is not refused because a busy loop reached the app's first
-    ``receive`` after ``rest.request.body.timeout.ms`` (a 408 seen under load)."""
+    ``receive`` after ``rest.request.body.timeout.ms`` (a 408 seen under load): neither when
+    the server read it with the headers, nor when it is still unread in the socket (sent
+    after the headers, while the loop was blocked)."""
     server = HttpServer(
         _LateReader(0.6),
         "http://127.0.0.1:0",
         security=ListenerSecurity(body_timeout=0.2),
     )
     server.start()
+    body = b'{"level": "INFO"}'
+    head = (
+        f"PUT /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
     try:
-        response = httpx.put(f"{server.url}/x", content=b'{"level": "INFO"}', timeout=30)
-        assert response.status_code == 200, response.text
-        assert response.text == "17"
+        with socket.create_connection((server.host, server.port), timeout=30) as sock:
+            if split:
+                sock.sendall(head)
+                time.sleep(0.3)  # the server reads the headers; the app blocks its loop
+                sock.sendall(body)
+            else:
+                sock.sendall(head + body)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        assert answer.endswith(b"\r\n\r\n17"), answer
     finally:
         server.stop()
