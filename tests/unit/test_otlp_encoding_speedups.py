@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from connectrt.runtime.tasks import otlp_encoding
+from connectrt.runtime.tasks import otlp_encoding, otlp_pieces
 from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
 from connectrt.speedups import SPEEDUPS
 
@@ -87,7 +87,7 @@ def _trace_records() -> list[tuple[Any, ...]]:
 
 
 def _encode(c: bool, records: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch) -> bytes:
-    monkeypatch.setattr(otlp_encoding, "new_id", random.Random(11).getrandbits)
+    monkeypatch.setattr(otlp_pieces, "new_id", random.Random(11).getrandbits)
     encoder = RequestEncoder({"service.name": "svc"})
     if not c:
         encoder._c = None
@@ -120,7 +120,7 @@ def test_the_c_loops_keep_the_caches_as_the_python_loops(monkeypatch: pytest.Mon
     records = _trace_records()
     encoders = []
     for c in (False, True):
-        monkeypatch.setattr(otlp_encoding, "new_id", random.Random(5).getrandbits)
+        monkeypatch.setattr(otlp_pieces, "new_id", random.Random(5).getrandbits)
         encoder = RequestEncoder({"service.name": "svc"})
         if not c:
             encoder._c = None
@@ -159,7 +159,7 @@ def test_the_python_loops_are_used_without_the_c_ones(
 ) -> None:
     monkeypatch.setattr(otlp_encoding, "SPEEDUPS", module)
     records = _trace_records()
-    monkeypatch.setattr(otlp_encoding, "new_id", random.Random(11).getrandbits)
+    monkeypatch.setattr(otlp_pieces, "new_id", random.Random(11).getrandbits)
     encoder = RequestEncoder({"service.name": "svc"})
     assert encoder._c is None
     got = b"".join(encoder.requests(records, 50))

@@ -26,130 +26,44 @@ trace records to the request bytes takes 1.2 µs of CPU per traced record with t
 :meth:`RequestEncoder.request`); the exporter's whole path from the pickled records (ledger and
 :func:`~connectrt.runtime.tasks.tracing.sink_batch` included) 3.4 µs against 10.0 (12.3 before).
 
-Used by the exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+The byte pieces are in :mod:`connectrt.runtime.tasks.otlp_pieces`. Used by the exporter
+process (:mod:`connectrt.runtime.tasks.trace_exporter`).
 :class:`RequestEncoder` holds one resource's encoded attributes and caches; one thread uses it.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from types import ModuleType
 from typing import Any
 
+from connectrt.runtime.tasks.otlp_pieces import (
+    CONSUMER,
+    FLAGS_LOCAL,
+    FLAGS_REMOTE,
+    INTERNAL,
+    LINK_FLAGS_REMOTE,
+    LINK_OFFSET_HEADS,
+    OFFSET_HEADS,
+    PARTITION,
+    PRODUCER,
+    StageFormats,
+    new_pool,
+    offset_attribute,
+    span_head,
+    stage_fields,
+    trace_field,
+)
 from connectrt.runtime.tasks.otlp_wire import (
     CACHE_MAX,
     encode_attributes,
     length_delimited,
     varint,
 )
-from connectrt.runtime.tasks.tracing import new_id
 from connectrt.speedups import SPEEDUPS
 
 __all__ = ["RequestEncoder", "encode_attributes"]
-
-# SDK SpanKind values (INTERNAL 0 .. CONSUMER 4) are OTLP's minus one.
-_INTERNAL, _PRODUCER, _CONSUMER = 1, 4, 5
-_FLAGS_LOCAL = b"\x85\x01" + struct.pack("<I", 0x101)  # SAMPLED | CONTEXT_HAS_IS_REMOTE
-_FLAGS_REMOTE = b"\x85\x01" + struct.pack("<I", 0x301)  # ... | CONTEXT_IS_REMOTE (remote parent)
-_LINK_FLAGS_REMOTE = b"\x35" + struct.pack("<I", 0x301)
-_OFFSET = "messaging.kafka.offset"
-_PARTITION = "messaging.destination.partition.id"
-_ZERO_ID = bytes(8)
-
-
-_OFFSET_KEY = length_delimited(b"\x0a", _OFFSET.encode())
-# The messaging.kafka.offset attribute (a span's field 9) up to its value's varint, by the
-# varint's length: KeyValue{key, value: AnyValue{int_value}} (always under 128 bytes).
-_OFFSET_HEADS = [
-    b"\x4a" + bytes((len(_OFFSET_KEY) + 3 + n,)) + _OFFSET_KEY + b"\x12" + bytes((n + 1,)) + b"\x18"
-    for n in range(11)
-]
-
-
-_LINK_OFFSET_HEADS = [b"\x22" + head[1:] for head in _OFFSET_HEADS]  # a link's field 4
-
-
-def _link_offset(offset: int) -> bytes:
-    """The ``messaging.kafka.offset`` attribute of a span link."""
-    value = varint(offset & 0xFFFFFFFFFFFFFFFF)
-    return _LINK_OFFSET_HEADS[len(value)] + value
-
-
-def _offset(offset: int) -> bytes:
-    """The ``messaging.kafka.offset`` attribute: not cached, offsets differ."""
-    value = varint(offset & 0xFFFFFFFFFFFFFFFF)
-    return _OFFSET_HEADS[len(value)] + value
-
-
-_HEADS: dict[int, bytes] = {}
-
-
-def _head(n: int) -> bytes:
-    """A ScopeSpans ``spans`` field's tag (2) and length, for a span of ``n`` bytes (kept)."""
-    head = _HEADS.get(n)
-    if head is None:
-        head = _HEADS[n] = b"\x12" + varint(n)
-    return head
-
-
-def _middle(name: str, kind: int, start: int, end: int) -> bytes:
-    """A span's name, kind, start and end fields (5 to 8), encoded: the same for every record
-    of a batch in a stage."""
-    return b"".join(
-        (
-            length_delimited(b"\x2a", name.encode()),
-            b"\x30",
-            bytes((kind,)),
-            b"\x39",
-            start.to_bytes(8, "little"),
-            b"\x41",
-            end.to_bytes(8, "little"),
-        )
-    )
-
-
-def _trace(trace_id: int) -> bytes:
-    """A span's trace id field (1)."""
-    return b"\x0a\x10" + trace_id.to_bytes(16, "big")
-
-
-def _stages(sizes: tuple[int, ...], shared_size: int) -> bytes:
-    """The ``%``-format of a traced record's child spans, one per stage (``sizes``: the sizes of
-    their name, kind and times fields): per span its length prefix, ``%b`` for the record's
-    shared part (its trace id field, then parent id field, attributes and flags; ``shared_size``
-    bytes), ``%b`` for the stage's fields and ``%b`` for its own span id. Fields in that order:
-    protobuf takes them in any order."""
-    return b"".join(_head(10 + shared_size + size) + b"%b%b\x12\x08%b" for size in sizes)
-
-
-class _Formats(dict[tuple[tuple[int, ...], int], bytes]):
-    """:func:`_stages` formats by their arguments (the stages' and the shared part's sizes vary
-    with the stage names and the offsets' and partitions' lengths only: few)."""
-
-    def __missing__(self, key: tuple[tuple[int, ...], int]) -> bytes:
-        if len(self) >= CACHE_MAX:
-            self.clear()
-        fmt = self[key] = _stages(*key)
-        return fmt
-
-
-_POOL_IDS = 1024
-
-
-def _zero_id_in(pool: bytes) -> bool:
-    """Whether one of the 8-byte ids in ``pool`` is zero (an invalid span id)."""
-    return any(pool[i : i + 8] == _ZERO_ID for i in range(0, len(pool), 8))
-
-
-def _new_pool(n: int) -> bytes:
-    """A pool of random span ids (8 bytes each, none zero): ``n`` of them, or more."""
-    count = max(n, _POOL_IDS)
-    pool = new_id(64 * count).to_bytes(8 * count, "big")
-    while _ZERO_ID in pool and _zero_id_in(pool):  # odds 2^-54 a pool
-        pool = new_id(64 * count).to_bytes(8 * count, "big")
-    return pool
 
 
 def _c_loops(module: ModuleType | None) -> ModuleType | None:
@@ -177,10 +91,10 @@ class RequestEncoder:
         # per sink record span id, the part its child spans share (trace id field, parent id
         # field, attributes, flags): its offset commit span, later, takes it
         self._shared: dict[int, bytes] = {}
-        self._formats = _Formats()
+        self._formats = StageFormats()
         self._bases: dict[int, bytes] = {}
         self._topics: dict[str, bytes] = {}
-        self._pool = b""  # random span ids, 8 bytes each, drawn _POOL_IDS at a time
+        self._pool = b""  # random span ids, 8 bytes each, drawn POOL_IDS at a time
         self._at = 0
         # the C loops over a batch's records (connectrt/_speedups.c), or None: the Python ones
         self._c = _c_loops(SPEEDUPS)
@@ -190,7 +104,7 @@ class RequestEncoder:
         """Where ``n`` new span ids start in ``self._pool`` (none of them zero)."""
         at = self._at
         if at + 8 * n > len(self._pool):
-            self._pool, at = _new_pool(n), 0
+            self._pool, at = new_pool(n), 0
         self._at = at + 8 * n
         return at
 
@@ -220,9 +134,9 @@ class RequestEncoder:
         if where is None:
             if len(self._where) >= CACHE_MAX:
                 self._where.clear()
-            attributes = {"messaging.destination.name": r[3], _PARTITION: str(r[4])}
+            attributes = {"messaging.destination.name": r[3], PARTITION: str(r[4])}
             where = self._where[(r[3], r[4])] = encode_attributes(attributes)
-        return base + where + _offset(r[5])
+        return base + where + offset_attribute(r[5])
 
     def _source_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
         where = self._where.get((r[2], r[3]))
@@ -231,7 +145,7 @@ class RequestEncoder:
                 self._where.clear()
             attributes: dict[str, Any] = {"messaging.destination.name": r[2]}
             if r[3] is not None:
-                attributes[_PARTITION] = str(r[3])
+                attributes[PARTITION] = str(r[3])
             where = self._where[(r[2], r[3])] = encode_attributes(attributes)
         return base + where
 
@@ -251,7 +165,7 @@ class RequestEncoder:
                 flags,
             )
         )
-        return _head(len(body)) + body
+        return span_head(len(body)) + body
 
     # -- the trace records -------------------------------------------------------------------------
     def _sink(self, record: tuple[Any, ...], out: list[bytes]) -> int:
@@ -271,7 +185,7 @@ class RequestEncoder:
                 self._where_of,
                 self._pool,
                 self._at,
-                _new_pool,
+                new_pool,
             )
             out.append(spans)
             return 2 + len(records) * len(timeline)
@@ -280,7 +194,7 @@ class RequestEncoder:
         head = len(out)
         out.append(b"")  # the batch span, made once its links are
         out.append(b"")  # its consume
-        stages = [_middle(name, _INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
+        stages = [stage_fields(name, INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
         links = self._sink_records(records, base, end, stages, out)
         batch_attributes = {
             "messaging.operation.type": "process",
@@ -288,14 +202,14 @@ class RequestEncoder:
             "messaging.batch.message_count": size,
             "connectrt.traced_records": len(records),
         }
-        batch_trace_field = _trace(batch_trace)
+        batch_trace_field = trace_field(batch_trace)
         out[head] = self._span(
             batch_trace_field,
             batch_span,
             0,
-            _middle(f"process {topic} batch", _CONSUMER, start, end),
+            stage_fields(f"process {topic} batch", CONSUMER, start, end),
             base + encode_attributes(batch_attributes) + b"".join(links),
-            _FLAGS_LOCAL,
+            FLAGS_LOCAL,
         )
         # the batch's consume() call (the receive): a child of the batch span
         name, t0, t1 = timeline[0]
@@ -305,9 +219,9 @@ class RequestEncoder:
             + batch_span.to_bytes(8, "big")
             + base
             + self._topic(topic)
-            + _FLAGS_LOCAL
+            + FLAGS_LOCAL
         )
-        consume = [_middle(name, _INTERNAL, t0, t1)]
+        consume = [stage_fields(name, INTERNAL, t0, t1)]
         mark = len(out)
         self._children(receive, consume, (len(consume[0]),), out)
         out[head + 1] = out.pop(mark)
@@ -337,23 +251,25 @@ class RequestEncoder:
             if where is None:
                 where = self._where_of(topic_r, partition)
             number = varint(offset) if offset >= 0 else varint(offset & 0xFFFFFFFFFFFFFFFF)
-            attributes = base + where + _OFFSET_HEADS[len(number)] + number
+            attributes = base + where + OFFSET_HEADS[len(number)] + number
             middle = middles.get((topic_r, own_start))
             if middle is None:
-                middle = _middle(f"process {topic_r}", _CONSUMER, own_start, max(end, own_start))
+                middle = stage_fields(
+                    f"process {topic_r}", CONSUMER, own_start, max(end, own_start)
+                )
                 middles[(topic_r, own_start)] = middle
             if parent:
                 parent_id = parent.to_bytes(8, "big")
-                tail = b"\x22\x08" + parent_id + attributes + process + _FLAGS_REMOTE
+                tail = b"\x22\x08" + parent_id + attributes + process + FLAGS_REMOTE
                 link = b"\x12\x08".join((trace, parent_id)) + (
-                    _LINK_OFFSET_HEADS[len(number)] + number + _LINK_FLAGS_REMOTE
+                    LINK_OFFSET_HEADS[len(number)] + number + LINK_FLAGS_REMOTE
                 )
                 links.append(b"\x6a" + varint(len(link)) + link)
             else:
-                tail = attributes + process + _FLAGS_LOCAL
-            out.append(_head(28 + len(tail) + len(middle)))
+                tail = attributes + process + FLAGS_LOCAL
+            out.append(span_head(28 + len(tail) + len(middle)))
             out.append(trace + b"\x12\x08" + span_id + tail + middle)
-            shared = trace + b"\x22\x08" + span_id + attributes + _FLAGS_LOCAL
+            shared = trace + b"\x22\x08" + span_id + attributes + FLAGS_LOCAL
             shared_of[span_id_int] = shared  # for its offset commit span
             if n:
                 self._children(shared, stages, sizes, out)
@@ -384,7 +300,7 @@ class RequestEncoder:
         """A sink record's topic and partition attributes (kept)."""
         if len(self._where) >= CACHE_MAX:
             self._where.clear()
-        attributes = {"messaging.destination.name": topic, _PARTITION: str(partition)}
+        attributes = {"messaging.destination.name": topic, PARTITION: str(partition)}
         where = self._where[(topic, partition)] = encode_attributes(attributes)
         return where
 
@@ -393,19 +309,19 @@ class RequestEncoder:
         base = encode_attributes(base_attributes)
         start = timeline[0][1]
         end = max(t[2] for t in timeline)
-        stages = [_middle(name, _INTERNAL, t0, t1) for name, t0, t1 in timeline]
+        stages = [stage_fields(name, INTERNAL, t0, t1) for name, t0, t1 in timeline]
         sizes = tuple(len(m) for m in stages)
         n = len(stages)
         send = self._send
         middles: dict[str, bytes] = {}
         for r in records:
-            trace = _trace(r[0])
+            trace = trace_field(r[0])
             attributes = self._source_attributes(base, r)
             middle = middles.get(r[2])
             if middle is None:
-                middle = middles[r[2]] = _middle(f"send {r[2]}", _PRODUCER, start, end)
-            out.append(self._span(trace, r[1], 0, middle, attributes + send, _FLAGS_LOCAL))
-            shared = trace + b"\x22\x08" + r[1].to_bytes(8, "big") + attributes + _FLAGS_LOCAL
+                middle = middles[r[2]] = stage_fields(f"send {r[2]}", PRODUCER, start, end)
+            out.append(self._span(trace, r[1], 0, middle, attributes + send, FLAGS_LOCAL))
+            shared = trace + b"\x22\x08" + r[1].to_bytes(8, "big") + attributes + FLAGS_LOCAL
             if n:
                 self._children(shared, stages, sizes, out)
         return len(records) * (1 + n)
@@ -413,7 +329,7 @@ class RequestEncoder:
     def _commit(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, start, end, records = record
         base = encode_attributes(base_attributes)
-        commit = [_middle("offset commit", _INTERNAL, start, end)]
+        commit = [stage_fields("offset commit", INTERNAL, start, end)]
         if self._c is not None:
             spans, self._pool, self._at = self._c.otlp_commit_spans(
                 records,
@@ -422,7 +338,7 @@ class RequestEncoder:
                 partial(self._committed_shared, base),
                 self._pool,
                 self._at,
-                _new_pool,
+                new_pool,
             )
             out.append(spans)
             return len(records)
@@ -443,19 +359,19 @@ class RequestEncoder:
         else:
             attributes = self._source_attributes(base, r)
         return b"".join(
-            (_trace(r[0]), b"\x22\x08", r[1].to_bytes(8, "big"), attributes, _FLAGS_LOCAL)
+            (trace_field(r[0]), b"\x22\x08", r[1].to_bytes(8, "big"), attributes, FLAGS_LOCAL)
         )
 
     def _one(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, name, trace_id, span_id, parent_id, start, end, kind, attributes = record
         out.append(
             self._span(
-                _trace(trace_id),
+                trace_field(trace_id),
                 span_id,
                 parent_id,
-                _middle(name, int(kind) + 1, start, end),
+                stage_fields(name, int(kind) + 1, start, end),
                 encode_attributes(attributes),
-                _FLAGS_REMOTE if parent_id else _FLAGS_LOCAL,
+                FLAGS_REMOTE if parent_id else FLAGS_LOCAL,
             )
         )
         return 1
