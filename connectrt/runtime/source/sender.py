@@ -50,7 +50,7 @@ from operator import length_hint
 from typing import Any
 
 from connectrt.api.converter import Converter, RawHeaders
-from connectrt.api.records import SourceRecord
+from connectrt.api.records import SOURCE_FILLER, SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
 from connectrt.runtime.clients.kafka import KafkaError, KafkaException, KafkaMessage, KafkaProducer
@@ -156,6 +156,9 @@ class SourceBatchSender:
         self._sent_bytes = 0
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
         self._failed_at: int | None = None  # the index a mapped produce failed at
+        self._plain_values: Callable[[list[SourceRecord]], Any] | None = (
+            None if SOURCE_FILLER is None else SOURCE_FILLER.plain_values
+        )  # the C extension's one pass over a list (None: the per-record loop only)
 
     def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: KafkaProducer) -> None:
         """Convert and produce one polled batch (the hot path), then note its offsets.
@@ -184,6 +187,13 @@ class SourceBatchSender:
             records = polled.records()  # the general path, over the records
         else:
             records = polled
+            if (
+                self._plain_values is not None
+                and self._value_passthrough
+                and not self.wants_commit_record
+                and self._send_list(records, producer)
+            ):
+                return
         values = self._convert_values(records)
         if values is not None and self.count_bytes:  # C-level; keys/headers: _send_one
             self._sent_bytes += sum(map(len, filter(None, values)))
@@ -198,11 +208,46 @@ class SourceBatchSender:
             # The task fails: the records before the one at fault still get their offsets
             # (stored by the final commit if they are acknowledged).
             if self._at is not None:
-                handled = _index_of(records, self._at)
-                self._note_offsets(records, handled)
-                self._offsets.pending_records += handled - self._skipped_in_batch
-                self.produced += handled - self._skipped_in_batch
+                self._note_handled(records, _index_of(records, self._at))
             raise
+        self._note_handled(records, handled)
+
+    def _send_list(self, records: list[SourceRecord], producer: KafkaProducer) -> bool:
+        """A polled list whose records are all plain, from their values, as a batch from its
+        columns (:meth:`_send_columns`): the C extension's one pass over the list gives the
+        values (``SlotFiller.plain_values``: every record exactly a :class:`SourceRecord`
+        without key, headers or explicit partition, all to one topic with one timestamp, every
+        value bytes or None), produced by :meth:`_produce_all`, the offsets of the records
+        handled noted once (:meth:`_note_handled`).
+
+        False, having produced nothing, when the list needs the per-record loop: a record that
+        is not plain, a first list to its topic (topic creation). The caller has checked that
+        the value converter passes bytes through and that the task does not want
+        ``commit_record``.
+        """
+        assert self._plain_values is not None
+        plain = self._plain_values(records)
+        if plain is None:
+            return False
+        topic, timestamp, values = plain
+        if topic not in self.topics:
+            return False
+        if self.count_bytes:  # C-level; the records have no keys or headers
+            self._sent_bytes += sum(map(len, filter(None, values)))
+        self._skipped_in_batch = 0
+        self._failed_at = None
+        try:
+            handled = self._produce_all(producer, topic, values, timestamp, lambda: records)
+        except BaseException:
+            if self._failed_at is not None:
+                self._note_handled(records, self._failed_at)
+            raise
+        self._note_handled(records, handled)
+        return True
+
+    def _note_handled(self, records: list[SourceRecord], handled: int) -> None:
+        """The first ``handled`` records of a list were handled (produced or skipped): their
+        offsets pending (:meth:`_note_offsets`), the produced ones counted."""
         self._note_offsets(records, handled)
         self._offsets.pending_records += handled - self._skipped_in_batch
         self.produced += handled - self._skipped_in_batch
