@@ -549,6 +549,11 @@ def test_a_refused_record_mid_list_fails_the_task_with_the_offsets_before_it():
     assert got["pending_records"] == 2
 
 
+def test_a_tuple_of_plain_records_takes_the_per_record_loop():
+    got = same_as_per_record(lambda: tuple(make_list(3)))  # type: ignore[arg-type,return-value]
+    assert not got["mapped"] and len(got["produced"]) == 3
+
+
 def test_a_refused_first_record_fails_the_task_with_no_offset():
     got = same_as_per_record(lambda: make_list(3), refuse_at=0)
     assert got["error"] is not None and got["pending"] == {} and got["pending_records"] == 0

@@ -206,6 +206,7 @@ class SourceBatchSender:
             records = polled
             if (
                 self._plain_values is not None
+                and type(records) is list  # the runner's; any other sequence: the loop
                 and self._value_passthrough
                 and not self.wants_commit_record
                 and self._send_list(records, producer)
