@@ -1,5 +1,6 @@
 /* connectrt._speedups: a sink batch's records built (and freed) in C, its columns read from the
- * consumed messages in C.
+ * consumed messages in C; a source task's polled list of records checked and its values taken
+ * in one C pass.
  *
  * The record classes stay the Python classes of connectrt/api/records.py (slotted dataclasses:
  * their methods, equality, pickling, dataclasses.fields/replace unchanged). What this module
@@ -19,6 +20,12 @@
  * in the slot and returns it; once every slot of an instance is set, the instance drops its
  * source. Writing behaves as a member descriptor; deleting first loads every empty slot.
  * A task that reads only ``value`` thus never makes the offsets, timestamps, keys or headers.
+ *
+ * ``plain_values(records)`` (a filler of SourceRecord) walks a source task's polled list once,
+ * reading each record's slots by offset: when every record is a SourceRecord that can be
+ * produced alike (no key, headers or partition, one topic, one timestamp, a bytes or None
+ * value), it gives their topic, timestamp and values, for the sender to produce by one C-level
+ * ``map`` (connectrt/runtime/source/sender.py, SourceBatchSender._send_list); else None.
  *
  * ``own_dealloc(slots)`` makes this module free the class's instances (record_dealloc: slots
  * cleared by offset, not CPython's walk over the class hierarchy) and keep up to FREE_RECORDS
@@ -45,6 +52,12 @@
 
 #define MAX_SLOTS 32
 
+/* The slots plain_values() reads, by name (a source record's fields). */
+enum { P_TOPIC, P_PARTITION, P_KEY_SCHEMA, P_KEY, P_HEADERS, P_TIMESTAMP, P_VALUE, NPLAIN };
+static const char *const plain_names[NPLAIN] = {
+    "topic", "kafka_partition", "key_schema", "key", "headers", "timestamp", "value",
+};
+
 typedef struct {
     PyObject_HEAD
     PyTypeObject *cls;
@@ -56,6 +69,8 @@ typedef struct {
     Py_ssize_t row_offset;
     PyObject *rows;            /* tuple of the ints 0..n-1, grown to the largest batch */
     char lazy_ok[MAX_SLOTS];   /* the slots given a LazySlot by descriptors() */
+    int plain;                 /* has every slot of plain_names: plain_values() works */
+    Py_ssize_t plain_offsets[NPLAIN];
 } SlotFiller;
 
 typedef struct {
@@ -509,6 +524,19 @@ SlotFiller_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         }
     }
     self->nslots = n;
+    self->plain = 1;
+    for (int p = 0; p < NPLAIN; p++) {
+        Py_ssize_t i = 0;
+        while (i < n && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(names, i),
+                                                         plain_names[p]) != 0) {
+            i++;
+        }
+        if (i == n) {
+            self->plain = 0;
+            break;
+        }
+        self->plain_offsets[p] = self->offsets[i];
+    }
     if (lazy != Py_None) {
         if (slot_offset(cls, PyTuple_GET_ITEM(lazy, 0), &self->src_offset) < 0 ||
             slot_offset(cls, PyTuple_GET_ITEM(lazy, 1), &self->row_offset) < 0) {
@@ -806,6 +834,90 @@ SlotFiller_store(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* filler.plain_values(records) -> (topic, timestamp, values) or None: one walk over a polled
+   list of source records that can all be produced alike, by one C-level map of ``produce``
+   (the sender's list path, SourceBatchSender._send_list). Every item must be an instance of
+   exactly the filler's class (not a subclass: its fields may be properties) and plain: key,
+   key_schema and kafka_partition None, headers None or an empty list, the first record's
+   topic (a str: the same object or an equal str), the first record's timestamp (None, or an
+   int: the same object or an equal int), a value that is bytes or None. ``values`` is the
+   list of the values, in order. None (nothing else done) as soon as one item is not such a
+   record, or the list is empty: the caller's per-record loop handles it. The slots are read
+   by offset, every value compared at C level: no Python code runs during the walk, so the
+   list and its records cannot change under it. An unset slot is not plain (the per-record
+   loop raises its AttributeError). */
+static PyObject *
+SlotFiller_plain_values(SlotFiller *self, PyObject *records)
+{
+    if (!self->plain) {
+        PyErr_Format(PyExc_TypeError, "plain_values(): %R has no slot for every one of topic, "
+                     "kafka_partition, key_schema, key, headers, timestamp and value",
+                     self->names);
+        return NULL;
+    }
+    if (!PyList_Check(records)) {
+        PyErr_Format(PyExc_TypeError, "plain_values() takes a list, not %s",
+                     Py_TYPE(records)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(records);
+    if (n == 0) {
+        Py_RETURN_NONE;
+    }
+    const Py_ssize_t *off = self->plain_offsets;
+    PyTypeObject *cls = self->cls;
+    PyObject *first = PyList_GET_ITEM(records, 0);
+    if (!Py_IS_TYPE(first, cls)) {
+        Py_RETURN_NONE;
+    }
+    PyObject *topic = SLOT(first, off[P_TOPIC]);
+    PyObject *timestamp = SLOT(first, off[P_TIMESTAMP]);
+    if (topic == NULL || !PyUnicode_CheckExact(topic) || timestamp == NULL ||
+        (timestamp != Py_None && !PyLong_CheckExact(timestamp))) {
+        Py_RETURN_NONE;
+    }
+    PyObject *values = PyList_New(n);
+    if (values == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *record = PyList_GET_ITEM(records, i);
+        if (!Py_IS_TYPE(record, cls)) {
+            goto not_plain;
+        }
+        /* NULL (an unset slot) is not None: not plain */
+        if (SLOT(record, off[P_KEY]) != Py_None || SLOT(record, off[P_KEY_SCHEMA]) != Py_None ||
+            SLOT(record, off[P_PARTITION]) != Py_None) {
+            goto not_plain;
+        }
+        PyObject *headers = SLOT(record, off[P_HEADERS]);
+        if (headers != Py_None &&
+            (headers == NULL || !PyList_CheckExact(headers) || PyList_GET_SIZE(headers) != 0)) {
+            goto not_plain;
+        }
+        PyObject *t = SLOT(record, off[P_TOPIC]);
+        if (t != topic &&
+            (t == NULL || !PyUnicode_CheckExact(t) || PyUnicode_Compare(t, topic) != 0)) {
+            goto not_plain;
+        }
+        PyObject *ts = SLOT(record, off[P_TIMESTAMP]);
+        if (ts != timestamp &&
+            (ts == NULL || timestamp == Py_None || !PyLong_CheckExact(ts) ||
+             PyObject_RichCompareBool(ts, timestamp, Py_EQ) != 1)) { /* exact ints: no error */
+            goto not_plain;
+        }
+        PyObject *value = SLOT(record, off[P_VALUE]);
+        if (value != Py_None && (value == NULL || !PyBytes_CheckExact(value))) {
+            goto not_plain;
+        }
+        PyList_SET_ITEM(values, i, Py_NewRef(value));
+    }
+    return Py_BuildValue("(OON)", topic, timestamp, values);
+not_plain:
+    Py_DECREF(values); /* the items not set yet are NULL: freed as such */
+    Py_RETURN_NONE;
+}
+
 /* filler.descriptors(names) -> tuple of LazySlot, one per name (slots of the filler): the
    descriptors to install on the class; only their slots may be left to load (fill_lazy). */
 static PyObject *
@@ -989,6 +1101,8 @@ SlotFiller_repr(SlotFiller *self)
 static PyMethodDef SlotFiller_methods[] = {
     {"store", (PyCFunction)(void (*)(void))SlotFiller_store, METH_FASTCALL,
      PyDoc_STR("store(obj, *values) -> None: the values stored in obj's slots in order")},
+    {"plain_values", (PyCFunction)SlotFiller_plain_values, METH_O,
+     PyDoc_STR("plain_values(records) -> (topic, timestamp, values), or None: not all plain")},
     {"make", (PyCFunction)(void (*)(void))SlotFiller_make, METH_FASTCALL,
      PyDoc_STR("make(*values) -> one new instance, the values stored in the slots in order")},
     {"fill_lazy", (PyCFunction)(void (*)(void))SlotFiller_fill_lazy, METH_FASTCALL,
@@ -2264,7 +2378,8 @@ static PyMethodDef speedups_functions[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "connectrt._speedups",
-    .m_doc = PyDoc_STR("A sink batch's records built in one C call (optional)."),
+    .m_doc = PyDoc_STR("A sink batch's records built in one C call, a source list's "
+                       "values taken in one C pass (optional)."),
     .m_size = -1,
     .m_methods = speedups_functions,
 };

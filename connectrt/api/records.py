@@ -324,3 +324,13 @@ def _install_lazy_slots() -> Any:
 SINK_FILLER: Any = _install_lazy_slots()
 """The C extension's ``SlotFiller`` of :class:`SinkRecord` (None: not in use)."""
 _SINK_STORE: Any = None if SINK_FILLER is None else SINK_FILLER.store
+
+
+SOURCE_SLOTS: tuple[str, ...] = tuple(inspect.signature(SourceRecord.__init__).parameters)[1:]
+"""A source record's fields in the order of its constructor."""
+assert sorted(SOURCE_SLOTS) == sorted(SourceRecord.__dataclass_fields__)
+
+SOURCE_FILLER: Any = None if SPEEDUPS is None else SPEEDUPS.SlotFiller(SourceRecord, SOURCE_SLOTS)
+"""The C extension's ``SlotFiller`` of :class:`SourceRecord` (None: not in use): its
+``plain_values`` is the source sender's one pass over a polled list
+(:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`)."""

@@ -5,17 +5,24 @@ bookkeeping around it with a producer that fails on cue (a full queue at a given
 record ``produce`` refuses): which records were produced, in what order, which source offset
 becomes pending and how many records count as pending. The same path against a real broker is
 in ``tests/integration/test_source_record_batch_send.py``.
+
+A list of plain records takes the same mapped produce (with the C extension: its
+``SlotFiller.plain_values`` gives the values); the list tests compare everything a send did with
+what the per-record loop (the path without the extension) does on the same list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from confluent_kafka import KafkaException
 
-from connectrt.api import SourceRecord, SourceRecordBatch, SourceTask
+from connectrt.api import Header, SourceRecord, SourceRecordBatch, SourceTask
+from connectrt.api.records import SOURCE_FILLER
 from connectrt.converters.bytearray import ByteArrayConverter
 from connectrt.converters.headers import SimpleHeaderConverter
 from connectrt.converters.json import JsonConverter
@@ -279,3 +286,377 @@ def test_the_bytes_produced_from_columns_count_for_a_bytes_rate_limit():
     assert sender.take_sent_bytes() == 5
     sender.send([SourceRecord(PART, {"n": 3}, "t", value=b"xyz")], StubProducer())  # type: ignore[arg-type]
     assert sender.take_sent_bytes() == 3
+
+
+# -- the sender's list path: a list of plain records from its values --------------------------
+needs_c = pytest.mark.skipif(SOURCE_FILLER is None, reason="connectrt._speedups not in use")
+TS = 1_700_000_000_000
+
+
+def make_list(n: int, topic: str = "t", ts: int | None = None) -> list[SourceRecord]:
+    return [SourceRecord(PART, {"n": i}, topic, value=b"v%d" % i, timestamp=ts) for i in range(n)]
+
+
+class _SubRecord(SourceRecord):
+    __slots__ = ()
+
+
+def sent(
+    make: Callable[[], list[Any]],
+    *,
+    per_record: bool,
+    full_at: int | None = None,
+    room_after_polls: int = 1,
+    refuse_at: int | None = None,
+    **sender_kw: Any,
+) -> dict[str, Any]:
+    """Everything sending ``make()`` (to senders that know topics t and u) did: the produce
+    calls (the delivery callback as "cb", a record's own callback as "own cb"), the pending
+    offsets and counters, the error raised, whether the mapped produce ran; ``per_record``:
+    through the per-record loop only (the path without the C extension)."""
+    sender, offsets, metrics = make_sender(**sender_kw)
+    sender.topics.add("u")
+    sender.count_bytes = True
+    if per_record:
+        sender._plain_values = None
+    mapped: list[int] = []
+    produce_all = sender._produce_all
+
+    def spy(*args: Any) -> int:
+        mapped.append(len(args[2]))
+        return produce_all(*args)
+
+    sender._produce_all = spy  # type: ignore[method-assign]
+    producer = StubProducer(full_at, room_after_polls, refuse_at)
+    error = None
+    try:
+        sender.send(make(), producer)  # type: ignore[arg-type]
+    except Exception as e:  # TaskFailure, ToleranceExceeded
+        error = f"{type(e).__name__}: {e}"
+    cb = offsets.delivery_callback
+
+    def shown(arg: Any) -> Any:
+        if arg is not None and arg is cb:
+            return "cb"
+        return "own cb" if callable(arg) else arg
+
+    return {
+        "produced": [tuple(map(shown, args)) for args in producer.produced],
+        "polls": producer.polls,
+        "pending": dict(offsets.pending),
+        "pending_records": offsets.pending_records,
+        "sender_produced": sender.produced,
+        "skipped": metrics.records_skipped,
+        "errors": metrics.errors,
+        "bytes": sender.take_sent_bytes(),
+        "error": error,
+        "topics": sorted(sender.topics),
+        "mapped": bool(mapped),
+    }
+
+
+def same_as_per_record(make: Callable[[], list[Any]], **kw: Any) -> dict[str, Any]:
+    """What the list path did, checked to be what the per-record loop does (but for which of
+    them ran)."""
+    fast = sent(make, per_record=False, **kw)
+    slow = sent(make, per_record=True, **kw)
+    assert not slow["mapped"]
+    assert {**fast, "mapped": None} == {**slow, "mapped": None}
+    return fast
+
+
+def test_a_plain_list_is_produced_by_the_mapped_produce():
+    got = same_as_per_record(lambda: make_list(5))
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert got["produced"] == [("t", b"v%d" % i, None, PARTITION_UA, "cb") for i in range(5)]
+    assert got["pending"] == {encode_key("cols", PART): {"n": 4}}
+    assert got["pending_records"] == got["sender_produced"] == 5 and got["bytes"] == 10
+
+
+def test_a_plain_list_with_one_timestamp_passes_it_positionally():
+    def make() -> list[SourceRecord]:
+        records = make_list(3, ts=TS)
+        records[1].timestamp = int(str(TS))  # equal, not the same int object
+        return records
+
+    got = same_as_per_record(make)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert got["produced"] == [
+        ("t", b"v%d" % i, None, PARTITION_UA, "cb", None, TS) for i in range(3)
+    ]
+
+
+def test_tombstones_empty_headers_and_an_equal_topic_string_stay_plain():
+    def make() -> list[SourceRecord]:
+        records = make_list(4)
+        records[1].value = None
+        records[2].headers = []
+        records[3].topic = "".join(["t"])  # equal, another object
+        return records
+
+    got = same_as_per_record(make)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert [args[1] for args in got["produced"]] == [b"v0", None, b"v2", b"v3"]
+    assert got["bytes"] == 6
+
+
+def test_a_plain_list_over_two_source_partitions_notes_each():
+    other = {"file": "b"}
+
+    def make() -> list[SourceRecord]:
+        records = make_list(4)
+        records[0].source_partition = other
+        records[2].source_partition = other
+        return records
+
+    got = same_as_per_record(make)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert got["pending"] == {
+        encode_key("cols", other): {"n": 2},
+        encode_key("cols", PART): {"n": 3},
+    }
+
+
+def _with(i: int, **changes: Any) -> Callable[[], list[Any]]:
+    def make() -> list[Any]:
+        records: list[Any] = make_list(4, ts=TS)
+        for name, value in changes.items():
+            setattr(records[i], name, value)
+        return records
+
+    return make
+
+
+def _subclass_at(i: int) -> list[Any]:
+    records: list[Any] = make_list(4)
+    r = records[i]
+    records[i] = _SubRecord(r.source_partition, r.source_offset, r.topic, value=r.value)
+    return records
+
+
+def _not_a_record_at(i: int) -> list[Any]:
+    records: list[Any] = make_list(4)
+    r = records[i]
+    records[i] = SimpleNamespace(
+        **{name: getattr(r, name) for name in SourceRecord.__dataclass_fields__}
+    )
+    return records
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _with(2, key="k"),
+        _with(0, key_schema=STRING, key="k"),
+        _with(3, headers=[Header("h", "x")]),
+        _with(1, kafka_partition=0),
+        _with(2, topic="u"),
+        _with(0, topic="u"),
+        _with(2, timestamp=TS + 1),
+        _with(3, timestamp=None),
+        lambda: _subclass_at(0),
+        lambda: _subclass_at(2),
+        lambda: _not_a_record_at(1),
+    ],
+    ids=[
+        "key",
+        "key-schema-first",
+        "headers",
+        "partition",
+        "two-topics",
+        "two-topics-first",
+        "two-timestamps",
+        "timestamp-and-none",
+        "subclass-first",
+        "subclass",
+        "not-a-record",
+    ],
+)
+def test_a_list_that_is_not_all_plain_takes_the_per_record_loop(
+    make: Callable[[], list[Any]],
+) -> None:
+    got = same_as_per_record(make)
+    assert not got["mapped"]
+    assert [args[1] for args in got["produced"]] == [b"v%d" % i for i in range(4)]
+
+
+@pytest.mark.parametrize("tolerate", [True, False])
+def test_a_str_value_through_the_bytearray_converter_takes_the_per_record_loop(tolerate: bool):
+    got = same_as_per_record(_with(1, value="text"), tolerate=tolerate)
+    assert not got["mapped"]
+    assert (got["error"] is None) is tolerate
+
+
+def test_a_task_overriding_commit_record_takes_the_per_record_loop():
+    got = same_as_per_record(lambda: make_list(3), task=_CommitRecordTask())
+    assert not got["mapped"]
+    assert [args[4] for args in got["produced"]] == ["own cb"] * 3
+
+
+def test_the_first_list_to_a_topic_takes_the_per_record_loop_then_the_next_is_mapped():
+    for per_record in (False, True):
+        sender, offsets, _ = make_sender()
+        if per_record:
+            sender._plain_values = None
+        producer = StubProducer()
+        first = make_list(2, topic="new")
+        sender._produce_all = lambda *a: pytest.fail("mapped")  # type: ignore[method-assign]
+        sender.send(first, producer)  # type: ignore[arg-type]
+        assert "new" in sender.topics
+        del sender._produce_all
+        sender.send(make_list(3, topic="new"), producer)  # type: ignore[arg-type]
+        assert [args[:2] for args in producer.produced] == [
+            ("new", b"v0"),
+            ("new", b"v1"),
+            ("new", b"v0"),
+            ("new", b"v1"),
+            ("new", b"v2"),
+        ]
+        assert offsets.pending_records == 5 and pending_offset(offsets) == {"n": 2}
+
+
+def test_a_full_queue_mid_list_is_waited_out_in_order():
+    got = same_as_per_record(lambda: make_list(6, ts=5), full_at=3, room_after_polls=2)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert [args[1] for args in got["produced"]] == [b"v%d" % i for i in range(6)]
+    assert got["produced"][3] == ("t", b"v3", None, PARTITION_UA, "cb", None, 5, None)
+    assert got["polls"] == 2 and got["pending_records"] == 6
+
+
+def test_stopping_on_a_full_queue_mid_list_notes_the_offsets_before_it():
+    got = same_as_per_record(lambda: make_list(6), full_at=3, room_after_polls=99, stopping=True)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert [args[1] for args in got["produced"]] == [b"v0", b"v1", b"v2"]
+    assert got["pending"] == {encode_key("cols", PART): {"n": 2}}
+    assert got["pending_records"] == 3
+
+
+def test_a_refused_record_mid_list_is_skipped_alone_under_tolerance():
+    got = same_as_per_record(lambda: make_list(5), refuse_at=2, tolerate=True)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert [args[1] for args in got["produced"]] == [b"v0", b"v1", b"v3", b"v4"]
+    assert got["skipped"] == 1 and got["errors"] == 1
+    assert got["pending"] == {encode_key("cols", PART): {"n": 4}}
+    assert got["pending_records"] == 4
+
+
+def test_a_refused_record_mid_list_fails_the_task_with_the_offsets_before_it():
+    got = same_as_per_record(lambda: make_list(5), refuse_at=2)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    assert got["error"] is not None and "KAFKA_PRODUCE" in got["error"]
+    assert [args[1] for args in got["produced"]] == [b"v0", b"v1"]
+    assert got["pending"] == {encode_key("cols", PART): {"n": 1}}
+    assert got["pending_records"] == 2
+
+
+def test_a_tuple_of_plain_records_takes_the_per_record_loop():
+    got = same_as_per_record(lambda: tuple(make_list(3)))  # type: ignore[arg-type,return-value]
+    assert not got["mapped"] and len(got["produced"]) == 3
+
+
+def test_a_refused_first_record_fails_the_task_with_no_offset():
+    got = same_as_per_record(lambda: make_list(3), refuse_at=0)
+    assert got["error"] is not None and got["pending"] == {} and got["pending_records"] == 0
+
+
+# -- SlotFiller.plain_values against a Python reference -----------------------------------------
+def plain_values_py(records: list[Any]) -> tuple[str, int | None, list[Any]] | None:
+    """What ``SOURCE_FILLER.plain_values(records)`` answers, in Python."""
+    if not records or type(records[0]) is not SourceRecord:
+        return None
+    try:
+        topic, ts = records[0].topic, records[0].timestamp
+        if type(topic) is not str or not (ts is None or type(ts) is int):
+            return None
+        values = []
+        for r in records:
+            if (
+                type(r) is not SourceRecord
+                or r.key is not None
+                or r.key_schema is not None
+                or r.kafka_partition is not None
+                or not (r.headers is None or (type(r.headers) is list and not r.headers))
+                or not (r.topic is topic or (type(r.topic) is str and r.topic == topic))
+                or not (
+                    r.timestamp is ts
+                    or (ts is not None and type(r.timestamp) is int and r.timestamp == ts)
+                )
+                or not (r.value is None or type(r.value) is bytes)
+            ):
+                return None
+            values.append(r.value)
+    except AttributeError:  # an unset slot
+        return None
+    return topic, ts, values
+
+
+class _Str(str):
+    pass
+
+
+class _Bytes(bytes):
+    pass
+
+
+_VARIANTS: dict[str, list[Any]] = {
+    "topic": ["u", "".join(["t"]), _Str("t"), 7],
+    "key": [b"k", "k", 0],
+    "key_schema": [STRING],
+    "kafka_partition": [0, 3],
+    "headers": [[], [], [Header("h", b"x")], (), [None]],
+    "timestamp": [TS, int(str(TS)), TS + 1, None, True, 5.0, 0],
+    "value": [None, None, "s", bytearray(b"x"), _Bytes(b"x"), 1, b""],
+}
+
+
+def _random_list(rng: random.Random) -> list[Any]:
+    n = rng.choice([0, 1, 1, 2, 3, 5, 8])
+    ts = rng.choice([None, None, TS, 0])
+    records: list[Any] = [
+        SourceRecord(PART, {"n": i}, "t", value=b"v%d" % i, timestamp=ts) for i in range(n)
+    ]
+    for i in range(n):
+        if rng.random() < 0.7:
+            continue
+        what = rng.choice([*_VARIANTS, "type", "unset", "subclass"])
+        if what == "type":
+            records[i] = SimpleNamespace(**{f: getattr(records[i], f) for f in _VARIANTS})
+        elif what == "unset":
+            delattr(records[i], rng.choice(list(_VARIANTS)))
+        elif what == "subclass":
+            r = records[i]
+            records[i] = _SubRecord(PART, {"n": i}, r.topic, value=r.value, timestamp=r.timestamp)
+        else:
+            setattr(records[i], what, rng.choice(_VARIANTS[what]))
+    return records
+
+
+@needs_c
+def test_plain_values_answers_as_the_python_reference():
+    assert SOURCE_FILLER is not None
+    rng = random.Random(20261130)
+    kinds = set()
+    for _ in range(5000):
+        records = _random_list(rng)
+        expected = plain_values_py(records)
+        got = SOURCE_FILLER.plain_values(records)
+        assert got == expected, records
+        if got is not None:
+            assert type(got[0]) is str and got[0] is records[0].topic
+            assert got[1] is records[0].timestamp
+            assert all(v is r.value for v, r in zip(got[2], records, strict=True))
+        kinds.add(got is None)
+    assert kinds == {True, False}  # both answers were seen
+
+
+@needs_c
+def test_plain_values_refuses_what_it_cannot_read():
+    assert SOURCE_FILLER is not None
+    with pytest.raises(TypeError, match="takes a list"):
+        SOURCE_FILLER.plain_values(tuple(make_list(2)))
+    assert SOURCE_FILLER.plain_values([]) is None
+    from connectrt import _speedups
+
+    partial_filler = _speedups.SlotFiller(SourceRecord, ("topic", "value"))
+    with pytest.raises(TypeError, match="has no slot for every one"):
+        partial_filler.plain_values(make_list(1))
