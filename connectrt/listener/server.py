@@ -20,7 +20,13 @@ from connectrt.listener.security import ListenerSecurity
 
 log = logging.getLogger(__name__)
 
-__all__ = ["HttpServer", "parse_listener", "sibling_listener"]
+__all__ = ["KEEP_ALIVE_S", "HttpServer", "parse_listener", "sibling_listener"]
+
+KEEP_ALIVE_S = 30
+"""How long an idle keep-alive connection is kept open (Kafka Connect's Jetty: 30 s). Longer
+than clients keep theirs (httpx: 5 s): with uvicorn's default of 5 s both ends dropped a
+connection at the same moment, and a client that sent a request on it just then got
+"connection reset" (seen on a loaded machine)."""
 
 
 def parse_listener(listener: str) -> tuple[str, str, int]:
@@ -79,6 +85,7 @@ class HttpServer:
             ssl_certfile=ssl.get("certfile") if self.scheme == "https" else None,
             ssl_keyfile=ssl.get("keyfile") if self.scheme == "https" else None,
             timeout_graceful_shutdown=5,
+            timeout_keep_alive=KEEP_ALIVE_S,
         )
         self._server = uvicorn.Server(self._config)
         self._thread: threading.Thread | None = None

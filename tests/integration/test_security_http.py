@@ -425,7 +425,9 @@ def test_a_correct_password_is_answered_at_once_after_300_wrong_ones(secured: Re
         seconds = time.perf_counter() - start
         print(f"\nwrong: median {median(durations):.2f} s; right after 300 wrong: {seconds:.3f} s")
         assert response.status_code == 200
-        assert seconds < 0.8  # one PBKDF2 check (tens of ms), not the 2 s back-off
+        # One PBKDF2 check (tens of ms on a quiet machine; 0.83 s was seen under load), not the
+        # 2 s back-off: anything under three quarters of it did not wait for it.
+        assert seconds < 1.5
         # ... and the account is still protected: the next wrong guess waits the bound.
         assert wrong(300) >= 2.0
     wait_for(lambda: guard.tracked >= 1, 5, "the failures to stay on record")
