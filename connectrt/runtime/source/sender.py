@@ -250,17 +250,14 @@ class SourceBatchSender:
         topic, timestamp, values = plain
         if topic not in self.topics:
             return False
-        if self.count_bytes:  # C-level; the records have no keys or headers
-            self._sent_bytes += sum(map(len, filter(None, values)))
-        self._skipped_in_batch = 0
-        self._failed_at = None
-        try:
-            handled = self._produce_all(producer, topic, values, timestamp, lambda: records)
-        except BaseException:
-            if self._failed_at is not None:
-                self._note_handled(records, self._failed_at)
-            raise
-        self._note_handled(records, handled)
+        self._produce_noting(
+            producer,
+            topic,
+            values,
+            timestamp,
+            lambda: records,
+            partial(self._note_handled, records),
+        )
         return True
 
     def _note_handled(self, records: list[SourceRecord], handled: int) -> None:
@@ -299,18 +296,42 @@ class SourceBatchSender:
             vbs = converted if type(converted) is list else list(converted)
         else:
             return False
-        if self.count_bytes:  # C-level; the batch has no keys or headers
+        self._produce_noting(
+            producer,
+            topic,
+            vbs,
+            batch.timestamp,
+            batch.records,
+            partial(self._note_batch_offsets, batch),
+        )
+        return True
+
+    def _produce_noting(
+        self,
+        producer: KafkaProducer,
+        topic: str,
+        vbs: list[Any] | tuple[Any, ...],
+        timestamp: int | None,
+        records: Callable[[], list[SourceRecord]],
+        note: Callable[[int], None],
+    ) -> None:
+        """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: count the bytes
+        of ``vbs`` (values without keys or headers, C-level), produce them
+        (:meth:`_produce_all`) and ``note`` how many of the records were handled, which notes
+        their offsets. When the task fails mid-way, the records before the one at fault are
+        noted before the error goes on (they are stored by the final commit if acknowledged).
+        """
+        if self.count_bytes:
             self._sent_bytes += sum(map(len, filter(None, vbs)))
         self._skipped_in_batch = 0
         self._failed_at = None
         try:
-            handled = self._produce_all(producer, topic, vbs, batch.timestamp, batch.records)
+            handled = self._produce_all(producer, topic, vbs, timestamp, records)
         except BaseException:
             if self._failed_at is not None:
-                self._note_batch_offsets(batch, self._failed_at)
+                note(self._failed_at)
             raise
-        self._note_batch_offsets(batch, handled)
-        return True
+        note(handled)
 
     def _produce_all(
         self,
