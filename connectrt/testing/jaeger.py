@@ -11,26 +11,32 @@ own build cache keeps what was compiled, so an interrupted build resumes); later
 cached binary. A lock file
 serialises builds of the same version across processes (xdist workers).
 
-:class:`JaegerServer` runs the binary with an in-memory store on free loopback ports; start and
-stop it from one thread (a test fixture).
+:class:`JaegerServer` runs the binary with an in-memory store on free loopback ports (the
+lifecycle of :class:`~connectrt.testing.otel_collector.CollectorProcess`; failures are
+:class:`JaegerError`); start and stop it from one thread (a test fixture).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from connectrt.errors import ConnectError
 from connectrt.ports import free_port
 from connectrt.testing.build_cache import go_build, user_cache
+from connectrt.testing.otel_collector import CollectorProcess
 
-__all__ = ["JAEGER_MODULE_VERSION", "JaegerServer", "jaeger_binary", "jaeger_cache_root"]
+__all__ = [
+    "JAEGER_MODULE_VERSION",
+    "JaegerError",
+    "JaegerServer",
+    "jaeger_binary",
+    "jaeger_cache_root",
+]
 
 JAEGER_MODULE_VERSION = "v1.76.0"
 """The Go module version of github.com/jaegertracing/jaeger (its v2 binary, release 2.13)."""
@@ -108,65 +114,58 @@ def jaeger_binary(timeout: float = 7200.0, cache_root: Path | None = None) -> Pa
     )
 
 
-class JaegerServer:
+class JaegerError(ConnectError):
+    """Jaeger could not be started or reached."""
+
+
+class JaegerServer(CollectorProcess):
     """One Jaeger process on loopback with an in-memory store (see the module docstring).
 
     ``otlp_http`` / ``otlp_grpc`` are the OTLP receiver's endpoints, ``query_url`` the base URL
     of the query API. Not thread-safe: start and stop from one thread.
     """
 
-    def __init__(self, binary: Path, workdir: Path) -> None:
-        self._binary = binary
-        self._workdir = workdir
-        self.http_port = free_port()
-        self.grpc_port = free_port()
+    error = JaegerError
+    label = "Jaeger"
+    log_name = "jaeger.log"
+    config_name = "jaeger.yaml"
+
+    def __init__(
+        self,
+        binary: Path,
+        workdir: Path,
+        *,
+        startup_timeout: float = 120.0,
+        stop_timeout: float = 15.0,
+    ) -> None:
+        super().__init__(
+            binary, workdir, startup_timeout=startup_timeout, stop_timeout=stop_timeout
+        )
         self.query_port = free_port()
         self.query_grpc_port = free_port()
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log = workdir / "jaeger.log"
-
-    @property
-    def otlp_http(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
-
-    @property
-    def otlp_grpc(self) -> str:
-        return f"http://127.0.0.1:{self.grpc_port}"
 
     @property
     def query_url(self) -> str:
         return f"http://127.0.0.1:{self.query_port}"
 
-    def start(self, timeout: float = 120.0) -> None:
-        """Start Jaeger and wait until its query API and OTLP receiver answer."""
-        config = self._workdir / "jaeger.yaml"
-        config.write_text(
-            _CONFIG.format(
-                query_port=self.query_port,
-                query_grpc_port=self.query_grpc_port,
-                grpc_port=self.grpc_port,
-                http_port=self.http_port,
-            )
+    def _config(self) -> str:
+        return _CONFIG.format(
+            query_port=self.query_port,
+            query_grpc_port=self.query_grpc_port,
+            grpc_port=self._grpc_port,
+            http_port=self._port,
         )
-        with open(self._log, "wb") as log:
-            self._proc = subprocess.Popen(
-                [str(self._binary), "--config", str(config)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self._workdir,
-            )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"Jaeger exited at start: {self._log.read_text()[-3000:]}")
-            try:
-                self.get("/api/services")
-                with socket.create_connection(("127.0.0.1", self.http_port), timeout=1):
-                    return
-            except (OSError, urllib.error.URLError):
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"Jaeger did not answer within {timeout:.0f}s: {self._log.read_text()}")
+
+    def _not_ready(self) -> str | None:
+        """None once the OTLP receiver and the query API answer."""
+        not_ready = super()._not_ready()
+        if not_ready is not None:
+            return not_ready
+        try:
+            self.get("/api/services")
+        except (OSError, urllib.error.URLError) as exc:
+            return repr(exc)
+        return None
 
     def cpu_seconds(self) -> float:
         """The CPU time (user and system) the running Jaeger process used so far (Linux
@@ -203,15 +202,3 @@ class JaegerServer:
             raise
         traces = data.get("data") or []
         return traces[0] if traces else None
-
-    def stop(self) -> None:
-        proc = self._proc
-        if proc is None:
-            return
-        self._proc = None
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(15)

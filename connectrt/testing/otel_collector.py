@@ -13,7 +13,10 @@ cache keeps what was compiled, so an interrupted build resumes); later runs use 
 binary. A lock file serialises builds of one version across processes.
 
 :class:`ZipkinCollector` runs the binary with OTLP over HTTP and gRPC on free loopback ports,
-exporting to one Zipkin ``/api/v2/spans`` endpoint. Threading: start and stop from one thread.
+exporting to one Zipkin ``/api/v2/spans`` endpoint. Its lifecycle (config file, child process,
+readiness, stop) is :class:`CollectorProcess`'s, which Jaeger v2, another collector
+distribution (:class:`~connectrt.testing.jaeger.JaegerServer`), shares. Threading: start and
+stop from one thread.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import hashlib
 import subprocess
 import time
 from pathlib import Path
+from typing import ClassVar, Self
 
 import httpx
 
@@ -35,6 +39,7 @@ from connectrt.testing.jvm_service import tail
 __all__ = [
     "COLLECTOR_VERSION",
     "CollectorError",
+    "CollectorProcess",
     "ZipkinCollector",
     "collector_binary",
     "collector_cache_root",
@@ -160,30 +165,29 @@ def collector_binary(timeout: float = 3600.0, cache_root: Path | None = None) ->
     )
 
 
-class ZipkinCollector(ChildService):
-    """One collector process on loopback: OTLP in (:attr:`otlp_http`, :attr:`otlp_grpc`),
-    Zipkin JSON v2 out to ``zipkin_spans`` (a Zipkin's ``/api/v2/spans``).
+class CollectorProcess(ChildService):
+    """One OpenTelemetry Collector distribution (a Go binary: this module's collector, Jaeger
+    v2) on loopback, started with a YAML config in ``workdir``, its output appended to
+    ``workdir/<log_name>``: OTLP in over HTTP (:attr:`otlp_http`, on :attr:`port`) and gRPC
+    (:attr:`otlp_grpc`), on free ports picked at each start.
 
-    ``workdir`` holds its config and its log (``otelcol.log``). Start and stop from one thread.
+    Subclasses give ``label`` (how messages name the service), ``log_name``, ``config_name``,
+    the config text (:meth:`_config`, once the ports are picked) and, when being ready takes
+    more than an answering OTLP receiver, :meth:`_not_ready`. Start and stop from one thread.
     """
 
-    error = CollectorError
+    label: ClassVar[str]
+    log_name: ClassVar[str]
+    config_name: ClassVar[str]
 
     def __init__(
-        self,
-        binary: Path,
-        workdir: Path,
-        zipkin_spans: str,
-        *,
-        startup_timeout: float = 60.0,
-        stop_timeout: float = 15.0,
+        self, binary: Path, workdir: Path, *, startup_timeout: float, stop_timeout: float
     ) -> None:
         super().__init__(startup_timeout=startup_timeout, stop_timeout=stop_timeout)
         self._binary = binary
         self._workdir = workdir
-        self._zipkin = zipkin_spans
         self._grpc_port: int | None = None
-        self.log_path = workdir / "otelcol.log"
+        self.log_path = workdir / self.log_name
 
     @property
     def otlp_http(self) -> str:
@@ -195,16 +199,18 @@ class ZipkinCollector(ChildService):
         """The OTLP/gRPC receiver's URL."""
         return f"http://127.0.0.1:{self._started(self._grpc_port)}"
 
-    def start(self) -> ZipkinCollector:
-        """Start the collector and wait until its OTLP/HTTP receiver accepts a request."""
+    def _config(self) -> str:
+        """The YAML config, with the receivers on ``_port`` (HTTP) and ``_grpc_port``."""
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        """Start the process and wait until it is ready (:meth:`_not_ready` says None)."""
         if self._proc is not None:
-            raise self.error("ZipkinCollector already started")
+            raise self.error(f"{type(self).__name__} already started")
         self._port = free_port()
         self._grpc_port = free_port()
-        config = self._workdir / "otelcol.yaml"
-        config.write_text(
-            _CONFIG.format(grpc_port=self._grpc_port, http_port=self._port, zipkin=self._zipkin)
-        )
+        config = self._workdir / self.config_name
+        config.write_text(self._config())
         with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
                 [str(self._binary), "--config", f"file:{config}"],
@@ -217,6 +223,22 @@ class ZipkinCollector(ChildService):
             )
         return self._started_or_stopped(self._wait_until_ready)
 
+    def _not_ready(self) -> str | None:
+        """None once the OTLP/HTTP receiver accepts a request (an empty OTLP/JSON one: 200
+        once it serves), else what the last try said."""
+        try:
+            response = httpx.post(
+                f"{self.otlp_http}/v1/traces",
+                content=b"{}",
+                headers={"Content-Type": "application/json"},
+                timeout=5,
+            )
+        except httpx.HTTPError as exc:
+            return repr(exc)
+        if response.status_code == 200:
+            return None
+        return f"{response.status_code} {response.text[:200]}"
+
     def _wait_until_ready(self) -> None:
         proc = self._proc
         assert proc is not None
@@ -225,29 +247,51 @@ class ZipkinCollector(ChildService):
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise self.error(
-                    f"the collector exited with status {proc.returncode}: {tail(self.log_path, 40)}"
+                    f"{self.label} exited with status {proc.returncode}: {tail(self.log_path, 40)}"
                 )
-            try:  # an empty OTLP/JSON request: 200 once the receiver serves
-                response = httpx.post(
-                    f"{self.otlp_http}/v1/traces",
-                    content=b"{}",
-                    headers={"Content-Type": "application/json"},
-                    timeout=5,
-                )
-                if response.status_code == 200:
-                    return
-                last = f"{response.status_code} {response.text[:200]}"
-            except httpx.HTTPError as exc:
-                last = repr(exc)
+            not_ready = self._not_ready()
+            if not_ready is None:
+                return
+            last = not_ready
             time.sleep(0.2)
         raise self.error(
-            f"the collector's OTLP receiver did not answer within {self._startup_timeout:.0f} s "
+            f"{self.label} did not answer within {self._startup_timeout:.0f} s "
             f"(last: {last}): {tail(self.log_path, 40)}"
         )
 
     def stop(self) -> None:
-        """SIGTERM the collector (it flushes what it holds), SIGKILL after ``stop_timeout``.
+        """SIGTERM the process (it flushes what it holds), SIGKILL after ``stop_timeout``.
         Idempotent."""
         proc = self._proc
         if proc is not None:
             stop_child(proc, self._stop_timeout, kill_wait=15)
+
+
+class ZipkinCollector(CollectorProcess):
+    """One collector process on loopback: OTLP in (:attr:`otlp_http`, :attr:`otlp_grpc`),
+    Zipkin JSON v2 out to ``zipkin_spans`` (a Zipkin's ``/api/v2/spans``).
+
+    ``workdir`` holds its config and its log (``otelcol.log``). Start and stop from one thread.
+    """
+
+    error = CollectorError
+    label = "the collector"
+    log_name = "otelcol.log"
+    config_name = "otelcol.yaml"
+
+    def __init__(
+        self,
+        binary: Path,
+        workdir: Path,
+        zipkin_spans: str,
+        *,
+        startup_timeout: float = 60.0,
+        stop_timeout: float = 15.0,
+    ) -> None:
+        super().__init__(
+            binary, workdir, startup_timeout=startup_timeout, stop_timeout=stop_timeout
+        )
+        self._zipkin = zipkin_spans
+
+    def _config(self) -> str:
+        return _CONFIG.format(grpc_port=self._grpc_port, http_port=self._port, zipkin=self._zipkin)

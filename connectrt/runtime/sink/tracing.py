@@ -33,7 +33,6 @@ Used on the task thread only.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,11 +43,9 @@ from connectrt.runtime.config.tracing import TracingSettings
 from connectrt.runtime.tasks.trace_exporter import outlet_for
 from connectrt.runtime.tasks.tracing import (
     TRACEPARENT,
-    Picker,
-    StageClock,
+    TaskTracer,
     TraceOutlet,
     new_id,
-    new_tracer_key,
     trace_context,
 )
 
@@ -68,26 +65,17 @@ def _header(headers: Any, name: str) -> Any:
     return None
 
 
-class SinkTracer:
+class SinkTracer(TaskTracer):
     """Traces one sink task's batches (see the module docstring)."""
 
     def __init__(self, outlet: TraceOutlet, settings: TracingSettings, runner: Any) -> None:
         """Use :meth:`attach`."""
-        self._outlet = outlet
-        self._picker = Picker(settings.ratio, random.Random())
+        group = str(runner._consumer_config.get("group.id", ""))
+        super().__init__(outlet, settings.ratio, runner, {"messaging.consumer.group.name": group})
         self._parent_based = settings.parent_based
-        self._clock = StageClock()
         # the batch consumed last, if records of it were chosen: (consume start, end, size, the
         # chosen records' fields, flat: see _begin)
         self._batch: tuple[int, int, int, list[Any]] | None = None
-        self._uncommitted = False  # records were traced since the last commit
-        self._key = new_tracer_key()  # names this tracer's records to the exporter side
-        self._base = {
-            "messaging.system": "kafka",
-            "messaging.consumer.group.name": str(runner._consumer_config.get("group.id", "")),
-            "connectrt.connector": runner.id.connector,
-            "connectrt.task": runner.id.task,
-        }
 
     @classmethod
     def attach(
@@ -107,17 +95,7 @@ class SinkTracer:
         except AttributeError:
             pass  # a task class with __slots__: no put span
         offsets = runner._offsets
-        commit = offsets.commit
-
-        def traced_commit(*args: Any, **kwargs: Any) -> None:
-            self.finish()
-            start = time.time_ns()
-            try:
-                commit(*args, **kwargs)
-            finally:
-                self._committed(start, time.time_ns())
-
-        offsets.commit = traced_commit  # type: ignore[method-assign]
+        offsets.commit = self._traced_commit(offsets.commit)  # type: ignore[method-assign]
         errors = runner.errors
         send_to_dlq = errors._send_to_dlq
 
@@ -182,15 +160,6 @@ class SinkTracer:
         )
         self._uncommitted = True
 
-    def _committed(self, start: int, end: int) -> None:
-        """The offsets were committed (or the commit failed): an ``offset commit`` span per
-        record traced since the last commit (the exporter side remembers which:
-        :mod:`connectrt.runtime.tasks.trace_ledger`; the trace record weighs nothing, so the
-        outlet's bound never drops it)."""
-        if self._uncommitted:
-            self._uncommitted = False
-            self._outlet.put(("committed", self._base, start, end, self._key), 0)
-
     def _dlq_written(self, failure: Any, start: int, end: int) -> None:
         """A record went to the dead letter queue: a ``dlq write`` span under its producer's
         span (every DLQ write is traced; they are rare)."""
@@ -219,8 +188,3 @@ class SinkTracer:
             ),
             1,
         )
-
-    def close(self) -> None:
-        """The task stopped: hand the last batch to the outlet and send it on its way."""
-        self.finish()
-        self._outlet.flush()

@@ -25,7 +25,6 @@ Used on the task thread only.
 
 from __future__ import annotations
 
-import random
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -36,11 +35,9 @@ from connectrt.runtime.config.tracing import TracingSettings
 from connectrt.runtime.tasks.trace_exporter import outlet_for
 from connectrt.runtime.tasks.tracing import (
     TRACEPARENT,
-    Picker,
-    StageClock,
+    TaskTracer,
     TraceOutlet,
     new_id,
-    new_tracer_key,
 )
 
 if TYPE_CHECKING:
@@ -53,23 +50,14 @@ __all__ = ["SourceTracer"]
 _Record = tuple[int, int, str, int | None]
 
 
-class SourceTracer:
+class SourceTracer(TaskTracer):
     """Traces one source task's batches (see the module docstring)."""
 
     def __init__(self, outlet: TraceOutlet, settings: TracingSettings, runner: Any) -> None:
         """Use :meth:`attach`."""
-        self._outlet = outlet
-        self._picker = Picker(settings.ratio, random.Random())
-        self._clock = StageClock()
+        super().__init__(outlet, settings.ratio, runner)
         self._polled: tuple[int, int] = (0, 0)
         self._records: list[_Record] = []  # traced in the batch polled last
-        self._uncommitted = False  # records were traced since the last commit
-        self._key = new_tracer_key()  # names this tracer's records to the exporter side
-        self._base = {
-            "messaging.system": "kafka",
-            "connectrt.connector": runner.id.connector,
-            "connectrt.task": runner.id.task,
-        }
 
     @classmethod
     def attach(
@@ -86,16 +74,7 @@ class SourceTracer:
             runner._transforms.instrument(lambda alias, call: wrap(f"transform {alias}", call))
         sender = runner._sender
         sender.send = wrap("produce", sender.send)  # type: ignore[method-assign]
-        commit = runner.commit_offsets
-
-        def traced_commit() -> bool:
-            self.finish()
-            start = time.time_ns()
-            try:
-                return commit()
-            finally:
-                self._committed(start, time.time_ns())
-
+        traced_commit = self._traced_commit(runner.commit_offsets)
         runner.commit_offsets = traced_commit  # type: ignore[method-assign]
         runner.tracer = self
         return self
@@ -148,16 +127,3 @@ class SourceTracer:
         timeline += sorted(((n, t[0], t[1]) for n, t in stages.items()), key=lambda t: t[1])
         self._outlet.put(("source", self._base, timeline, records, self._key), len(records))
         self._uncommitted = True
-
-    def _committed(self, start: int, end: int) -> None:
-        """Offsets were committed (or the commit failed): an ``offset commit`` span per record
-        traced since the last commit (the exporter side remembers which:
-        :mod:`connectrt.runtime.tasks.trace_ledger`)."""
-        if self._uncommitted:
-            self._uncommitted = False
-            self._outlet.put(("committed", self._base, start, end, self._key), 0)
-
-    def close(self) -> None:
-        """The task stopped: hand the last batch to the outlet and send it on its way."""
-        self.finish()
-        self._outlet.flush()

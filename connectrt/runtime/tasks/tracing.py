@@ -51,8 +51,8 @@ import random
 import sys
 import time
 from binascii import unhexlify
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
@@ -65,6 +65,7 @@ __all__ = [
     "TRACEPARENT",
     "Picker",
     "StageClock",
+    "TaskTracer",
     "TraceOutlet",
     "format_traceparent",
     "new_id",
@@ -73,6 +74,8 @@ __all__ = [
     "sink_batch",
     "trace_context",
 ]
+
+_T = TypeVar("_T")
 
 TRACEPARENT = "traceparent"
 """The W3C trace context header, as the OpenTelemetry Kafka instrumentations write it."""
@@ -298,3 +301,62 @@ class StageClock:
                 note(name, start, clock())
 
         return timed
+
+
+class TaskTracer:
+    """What the sink and source tracers share: the outlet, the :class:`Picker` and
+    :class:`StageClock`, the attributes every record carries (``base``: the messaging system,
+    ``attributes``, the connector and task of ``runner``), the wrapped offset commit and its
+    ``committed`` trace record, and closing. Subclasses hand a finished batch over in
+    :meth:`finish`. Used on the task thread only."""
+
+    def __init__(
+        self,
+        outlet: TraceOutlet,
+        ratio: float,
+        runner: Any,
+        attributes: Mapping[str, str] | None = None,
+    ) -> None:
+        self._outlet = outlet
+        self._picker = Picker(ratio, random.Random())
+        self._clock = StageClock()
+        self._uncommitted = False  # records were traced since the last commit
+        self._key = new_tracer_key()  # names this tracer's records to the exporter side
+        self._base = {
+            "messaging.system": "kafka",
+            **(attributes or {}),
+            "connectrt.connector": runner.id.connector,
+            "connectrt.task": runner.id.task,
+        }
+
+    def finish(self) -> None:
+        """Hand the batch handled last to the outlet, if it had traced records."""
+        raise NotImplementedError
+
+    def _traced_commit(self, commit: Callable[..., _T]) -> Callable[..., _T]:
+        """``commit`` (the runner's offset commit), which first hands the last batch over and
+        after it notes the commit (:meth:`_committed`), whether it succeeded or not."""
+
+        def traced_commit(*args: Any, **kwargs: Any) -> _T:
+            self.finish()
+            start = time.time_ns()
+            try:
+                return commit(*args, **kwargs)
+            finally:
+                self._committed(start, time.time_ns())
+
+        return traced_commit
+
+    def _committed(self, start: int, end: int) -> None:
+        """The offsets were committed (or the commit failed): an ``offset commit`` span per
+        record traced since the last commit (the exporter side remembers which:
+        :mod:`connectrt.runtime.tasks.trace_ledger`; the trace record weighs nothing, so the
+        outlet's bound never drops it)."""
+        if self._uncommitted:
+            self._uncommitted = False
+            self._outlet.put(("committed", self._base, start, end, self._key), 0)
+
+    def close(self) -> None:
+        """The task stopped: hand the last batch to the outlet and send it on its way."""
+        self.finish()
+        self._outlet.flush()
