@@ -115,7 +115,9 @@ def test_tasks_upserts_evolution_and_dlq_through_the_worker(
         "iceberg.tables.auto-create-enabled": "true",
         "iceberg.control.commit.interval-ms": "500",
     }
-    produce(bs, appends, (value(i) for i in range(100)))
+    # Keyed, so that both partitions get records (and both tasks work): unkeyed records
+    # produced in a quick loop all stick to one partition (librdkafka's sticky partitioner).
+    produce(bs, appends, (value(i) for i in range(100)), key=lambda n: b"%d" % n)
     produce(
         bs,
         upserts,
