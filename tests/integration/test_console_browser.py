@@ -99,7 +99,8 @@ def test_create_through_the_form_watch_running_pause_and_edit(
     p.get_by_text("No connectors yet").wait_for()
     p.click("#nav-new")
     p.get_by_role("link", name="FileStreamSourceConnector").click()
-    p.locator("form[data-config-form]").wait_for()
+    # data-ready: console.js has put its listeners on the form (it does on DOMContentLoaded)
+    p.locator("form[data-config-form][data-ready]").wait_for()
 
     def field(key: str) -> Any:
         return p.locator(f'[data-key="{key}"]')
@@ -154,7 +155,7 @@ def test_create_through_the_form_watch_running_pause_and_edit(
 
     # Edit the config: the form is prefilled; the change reaches the connector.
     p.get_by_role("link", name="Edit config").click()
-    p.locator("form[data-config-form][data-mode='edit']").wait_for()
+    p.locator("form[data-config-form][data-mode='edit'][data-ready]").wait_for()
     assert field("topic").input_value() == topic
     field("batch.size").fill("50")
     p.get_by_role("button", name="Save config").click()
@@ -169,6 +170,24 @@ def test_create_through_the_form_watch_running_pause_and_edit(
     p.get_by_text("No connectors yet").wait_for()
     assert name not in worker.http.get("/connectors").json()
     assert any(u.endswith("/ui/static/htmx.min.js") for u in guard.requests)
+
+
+def test_a_field_typed_before_the_script_ran_is_validated_once_it_runs(
+    page: tuple[Any, OffsiteGuard], worker: RestWorker
+) -> None:
+    """A slow page: the form is on screen but ``console.js`` has not run yet (held here until
+    something was typed). What was typed meanwhile is validated as soon as it runs, not at
+    the next keystroke."""
+    p, _guard = page
+    held: list[Any] = []
+    p.route("**/ui/static/console.js", lambda route: held.append(route))
+    p.goto(f"{worker.url}/ui/new?plugin=FileStreamSourceConnector", wait_until="commit")
+    p.locator('form[data-config-form] [data-key="tasks.max"]').fill("many")
+    assert len(held) == 1 and p.locator("form[data-config-form][data-ready]").count() == 0
+    held[0].continue_()
+    p.locator("form[data-config-form][data-ready]").wait_for()
+    p.locator('[data-errors-for="tasks.max"]').filter(has_text=re.compile(r"\S")).wait_for()
+    assert "error" in p.locator("#form-summary").inner_text()
 
 
 def _create_source_with_secret(worker: RestWorker, name: str, file: Path, topic: str) -> None:

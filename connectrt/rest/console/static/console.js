@@ -128,7 +128,17 @@
       await validate(form, true);
       toast(errorMessage(response.status, response.text));
     });
-    if (form.dataset.mode === "edit") validate(form, true);
+    // Fields typed into before this script ran (a slow page) count as touched, and are
+    // validated now rather than at the next keystroke.
+    let typed = false;
+    form.querySelectorAll("[data-key]").forEach((input) => {
+      if ("defaultValue" in input && input.value !== input.defaultValue) {
+        input.dataset.touched = "1";
+        typed = true;
+      }
+    });
+    form.dataset.ready = "1";  // the listeners are on: what is typed from now on is validated
+    if (form.dataset.mode === "edit" || typed) validate(form, form.dataset.mode === "edit");
   };
 
   // -- offset reset ------------------------------------------------------------------------
