@@ -22,6 +22,7 @@ every task state seen and whether the REST API answered while the broker was dow
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import Counter
@@ -97,6 +98,16 @@ class _Watch:
     def seen(self) -> set[str]:
         return {state for _, states in self.states for state in states}
 
+    def transitions(self) -> str:
+        """Each change of the task states seen, as seconds since the broker's death."""
+        start = self.outage[0] if self.outage is not None else 0.0
+        changes, last = [], None
+        for t, states in self.states:
+            if states != last:
+                changes.append(f"{t - start:+.0f}s {'/'.join(states) or '-'}")
+                last = states
+        return ", ".join(changes)
+
     def answers_during_outage(self) -> int:
         assert self.outage is not None
         start, end = self.outage
@@ -113,6 +124,32 @@ def _outage(kafka: KafkaBroker, watch: _Watch, down_s: float = DOWN_S) -> float:
     ended = time.monotonic()
     watch.outage = (started, ended)
     return ended - started
+
+
+class _Warnings(logging.Handler):
+    """The worker's (in this process) warnings about the task's transactions and restarts,
+    kept for a failed wait's message: CI shows only part of a long captured log."""
+
+    LOGGERS = ("connectrt.runtime.source", "connectrt.runtime.tasks")
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+        self._started = time.time()
+
+    def __enter__(self) -> _Warnings:
+        for name in self.LOGGERS:
+            logging.getLogger(name).addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(
+            f"{record.created - self._started:.0f}s {record.levelname} {record.getMessage()[:400]}"
+        )
 
 
 def _task_metric(worker: RestWorker, name: str, metric: str) -> float:
@@ -273,12 +310,26 @@ def _eos_run(
             120,
             "the first 2,000 records to commit before the broker is killed",
         )
-        took = _outage(kafka, watch)
-        wait_for(
-            lambda: _committed_seq(bootstrap, offsets_topic) == total,
-            300,
-            f"the committed offset to reach {total} after the broker came back (read_committed)",
-        )
+        with _Warnings() as warnings:
+            took = _outage(kafka, watch)
+            last_seq = [-1]
+
+            def finished() -> bool:
+                last_seq[0] = _committed_seq(bootstrap, offsets_topic)
+                return last_seq[0] == total
+
+            try:
+                wait_for(finished, 300, f"the committed offset to reach {total} (read_committed)")
+            except TimeoutError as e:
+                metrics = {
+                    m: _task_metric(worker, name, m)
+                    for m in ("records_committed", "transaction_restarts")
+                }
+                raise AssertionError(
+                    f"{e} after the broker came back ({took:.0f} s dead): committed seq "
+                    f"{last_seq[0]}; task metrics {metrics}; task states {watch.transitions()}; "
+                    f"warnings since the kill (s after it): " + " | ".join(warnings.lines[-25:])
+                ) from None
         wait_for(lambda: watch.states[-1][1] == ("RUNNING",), 60, "a status answer RUNNING")
         watch.stop()
         restarts = int(_task_metric(worker, name, "transaction_restarts"))
