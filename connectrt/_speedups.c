@@ -27,6 +27,11 @@
  * value), it gives their topic, timestamp and values, for the sender to produce by one C-level
  * ``map`` (connectrt/runtime/source/sender.py, SourceBatchSender._send_list); else None.
  *
+ * ``own_constructor(required)`` makes this module build the class's instances when the class
+ * itself is called (SourceRecord(...)): its ``tp_vectorcall``, the arguments stored into a new
+ * instance's slots, as its __init__ does, without the generic path's argument tuple, keyword
+ * dict and Python frame; any other call (a subclass, a call Python refuses) takes that path.
+ *
  * ``own_dealloc(slots)`` makes this module free the class's instances (record_dealloc: slots
  * cleared by offset, not CPython's walk over the class hierarchy) and keep up to FREE_RECORDS
  * of them for fill() to make the next batch's records of. ``method_column(method, items)`` is
@@ -1090,6 +1095,131 @@ SlotFiller_own_dealloc(SlotFiller *self, PyObject *names)
     Py_RETURN_NONE;
 }
 
+/* The constructor of one class, called by ``cls(...)`` without CPython's generic path (a
+   tuple and a kwargs dict made per call, object.__new__, then __init__ as a Python frame):
+   ``cls->tp_vectorcall``, installed by own_constructor(). Its instances get every slot of the
+   filler, in the filler's order as positional parameters (or by keyword), the first
+   ``ctor_required`` required and the rest None when not given: what the class's own __init__
+   does, which must store exactly that. Any other call (a subclass, which has its own type
+   object; a missing, unknown or repeated argument; too many) takes the generic path, so its
+   errors are Python's own. */
+static SlotFiller *ctor_filler;
+static Py_ssize_t ctor_required;
+
+static PyObject *
+generic_call(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *tuple = PyTuple_New(nargs);
+    if (tuple == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+    }
+    PyObject *kwargs = NULL;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        kwargs = PyDict_New();
+        if (kwargs == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+                Py_DECREF(tuple);
+                Py_DECREF(kwargs);
+                return NULL;
+            }
+        }
+    }
+    PyObject *result = PyType_Type.tp_call(callable, tuple, kwargs);
+    Py_DECREF(tuple);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
+static PyObject *
+record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    SlotFiller *f = ctor_filler;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t n = f->nslots;
+    if ((PyTypeObject *)callable != f->cls || nargs > n) {
+        return generic_call(callable, args, nargs, kwnames);
+    }
+    PyObject *values[MAX_SLOTS] = {NULL};
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        values[i] = args[i];
+    }
+    if (kwnames != NULL) {
+        PyObject *const *names = &PyTuple_GET_ITEM(f->names, 0);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+            Py_ssize_t j = 0;
+            while (j < n && names[j] != name) { /* keywords are interned: identity first */
+                j++;
+            }
+            if (j == n) {
+                j = 0;
+                while (j < n && !(PyUnicode_Check(name) && PyUnicode_Compare(name, names[j]) == 0)) {
+                    j++;
+                }
+            }
+            if (j == n || values[j] != NULL) { /* unknown or repeated: Python says which */
+                return generic_call(callable, args, nargs, kwnames);
+            }
+            values[j] = args[nargs + k];
+        }
+    }
+    for (Py_ssize_t i = 0; i < ctor_required; i++) {
+        if (values[i] == NULL) {
+            return generic_call(callable, args, nargs, kwnames);
+        }
+    }
+    PyTypeObject *cls = f->cls;
+    PyObject *obj = cls->tp_alloc(cls, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = values[i] != NULL ? values[i] : Py_None;
+        PyObject *old = SLOT(obj, f->offsets[i]);
+        SLOT(obj, f->offsets[i]) = Py_NewRef(v);
+        Py_XDECREF(old); /* NULL: a fresh instance */
+    }
+    return obj;
+}
+
+/* filler.own_constructor(required) -> None: record_vectorcall installed as the class's
+   constructor (see there); the class's __init__ must store its parameters, named as the
+   filler's slots and in their order, the first ``required`` without a default, the others
+   defaulting to None. Once per process, on one class with no __new__ of its own. */
+static PyObject *
+SlotFiller_own_constructor(SlotFiller *self, PyObject *arg)
+{
+    Py_ssize_t required = PyLong_AsSsize_t(arg);
+    if (required == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (ctor_filler != NULL) {
+        if (ctor_filler == self) {
+            Py_RETURN_NONE;
+        }
+        PyErr_Format(PyExc_TypeError, "own_constructor: already installed on %s",
+                     ctor_filler->cls->tp_name);
+        return NULL;
+    }
+    PyTypeObject *cls = self->cls;
+    if (required < 0 || required > self->nslots || self->lazy ||
+        cls->tp_vectorcall != NULL || cls->tp_new != PyBaseObject_Type.tp_new) {
+        PyErr_Format(PyExc_TypeError, "own_constructor: not for %s", cls->tp_name);
+        return NULL;
+    }
+    ctor_filler = (SlotFiller *)Py_NewRef(self); /* kept: the class's constructor for good */
+    ctor_required = required;
+    cls->tp_vectorcall = record_vectorcall;
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 SlotFiller_repr(SlotFiller *self)
 {
@@ -1111,6 +1241,8 @@ static PyMethodDef SlotFiller_methods[] = {
      PyDoc_STR("descriptors(names) -> tuple of LazySlot, one per name, to install on the class")},
     {"copy", (PyCFunction)(void (*)(void))SlotFiller_copy, METH_FASTCALL,
      PyDoc_STR("copy(obj, list_slot) -> a new instance with obj's slots")},
+    {"own_constructor", (PyCFunction)SlotFiller_own_constructor, METH_O,
+     PyDoc_STR("own_constructor(required) -> None: the class's calls built by this module")},
     {"own_dealloc", (PyCFunction)SlotFiller_own_dealloc, METH_O,
      PyDoc_STR("own_dealloc(slots) -> None: the class's instances freed by this module")},
     {NULL},

@@ -334,3 +334,24 @@ SOURCE_FILLER: Any = None if SPEEDUPS is None else SPEEDUPS.SlotFiller(SourceRec
 """The C extension's ``SlotFiller`` of :class:`SourceRecord` (None: not in use): its
 ``plain_values`` is the source sender's one pass over a polled list
 (:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`)."""
+
+
+def _install_source_constructor() -> None:
+    """``SourceRecord(...)`` built by the C extension (``own_constructor``): the call goes
+    straight to C, which stores the arguments into a new instance's slots, instead of
+    CPython's generic path for a class (an argument tuple and a keyword dict per call,
+    ``object.__new__``, then ``__init__`` as a Python frame): a task building a record per
+    value pays about a third of it. Same results as ``__init__``, which stores its parameters
+    and nothing else (checked here); a subclass, or a call Python would refuse (a missing,
+    unknown or repeated argument), takes the generic path, so its errors are Python's own.
+    Done once, at import."""
+    if SOURCE_FILLER is None:
+        return
+    params = list(inspect.signature(SourceRecord.__init__).parameters.values())[1:]
+    required = sum(p.default is inspect.Parameter.empty for p in params)
+    assert all(p.default is inspect.Parameter.empty for p in params[:required])
+    assert all(p.default is None for p in params[required:])
+    SOURCE_FILLER.own_constructor(required)
+
+
+_install_source_constructor()
