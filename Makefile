@@ -40,7 +40,7 @@ XDIST = -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --max-worke
 # The smoke tier: only the modules that carry the mark are collected (each xdist process of a
 # whole-suite collection imported all ~550 test modules to keep 9 tests: about 25 s of the
 # tier's 50), in as many processes as it has modules.
-SMOKE_XDIST = $(subst -n $(PYTEST_WORKERS),-n 4,$(XDIST))
+SMOKE_XDIST = -n 4 --dist loadgroup --no-loadscope-reorder --max-worker-restart=0
 # pytest keeps its assertion-rewritten test modules in __pycache__ unless bytecode writing is
 # off (PYTHONDONTWRITEBYTECODE, set on some machines): then every xdist process of both tiers
 # rewrote all ~550 modules again, about 25 s of CPU each.

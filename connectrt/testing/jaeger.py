@@ -129,18 +129,10 @@ class JaegerServer(CollectorProcess):
     label = "Jaeger"
     log_name = "jaeger.log"
     config_name = "jaeger.yaml"
+    startup_timeout_s = 120.0
 
-    def __init__(
-        self,
-        binary: Path,
-        workdir: Path,
-        *,
-        startup_timeout: float = 120.0,
-        stop_timeout: float = 15.0,
-    ) -> None:
-        super().__init__(
-            binary, workdir, startup_timeout=startup_timeout, stop_timeout=stop_timeout
-        )
+    def __init__(self, binary: Path, workdir: Path, **timeouts: float | None) -> None:
+        super().__init__(binary, workdir, **timeouts)
         self.query_port = free_port()
         self.query_grpc_port = free_port()
 

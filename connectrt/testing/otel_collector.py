@@ -173,17 +173,31 @@ class CollectorProcess(ChildService):
 
     Subclasses give ``label`` (how messages name the service), ``log_name``, ``config_name``,
     the config text (:meth:`_config`, once the ports are picked) and, when being ready takes
-    more than an answering OTLP receiver, :meth:`_not_ready`. Start and stop from one thread.
+    more than an answering OTLP receiver, :meth:`_not_ready`. ``startup_timeout`` and
+    ``stop_timeout`` (seconds) default to the class's :attr:`startup_timeout_s` and
+    :attr:`stop_timeout_s`; subclasses pass them on as ``**timeouts``. Start and stop from one
+    thread.
     """
 
     label: ClassVar[str]
     log_name: ClassVar[str]
     config_name: ClassVar[str]
+    startup_timeout_s: ClassVar[float] = 60.0
+    """How long a start waits for the service to answer, unless the constructor says."""
+    stop_timeout_s: ClassVar[float] = 15.0
 
     def __init__(
-        self, binary: Path, workdir: Path, *, startup_timeout: float, stop_timeout: float
+        self,
+        binary: Path,
+        workdir: Path,
+        *,
+        startup_timeout: float | None = None,
+        stop_timeout: float | None = None,
     ) -> None:
-        super().__init__(startup_timeout=startup_timeout, stop_timeout=stop_timeout)
+        super().__init__(
+            startup_timeout=self.startup_timeout_s if startup_timeout is None else startup_timeout,
+            stop_timeout=self.stop_timeout_s if stop_timeout is None else stop_timeout,
+        )
         self._binary = binary
         self._workdir = workdir
         self._grpc_port: int | None = None
@@ -284,13 +298,9 @@ class ZipkinCollector(CollectorProcess):
         binary: Path,
         workdir: Path,
         zipkin_spans: str,
-        *,
-        startup_timeout: float = 60.0,
-        stop_timeout: float = 15.0,
+        **timeouts: float | None,
     ) -> None:
-        super().__init__(
-            binary, workdir, startup_timeout=startup_timeout, stop_timeout=stop_timeout
-        )
+        super().__init__(binary, workdir, **timeouts)
         self._zipkin = zipkin_spans
 
     def _config(self) -> str:

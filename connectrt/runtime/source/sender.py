@@ -161,7 +161,6 @@ class SourceBatchSender:
         self.count_bytes = False  # sum the bytes produced (task.rate.limit.bytes.per.sec)
         self._sent_bytes = 0
         self._at: SourceRecord | None = None  # the record a slow path of the batch is at
-        self._failed_at: int | None = None  # the index a mapped produce failed at
         self._plain_values: Callable[[list[SourceRecord]], Any] | None = (
             None if SOURCE_FILLER is None else SOURCE_FILLER.plain_values
         )  # the C extension's one pass over a list (None: the per-record loop only)
@@ -250,7 +249,7 @@ class SourceBatchSender:
         topic, timestamp, values = plain
         if topic not in self.topics:
             return False
-        self._produce_noting(
+        self._produce_all(
             producer,
             topic,
             values,
@@ -296,7 +295,7 @@ class SourceBatchSender:
             vbs = converted if type(converted) is list else list(converted)
         else:
             return False
-        self._produce_noting(
+        self._produce_all(
             producer,
             topic,
             vbs,
@@ -306,7 +305,7 @@ class SourceBatchSender:
         )
         return True
 
-    def _produce_noting(
+    def _produce_all(
         self,
         producer: KafkaProducer,
         topic: str,
@@ -315,43 +314,22 @@ class SourceBatchSender:
         records: Callable[[], list[SourceRecord]],
         note: Callable[[int], None],
     ) -> None:
-        """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: count the bytes
-        of ``vbs`` (values without keys or headers, C-level), produce them
-        (:meth:`_produce_all`) and ``note`` how many of the records were handled, which notes
-        their offsets. When the task fails mid-way, the records before the one at fault are
-        noted before the error goes on (they are stored by the final commit if acknowledged).
+        """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: produce ``vbs``
+        (values without keys or headers) to ``topic`` (with ``timestamp``, or None: the
+        producer's time) by one C-level ``map`` of ``produce``, positional arguments only, no
+        Python code per record (the hot path), then ``note`` how many records were handled
+        (all unless the task was stopped while the producer's queue was full), which notes
+        their offsets. Their bytes are counted C-level when :attr:`count_bytes`.
+
+        A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
+        the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
+        task (:meth:`_produce_failed`; ``records()`` gives the records, built on demand). When
+        the task fails mid-way, the records before the one at fault are noted before the error
+        goes on (they are stored by the final commit if acknowledged).
         """
         if self.count_bytes:
             self._sent_bytes += sum(map(len, filter(None, vbs)))
         self._skipped_in_batch = 0
-        self._failed_at = None
-        try:
-            handled = self._produce_all(producer, topic, vbs, timestamp, records)
-        except BaseException:
-            if self._failed_at is not None:
-                note(self._failed_at)
-            raise
-        note(handled)
-
-    def _produce_all(
-        self,
-        producer: KafkaProducer,
-        topic: str,
-        vbs: list[Any] | tuple[Any, ...],
-        timestamp: int | None,
-        records: Callable[[], list[SourceRecord]],
-    ) -> int:
-        """Produce ``vbs`` to ``topic`` (with ``timestamp``, or None: the producer's time) by
-        one C-level ``map`` of ``produce``, positional arguments only, no Python code per
-        record (the hot path); returns how many were handled (all unless the task was stopped
-        while the producer's queue was full).
-
-        A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
-        the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
-        task (:meth:`_produce_failed`; ``records()`` gives the records, built on demand). Before
-        anything that may raise, ``_failed_at`` is set to the index at fault, so that the
-        caller notes the offsets of the records before it only.
-        """
         n = len(vbs)
         it = iter(vbs)
         cb = self._offsets.delivery_callback  # at-least-once: the epoch's (see ack_epochs)
@@ -363,18 +341,26 @@ class SourceBatchSender:
                 args += (repeat(None), repeat(timestamp))
         retry: ProduceArgs = (PARTITION_UA, cb, None, timestamp or 0, None)  # 0: now
         produce = producer.produce
-        while True:
-            try:
-                _drain(map(produce, *args))  # hot path: the loop runs in C
-                return n
-            except BufferError:
-                at = self._failed_at = n - length_hint(it) - 1  # map took it from ``it``
-                if not self._produce_when_room(producer, topic, vbs[at], None, retry):
-                    return at  # stopping: the rest is re-polled after a restart
-            except Exception as e:
-                at = self._failed_at = n - length_hint(it) - 1
-                self._produce_failed(records()[at], e)
-            self._failed_at = None
+        at = -1  # the index at fault, while it is handled
+        try:
+            while True:
+                try:
+                    _drain(map(produce, *args))  # hot path: the loop runs in C
+                    break
+                except BufferError:
+                    at = n - length_hint(it) - 1  # map took it from ``it``
+                    if not self._produce_when_room(producer, topic, vbs[at], None, retry):
+                        n = at  # stopping: the rest is re-polled after a restart
+                        break
+                except Exception as e:
+                    at = n - length_hint(it) - 1
+                    self._produce_failed(records()[at], e)
+                at = -1
+        except BaseException:
+            if at >= 0:
+                note(at)
+            raise
+        note(n)
 
     def _note_batch_offsets(self, batch: SourceRecordBatch, handled: int) -> None:
         """Make the source offset of the batch's last handled record pending (one partition)."""
