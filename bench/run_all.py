@@ -67,6 +67,7 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_schema_formats", [], ["--records", "2000", "--rounds", "1", "--warmup", "200"]),
     ("bench_jdbc_sink", [], ["--records", "20000", "--rounds", "1"]),
     ("bench_tap", [], ["--batches", "40", "--rounds", "1"]),
+    ("bench_rest_blocked", [], ["--requests", "300", "--rounds", "1", "--idle", "3"]),
     ("bench_objectstore", [], ["--records", "40000", "--flush-size", "2000", "--rounds", "1"]),
     ("bench_jdbc_source", [], ["--rows", "50000", "--rounds", "1"]),
     ("bench_processes", [], ["--records", "10000", "--rounds", "1"]),

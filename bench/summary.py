@@ -87,6 +87,9 @@ BENCHES: dict[str, Info] = {
     "bench_memory": Info("4 busy tasks under the memory budget", "budget off"),
     "bench_transforms": Info("3-SMT chain, end to end", "no chain"),
     "bench_rest": Info("REST API", "(see details)", "req/s"),
+    "bench_rest_blocked": Info(
+        "`GET /connectors` while a plugin's `start()` blocks", "nothing blocked", "req/s"
+    ),
     "bench_schema_formats": Info("Protobuf converter", "Avro converter"),
     "bench_jdbc_sink": Info("JDBC sink `put()`, SQLite", "`executemany`", "rows/s"),
     "bench_jdbc_source": Info("JDBC source `poll()`", "raw SELECT", "rows/s"),
