@@ -5,7 +5,8 @@ stores): it creates the topic if needed, replays it from the beginning to the en
 callback, and writes new records with a Java-compatible key partitioner (the producer side is
 :class:`~connectrt.storage.topic_writer.TopicWriter`).
 
-How "the end" is found (``read_to_end`` does not ask ListOffsets: the embedded broker errs).
+How "the end" is found (``read_to_end`` does not ask ListOffsets, the embedded broker errs;
+only a stalled read asks, to name an undecided transaction: :mod:`~.undecided`).
 
 * ``start()`` assigns every partition at ``OFFSET_BEGINNING`` with ``enable.partition.eof=true``
   and consumes until every partition has reported EOF.
@@ -14,11 +15,10 @@ How "the end" is found (``read_to_end`` does not ask ListOffsets: the embedded b
   2.12). Instead it relies on the high watermark carried by fetch responses
   (``get_watermark_offsets(cached=True)``), which the consumer refreshes continuously: an idle
   fetch returns after at most ``fetch.wait.max.ms``. The call keeps consuming for at least
-  ``2 * fetch.wait.max.ms + 50 ms`` - long enough for a fetch *issued after the call began* to
-  come back - and then until our position in every partition has reached that high watermark.
-  So a record acknowledged before the call is always seen, and a call with nothing new returns
-  after ~150 ms with the default ``fetch.wait.max.ms=50`` set here. Positions are tracked from
-  the records and EOF events themselves (``position()`` is off by one after an EOF).
+  ``2 * fetch.wait.max.ms + 50 ms`` (a fetch *issued after the call began* comes back), then
+  until our position in every partition has reached that high watermark: a record acknowledged
+  before the call is always seen, and a call with nothing new returns after ~150 ms with the
+  ``fetch.wait.max.ms=50`` set here. Positions are tracked from the records and EOF events.
 
 Threading: ``send``/``flush``/``send_and_wait`` may be called from any thread. ``start``,
 ``read_to_end`` and ``stop`` are serialized by a lock, and ``on_record`` runs on the thread that
@@ -54,6 +54,7 @@ from connectrt.storage.internal_topics import (
     topic_cleanup_policy,
 )
 from connectrt.storage.topic_writer import TopicWriter
+from connectrt.storage.undecided import undecided_note
 
 __all__ = ["RecordCallback", "TopicLog"]
 
@@ -87,9 +88,8 @@ class TopicLog:
     ``internal`` (a worker's internal topic: configs, offsets, status) makes ``start`` refuse,
     with :class:`ConfigError`, an existing topic whose cleanup policy is not ``compact`` and a
     missing one whose replication factor exceeds the cluster's brokers
-    (:mod:`~connectrt.storage.internal_topics`).
-    ``timeout`` bounds how long ``start`` waits for the cluster and how long any read may go
-    without progress before it fails with :class:`ConnectError`.
+    (:mod:`~connectrt.storage.internal_topics`). ``timeout`` bounds how long ``start`` waits
+    for the cluster and how long a read may go without progress (then :class:`ConnectError`).
     """
 
     def __init__(
@@ -112,8 +112,7 @@ class TopicLog:
         self.topic = topic
         self._producer_config = {**_PRODUCER_DEFAULTS, **producer_config, **_PRODUCER_REQUIRED}
         consumer = {**_CONSUMER_DEFAULTS, **consumer_config, **_CONSUMER_REQUIRED}
-        # group.id is mandatory for the client but never used: partitions are assigned, no
-        # group is joined and nothing is committed.
+        # Mandatory for the client, never used: partitions are assigned, nothing committed.
         consumer.setdefault("group.id", f"connectrt-log-{topic}-{uuid.uuid4().hex[:12]}")
         self._consumer_config = consumer
         self._admin_config = dict(admin_config)
@@ -253,10 +252,11 @@ class TopicLog:
                 if now >= min_done and self._caught_up(consumer, tps):
                     return
                 if now - last_progress > stall:
+                    why = undecided_note(self._admin_config, self.topic, self._positions)
                     raise ConnectError(
                         f"Reading topic {self.topic} to its end made no progress for {stall} s "
                         f"(positions {self._positions}; last client error: "
-                        f"{self._watch.last_error})"
+                        f"{self._watch.last_error}){why}"
                     )
 
     def _end_snapshot(self, consumer: Consumer, partitions: list[int]) -> dict[int, int]:

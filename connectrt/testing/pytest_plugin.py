@@ -47,13 +47,20 @@ def broker(request: pytest.FixtureRequest) -> Iterator[SessionBroker]:
         yield chosen
     finally:
         if isinstance(chosen, KafkaBroker) and request.session.testsfailed:
-            chosen.keep_data = True
-            _kept_broker_folders.append(str(chosen.log_path))
-            # A pytest-xdist worker: its controller prints the summary.
-            worker_output = getattr(request.config, "workeroutput", None)
-            if worker_output is not None:
-                worker_output["connectrt_kept_broker_logs"] = list(_kept_broker_folders)
+            keep_broker_log(request, chosen)
         chosen.stop()
+
+
+def keep_broker_log(request: pytest.FixtureRequest, broker: KafkaBroker) -> None:
+    """Keep ``broker``'s data folder and log (call before it stops) and name them in the run's
+    summary: for a fixture whose broker served failed tests (e.g. a module's own broker that
+    its tests kill)."""
+    broker.keep_data = True
+    _kept_broker_folders.append(str(broker.log_path))
+    # A pytest-xdist worker: its controller prints the summary.
+    worker_output = getattr(request.config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["connectrt_kept_broker_logs"] = list(_kept_broker_folders)
 
 
 @pytest.hookimpl(optionalhook=True)
