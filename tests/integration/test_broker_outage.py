@@ -58,12 +58,13 @@ the writer of the at-least-once case still appending throughout."""
 
 @pytest.fixture(scope="module")
 def kafka(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
-    """This module's own broker (its tests kill it), kept with its log when one of them failed."""
+    """This module's own broker (its tests kill it), kept with its log when one of them failed
+    or an attempt was spoiled by a hanging transaction (:func:`_eos_run`)."""
     failed_before = request.session.testsfailed
     with KafkaBroker() as started:
         yield started
-        if request.session.testsfailed > failed_before:
-            keep_broker_log(request, started)
+        if request.session.testsfailed > failed_before or SPOILED:
+            keep_broker_log(request, started)  # named at the end of the run, with its evidence
 
 
 @dataclass
@@ -137,6 +138,10 @@ def _outage(kafka: KafkaBroker, watch: _Watch, down_s: float = DOWN_S) -> float:
 
 UNDECIDED = "a transaction is undecided"  # connectrt.storage.undecided's report
 SKIPPED_MARKERS = "Couldn't find leader endpoint for partitions"  # Kafka's coordinator log
+
+
+SPOILED: list[str] = []
+"""What each attempt spoiled by the broker saw (:func:`_eos_run`); its broker log is kept."""
 
 
 class _HangingTransaction(Exception):
@@ -336,6 +341,7 @@ def _eos_run(kafka: KafkaBroker, unique_name: Callable[[str], str], timeout_ms: 
             return _eos_attempt(kafka, unique_name, timeout_ms)
         except _HangingTransaction as e:
             spoiled.append(str(e))
+            SPOILED.append(str(e))
             print(f"attempt spoiled by the broker: {e}")
     raise AssertionError(f"every attempt left a hanging transaction: {spoiled}")
 
