@@ -331,7 +331,7 @@ def _eos_run(kafka: KafkaBroker, unique_name: Callable[[str], str], timeout_ms: 
     "Couldn't find leader endpoint for partitions ..., likely deleted already"). Every
     read_committed reader of those partitions then stops at that transaction, the restarted
     task's read of its offsets included; no client can decide it (an operator aborts it with
-    ``kafka-transactions.sh``). Under a loaded suite about one run in three hit it. Such an
+    ``kafka-transactions.sh``). Whole suites on a loaded machine met it now and then. Such an
     attempt checks what connectrt can do, report it (the task stays RESTARTING, its warning
     names the offsets topic and the abort command), and the scenario runs again on new topics.
     """
