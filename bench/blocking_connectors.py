@@ -12,7 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
-from connectrt.api import ConfigDef, SourceConnector, SourceRecord, SourceTask, Task
+from bench.connectors import BenchConnector
+from connectrt.api import SourceConnector, SourceRecord, SourceTask, Task
 
 _LOCK = threading.Lock()
 _RELEASES: dict[str, threading.Event] = {}
@@ -35,18 +36,9 @@ def release(bench_id: str) -> None:
     _event(bench_id).set()
 
 
-class BlockedStartConnector(SourceConnector):
-    def __init__(self) -> None:
-        self._props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return "bench"
-
-    def config_def(self) -> ConfigDef:
-        return ConfigDef()
-
+class BlockedStartConnector(BenchConnector, SourceConnector):
     def start(self, config: Mapping[str, str]) -> None:
-        self._props = dict(config)
+        super().start(config)
         bench_id = config.get("bench.id", "")
         with _LOCK:
             ENTERED.add(bench_id)
@@ -54,12 +46,6 @@ class BlockedStartConnector(SourceConnector):
 
     def task_class(self) -> type[Task]:
         return IdleSourceTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self._props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
 
 
 class IdleSourceTask(SourceTask):

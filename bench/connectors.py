@@ -73,7 +73,10 @@ def payloads(n: int, size: int) -> list[bytes]:
     return [os.urandom((size + 1) // 2).hex().encode()[:size] for _ in range(n)]
 
 
-class _Base:
+class BenchConnector:
+    """The connector side every bench connector shares: its config handed to each task as is
+    (plus ``task.index``), no config definition, nothing to stop."""
+
     def __init__(self) -> None:
         self._props: dict[str, str] = {}
 
@@ -93,7 +96,7 @@ class _Base:
         pass
 
 
-class PreSerializedSourceConnector(_Base, SourceConnector):
+class PreSerializedSourceConnector(BenchConnector, SourceConnector):
     def task_class(self) -> type[Task]:
         return PreSerializedSourceTask
 
@@ -166,7 +169,7 @@ class PreSerializedSourceTask(SourceTask):
         self._stopping.set()
 
 
-class NoopSinkConnector(_Base, SinkConnector):
+class NoopSinkConnector(BenchConnector, SinkConnector):
     def task_class(self) -> type[Task]:
         return NoopSinkTask
 
