@@ -8,7 +8,9 @@ Kafka brokers leave one behind, for instance, when a restarted coordinator compl
 transaction before it knows the leaders of the transaction's partitions: it skips their
 markers, taking the partitions for deleted ones (its log says "Couldn't find leader endpoint
 for partitions"). No client decides such a transaction; an operator aborts it with Kafka's
-``kafka-transactions.sh`` (``find-hanging``, then ``abort``).
+``kafka-transactions.sh`` (``find-hanging``, then ``abort``), and then restarts the reader: an
+exactly-once source task restarted in place keeps waiting for the commit it saw succeed, while a
+task restarted through the REST API starts from what a ``read_committed`` reader sees.
 
 :func:`undecided_note` is what a reader that stopped progressing adds to its error: each
 partition where the reader stands at the LSO, below the high watermark, with the command that
@@ -61,7 +63,9 @@ def undecided_note(
         f"; a transaction is undecided in {where}: a read_committed reader cannot pass it. If "
         f"it stays undecided (a hanging transaction, e.g. markers a broker skipped at a "
         f"restart), abort it: kafka-transactions.sh --bootstrap-server {bootstrap} abort "
-        f"--topic {topic} --partition {first} --start-offset {stable[first]}"
+        f"--topic {topic} --partition {first} --start-offset {stable[first]} (and its other "
+        f"partitions: kafka-transactions.sh find-hanging lists them), then restart the task "
+        f"or worker that reads it"
     )
 
 
