@@ -37,6 +37,7 @@ import logging
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -249,6 +250,13 @@ def wait_for(cond: Callable[[], bool], timeout: float, what: str, step: float = 
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(step)
+
+
+def latency_ms(samples: Sequence[float]) -> dict[str, float]:
+    """p50, p99, max and mean of ``samples`` (seconds), in milliseconds."""
+    ms = sorted(s * 1000 for s in samples)
+    q = statistics.quantiles(ms, n=100, method="inclusive")
+    return {"p50": q[49], "p99": q[98], "max": ms[-1], "mean": statistics.fmean(ms)}
 
 
 def rate(n: int, seconds: float) -> float:

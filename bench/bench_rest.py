@@ -35,13 +35,6 @@ import _common as c
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    """p50, p99 and max in milliseconds."""
-    ms = sorted(s * 1000 for s in samples)
-    q = statistics.quantiles(ms, n=100, method="inclusive")
-    return {"p50": q[49], "p99": q[98], "max": ms[-1], "mean": statistics.fmean(ms)}
-
-
 def all_running(http: Any, names: set[str]) -> bool:
     r = http.get("/connectors", params={"expand": "status"})
     r.raise_for_status()
@@ -154,9 +147,9 @@ def main() -> tuple[float, float]:
             worker.stop()
             t_stop = time.perf_counter() - t_stop
 
-    st = percentiles(status_lat)
-    rt = percentiles(latency["root"])
-    ls = percentiles(list_lat)
+    st = c.latency_ms(status_lat)
+    rt = c.latency_ms(latency["root"])
+    ls = c.latency_ms(list_lat)
     status_rps = statistics.median(per_round["status"])
     root_rps = statistics.median(per_round["root"])
     print(f"\n== create {n} connectors (sequential POST /connectors)")

@@ -41,13 +41,6 @@ BLOCKED = "bench.blocking_connectors.BlockedStartConnector"
 CALL_TIMEOUT_MS = 120_000
 
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    """p50, p99 and max in milliseconds."""
-    ms = sorted(s * 1000 for s in samples)
-    q = statistics.quantiles(ms, n=100, method="inclusive")
-    return {"p50": q[49], "p99": q[98], "max": ms[-1]}
-
-
 def reads(http: httpx.Client, n: int, latencies: list[float]) -> float:
     """``n`` timed ``GET /connectors`` (after 50 unmeasured); requests/s."""
     for _ in range(50):
@@ -138,13 +131,13 @@ def main() -> tuple[float, float]:
             worker.stop()
 
     for side in ("blocked", "unblocked"):
-        p = percentiles(latency[side])
+        p = c.latency_ms(latency[side])
         print(
             f"== GET /connectors, {side}: {len(latency[side])} reads: p50 {p['p50']:.2f} ms, "
             f"p99 {p['p99']:.2f} ms, slowest {p['max']:.2f} ms; "
             f"{statistics.median(per_round[side]):,.0f} requests/s (median round)"
         )
-    p99 = percentiles(latency["blocked"])["p99"]
+    p99 = c.latency_ms(latency["blocked"])["p99"]
     print(
         f"  p99 while blocked {p99:.2f} ms (target < 100 ms): {'met' if p99 < 100 else 'NOT met'}"
     )
