@@ -34,7 +34,8 @@
  *
  * ``own_dealloc(slots)`` makes this module free the class's instances (record_dealloc: slots
  * cleared by offset, not CPython's walk over the class hierarchy) and keep up to FREE_RECORDS
- * of them for fill() to make the next batch's records of. ``method_column(method, items)`` is
+ * of them for fill() and the class's own constructor to make the next records of (two
+ * classes: SinkRecord and SourceRecord). ``method_column(method, items)`` is
  * ``tuple(map(method, items))`` calling a C method's function directly (librdkafka's Message
  * accessors, read once per message of every batch).
  *
@@ -47,9 +48,9 @@
  * a sink batch's chosen records, their traceparent headers read, made into trace records.
  *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
- * Threads: no state changes outside the GIL (the module's statics included: the class it frees
- * and its kept records); a SlotFiller is immutable after construction but for its cache of row
- * numbers.
+ * Threads: no state changes outside the GIL (the module's statics included: the classes it
+ * frees and their kept records); a SlotFiller is immutable after construction but for its cache
+ * of row numbers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -388,15 +389,41 @@ static PyTypeObject LazySlot_Type = {
 
 /* ---- instances' deallocation ------------------------------------------------------------ */
 
-/* The one class whose tp_dealloc is record_dealloc (SlotFiller.own_dealloc), and the end of its
-   slots: every pointer-sized word from the object header to tp_basicsize is one of its slots. */
-static PyTypeObject *dealloc_cls;
-static Py_ssize_t dealloc_end;
+/* The classes whose tp_dealloc is record_dealloc (SlotFiller.own_dealloc: a sink record's and
+   a source record's), each with the end of its slots (every pointer-sized word from the object
+   header to tp_basicsize is one of its slots) and its freed instances (every slot cleared,
+   untracked, their type reference kept), which fill() and record_vectorcall() make the next
+   records of before asking the allocator, as CPython keeps freed tuples and lists: a sink task
+   frees a batch's records just before the next batch's are made, a source task's polled list
+   is freed once produced, before it builds the next. At most FREE_RECORDS a class (a source
+   task's default batch; 230 KB of source records, 280 KB of sink records). */
+#define OWNED_CLASSES 2
+#define FREE_RECORDS 2048
+typedef struct {
+    PyTypeObject *cls;
+    Py_ssize_t end;
+    int nfree;
+    PyObject *free[FREE_RECORDS];
+} OwnedClass;
+static OwnedClass owned[OWNED_CLASSES];
+static int nowned;
+
+/* ``cls``'s entry in owned, or NULL when this module does not free its instances. */
+static inline OwnedClass *
+owned_class(PyTypeObject *cls)
+{
+    for (int k = 0; k < nowned; k++) {
+        if (owned[k].cls == cls) {
+            return &owned[k];
+        }
+    }
+    return NULL;
+}
 
 static void
-clear_record_slots(PyObject *self)
+clear_record_slots(PyObject *self, Py_ssize_t end)
 {
-    for (Py_ssize_t offset = dealloc_end - (Py_ssize_t)sizeof(PyObject *);
+    for (Py_ssize_t offset = end - (Py_ssize_t)sizeof(PyObject *);
          offset >= (Py_ssize_t)sizeof(PyObject); offset -= (Py_ssize_t)sizeof(PyObject *)) {
         Py_CLEAR(SLOT(self, offset));
     }
@@ -406,14 +433,6 @@ clear_record_slots(PyObject *self)
    trashcan entered. */
 static int dealloc_depth;
 #define DEALLOC_DEPTH 32
-
-/* Freed instances of dealloc_cls (every slot cleared, untracked, their type reference kept),
-   which fill() makes its records of before asking the allocator, as CPython keeps freed tuples
-   and lists: a sink task frees a batch's records just before the next batch's are made. At
-   most two batches' worth (176 KB). */
-#define FREE_RECORDS 1024
-static PyObject *free_records[FREE_RECORDS];
-static int nfree_records;
 
 /* A kept record's reference count of 1, as the allocator gives it (what CPython's free lists
    do; the debug builds' reference bookkeeping needs the private call). */
@@ -427,10 +446,10 @@ revive(PyObject *record)
 #endif
 }
 
-/* An instance of dealloc_cls itself, untracked: finalized (in case the class was given a
-   __del__ later), slots cleared, freed. */
+/* An instance of an owned class itself, untracked: finalized (in case the class was given a
+   __del__ later), slots cleared, kept or freed. */
 static void
-record_free(PyObject *self, PyTypeObject *type)
+record_free(PyObject *self, PyTypeObject *type, OwnedClass *own)
 {
     if (type->tp_finalize != NULL) {
         PyObject_GC_Track(self);
@@ -440,10 +459,10 @@ record_free(PyObject *self, PyTypeObject *type)
         PyObject_GC_UnTrack(self);
     }
     dealloc_depth++;
-    clear_record_slots(self);
+    clear_record_slots(self, own->end);
     dealloc_depth--;
-    if (nfree_records < FREE_RECORDS) {
-        free_records[nfree_records++] = self; /* with its reference to the type, for fill() */
+    if (own->nfree < FREE_RECORDS) {
+        own->free[own->nfree++] = self; /* with its reference to the type, for reuse */
         return;
     }
     type->tp_free(self);
@@ -463,20 +482,26 @@ record_dealloc(PyObject *self)
 {
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
-    if (type != dealloc_cls) {
-        clear_record_slots(self);
+    OwnedClass *own = owned_class(type);
+    if (own == NULL) { /* a subclass's instance: its owned base's slots */
+        for (int k = 0; k < nowned; k++) {
+            if (PyType_IsSubtype(type, owned[k].cls)) {
+                clear_record_slots(self, owned[k].end);
+                break;
+            }
+        }
         type->tp_free(self);
         Py_DECREF(type);
         return;
     }
     if (dealloc_depth < DEALLOC_DEPTH) {
-        record_free(self, type);
+        record_free(self, type, own);
         return;
     }
     Py_TRASHCAN_BEGIN(self, record_dealloc)
     int depth = dealloc_depth;
     dealloc_depth = 0;
-    record_free(self, type);
+    record_free(self, type, own);
     dealloc_depth = depth;
     Py_TRASHCAN_END
 }
@@ -618,11 +643,12 @@ fill(SlotFiller *self, Py_ssize_t n, PyObject *const *columns, PyObject *src)
     }
     PyTypeObject *cls = self->cls;
     allocfunc alloc = cls->tp_alloc;
+    OwnedClass *own = owned_class(cls);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *record;
-        int reused = cls == dealloc_cls && nfree_records > 0;
+        int reused = own != NULL && own->nfree > 0;
         if (reused) {
-            record = free_records[--nfree_records];
+            record = own->free[--own->nfree];
             revive(record);
         }
         else {
@@ -1051,12 +1077,12 @@ static PyObject *
 SlotFiller_own_dealloc(SlotFiller *self, PyObject *names)
 {
     PyTypeObject *cls = self->cls;
-    if (dealloc_cls != NULL) {
-        if (dealloc_cls == cls) {
-            Py_RETURN_NONE;
-        }
-        PyErr_Format(PyExc_TypeError, "own_dealloc: already installed on %s",
-                     dealloc_cls->tp_name);
+    if (owned_class(cls) != NULL) {
+        Py_RETURN_NONE;
+    }
+    if (nowned == OWNED_CLASSES) {
+        PyErr_Format(PyExc_TypeError, "own_dealloc: already installed on %d classes",
+                     OWNED_CLASSES);
         return NULL;
     }
     if (!PyTuple_Check(names)) {
@@ -1089,8 +1115,10 @@ SlotFiller_own_dealloc(SlotFiller *self, PyObject *names)
         }
         seen[word] = 1;
     }
-    dealloc_cls = (PyTypeObject *)Py_NewRef(cls); /* kept: its tp_dealloc is ours for good */
-    dealloc_end = cls->tp_basicsize;
+    owned[nowned].cls = (PyTypeObject *)Py_NewRef(cls); /* kept: its tp_dealloc is ours */
+    owned[nowned].end = cls->tp_basicsize;
+    owned[nowned].nfree = 0;
+    nowned++;
     cls->tp_dealloc = record_dealloc;
     Py_RETURN_NONE;
 }
@@ -1146,7 +1174,26 @@ record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     if ((PyTypeObject *)callable != f->cls || nargs > n) {
         return generic_call(callable, args, nargs, kwnames);
     }
-    PyObject *values[MAX_SLOTS] = {NULL};
+    PyTypeObject *cls = f->cls;
+    OwnedClass *own = owned_class(cls); /* its freed instances, if it has own_dealloc() */
+    if (kwnames == NULL && nargs >= ctor_required && own != NULL && own->nfree > 0) {
+        /* positional only, a freed instance at hand (every slot NULL): stored as they come */
+        PyObject *obj = own->free[--own->nfree];
+        revive(obj);
+        Py_ssize_t i = 0;
+        for (; i < nargs; i++) {
+            SLOT(obj, f->offsets[i]) = Py_NewRef(args[i]);
+        }
+        for (; i < n; i++) {
+            SLOT(obj, f->offsets[i]) = Py_NewRef(Py_None);
+        }
+        PyObject_GC_Track(obj); /* as the allocator does; after the stores, no code ran */
+        return obj;
+    }
+    PyObject *values[MAX_SLOTS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        values[i] = NULL;
+    }
     for (Py_ssize_t i = 0; i < nargs; i++) {
         values[i] = args[i];
     }
@@ -1175,7 +1222,15 @@ record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             return generic_call(callable, args, nargs, kwnames);
         }
     }
-    PyTypeObject *cls = f->cls;
+    if (own != NULL && own->nfree > 0) { /* every slot NULL: stored without a look */
+        PyObject *obj = own->free[--own->nfree];
+        revive(obj);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            SLOT(obj, f->offsets[i]) = Py_NewRef(values[i] != NULL ? values[i] : Py_None);
+        }
+        PyObject_GC_Track(obj); /* as the allocator does; after the stores, no code ran */
+        return obj;
+    }
     PyObject *obj = cls->tp_alloc(cls, 0);
     if (obj == NULL) {
         return NULL;

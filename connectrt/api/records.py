@@ -344,6 +344,9 @@ def _install_source_constructor() -> None:
     value pays about a third of it. Same results as ``__init__``, which stores its parameters
     and nothing else (checked here); a subclass, or a call Python would refuse (a missing,
     unknown or repeated argument), takes the generic path, so its errors are Python's own.
+    The extension also frees the records (``own_dealloc``, as for :class:`SinkRecord`) and
+    keeps a batch's worth of freed ones, which the constructor fills before asking the
+    allocator: a task's polled list is freed once produced, just before it builds the next.
     Done once, at import."""
     if SOURCE_FILLER is None:
         return
@@ -352,6 +355,9 @@ def _install_source_constructor() -> None:
     assert all(p.default is inspect.Parameter.empty for p in params[:required])
     assert all(p.default is None for p in params[required:])
     SOURCE_FILLER.own_constructor(required)
+    SOURCE_FILLER.own_dealloc(
+        tuple(name for cls in SourceRecord.__mro__ for name in vars(cls).get("__slots__", ()))
+    )
 
 
 _install_source_constructor()

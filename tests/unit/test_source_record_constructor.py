@@ -1,7 +1,8 @@
 """``SourceRecord(...)`` built by the C extension (``SlotFiller.own_constructor``) gives what
 ``SourceRecord.__init__`` gives, for every form of call; a call Python refuses raises Python's
-own error; subclasses keep the generic path; nothing leaks. The oracle is ``__init__`` itself,
-called on a bare instance (which bypasses the class's constructor)."""
+own error; subclasses keep the generic path; nothing leaks, and a record made of a freed one
+(the extension keeps them: ``own_dealloc``) holds nothing of it. The oracle is ``__init__``
+itself, called on a bare instance (which bypasses the class's constructor)."""
 
 from __future__ import annotations
 
@@ -130,3 +131,46 @@ def test_nothing_leaks() -> None:
         except TypeError:
             pass
     assert [sys.getrefcount(x) for x in (partition, offset, value)] == before
+
+
+def test_a_record_made_of_a_freed_one_holds_nothing_of_it() -> None:
+    # Every field set, freed (kept by the extension), then records of every form of call:
+    # each has what __init__ gives, the freed record's fields nowhere.
+    old = [object() for _ in NAMES]
+    before = [sys.getrefcount(x) for x in old]
+    for _ in range(3000):  # more than the extension keeps
+        SourceRecord(*old)
+    assert [sys.getrefcount(x) for x in old] == before
+    made = [SourceRecord({"p": 1}, {"o": 2}, "t") for _ in range(100)]
+    made += [SourceRecord({"p": 1}, {"o": 2}, "t", value=b"v", headers=[]) for _ in range(100)]
+    made += [SourceRecord({"p": 1}, {"o": 2}, "t", 1, None, b"k") for _ in range(100)]
+    assert all(_fields(r) == _fields(_by_init({"p": 1}, {"o": 2}, "t")) for r in made[:100])
+    assert all(r.value == b"v" and r.headers == [] and r.key is None for r in made[100:200])
+    assert all((r.kafka_partition, r.key, r.value) == (1, b"k", None) for r in made[200:])
+    assert all(gc.is_tracked(r) for r in made)
+
+
+def test_records_freed_by_the_extension_release_everything_they_held() -> None:
+    value = object()
+    base = sys.getrefcount(value)
+
+    class Stamped(SourceRecord):
+        __slots__ = ("stamp",)
+
+    class WithDict(SourceRecord):
+        pass
+
+    stamped = Stamped({}, {}, "t", value=value)
+    stamped.stamp = value
+    with_dict = WithDict({}, {}, "t", value=value)
+    with_dict.extra = value  # type: ignore[attr-defined]
+    cycle: list[Any] = []
+    cycle.append(SourceRecord({}, {}, "t", value=cycle, headers=[value]))
+    del stamped, with_dict, cycle
+    gc.collect()
+    assert sys.getrefcount(value) == base
+
+    record: Any = None
+    for i in range(100_000):  # past any C stack without the trashcan's unwinding
+        record = SourceRecord({}, {"n": i}, "t", value=record)
+    del record
