@@ -41,7 +41,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from connectrt.runtime.clients.kafka import KafkaError, KafkaException, TopicPartition
+from connectrt.runtime.clients.kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
 
 __all__ = ["FakeConsumer", "FakeKafka", "FakeMessage", "FakeOffsetStore", "FakeProducer"]
 
@@ -420,7 +426,12 @@ class FakeConsumer:
     def incremental_assign(self, partitions: list[TopicPartition]) -> None:
         for tp in partitions:
             key = (tp.topic, tp.partition)
-            self.positions[key] = tp.offset if tp.offset >= 0 else self._start(*key)
+            if tp.offset == OFFSET_BEGINNING:
+                self.positions[key] = 0
+            elif tp.offset == OFFSET_END:
+                self.positions[key] = len(self.kafka.logs.get(key, []))
+            else:
+                self.positions[key] = tp.offset if tp.offset >= 0 else self._start(*key)
 
     def unassign(self) -> None:
         self.positions.clear()

@@ -37,6 +37,7 @@ from connectrt.api.task import SinkTask
 from connectrt.runtime.clients.kafka import KafkaConsumer
 from connectrt.runtime.clients.kafka import TopicPartition as KafkaTopicPartition
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
+from connectrt.runtime.sink.start_offsets import start_unstarted
 from connectrt.runtime.tasks.runner import TaskFailure, TaskId, TaskStage
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,10 @@ class SinkAssignment:
     applied as it is assigned. ``offsets`` is the task's offset bookkeeping (forgotten for
     partitions that leave); ``commit(only)`` commits the put offsets of ``only``;
     ``paused(tp)`` says whether a partition must start paused; ``on_topic`` is told each topic
-    the first time one of its partitions arrives.
+    the first time one of its partitions arrives. ``start_reset`` (set by the runner from the
+    consumer's ``auto.offset.reset``; None: left to librdkafka) is where a partition the group
+    has no committed offset for starts
+    (:func:`~connectrt.runtime.sink.start_offsets.start_unstarted`).
     """
 
     def __init__(
@@ -77,6 +81,7 @@ class SinkAssignment:
         self.assigned: set[TopicPartition] = set()
         self.epoch = 0
         self.incremental = False
+        self.start_reset: int | None = None
         self._failure: TaskFailure | None = None
 
     # -- the consumer's callbacks ---------------------------------------------------------------
@@ -151,6 +156,7 @@ class SinkAssignment:
             if tp in self._rewinds:
                 p.offset = self._rewinds.pop(tp)
                 self._offsets.moved(tp, p.offset)
+        start_unstarted(consumer, partitions, self.start_reset)  # no 100 ms reset backoff
         if self.incremental:
             consumer.incremental_assign(partitions)
         else:

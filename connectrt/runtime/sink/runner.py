@@ -50,6 +50,7 @@ from connectrt.runtime.sink.latency import observe_put, timestamps_sample
 from connectrt.runtime.sink.lifecycle import put_with_retries
 from connectrt.runtime.sink.offsets import SinkOffsetCommitter
 from connectrt.runtime.sink.runner_base import SinkRunnerBase, subscription
+from connectrt.runtime.sink.start_offsets import reset_offset
 from connectrt.runtime.status import TargetState
 from connectrt.runtime.tasks.contexts import SinkTaskContextImpl
 from connectrt.runtime.tasks.rate_limit import message_bytes
@@ -145,6 +146,7 @@ class SinkTaskRunner(SinkRunnerBase):
             )
         assignment = self._assignment
         assignment.incremental = assigns_incrementally(config)
+        assignment.start_reset = reset_offset(config)
         consumer = self._consumer = self._consumer_factory(config)
         topics = subscription(self.task_config)
         consumer.subscribe(
