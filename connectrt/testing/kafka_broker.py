@@ -14,7 +14,9 @@ and, the first time on a machine, Maven to fetch the jars (:mod:`connectrt.testi
 Lifecycle: ``start()`` once; it formats the storage (a random cluster id, ``StorageTool format
 --standalone``), starts the JVM and returns once the log says "Kafka Server started", a metadata
 request succeeds and the process is still alive; otherwise it kills the JVM, keeps the data
-folder and raises :class:`KafkaBrokerError` whose message holds the log's tail and the folder.
+folder and raises :class:`KafkaBrokerError` whose message holds the log's tail and the folder
+(except when another process took one of its chosen ports before the JVM bound it: it then starts
+again on new ports, in a new folder).
 ``stop()`` sends SIGTERM, then SIGKILL after ``stop_timeout``; it is idempotent and removes a
 data folder it created unless ``keep_data`` is set. For fault tests, ``kill()`` SIGKILLs the JVM and
 ``restart()`` starts it again on the same ports and data folder (what it had durably written
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import shutil
 import subprocess
 import time
 import uuid
@@ -48,7 +51,12 @@ from connectrt.testing.kafka_jars import kafka_classpath
 __all__ = ["KafkaBroker", "KafkaBrokerError"]
 
 _READY_MARKER = "Kafka Server started"
+_BIND_FAILURE = "Address already in use"
+"""In the broker's log when a listener could not bind its port."""
+_BIND_ATTEMPTS = 3
+"""Starts of a broker on chosen ports, at most, when another process took one meanwhile."""
 _client_logger = logging.getLogger("connectrt.testing.kafka_broker.client")
+log = logging.getLogger(__name__)
 
 
 class KafkaBrokerError(ConnectError):
@@ -127,9 +135,44 @@ class KafkaBroker(JvmService):
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> KafkaBroker:
-        """Format the storage, start the broker and wait until it is ready (see the module)."""
+        """Format the storage, start the broker and wait until it is ready (see the module).
+
+        The ports are free when chosen, but another process may bind one before the JVM does
+        (``free_port`` cannot hold it): when the broker then fails to bind and neither its port
+        nor its folder was given, it starts again on new ports in a new folder, up to
+        :data:`_BIND_ATTEMPTS` times in all (the failed folder is removed)."""
         self._java = self._find_java()
         self._libs = kafka_classpath(mvn=self._mvn)
+        chosen = self._requested_port is None and self._requested_data_dir is None
+        keep = self.keep_data
+        for attempt in range(1, _BIND_ATTEMPTS + 1):
+            try:
+                return self._start_once()
+            except KafkaBrokerError:
+                if not (chosen and attempt < _BIND_ATTEMPTS and self._lost_a_port()):
+                    raise
+                log.warning(
+                    "%s: a port was taken before the broker bound it; starting again on new "
+                    "ports (attempt %d of %d)",
+                    self._describe(),
+                    attempt + 1,
+                    _BIND_ATTEMPTS,
+                )
+                folder, self._data_dir = self._data_dir, None
+                self._extra_ports.clear()
+                self.keep_data = keep
+                if folder is not None:
+                    shutil.rmtree(folder, ignore_errors=True)
+        raise AssertionError("unreachable")
+
+    def _lost_a_port(self) -> bool:
+        """Whether the last start failed because a listener's port was taken meanwhile."""
+        try:
+            return _BIND_FAILURE in self.log_path.read_text("utf-8", errors="replace")
+        except OSError:
+            return False
+
+    def _start_once(self) -> KafkaBroker:
         self._make_data_dir("connectrt-kafka-")
         self._port = self._requested_port if self._requested_port is not None else free_port()
         self._controller_port = free_port()

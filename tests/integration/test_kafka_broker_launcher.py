@@ -7,12 +7,15 @@ error, never skip.
 
 from __future__ import annotations
 
+import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -165,6 +168,39 @@ def test_kill_restart_keeps_written_records_and_stop_leaves_nothing(unique_name:
     assert leftovers == [], f"processes still using {data_dir}: {leftovers}"
     assert not data_dir.exists()  # a folder the broker created is removed on a clean stop
     broker.stop()  # idempotent
+
+
+def test_a_port_taken_before_the_broker_binds_it_starts_it_again_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The first port the launcher chooses is free when chosen and taken before the JVM binds
+    # it (here: by this test, listening on it), as another process on a busy machine may.
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1]])
+    monkeypatch.setattr(
+        "connectrt.testing.kafka_broker.free_port", lambda: next(ports, None) or free_port()
+    )
+    folders: list[Path] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded_mkdtemp(*args: Any, **kwargs: Any) -> str:
+        folders.append(Path(mkdtemp(*args, **kwargs)))
+        return str(folders[-1])
+
+    monkeypatch.setattr("connectrt.testing.jvm_service.tempfile.mkdtemp", recorded_mkdtemp)
+    broker = KafkaBroker()
+    try:
+        broker.start()
+        assert broker.port != taken.getsockname()[1]
+        _create_topic(broker.bootstrap_servers, "after-a-taken-port")
+        # two attempts, each in a folder of its own; the failed one's is gone
+        assert len(folders) == 2 and folders[1] == broker.data_dir
+        assert not folders[0].exists()
+    finally:
+        broker.stop()
+        taken.close()
 
 
 def test_a_missing_java_fails_clearly(tmp_path: Path) -> None:
