@@ -13,6 +13,7 @@ from connectrt.runtime.clients.kafka import (
     OFFSET_BEGINNING,
     OFFSET_END,
     OFFSET_INVALID,
+    OFFSET_STORED,
     KafkaError,
     KafkaException,
     TopicPartition,
@@ -60,9 +61,18 @@ def test_only_partitions_without_a_commit_or_a_given_offset_start_at_the_reset()
         TopicPartition("t", 1),  # committed: left to the client, which starts at 7
         TopicPartition("t", 2, 4),  # a rewind: kept
         TopicPartition("t", 3, OFFSET_END),  # already logical: kept
+        TopicPartition("t", 0, -2005),  # the tail (last 5): kept
+        TopicPartition("t", 2, OFFSET_STORED),  # "the committed one", none: the reset
     ]
-    assert start_unstarted(consumer, parts, OFFSET_BEGINNING) == 1
-    assert [p.offset for p in parts] == [OFFSET_BEGINNING, OFFSET_INVALID, 4, OFFSET_END]
+    assert start_unstarted(consumer, parts, OFFSET_BEGINNING) == 2
+    assert [p.offset for p in parts] == [
+        OFFSET_BEGINNING,
+        OFFSET_INVALID,
+        4,
+        OFFSET_END,
+        -2005,
+        OFFSET_BEGINNING,
+    ]
 
 
 class _Refusing:

@@ -33,6 +33,8 @@ from typing import Any
 from connectrt.runtime.clients.kafka import (
     OFFSET_BEGINNING,
     OFFSET_END,
+    OFFSET_INVALID,
+    OFFSET_STORED,
     KafkaConsumer,
     TopicPartition,
 )
@@ -72,15 +74,14 @@ def start_unstarted(
     reset: int | None,
     timeout: float = QUERY_TIMEOUT_S,
 ) -> int:
-    """Give each of ``partitions`` that is assigned without an offset (``offset`` negative and
-    not logical: librdkafka's ``OFFSET_INVALID``) and has no committed offset the logical
-    offset ``reset``, in place (see the module docstring). Returns how many it started so;
-    0 without touching anything when ``reset`` is None or the query fails."""
+    """Give each of ``partitions`` that is assigned without an offset (librdkafka's
+    ``OFFSET_INVALID``, or ``OFFSET_STORED``: "the committed one") and has no committed offset
+    the logical offset ``reset``, in place (see the module docstring); any other offset (a
+    rewind, a logical or tail offset) is kept. Returns how many it started so; 0 without
+    touching anything when ``reset`` is None or the query fails."""
     if reset is None:
         return 0
-    todo = [
-        p for p in partitions if p.offset < 0 and p.offset not in (OFFSET_BEGINNING, OFFSET_END)
-    ]
+    todo = [p for p in partitions if p.offset in (OFFSET_INVALID, OFFSET_STORED)]
     if not todo:
         return 0
     try:
@@ -90,11 +91,7 @@ def start_unstarted(
     except Exception as e:  # a timeout or an unavailable coordinator: librdkafka's own path
         log.debug("Committed offsets of %d assigned partition(s) not known (%r)", len(todo), e)
         return 0
-    none = {
-        (c.topic, c.partition)
-        for c in committed
-        if c.error is None and c.offset < 0 and c.offset not in (OFFSET_BEGINNING, OFFSET_END)
-    }
+    none = {(c.topic, c.partition) for c in committed if c.error is None and c.offset < 0}
     started = 0
     for p in todo:
         if (p.topic, p.partition) in none:
