@@ -20,6 +20,8 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 from connectrt.broker import EmbeddedBroker
@@ -33,6 +35,7 @@ __all__ = [
     "TEST_BROKER_ENV",
     "ExternalBroker",
     "SessionBroker",
+    "apache_kafka",
     "broker_from_env",
     "default_test_broker",
 ]
@@ -169,3 +172,15 @@ def default_test_broker() -> str:
 
 if __name__ == "__main__":
     print(default_test_broker())
+
+
+@contextmanager
+def apache_kafka(broker: SessionBroker) -> Iterator[SessionBroker]:
+    """``broker`` unless it is the embedded one, else an Apache Kafka started for the block and
+    stopped after it: for tests of what the embedded broker does not do (KIP-848 and share
+    groups, a right ListOffsets LATEST). Java 17+ (and Maven the first time) then."""
+    if not isinstance(broker, EmbeddedBroker):
+        yield broker
+        return
+    with KafkaBroker() as started:
+        yield started

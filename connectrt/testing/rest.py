@@ -17,7 +17,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -26,7 +27,13 @@ import httpx
 from connectrt.process.assembly import WorkerProcess
 from connectrt.testing.worker_defaults import test_worker_settings
 
-__all__ = ["RestWorker", "rest_worker_props", "start_rest_worker", "wait_for"]
+__all__ = [
+    "RestWorker",
+    "rest_worker_props",
+    "running_rest_worker",
+    "start_rest_worker",
+    "wait_for",
+]
 
 
 class RestWorker:
@@ -114,6 +121,16 @@ def start_rest_worker(
             raise TimeoutError("timed out after 60 s waiting for the worker's herder to be ready")
         time.sleep(0.05)
     return RestWorker(process, thread, stop, props)
+
+
+@contextmanager
+def running_rest_worker(bootstrap: str, **extra: str) -> Iterator[RestWorker]:
+    """:func:`start_rest_worker` for the block, stopped after it (a module's worker fixture)."""
+    running = start_rest_worker(bootstrap, None, "worker", **extra)
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 def wait_for(predicate: Any, timeout: float = 60, what: str = "condition") -> None:

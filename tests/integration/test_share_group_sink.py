@@ -31,9 +31,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.broker import EmbeddedBroker
-from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.kafka_broker import KafkaBroker
+from connectrt.testing.broker_choice import SessionBroker, apache_kafka
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins.share_log_sink import read_logs
 
@@ -45,10 +43,7 @@ SINK = "tests.plugins.share_log_sink.ShareLogSink"
 @pytest.fixture(scope="module")
 def share_broker(broker: SessionBroker) -> Iterator[SessionBroker]:
     """An Apache Kafka with share groups: the session's, or one started for this module."""
-    if not isinstance(broker, EmbeddedBroker):
-        yield broker
-        return
-    with KafkaBroker() as kafka:
+    with apache_kafka(broker) as kafka:
         yield kafka
 
 

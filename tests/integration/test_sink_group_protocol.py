@@ -46,9 +46,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.broker import EmbeddedBroker
-from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.kafka_broker import KafkaBroker
+from connectrt.testing.broker_choice import SessionBroker, apache_kafka
 from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
 from tests.plugins.rebalance_log_sink import LOCK, LOGS, RebalanceLog
 
@@ -67,10 +65,7 @@ _ROUND_PAUSE_S = 0.1
 def kip848_broker(broker: SessionBroker) -> Iterator[SessionBroker]:
     """The broker of the ``consumer`` case: the session's, unless that is the embedded broker
     (KIP-848 consumers receive nothing from it); then an Apache Kafka started for this module."""
-    if not isinstance(broker, EmbeddedBroker):
-        yield broker
-        return
-    with KafkaBroker() as kafka:
+    with apache_kafka(broker) as kafka:
         yield kafka
 
 

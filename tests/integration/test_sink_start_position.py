@@ -23,10 +23,8 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from connectrt.broker import EmbeddedBroker
-from connectrt.testing.broker_choice import SessionBroker
-from connectrt.testing.kafka_broker import KafkaBroker
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.broker_choice import SessionBroker, apache_kafka
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 from tests.plugins.rebalance_log_sink import LOCK, LOGS
 
 pytestmark = pytest.mark.integration
@@ -37,24 +35,11 @@ COMMITTED = 3  # partition 1's committed offset in the connector's group, before
 
 
 @pytest.fixture(scope="module")
-def kafka(broker: SessionBroker) -> Iterator[SessionBroker]:
-    """The session's broker, unless that is the embedded one, whose ListOffsets LATEST answers
-    the last batch's base offset + 1 (``auto.offset.reset=latest`` then starts inside the old
-    records): an Apache Kafka started for this module then."""
-    if not isinstance(broker, EmbeddedBroker):
-        yield broker
-        return
-    with KafkaBroker() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def worker(kafka: SessionBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(kafka.bootstrap_servers)
-    try:
+def worker(broker: SessionBroker) -> Iterator[RestWorker]:
+    """A worker on Apache Kafka: the embedded broker answers ListOffsets LATEST with the last
+    batch's base offset + 1 (``auto.offset.reset=latest`` then starts inside the old records)."""
+    with apache_kafka(broker) as kafka, running_rest_worker(kafka.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -93,9 +78,9 @@ def _delivered(log_id: str) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("reset", ["earliest", "latest"])
 def test_a_new_sink_starts_at_the_commit_or_where_the_reset_policy_says(
-    reset: str, worker: RestWorker, kafka: SessionBroker, unique_name: Callable[[str], str]
+    reset: str, worker: RestWorker, unique_name: Callable[[str], str]
 ) -> None:
-    bootstrap = kafka.bootstrap_servers
+    bootstrap = worker.props["bootstrap.servers"]
     topic, name, log_id = unique_name("start"), unique_name("start-sink"), unique_name("log")
     _topic_with_a_commit(bootstrap, topic, f"connect-{name}")
     config = {
