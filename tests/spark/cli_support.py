@@ -39,6 +39,13 @@ LOCAL_SPARK = [
 STRING_CONVERTER = "org.apache.kafka.connect.storage.StringConverter"
 
 
+#: For the tests that check a graceful stop: the stop signal reaches a task through the signal
+#: topic and its job ends through Spark, which on a busy machine (or a Spark Connect server
+#: shared with other tests) can take longer than the 5 s default; 60 s still fits in
+#: :func:`stop_gracefully`'s 90 s.
+GRACEFUL_STOP_TIMEOUT = "task.shutdown.graceful.timeout.ms=60000"
+
+
 def write_worker_properties(
     path: Path, bootstrap_servers: str, prefix: str, port: int, extra: list[str]
 ) -> Path:

@@ -17,6 +17,7 @@ from connectrt.storage.offset_codec import encode_key
 from connectrt.testing.harness import create_topic
 from connectrt.testing.rest import wait_for
 from tests.spark.cli_support import (
+    GRACEFUL_STOP_TIMEOUT,
     LOCAL_SPARK,
     STRING_CONVERTER,
     run_sequence_source,
@@ -49,6 +50,7 @@ def test_connectrt_spark_command_runs_tasks_and_stops_gracefully(
         [
             "offset.storage.partitions=2",
             "offset.flush.interval.ms=60000",  # only the final commit at stop
+            GRACEFUL_STOP_TIMEOUT,
             "spark.master=local[3,2]",
             *LOCAL_SPARK,
         ],

@@ -16,6 +16,7 @@ from connectrt.ports import free_port
 from connectrt.storage.offset_codec import encode_key
 from connectrt.testing.spark_connect import SparkConnectServer
 from tests.spark.cli_support import (
+    GRACEFUL_STOP_TIMEOUT,
     run_sequence_source,
     spark_worker,
     stop_gracefully,
@@ -40,6 +41,7 @@ def test_connectrt_spark_with_spark_remote_runs_tasks_over_spark_connect(
         port,
         [
             "offset.flush.interval.ms=60000",  # only the final commit at stop
+            GRACEFUL_STOP_TIMEOUT,
             f"spark.remote={spark_connect_server.url}",
             "spark.master=local[2]",  # ignored with a warning: the server's settings apply
         ],
