@@ -124,9 +124,11 @@ def start_rest_worker(
 
 
 @contextmanager
-def running_rest_worker(bootstrap: str, **extra: str) -> Iterator[RestWorker]:
+def running_rest_worker(
+    bootstrap: str, props: dict[str, str] | None = None, **extra: str
+) -> Iterator[RestWorker]:
     """:func:`start_rest_worker` for the block, stopped after it (a module's worker fixture)."""
-    running = start_rest_worker(bootstrap, None, "worker", **extra)
+    running = start_rest_worker(bootstrap, props, "worker", **extra)
     try:
         yield running
     finally:

@@ -24,7 +24,7 @@ from connectrt.broker import EmbeddedBroker
 from connectrt.cli import main
 from connectrt.listener.auth import Authenticator, _check_password, hash_password, hash_token
 from connectrt.testing.harness import create_topic, produce
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -33,11 +33,8 @@ Run = Callable[..., tuple[int, str, str]]
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
-    try:
+    with running_rest_worker(broker.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -12,18 +12,15 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.cli import main
 from connectrt.client import ConnectClient
-from connectrt.testing.rest import RestWorker, start_rest_worker
+from connectrt.testing.rest import RestWorker, running_rest_worker
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
-    try:
+    with running_rest_worker(broker.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.listener.auth import hash_password
 from connectrt.testing import browser as chromium
-from connectrt.testing.rest import RestWorker, rest_worker_props, start_rest_worker
+from connectrt.testing.rest import RestWorker, rest_worker_props, running_rest_worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 
@@ -54,11 +54,8 @@ def worker(
             "schema.registry.topic": f"schemas-console-{uuid.uuid4().hex[:8]}",
         }
     )
-    running = start_rest_worker(broker.bootstrap_servers, props)
-    try:
+    with running_rest_worker(broker.bootstrap_servers, props) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient
 from connectrt.broker import EmbeddedBroker
 from connectrt.cli import main
 from connectrt.testing.harness import create_topic, produce
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -42,11 +42,8 @@ DLQ_SETTINGS = {
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
-    try:
+    with running_rest_worker(broker.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

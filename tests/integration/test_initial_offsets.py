@@ -17,7 +17,7 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.client import ConnectClient
 from connectrt.testing.harness import create_topic, produce, read_topic
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -28,11 +28,8 @@ LINES = [f"line {i}" for i in range(20)]
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
-    try:
+    with running_rest_worker(broker.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

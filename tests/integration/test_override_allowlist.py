@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -22,17 +22,14 @@ ALLOWED = "message.max.bytes,linger.ms"
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(
+    with running_rest_worker(
         broker.bootstrap_servers,
         **{
             "connector.client.config.override.policy": "Allowlist",
             "connector.client.config.override.allowlist": ALLOWED,
         },
-    )
-    try:
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

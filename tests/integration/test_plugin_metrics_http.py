@@ -16,7 +16,7 @@ import pytest
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
 from connectrt.testing.metrics import scrape
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -25,11 +25,8 @@ RECORDS = 50
 
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
-    running = start_rest_worker(broker.bootstrap_servers)
-    try:
+    with running_rest_worker(broker.bootstrap_servers) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

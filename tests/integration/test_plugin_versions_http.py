@@ -18,7 +18,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.testing.harness import create_topic, read_topic
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, wait_for
 from tests.plugins.versioned import install_versions
 
 pytestmark = pytest.mark.integration
@@ -33,11 +33,10 @@ def worker(
 ) -> Iterator[RestWorker]:
     plugin_path = tmp_path_factory.mktemp("plugins")
     install_versions(plugin_path, PACKAGE, ["1.0.0", "2.0.0"])
-    running = start_rest_worker(broker.bootstrap_servers, **{"plugin.path": str(plugin_path)})
-    try:
+    with running_rest_worker(
+        broker.bootstrap_servers, **{"plugin.path": str(plugin_path)}
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -34,7 +34,7 @@ from connectrt.converters.protobuf.proto_text import parse_proto
 from connectrt.data import Schema, SchemaBuilder, Struct, Timestamp
 from connectrt.runtime.plugins.registry import registry as plugins
 from connectrt.testing.harness import create_topic, read_topic
-from connectrt.testing.rest import RestWorker, rest_worker_props, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, rest_worker_props, running_rest_worker, wait_for
 from tests.plugins import recording_sink
 from tests.plugins.recording_sink import RECEIVED, RecordingSink
 
@@ -104,11 +104,8 @@ def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
             "schema.registry.topic": f"schemas-proto-{run}",
         }
     )
-    running = start_rest_worker(broker.bootstrap_servers, props)
-    try:
+    with running_rest_worker(broker.bootstrap_servers, props) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture

@@ -56,7 +56,7 @@ from connectrt.converters.schema_drift import (
     DRIFT_SUBJECT_HEADER,
 )
 from connectrt.testing.harness import create_topic
-from connectrt.testing.rest import RestWorker, rest_worker_props, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, rest_worker_props, running_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -90,11 +90,8 @@ def worker(broker: EmbeddedBroker) -> Iterator[RestWorker]:
             "schema.registry.topic": f"schemas-drift-{uuid.uuid4().hex[:8]}",
         }
     )
-    running = start_rest_worker(broker.bootstrap_servers, props)
-    try:
+    with running_rest_worker(broker.bootstrap_servers, props) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @dataclass

@@ -31,7 +31,7 @@ import pytest
 
 from connectrt.broker import EmbeddedBroker
 from connectrt.listener.auth import hash_password
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -88,17 +88,14 @@ def worker(
 ) -> Iterator[RestWorker]:
     # The default override policy (All); one URL and one directory listed, so that the tests
     # can show what an allowed override does, which the refused ones never do.
-    running = start_rest_worker(
+    with running_rest_worker(
         broker.bootstrap_servers,
         **{
             "connector.client.config.override.allowed.urls": f"{token_server.url}/allowed",
             "connector.client.config.override.allowed.directories": str(allowed_dir),
         },
-    )
-    try:
+    ) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture(autouse=True)

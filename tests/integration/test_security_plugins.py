@@ -22,7 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.testing.rest import RestWorker, start_rest_worker, wait_for
+from connectrt.testing.rest import RestWorker, running_rest_worker, start_rest_worker, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -92,7 +92,7 @@ def plugin_path(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def worker(broker: EmbeddedBroker, root: Path, plugin_path: Path) -> Iterator[RestWorker]:
     os.environ["CONNECTRT_SEC_PLUGINS_SECRET"] = f"secret{uuid.uuid4().hex}"
-    running = start_rest_worker(
+    with running_rest_worker(
         broker.bootstrap_servers,
         **{
             "plugin.path": str(plugin_path),
@@ -106,11 +106,8 @@ def worker(broker: EmbeddedBroker, root: Path, plugin_path: Path) -> Iterator[Re
                 "org.apache.kafka.common.config.provider.FileConfigProvider"
             ),
         },
-    )
-    try:
+    ) as running:
         yield running
-    finally:
-        running.stop()
         os.environ.pop("CONNECTRT_SEC_PLUGINS_SECRET", None)
 
 
