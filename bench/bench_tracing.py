@@ -16,7 +16,7 @@ runtime's cost without a backend's ingest: beside a run to Jaeger, it shows the 
 and ``--backend-nice 19`` runs Jaeger behind everything else.
 
 Steady state only: each clock starts once ``--warmup`` records were received and stops at the
-N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`,
+N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tracing.exporter`,
 which a worker starts once, with its first traced task) before its worker, and ends it after
 (it exports the rest), outside the clock. The order of the three cases rotates from round to
 round, and each case starts after a garbage collection and ``--settle`` seconds (default 3).
@@ -120,7 +120,7 @@ def run_case(
     if ratio is not None:  # the worker's exporter process, started before the clock (a worker
         # starts it once, with its first traced task): steady state is measured
         from connectrt.runtime.config.tracing import tracing_settings
-        from connectrt.runtime.tasks.trace_exporter import outlet_for
+        from connectrt.runtime.tracing.exporter import outlet_for
 
         values = {k: v for k, v in extra.items() if k != "tracing.enabled"}
         settings = tracing_settings({**values, "tracing.enabled": True})
@@ -159,7 +159,7 @@ def run_case(
     dropped = 0
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     if ratio is not None:
-        from connectrt.runtime.tasks.trace_exporter import close_outlets
+        from connectrt.runtime.tracing.exporter import close_outlets
 
         dropped = close_outlets()  # waits for the exporter process: its CPU is counted
     lag = time.monotonic() - clock_stopped  # the worker's stop, and the export's rest

@@ -40,11 +40,11 @@
  * accessors, read once per message of every batch).
  *
  * otlp_sink_batch(...) and otlp_commit_spans(...) are the per-record loops of the trace
- * exporter's OTLP encoder (connectrt/runtime/tasks/otlp_encoding.py, RequestEncoder._sink and
+ * exporter's OTLP encoder (connectrt/runtime/tracing/otlp_encoding.py, RequestEncoder._sink and
  * _commit): a sink trace record's spans and an offset commit's spans written as protobuf bytes,
  * the same bytes in the same order as the Python loops (kept: the fallback and the tests'
  * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
- * trace_records(...) is the loop before them (connectrt/runtime/tasks/tracing.py, sink_batch):
+ * trace_records(...) is the loop before them (connectrt/runtime/tracing/tracer.py, sink_batch):
  * a sink batch's chosen records, their traceparent headers read, made into trace records.
  *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
@@ -1525,7 +1525,7 @@ method_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* ---- OTLP spans of trace records --------------------------------------------------------- */
 
-/* The per-record loops of connectrt/runtime/tasks/otlp_encoding.py's RequestEncoder (_sink and
+/* The per-record loops of connectrt/runtime/tracing/otlp_encoding.py's RequestEncoder (_sink and
    _commit), writing the same protobuf bytes in the same field order as its Python code (which
    stays: it is the fallback and the tests' oracle). The caches (a partition's attributes, the
    kept shared parts) and the pool of random span ids stay Python objects, passed in. */
@@ -2411,7 +2411,7 @@ draw_id(PyObject *new_id, PyObject *bits)
 }
 
 /* trace_records(chosen, parent_based, arrived, new_id, parse) -> list: the loop of
-   connectrt/runtime/tasks/tracing.py's sink_batch. ``chosen`` holds per chosen record its
+   connectrt/runtime/tracing/tracer.py's sink_batch. ``chosen`` holds per chosen record its
    traceparent header value, topic, partition, offset and timestamp (ms), flat; each becomes
    ``(trace id, span id, parent id, topic, partition, offset, own start)``: the parent's trace
    id and span id from its traceparent (``parse(value)``, tracing.trace_context, reads the forms

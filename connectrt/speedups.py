@@ -4,8 +4,8 @@ The extension (connectrt/_speedups.c, built by ``pip install -e .`` / ``make set
 a C compiler and the Python headers are present) makes a sink batch's records from its columns
 in one C call (and frees them), its columns from the consumed messages (librdkafka's
 accessors called through their C functions), and, in the trace exporter process, a sink's
-picked records made into trace records (:func:`connectrt.runtime.tasks.tracing.sink_batch`) and
-their OTLP spans (:mod:`connectrt.runtime.tasks.otlp_encoding`). Everything it does has
+picked records made into trace records (:func:`connectrt.runtime.tracing.tracer.sink_batch`) and
+their OTLP spans (:mod:`connectrt.runtime.tracing.otlp_encoding`). Everything it does has
 a pure-Python equivalent, used when it was not built or when ``CONNECTRT_PURE_PYTHON=1`` is in
 the environment at import time (the tests run both). Read once, at import.
 """

@@ -34,7 +34,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.tasks.tracing import format_traceparent
+from connectrt.runtime.tracing.tracer import format_traceparent
 from connectrt.storage.states import State
 from connectrt.testing import browser as chromium
 from connectrt.testing.harness import WorkerHarness, create_topic

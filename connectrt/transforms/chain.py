@@ -137,7 +137,7 @@ class TransformationChain(Generic[R]):
 
     def instrument(self, wrap: Callable[[str, Callable[..., Any]], Callable[..., Any]]) -> None:
         """Replace each stage's bound calls with ``wrap(alias, call)`` (tracing times the
-        stages this way, :mod:`connectrt.runtime.tasks.tracing`). Call once, before the chain
+        stages this way, :mod:`connectrt.runtime.tracing.tracer`). Call once, before the chain
         is used; a chain never instrumented runs exactly as before."""
         self._plan = [
             (stage, pred, neg, wrap(stage.alias, apply), wrap(stage.alias, owned))

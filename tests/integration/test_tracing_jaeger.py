@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
 from connectrt.broker import EmbeddedBroker
-from connectrt.runtime.tasks.tracing import format_traceparent, parse_traceparent
+from connectrt.runtime.tracing.tracer import format_traceparent, parse_traceparent
 from connectrt.testing.harness import WorkerHarness, create_topic
 from connectrt.testing.jaeger import JaegerServer, jaeger_binary
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from connectrt.runtime.tasks import otlp_encoding, otlp_pieces
-from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
+from connectrt.runtime.tracing import otlp_encoding, otlp_pieces
+from connectrt.runtime.tracing.otlp_encoding import RequestEncoder
 from connectrt.speedups import SPEEDUPS
 
 needs_c = pytest.mark.skipif(
@@ -224,7 +224,7 @@ def test_trace_records_in_c_are_the_python_loops(
     """``sink_batch``'s loop in C reads every traceparent form as ``trace_context`` does,
     leaves out the unsampled ones with parent-based sampling, and draws the same ids in the
     same order as the Python loop."""
-    from connectrt.runtime.tasks import tracing
+    from connectrt.runtime.tracing import tracer as tracing
 
     chosen = _chosen(200)
     assert SPEEDUPS is not None

@@ -37,8 +37,8 @@ from connectrt.runtime.sink.runner import SinkTaskRunner  # noqa: E402
 from connectrt.runtime.sink.tracing import SinkTracer  # noqa: E402
 from connectrt.runtime.source.runner import SourceTaskRunner  # noqa: E402
 from connectrt.runtime.source.tracing import SourceTracer  # noqa: E402
-from connectrt.runtime.tasks.trace_spans import LocalOutlet  # noqa: E402
-from connectrt.runtime.tasks.tracing import (  # noqa: E402
+from connectrt.runtime.tracing.sdk_spans import LocalOutlet  # noqa: E402
+from connectrt.runtime.tracing.tracer import (  # noqa: E402
     Picker,
     StageClock,
     format_traceparent,

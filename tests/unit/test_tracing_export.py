@@ -30,13 +30,13 @@ from connectrt.runtime.config.tracing import TracingSettings
 from connectrt.runtime.sink.runner import SinkTaskRunner
 from connectrt.runtime.sink.tracing import SinkTracer
 from connectrt.runtime.status import StatusBoard
-from connectrt.runtime.tasks import trace_exporter
-from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
-from connectrt.runtime.tasks.otlp_sender import otlp_sender
 from connectrt.runtime.tasks.runner import TaskConverters, TaskId
 from connectrt.runtime.tasks.settings import SinkRunnerSettings
-from connectrt.runtime.tasks.trace_exporter import ChildOutlet
-from connectrt.runtime.tasks.trace_spans import spans
+from connectrt.runtime.tracing import exporter as trace_exporter
+from connectrt.runtime.tracing.exporter import ChildOutlet
+from connectrt.runtime.tracing.otlp_encoding import RequestEncoder
+from connectrt.runtime.tracing.otlp_sender import otlp_sender
+from connectrt.runtime.tracing.sdk_spans import spans
 from connectrt.testing.fake_kafka import FakeKafka
 
 _SINK_BASE = {
@@ -349,8 +349,8 @@ def test_an_offset_commit_of_more_traced_records_than_the_bound_is_exported_whol
 def test_ledger_hands_each_tracer_its_records_at_its_commit_and_stays_bounded(
     monkeypatch: Any,
 ) -> None:
-    from connectrt.runtime.tasks import trace_ledger
-    from connectrt.runtime.tasks.trace_ledger import CommitLedger
+    from connectrt.runtime.tracing import commit_ledger as trace_ledger
+    from connectrt.runtime.tracing.commit_ledger import CommitLedger
 
     ledger = CommitLedger()
     a = [(1, 11, 0, "t", 0, 5, 100)]
@@ -433,7 +433,7 @@ def test_a_consumed_batch_is_made_into_its_sink_record_on_the_exporter_side() ->
     makes the ``sink`` record: traceparent parsed, parent-based choice, ids, each record's start
     (the batch's arrival, or its timestamp when later), the timeline in order with convert
     ending where the first transformation starts."""
-    from connectrt.runtime.tasks.trace_ledger import CommitLedger
+    from connectrt.runtime.tracing.commit_ledger import CommitLedger
 
     stages = {"convert": [200, 400], "transform a": [250, 300], "put": [400, 450]}
     chosen = [

@@ -1,13 +1,13 @@
 """Tracing a sink task's records: one span per batch, and spans per stage for the records picked.
 
 Imported only when tracing is on (it imports OpenTelemetry through
-:mod:`connectrt.runtime.tasks.tracing`). :meth:`SinkTracer.attach` puts the tracer on a
+:mod:`connectrt.runtime.tracing.tracer`). :meth:`SinkTracer.attach` puts the tracer on a
 :class:`~connectrt.runtime.sink.runner.SinkTaskRunner` before it starts: it wraps the runner's
 conversion, each transformation of its chain, the task's ``put``, the offset commit and the
 dead letter queue write with stage clocks, and the runner's loop calls :meth:`SinkTracer.consume`
 in place of ``consumer.consume`` (its one check per batch).
 
-Per consumed batch, :class:`~connectrt.runtime.tasks.tracing.Picker` chooses records at the
+Per consumed batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
 configured ratio; a chosen record whose ``traceparent`` header says "not sampled" is left out
 (parent-based sampling). When at least one record is traced, the batch gets one span,
 ``process <topic> batch`` (a new trace, kind CONSUMER, with ``messaging.batch.message_count``
@@ -25,8 +25,8 @@ one ``consumed`` trace record: the stage times as the clock noted them and, per 
 its ``traceparent`` value, topic, partition, offset and timestamp, unparsed. At 1% of batches
 of hundreds nearly every batch has a record chosen, so this is all the task thread does for
 tracing: the parent-based choice, the ids, the timeline and the spans are made out of the
-task's process (:func:`connectrt.runtime.tasks.tracing.sink_batch`, in the exporter process of
-:mod:`connectrt.runtime.tasks.trace_exporter`).
+task's process (:func:`connectrt.runtime.tracing.tracer.sink_batch`, in the exporter process of
+:mod:`connectrt.runtime.tracing.exporter`).
 
 Used on the task thread only.
 """
@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.trace import SpanKind
 
 from connectrt.runtime.config.tracing import TracingSettings
-from connectrt.runtime.tasks.trace_exporter import outlet_for
-from connectrt.runtime.tasks.tracing import (
+from connectrt.runtime.tracing.exporter import outlet_for
+from connectrt.runtime.tracing.tracer import (
     TRACEPARENT,
     TaskTracer,
     TraceOutlet,
@@ -128,7 +128,7 @@ class SinkTracer(TaskTracer):
         # Per chosen record only what the exporter side cannot know: its traceparent header's
         # value (parsed there), topic, partition, offset and timestamp, flat in one list. The
         # ids, the parent-based choice and the timeline are made there
-        # (:func:`~connectrt.runtime.tasks.tracing.sink_batch`): this runs on nearly every batch.
+        # (:func:`~connectrt.runtime.tracing.tracer.sink_batch`): this runs on nearly every batch.
         picked: list[Any] = []
         add = picked.extend
         for i in chosen:

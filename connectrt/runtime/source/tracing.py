@@ -1,13 +1,13 @@
 """Tracing a source task's records: a trace starts at ``poll()`` for each record picked.
 
 Imported only when tracing is on (it imports OpenTelemetry through
-:mod:`connectrt.runtime.tasks.tracing`). :meth:`SourceTracer.attach` puts the tracer on a
+:mod:`connectrt.runtime.tracing.tracer`). :meth:`SourceTracer.attach` puts the tracer on a
 :class:`~connectrt.runtime.source.runner.SourceTaskRunner` before it starts: it wraps each
 transformation of the chain, the batch sender (conversion and ``produce``) and the offset
 commit with stage clocks, and the runner's loop calls :meth:`SourceTracer.poll` in place of
 ``task.poll()`` (its one check per batch).
 
-Per polled batch, :class:`~connectrt.runtime.tasks.tracing.Picker` chooses records at the
+Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
 configured ratio. Each chosen record starts a trace: a span ``send <topic>`` (kind PRODUCER)
 from the start of ``poll()``, whose context is written into the record as a W3C
 ``traceparent`` header (through the task's header converter; SimpleHeaderConverter writes it
@@ -18,7 +18,7 @@ Spans carry the connector, task and topic as attributes. A :class:`SourceRecordB
 record picked has its records built, so it takes the sender's general path. When the next batch
 is polled (or at a commit, or when the task stops), the tracer hands the finished batch to its
 outlet as one trace record (stage times, and per traced record its ids and topic); the spans are
-made and exported out of the task's process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+made and exported out of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
 
 Used on the task thread only.
 """
@@ -32,8 +32,8 @@ from connectrt.api.records import Header, SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.data import Schema
 from connectrt.runtime.config.tracing import TracingSettings
-from connectrt.runtime.tasks.trace_exporter import outlet_for
-from connectrt.runtime.tasks.tracing import (
+from connectrt.runtime.tracing.exporter import outlet_for
+from connectrt.runtime.tracing.tracer import (
     TRACEPARENT,
     TaskTracer,
     TraceOutlet,

@@ -1,9 +1,9 @@
 """Trace records made into OpenTelemetry SDK spans, and the span exporters.
 
-:func:`spans` turns one trace record (the tuples :mod:`connectrt.runtime.tasks.tracing`
+:func:`spans` turns one trace record (the tuples :mod:`connectrt.runtime.tracing.tracer`
 describes) into the SDK's finished spans (``ReadableSpan``), with the attributes, parents, kinds
 and links the tracing guide lists. It runs in the exporter process
-(:mod:`connectrt.runtime.tasks.trace_exporter`), or, through :class:`LocalOutlet`, in the task's
+(:mod:`connectrt.runtime.tracing.exporter`), or, through :class:`LocalOutlet`, in the task's
 own process (tests, and a process that could not start the exporter process). No tracer or
 sampler is involved: the tracers chose the records and timed the stages themselves.
 
@@ -24,8 +24,8 @@ from opentelemetry.trace import Link, SpanContext, SpanKind, TraceFlags
 from opentelemetry.trace.status import Status, StatusCode
 
 from connectrt.runtime.config.tracing import GRPC_PROTOCOL, TracingSettings
-from connectrt.runtime.tasks.trace_ledger import CommitLedger
-from connectrt.runtime.tasks.tracing import new_id
+from connectrt.runtime.tracing.commit_ledger import CommitLedger
+from connectrt.runtime.tracing.tracer import new_id
 
 __all__ = ["LocalOutlet", "make_exporter", "resource_of", "spans"]
 
@@ -211,7 +211,7 @@ def spans(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]
 
 
 class LocalOutlet:
-    """A :class:`~connectrt.runtime.tasks.tracing.TraceOutlet` making the spans in this process
+    """A :class:`~connectrt.runtime.tracing.tracer.TraceOutlet` making the spans in this process
     and handing them to ``processor`` at once (tests; a process without its exporter process).
     Thread-safe: one lock around the ledger and the processor calls."""
 

@@ -14,9 +14,9 @@ chosen record, its coordinates (a sink's: unparsed, its ids are drawn on the exp
 a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry span
 is made on the task thread: the tracer hands the trace record to a :class:`TraceOutlet`, and
 the outlet of a running worker ships it to a child process that makes the spans and exports them
-(:func:`connectrt.runtime.tasks.trace_exporter.outlet_for`), so that neither building the spans
+(:func:`connectrt.runtime.tracing.exporter.outlet_for`), so that neither building the spans
 nor encoding and sending them holds the task process's interpreter.
-:mod:`connectrt.runtime.tasks.trace_spans` turns trace records into the SDK's spans (for the
+:mod:`connectrt.runtime.tracing.sdk_spans` turns trace records into the SDK's spans (for the
 console exporter, and in-process for tests).
 
 Trace record layouts (``base``: the tracer's attribute dict, shared by all its records;
@@ -35,7 +35,7 @@ times: epoch nanoseconds; ``parent``: the producer's span id, 0 when the record 
   or None)``;
 * ``("committed", base, start, end, key)``: the tracer committed the offsets of the records it
   sent since its last commit. The exporter side remembers those records
-  (:class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger`) and turns this into
+  (:class:`~connectrt.runtime.tracing.commit_ledger.CommitLedger`) and turns this into
 * ``("commit", base, start, end, records)``: an ``offset commit`` span under each record's span,
   records as in the sink's or the source's layout (the span makers take this one, and sink and
   source records with or without their ``key``);
@@ -350,7 +350,7 @@ class TaskTracer:
     def _committed(self, start: int, end: int) -> None:
         """The offsets were committed (or the commit failed): an ``offset commit`` span per
         record traced since the last commit (the exporter side remembers which:
-        :mod:`connectrt.runtime.tasks.trace_ledger`; the trace record weighs nothing, so the
+        :mod:`connectrt.runtime.tracing.commit_ledger`; the trace record weighs nothing, so the
         outlet's bound never drops it)."""
         if self._uncommitted:
             self._uncommitted = False

@@ -7,15 +7,15 @@ tracers used to send the records again with each commit (a commit every
 record's ids once, with its batch, and a commit says only *which tracer* committed and when:
 
 * a wire ``("consumed", ...)`` record (a sink's batch as its tracer hands it over) is made into
-  its ``("sink", ...)`` record first (:func:`~connectrt.runtime.tasks.tracing.sink_batch`);
+  its ``("sink", ...)`` record first (:func:`~connectrt.runtime.tracing.tracer.sink_batch`);
 * a wire ``("sink", ..., records, key)`` or ``("source", ..., records, key)`` record (the
-  layouts are in :mod:`connectrt.runtime.tasks.tracing`) adds its records to the tracer
+  layouts are in :mod:`connectrt.runtime.tracing.tracer`) adds its records to the tracer
   ``key``'s list;
 * a wire ``("committed", base, start, end, key)`` record takes that list and becomes the
   ``("commit", base, start, end, records)`` record the span makers know.
 
 :meth:`CommitLedger.resolve` does this for a list of wire records; the span makers
-(:mod:`connectrt.runtime.tasks.otlp_encoding`, :mod:`connectrt.runtime.tasks.trace_spans`) then
+(:mod:`connectrt.runtime.tracing.otlp_encoding`, :mod:`connectrt.runtime.tracing.sdk_spans`) then
 see no key and no ``committed`` record. Bounded: at most :data:`MAX_UNCOMMITTED` records per
 tracer (the rest get no commit span, counted in :attr:`CommitLedger.skipped`) and
 :data:`MAX_TRACERS` tracers (the least recently active is forgotten first: a stopped task's
@@ -23,7 +23,7 @@ tracer does not say it stopped); :meth:`CommitLedger.report` logs the skipped co
 once a minute.
 
 Not thread-safe: one per exporter (the exporter process's reading thread, or a
-:class:`~connectrt.runtime.tasks.trace_spans.LocalOutlet` under its lock).
+:class:`~connectrt.runtime.tracing.sdk_spans.LocalOutlet` under its lock).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import logging
 import time
 from typing import Any
 
-from connectrt.runtime.tasks.tracing import sink_batch
+from connectrt.runtime.tracing.tracer import sink_batch
 
 __all__ = ["MAX_TRACERS", "MAX_UNCOMMITTED", "CommitLedger"]
 

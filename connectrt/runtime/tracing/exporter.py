@@ -5,10 +5,10 @@ Building tens of thousands of SDK spans a second and encoding them for OTLP is P
 done on a thread of the task process, it holds the interpreter lock the task threads need
 (measured: tracing 1% of a 320,000 records/s sink cost three quarters of its throughput). So a
 process that traces starts one child process per tracing setting, on first use
-(:func:`outlet_for`): ``python -m connectrt.runtime.tasks.trace_exporter SETTINGS``.
+(:func:`outlet_for`): ``python -m connectrt.runtime.tracing.exporter SETTINGS``.
 
 Parent side (:class:`ChildOutlet`): tracers :meth:`~ChildOutlet.put` trace records (tuples, see
-:mod:`connectrt.runtime.tasks.tracing`) into a list, under a lock; a shipper thread wakes every
+:mod:`connectrt.runtime.tracing.tracer`) into a list, under a lock; a shipper thread wakes every
 :data:`SHIP_INTERVAL_S` (or on :meth:`~ChildOutlet.flush`), pickles what was put and writes it
 to the child's standard input (a pipe widened to :data:`PIPE_BYTES`) as one length-prefixed
 frame. At most :data:`MAX_PENDING` traced records wait: when the child falls behind (its pipe
@@ -19,11 +19,11 @@ shipper sends the rest and closes the pipe; the child exports everything it read
 the parent waits for it (bounded).
 
 Child side (:func:`main`): reads frames until end of input, resolves their commits
-(:class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger`: the exporter side remembers the
+(:class:`~connectrt.runtime.tracing.commit_ledger.CommitLedger`: the exporter side remembers the
 records awaiting their ``offset commit`` span) and exports their spans synchronously, at most
 :data:`EXPORT_BATCH` per request. Over OTLP it encodes the protobuf itself
-(:mod:`connectrt.runtime.tasks.otlp_encoding`: the SDK's encoder costs 95 µs of CPU per span,
-this one about 2.5) and sends it raw (:mod:`connectrt.runtime.tasks.otlp_sender`, honouring the
+(:mod:`connectrt.runtime.tracing.otlp_encoding`: the SDK's encoder costs 95 µs of CPU per span,
+this one about 2.5) and sends it raw (:mod:`connectrt.runtime.tracing.otlp_sender`, honouring the
 ``OTEL_EXPORTER_OTLP_*`` headers, compression and timeout variables). While it waits for the
 backend's answer it reads nothing: the widened pipe and the parent's bound hold what comes
 meanwhile (about 3 s and 4 s of 1% of a sink moving 600,000 records/s). Sending on a thread of
@@ -31,12 +31,12 @@ its own while encoding the next request was measured too (2026-11-29, a busy 2-c
 with Jaeger and Kafka on it): it made the exporter and the backend work at once, on the cores
 the tasks need, and cost the sink more throughput at 1% (0.65 to 0.70 of off, against 0.76 to
 1.09 one request at a time) and at 100%. To the console it makes the SDK's spans
-(:func:`connectrt.runtime.tasks.trace_spans.spans`) and uses the SDK's exporter.
+(:func:`connectrt.runtime.tracing.sdk_spans.spans`) and uses the SDK's exporter.
 ``OTEL_RESOURCE_ATTRIBUTES`` applies either way. A parent that dies closes the pipe, so the
 child never outlives it by more than its last export.
 
 If the child cannot be started, the process exports in-process instead (a
-:class:`~connectrt.runtime.tasks.trace_spans.LocalOutlet` over the SDK's batch span
+:class:`~connectrt.runtime.tracing.sdk_spans.LocalOutlet` over the SDK's batch span
 processor), with a warning.
 """
 
@@ -56,8 +56,8 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from typing import IO, TYPE_CHECKING, Any
 
-from connectrt.runtime.tasks.trace_ledger import CommitLedger
-from connectrt.runtime.tasks.tracing import TraceOutlet
+from connectrt.runtime.tracing.commit_ledger import CommitLedger
+from connectrt.runtime.tracing.tracer import TraceOutlet
 
 if TYPE_CHECKING:  # the exporter process starts without the config modules: quicker
     from connectrt.runtime.config.tracing import TracingSettings
@@ -99,7 +99,7 @@ class ChildOutlet:
     def __init__(self, settings: TracingSettings) -> None:
         """Start the exporter process and the shipper thread (OSError if the process cannot
         be started)."""
-        from connectrt.runtime.tasks.trace_spans import resource_of
+        from connectrt.runtime.tracing.sdk_spans import resource_of
 
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # this process's imports
@@ -237,7 +237,7 @@ def close_outlets() -> int:
 def _local(settings: TracingSettings) -> TraceOutlet:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from connectrt.runtime.tasks.trace_spans import LocalOutlet, make_exporter, resource_of
+    from connectrt.runtime.tracing.sdk_spans import LocalOutlet, make_exporter, resource_of
 
     processor = BatchSpanProcessor(make_exporter(settings))
     atexit.register(processor.shutdown)
@@ -282,10 +282,10 @@ def _frames(stream: IO[bytes]) -> Iterator[list[tuple[Any, ...]]]:
 
 
 def _export_otlp(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]) -> None:
-    """OTLP: the spans encoded by :mod:`connectrt.runtime.tasks.otlp_encoding`, sent raw, one
+    """OTLP: the spans encoded by :mod:`connectrt.runtime.tracing.otlp_encoding`, sent raw, one
     request at a time (see the module docstring for why not on a thread of their own)."""
-    from connectrt.runtime.tasks.otlp_encoding import RequestEncoder
-    from connectrt.runtime.tasks.otlp_sender import otlp_sender
+    from connectrt.runtime.tracing.otlp_encoding import RequestEncoder
+    from connectrt.runtime.tracing.otlp_sender import otlp_sender
 
     encoder = RequestEncoder(config["resource"])
     send = otlp_sender(config["settings"]["endpoint"], config["settings"]["protocol"])
@@ -299,7 +299,7 @@ def _export_otlp(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]
 def _export_sdk(config: dict[str, Any], frames: Iterator[list[tuple[Any, ...]]]) -> None:
     """The console: the SDK's spans and exporter."""
     from connectrt.runtime.config.tracing import TracingSettings
-    from connectrt.runtime.tasks.trace_spans import make_exporter, resource_of, spans
+    from connectrt.runtime.tracing.sdk_spans import make_exporter, resource_of, spans
 
     settings = TracingSettings(**config["settings"])
     exporter = make_exporter(settings)

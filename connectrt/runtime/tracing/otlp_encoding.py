@@ -3,8 +3,8 @@
 The SDK's OTLP encoder spends about 95 µs of CPU per span (measured: 12,600 spans of trace
 records, Python 3.11, protobuf 7 upb): tracing 1% of a sink moving 300,000 records/s makes about
 20,000 spans/s, more than two cores' worth. This encoder writes the protobuf wire format itself,
-from the trace records (:mod:`connectrt.runtime.tasks.tracing` lists their layouts, as
-:class:`~connectrt.runtime.tasks.trace_ledger.CommitLedger` resolves them) without making SDK
+from the trace records (:mod:`connectrt.runtime.tracing.tracer` lists their layouts, as
+:class:`~connectrt.runtime.tracing.commit_ledger.CommitLedger` resolves them) without making SDK
 spans. The spans of one traced record differ only in their span ids, names and times, so it
 builds them from byte templates: per batch, each stage's name, kind and times (one piece for
 every record of the batch); per traced record, the part its child spans share (trace id,
@@ -12,7 +12,7 @@ parent id, attributes, flags; kept for its offset commit span, which comes later
 stages, a ``%``-format with the length prefixes; per span, a span id sliced from a pool of
 random bytes. A protobuf message's fields may come in any order, so the pieces are
 concatenated as they come. The spans are those
-:func:`connectrt.runtime.tasks.trace_spans.spans` makes (the unit tests decode both and compare).
+:func:`connectrt.runtime.tracing.sdk_spans.spans` makes (the unit tests decode both and compare).
 
 The per-record loops (a sink trace record's spans: :meth:`RequestEncoder._sink`, and an offset
 commit's: :meth:`RequestEncoder._commit`) run in the optional C extension
@@ -24,10 +24,10 @@ loops alternating in one process, 5 to 7 rounds, medians): the encoding from the
 trace records to the request bytes takes 1.2 µs of CPU per traced record with the C loops, 8.0
 µs with the Python loops (9.9 µs before the C loops and the single join of
 :meth:`RequestEncoder.request`); the exporter's whole path from the pickled records (ledger and
-:func:`~connectrt.runtime.tasks.tracing.sink_batch` included) 3.4 µs against 10.0 (12.3 before).
+:func:`~connectrt.runtime.tracing.tracer.sink_batch` included) 3.4 µs against 10.0 (12.3 before).
 
-The byte pieces are in :mod:`connectrt.runtime.tasks.otlp_pieces`. Used by the exporter
-process (:mod:`connectrt.runtime.tasks.trace_exporter`).
+The byte pieces are in :mod:`connectrt.runtime.tracing.otlp_pieces`. Used by the exporter
+process (:mod:`connectrt.runtime.tracing.exporter`).
 :class:`RequestEncoder` holds one resource's encoded attributes and caches; one thread uses it.
 """
 
@@ -38,7 +38,7 @@ from functools import partial
 from types import ModuleType
 from typing import Any
 
-from connectrt.runtime.tasks.otlp_pieces import (
+from connectrt.runtime.tracing.otlp_pieces import (
     CONSUMER,
     FLAGS_LOCAL,
     FLAGS_REMOTE,
@@ -55,7 +55,7 @@ from connectrt.runtime.tasks.otlp_pieces import (
     stage_fields,
     trace_field,
 )
-from connectrt.runtime.tasks.otlp_wire import (
+from connectrt.runtime.tracing.otlp_wire import (
     CACHE_MAX,
     encode_attributes,
     length_delimited,

@@ -1,7 +1,7 @@
 """Protobuf wire-format pieces for OTLP messages: varints, length-delimited fields, ``AnyValue``
 and repeated ``KeyValue`` attributes, written as bytes without the protobuf package.
 
-Used by :mod:`connectrt.runtime.tasks.otlp_encoding`, which builds whole span messages from
+Used by :mod:`connectrt.runtime.tracing.otlp_encoding`, which builds whole span messages from
 them. Pure functions; the attribute cache is shared by the one exporter thread that uses it.
 """
 

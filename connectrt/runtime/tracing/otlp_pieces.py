@@ -1,4 +1,4 @@
-"""The byte pieces OTLP spans are made of, for :mod:`connectrt.runtime.tasks.otlp_encoding`.
+"""The byte pieces OTLP spans are made of, for :mod:`connectrt.runtime.tracing.otlp_encoding`.
 
 Protobuf fields of an ``opentelemetry.proto.trace.v1.Span`` written ahead of time: span kinds
 and flags, the ``messaging.kafka.offset`` attribute's head by the length of its varint, a
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import struct
 
-from connectrt.runtime.tasks.otlp_wire import CACHE_MAX, length_delimited, varint
-from connectrt.runtime.tasks.tracing import new_id
+from connectrt.runtime.tracing.otlp_wire import CACHE_MAX, length_delimited, varint
+from connectrt.runtime.tracing.tracer import new_id
 
 __all__ = [
     "CONSUMER",

@@ -1,7 +1,7 @@
 """OTLP requests, already encoded, sent to the receiver over HTTP or gRPC.
 
-The exporter process (:mod:`connectrt.runtime.tasks.trace_exporter`) encodes its requests itself
-(:mod:`connectrt.runtime.tasks.otlp_encoding`), so it sends bytes rather than SDK spans:
+The exporter process (:mod:`connectrt.runtime.tracing.exporter`) encodes its requests itself
+(:mod:`connectrt.runtime.tracing.otlp_encoding`), so it sends bytes rather than SDK spans:
 ``POST <endpoint>/v1/traces`` with ``application/x-protobuf`` over one kept-alive connection
 (the standard library's ``http.client``: quick to import in a new process), or the gRPC method
 ``opentelemetry.proto.collector.trace.v1.TraceService/Export`` with the bytes as its message.
