@@ -235,6 +235,7 @@ class FakeProducer:
         self.committed_transactions = 0
         self.aborted_transactions = 0
         self.holding = False
+        self.metadata_requests: list[str | None] = []
         self._in_flight: list[
             tuple[
                 Callable[..., None] | None,
@@ -242,6 +243,12 @@ class FakeProducer:
                 tuple[str, bytes | None, bytes | None, int | None, Any],
             ]
         ] = []
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        """Metadata requests are counted per topic (``metadata_requests``); the answer is the
+        names of the topics the cluster has (all, or ``topic`` if it has it)."""
+        self.metadata_requests.append(topic)
+        return [t for t in self.kafka.partitions if topic is None or t == topic]
 
     def fail_deliveries(self, count: int, code: int = KafkaError.MSG_SIZE_TOO_LARGE) -> None:
         """Make the next ``count`` deliveries fail with ``code`` (their records are dropped)."""

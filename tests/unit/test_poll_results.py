@@ -48,6 +48,9 @@ class RecordingProducer:
     def __len__(self) -> int:
         return 0
 
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> None:
+        return None
+
 
 def _record(i: int) -> SourceRecord:
     return SourceRecord({"p": 0}, {"n": i}, "t", None, None, None, None, f"v{i}")

@@ -114,6 +114,9 @@ class StubProducer:
     def flush(self, timeout: float = 0) -> int:
         return 0
 
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> None:
+        return None
+
 
 class _Task(SourceTask):
     def start(self, config: Mapping[str, str]) -> None:
@@ -513,6 +516,43 @@ def test_the_first_list_to_a_topic_takes_the_per_record_loop_then_the_next_is_ma
             ("new", b"v2"),
         ]
         assert offsets.pending_records == 5 and pending_offset(offsets) == {"n": 2}
+
+
+class _MetadataProducer(StubProducer):
+    """Notes each metadata request: its topic, whether the sender tracked the topic by then
+    (topic creation done), and how many records had been produced; ``refuse`` fails them."""
+
+    def __init__(self, sender: SourceBatchSender, refuse: bool = False) -> None:
+        super().__init__()
+        self.sender, self.refuse = sender, refuse
+        self.requests: list[tuple[str | None, bool, int]] = []
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> None:
+        self.requests.append((topic, topic in self.sender.topics, len(self.produced)))
+        if self.refuse:
+            raise KafkaException("timed out")
+
+
+def test_a_producer_asks_for_its_producer_id_before_its_first_record_only():
+    """librdkafka's idempotent producer would otherwise wait its 500 ms retry for an id (see
+    ``request_producer_id``): two metadata requests for the first record's topic, once the
+    topic is tracked (created) and before the record; none for later records or topics."""
+    sender, _, _ = make_sender()
+    producer = _MetadataProducer(sender)
+    sender.send(make_list(2, topic="new"), producer)  # type: ignore[arg-type]
+    assert producer.requests == [("new", True, 0), ("new", True, 0)]
+    sender.send(make_list(3, topic="new"), producer)  # type: ignore[arg-type]
+    sender.send(make_list(1, topic="other"), producer)  # type: ignore[arg-type]
+    assert len(producer.requests) == 2 and len(producer.produced) == 6
+
+
+def test_a_failed_producer_id_request_leaves_the_record_to_the_produce_path():
+    sender, offsets, _ = make_sender()
+    producer = _MetadataProducer(sender, refuse=True)
+    sender.send(make_list(2, topic="new"), producer)  # type: ignore[arg-type]
+    assert producer.requests == [("new", True, 0)]  # the second request is not made
+    assert [args[:2] for args in producer.produced] == [("new", b"v0"), ("new", b"v1")]
+    assert offsets.pending_records == 2
 
 
 def test_a_full_queue_mid_list_is_waited_out_in_order():

@@ -59,7 +59,13 @@ from connectrt.api.converter import Converter, RawHeaders
 from connectrt.api.records import SOURCE_FILLER, SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
 from connectrt.api.task import SourceTask
-from connectrt.runtime.clients.kafka import KafkaError, KafkaException, KafkaMessage, KafkaProducer
+from connectrt.runtime.clients.kafka import (
+    KafkaError,
+    KafkaException,
+    KafkaMessage,
+    KafkaProducer,
+    request_producer_id,
+)
 from connectrt.runtime.config.topic_creation import TopicCreator
 from connectrt.runtime.metrics import TaskMetrics
 from connectrt.runtime.source.delivery import PendingOffsets
@@ -145,6 +151,9 @@ class SourceBatchSender:
         self._stopping = stopping
         self.topics: set[str] = set()
         """Topics produced to so far."""
+        self._asked_id: KafkaProducer | None = None
+        """The producer that asked for its producer id before its first record
+        (:func:`~connectrt.runtime.clients.kafka.request_producer_id`)."""
         self.produced = 0
         """Records produced so far (not skipped; acknowledged or not), for the latency."""
         # Only tasks that override commit_record pay for per-record delivery callbacks.
@@ -474,6 +483,9 @@ class SourceBatchSender:
             kb, vb = converted
         if topic not in self.topics:
             self._first_send_to(topic, record)
+            if producer is not self._asked_id:  # its first record: after topic creation
+                self._asked_id = producer
+                request_producer_id(producer, topic)
         if self.count_bytes:
             self._sent_bytes += (len(kb) if kb else 0) + (
                 0 if value_counted or vb is None else len(vb)
