@@ -235,7 +235,7 @@ class FakeProducer:
         self.committed_transactions = 0
         self.aborted_transactions = 0
         self.holding = False
-        self.metadata_requests: list[str | None] = []
+        self.metadata_requests: list[tuple[str | None, bool]] = []
         self._in_flight: list[
             tuple[
                 Callable[..., None] | None,
@@ -245,9 +245,10 @@ class FakeProducer:
         ] = []
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
-        """Metadata requests are counted per topic (``metadata_requests``); the answer is the
-        names of the topics the cluster has (all, or ``topic`` if it has it)."""
-        self.metadata_requests.append(topic)
+        """Metadata requests are noted (``metadata_requests``: the topic asked for, and whether
+        ``init_transactions`` had been called by then); the answer is the names of the topics
+        the cluster has (all, or ``topic`` if it has it)."""
+        self.metadata_requests.append((topic, self.transactions_initialised))
         return [t for t in self.kafka.partitions if topic is None or t == topic]
 
     def fail_deliveries(self, count: int, code: int = KafkaError.MSG_SIZE_TOO_LARGE) -> None:

