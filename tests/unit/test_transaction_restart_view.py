@@ -46,6 +46,9 @@ class _Producer:
         self.errors = list(errors)
         self.produced: list[bytes | None] = []
 
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> None:
+        pass
+
     def init_transactions(self, timeout: float) -> None:
         pass
 
