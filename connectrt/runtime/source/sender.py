@@ -151,9 +151,10 @@ class SourceBatchSender:
         self._stopping = stopping
         self.topics: set[str] = set()
         """Topics produced to so far."""
-        self._asked_id: KafkaProducer | None = None
-        """The producer that asked for its producer id before its first record
-        (:func:`~connectrt.runtime.clients.kafka.request_producer_id`)."""
+        self._asked_id = 0
+        """``id()`` of the producer that asked for its producer id before its first record
+        (:func:`~connectrt.runtime.clients.kafka.request_producer_id`); not a reference, which
+        would keep a producer the runner dropped (and its librdkafka threads) alive."""
         self.produced = 0
         """Records produced so far (not skipped; acknowledged or not), for the latency."""
         # Only tasks that override commit_record pay for per-record delivery callbacks.
@@ -483,8 +484,8 @@ class SourceBatchSender:
             kb, vb = converted
         if topic not in self.topics:
             self._first_send_to(topic, record)
-            if producer is not self._asked_id:  # its first record: after topic creation
-                self._asked_id = producer
+            if id(producer) != self._asked_id:  # its first record: after topic creation
+                self._asked_id = id(producer)
                 request_producer_id(producer, topic)
         if self.count_bytes:
             self._sent_bytes += (len(kb) if kb else 0) + (
