@@ -170,10 +170,6 @@ def default_test_broker() -> str:
     return "embedded"
 
 
-if __name__ == "__main__":
-    print(default_test_broker())
-
-
 @contextmanager
 def apache_kafka(broker: SessionBroker) -> Iterator[SessionBroker]:
     """``broker`` unless it is the embedded one, else an Apache Kafka started for the block and
@@ -184,3 +180,7 @@ def apache_kafka(broker: SessionBroker) -> Iterator[SessionBroker]:
         return
     with KafkaBroker() as started:
         yield started
+
+
+if __name__ == "__main__":
+    print(default_test_broker())
