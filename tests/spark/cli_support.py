@@ -137,6 +137,10 @@ def _start_worker(
                 port_taken = True
                 return True
             raise AssertionError(output[-3000:])
+        # Only once this process says it listens: until then another test's worker may hold
+        # the port (it was free when chosen; the driver binds it a minute later) and answer.
+        if f"REST API listening on http://127.0.0.1:{port}" not in log.read_text():
+            return False
         try:
             return http.get("/health").json().get("status") == "healthy"
         except httpx.HTTPError:
