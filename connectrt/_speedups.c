@@ -59,9 +59,13 @@
 #define MAX_SLOTS 32
 
 /* The slots plain_values() reads, by name (a source record's fields). */
-enum { P_TOPIC, P_PARTITION, P_KEY_SCHEMA, P_KEY, P_HEADERS, P_TIMESTAMP, P_VALUE, NPLAIN };
+enum {
+    P_TOPIC, P_PARTITION, P_KEY_SCHEMA, P_KEY, P_HEADERS, P_TIMESTAMP, P_VALUE, P_SOURCE_PARTITION,
+    NPLAIN
+};
 static const char *const plain_names[NPLAIN] = {
     "topic", "kafka_partition", "key_schema", "key", "headers", "timestamp", "value",
+    "source_partition",
 };
 
 typedef struct {
@@ -865,14 +869,16 @@ SlotFiller_store(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* filler.plain_values(records) -> (topic, timestamp, values) or None: one walk over a polled
+/* filler.plain_values(records) -> (topic, timestamp, values, one partition) or None: one walk over a polled
    list of source records that can all be produced alike, by one C-level map of ``produce``
    (the sender's list path, SourceBatchSender._send_list). Every item must be an instance of
    exactly the filler's class (not a subclass: its fields may be properties) and plain: key,
    key_schema and kafka_partition None, headers None or an empty list, the first record's
    topic (a str: the same object or an equal str), the first record's timestamp (None, or an
-   int: the same object or an equal int), a value that is bytes or None. ``values`` is the
-   list of the values, in order. None (nothing else done) as soon as one item is not such a
+   int: the same object or an equal int), a value that is bytes or None, a source partition
+   (any object). ``values`` is the list of the values, in order; ``one partition`` is True when
+   every record's source partition is the same object (the sender then notes one offset
+   without looking at the records again). None (nothing else done) as soon as one item is not such a
    record, or the list is empty: the caller's per-record loop handles it. The slots are read
    by offset, every value compared at C level: no Python code runs during the walk, so the
    list and its records cannot change under it. An unset slot is not plain (the per-record
@@ -882,7 +888,8 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
 {
     if (!self->plain) {
         PyErr_Format(PyExc_TypeError, "plain_values(): %R has no slot for every one of topic, "
-                     "kafka_partition, key_schema, key, headers, timestamp and value",
+                     "kafka_partition, key_schema, key, headers, timestamp, value and "
+                     "source_partition",
                      self->names);
         return NULL;
     }
@@ -907,6 +914,8 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
         (timestamp != Py_None && !PyLong_CheckExact(timestamp))) {
         Py_RETURN_NONE;
     }
+    PyObject *partition = SLOT(first, off[P_SOURCE_PARTITION]);
+    int one_partition = 1;
     PyObject *values = PyList_New(n);
     if (values == NULL) {
         return NULL;
@@ -915,6 +924,13 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
         PyObject *record = PyList_GET_ITEM(records, i);
         if (!Py_IS_TYPE(record, cls)) {
             goto not_plain;
+        }
+        PyObject *sp = SLOT(record, off[P_SOURCE_PARTITION]);
+        if (sp != partition) {
+            if (sp == NULL) {
+                goto not_plain;
+            }
+            one_partition = 0;
         }
         /* NULL (an unset slot) is not None: not plain */
         if (SLOT(record, off[P_KEY]) != Py_None || SLOT(record, off[P_KEY_SCHEMA]) != Py_None ||
@@ -943,7 +959,10 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
         }
         PyList_SET_ITEM(values, i, Py_NewRef(value));
     }
-    return Py_BuildValue("(OON)", topic, timestamp, values);
+    if (partition == NULL) { /* the first record's: not plain */
+        goto not_plain;
+    }
+    return Py_BuildValue("(OONO)", topic, timestamp, values, one_partition ? Py_True : Py_False);
 not_plain:
     Py_DECREF(values); /* the items not set yet are NULL: freed as such */
     Py_RETURN_NONE;
@@ -1521,6 +1540,138 @@ method_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     return PyBool_FromLong(found);
+}
+
+/* ---- producing a column of values ------------------------------------------------------- */
+
+/* The C function of ``method`` when it is a C function bound to its object (a
+   builtin_function_or_method) taking an argument tuple and a keyword dict (METH_VARARGS |
+   METH_KEYWORDS: confluent-kafka's Producer.produce), and that object in ``self``; else NULL. */
+static PyCFunctionWithKeywords
+varargs_function(PyObject *method, PyObject **self)
+{
+    if (PyCFunction_CheckExact(method)) {
+        PyCFunctionObject *f = (PyCFunctionObject *)method;
+        int flags = f->m_ml->ml_flags & ~METH_COEXIST;
+        if (flags == (METH_VARARGS | METH_KEYWORDS) && f->m_self != NULL) {
+            *self = f->m_self;
+            return (PyCFunctionWithKeywords)(void (*)(void))f->m_ml->ml_meth;
+        }
+    }
+    return NULL;
+}
+
+/* The exception being raised, taken (a new reference; the error indicator cleared). */
+static PyObject *
+taken_exception(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb != NULL) {
+        PyException_SetTraceback(value, tb);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+/* produce_values(produce, args, values, start) -> (stop, error): ``produce(*args)`` once per
+   item of ``values`` (a list or tuple) from index ``start``, with ``args[1]`` replaced by the
+   item: ``deque(map(produce, repeat(args[0]), values[start:], repeat(args[2]), ...),
+   maxlen=0)`` without map's and the call protocol's work per item. For a C function taking
+   an argument tuple (Producer.produce) that function is called directly, with one argument
+   tuple reused from call to call while the callee keeps no reference to it (a new one when it
+   does); anything else is called as Python calls it.
+
+   Stops at the first call that raises: ``(i, exception)`` for the item ``i`` at fault (its
+   exception taken, not raised: BufferError is the caller's back-pressure, and the caller's
+   error policy decides about anything else), the items before it produced; ``(len(values),
+   None)`` when every item was. */
+static PyObject *
+produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "produce_values(produce, args, values, start)");
+        return NULL;
+    }
+    PyObject *produce = args[0], *head = args[1], *values = args[2];
+    Py_ssize_t start = PyLong_AsSsize_t(args[3]);
+    if (start == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(head) || PyTuple_GET_SIZE(head) < 2) {
+        PyErr_SetString(PyExc_TypeError, "produce_values: args a tuple of 2 or more");
+        return NULL;
+    }
+    if (!PyList_Check(values) && !PyTuple_Check(values)) {
+        PyErr_SetString(PyExc_TypeError, "produce_values: values a list or a tuple");
+        return NULL;
+    }
+    if (start < 0) {
+        PyErr_SetString(PyExc_ValueError, "produce_values: start < 0");
+        return NULL;
+    }
+    PyObject *self = NULL;
+    PyCFunctionWithKeywords direct = varargs_function(produce, &self);
+    Py_ssize_t width = PyTuple_GET_SIZE(head);
+    PyObject *call = NULL; /* the argument tuple, item 1 replaced per call */
+    PyObject *error = NULL;
+    Py_ssize_t i = start < Py_SIZE(values) ? start : Py_SIZE(values);
+    if (Py_EnterRecursiveCall(" in produce_values")) { /* once for the loop */
+        return NULL;
+    }
+    Py_INCREF(values); /* a Python produce may change the list: read its size each time */
+    Py_INCREF(produce);
+    Py_XINCREF(self);
+    for (; i < Py_SIZE(values); i++) {
+        if (call == NULL) {
+            call = PyTuple_New(width);
+            if (call == NULL) {
+                goto fail;
+            }
+            for (Py_ssize_t k = 0; k < width; k++) {
+                PyTuple_SET_ITEM(call, k, Py_NewRef(PyTuple_GET_ITEM(head, k)));
+            }
+        }
+        PyObject *value = PyList_Check(values) ? PyList_GET_ITEM(values, i)
+                                               : PyTuple_GET_ITEM(values, i);
+        PyObject *old = PyTuple_GET_ITEM(call, 1);
+        PyTuple_SET_ITEM(call, 1, Py_NewRef(value));
+        Py_DECREF(old);
+        PyObject *result = direct != NULL ? direct(self, call, NULL)
+                                          : PyObject_Call(produce, call, NULL);
+        if (result == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_SystemError, "produce returned NULL without an error");
+            }
+            error = taken_exception();
+            break;
+        }
+        Py_DECREF(result);
+        if (Py_REFCNT(call) != 1) { /* the callee kept the tuple: it must not change */
+            Py_CLEAR(call);
+        }
+    }
+    Py_LeaveRecursiveCall();
+    Py_XDECREF(call);
+    Py_DECREF(values);
+    Py_DECREF(produce);
+    Py_XDECREF(self);
+    PyObject *out = Py_BuildValue("(nO)", i, error != NULL ? error : Py_None);
+    Py_XDECREF(error);
+    return out;
+fail:
+    Py_LeaveRecursiveCall();
+    Py_XDECREF(call);
+    Py_DECREF(values);
+    Py_DECREF(produce);
+    Py_XDECREF(self);
+    return NULL;
 }
 
 /* ---- OTLP spans of trace records --------------------------------------------------------- */
@@ -2548,6 +2699,9 @@ static PyMethodDef speedups_functions[] = {
      PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
+    {"produce_values", (PyCFunction)(void (*)(void))produce_values, METH_FASTCALL,
+     PyDoc_STR("produce_values(produce, args, values, start) -> (stop, error): produce(*args) "
+               "per value, args[1] the value")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
     {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,

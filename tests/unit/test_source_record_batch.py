@@ -600,12 +600,13 @@ def test_a_refused_first_record_fails_the_task_with_no_offset():
 
 
 # -- SlotFiller.plain_values against a Python reference -----------------------------------------
-def plain_values_py(records: list[Any]) -> tuple[str, int | None, list[Any]] | None:
+def plain_values_py(records: list[Any]) -> tuple[str, int | None, list[Any], bool] | None:
     """What ``SOURCE_FILLER.plain_values(records)`` answers, in Python."""
     if not records or type(records[0]) is not SourceRecord:
         return None
     try:
         topic, ts = records[0].topic, records[0].timestamp
+        partition = records[0].source_partition
         if type(topic) is not str or not (ts is None or type(ts) is int):
             return None
         values = []
@@ -624,10 +625,11 @@ def plain_values_py(records: list[Any]) -> tuple[str, int | None, list[Any]] | N
                 or not (r.value is None or type(r.value) is bytes)
             ):
                 return None
+            r.source_partition  # noqa: B018 (unset: AttributeError)
             values.append(r.value)
     except AttributeError:  # an unset slot
         return None
-    return topic, ts, values
+    return topic, ts, values, all(r.source_partition is partition for r in records)
 
 
 class _Str(str):
@@ -646,6 +648,7 @@ _VARIANTS: dict[str, list[Any]] = {
     "headers": [[], [], [Header("h", b"x")], (), [None]],
     "timestamp": [TS, int(str(TS)), TS + 1, None, True, 5.0, 0],
     "value": [None, None, "s", bytearray(b"x"), _Bytes(b"x"), 1, b""],
+    "source_partition": [PART, dict(PART), None, {"other": 1}],
 }
 
 
@@ -685,8 +688,8 @@ def test_plain_values_answers_as_the_python_reference():
             assert type(got[0]) is str and got[0] is records[0].topic
             assert got[1] is records[0].timestamp
             assert all(v is r.value for v, r in zip(got[2], records, strict=True))
-        kinds.add(got is None)
-    assert kinds == {True, False}  # both answers were seen
+        kinds.add(None if got is None else got[3])
+    assert kinds == {None, True, False}  # every answer was seen
 
 
 @needs_c

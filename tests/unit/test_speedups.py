@@ -197,7 +197,8 @@ def test_c_timestamp_columns_of_fake_messages_and_bad_input() -> None:
 
 
 def test_the_record_tests_pass_in_pure_python(tmp_path: Path) -> None:
-    """The record batch and conversion tests again, in a process with the extension off."""
+    """The record batch, conversion and source sender tests again, in a process with the
+    extension off."""
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "CONNECTRT_PURE_PYTHON": "1"}
     probe = subprocess.run(
@@ -211,7 +212,7 @@ def test_the_record_tests_pass_in_pure_python(tmp_path: Path) -> None:
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
             f"--basetemp={tmp_path / 'pure'}",
             "tests/unit/test_sink_record_batch.py", "tests/unit/test_sink_conversion.py",
-            "tests/unit/test_transform_batch.py",
+            "tests/unit/test_transform_batch.py", "tests/unit/test_source_record_batch.py",
         ],
         cwd=root, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip

@@ -7,7 +7,8 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
 
 0. a :class:`~connectrt.api.SourceRecordBatch` (one source partition's values to one topic,
    as columns) is produced from its columns: the values converted in one call, then one
-   C-level ``map`` of ``produce`` over them, no Python code per record, the last handled
+   C-level loop of ``produce`` over them (the C extension's ``produce_values``, else a
+   ``map``), no Python code per record, the last handled
    record's source offset noted (:meth:`SourceBatchSender._send_columns`); when it cannot be
    (first batch to a topic, no batch conversion, a value that fails, ``commit_record``
    overridden) its records are built and take the path below; with the C extension, a list
@@ -15,8 +16,9 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
    headers or explicit partition, one topic already used, one timestamp, bytes or None
    values; a pass-through value converter, no ``commit_record``) is produced the same way: one
    C pass over the list checks the records and takes their values
-   (``SlotFiller.plain_values``), then the same ``map`` of ``produce``
-   (:meth:`SourceBatchSender._send_list`); any other list takes the path below;
+   (``SlotFiller.plain_values``, which also tells whether they share one source partition
+   object), then the same loop of ``produce`` (:meth:`SourceBatchSender._send_list`); any
+   other list takes the path below;
 1. values are converted for the whole batch at once where that pays: a pass-through
    converter's bytes are taken as they are (one C-level type check for the batch); a converter
    with a batch path of its own (JsonConverter) converts a batch of one topic and one value
@@ -79,6 +81,7 @@ from connectrt.runtime.tasks.runner import (
     class_path,
 )
 from connectrt.runtime.tasks.topic_schemas import note_topic_schema
+from connectrt.speedups import SPEEDUPS
 from connectrt.storage.offset_codec import encode_key
 
 log = logging.getLogger(__name__)
@@ -100,6 +103,12 @@ the broker acknowledges a batch and room frees: a longer wait leaves the queue d
 (with 50 ms, the queue of a task's memory-budget share ran dry between waits)."""
 _drain: Callable[[Any], object] = partial(deque, maxlen=0)
 """Runs an iterator to its end at C level, keeping nothing."""
+_produce_values: Callable[..., tuple[int, BaseException | None]] | None = (
+    None if SPEEDUPS is None else SPEEDUPS.produce_values
+)
+"""The C extension's loop over a column of values calling ``Producer.produce`` directly (one
+argument tuple reused; about 50 ns a record less than ``map``), or None: :meth:`SourceBatchSender.
+_produce_by_map`."""
 
 ProduceArgs = tuple[int, Callable[[Any, KafkaMessage], object] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
@@ -184,12 +193,15 @@ class SourceBatchSender:
         one timestamp, bytes or None values) goes from its values when the value converter
         passes bytes through and the task does not want ``commit_record`` (:meth:`_send_list`,
         with the C extension: one C pass over the list reads each record's slots by offset and
-        takes the values, then the column path's C-level ``map`` of ``produce``). Measured
+        takes the values, then the column path's C-level loop of ``produce``). Measured
         (``bench/profile_record_paths.py --side source --repeats 60``, two alternating runs
         each, the machine loaded): the list path over built records went from 732/749 ns a
         record (the per-record loop) to 566/558 ns, beside 572/559 ns for a
         :class:`SourceRecordBatch` and 554-570 ns for a raw ``produce`` loop; a task's list
-        with the records built from 977/977 to 806/794 ns.
+        with the records built from 977/977 to 806/794 ns. Then (2026-11-30, the same
+        profile with the at-least-once delivery callback a worker passes, load 0.5): with the
+        C loop of ``produce`` and the one-partition check in the C pass, a task's list from
+        about 510 to 443 ns beside 381 ns for the raw loop.
 
         Otherwise values are converted for the whole batch first (:meth:`_convert_values`);
         then each plain record (no key, headers or explicit partition, to a topic already used)
@@ -256,7 +268,7 @@ class SourceBatchSender:
         plain = self._plain_values(records)
         if plain is None:
             return False
-        topic, timestamp, values = plain
+        topic, timestamp, values, one_partition = plain
         if topic not in self.topics:
             return False
         self._produce_all(
@@ -265,14 +277,16 @@ class SourceBatchSender:
             values,
             timestamp,
             lambda: records,
-            partial(self._note_handled, records),
+            partial(self._note_handled, records, one_partition=one_partition),
         )
         return True
 
-    def _note_handled(self, records: list[SourceRecord], handled: int) -> None:
+    def _note_handled(
+        self, records: list[SourceRecord], handled: int, *, one_partition: bool = False
+    ) -> None:
         """The first ``handled`` records of a list were handled (produced or skipped): their
         offsets pending (:meth:`_note_offsets`), the produced ones counted."""
-        self._note_offsets(records, handled)
+        self._note_offsets(records, handled, one_partition=one_partition)
         self._offsets.pending_records += handled - self._skipped_in_batch
         self.produced += handled - self._skipped_in_batch
 
@@ -326,13 +340,15 @@ class SourceBatchSender:
     ) -> None:
         """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: produce ``vbs``
         (values without keys or headers) to ``topic`` (with ``timestamp``, or None: the
-        producer's time) by one C-level ``map`` of ``produce``, positional arguments only, no
-        Python code per record (the hot path), then ``note`` how many records were handled
+        producer's time) by the C extension's loop (``produce_values``: ``Producer.produce``'s
+        C function called with one reused argument tuple) or else one C-level ``map`` of
+        ``produce`` (:meth:`_produce_by_map`), positional arguments only, no Python code per
+        record (the hot path), then ``note`` how many records were handled
         (all unless the task was stopped while the producer's queue was full), which notes
         their offsets. Their bytes are counted C-level when :attr:`count_bytes`.
 
         A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
-        the map goes on from the next one. A value ``produce`` refuses is skipped or fails the
+        the loop goes on from the next one. A value ``produce`` refuses is skipped or fails the
         task (:meth:`_produce_failed`; ``records()`` gives the records, built on demand). When
         the task fails mid-way, the records before the one at fault are noted before the error
         goes on (they are stored by the final commit if acknowledged).
@@ -340,22 +356,64 @@ class SourceBatchSender:
         if self.count_bytes:
             self._sent_bytes += sum(map(len, filter(None, vbs)))
         self._skipped_in_batch = 0
+        cb = self._offsets.delivery_callback  # at-least-once: the epoch's (see ack_epochs)
+        # positionally: topic, value, key, partition, callback, on_delivery, timestamp
+        head: tuple[Any, ...] = (topic, None)
+        if timestamp is not None or cb is not None:
+            head += (None, PARTITION_UA, cb)
+            if timestamp is not None:
+                head += (None, timestamp)
+        retry: ProduceArgs = (PARTITION_UA, cb, None, timestamp or 0, None)  # 0: now
+        if _produce_values is None:
+            self._produce_by_map(producer, head, vbs, records, note, retry)
+            return
+        n = len(vbs)
+        start = 0
+        at = -1  # the index at fault, while it is handled
+        try:
+            while True:
+                # hot path: the loop runs in C, Producer.produce called directly
+                at, error = _produce_values(producer.produce, head, vbs, start)
+                if error is None:
+                    break
+                if type(error) is BufferError:
+                    if not self._produce_when_room(producer, topic, vbs[at], None, retry):
+                        n = at  # stopping: the rest is re-polled after a restart
+                        break
+                elif isinstance(error, Exception):
+                    self._produce_failed(records()[at], error)
+                else:  # KeyboardInterrupt, SystemExit: as the per-record loop, nothing noted
+                    at = -1
+                    raise error
+                start = at + 1
+        except BaseException:
+            if at >= 0:
+                note(at)
+            raise
+        note(n)
+
+    def _produce_by_map(
+        self,
+        producer: KafkaProducer,
+        head: tuple[Any, ...],
+        vbs: list[Any] | tuple[Any, ...],
+        records: Callable[[], list[SourceRecord]],
+        note: Callable[[int], None],
+        retry: ProduceArgs,
+    ) -> None:
+        """:meth:`_produce_all`'s loop without the C extension: one C-level ``map`` of
+        ``produce`` over ``vbs``, ``head`` its other arguments (``head[1]``: the value's
+        place), the same handling of a full queue and of a value ``produce`` refuses."""
+        topic = head[0]
         n = len(vbs)
         it = iter(vbs)
-        cb = self._offsets.delivery_callback  # at-least-once: the epoch's (see ack_epochs)
-        args: tuple[Any, ...] = (repeat(topic), it)
-        if timestamp is not None or cb is not None:
-            # positionally: topic, value, key, partition, callback, on_delivery, timestamp
-            args += (repeat(None), repeat(PARTITION_UA), repeat(cb))
-            if timestamp is not None:
-                args += (repeat(None), repeat(timestamp))
-        retry: ProduceArgs = (PARTITION_UA, cb, None, timestamp or 0, None)  # 0: now
+        args = (repeat(topic), it, *map(repeat, head[2:]))
         produce = producer.produce
         at = -1  # the index at fault, while it is handled
         try:
             while True:
                 try:
-                    _drain(map(produce, *args))  # hot path: the loop runs in C
+                    _drain(map(produce, *args))  # the loop runs in C
                     break
                 except BufferError:
                     at = n - length_hint(it) - 1  # map took it from ``it``
@@ -544,9 +602,13 @@ class SourceBatchSender:
             self._value_batches = False  # no batch path here: stop asking
         return converted
 
-    def _note_offsets(self, records: list[SourceRecord], handled: int) -> None:
+    def _note_offsets(
+        self, records: list[SourceRecord], handled: int, *, one_partition: bool = False
+    ) -> None:
         """Make the source offsets of the first ``handled`` records pending: the latest one of
-        each source partition (equal partition maps are one partition)."""
+        each source partition (equal partition maps are one partition). ``one_partition``:
+        the caller knows every record's source partition is the same object (the C
+        extension's ``plain_values`` checked it)."""
         if handled == 0:
             return
         done = records if handled == len(records) else records[:handled]
@@ -554,6 +616,10 @@ class SourceBatchSender:
         connector = self.id.connector
         last = done[-1]
         sp = last.source_partition
+        if one_partition:
+            if sp is not None:
+                pending[encode_key(connector, sp)] = last.source_offset
+            return
         if sp is not None and [r.source_partition for r in done].count(sp) == handled:
             pending[encode_key(connector, sp)] = last.source_offset  # one partition: the usual
             return
