@@ -21,9 +21,10 @@ after creation in some runs and not others. Producer creation and that wait are 
 clocks, so the figures are steady-state records/s.
 
 Alternating rounds (``--rounds``, at least 5 by default), the order of the two sides rotating
-each round; a first unmeasured raw run warms the broker. Prints the median of each side, the
-ratio (target >= 0.8) and the RESULT line. Also the producing thread's CPU time per record on
-each side, which a loaded machine distorts less than the rates.
+each round, a fresh topic per side and round; a first unmeasured raw run warms the broker.
+Prints the median of each side, the ratio (target >= 0.9, for the batch and the list style
+alike) and the RESULT line. Also the producing thread's CPU time per record on each side,
+which a loaded machine distorts less than the rates.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def main() -> tuple[float, float]:
         "--records",
         type=int,
         default=None,
-        help="per side per round (default: 3M on Apache Kafka, 500k on the embedded broker)",
+        help="per side per round (default: 6M on Apache Kafka, 500k on the embedded broker)",
     )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--size", type=int, default=100)
@@ -159,7 +160,7 @@ def main() -> tuple[float, float]:
     RECORDS_PATH = args.records_path
     BUDGET_MB = args.budget_mb
     c.setup_logging()
-    n = c.sized(args.records, args.broker, 3_000_000, 500_000, "records per side per round")
+    n = c.sized(args.records, args.broker, 6_000_000, 500_000, "records per side per round")
     print(
         f"bench_source: {n:,} x {args.size} B per side, {args.rounds} alternating rounds "
         f"(median reported), task returns "
@@ -218,7 +219,7 @@ def main() -> tuple[float, float]:
         f"  per round connectrt/raw: {', '.join(f'{x:.2f}' for x in paired)} "
         f"(median {statistics.median(paired):.2f})"
     )
-    print(f"  ratio connectrt/raw = {crt / raw:.2f}  (target >= 0.80)")
+    print(f"  ratio connectrt/raw = {crt / raw:.2f}  (target >= 0.90)")
     return crt, raw
 
 

@@ -38,11 +38,24 @@ from _common import (  # noqa: E402
 
 RESULTS = HERE / "results"
 
+VARIANTS: dict[str, tuple[str, list[str]]] = {
+    "bench_source_list": ("bench_source", ["--records-path"]),
+    "bench_sink_records": ("bench_sink", ["--records-path"]),
+    "bench_file_pipeline_deploy": ("bench_file_pipeline", ["--deploy-defaults", "--skip-quix"]),
+}
+"""A bench run again with a setting that makes its figure a row of its own: the name of its
+RESULT line -> (its script, the setting's arguments): the README's record-at-a-time styles (a
+source task returning ``SourceRecord`` lists, a sink task iterating ``SinkRecord`` s) and the
+file pipeline with the ``deploy/`` converters."""
+
 BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_source", [], ["--records", "100000", "--rounds", "1"]),
+    ("bench_source_list", [], ["--records", "100000", "--rounds", "1"]),
     ("bench_source_commit", [], ["--records", "100000", "--rounds", "1"]),
     ("bench_sink", [], ["--records", "300000", "--rounds", "1"]),
+    ("bench_sink_records", [], ["--records", "300000", "--rounds", "1"]),
     ("bench_file_pipeline", [], ["--records", "50000", "--rounds", "1"]),
+    ("bench_file_pipeline_deploy", [], ["--records", "50000", "--rounds", "1"]),
     ("bench_memory", [], ["--duration", "5", "--warmup", "3", "--rounds", "1"]),
     (
         "bench_transforms",
@@ -140,7 +153,8 @@ def run_benches(
     for bench, full, small in BENCHES:
         if only and bench not in only:
             continue
-        cmd = [sys.executable, str(HERE / f"{bench}.py"), *(small if quick else full)]
+        script, setting = VARIANTS.get(bench, (bench, []))
+        cmd = [sys.executable, str(HERE / f"{script}.py"), *setting, *(small if quick else full)]
         cmd += ["--broker", choice]
         print(f"\n##### {bench}", flush=True)
         t0 = time.monotonic()
