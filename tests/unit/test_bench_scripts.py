@@ -142,7 +142,19 @@ def test_run_all_runs_every_script():
         for n in ast.walk(tree)
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("bench_")
     }
-    assert listed == {s.stem for s in SCRIPTS}
+    variants = {
+        key.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.AnnAssign)
+        and isinstance(n.target, ast.Name)
+        and n.target.id == "VARIANTS"
+        and isinstance(n.value, ast.Dict)
+        for key in n.value.keys
+        if isinstance(key, ast.Constant)
+    }
+    assert variants  # the record-at-a-time rows (a script run again with a setting)
+    scripts = {s.stem for s in SCRIPTS}
+    assert listed - variants == scripts  # every script, and every variant names a real one
 
 
 def test_result_line_format(common: ModuleType, capsys: pytest.CaptureFixture[str]):
