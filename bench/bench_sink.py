@@ -158,7 +158,7 @@ def main() -> dict[str, float]:
         "--records",
         type=int,
         default=None,
-        help="pre-filled records (default: 6M on Apache Kafka, 1M on the embedded broker)",
+        help="pre-filled records (default: 10M on Apache Kafka, 1M on the embedded broker)",
     )
     ap.add_argument("--rounds", type=int, default=5, help="rounds per settings variant")
     ap.add_argument("--warmup", type=int, default=0, help="records before the clock starts")
@@ -179,7 +179,7 @@ def main() -> dict[str, float]:
     c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
-    n = c.sized(args.records, args.broker, 6_000_000, 1_000_000, "pre-filled records")
+    n = c.sized(args.records, args.broker, 10_000_000, 1_000_000, "pre-filled records")
     warmup = args.warmup or max(n // 20, 1000)
     variants = VARIANTS if args.tuned else {"defaults": VARIANTS["defaults"]}
     reads = "records" if args.records_path else "true"
