@@ -22,10 +22,16 @@
  * A task that reads only ``value`` thus never makes the offsets, timestamps, keys or headers.
  *
  * ``plain_values(records)`` (a filler of SourceRecord) walks a source task's polled list once,
- * reading each record's slots by offset: when every record is a SourceRecord that can be
- * produced alike (no key, headers or partition, one topic, one timestamp, a bytes or None
- * value), it gives their topic, timestamp and values, for the sender to produce by one C-level
- * ``map`` (connectrt/runtime/source/sender.py, SourceBatchSender._send_list); else None.
+ * reading each record's slots by offset: when every record is a SourceRecord to one topic with
+ * one timestamp, it gives their topic, timestamp and values, whether they share one source
+ * partition, and the indices of the few that cannot be produced alike (a key, headers, an
+ * explicit partition, a value that is not bytes), for the sender to produce the others by
+ * ``produce_values`` and those one by one (connectrt/runtime/source/sender.py,
+ * SourceBatchSender._send_list); else None.
+ *
+ * ``produce_values(produce, args, values, start[, stop])`` calls ``produce(*args)`` per value,
+ * the value in ``args[1]``: Producer.produce's C function called directly with one reused
+ * argument tuple (the sender's column and list paths).
  *
  * ``own_constructor(required)`` makes this module build the class's instances when the class
  * itself is called (SourceRecord(...)): its ``tp_vectorcall``, the arguments stored into a new
@@ -869,20 +875,22 @@ SlotFiller_store(SlotFiller *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
-/* filler.plain_values(records) -> (topic, timestamp, values, one partition) or None: one walk over a polled
-   list of source records that can all be produced alike, by one C-level map of ``produce``
-   (the sender's list path, SourceBatchSender._send_list). Every item must be an instance of
-   exactly the filler's class (not a subclass: its fields may be properties) and plain: key,
-   key_schema and kafka_partition None, headers None or an empty list, the first record's
-   topic (a str: the same object or an equal str), the first record's timestamp (None, or an
-   int: the same object or an equal int), a value that is bytes or None, a source partition
-   (any object). ``values`` is the list of the values, in order; ``one partition`` is True when
-   every record's source partition is the same object (the sender then notes one offset
-   without looking at the records again). None (nothing else done) as soon as one item is not such a
-   record, or the list is empty: the caller's per-record loop handles it. The slots are read
-   by offset, every value compared at C level: no Python code runs during the walk, so the
-   list and its records cannot change under it. An unset slot is not plain (the per-record
-   loop raises its AttributeError). */
+/* filler.plain_values(records) -> (topic, timestamp, values, one partition, own) or None: one
+   walk over a polled list of source records that can be produced alike, by one C-level loop of
+   ``produce`` (the sender's list path, SourceBatchSender._send_list). Every item must be an
+   instance of exactly the filler's class (not a subclass: its fields may be properties) with
+   every slot read here set, to the first record's topic (a str: the same object or an equal
+   str), with the first record's timestamp (None, or an int: the same object or an equal int);
+   else None (nothing else done), as for an empty list: the caller's per-record loop handles
+   it. A record is plain when its key, key_schema and kafka_partition are None, its headers
+   None or an empty list and its value bytes or None; ``own`` lists, in order, the indices of
+   the records that are not (a record with headers: a traced one, say), which the sender sends
+   one by one between the plain ones. ``values`` holds the plain records' values, in order
+   (None in the place of each record of ``own``); ``one partition`` is True when every
+   record's source partition is the same object (the sender then notes one offset without
+   looking at the records again). The slots are read by offset, every value compared at C
+   level: no Python code runs during the walk, so the list and its records cannot change under
+   it. An unset slot makes the answer None (the per-record loop raises its AttributeError). */
 static PyObject *
 SlotFiller_plain_values(SlotFiller *self, PyObject *records)
 {
@@ -910,14 +918,17 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
     }
     PyObject *topic = SLOT(first, off[P_TOPIC]);
     PyObject *timestamp = SLOT(first, off[P_TIMESTAMP]);
+    PyObject *partition = SLOT(first, off[P_SOURCE_PARTITION]);
     if (topic == NULL || !PyUnicode_CheckExact(topic) || timestamp == NULL ||
-        (timestamp != Py_None && !PyLong_CheckExact(timestamp))) {
+        (timestamp != Py_None && !PyLong_CheckExact(timestamp)) || partition == NULL) {
         Py_RETURN_NONE;
     }
-    PyObject *partition = SLOT(first, off[P_SOURCE_PARTITION]);
     int one_partition = 1;
     PyObject *values = PyList_New(n);
-    if (values == NULL) {
+    PyObject *own = PyList_New(0);
+    if (values == NULL || own == NULL) {
+        Py_XDECREF(values);
+        Py_XDECREF(own);
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -926,46 +937,51 @@ SlotFiller_plain_values(SlotFiller *self, PyObject *records)
             goto not_plain;
         }
         PyObject *sp = SLOT(record, off[P_SOURCE_PARTITION]);
+        PyObject *key = SLOT(record, off[P_KEY]);
+        PyObject *key_schema = SLOT(record, off[P_KEY_SCHEMA]);
+        PyObject *kafka_partition = SLOT(record, off[P_PARTITION]);
+        PyObject *headers = SLOT(record, off[P_HEADERS]);
+        PyObject *t = SLOT(record, off[P_TOPIC]);
+        PyObject *ts = SLOT(record, off[P_TIMESTAMP]);
+        PyObject *value = SLOT(record, off[P_VALUE]);
+        if (sp == NULL || key == NULL || key_schema == NULL || kafka_partition == NULL ||
+            headers == NULL || t == NULL || ts == NULL || value == NULL) {
+            goto not_plain; /* an unset slot */
+        }
         if (sp != partition) {
-            if (sp == NULL) {
-                goto not_plain;
-            }
             one_partition = 0;
         }
-        /* NULL (an unset slot) is not None: not plain */
-        if (SLOT(record, off[P_KEY]) != Py_None || SLOT(record, off[P_KEY_SCHEMA]) != Py_None ||
-            SLOT(record, off[P_PARTITION]) != Py_None) {
+        if (t != topic && (!PyUnicode_CheckExact(t) || PyUnicode_Compare(t, topic) != 0)) {
             goto not_plain;
         }
-        PyObject *headers = SLOT(record, off[P_HEADERS]);
-        if (headers != Py_None &&
-            (headers == NULL || !PyList_CheckExact(headers) || PyList_GET_SIZE(headers) != 0)) {
-            goto not_plain;
-        }
-        PyObject *t = SLOT(record, off[P_TOPIC]);
-        if (t != topic &&
-            (t == NULL || !PyUnicode_CheckExact(t) || PyUnicode_Compare(t, topic) != 0)) {
-            goto not_plain;
-        }
-        PyObject *ts = SLOT(record, off[P_TIMESTAMP]);
         if (ts != timestamp &&
-            (ts == NULL || timestamp == Py_None || !PyLong_CheckExact(ts) ||
+            (timestamp == Py_None || !PyLong_CheckExact(ts) ||
              PyObject_RichCompareBool(ts, timestamp, Py_EQ) != 1)) { /* exact ints: no error */
             goto not_plain;
         }
-        PyObject *value = SLOT(record, off[P_VALUE]);
-        if (value != Py_None && (value == NULL || !PyBytes_CheckExact(value))) {
-            goto not_plain;
+        if (key != Py_None || key_schema != Py_None || kafka_partition != Py_None ||
+            (headers != Py_None && !(PyList_CheckExact(headers) && PyList_GET_SIZE(headers) == 0)) ||
+            (value != Py_None && !PyBytes_CheckExact(value))) {
+            PyObject *index = PyLong_FromSsize_t(i); /* a record of its own */
+            if (index == NULL || PyList_Append(own, index) < 0) {
+                Py_XDECREF(index);
+                goto error;
+            }
+            Py_DECREF(index);
+            value = Py_None;
         }
         PyList_SET_ITEM(values, i, Py_NewRef(value));
     }
-    if (partition == NULL) { /* the first record's: not plain */
-        goto not_plain;
-    }
-    return Py_BuildValue("(OONO)", topic, timestamp, values, one_partition ? Py_True : Py_False);
+    return Py_BuildValue("(OONON)", topic, timestamp, values, one_partition ? Py_True : Py_False,
+                         own);
 not_plain:
     Py_DECREF(values); /* the items not set yet are NULL: freed as such */
+    Py_DECREF(own);
     Py_RETURN_NONE;
+error:
+    Py_DECREF(values);
+    Py_DECREF(own);
+    return NULL;
 }
 
 /* filler.descriptors(names) -> tuple of LazySlot, one per name (slots of the filler): the
@@ -1306,7 +1322,8 @@ static PyMethodDef SlotFiller_methods[] = {
     {"store", (PyCFunction)(void (*)(void))SlotFiller_store, METH_FASTCALL,
      PyDoc_STR("store(obj, *values) -> None: the values stored in obj's slots in order")},
     {"plain_values", (PyCFunction)SlotFiller_plain_values, METH_O,
-     PyDoc_STR("plain_values(records) -> (topic, timestamp, values), or None: not all plain")},
+     PyDoc_STR("plain_values(records) -> (topic, timestamp, values, one partition, own), or "
+               "None")},
     {"make", (PyCFunction)(void (*)(void))SlotFiller_make, METH_FASTCALL,
      PyDoc_STR("make(*values) -> one new instance, the values stored in the slots in order")},
     {"fill_lazy", (PyCFunction)(void (*)(void))SlotFiller_fill_lazy, METH_FASTCALL,
@@ -1580,9 +1597,9 @@ taken_exception(void)
 #endif
 }
 
-/* produce_values(produce, args, values, start) -> (stop, error): ``produce(*args)`` once per
-   item of ``values`` (a list or tuple) from index ``start``, with ``args[1]`` replaced by the
-   item: ``deque(map(produce, repeat(args[0]), values[start:], repeat(args[2]), ...),
+/* produce_values(produce, args, values, start[, stop]) -> (stop, error): ``produce(*args)``
+   once per item of ``values`` (a list or tuple) from index ``start`` to ``stop`` (default: the
+   end), with ``args[1]`` replaced by the item: ``deque(map(produce, repeat(args[0]), values[start:], repeat(args[2]), ...),
    maxlen=0)`` without map's and the call protocol's work per item. For a C function taking
    an argument tuple (Producer.produce) that function is called directly, with one argument
    tuple reused from call to call while the callee keeps no reference to it (a new one when it
@@ -1590,19 +1607,26 @@ taken_exception(void)
 
    Stops at the first call that raises: ``(i, exception)`` for the item ``i`` at fault (its
    exception taken, not raised: BufferError is the caller's back-pressure, and the caller's
-   error policy decides about anything else), the items before it produced; ``(len(values),
-   None)`` when every item was. */
+   error policy decides about anything else), the items before it produced; ``(stop, None)``
+   (``stop`` bounded by the length) when every item was. */
 static PyObject *
 produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "produce_values(produce, args, values, start)");
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "produce_values(produce, args, values, start[, stop])");
         return NULL;
     }
     PyObject *produce = args[0], *head = args[1], *values = args[2];
     Py_ssize_t start = PyLong_AsSsize_t(args[3]);
     if (start == -1 && PyErr_Occurred()) {
         return NULL;
+    }
+    Py_ssize_t stop = PY_SSIZE_T_MAX;
+    if (nargs == 5) {
+        stop = PyLong_AsSsize_t(args[4]);
+        if (stop == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
     }
     if (!PyTuple_CheckExact(head) || PyTuple_GET_SIZE(head) < 2) {
         PyErr_SetString(PyExc_TypeError, "produce_values: args a tuple of 2 or more");
@@ -1612,8 +1636,8 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "produce_values: values a list or a tuple");
         return NULL;
     }
-    if (start < 0) {
-        PyErr_SetString(PyExc_ValueError, "produce_values: start < 0");
+    if (start < 0 || stop < start) {
+        PyErr_SetString(PyExc_ValueError, "produce_values: start < 0 or stop < start");
         return NULL;
     }
     PyObject *self = NULL;
@@ -1628,7 +1652,7 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(values); /* a Python produce may change the list: read its size each time */
     Py_INCREF(produce);
     Py_XINCREF(self);
-    for (; i < Py_SIZE(values); i++) {
+    for (; i < Py_SIZE(values) && i < stop; i++) {
         if (call == NULL) {
             call = PyTuple_New(width);
             if (call == NULL) {
@@ -2700,8 +2724,8 @@ static PyMethodDef speedups_functions[] = {
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"produce_values", (PyCFunction)(void (*)(void))produce_values, METH_FASTCALL,
-     PyDoc_STR("produce_values(produce, args, values, start) -> (stop, error): produce(*args) "
-               "per value, args[1] the value")},
+     PyDoc_STR("produce_values(produce, args, values, start[, stop]) -> (stop, error): "
+               "produce(*args) per value, args[1] the value")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
     {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,

@@ -11,14 +11,16 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
    ``map``), no Python code per record, the last handled
    record's source offset noted (:meth:`SourceBatchSender._send_columns`); when it cannot be
    (first batch to a topic, no batch conversion, a value that fails, ``commit_record``
-   overridden) its records are built and take the path below; with the C extension, a list
-   of records that are all plain (exactly :class:`~connectrt.api.SourceRecord`, no key,
-   headers or explicit partition, one topic already used, one timestamp, bytes or None
-   values; a pass-through value converter, no ``commit_record``) is produced the same way: one
-   C pass over the list checks the records and takes their values
+   overridden) its records are built and take the list's paths; with the C extension, a list
+   of records all exactly :class:`~connectrt.api.SourceRecord`, to one topic already used,
+   with one timestamp (a pass-through value converter, no ``commit_record``) is produced the
+   same way: one C pass over the list checks the records and takes their values
    (``SlotFiller.plain_values``, which also tells whether they share one source partition
-   object), then the same loop of ``produce`` (:meth:`SourceBatchSender._send_list`); any
-   other list takes the path below;
+   object and which records are not plain: a key, headers, an explicit partition, a value
+   that is not bytes), then the same loop of ``produce`` over the plain ones, each other one
+   sent the general way in its place (:meth:`SourceBatchSender._send_one`), so that a few
+   traced records (a ``traceparent`` header each) leave the rest on the C loop
+   (:meth:`SourceBatchSender._send_list`); any other list takes the path below;
 1. values are converted for the whole batch at once where that pays: a pass-through
    converter's bytes are taken as they are (one C-level type check for the batch); a converter
    with a batch path of its own (JsonConverter) converts a batch of one topic and one value
@@ -188,12 +190,13 @@ class SourceBatchSender:
         """Convert and produce one polled batch (the hot path), then note its offsets.
 
         A :class:`SourceRecordBatch` whose records were not read goes from its columns
-        (:meth:`_send_columns`) when it can. A list of records that are all plain (exactly
-        :class:`SourceRecord`, no key, headers or explicit partition, one topic already used,
-        one timestamp, bytes or None values) goes from its values when the value converter
-        passes bytes through and the task does not want ``commit_record`` (:meth:`_send_list`,
-        with the C extension: one C pass over the list reads each record's slots by offset and
-        takes the values, then the column path's C-level loop of ``produce``). Measured
+        (:meth:`_send_columns`) when it can. A list of records (or a batch's records, once
+        built) all exactly :class:`SourceRecord`, to one topic already used, with one timestamp,
+        goes from its values when the value converter passes bytes through and the task does
+        not want ``commit_record`` (:meth:`_send_list`, with the C extension: one C pass over
+        the list reads each record's slots by offset and takes the values, then the column
+        path's C-level loop of ``produce``, the records that are not plain sent one by one in
+        their place). Measured
         (``bench/profile_record_paths.py --side source --repeats 60``, two alternating runs
         each, the machine loaded): the list path over built records went from 732/749 ns a
         record (the per-record loop) to 566/558 ns, beside 572/559 ns for a
@@ -222,17 +225,17 @@ class SourceBatchSender:
                 and self._send_columns(polled, producer)
             ):
                 return
-            records = polled.records()  # the general path, over the records
+            records = polled.records()  # built (a tracer picked one): the list's paths
         else:
             records = polled
-            if (
-                self._plain_values is not None
-                and type(records) is list  # the runner's; any other sequence: the loop
-                and self._value_passthrough
-                and not self.wants_commit_record
-                and self._send_list(records, producer)
-            ):
-                return
+        if (
+            self._plain_values is not None
+            and type(records) is list  # the runner's; any other sequence: the loop
+            and self._value_passthrough
+            and not self.wants_commit_record
+            and self._send_list(records, producer)
+        ):
+            return
         values = self._convert_values(records)
         if values is not None and self.count_bytes:  # C-level; keys/headers: _send_one
             self._sent_bytes += sum(map(len, filter(None, values)))
@@ -252,23 +255,26 @@ class SourceBatchSender:
         self._note_handled(records, handled)
 
     def _send_list(self, records: list[SourceRecord], producer: KafkaProducer) -> bool:
-        """A polled list whose records are all plain, from their values, as a batch from its
-        columns (:meth:`_send_columns`): the C extension's one pass over the list gives the
-        values (``SlotFiller.plain_values``: every record exactly a :class:`SourceRecord`
-        without key, headers or explicit partition, all to one topic with one timestamp, every
-        value bytes or None), produced by :meth:`_produce_all`, the offsets of the records
-        handled noted once (:meth:`_note_handled`).
+        """A polled list of records to one topic with one timestamp, from their values, as a
+        batch from its columns (:meth:`_send_columns`): the C extension's one pass over the
+        list gives the values (``SlotFiller.plain_values``: every record exactly a
+        :class:`SourceRecord`, all to one topic with one timestamp), whether they share one
+        source partition object, and the indices of the records that are not plain (a key,
+        headers, an explicit partition, a value that is not bytes or None: a record a tracer
+        gave its ``traceparent`` header, say); :meth:`_produce_all` produces the plain ones by
+        the C loop and sends those one by one in their place (:meth:`_send_one`), the offsets
+        of the records handled noted once (:meth:`_note_handled`).
 
-        False, having produced nothing, when the list needs the per-record loop: a record that
-        is not plain, a first list to its topic (topic creation). The caller has checked that
-        the value converter passes bytes through and that the task does not want
-        ``commit_record``.
+        False, having produced nothing, when the list needs the per-record loop: a record of
+        another class, topic or timestamp, an unset field, a first list to its topic (topic
+        creation). The caller has checked that the value converter passes bytes through and
+        that the task does not want ``commit_record``.
         """
         assert self._plain_values is not None
         plain = self._plain_values(records)
         if plain is None:
             return False
-        topic, timestamp, values, one_partition = plain
+        topic, timestamp, values, one_partition, own = plain
         if topic not in self.topics:
             return False
         self._produce_all(
@@ -278,6 +284,7 @@ class SourceBatchSender:
             timestamp,
             lambda: records,
             partial(self._note_handled, records, one_partition=one_partition),
+            own,
         )
         return True
 
@@ -337,15 +344,19 @@ class SourceBatchSender:
         timestamp: int | None,
         records: Callable[[], list[SourceRecord]],
         note: Callable[[int], None],
+        own: list[int] | tuple[int, ...] = (),
     ) -> None:
         """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: produce ``vbs``
         (values without keys or headers) to ``topic`` (with ``timestamp``, or None: the
         producer's time) by the C extension's loop (``produce_values``: ``Producer.produce``'s
         C function called with one reused argument tuple) or else one C-level ``map`` of
         ``produce`` (:meth:`_produce_by_map`), positional arguments only, no Python code per
-        record (the hot path), then ``note`` how many records were handled
-        (all unless the task was stopped while the producer's queue was full), which notes
-        their offsets. Their bytes are counted C-level when :attr:`count_bytes`.
+        record (the hot path), then ``note`` how many records were handled (all unless the
+        task was stopped while the producer's queue was full), which notes their offsets.
+        Their bytes are counted C-level when :attr:`count_bytes`. The records at the indices
+        ``own`` (in order; only with the C extension) are sent one by one in their place
+        (:meth:`_send_one`: key, headers, partition, conversion under the error policy), the
+        loop producing the values between them.
 
         A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
         the loop goes on from the next one. A value ``produce`` refuses is skipped or fails the
@@ -365,27 +376,38 @@ class SourceBatchSender:
                 head += (None, timestamp)
         retry: ProduceArgs = (PARTITION_UA, cb, None, timestamp or 0, None)  # 0: now
         if _produce_values is None:
+            assert not own, "records of their own need the C extension's loop"
             self._produce_by_map(producer, head, vbs, records, note, retry)
             return
         n = len(vbs)
+        produce = producer.produce
         start = 0
         at = -1  # the index at fault, while it is handled
         try:
-            while True:
-                # hot path: the loop runs in C, Producer.produce called directly
-                at, error = _produce_values(producer.produce, head, vbs, start)
-                if error is None:
-                    break
-                if type(error) is BufferError:
-                    if not self._produce_when_room(producer, topic, vbs[at], None, retry):
-                        n = at  # stopping: the rest is re-polled after a restart
+            for stop in (*own, n):
+                while start < stop:
+                    # hot path: the loop runs in C, Producer.produce called directly
+                    at, error = _produce_values(produce, head, vbs, start, stop)
+                    if error is None:
                         break
-                elif isinstance(error, Exception):
-                    self._produce_failed(records()[at], error)
-                else:  # KeyboardInterrupt, SystemExit: as the per-record loop, nothing noted
-                    at = -1
-                    raise error
-                start = at + 1
+                    if type(error) is BufferError:
+                        if not self._produce_when_room(producer, topic, vbs[at], None, retry):
+                            note(at)  # stopping: the rest is re-polled after a restart
+                            return
+                    elif isinstance(error, Exception):
+                        self._produce_failed(records()[at], error)
+                    else:  # KeyboardInterrupt, SystemExit: as the per-record loop, nothing noted
+                        at = -1
+                        raise error
+                    start = at + 1
+                if stop == n:
+                    break
+                at = stop  # a record of its own, the general way
+                if not self._send_one(records()[stop], _UNCONVERTED, producer):
+                    note(stop)  # stopping on a full queue before it
+                    return
+                start = stop + 1
+            at = -1
         except BaseException:
             if at >= 0:
                 note(at)

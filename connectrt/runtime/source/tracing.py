@@ -15,7 +15,9 @@ as is), so that consumers downstream continue the trace. Its children are the st
 ``poll``, ``transform <alias>`` per transformation, ``produce`` (the batch's conversion and
 ``produce`` calls) and, once the offsets that cover the record are committed, ``offset commit``.
 Spans carry the connector, task and topic as attributes. A :class:`SourceRecordBatch` with a
-record picked has its records built, so it takes the sender's general path. When the next batch
+record picked has its records built; the sender then produces the batch's other records by its
+C loop and the picked ones, with their header, one by one in their place
+(:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`). When the next batch
 is polled (or at a commit, or when the task stops), the tracer hands the finished batch to its
 outlet as one trace record (stage times, and per traced record its ids and topic); the spans are
 made and exported out of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
