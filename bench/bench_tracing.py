@@ -25,6 +25,13 @@ Prints each round, the medians and ends with
 ``RESULT bench_tracing_all`` for 100% against off); with ``--backend null`` the same lines are
 ``bench_tracing_runtime`` and ``bench_tracing_runtime_all``. Target: 1% costs under 3%.
 ``--cases off,1%`` runs some of the cases (for A/B comparisons; no RESULT line then).
+
+``--side source`` measures a source instead: ``bench.connectors.PreSerializedSource`` returning
+lists of 2,000 ``SourceRecord`` s (the README's style), a fresh topic per round and case, the
+clock from its first poll after a warm-up record to the last record's acknowledgement (as
+``bench_source.py --records-path``); each traced record gets its ``traceparent`` header, which
+the runtime produces with it. RESULT lines ``bench_tracing_source`` (``_runtime`` with
+``--backend null``), ``_all`` for 100%.
 """
 
 from __future__ import annotations
@@ -99,14 +106,16 @@ def run_case(
     rnd: str,
     ratio: str | None,
     receiver: Backend | None,
+    side: str = "sink",
 ) -> tuple[int, float, int, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
-    running the no-op sink with tracing at ``ratio`` (None: off). A traced case ends with its
-    exporter process done (it exports the rest before the next case starts). This process's
-    CPU is counted from before the worker starts to the N-th record (every thread: the task's,
-    the client's, the trace shipper's). Last, the seconds from the N-th record to the exporter
-    process's end (the worker's stop and the rest of the export, which the clock leaves out)."""
+    running the no-op sink (``side`` "source": the list source, :func:`_run_source`) with
+    tracing at ``ratio`` (None: off). A traced case ends with its exporter process done (it
+    exports the rest before the next case starts). This process's CPU is counted from before
+    the worker starts to the N-th record (every thread: the task's, the client's, the trace
+    shipper's). Last, the seconds from the N-th record to the exporter process's end (the
+    worker's stop and the rest of the export, which the clock leaves out)."""
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
@@ -132,26 +141,10 @@ def run_case(
     backend = receiver.cpu_seconds() if receiver is not None else 0.0
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
-        worker.start_connector(
-            f"bench-trace-{rnd}",
-            {
-                "connector.class": "bench.connectors.NoopSinkConnector",
-                "tasks.max": "1",
-                "topics": TOPIC,
-                "expected": str(n),
-                "bench.id": bench_id,
-                "read.values": "true",
-                "warmup.records": str(warmup),
-            },
-        )
-        task_id = f"{bench_id}-0"
-        c.wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
-        p = PROGRESS[task_id]
-        if not p.done.wait(600):
-            raise TimeoutError(f"sink task got {p.count} of {n}")
-        assert p.last is not None
-        start_count, start = WARMED[task_id]
-        timed = p.count - start_count, p.last - start
+        if side == "source":
+            timed = _run_source(worker, bootstrap, n, rnd, bench_id)
+        else:
+            timed = _run_sink(worker, n, warmup, rnd, bench_id)
         cpu = time.process_time() - cpu
         clock_stopped = time.monotonic()
     finally:
@@ -167,6 +160,68 @@ def run_case(
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
     backend = receiver.cpu_seconds() - backend if receiver is not None else 0.0
     return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
+
+
+def _run_sink(worker: Any, n: int, warmup: int, rnd: str, bench_id: str) -> tuple[int, float]:
+    """(records timed, seconds) of the no-op sink reading the pre-filled topic on ``worker``."""
+    worker.start_connector(
+        f"bench-trace-{rnd}",
+        {
+            "connector.class": "bench.connectors.NoopSinkConnector",
+            "tasks.max": "1",
+            "topics": TOPIC,
+            "expected": str(n),
+            "bench.id": bench_id,
+            "read.values": "true",
+            "warmup.records": str(warmup),
+        },
+    )
+    task_id = f"{bench_id}-0"
+    c.wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
+    p = PROGRESS[task_id]
+    if not p.done.wait(600):
+        raise TimeoutError(f"sink task got {p.count} of {n}")
+    assert p.last is not None
+    start_count, start = WARMED[task_id]
+    return p.count - start_count, p.last - start
+
+
+def _run_source(worker: Any, bootstrap: str, n: int, rnd: str, bench_id: str) -> tuple[int, float]:
+    """(records timed, seconds) of ``bench.connectors.PreSerializedSource`` returning lists of
+    2,000 ``SourceRecord`` s (the README's style) to a fresh topic on ``worker``: from its
+    first timed ``poll()`` (after a warm-up record was acknowledged) to the N-th record's
+    acknowledgement (the task's stop and final commit; as ``bench_source.py``)."""
+    topic = c.topic(f"tracing-src-{rnd}")
+    name = f"bench-trace-{rnd}"
+    worker.start_connector(
+        name,
+        {
+            "connector.class": "bench.connectors.PreSerializedSourceConnector",
+            "tasks.max": "1",
+            "topic": topic,
+            "records": str(n),
+            "record.bytes": "100",
+            "batch.size": "2000",
+            "bench.id": bench_id,
+            "warmup.topic": f"{topic}-warmup",
+            "batch.columns": "false",
+        },
+    )
+    task_id = f"{bench_id}-0"
+    c.wait_for(lambda: task_id in PROGRESS, 60, "the source task to start")
+    p = PROGRESS[task_id]
+    c.await_one_record(bootstrap, f"{topic}-warmup")
+    p.warmed.set()
+    if not p.done.wait(600):
+        raise TimeoutError(f"source task polled {p.count} of {n}")
+    runner = worker.runners(name)[0]
+    runner.stop()  # final commit: flush() until every record is acknowledged
+    runner.join(120)
+    end = time.perf_counter()
+    if runner.failed or runner.metrics.records_produced != n + 1:  # + the warm-up record
+        raise RuntimeError(f"source task: failed={runner.failed!r} metrics={runner.metrics}")
+    assert p.first is not None
+    return n, end - p.first
 
 
 class Backend(Protocol):
@@ -277,15 +332,34 @@ def main() -> dict[str, float]:
         help="run Jaeger at this nice value (default 0: the priority of the worker; a backend "
         "is another machine's work in production, here it takes the same two cores)",
     )
+    ap.add_argument(
+        "--side",
+        choices=("sink", "source"),
+        default="sink",
+        help="sink (the default): the no-op sink over a pre-filled topic whose records carry "
+        "traceparent headers; source: a task returning lists of 2,000 SourceRecords, each case "
+        "to a fresh topic, each traced record given its traceparent header "
+        "(RESULT bench_tracing_source, bench_tracing_source_runtime)",
+    )
     c.add_broker_option(ap)
     args = ap.parse_args()
     c.setup_logging()
     n = args.records
+    source = args.side == "source"
     warmup = args.warmup or max(n // 20, 1000)
     one, five, fifteen = os.getloadavg()
+    what = (
+        f"a source task's lists of 2,000 x {args.size} B SourceRecords, {n:,} per case"
+        if source
+        else f"{n:,} x {args.size} B with traceparent headers in 4 partitions"
+    )
+    clock = (
+        "clocks from the first poll after a warm-up record"
+        if source
+        else f"clocks start after {warmup:,} records"
+    )
     print(
-        f"bench_tracing: {n:,} x {args.size} B with traceparent headers in 4 partitions, "
-        f"{args.rounds} round(s), clocks start after {warmup:,} records; {c.machine()}; "
+        f"bench_tracing: {what}, {args.rounds} round(s), {clock}; {c.machine()}; "
         f"{time.strftime('%Y-%m-%d %H:%M')}, load average {one:.2f}, {five:.2f}, {fifteen:.2f}"
     )
     c.print_broker(args.broker)
@@ -301,10 +375,14 @@ def main() -> dict[str, float]:
     export: dict[str, list[tuple[float, float]]] = {case: [] for case in cases}
     with c.open_broker(args.broker) as broker:
         bs = broker.bootstrap_servers
-        c.create_topics(bs, {TOPIC: 4})
-        t0 = time.perf_counter()
-        prefill(bs, n, args.size)
-        print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
+        if source:  # a fresh topic (and warm-up topic) per round and case
+            names = [c.topic(f"tracing-src-{r}-{i}") for r in range(args.rounds) for i in range(3)]
+            c.create_topics(bs, {t: 1 for name in names for t in (name, f"{name}-warmup")})
+        else:
+            c.create_topics(bs, {TOPIC: 4})
+            t0 = time.perf_counter()
+            prefill(bs, n, args.size)
+            print(f"  prefilled in {time.perf_counter() - t0:.1f} s", flush=True)
         for r in range(args.rounds):
             done = []
             for case in c.rotated(cases, r):
@@ -316,7 +394,7 @@ def main() -> dict[str, float]:
                     receiver = fresh_backend(args.backend, binary, args.backend_nice)
                 try:
                     timed, secs, dropped, cpu, exporter, backend, lag = run_case(
-                        bs, n, warmup, rnd, CASES[case], receiver
+                        bs, n, warmup, rnd, CASES[case], receiver, args.side
                     )
                 finally:
                     if receiver is not None:
@@ -349,13 +427,9 @@ def main() -> dict[str, float]:
     if len(cases) < len(CASES):
         return result  # a partial run (--cases): no RESULT line
     runtime = args.backend == "null"  # the runtime's own cost: a row of its own
-    c.case_result(
-        "bench_tracing_runtime" if runtime else "bench_tracing",
-        "all",
-        medians["100%"],
-        medians["off"],
-    )
-    c.result("bench_tracing_runtime" if runtime else "bench_tracing", medians["1%"], medians["off"])
+    name = "bench_tracing" + ("_source" if source else "") + ("_runtime" if runtime else "")
+    c.case_result(name, "all", medians["100%"], medians["off"])
+    c.result(name, medians["1%"], medians["off"])
     return result
 
 

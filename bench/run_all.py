@@ -42,11 +42,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "bench_source_list": ("bench_source", ["--records-path"]),
     "bench_sink_records": ("bench_sink", ["--records-path"]),
     "bench_file_pipeline_deploy": ("bench_file_pipeline", ["--deploy-defaults", "--skip-quix"]),
+    "bench_tracing_source_runtime": ("bench_tracing", ["--side", "source", "--backend", "null"]),
 }
 """A bench run again with a setting that makes its figure a row of its own: the name of its
 RESULT line -> (its script, the setting's arguments): the README's record-at-a-time styles (a
 source task returning ``SourceRecord`` lists, a sink task iterating ``SinkRecord`` s) and the
-file pipeline with the ``deploy/`` converters."""
+file pipeline with the ``deploy/`` converters; the cost of tracing a source task's lists."""
 
 BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_source", [], ["--records", "100000", "--rounds", "1"]),
@@ -93,6 +94,11 @@ BENCHES: list[tuple[str, list[str], list[str]]] = [
     ("bench_spark_bridge", [], ["--records", "50000", "--rows", "10000", "--rounds", "1"]),
     ("bench_e2e_latency", [], ["--seconds", "5", "--rounds", "1"]),
     ("bench_tracing", [], ["--records", "20000", "--rounds", "1"]),
+    (
+        "bench_tracing_source_runtime",
+        ["--records", "6000000", "--rounds", "5"],
+        ["--records", "20000", "--rounds", "1"],
+    ),
     ("bench_share_group", [], ["--records", "2000", "--warmup", "500", "--rounds", "1"]),
     (
         "bench_vs_kafka_connect",

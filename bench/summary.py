@@ -108,6 +108,16 @@ BENCHES: dict[str, Info] = {
     "bench_tracing_runtime_all": Info(
         "Tracing at 100%, the runtime's own cost (no backend ingest)", "tracing off"
     ),
+    "bench_tracing_source": Info(
+        "Source list, tracing at 1%, Jaeger on the same cores", "tracing off"
+    ),
+    "bench_tracing_source_all": Info("Source list, tracing at 100%, Jaeger", "tracing off"),
+    "bench_tracing_source_runtime": Info(
+        "Source list, tracing at 1%, the runtime's own cost", "tracing off"
+    ),
+    "bench_tracing_source_runtime_all": Info(
+        "Source list, tracing at 100%, the runtime's own cost", "tracing off"
+    ),
     "bench_share_group": Info("Share group, 4 slow tasks", "consumer group"),
     "compare_postgres_cdc": Info("PostgreSQL CDC, snapshot + streaming", "Debezium 3.6.1"),
     "bench_json_vs_kafka_connect": Info(
