@@ -46,8 +46,9 @@ def _is_variant_pair(variant: ast.expr, plain: ast.expr, stem: str) -> bool:
 
 
 def _is_result_call(node: ast.AST, stem: str) -> bool:
-    """``c.result("<stem>", ...)`` (or ``c.result("<stem>_<variant>" if ... else "<stem>", ...)``
-    for a variant measured as a row of its own), or ``print(f"RESULT <stem> connectrt=...")``."""
+    """``c.result("<stem>", ...)`` (or ``c.result("<stem>_<variant>" if ... else "<stem>", ...)``,
+    variants chained, for a variant measured as a row of its own), or ``print(f"RESULT <stem>
+    connectrt=...")``."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -58,7 +59,12 @@ def _is_result_call(node: ast.AST, stem: str) -> bool:
         and isinstance(func.value, ast.Name)
         and func.value.id == "c"
     ):
-        if isinstance(first, ast.IfExp):  # "<stem>_<variant>" if ... else "<stem>"
+        while isinstance(first, ast.IfExp):  # "<stem>_<variant>" if ... else "<stem>"
+            if isinstance(first.orelse, ast.IfExp):  # ... else "<stem>_<other>" if ... else
+                if not _is_variant_pair(first.body, ast.Constant(stem), stem):
+                    return False
+                first = first.orelse
+                continue
             return _is_variant_pair(first.body, first.orelse, stem)
         return isinstance(first, ast.Constant) and first.value == stem
     if isinstance(func, ast.Name) and func.id == "print" and isinstance(first, ast.JoinedStr):
