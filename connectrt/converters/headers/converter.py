@@ -35,6 +35,8 @@ class SimpleHeaderConverter(HeaderConverter):
     ) -> bytes | None:
         if value is None:
             return None
+        if type(value) is str:  # the usual header (a traceparent, say): its text as it is
+            return value.encode("utf-8")
         try:
             text = convert_to_string(schema, value)
         except DataError as e:
