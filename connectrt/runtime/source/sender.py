@@ -390,15 +390,12 @@ class SourceBatchSender:
                     at, error = _produce_values(produce, head, vbs, start, stop)
                     if error is None:
                         break
-                    if type(error) is BufferError:
-                        if not self._produce_when_room(producer, topic, vbs[at], None, retry):
-                            note(at)  # stopping: the rest is re-polled after a restart
-                            return
-                    elif isinstance(error, Exception):
-                        self._produce_failed(records()[at], error)
-                    else:  # KeyboardInterrupt, SystemExit: as the per-record loop, nothing noted
+                    if not isinstance(error, Exception):  # as the per-record loop: no note
                         at = -1
                         raise error
+                    if not self._produce_fault(producer, topic, vbs, at, error, records, retry):
+                        note(at)  # stopping: the rest is re-polled after a restart
+                        return
                     start = at + 1
                 if stop == n:
                     break
@@ -437,20 +434,35 @@ class SourceBatchSender:
                 try:
                     _drain(map(produce, *args))  # the loop runs in C
                     break
-                except BufferError:
+                except Exception as e:
                     at = n - length_hint(it) - 1  # map took it from ``it``
-                    if not self._produce_when_room(producer, topic, vbs[at], None, retry):
+                    if not self._produce_fault(producer, topic, vbs, at, e, records, retry):
                         n = at  # stopping: the rest is re-polled after a restart
                         break
-                except Exception as e:
-                    at = n - length_hint(it) - 1
-                    self._produce_failed(records()[at], e)
                 at = -1
         except BaseException:
             if at >= 0:
                 note(at)
             raise
         note(n)
+
+    def _produce_fault(
+        self,
+        producer: KafkaProducer,
+        topic: str,
+        vbs: list[Any] | tuple[Any, ...],
+        at: int,
+        error: Exception,
+        records: Callable[[], list[SourceRecord]],
+        retry: ProduceArgs,
+    ) -> bool:
+        """``produce`` raised ``error`` for ``vbs[at]``: a full queue is waited out and the
+        value produced (:meth:`_produce_when_room`; False: the task is stopping first), any
+        other error skips the record or fails the task (:meth:`_produce_failed`)."""
+        if type(error) is BufferError:
+            return self._produce_when_room(producer, topic, vbs[at], None, retry)
+        self._produce_failed(records()[at], error)
+        return True
 
     def _note_batch_offsets(self, batch: SourceRecordBatch, handled: int) -> None:
         """Make the source offset of the batch's last handled record pending (one partition)."""
