@@ -492,3 +492,58 @@ def await_one_record(bootstrap: str, topic: str) -> None:
         raise TimeoutError(f"warm-up record not readable from {topic}")
     finally:
         consumer.close()
+
+
+def run_preserialized_source(
+    worker: Any,
+    bootstrap: str,
+    name: str,
+    bench_id: str,
+    topic: str,
+    n: int,
+    *,
+    columns: bool,
+    on_warm: Callable[[], object] | None = None,
+    **config: str,
+) -> tuple[Any, Any, float]:
+    """Run ``bench.connectors.PreSerializedSource`` as connector ``name`` on ``worker`` (one
+    task, ``n`` records of 100 B in polls of 2,000 to ``topic``: a ``SourceRecordBatch`` each,
+    or with ``columns`` False a list of ``SourceRecord`` s; ``config``: more connector keys)
+    to its end: its warm-up record acknowledged (then ``on_warm()``), every timed record
+    polled, the task stopped after its final commit (which flushes the producer until every
+    record is acknowledged), its metrics checked (``n`` records produced and the warm-up one).
+    Returns its progress (``bench.connectors.Progress``: ``first`` is the clock's start), its
+    runner and ``perf_counter()`` at its end."""
+    from bench.connectors import PROGRESS
+
+    worker.start_connector(
+        name,
+        {
+            "connector.class": "bench.connectors.PreSerializedSourceConnector",
+            "tasks.max": "1",
+            "topic": topic,
+            "records": str(n),
+            "record.bytes": "100",
+            "batch.size": "2000",
+            "bench.id": bench_id,
+            "warmup.topic": f"{topic}-warmup",
+            "batch.columns": "true" if columns else "false",
+            **config,
+        },
+    )
+    wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "source task start")
+    p = PROGRESS[f"{bench_id}-0"]
+    await_one_record(bootstrap, f"{topic}-warmup")
+    if on_warm is not None:
+        on_warm()
+    p.warmed.set()
+    if not p.done.wait(600):
+        raise TimeoutError(f"source task polled {p.count} of {n} records")
+    runner = worker.runners(name)[0]
+    runner.stop()  # final commit: flush() until every record is acknowledged
+    runner.join(120)
+    end = time.perf_counter()
+    if runner.failed or runner.metrics.records_produced != n + 1:  # + the warm-up record
+        raise RuntimeError(f"source task: failed={runner.failed!r} metrics={runner.metrics}")
+    assert p.first is not None
+    return p, runner, end

@@ -37,7 +37,7 @@ from typing import Any
 import _common as c
 from confluent_kafka import Producer
 
-from bench.connectors import PROGRESS, payloads
+from bench.connectors import payloads
 
 BUDGET_MB: int | None = None
 """``--budget-mb``: the worker's ``worker.memory.budget.mb`` (None: the default, which sizes the
@@ -96,38 +96,21 @@ def connectrt_produce(
     extra = {} if BUDGET_MB is None else {"worker.memory.budget.mb": str(BUDGET_MB)}
     worker = c.make_worker(c.worker_props(bootstrap, **extra))
     try:
-        worker.start_connector(
+        p, runner, end = c.run_preserialized_source(
+            worker,
+            bootstrap,
             name,
-            {
-                "connector.class": "bench.connectors.PreSerializedSourceConnector",
-                "tasks.max": "1",
-                "topic": topic,
-                "records": str(n),
-                "record.bytes": str(size),
-                "batch.size": "2000",
-                "bench.id": bench_id,
-                "warmup.topic": f"{topic}-warmup",
-                "batch.columns": "false" if RECORDS_PATH else "true",
-            },
+            bench_id,
+            topic,
+            n,
+            columns=not RECORDS_PATH,
+            **{"record.bytes": str(size)},
         )
-        c.wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "source task start")
-        p = PROGRESS[f"{bench_id}-0"]
-        c.await_one_record(bootstrap, f"{topic}-warmup")
-        p.warmed.set()
-        if not p.done.wait(600):
-            raise TimeoutError("source task did not emit all records")
-        runner = worker.runners(name)[0]
-        runner.stop()  # final commit: flush() until every record is acknowledged
-        runner.join(120)
-        end = time.perf_counter()
-        m = runner.metrics
-        if runner.failed or m.records_produced != n + 1:  # + the warm-up record
-            raise RuntimeError(f"source task: failed={runner.failed!r} metrics={m}")
         assert p.first is not None and p.cpu_first is not None and p.cpu_last is not None
         CPU_US["connectrt"].append((p.cpu_last - p.cpu_first) / n * 1e6)
         assert p.last is not None
         TAIL_MS["connectrt"].append((end - p.last) * 1e3)
-        return end - p.first, m.snapshot()
+        return end - p.first, runner.metrics.snapshot()
     finally:
         worker.stop()
 

@@ -28,8 +28,6 @@ from typing import Any
 
 import _common as c
 
-from bench.connectors import PROGRESS
-
 COMMIT_MS: list[float] = []
 """The timed commits' durations on the task's thread (ms) in the current run."""
 COMMIT_CPU_MS: list[float] = []
@@ -62,36 +60,22 @@ def run(bootstrap: str, topic: str, n: int, rnd: str, interval_ms: int, rate: in
         c.worker_props(bootstrap, **{"offset.flush.interval.ms": str(interval_ms)})
     )
     try:
-        worker.start_connector(
+
+        def warmed() -> None:  # the commits timed from here
+            COMMIT_MS.clear()
+            COMMIT_CPU_MS.clear()
+
+        p, _, end = c.run_preserialized_source(
+            worker,
+            bootstrap,
             name,
-            {
-                "connector.class": "bench.connectors.PreSerializedSourceConnector",
-                "tasks.max": "1",
-                "topic": topic,
-                "records": str(n),
-                "record.bytes": "100",
-                "batch.size": "2000",
-                "bench.id": bench_id,
-                "warmup.topic": f"{topic}-warmup",
-                "batch.columns": "true",
-                "records.per.second": str(rate),
-            },
+            bench_id,
+            topic,
+            n,
+            columns=True,
+            on_warm=warmed,
+            **{"records.per.second": str(rate)},
         )
-        c.wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "source task start")
-        p = PROGRESS[f"{bench_id}-0"]
-        c.await_one_record(bootstrap, f"{topic}-warmup")
-        COMMIT_MS.clear()
-        COMMIT_CPU_MS.clear()
-        p.warmed.set()
-        if not p.done.wait(600):
-            raise TimeoutError("source task did not emit all records")
-        runner = worker.runners(name)[0]
-        runner.stop()
-        runner.join(120)
-        end = time.perf_counter()
-        if runner.failed or runner.metrics.records_produced != n + 1:
-            raise RuntimeError(f"source task: failed={runner.failed!r} {runner.metrics}")
-        assert p.first is not None
         return end - p.first
     finally:
         worker.stop()

@@ -192,35 +192,9 @@ def _run_source(worker: Any, bootstrap: str, n: int, rnd: str, bench_id: str) ->
     first timed ``poll()`` (after a warm-up record was acknowledged) to the N-th record's
     acknowledgement (the task's stop and final commit; as ``bench_source.py``)."""
     topic = c.topic(f"tracing-src-{rnd}")
-    name = f"bench-trace-{rnd}"
-    worker.start_connector(
-        name,
-        {
-            "connector.class": "bench.connectors.PreSerializedSourceConnector",
-            "tasks.max": "1",
-            "topic": topic,
-            "records": str(n),
-            "record.bytes": "100",
-            "batch.size": "2000",
-            "bench.id": bench_id,
-            "warmup.topic": f"{topic}-warmup",
-            "batch.columns": "false",
-        },
+    p, _, end = c.run_preserialized_source(
+        worker, bootstrap, f"bench-trace-{rnd}", bench_id, topic, n, columns=False
     )
-    task_id = f"{bench_id}-0"
-    c.wait_for(lambda: task_id in PROGRESS, 60, "the source task to start")
-    p = PROGRESS[task_id]
-    c.await_one_record(bootstrap, f"{topic}-warmup")
-    p.warmed.set()
-    if not p.done.wait(600):
-        raise TimeoutError(f"source task polled {p.count} of {n}")
-    runner = worker.runners(name)[0]
-    runner.stop()  # final commit: flush() until every record is acknowledged
-    runner.join(120)
-    end = time.perf_counter()
-    if runner.failed or runner.metrics.records_produced != n + 1:  # + the warm-up record
-        raise RuntimeError(f"source task: failed={runner.failed!r} metrics={runner.metrics}")
-    assert p.first is not None
     return n, end - p.first
 
 
