@@ -17,7 +17,7 @@ INSTALLED := $(VENV)/.installed
 setup: $(INSTALLED)
 
 $(INSTALLED): pyproject.toml setup.py connectrt/_speedups.c | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev,jdbc,cdc,spark,objectstore,iceberg]'
+	$(BIN)/pip install -q -e '.[dev,jdbc,cdc,spark,objectstore,iceberg,mimalloc]'
 	@touch $@
 
 check: setup

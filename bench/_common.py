@@ -55,6 +55,14 @@ if str(ROOT) in sys.path:
     sys.path.remove(str(ROOT))
 sys.path.insert(0, str(ROOT))
 
+from connectrt.process.allocator import allocator_in_use, use_preferred_allocator  # noqa: E402
+
+# A bench script runs both sides of its comparison with the allocator a worker process runs
+# with (mimalloc where installed: connectrt.process.allocator); CONNECTRT_MALLOC=system runs
+# them with the C library's malloc. This may execute the script again, before anything else.
+if Path(sys.argv[0]).resolve().parent == ROOT / "bench":
+    use_preferred_allocator()
+
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
@@ -287,7 +295,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{os.cpu_count()} cpus, {model}, Python {sys.version.split()[0]}"
+    return (
+        f"{os.cpu_count()} cpus, {model}, Python {sys.version.split()[0]}, "
+        f"malloc {allocator_in_use()}"
+    )
 
 
 T = TypeVar("T")

@@ -39,6 +39,7 @@ from connectrt.cli.run_commands import (
 )
 from connectrt.cli.tap_commands import tap_command
 from connectrt.errors import ConnectError
+from connectrt.process.allocator import WORKER_COMMANDS, AllocatorError, use_preferred_allocator
 
 __all__ = ["SECTIONS", "cli", "main"]
 
@@ -113,8 +114,32 @@ for _title, _commands in SECTIONS:
         cli.add_command(_command)
 
 
+def _command_name(args: Sequence[str]) -> str | None:
+    """The command ``args`` run (the first argument that is not an option or its value)."""
+    takes_value = {"--log-level"}
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in takes_value:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``connectrt`` with ``argv`` (default: ``sys.argv[1:]``); the exit status."""
+    """Run ``connectrt`` with ``argv`` (default: ``sys.argv[1:]``); the exit status.
+
+    Run as a program (``argv`` None), a command that runs a worker first makes the process
+    run with the preferred memory allocator (:mod:`connectrt.process.allocator`, which may
+    execute the process again)."""
+    if argv is None and _command_name(sys.argv[1:]) in WORKER_COMMANDS:
+        try:
+            use_preferred_allocator()
+        except AllocatorError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
     try:
         rv = cli.main(
             args=list(argv) if argv is not None else None,

@@ -106,6 +106,9 @@ def test_demo_stops_on_ctrl_c_and_logs_when_verbose(tmp_path: Path):
 
         try:
             wait_for(sink_wrote, 120, "a progress line with lines written by the sink")
+            # The worker runs with mimalloc (the dev setup installs it): executed again
+            # with it preloaded, under the same process id.
+            assert "libmimalloc.so" in Path(f"/proc/{demo.pid}/maps").read_text()
             demo.send_signal(signal.SIGINT)  # Ctrl-C
             demo.wait(120)
         finally:
