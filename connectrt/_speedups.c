@@ -43,7 +43,8 @@
  * of them for fill() and the class's own constructor to make the next records of (two
  * classes: SinkRecord and SourceRecord). ``method_column(method, items)`` is
  * ``tuple(map(method, items))`` calling a C method's function directly (librdkafka's Message
- * accessors, read once per message of every batch).
+ * accessors, read once per message of every batch). ``framed_slices(items, prefix, suffix)``
+ * checks and cuts a batch of JSON envelopes of one schema (connectrt/converters/json/converter.py).
  *
  * otlp_sink_batch(...) and otlp_commit_spans(...) are the per-record loops of the trace
  * exporter's OTLP encoder (connectrt/runtime/tracing/otlp_encoding.py, RequestEncoder._sink and
@@ -1559,6 +1560,69 @@ method_any(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(found);
 }
 
+/* ---- the payloads of JSON envelopes ------------------------------------------------------ */
+
+/* framed_slices(items, prefix, suffix) -> list | None: for a list or tuple of bytes objects
+   that each start with ``prefix`` and end with ``suffix`` (bytes, the two not overlapping), the
+   list of what lies between (new bytes objects); None as soon as one item is not such a bytes
+   object (a null, a bytearray, another frame), before anything is made. The JsonConverter's
+   batch of envelopes with one schema: ``{"schema":...,"payload":`` + payload + ``}``, checked
+   and cut with memcmp where ``bytes.startswith`` through ``map`` parsed its arguments per call
+   (133 ns a message for the two checks, and 57 for the slices, on 150-byte envelopes). */
+static PyObject *
+framed_slices(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "framed_slices(items, prefix, suffix)");
+        return NULL;
+    }
+    PyObject *items = args[0], *prefix = args[1], *suffix = args[2];
+    if (!PyList_Check(items) && !PyTuple_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "framed_slices: items a list or a tuple");
+        return NULL;
+    }
+    if (!PyBytes_Check(prefix) || !PyBytes_Check(suffix)) {
+        PyErr_SetString(PyExc_TypeError, "framed_slices: prefix and suffix are bytes");
+        return NULL;
+    }
+    const char *pre = PyBytes_AS_STRING(prefix), *suf = PyBytes_AS_STRING(suffix);
+    Py_ssize_t npre = PyBytes_GET_SIZE(prefix), nsuf = PyBytes_GET_SIZE(suffix);
+    Py_ssize_t n = Py_SIZE(items);
+    /* Made first: a list may start a collection (and so run code); bytes objects are not
+       tracked, so nothing runs from here on and ``items`` stays as it is. */
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    PyObject *const *item = PyList_Check(items) ? ((PyListObject *)items)->ob_item
+                                                 : &PyTuple_GET_ITEM(items, 0);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = item[i];
+        if (!PyBytes_CheckExact(b)) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(b);
+        const char *buf = PyBytes_AS_STRING(b);
+        if (len < npre + nsuf || memcmp(buf, pre, (size_t)npre) != 0 ||
+            memcmp(buf + len - nsuf, suf, (size_t)nsuf) != 0) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = item[i];
+        PyObject *slice = PyBytes_FromStringAndSize(PyBytes_AS_STRING(b) + npre,
+                                                    PyBytes_GET_SIZE(b) - npre - nsuf);
+        if (slice == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, slice);
+    }
+    return out;
+}
+
 /* ---- producing a column of values ------------------------------------------------------- */
 
 /* The C function of ``method`` when it is a C function bound to its object (a
@@ -2719,6 +2783,8 @@ error:
 }
 
 static PyMethodDef speedups_functions[] = {
+    {"framed_slices", (PyCFunction)(void (*)(void))framed_slices, METH_FASTCALL,
+     PyDoc_STR("framed_slices(items, prefix, suffix) -> the bytes between, or None")},
     {"method_any", (PyCFunction)(void (*)(void))method_any, METH_FASTCALL,
      PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,

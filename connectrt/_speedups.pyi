@@ -35,6 +35,9 @@ class LazySlot:
 def method_column(
     method: Callable[[Any], Any], items: list[Any] | tuple[Any, ...]
 ) -> tuple[Any, ...]: ...
+def framed_slices(
+    items: list[Any] | tuple[Any, ...], prefix: bytes, suffix: bytes
+) -> list[bytes] | None: ...
 def method_any(method: Callable[[Any], Any], items: list[Any] | tuple[Any, ...]) -> bool: ...
 def timestamp_columns(
     msgs: list[Any], timestamp: Callable[[Any], Any], types: tuple[Any, ...]

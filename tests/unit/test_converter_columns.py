@@ -105,6 +105,41 @@ def test_json_envelopes(rows: list[Any], decimals: str, twist: str) -> None:
     _assert_same(reader, encoded)  # the next one knows it
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([Schema.STRING_SCHEMA, Schema.OPTIONAL_STRING_SCHEMA, Schema.BOOLEAN_SCHEMA]),
+    st.lists(st.one_of(st.text(max_size=8), st.booleans(), st.none()), min_size=1, max_size=12),
+    st.sampled_from(["", "a payload of another type", "bytearray", "a null message"]),
+)
+def test_envelopes_of_one_primitive_schema(schema: Schema, raw: list[Any], twist: str) -> None:
+    """STRING and BOOLEAN batches skip the decoder when every payload has its type (the
+    envelopes checked and cut by framed_slices): the same columns and errors as one by one."""
+    kind = bool if schema.type.name == "BOOLEAN" else str
+    values = [v for v in raw if type(v) is kind or (v is None and schema.optional)] or [kind()]
+    writer = _json(True)
+    encoded: list[Any] = [writer.from_connect_data("t", schema, v) for v in values]
+    if twist == "a payload of another type":
+        encoded[len(encoded) // 2] = encoded[0][: encoded[0].index(b'"payload":') + 10] + b"7}"
+    elif twist == "bytearray":
+        encoded[-1] = bytearray(encoded[-1])
+    elif twist == "a null message":
+        encoded[0] = None
+    reader = _json(True)
+    for _ in range(2):  # the schema first seen, then known
+        try:
+            expected: Any = _one_by_one(reader, encoded)
+        except DataError:
+            with pytest.raises(DataError):
+                reader.to_connect_columns("t", encoded)
+            continue
+        columns = reader.to_connect_columns("t", encoded)
+        assert (list(columns.schemas), list(columns.values)) == (
+            list(expected[0]),
+            list(expected[1]),
+        )
+        assert [type(v) for v in columns.values] == [type(v) for v in expected[1]]
+
+
 _MALFORMED = [b"{not json", b"[1,", b'1, "two"']
 
 

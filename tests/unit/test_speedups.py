@@ -197,8 +197,8 @@ def test_c_timestamp_columns_of_fake_messages_and_bad_input() -> None:
 
 
 def test_the_record_tests_pass_in_pure_python(tmp_path: Path) -> None:
-    """The record batch, conversion and source sender tests again, in a process with the
-    extension off."""
+    """The record batch, conversion, source sender and converter column tests again, in a
+    process with the extension off."""
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "CONNECTRT_PURE_PYTHON": "1"}
     probe = subprocess.run(
@@ -213,6 +213,7 @@ def test_the_record_tests_pass_in_pure_python(tmp_path: Path) -> None:
             f"--basetemp={tmp_path / 'pure'}",
             "tests/unit/test_sink_record_batch.py", "tests/unit/test_sink_conversion.py",
             "tests/unit/test_transform_batch.py", "tests/unit/test_source_record_batch.py",
+            "tests/unit/test_converter_columns.py",
         ],
         cwd=root, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
@@ -521,3 +522,39 @@ def test_records_made_of_freed_ones_start_empty() -> None:
         with pytest.raises(AttributeError):
             record.key  # noqa: B018  # nothing left of the record it was made of
     assert all(gc.is_tracked(record) for record in made)
+
+
+_FRAMED_CASES: list[tuple[Any, bytes, bytes]] = [
+    ([b'{"s":1,"p":"a"}', b'{"s":1,"p":""}'], b'{"s":1,"p":', b"}"),
+    ((b"<ab>", b"<>"), b"<", b">"),  # a tuple; an empty middle
+    ([], b"<", b">"),
+    ([b"<ab>", None], b"<", b">"),  # a null message
+    ([b"<ab>", bytearray(b"<ab>")], b"<", b">"),  # not bytes itself
+    ([b"<ab>", b"[ab>"], b"<", b">"),  # another prefix
+    ([b"<ab>", b"<ab]"], b"<", b">"),  # another suffix
+    ([b"<>"], b"<>", b">"),  # prefix and suffix would overlap
+    ([b"ab"], b"abc", b""),  # shorter than the prefix
+]
+
+
+@needs_c
+@pytest.mark.parametrize(("items", "prefix", "suffix"), _FRAMED_CASES)
+def test_framed_slices_as_the_python_loop(items: Any, prefix: bytes, suffix: bytes) -> None:
+    from connectrt.converters.json.converter import _framed_py
+
+    expected = _framed_py(items, prefix, suffix)
+    got = SPEEDUPS.framed_slices(items, prefix, suffix)
+    assert got == expected
+    if got:
+        assert all(type(part) is bytes for part in got)
+        assert [prefix + part + suffix for part in got] == list(items)
+
+
+@needs_c
+def test_framed_slices_refuses_malformed_arguments() -> None:
+    with pytest.raises(TypeError):
+        SPEEDUPS.framed_slices({b"<a>"}, b"<", b">")
+    with pytest.raises(TypeError):
+        SPEEDUPS.framed_slices([b"<a>"], "<", b">")
+    with pytest.raises(TypeError):
+        SPEEDUPS.framed_slices([b"<a>"], b"<")

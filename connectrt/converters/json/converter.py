@@ -62,6 +62,7 @@ from connectrt.converters.json.schemaless import schemaless_to_json
 from connectrt.data import logical
 from connectrt.data.schema import Schema, Type
 from connectrt.errors import DataError
+from connectrt.speedups import SPEEDUPS
 
 __all__ = ["ENVELOPE_ERROR", "LARGE_MESSAGE", "EncodePlan", "JsonConverter"]
 
@@ -78,6 +79,38 @@ _JSONEncodeError = orjson.JSONEncodeError
 _suspect = schemaless_suspect
 _new_sav = tuple.__new__  # SchemaAndValue without NamedTuple's Python-level __new__
 _SCHEMALESS_HEAD: Final = b'{"schema":null,"payload":'
+
+
+def _framed_py(items: Sequence[Any], prefix: bytes, suffix: bytes) -> list[bytes] | None:
+    """What lies between ``prefix`` and ``suffix`` in each of ``items``, or None when one item
+    is not a bytes object framed so (the C extension's ``framed_slices`` does the same)."""
+    try:
+        if not (
+            all(map(bytes.startswith, items, repeat(prefix)))
+            and all(map(bytes.endswith, items, repeat(suffix)))
+        ):
+            return None
+    except TypeError:  # a null or a bytearray among them
+        return None
+    if any(len(item) < len(prefix) + len(suffix) for item in items):
+        return None
+    return list(map(itemgetter(slice(len(prefix), -len(suffix))), items))
+
+
+_framed = _framed_py if SPEEDUPS is None else SPEEDUPS.framed_slices
+
+
+def _exact(schema: Schema) -> type | None:
+    """The Python type whose parsed values ``schema``'s decoder returns unchanged (``str`` for
+    STRING, ``bool`` for BOOLEAN), so a batch of such values skips it; None otherwise."""
+    if logical.logical_name(schema) is not None:
+        return None
+    fast = DecoderCompiler.fast_paths.get(schema.type)
+    if fast is None or fast[1] is not None:  # none, or bounded (the integer types)
+        return None
+    return fast[0]
+
+
 _Messages = list[bytes | None]
 
 LARGE_MESSAGE: Final = 1024
@@ -134,7 +167,9 @@ class JsonConverter(DataAndHeaderConverter):
         self._from_json_cache = LRU(cache_size)
         self._last_ser: EncodePlan | None = None
         self._batches_declined = False  # see from_connect_values
-        self._last_de: tuple[bytes, Schema, Fn, int] | None = None
+        # The last envelope schema read: (the envelope's head up to its payload, the schema,
+        # its decoder, the head's length, the type its decoder returns unchanged or None).
+        self._last_de: tuple[bytes, Schema, Fn, int, type | None] | None = None
 
     # -- Connect -> bytes -------------------------------------------------------------------
 
@@ -305,14 +340,15 @@ class JsonConverter(DataAndHeaderConverter):
             return self._columns_slowly(topic, data)
         last = self._last_de
         if last is not None:
-            prefix, schema, decode, start = last
+            prefix, schema, decode, _start, exact = last
             try:
-                if all(map(bytes.startswith, items, repeat(prefix))) and all(
-                    map(bytes.endswith, items, repeat(b"}"))
-                ):
-                    payloads = map(_loads, map(itemgetter(slice(start, -1)), items))
-                    return ConnectColumns((schema,) * n, list(map(decode, payloads)))
-            except (_JSONDecodeError, TypeError, NeedExact):
+                payloads = _framed(items, prefix, b"}")
+                if payloads is not None:
+                    values = list(map(_loads, payloads))
+                    if exact is None or set(map(type, values)) != {exact}:
+                        values = list(map(decode, values))
+                    return ConnectColumns((schema,) * n, values)
+            except (_JSONDecodeError, NeedExact):
                 pass
         return self._columns_slowly(topic, data)
 
@@ -369,7 +405,7 @@ class JsonConverter(DataAndHeaderConverter):
         if not exact:
             prefix = b'{"schema":' + key + b',"payload":'
             if data.startswith(prefix):
-                self._last_de = (prefix, entry[0], entry[1], len(prefix))
+                self._last_de = (prefix, entry[0], entry[1], len(prefix), _exact(entry[0]))
         try:
             return SchemaAndValue(entry[0], entry[1](payload))
         except NeedExact:
