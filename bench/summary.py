@@ -7,7 +7,8 @@ and renders
 
 * the summary table of docs/benchmarks.md, between ``<!-- summary:start -->`` and
   ``<!-- summary:end -->``: bench, connectrt, baseline, ratio, the ratio on the embedded broker
-  (the second column), date, load average, commit;
+  (the second column), the broker, the allocator both sides ran with (mimalloc, as a worker
+  does, since 2026-11-30; glibc's malloc before), date, load average, commit;
 * docs/images/benchmarks.svg: throughput per path and per runtime, connectrt beside its
   baselines (Kafka Connect, Quix Streams, the raw client, the hand-rolled loop), drawn as plain
   SVG by this script (no plotting library).
@@ -214,6 +215,17 @@ def _load(rec: dict[str, Any]) -> str:
     return f"{start:.1f}" if start == end else f"{min(start, end):.1f}-{max(start, end):.1f}"
 
 
+def _malloc(rec: dict[str, Any]) -> str:
+    """The allocator a record's run used: the machine line names it since 2026-11-30
+    (``malloc libmimalloc.so``, ``malloc system``); before, every bench ran with glibc's."""
+    machine = str(rec.get("machine") or "")
+    _, found, rest = machine.partition("malloc ")
+    name = rest.split(",")[0].strip() if found else "system"
+    if name == "system":
+        return "glibc"
+    return name.removeprefix("lib").split(".so")[0]
+
+
 def main_record(by_broker: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The record of the table's main columns: Apache Kafka's, else the first there is."""
     return next(by_broker[b] for b in (*BROKERS, *by_broker) if b in by_broker)
@@ -224,8 +236,8 @@ def table(records: dict[str, dict[str, dict[str, Any]]]) -> str:
     order = [b for b in BENCHES if b in records] + sorted(set(records) - set(BENCHES))
     lines = [
         "| Path | connectrt | Baseline (same run) | Ratio | Ratio, embedded broker "
-        "| Broker | Date (UTC) | Load | Commit |",
-        "|---|--:|---|--:|--:|---|---|--:|---|",
+        "| Broker | malloc | Date (UTC) | Load | Commit |",
+        "|---|--:|---|--:|--:|---|---|---|--:|---|",
     ]
     for bench in order:
         by = records[bench]
@@ -251,7 +263,8 @@ def table(records: dict[str, dict[str, dict[str, Any]]]) -> str:
             f"| {i.what} (`{bench}`) | {_rate(rec.get('connectrt'))}{unit} "
             f"| {i.baseline}: {_rate(rec.get('baseline'))}{also} "
             f"| **{_ratio(rec.get('ratio'))}** | {second} "
-            f"| {rec.get('broker')} | {rec.get('date')} | {_load(rec)} | {rec.get('commit')} |"
+            f"| {rec.get('broker')} | {_malloc(rec)} | {rec.get('date')} | {_load(rec)} "
+            f"| {rec.get('commit')} |"
         )
     return "\n".join(lines)
 

@@ -36,6 +36,7 @@ PROBE = textwrap.dedent(
         "in_use": allocator_in_use(),
         "ld_preload": os.environ.get("LD_PRELOAD"),
         "markers": sorted(k for k in os.environ if k.startswith("CONNECTRT_MALLOC_")),
+        "eager": os.environ.get("MIMALLOC_ARENA_EAGER_COMMIT"),
         "argv": sys.argv[1:],
         "child_ld_preload": child,
         "pid": os.getpid(),
@@ -47,7 +48,8 @@ PROBE = textwrap.dedent(
 def _probe(tmp_path: Path, **env: str) -> dict[str, object]:
     script = tmp_path / "probe.py"
     script.write_text(PROBE)
-    environ = {k: v for k, v in os.environ.items() if k not in ("CONNECTRT_MALLOC", "LD_PRELOAD")}
+    given = ("CONNECTRT_MALLOC", "LD_PRELOAD", "MIMALLOC_ARENA_EAGER_COMMIT")
+    environ = {k: v for k, v in os.environ.items() if k not in given}
     proc = subprocess.run(
         [sys.executable, str(script), "one", "two words"],
         capture_output=True,
@@ -89,6 +91,11 @@ def test_a_process_runs_again_with_mimalloc_and_its_children_do_not(tmp_path: Pa
     assert out["argv"] == ["one", "two words"]  # the command line as given
     assert out["ld_preload"] is None and out["markers"] == []  # the environment as given
     assert out["child_ld_preload"] == ""  # a process it starts keeps its own allocator
+    assert out["eager"] == "0"  # mimalloc commits memory as it uses it (peak RSS 290 -> 169 MB)
+
+
+def test_a_mimalloc_setting_given_is_kept(tmp_path: Path):
+    assert _probe(tmp_path, MIMALLOC_ARENA_EAGER_COMMIT="1")["eager"] == "1"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="LD_PRELOAD is Linux's")
@@ -101,7 +108,7 @@ def test_an_existing_ld_preload_is_kept_and_restored(tmp_path: Path):
 
 def test_system_leaves_the_process_alone(tmp_path: Path):
     out = _probe(tmp_path, CONNECTRT_MALLOC="system")
-    assert out["in_use"] == "system" and out["library"] is None
+    assert out["in_use"] == "system" and out["library"] is None and out["eager"] is None
 
 
 def test_a_bad_setting_is_one_error_line_of_the_worker_commands(tmp_path: Path):

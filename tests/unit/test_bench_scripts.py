@@ -480,6 +480,7 @@ def test_summary_renders_added_rows_as_table_and_chart(summary: ModuleType, tmp_
     table = summary.table(records)
     (row,) = [r for r in table.splitlines() if "sink_json" in r]
     assert "| **1.25** | 0.90 (20" in row and "| kafka |" in row and "| 12.5 |" in row
+    assert "| kafka | glibc |" in row  # the allocator: no machine line names another
     picture = summary.render_svg(records)
     root = ET.fromstring(picture)
     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
