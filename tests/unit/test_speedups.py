@@ -534,6 +534,7 @@ _FRAMED_CASES: list[tuple[Any, bytes, bytes]] = [
     ([b"<ab>", b"<ab]"], b"<", b">"),  # another suffix
     ([b"<>"], b"<>", b">"),  # prefix and suffix would overlap
     ([b"ab"], b"abc", b""),  # shorter than the prefix
+    ([b"abcd", b"ab"], b"ab", b""),  # no suffix
 ]
 
 

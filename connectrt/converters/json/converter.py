@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import repeat
-from operator import is_, itemgetter
+from operator import is_
 from typing import Any, Final, NamedTuple, cast
 
 import orjson
@@ -92,9 +92,10 @@ def _framed_py(items: Sequence[Any], prefix: bytes, suffix: bytes) -> list[bytes
             return None
     except TypeError:  # a null or a bytearray among them
         return None
-    if any(len(item) < len(prefix) + len(suffix) for item in items):
+    head, tail = len(prefix), len(suffix)
+    if any(len(item) < head + tail for item in items):
         return None
-    return list(map(itemgetter(slice(len(prefix), -len(suffix))), items))
+    return [item[head : len(item) - tail] for item in items]
 
 
 _framed = _framed_py if SPEEDUPS is None else SPEEDUPS.framed_slices
