@@ -505,6 +505,45 @@ def await_one_record(bootstrap: str, topic: str) -> None:
         consumer.close()
 
 
+def run_noop_sink(
+    worker: Any,
+    name: str,
+    bench_id: str,
+    topic: str,
+    n: int,
+    warmup: int,
+    reads: str,
+    wait_s: float,
+) -> tuple[int, float]:
+    """Run ``bench.connectors.NoopSinkConnector`` as connector ``name`` on ``worker`` (one
+    task reading ``topic``; ``reads``: its ``read.values``, ``true`` for the values column,
+    ``records`` to iterate the ``SinkRecord`` s) until it received ``n`` records (at most
+    ``wait_s`` seconds). Returns (records timed, seconds): from the end of its ``warmup``
+    records to its last."""
+    from bench.connectors import PROGRESS, WARMED
+
+    worker.start_connector(
+        name,
+        {
+            "connector.class": "bench.connectors.NoopSinkConnector",
+            "tasks.max": "1",
+            "topics": topic,
+            "expected": str(n),
+            "bench.id": bench_id,
+            "read.values": reads,
+            "warmup.records": str(warmup),
+        },
+    )
+    task_id = f"{bench_id}-0"
+    wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
+    p = PROGRESS[task_id]
+    if not p.done.wait(wait_s):
+        raise TimeoutError(f"sink task got {p.count} of {n}")
+    assert p.last is not None
+    start_count, start = WARMED[task_id]
+    return p.count - start_count, p.last - start
+
+
 def run_preserialized_source(
     worker: Any,
     bootstrap: str,

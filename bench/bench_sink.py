@@ -38,7 +38,7 @@ from typing import Any
 import _common as c
 from confluent_kafka import Consumer, Producer
 
-from bench.connectors import PROGRESS, WARMED, payloads
+from bench.connectors import payloads
 
 TOPIC = c.topic("sink-in")
 
@@ -106,25 +106,9 @@ def connectrt_consume(
     props = c.worker_props(bootstrap, **{f"consumer.{k}": v for k, v in extra.items()})
     worker = c.make_worker(props)
     try:
-        worker.start_connector(
-            f"bench-sink-{rnd}",
-            {
-                "connector.class": "bench.connectors.NoopSinkConnector",
-                "tasks.max": "1",
-                "topics": TOPIC,
-                "expected": str(n),
-                "bench.id": bench_id,
-                "read.values": reads,
-                "warmup.records": str(warmup),
-            },
+        timed, secs = c.run_noop_sink(
+            worker, f"bench-sink-{rnd}", bench_id, TOPIC, n, warmup, reads, 300
         )
-        task_id = f"{bench_id}-0"
-        c.wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
-        p = PROGRESS[task_id]
-        if not p.done.wait(300):
-            raise TimeoutError(f"sink task got {p.count} of {n}")
-        assert p.last is not None
-        start_count, start = WARMED[task_id]
         runner = worker.runners(f"bench-sink-{rnd}")[0]
         if rnd.startswith("0-"):
             sized = ("queued.max.messages.kbytes", "fetch.max.bytes", "queued.min.messages")
@@ -133,7 +117,7 @@ def connectrt_consume(
                 + ", ".join(f"{k}={runner._consumer_config.get(k)}" for k in sized),
                 flush=True,
             )
-        return p.count - start_count, p.last - start, runner.metrics.snapshot()
+        return timed, secs, runner.metrics.snapshot()
     finally:
         worker.stop()
 

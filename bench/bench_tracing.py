@@ -51,7 +51,7 @@ from typing import Any, Protocol
 import _common as c
 from confluent_kafka import Producer
 
-from bench.connectors import PROGRESS, WARMED, payloads
+from bench.connectors import payloads
 from connectrt.testing.jaeger import JaegerServer
 
 TOPIC = c.topic("tracing-in")
@@ -164,26 +164,7 @@ def run_case(
 
 def _run_sink(worker: Any, n: int, warmup: int, rnd: str, bench_id: str) -> tuple[int, float]:
     """(records timed, seconds) of the no-op sink reading the pre-filled topic on ``worker``."""
-    worker.start_connector(
-        f"bench-trace-{rnd}",
-        {
-            "connector.class": "bench.connectors.NoopSinkConnector",
-            "tasks.max": "1",
-            "topics": TOPIC,
-            "expected": str(n),
-            "bench.id": bench_id,
-            "read.values": "true",
-            "warmup.records": str(warmup),
-        },
-    )
-    task_id = f"{bench_id}-0"
-    c.wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
-    p = PROGRESS[task_id]
-    if not p.done.wait(600):
-        raise TimeoutError(f"sink task got {p.count} of {n}")
-    assert p.last is not None
-    start_count, start = WARMED[task_id]
-    return p.count - start_count, p.last - start
+    return c.run_noop_sink(worker, f"bench-trace-{rnd}", bench_id, TOPIC, n, warmup, "true", 600)
 
 
 def _run_source(worker: Any, bootstrap: str, n: int, rnd: str, bench_id: str) -> tuple[int, float]:
