@@ -53,6 +53,9 @@
  * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
  * trace_records(...) is the loop before them (connectrt/runtime/tracing/tracer.py, sink_batch):
  * a sink batch's chosen records, their traceparent headers read, made into trace records.
+ * otlp_consumed(...) is both in one pass (RequestEncoder._consumed): a consumed batch's trace
+ * record straight to its spans, its traced records never made into Python tuples, their ids
+ * drawn from the encoder's pool.
  *
  * Optional: connectrt uses the pure-Python loops when this module is not built.
  * Threads: no state changes outside the GIL (the module's statics included: the classes it
@@ -1994,187 +1997,207 @@ buf_finish(OutBuf *buf)
     return out;
 }
 
-/* The spans of a sink batch's traced records ``seq`` (a tuple of ``(trace_id, span_id,
-   parent, topic, partition, offset, own_start, ...)``): per record its ``process <topic>``
-   span (from its own start to max(end, own start)) in ``spans``, one child span per piece of
-   ``stages`` (bytes: a stage's name, kind and times fields), its shared part stored in
-   ``shared_of`` by its span id (for its offset commit span) and, with a parent, the batch
-   span's link to it in ``links``. ``where_of`` holds a partition's attributes by (topic,
-   partition); ``where_new(topic, partition)`` makes (and keeps) one missing. The order and
-   bytes of RequestEncoder._sink_records. 0, or -1 with an exception. */
+/* One traced record of a sink batch, read from its Python form (a sink trace record's tuple,
+   or a consumed batch's chosen record with its ids drawn): what its spans are written from. */
+typedef struct {
+    unsigned char trace[16];
+    unsigned char span[8];
+    unsigned char parent[8];
+    int has_parent;
+    PyObject *topic;     /* borrowed */
+    PyObject *partition; /* borrowed */
+    PyObject *span_key;  /* borrowed: its span id as an int (the key of shared_of), or NULL */
+    unsigned long long offset;
+    unsigned long long own_start;
+} TracedRecord;
+
+/* The spans of one traced record ``r`` of a sink batch: its ``process <topic>`` span (from its
+   own start to max(end, own start)) in ``spans``, one child span per piece of ``stages`` (a
+   tuple of bytes: a stage's name, kind and times fields), its shared part stored in
+   ``shared_of`` by its span id when ``r->span_key`` is set, else appended to ``shared_list``
+   (for its offset commit span), and, with a parent, the batch span's link to it in ``links``.
+   ``where_of`` holds a partition's attributes by (topic, partition); ``where_new(topic,
+   partition)`` makes (and keeps) one missing. The order and bytes of
+   RequestEncoder._sink_records. ``shared_buf``/``shared_cap``: scratch room, kept by the
+   caller. 0, or -1 with an exception. */
 static int
-sink_records(PyObject *seq, PyObject *stages, PyObject *base, PyObject *process,
-             unsigned long long end, PyObject *shared_of, PyObject *where_of,
-             PyObject *where_new, PyObject **pool, Py_ssize_t *at, PyObject *new_pool,
-             OutBuf *spans, OutBuf *links)
+sink_record_spans(const TracedRecord *r, PyObject *stages, PyObject *base, PyObject *process,
+                  unsigned long long end, PyObject *shared_of, PyObject *shared_list,
+                  PyObject *where_of, PyObject *where_new, PyObject **pool, Py_ssize_t *at,
+                  PyObject *new_pool, OutBuf *spans, OutBuf *links, char **shared_buf,
+                  Py_ssize_t *shared_cap)
 {
     Py_ssize_t nstages = PyTuple_GET_SIZE(stages);
     Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
-    char *shared_buf = NULL;
-    Py_ssize_t shared_cap = 0;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
-        PyObject *r = PyTuple_GET_ITEM(seq, i);
-        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 7) {
-            PyErr_SetString(PyExc_TypeError, "a sink trace record is not a tuple of 7 items");
-            goto error;
+    unsigned char trace[18], number[10];
+    trace[0] = 0x0a;
+    trace[1] = 0x10;
+    memcpy(trace + 2, r->trace, 16);
+    if (!PyUnicode_Check(r->topic)) {
+        PyErr_SetString(PyExc_TypeError, "a sink trace record's topic is not a str");
+        return -1;
+    }
+    Py_ssize_t topic_size;
+    const char *topic_utf8 = PyUnicode_AsUTF8AndSize(r->topic, &topic_size);
+    if (topic_utf8 == NULL) {
+        return -1;
+    }
+    /* the partition's attributes (a new reference: where_new may replace the cache's) */
+    PyObject *key = PyTuple_Pack(2, r->topic, r->partition);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *where = PyDict_GetItemWithError(where_of, key);
+    Py_XINCREF(where);
+    Py_DECREF(key);
+    if (where == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
         }
-        PyObject *topic = PyTuple_GET_ITEM(r, 3), *parent = PyTuple_GET_ITEM(r, 2);
-        unsigned char trace[18], span_id[8], parent_id[8], number[10];
-        unsigned long long id, offset, own_start;
-        trace[0] = 0x0a;
-        trace[1] = 0x10;
-        if (put_trace_id(trace + 2, PyTuple_GET_ITEM(r, 0)) < 0 ||
-            as_u64(PyTuple_GET_ITEM(r, 1), &id) < 0 ||
-            offset_bits(PyTuple_GET_ITEM(r, 5), &offset) < 0 ||
-            as_u64(PyTuple_GET_ITEM(r, 6), &own_start) < 0) {
-            goto error;
-        }
-        put_be64(span_id, id);
-        int has_parent = PyObject_IsTrue(parent);
-        if (has_parent < 0) {
-            goto error;
-        }
-        if (has_parent) {
-            unsigned long long pid;
-            if (as_u64(parent, &pid) < 0) {
-                goto error;
-            }
-            put_be64(parent_id, pid);
-        }
-        if (!PyUnicode_Check(topic)) {
-            PyErr_SetString(PyExc_TypeError, "a sink trace record's topic is not a str");
-            goto error;
-        }
-        Py_ssize_t topic_size;
-        const char *topic_utf8 = PyUnicode_AsUTF8AndSize(topic, &topic_size);
-        if (topic_utf8 == NULL) {
-            goto error;
-        }
-        /* the partition's attributes (a new reference: where_new may replace the cache's) */
-        PyObject *key = PyTuple_Pack(2, topic, PyTuple_GET_ITEM(r, 4));
-        if (key == NULL) {
-            goto error;
-        }
-        PyObject *where = PyDict_GetItemWithError(where_of, key);
-        Py_XINCREF(where);
-        Py_DECREF(key);
+        where = PyObject_CallFunctionObjArgs(where_new, r->topic, r->partition, NULL);
         if (where == NULL) {
-            if (PyErr_Occurred()) {
-                goto error;
-            }
-            where = PyObject_CallFunctionObjArgs(where_new, topic, PyTuple_GET_ITEM(r, 4), NULL);
-            if (where == NULL) {
-                goto error;
-            }
-        }
-        if (!PyBytes_Check(where)) {
-            Py_DECREF(where);
-            PyErr_SetString(PyExc_TypeError, "a partition's attributes are not bytes");
-            goto error;
-        }
-        Py_ssize_t where_size = PyBytes_GET_SIZE(where);
-        Py_ssize_t number_size = put_varint(number, offset);
-        unsigned char offset_attr[OFFSET_ATTR_MAX];
-        Py_ssize_t offset_size = put_offset_attribute(offset_attr, 0x4a, number, number_size);
-        Py_ssize_t attributes_size = base_size + where_size + offset_size;
-
-        /* the process span: trace, span id, [parent id], attributes, process, flags, middle
-           (name "process <topic>", kind, start, end) */
-        Py_ssize_t name_size = 8 + topic_size;
-        unsigned char name_len[10];
-        Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
-        Py_ssize_t middle_size = 1 + name_len_size + name_size + 2 + 9 + 9;
-        Py_ssize_t tail_size = (has_parent ? 10 : 0) + attributes_size + process_size + 6;
-        Py_ssize_t body_size = 28 + tail_size + middle_size;
-        Py_ssize_t shared_size = 18 + 10 + attributes_size + 6;
-        if (buf_reserve(spans, 11 + body_size) < 0) {
-            Py_DECREF(where);
-            goto error;
-        }
-        unsigned char head[11];
-        head[0] = 0x12;
-        buf_put(spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
-        buf_put(spans, trace, 18);
-        buf_put(spans, "\x12\x08", 2);
-        buf_put(spans, span_id, 8);
-        if (has_parent) {
-            buf_put(spans, "\x22\x08", 2);
-            buf_put(spans, parent_id, 8);
-        }
-        buf_put(spans, PyBytes_AS_STRING(base), base_size);
-        buf_put(spans, PyBytes_AS_STRING(where), where_size);
-        buf_put(spans, offset_attr, offset_size);
-        buf_put(spans, PyBytes_AS_STRING(process), process_size);
-        buf_put(spans, has_parent ? FLAGS_REMOTE : FLAGS_LOCAL, 6);
-        buf_byte(spans, 0x2a);
-        buf_put(spans, name_len, name_len_size);
-        buf_put(spans, "process ", 8);
-        buf_put(spans, topic_utf8, topic_size);
-        unsigned char times[20];
-        times[0] = 0x30;
-        times[1] = CONSUMER_KIND;
-        times[2] = 0x39;
-        put_le64(times + 3, own_start);
-        times[11] = 0x41;
-        put_le64(times + 12, end > own_start ? end : own_start);
-        buf_put(spans, times, 20);
-
-        /* the shared part: trace, the record's span id as the parent, attributes, flags */
-        if (shared_cap < shared_size) {
-            char *grown = PyMem_Realloc(shared_buf, (size_t)shared_size);
-            if (grown == NULL) {
-                Py_DECREF(where);
-                PyErr_NoMemory();
-                goto error;
-            }
-            shared_buf = grown;
-            shared_cap = shared_size;
-        }
-        char *s = shared_buf;
-        memcpy(s, trace, 18);
-        memcpy(s + 18, "\x22\x08", 2);
-        memcpy(s + 20, span_id, 8);
-        memcpy(s + 28, PyBytes_AS_STRING(base), (size_t)base_size);
-        memcpy(s + 28 + base_size, PyBytes_AS_STRING(where), (size_t)where_size);
-        memcpy(s + 28 + base_size + where_size, offset_attr, (size_t)offset_size);
-        memcpy(s + 28 + attributes_size, FLAGS_LOCAL, 6);
-        Py_DECREF(where);
-        PyObject *shared = PyBytes_FromStringAndSize(s, shared_size);
-        if (shared == NULL) {
-            goto error;
-        }
-        int stored = PyDict_SetItem(shared_of, PyTuple_GET_ITEM(r, 1), shared);
-        Py_DECREF(shared);
-        if (stored < 0) {
-            goto error;
-        }
-        if (nstages) {
-            const unsigned char *ids = take_ids(pool, at, nstages, new_pool);
-            if (ids == NULL || put_children(spans, s, shared_size, &PyTuple_GET_ITEM(stages, 0),
-                                            nstages, ids) < 0) {
-                goto error;
-            }
-        }
-        if (has_parent) { /* the batch span's link: trace, parent's span id, offset, flags */
-            Py_ssize_t link_size = 18 + 10 + offset_size + 5;
-            if (buf_reserve(links, 2 + link_size) < 0) {
-                goto error;
-            }
-            buf_byte(links, 0x6a);
-            buf_byte(links, (unsigned char)link_size); /* under 128 */
-            buf_put(links, trace, 18);
-            buf_put(links, "\x12\x08", 2);
-            buf_put(links, parent_id, 8);
-            put_offset_attribute(offset_attr, 0x22, number, number_size);
-            buf_put(links, offset_attr, offset_size);
-            buf_put(links, LINK_FLAGS_REMOTE, 5);
+            return -1;
         }
     }
-    PyMem_Free(shared_buf);
+    if (!PyBytes_Check(where)) {
+        Py_DECREF(where);
+        PyErr_SetString(PyExc_TypeError, "a partition's attributes are not bytes");
+        return -1;
+    }
+    Py_ssize_t where_size = PyBytes_GET_SIZE(where);
+    Py_ssize_t number_size = put_varint(number, r->offset);
+    unsigned char offset_attr[OFFSET_ATTR_MAX];
+    Py_ssize_t offset_size = put_offset_attribute(offset_attr, 0x4a, number, number_size);
+    Py_ssize_t attributes_size = base_size + where_size + offset_size;
+
+    /* the process span: trace, span id, [parent id], attributes, process, flags, middle
+       (name "process <topic>", kind, start, end) */
+    Py_ssize_t name_size = 8 + topic_size;
+    unsigned char name_len[10];
+    Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+    Py_ssize_t middle_size = 1 + name_len_size + name_size + 2 + 9 + 9;
+    Py_ssize_t tail_size = (r->has_parent ? 10 : 0) + attributes_size + process_size + 6;
+    Py_ssize_t body_size = 28 + tail_size + middle_size;
+    Py_ssize_t shared_size = 18 + 10 + attributes_size + 6;
+    if (buf_reserve(spans, 11 + body_size) < 0) {
+        Py_DECREF(where);
+        return -1;
+    }
+    unsigned char head[11];
+    head[0] = 0x12;
+    buf_put(spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
+    buf_put(spans, trace, 18);
+    buf_put(spans, "\x12\x08", 2);
+    buf_put(spans, r->span, 8);
+    if (r->has_parent) {
+        buf_put(spans, "\x22\x08", 2);
+        buf_put(spans, r->parent, 8);
+    }
+    buf_put(spans, PyBytes_AS_STRING(base), base_size);
+    buf_put(spans, PyBytes_AS_STRING(where), where_size);
+    buf_put(spans, offset_attr, offset_size);
+    buf_put(spans, PyBytes_AS_STRING(process), process_size);
+    buf_put(spans, r->has_parent ? FLAGS_REMOTE : FLAGS_LOCAL, 6);
+    buf_byte(spans, 0x2a);
+    buf_put(spans, name_len, name_len_size);
+    buf_put(spans, "process ", 8);
+    buf_put(spans, topic_utf8, topic_size);
+    unsigned char times[20];
+    times[0] = 0x30;
+    times[1] = CONSUMER_KIND;
+    times[2] = 0x39;
+    put_le64(times + 3, r->own_start);
+    times[11] = 0x41;
+    put_le64(times + 12, end > r->own_start ? end : r->own_start);
+    buf_put(spans, times, 20);
+
+    /* the shared part: trace, the record's span id as the parent, attributes, flags */
+    if (*shared_cap < shared_size) {
+        char *grown = PyMem_Realloc(*shared_buf, (size_t)shared_size);
+        if (grown == NULL) {
+            Py_DECREF(where);
+            PyErr_NoMemory();
+            return -1;
+        }
+        *shared_buf = grown;
+        *shared_cap = shared_size;
+    }
+    char *s = *shared_buf;
+    memcpy(s, trace, 18);
+    memcpy(s + 18, "\x22\x08", 2);
+    memcpy(s + 20, r->span, 8);
+    memcpy(s + 28, PyBytes_AS_STRING(base), (size_t)base_size);
+    memcpy(s + 28 + base_size, PyBytes_AS_STRING(where), (size_t)where_size);
+    memcpy(s + 28 + base_size + where_size, offset_attr, (size_t)offset_size);
+    memcpy(s + 28 + attributes_size, FLAGS_LOCAL, 6);
+    Py_DECREF(where);
+    PyObject *shared = PyBytes_FromStringAndSize(s, shared_size);
+    if (shared == NULL) {
+        return -1;
+    }
+    int stored = r->span_key != NULL ? PyDict_SetItem(shared_of, r->span_key, shared)
+                                     : PyList_Append(shared_list, shared);
+    Py_DECREF(shared);
+    if (stored < 0) {
+        return -1;
+    }
+    if (nstages) {
+        const unsigned char *ids = take_ids(pool, at, nstages, new_pool);
+        if (ids == NULL ||
+            put_children(spans, s, shared_size, &PyTuple_GET_ITEM(stages, 0), nstages, ids) < 0) {
+            return -1;
+        }
+    }
+    if (r->has_parent) { /* the batch span's link: trace, parent's span id, offset, flags */
+        Py_ssize_t link_size = 18 + 10 + offset_size + 5;
+        if (buf_reserve(links, 2 + link_size) < 0) {
+            return -1;
+        }
+        buf_byte(links, 0x6a);
+        buf_byte(links, (unsigned char)link_size); /* under 128 */
+        buf_put(links, trace, 18);
+        buf_put(links, "\x12\x08", 2);
+        buf_put(links, r->parent, 8);
+        put_offset_attribute(offset_attr, 0x22, number, number_size);
+        buf_put(links, offset_attr, offset_size);
+        buf_put(links, LINK_FLAGS_REMOTE, 5);
+    }
     return 0;
-error:
-    PyMem_Free(shared_buf);
-    return -1;
+}
+
+/* A sink trace record's ``(trace_id, span_id, parent, topic, partition, offset, own_start,
+   ...)`` tuple read into ``r`` (ints checked as int.to_bytes would); 0, or -1 with an
+   exception. */
+static int
+traced_record_of(PyObject *t, TracedRecord *r)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 7) {
+        PyErr_SetString(PyExc_TypeError, "a sink trace record is not a tuple of 7 items");
+        return -1;
+    }
+    unsigned long long id;
+    PyObject *parent = PyTuple_GET_ITEM(t, 2);
+    if (put_trace_id(r->trace, PyTuple_GET_ITEM(t, 0)) < 0 ||
+        as_u64(PyTuple_GET_ITEM(t, 1), &id) < 0 || offset_bits(PyTuple_GET_ITEM(t, 5), &r->offset) < 0 ||
+        as_u64(PyTuple_GET_ITEM(t, 6), &r->own_start) < 0) {
+        return -1;
+    }
+    put_be64(r->span, id);
+    r->has_parent = PyObject_IsTrue(parent);
+    if (r->has_parent < 0) {
+        return -1;
+    }
+    if (r->has_parent) {
+        unsigned long long pid;
+        if (as_u64(parent, &pid) < 0) {
+            return -1;
+        }
+        put_be64(r->parent, pid);
+    }
+    r->topic = PyTuple_GET_ITEM(t, 3);
+    r->partition = PyTuple_GET_ITEM(t, 4);
+    r->span_key = PyTuple_GET_ITEM(t, 1);
+    return 0;
 }
 
 /* A string attribute's or a span name's text (UTF-8, kept by the str); NULL with TypeError
@@ -2191,12 +2214,11 @@ utf8_of(PyObject *text, Py_ssize_t *size, const char *what)
 
 /* A span's name, kind and times fields (5 to 8): otlp_encoding's _middle. */
 static PyObject *
-stage_piece(PyObject *name, int kind, PyObject *start, PyObject *end)
+stage_piece_of(PyObject *name, int kind, unsigned long long t0, unsigned long long t1)
 {
     Py_ssize_t size;
     const char *text = utf8_of(name, &size, "a stage's name");
-    unsigned long long t0, t1;
-    if (text == NULL || as_u64(start, &t0) < 0 || as_u64(end, &t1) < 0) {
+    if (text == NULL) {
         return NULL;
     }
     unsigned char len[10];
@@ -2217,6 +2239,17 @@ stage_piece(PyObject *name, int kind, PyObject *start, PyObject *end)
     out[11] = 0x41;
     put_le64(out + 12, t1);
     return piece;
+}
+
+/* stage_piece_of with the times as Python ints (checked). */
+static PyObject *
+stage_piece(PyObject *name, int kind, PyObject *start, PyObject *end)
+{
+    unsigned long long t0, t1;
+    if (as_u64(start, &t0) < 0 || as_u64(end, &t1) < 0) {
+        return NULL;
+    }
+    return stage_piece_of(name, kind, t0, t1);
 }
 
 /* An int attribute (a span's field 9: KeyValue{key, value: AnyValue{int_value}}, the value's
@@ -2261,6 +2294,113 @@ put_int_attribute(OutBuf *buf, const char *key, PyObject *value)
 
 #define INTERNAL_KIND 1
 
+/* The head of a sink batch's spans, then its records' (``spans``, from sink_record_spans): the
+   batch span (trace ``trace``, id ``batch_span``, name "process <topic> batch", from ``start``
+   to ``end``; its attributes ``base``, ``process``, ``topic_attribute`` (the encoded
+   messaging.destination.name), its ``size`` and ``ntraced`` traced records; its ``links``), and
+   its consume span (the stage piece ``consume``, a child of the batch span; its span id from
+   the pool, after the records'). A new bytes object, or NULL with an exception. */
+static PyObject *
+sink_batch_spans(const unsigned char *batch_trace, const unsigned char *batch_span,
+                 unsigned long long start, unsigned long long end, PyObject *topic,
+                 PyObject *size, Py_ssize_t ntraced, PyObject *base, PyObject *topic_attribute,
+                 PyObject *process, PyObject *consume, const OutBuf *links, const OutBuf *spans,
+                 PyObject **pool, Py_ssize_t *at, PyObject *new_pool)
+{
+    unsigned char trace[18];
+    trace[0] = 0x0a;
+    trace[1] = 0x10;
+    memcpy(trace + 2, batch_trace, 16);
+    Py_ssize_t topic_size;
+    const char *topic_utf8 = utf8_of(topic, &topic_size, "a sink record's topic");
+    if (topic_utf8 == NULL) {
+        return NULL;
+    }
+    Py_ssize_t name_size = 8 + topic_size + 6;
+    unsigned char name_len[10];
+    Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+    PyObject *traced = PyLong_FromSsize_t(ntraced);
+    if (traced == NULL) {
+        return NULL;
+    }
+    OutBuf counts = {NULL, 0, 0}; /* the batch's size and traced records attributes */
+    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size);
+    if (counted == 0) {
+        counted = put_int_attribute(&counts, "connectrt.traced_records", traced);
+    }
+    Py_DECREF(traced);
+    Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
+    Py_ssize_t topic_attr_size = PyBytes_GET_SIZE(topic_attribute);
+    Py_ssize_t middle_size = 1 + name_len_size + name_size + 20;
+    Py_ssize_t body_size = 28 + middle_size + base_size + process_size + topic_attr_size +
+                           counts.len + links->len + 6;
+    Py_ssize_t receive_size = 28 + base_size + topic_attr_size + 6;
+    Py_ssize_t consume_size = PyBytes_GET_SIZE(consume);
+    OutBuf head = {NULL, 0, 0};
+    if (counted < 0 || buf_reserve(&head, 11 + body_size + 11 + receive_size + consume_size + 10) <
+                           0) {
+        PyMem_Free(counts.data);
+        PyMem_Free(head.data);
+        return NULL;
+    }
+    unsigned char varint_buf[10];
+    buf_byte(&head, 0x12);
+    buf_put(&head, varint_buf, put_varint(varint_buf, (unsigned long long)body_size));
+    buf_put(&head, trace, 18);
+    buf_put(&head, "\x12\x08", 2);
+    buf_put(&head, batch_span, 8);
+    buf_byte(&head, 0x2a);
+    buf_put(&head, name_len, name_len_size);
+    buf_put(&head, "process ", 8);
+    buf_put(&head, topic_utf8, topic_size);
+    buf_put(&head, " batch", 6);
+    unsigned char times[20];
+    times[0] = 0x30;
+    times[1] = CONSUMER_KIND;
+    times[2] = 0x39;
+    put_le64(times + 3, start);
+    times[11] = 0x41;
+    put_le64(times + 12, end);
+    buf_put(&head, times, 20);
+    buf_put(&head, PyBytes_AS_STRING(base), base_size);
+    buf_put(&head, PyBytes_AS_STRING(process), process_size);
+    buf_put(&head, PyBytes_AS_STRING(topic_attribute), topic_attr_size);
+    buf_put(&head, counts.data, counts.len);
+    PyMem_Free(counts.data);
+    if (links->len) {
+        buf_put(&head, links->data, links->len);
+    }
+    buf_put(&head, FLAGS_LOCAL, 6);
+
+    /* the consume span: a child of the batch span (its shared part: trace, the batch span's
+       id as its parent, base, topic attribute, flags) */
+    char *receive = PyMem_Malloc((size_t)receive_size);
+    if (receive == NULL) {
+        PyMem_Free(head.data);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(receive, trace, 18);
+    memcpy(receive + 18, "\x22\x08", 2);
+    memcpy(receive + 20, batch_span, 8);
+    memcpy(receive + 28, PyBytes_AS_STRING(base), (size_t)base_size);
+    memcpy(receive + 28 + base_size, PyBytes_AS_STRING(topic_attribute),
+           (size_t)topic_attr_size);
+    memcpy(receive + 28 + base_size + topic_attr_size, FLAGS_LOCAL, 6);
+    const unsigned char *ids = take_ids(pool, at, 1, new_pool);
+    int put = ids == NULL ? -1 : put_children(&head, receive, receive_size, &consume, 1, ids);
+    PyMem_Free(receive);
+    PyObject *out = put < 0 ? NULL : PyBytes_FromStringAndSize(NULL, head.len + spans->len);
+    if (out != NULL) { /* the head, then the records' spans: one copy of them */
+        memcpy(PyBytes_AS_STRING(out), head.data, (size_t)head.len);
+        if (spans->len) {
+            memcpy(PyBytes_AS_STRING(out) + head.len, spans->data, (size_t)spans->len);
+        }
+    }
+    PyMem_Free(head.data);
+    return out;
+}
+
 /* otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, where_new,
    pool, at, new_pool) -> (spans, pool, at): RequestEncoder._sink, a ``sink`` trace record
    ``("sink", base_attributes, topic, size, timeline, (batch trace id, batch span id),
@@ -2268,8 +2408,9 @@ put_int_attribute(OutBuf *buf, const char *key, PyObject *value)
    batch span (its attributes ``base``, ``process``, ``topic_attribute`` (the encoded
    messaging.destination.name), its size and how many records are traced, and its links to the
    records' parents), its consume span (the timeline's first stage), then per traced record its
-   span and one child span per later stage (see sink_records). The span ids come from ``pool``
-   at ``at`` (records first, then the consume span's), as in Python. */
+   span and one child span per later stage (see sink_record_spans; the shared parts stored in
+   ``shared_of``). The span ids come from ``pool`` at ``at`` (records first, then the consume
+   span's), as in Python. */
 static PyObject *
 otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2310,8 +2451,10 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *stages_in = PySequence_Tuple(timeline);
     PyObject *seq = PySequence_Tuple(PyTuple_GET_ITEM(record, 6));
     PyObject *pool = Py_NewRef(args[7]);
-    PyObject *stages = NULL, *consume = NULL, *result = NULL;
-    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0}, head = {NULL, 0, 0};
+    PyObject *stages = NULL, *consume = NULL, *result = NULL, *out = NULL;
+    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0};
+    char *shared_buf = NULL;
+    Py_ssize_t shared_cap = 0;
     if (stages_in == NULL || seq == NULL) {
         goto done;
     }
@@ -2346,108 +2489,34 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         PyTuple_SET_ITEM(stages, i - 1, piece);
     }
-    if (sink_records(seq, stages, base, process, end, shared_of, where_of, where_new, &pool,
-                     &at, new_pool, &spans, &links) < 0) {
-        goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        TracedRecord r;
+        if (traced_record_of(PyTuple_GET_ITEM(seq, i), &r) < 0 ||
+            sink_record_spans(&r, stages, base, process, end, shared_of, NULL, where_of,
+                              where_new, &pool, &at, new_pool, &spans, &links, &shared_buf,
+                              &shared_cap) < 0) {
+            goto done;
+        }
     }
-
-    /* the batch span: trace, span id, name "process <topic> batch", kind, times, attributes,
-       links, flags */
-    unsigned char trace[18], batch_span[8];
+    unsigned char batch_trace[16], batch_span[8];
     unsigned long long span_id;
-    trace[0] = 0x0a;
-    trace[1] = 0x10;
-    if (put_trace_id(trace + 2, PyTuple_GET_ITEM(batch_ids, 0)) < 0 ||
+    if (put_trace_id(batch_trace, PyTuple_GET_ITEM(batch_ids, 0)) < 0 ||
         as_u64(PyTuple_GET_ITEM(batch_ids, 1), &span_id) < 0) {
         goto done;
     }
     put_be64(batch_span, span_id);
-    Py_ssize_t topic_size;
-    const char *topic_utf8 = utf8_of(topic, &topic_size, "a sink record's topic");
-    if (topic_utf8 == NULL) {
+    if (!PyUnicode_Check(topic)) {
+        PyErr_SetString(PyExc_TypeError, "a sink record's topic is not a str");
         goto done;
     }
-    Py_ssize_t name_size = 8 + topic_size + 6;
-    unsigned char name_len[10];
-    Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
-    PyObject *traced = PyLong_FromSsize_t(PyTuple_GET_SIZE(seq));
-    if (traced == NULL) {
-        goto done;
-    }
-    OutBuf counts = {NULL, 0, 0}; /* the batch's size and traced records attributes */
-    int counted = put_int_attribute(&counts, "messaging.batch.message_count", size);
-    if (counted == 0) {
-        counted = put_int_attribute(&counts, "connectrt.traced_records", traced);
-    }
-    Py_DECREF(traced);
-    Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
-    Py_ssize_t topic_attr_size = PyBytes_GET_SIZE(topic_attribute);
-    Py_ssize_t middle_size = 1 + name_len_size + name_size + 20;
-    Py_ssize_t body_size = 28 + middle_size + base_size + process_size + topic_attr_size +
-                           counts.len + links.len + 6;
-    if (counted < 0 || buf_reserve(&head, 11 + body_size) < 0) {
-        PyMem_Free(counts.data);
-        goto done;
-    }
-    unsigned char varint_buf[10];
-    buf_byte(&head, 0x12);
-    buf_put(&head, varint_buf, put_varint(varint_buf, (unsigned long long)body_size));
-    buf_put(&head, trace, 18);
-    buf_put(&head, "\x12\x08", 2);
-    buf_put(&head, batch_span, 8);
-    buf_byte(&head, 0x2a);
-    buf_put(&head, name_len, name_len_size);
-    buf_put(&head, "process ", 8);
-    buf_put(&head, topic_utf8, topic_size);
-    buf_put(&head, " batch", 6);
-    unsigned char times[20];
-    times[0] = 0x30;
-    times[1] = CONSUMER_KIND;
-    times[2] = 0x39;
-    put_le64(times + 3, start);
-    times[11] = 0x41;
-    put_le64(times + 12, end);
-    buf_put(&head, times, 20);
-    buf_put(&head, PyBytes_AS_STRING(base), base_size);
-    buf_put(&head, PyBytes_AS_STRING(process), process_size);
-    buf_put(&head, PyBytes_AS_STRING(topic_attribute), topic_attr_size);
-    buf_put(&head, counts.data, counts.len);
-    PyMem_Free(counts.data);
-    if (links.len) {
-        buf_put(&head, links.data, links.len);
-    }
-    buf_put(&head, FLAGS_LOCAL, 6);
-
-    /* the consume span: a child of the batch span (its shared part: trace, the batch span's
-       id as its parent, base, topic attribute, flags), its span id after the records' */
     consume = stage_piece(PyTuple_GET_ITEM(first, 0), INTERNAL_KIND, PyTuple_GET_ITEM(first, 1),
                           PyTuple_GET_ITEM(first, 2));
     if (consume == NULL) {
         goto done;
     }
-    Py_ssize_t receive_size = 28 + base_size + topic_attr_size + 6;
-    char *receive = PyMem_Malloc((size_t)receive_size);
-    if (receive == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    memcpy(receive, trace, 18);
-    memcpy(receive + 18, "\x22\x08", 2);
-    memcpy(receive + 20, batch_span, 8);
-    memcpy(receive + 28, PyBytes_AS_STRING(base), (size_t)base_size);
-    memcpy(receive + 28 + base_size, PyBytes_AS_STRING(topic_attribute),
-           (size_t)topic_attr_size);
-    memcpy(receive + 28 + base_size + topic_attr_size, FLAGS_LOCAL, 6);
-    const unsigned char *ids = take_ids(&pool, &at, 1, new_pool);
-    int put = ids == NULL ? -1 : put_children(&head, receive, receive_size, &consume, 1, ids);
-    PyMem_Free(receive);
-    if (put < 0 || buf_reserve(&head, spans.len) < 0) {
-        goto done;
-    }
-    if (spans.len) {
-        buf_put(&head, spans.data, spans.len);
-    }
-    PyObject *out = buf_finish(&head);
+    out = sink_batch_spans(batch_trace, batch_span, start, end, topic, size,
+                           PyTuple_GET_SIZE(seq), base, topic_attribute, process, consume, &links,
+                           &spans, &pool, &at, new_pool);
     if (out != NULL) {
         result = Py_BuildValue("(NOn)", out, pool, at);
     }
@@ -2458,16 +2527,17 @@ done:
     Py_XDECREF(consume);
     PyMem_Free(spans.data);
     PyMem_Free(links.data);
-    PyMem_Free(head.data);
+    PyMem_Free(shared_buf);
     Py_DECREF(pool);
     return result;
 }
 
 /* otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) ->
    (spans, pool, at): RequestEncoder._commit's loop, one ``offset commit`` child span (stage
-   piece ``middle``) per committed record: a sink record's (more than 4 items) shared part
-   taken out of ``shared_of`` by its span id, else ``shared_new(record)`` (a source record's,
-   or one let go of). */
+   piece ``middle``) per committed record: a bytes item is the record's shared part itself
+   (otlp_consumed keeps them so), a sink record's (more than 4 items) is taken out of
+   ``shared_of`` by its span id, else ``shared_new(record)`` makes it (a source record's, or one
+   let go of). */
 static PyObject *
 otlp_commit_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2501,12 +2571,15 @@ otlp_commit_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     OutBuf spans = {NULL, 0, 0};
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
         PyObject *r = PyTuple_GET_ITEM(seq, i);
-        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 2) {
+        PyObject *shared = NULL;
+        if (PyBytes_CheckExact(r)) { /* a shared part itself (otlp_consumed's) */
+            shared = Py_NewRef(r);
+        }
+        else if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 2) {
             PyErr_SetString(PyExc_TypeError, "a committed trace record is not a tuple");
             goto error;
         }
-        PyObject *shared = NULL;
-        if (PyTuple_GET_SIZE(r) > 4) {
+        else if (PyTuple_GET_SIZE(r) > 4) {
             PyObject *span_id = PyTuple_GET_ITEM(r, 1);
             shared = PyDict_GetItemWithError(shared_of, span_id);
             if (shared != NULL) {
@@ -2558,34 +2631,31 @@ error:
 
 /* ---- a sink batch's chosen records, made into trace records ------------------------------- */
 
-/* The value of one hex digit, or -1. */
-static inline int
-hex_value(unsigned char c)
+/* The value of each byte as a hex digit, or -1 (filled by PyInit__speedups). */
+static signed char hex_values[256];
+
+static void
+fill_hex_values(void)
 {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
+    for (int c = 0; c < 256; c++) {
+        hex_values[c] = (signed char)(c >= '0' && c <= '9'   ? c - '0'
+                                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                             : -1);
     }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
 }
 
 /* ``n`` bytes from the ``2n`` hex digits at ``hex``; -1 when one is not a hex digit. */
 static int
 unhex(unsigned char *out, const unsigned char *hex, Py_ssize_t n)
 {
+    int bad = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) {
-            return -1;
-        }
-        out[i] = (unsigned char)(hi << 4 | lo);
+        int hi = hex_values[hex[2 * i]], lo = hex_values[hex[2 * i + 1]];
+        bad |= hi | lo; /* negative when one is not a digit */
+        out[i] = (unsigned char)(((unsigned)hi << 4) | ((unsigned)lo & 0xFu));
     }
-    return 0;
+    return bad < 0 ? -1 : 0;
 }
 
 /* Whether all ``n`` bytes at ``p`` are zero. */
@@ -2782,6 +2852,353 @@ error:
     return NULL;
 }
 
+/* ---- a consumed batch, made into its spans in one call ------------------------------------ */
+
+/* A W3C traceparent in the form fast_traceparent reads, its ids and flags into ``trace`` (16
+   bytes), ``span`` (8) and ``flags``: 1, or 0 for another form. */
+static int
+raw_traceparent(PyObject *value, unsigned char *trace, unsigned char *span, int *flags)
+{
+    if (!PyBytes_CheckExact(value) || PyBytes_GET_SIZE(value) != 55) {
+        return 0;
+    }
+    const unsigned char *v = (const unsigned char *)PyBytes_AS_STRING(value);
+    unsigned char version, f;
+    if (v[2] != '-' || v[35] != '-' || v[52] != '-' || unhex(&version, v, 1) < 0 ||
+        version != 0 || unhex(trace, v + 3, 16) < 0 || unhex(span, v + 36, 8) < 0 ||
+        unhex(&f, v + 53, 1) < 0 || all_zero(trace, 16) || all_zero(span, 8)) {
+        return 0;
+    }
+    *flags = f;
+    return 1;
+}
+
+/* A stage of a consumed batch's timeline. */
+typedef struct {
+    PyObject *name; /* borrowed */
+    unsigned long long start, end;
+} TimedStage;
+
+static PyObject *consume_name, *transform_prefix; /* "consume", "transform ": made once */
+
+/* The timeline of a consumed batch, as tracer.timeline_of makes it: its consume (``start`` to
+   ``arrived``), then the stage clock's ``stages`` (a dict of name: [start, end]) in order of
+   their starts (stably), ``convert`` ending where the first transformation starts if that is
+   sooner. A new array of ``*n`` stages (PyMem_Free it), or NULL with an exception. */
+static TimedStage *
+timeline_of(PyObject *stages, unsigned long long start, unsigned long long arrived,
+            Py_ssize_t *n)
+{
+    if (!PyDict_Check(stages)) {
+        PyErr_SetString(PyExc_TypeError, "a consumed batch's stages are not a dict");
+        return NULL;
+    }
+    if (consume_name == NULL || transform_prefix == NULL) {
+        Py_XSETREF(consume_name, PyUnicode_InternFromString("consume"));
+        Py_XSETREF(transform_prefix, PyUnicode_InternFromString("transform "));
+        if (consume_name == NULL || transform_prefix == NULL) {
+            return NULL;
+        }
+    }
+    Py_ssize_t count = PyDict_GET_SIZE(stages) + 1;
+    TimedStage *out = PyMem_Malloc(sizeof(TimedStage) * (size_t)count);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    out[0].name = consume_name;
+    out[0].start = start;
+    out[0].end = arrived;
+    Py_ssize_t pos = 0, k = 1, convert = -1;
+    unsigned long long first_transform = 0;
+    int transforms = 0;
+    PyObject *name, *times;
+    while (PyDict_Next(stages, &pos, &name, &times)) {
+        if (!PyUnicode_Check(name) || (!PyList_Check(times) && !PyTuple_Check(times)) ||
+            Py_SIZE(times) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a stage is not a name with [start, end]");
+            goto error;
+        }
+        TimedStage *s = &out[k];
+        if (as_u64(PySequence_Fast_GET_ITEM(times, 0), &s->start) < 0 ||
+            as_u64(PySequence_Fast_GET_ITEM(times, 1), &s->end) < 0) {
+            goto error;
+        }
+        s->name = name;
+        if (PyUnicode_CompareWithASCIIString(name, "convert") == 0) {
+            convert = k;
+        }
+        else {
+            Py_ssize_t prefixed = PyUnicode_Tailmatch(name, transform_prefix, 0, PY_SSIZE_T_MAX, -1);
+            if (prefixed < 0) {
+                goto error;
+            }
+            if (prefixed && (!transforms || s->start < first_transform)) {
+                first_transform = s->start;
+                transforms = 1;
+            }
+        }
+        k++;
+    }
+    if (convert > 0 && transforms && first_transform < out[convert].end) {
+        out[convert].end = first_transform; /* the conversion runs the chain */
+    }
+    for (Py_ssize_t i = 2; i < k; i++) { /* a stable insertion sort of the few stages */
+        TimedStage s = out[i];
+        Py_ssize_t j = i;
+        while (j > 1 && out[j - 1].start > s.start) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = s;
+    }
+    *n = k;
+    return out;
+error:
+    PyMem_Free(out);
+    return NULL;
+}
+
+/* ``(trace id, span id, flags)`` of ``header`` into ``r`` and ``flags``: 1 when it has a
+   parent, 0 when not (``parse(value)``, tracing.trace_context, reads what raw_traceparent does
+   not: None, or a (trace id, span id, flags) tuple), -1 with an exception. */
+static int
+parent_of(PyObject *header, PyObject *parse, TracedRecord *r, int *flags)
+{
+    int fast = raw_traceparent(header, r->trace, r->parent, flags);
+    if (fast) {
+        return 1;
+    }
+    PyObject *parsed = PyObject_CallOneArg(parse, header);
+    if (parsed == NULL) {
+        return -1;
+    }
+    if (parsed == Py_None) {
+        Py_DECREF(parsed);
+        return 0;
+    }
+    unsigned long long pid;
+    long f;
+    if (!PyTuple_Check(parsed) || PyTuple_GET_SIZE(parsed) != 3) {
+        PyErr_SetString(PyExc_TypeError, "parse(value) is not None or 3 items");
+        goto error;
+    }
+    f = PyLong_AsLong(PyTuple_GET_ITEM(parsed, 2));
+    if ((f == -1 && PyErr_Occurred()) || put_trace_id(r->trace, PyTuple_GET_ITEM(parsed, 0)) < 0 ||
+        as_u64(PyTuple_GET_ITEM(parsed, 1), &pid) < 0) {
+        goto error;
+    }
+    put_be64(r->parent, pid);
+    *flags = (int)(f & 0xFF);
+    Py_DECREF(parsed);
+    return 1;
+error:
+    Py_DECREF(parsed);
+    return -1;
+}
+
+/* A chosen record's start: the batch's arrival, or its timestamp (ms) when later (a producer's
+   clock ahead), as tracer._trace_records; 0, or -1 with an exception (OverflowError for a
+   timestamp past 2**64 ns). */
+static int
+own_start_of(PyObject *stamp, unsigned long long arrived, unsigned long long *out)
+{
+    if (!PyLong_Check(stamp)) {
+        PyErr_SetString(PyExc_TypeError, "a chosen record's timestamp is not an int");
+        return -1;
+    }
+    int overflow = 0;
+    long long ms = PyLong_AsLongLongAndOverflow(stamp, &overflow);
+    if (ms == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow < 0 || (overflow == 0 && ms <= 0)) {
+        *out = arrived;
+        return 0;
+    }
+    if (overflow > 0 || (unsigned long long)ms > 18446744073709ULL) {
+        PyErr_SetString(PyExc_OverflowError, "a record's timestamp is past 2**64 ns");
+        return -1;
+    }
+    unsigned long long ns = (unsigned long long)ms * 1000000ULL;
+    *out = arrived >= ns ? arrived : ns;
+    return 0;
+}
+
+/* otlp_consumed(record, base, topic_of, process, where_of, where_new, pool, at, new_pool,
+   parse) -> (spans, shared, pool, at, count): RequestEncoder._consumed, a ``consumed`` trace
+   record ``("consumed", base_attributes, size, start, arrived, stages, chosen, parent_based,
+   key)`` made into the spans of its ``sink`` record (tracer.sink_batch and otlp_sink_batch in
+   one pass, without the sink record's Python objects): per chosen record (its traceparent
+   header value, topic, partition, offset and timestamp, flat in ``chosen``), its parent read
+   (left out when ``parent_based`` and its producer did not sample it); its ids drawn from the
+   pool (a trace id of 16 bytes first for one without a parent, then its span id), then the
+   batch's trace id and span id (24 bytes), then as otlp_sink_batch. ``topic_of(topic)`` is
+   the encoded messaging.destination.name of the first traced record's topic. ``shared``: the
+   traced records' shared parts, in order, for their offset commit spans; ``count``: the spans
+   made (0, and no ids drawn, when no chosen record is traced). */
+static PyObject *
+otlp_consumed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "otlp_consumed(record, base, topic_of, process, "
+                                         "where_of, where_new, pool, at, new_pool, parse)");
+        return NULL;
+    }
+    PyObject *record = args[0], *base = args[1], *topic_of = args[2], *process = args[3];
+    PyObject *where_of = args[4], *where_new = args[5], *new_pool = args[8], *parse = args[9];
+    if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 8 || !PyBytes_Check(base) ||
+        !PyBytes_Check(process) || !PyDict_Check(where_of) || !PyBytes_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "otlp_consumed: record a tuple of 8 items or more, "
+                                         "base, process and pool bytes, where_of a dict");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[7]);
+    if (at == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "otlp_consumed: at < 0");
+        return NULL;
+    }
+    PyObject *size = PyTuple_GET_ITEM(record, 2), *chosen_in = PyTuple_GET_ITEM(record, 6);
+    unsigned long long start, arrived;
+    if (as_u64(PyTuple_GET_ITEM(record, 3), &start) < 0 ||
+        as_u64(PyTuple_GET_ITEM(record, 4), &arrived) < 0) {
+        return NULL;
+    }
+    if (!PyList_Check(chosen_in) || PyList_GET_SIZE(chosen_in) % 5 != 0) {
+        PyErr_SetString(PyExc_TypeError, "otlp_consumed: chosen a list of 5 items a record");
+        return NULL;
+    }
+    int parent_based = PyObject_IsTrue(PyTuple_GET_ITEM(record, 7));
+    if (parent_based < 0) {
+        return NULL;
+    }
+    /* a tuple of the chosen records' fields: parse and where_new are Python code */
+    PyObject *chosen = PySequence_Tuple(chosen_in);
+    if (chosen == NULL) {
+        return NULL;
+    }
+    PyObject *pool = Py_NewRef(args[6]);
+    PyObject *shared = PyList_New(0), *stages = NULL, *consume = NULL, *topic_attribute = NULL;
+    PyObject *result = NULL, *out = NULL;
+    Py_ssize_t nchosen = PyTuple_GET_SIZE(chosen) / 5, n = 0, nstages = 0;
+    TracedRecord *records = PyMem_Malloc(sizeof(TracedRecord) * (size_t)(nchosen ? nchosen : 1));
+    TimedStage *timeline = NULL;
+    OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0};
+    char *shared_buf = NULL;
+    Py_ssize_t shared_cap = 0;
+    if (shared == NULL || records == NULL) {
+        if (records == NULL) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nchosen; i++) {
+        PyObject *const *f = &PyTuple_GET_ITEM(chosen, 5 * i);
+        TracedRecord *r = &records[n];
+        int flags = 0;
+        int has_parent = parent_of(f[0], parse, r, &flags);
+        if (has_parent < 0) {
+            goto done;
+        }
+        if (has_parent && parent_based && !(flags & 1)) {
+            continue; /* its producer did not sample it */
+        }
+        r->has_parent = has_parent;
+        if (offset_bits(f[3], &r->offset) < 0 || own_start_of(f[4], arrived, &r->own_start) < 0) {
+            goto done;
+        }
+        if (!has_parent) { /* a trace of its own */
+            const unsigned char *ids = take_ids(&pool, &at, 2, new_pool);
+            if (ids == NULL) {
+                goto done;
+            }
+            memcpy(r->trace, ids, 16);
+        }
+        const unsigned char *id = take_ids(&pool, &at, 1, new_pool);
+        if (id == NULL) {
+            goto done;
+        }
+        memcpy(r->span, id, 8);
+        r->topic = f[1];
+        r->partition = f[2];
+        r->span_key = NULL;
+        n++;
+    }
+    if (n == 0) {
+        result = Py_BuildValue("(y#OOni)", "", (Py_ssize_t)0, shared, pool, at, 0);
+        goto done;
+    }
+    unsigned char batch_ids[24];
+    const unsigned char *ids = take_ids(&pool, &at, 3, new_pool);
+    if (ids == NULL) {
+        goto done;
+    }
+    memcpy(batch_ids, ids, 24);
+    timeline = timeline_of(PyTuple_GET_ITEM(record, 5), start, arrived, &nstages);
+    if (timeline == NULL) {
+        goto done;
+    }
+    unsigned long long end = timeline[0].end;
+    for (Py_ssize_t i = 1; i < nstages; i++) {
+        end = timeline[i].end > end ? timeline[i].end : end;
+    }
+    stages = PyTuple_New(nstages - 1);
+    if (stages == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 1; i < nstages; i++) {
+        PyObject *piece =
+            stage_piece_of(timeline[i].name, INTERNAL_KIND, timeline[i].start, timeline[i].end);
+        if (piece == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(stages, i - 1, piece);
+    }
+    consume = stage_piece_of(timeline[0].name, INTERNAL_KIND, timeline[0].start, timeline[0].end);
+    topic_attribute = consume == NULL ? NULL : PyObject_CallOneArg(topic_of, records[0].topic);
+    if (topic_attribute == NULL) {
+        goto done;
+    }
+    if (!PyBytes_Check(topic_attribute)) {
+        PyErr_SetString(PyExc_TypeError, "topic_of(topic) is not bytes");
+        goto done;
+    }
+    /* room for the records' spans (about: a span is its base attributes and some 300 bytes
+       more), so that the buffer seldom grows (each growth copies it) */
+    if (buf_reserve(&spans, n * nstages * (PyBytes_GET_SIZE(base) + 300)) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (sink_record_spans(&records[i], stages, base, process, end, NULL, shared, where_of,
+                              where_new, &pool, &at, new_pool, &spans, &links, &shared_buf,
+                              &shared_cap) < 0) {
+            goto done;
+        }
+    }
+    out = sink_batch_spans(batch_ids, batch_ids + 16, start, end, records[0].topic, size, n,
+                           base, topic_attribute, process, consume, &links, &spans, &pool, &at,
+                           new_pool);
+    if (out != NULL) {
+        result = Py_BuildValue("(NOOnn)", out, shared, pool, at, 2 + n * nstages);
+    }
+done:
+    Py_DECREF(chosen);
+    Py_XDECREF(shared);
+    Py_XDECREF(stages);
+    Py_XDECREF(consume);
+    Py_XDECREF(topic_attribute);
+    PyMem_Free(records);
+    PyMem_Free(timeline);
+    PyMem_Free(spans.data);
+    PyMem_Free(links.data);
+    PyMem_Free(shared_buf);
+    Py_DECREF(pool);
+    return result;
+}
+
 static PyMethodDef speedups_functions[] = {
     {"framed_slices", (PyCFunction)(void (*)(void))framed_slices, METH_FASTCALL,
      PyDoc_STR("framed_slices(items, prefix, suffix) -> the bytes between, or None")},
@@ -2800,6 +3217,9 @@ static PyMethodDef speedups_functions[] = {
     {"trace_records", (PyCFunction)(void (*)(void))trace_records, METH_FASTCALL,
      PyDoc_STR("trace_records(chosen, parent_based, arrived, new_id, parse) -> list of sink "
                "trace records")},
+    {"otlp_consumed", (PyCFunction)(void (*)(void))otlp_consumed, METH_FASTCALL,
+     PyDoc_STR("otlp_consumed(record, base, topic_of, process, where_of, where_new, pool, at, "
+               "new_pool, parse) -> (spans, shared, pool, at, count)")},
     {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
      PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
                "-> (spans, pool, at)")},
@@ -2818,6 +3238,7 @@ static struct PyModuleDef speedups_module = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    fill_hex_values();
     if (PyType_Ready(&SlotFiller_Type) < 0 || PyType_Ready(&LazyColumns_Type) < 0 ||
         PyType_Ready(&LazySlot_Type) < 0) {
         return NULL;

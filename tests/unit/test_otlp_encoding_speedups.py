@@ -236,3 +236,112 @@ def test_trace_records_in_c_are_the_python_loops(
     in_python = tracing._trace_records(chosen, parent_based, arrived)
     assert in_c == in_python
     assert len(in_c) == (200 - 23 if parent_based else 200)  # 1 in 9 not sampled: 23 of 200
+
+
+def _consumed_records() -> list[tuple[Any, ...]]:
+    """Wire records as an exporter process reads them: consumed batches of every traceparent
+    form (from :func:`_chosen`), stage clocks with and without transformations, one whose chosen
+    records are all unsampled, and the commits of two tracers between and after them."""
+    chosen = _chosen(90)
+    stages: list[dict[str, list[int]]] = [
+        {
+            "convert": [200, 400],
+            "transform b": [320, 330],
+            "transform a": [300, 310],
+            "put": [400, 900],
+        },
+        {"put": [400, 900], "convert": [200, 300]},  # out of order: sorted by start
+        {},  # no stage but the consume
+        {"convert": [200, 300], "x": [200, 250]},  # equal starts: the clock's order kept
+    ]
+    unsampled = [f"00-{7:032x}-{9:016x}-00".encode(), "t", 0, 5, 0]
+    out: list[tuple[Any, ...]] = []
+    for b in range(12):
+        picked = chosen[b * 25 % len(chosen) : b * 25 % len(chosen) + 5 * (1 + b % 4)]
+        key = 1 + b % 2
+        arrived = [150, 10**18, 2**41 * 10**6][b % 3]
+        out.append(("consumed", _BASE, 500, 100, arrived, stages[b % 4], picked, b % 5 != 0, key))
+        if b == 5:
+            out.append(("committed", _BASE, 1000, 1100, 1))
+            out.append(("consumed", _BASE, 500, 100, 150, {}, unsampled * 3, True, 2))
+    out.append(("committed", _BASE, 2000, 2100, 1))
+    out.append(("committed", _BASE, 2000, 2100, 2))
+    out.append(("committed", _BASE, 2000, 2100, 3))  # a tracer that sent nothing
+    return out
+
+
+@needs_c
+def test_a_consumed_batch_in_c_makes_the_bytes_of_the_python_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``otlp_consumed`` (parse, ids from the pool, timeline and spans in one C pass) writes the
+    bytes of the Python path that makes the sink record first, and their commits the same."""
+    pb2 = pytest.importorskip(
+        "opentelemetry.proto.collector.trace.v1.trace_service_pb2",
+        reason="opentelemetry-proto is not installed",
+    )
+    records = _consumed_records()
+    python = _encode(False, records, monkeypatch)
+    c = _encode(True, records, monkeypatch)
+    assert c == python
+    names: list[str] = []
+    encoder = RequestEncoder({"service.name": "svc"})
+    for request in encoder.requests(records, 50):
+        message = pb2.ExportTraceServiceRequest.FromString(request)
+        names += [span.name for span in message.resource_spans[0].scope_spans[0].spans]
+    assert encoder.ledger.take(1) == encoder.ledger.take(2) == []  # each commit took its records
+    assert "transform a" in names and "offset commit" in names and "x" in names
+    # the unsampled batch made no span: every consume belongs to a traced batch
+    assert names.count("consume") == sum(1 for n in names if n.endswith(" batch")) == 12
+
+
+def _none(value: Any) -> None:
+    return None
+
+
+@needs_c
+def test_the_timeline_of_a_consumed_batch_in_c_is_the_python_one() -> None:
+    from connectrt.runtime.tracing import tracer as tracing
+
+    c: Any = otlp_encoding._c_loops(SPEEDUPS)
+    stages = {"convert": [200, 400], "transform a": [300, 310], "put": [150, 900]}
+    chosen = [None, "t", 0, 7, 0]
+    record = ("consumed", _BASE, 3, 100, 120, stages, chosen, True, None)
+    got = c.otlp_consumed(
+        record, b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 80, 0, bytes, _none
+    )
+    spans, shared, _pool, at, count = got
+    assert count == 2 + 1 * 4 and at == 8 * (2 + 1 + 3 + 3 + 1) and len(shared) == 1
+    order = [name for name, _, _ in tracing.timeline_of(100, 120, stages)]
+    assert order == ["consume", "put", "convert", "transform a"]
+    positions = [spans.index(name.encode()) for name in order[1:]]
+    assert positions == sorted(positions)  # the child spans in the timeline's order
+
+
+@needs_c
+def test_otlp_consumed_refuses_malformed_arguments() -> None:
+    c: Any = otlp_encoding._c_loops(SPEEDUPS)
+    record: tuple[Any, ...] = ("consumed", _BASE, 1, 100, 120, {}, [None, "t", 0, 7, 0], True, 1)
+    tail = (b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 800, 0, bytes, _none)
+    _spans, shared, _pool, at, count = c.otlp_consumed(record, *tail)
+    assert count == 3 and len(shared) == 1 and at == 8 * (3 + 3 + 1)
+    with pytest.raises(TypeError):
+        c.otlp_consumed(record, *tail[:-1])
+    with pytest.raises(TypeError):  # chosen not 5 items a record
+        c.otlp_consumed((*record[:6], [None, "t"], *record[7:]), *tail)
+    with pytest.raises(TypeError):  # stages not a dict
+        c.otlp_consumed((*record[:5], [], *record[6:]), *tail)
+    with pytest.raises(TypeError):  # a stage without [start, end]
+        c.otlp_consumed((*record[:5], {"put": [1]}, *record[6:]), *tail)
+    with pytest.raises(OverflowError):  # a timestamp past 2**64 ns
+        c.otlp_consumed((*record[:6], [None, "t", 0, 7, 2**63], *record[7:]), *tail)
+    with pytest.raises(TypeError):  # topic_of not giving bytes
+        c.otlp_consumed(record, b"", lambda t: "x", *tail[2:])
+    with pytest.raises(TypeError):  # parse giving something else than None or 3 items
+        c.otlp_consumed(record, *tail[:-1], lambda v: (1, 2))
+    with pytest.raises(ValueError):  # a pool too short for the ids asked
+        c.otlp_consumed(record, *tail[:5], b"", 0, lambda n: b"", _none)
+    # nothing traced: no span and no id drawn
+    unsampled = [f"00-{7:032x}-{9:016x}-00".encode(), "t", 0, 5, 0]
+    got = c.otlp_consumed((*record[:6], unsampled, *record[7:]), *tail)
+    assert got[0] == b"" and got[1] == [] and got[3:] == (0, 0)

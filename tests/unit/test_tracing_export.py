@@ -465,3 +465,21 @@ def test_a_consumed_batch_is_made_into_its_sink_record_on_the_exporter_side() ->
     (every,) = ledger.resolve([("consumed", _SINK_BASE, 500, 100, 150, {}, chosen, False, 9)])
     assert [r[5] for r in every[6]] == [41, 42, 7]
     assert ledger.resolve([("consumed", _SINK_BASE, 9, 1, 2, {}, chosen[5:10], True, 9)]) == []
+
+
+def test_frames_carry_trace_records_by_marshal_and_by_pickle_when_marshal_refuses() -> None:
+    """The shipper's frames: marshal for the usual tuples of ints, strings and bytes; pickle
+    for a frame holding a value marshal does not take (an enum here); read back in order."""
+    import io
+    import marshal
+
+    from opentelemetry.trace import SpanKind
+
+    plain = [_TRACE_RECORDS[0], ("committed", _SINK_BASE, 1, 2, 7)]
+    odd = [("span", "dlq write", 1, 2, 0, 3, 4, 0, {"kind": SpanKind.CONSUMER})]
+    first, second = trace_exporter.encode_frame(plain), trace_exporter.encode_frame(odd)
+    assert first[4:5] == b"m" and marshal.loads(first[5:]) == plain
+    assert second[4:5] == b"p"
+    assert int.from_bytes(first[:4], "big") == len(first) - 4
+    read = list(trace_exporter._frames(io.BytesIO(first + second + first[:7])))  # a cut frame
+    assert read == [plain, odd]

@@ -71,7 +71,13 @@ class CommitLedger:
             self._reported = self.skipped
             self._report_at = time.monotonic() + 60
 
-    def _add(self, key: int, records: list[tuple[Any, ...]]) -> None:
+    def take(self, key: int) -> list[Any]:
+        """The records tracer ``key`` sent since its last commit (forgotten here)."""
+        return self._pending.pop(key, None) or []
+
+    def add(self, key: int, records: list[Any]) -> None:
+        """Note ``records`` (trace records, or their encoded parts) of tracer ``key``, for its
+        next commit."""
         pending = self._pending.pop(key, None)  # re-inserted last: most recently active
         if pending is None:
             pending = []
@@ -97,10 +103,10 @@ class CommitLedger:
                     continue  # no chosen record was sampled by its producer
                 record, tag = expanded, "sink"
             if tag == "sink" and len(record) == 8:
-                self._add(record[7], record[6])
+                self.add(record[7], record[6])
                 out.append(record)
             elif tag == "source" and len(record) == 5:
-                self._add(record[4], record[3])
+                self.add(record[4], record[3])
                 out.append(record)
             elif tag == "committed":
                 _tag, base, start, end, key = record

@@ -38,6 +38,7 @@ from functools import partial
 from types import ModuleType
 from typing import Any
 
+from connectrt.runtime.tracing.commit_ledger import CommitLedger
 from connectrt.runtime.tracing.otlp_pieces import (
     CONSUMER,
     FLAGS_LOCAL,
@@ -61,6 +62,7 @@ from connectrt.runtime.tracing.otlp_wire import (
     length_delimited,
     varint,
 )
+from connectrt.runtime.tracing.tracer import timeline_of, trace_context
 from connectrt.speedups import SPEEDUPS
 
 __all__ = ["RequestEncoder", "encode_attributes"]
@@ -70,7 +72,7 @@ def _c_loops(module: ModuleType | None) -> ModuleType | None:
     """``module`` (the C extension) when it has the per-record loops of :meth:`RequestEncoder._sink`
     and :meth:`RequestEncoder._commit`, else None (an extension built before them: Python)."""
     if module is None or not all(
-        hasattr(module, name) for name in ("otlp_sink_batch", "otlp_commit_spans")
+        hasattr(module, name) for name in ("otlp_sink_batch", "otlp_commit_spans", "otlp_consumed")
     ):
         return None
     return module
@@ -98,6 +100,9 @@ class RequestEncoder:
         self._at = 0
         # the C loops over a batch's records (connectrt/_speedups.c), or None: the Python ones
         self._c = _c_loops(SPEEDUPS)
+        self.ledger = CommitLedger()
+        """The traced records awaiting their offset commit span, by tracer (see
+        :meth:`requests`)."""
 
     # -- pieces --------------------------------------------------------------------------------
     def _ids(self, n: int) -> int:
@@ -227,6 +232,64 @@ class RequestEncoder:
         out[head + 1] = out.pop(mark)
         return 2 + len(records) * (1 + len(stages))
 
+    def _consumed(self, record: tuple[Any, ...], out: list[bytes]) -> int:
+        """A ``consumed`` trace record's spans (those of its ``sink`` record: see
+        :func:`~connectrt.runtime.tracing.tracer.sink_batch`), its traced records noted in the
+        ledger for their commit. The C extension's ``otlp_consumed`` does it in one pass and
+        keeps the records' shared parts for the ledger; the Python path makes the ``sink``
+        record (its ids drawn from the pool as the C one draws them) and encodes it."""
+        key = record[8]
+        base = self._base(record[1], key)
+        if self._c is not None:
+            spans, shared, self._pool, self._at, count = self._c.otlp_consumed(
+                record,
+                base,
+                self._topic,
+                self._process,
+                self._where,
+                self._where_of,
+                self._pool,
+                self._at,
+                new_pool,
+                trace_context,
+            )
+            if count:
+                out.append(spans)
+                self.ledger.add(key, shared)
+            return int(count)
+        sink = self._sink_record(record)
+        if sink is None:
+            return 0
+        self.ledger.add(key, sink[6])
+        return self._sink(sink, out)
+
+    def _id(self, size: int) -> int:
+        """A new id of ``size`` bytes (8 or 16) from the pool."""
+        at = self._ids(size // 8)
+        return int.from_bytes(self._pool[at : at + size], "big")
+
+    def _sink_record(self, consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The ``sink`` record of a ``consumed`` one, or None when no chosen record is traced:
+        :func:`~connectrt.runtime.tracing.tracer.sink_batch` with the ids from the pool, in the
+        order ``otlp_consumed`` draws them (per traced record a trace id for one without a
+        parent, then its span id; then the batch's trace id and span id)."""
+        _tag, base, size, start, arrived, stages, chosen, parent_based, key = consumed
+        records = []
+        for i in range(0, len(chosen), 5):
+            header, topic, partition, offset, stamp = chosen[i : i + 5]
+            parent = trace_context(header)
+            if parent is not None and parent_based and not parent[2] & 1:
+                continue  # its producer did not sample it
+            stamp *= 1_000_000
+            own_start = arrived if arrived >= stamp else stamp
+            trace_id, parent_id = (self._id(16), 0) if parent is None else parent[:2]
+            records.append((trace_id, self._id(8), parent_id, topic, partition, offset, own_start))
+        if not records:
+            return None
+        batch = (self._id(16), self._id(8))
+        timeline = timeline_of(start, arrived, stages)
+        return ("sink", base, records[0][3], size, timeline, batch, records, key)
+
     def _sink_records(
         self,
         records: list[tuple[Any, ...]],
@@ -345,6 +408,9 @@ class RequestEncoder:
         sizes = (len(commit[0]),)
         children, shared_of = self._children, self._shared
         for r in records:
+            if type(r) is bytes:  # a shared part itself (the C extension's otlp_consumed)
+                children(r, commit, sizes, out)
+                continue
             shared = shared_of.pop(r[1], None) if len(r) > 4 else None
             if shared is None:  # a source record, or one let go of
                 shared = self._committed_shared(base, r)
@@ -380,11 +446,17 @@ class RequestEncoder:
         """Appends the encoded spans of ``record`` to ``out`` (pieces, whole spans together);
         returns how many spans (an unknown tag makes none)."""
         tag = record[0]
+        if tag == "consumed":
+            return self._consumed(record, out)
         if tag == "sink":
+            if len(record) > 7 and record[7] is not None:  # with its tracer's key: its
+                self.ledger.add(record[7], record[6])  # records await their commit
             return self._sink(record, out)
         if tag == "commit":
             return self._commit(record, out)
         if tag == "source":
+            if len(record) > 4 and record[4] is not None:
+                self.ledger.add(record[4], record[3])
             return self._source(record, out)
         if tag == "span":
             return self._one(record, out)
@@ -410,12 +482,18 @@ class RequestEncoder:
         return b"".join(parts)
 
     def requests(self, records: Iterable[tuple[Any, ...]], max_spans: int) -> Iterator[bytes]:
-        """The requests holding the spans of ``records``, of about ``max_spans`` spans each (a
-        request is cut after a trace record; a commit record is cut into parts first, so no
-        request holds more than ``max_spans`` plus one batch's spans)."""
+        """The requests holding the spans of ``records`` (the wire layouts: a ``consumed``
+        record is made into its spans and a ``committed`` one into the commit spans of the
+        records its tracer sent since, through :attr:`ledger`; or the span makers' layouts),
+        of about ``max_spans`` spans each (a request is cut after a trace record; a commit
+        record is cut into parts first, so no request holds more than ``max_spans`` plus one
+        batch's spans)."""
         out: list[bytes] = []
         count = 0
         for record in records:
+            if record[0] == "committed":
+                _tag, base, start, end, key = record
+                record = ("commit", base, start, end, self.ledger.take(key))
             if record[0] == "commit" and len(record[4]) > max_spans:
                 tag, base, start, end, committed = record
                 parts = [

@@ -72,6 +72,7 @@ __all__ = [
     "new_tracer_key",
     "parse_traceparent",
     "sink_batch",
+    "timeline_of",
     "trace_context",
 ]
 
@@ -166,15 +167,25 @@ def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
         records = _trace_records(chosen, parent_based, arrived)
     if not records:
         return None
+    batch_ids = (new_id(128) or 1, new_id(64) or 1)
+    timeline = timeline_of(start, arrived, stages)
+    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+
+
+def timeline_of(
+    start: int, arrived: int, stages: Mapping[str, Sequence[int]]
+) -> list[tuple[str, int, int]]:
+    """A consumed batch's ``(stage, start, end)`` in order: its ``consume`` (``start`` to
+    ``arrived``), then the stage clock's ``stages`` by their starts; ``convert`` ends where the
+    first transformation starts, if sooner (the conversion runs the chain)."""
     convert = stages.get("convert")
     transforms = [t[0] for name, t in stages.items() if name.startswith("transform ")]
-    if convert is not None and transforms:  # the conversion runs the chain: convert ends
-        convert = [convert[0], min(convert[1], min(transforms))]  # where the first one starts
+    if convert is not None and transforms:
+        convert = [convert[0], min(convert[1], min(transforms))]
         stages = {**stages, "convert": convert}
     timeline = [("consume", start, arrived)]
     timeline += sorted(((name, t[0], t[1]) for name, t in stages.items()), key=_start)
-    batch_ids = (new_id(128) or 1, new_id(64) or 1)
-    return ("sink", base, records[0][3], size, timeline, batch_ids, records, key)
+    return timeline
 
 
 def _trace_records(chosen: list[Any], parent_based: bool, arrived: int) -> list[tuple[Any, ...]]:
