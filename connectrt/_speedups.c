@@ -2569,6 +2569,10 @@ otlp_commit_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *pool = Py_NewRef(args[4]);
     OutBuf spans = {NULL, 0, 0};
+    /* room for the spans, about (a shared part is some 300 bytes): the buffer seldom grows */
+    if (buf_reserve(&spans, PyTuple_GET_SIZE(seq) * (PyBytes_GET_SIZE(middle) + 330)) < 0) {
+        goto error;
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
         PyObject *r = PyTuple_GET_ITEM(seq, i);
         PyObject *shared = NULL;

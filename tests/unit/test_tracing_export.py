@@ -483,3 +483,13 @@ def test_frames_carry_trace_records_by_marshal_and_by_pickle_when_marshal_refuse
     assert int.from_bytes(first[:4], "big") == len(first) - 4
     read = list(trace_exporter._frames(io.BytesIO(first + second + first[:7])))  # a cut frame
     assert read == [plain, odd]
+
+
+def test_the_exporter_process_keeps_freed_memory_for_its_next_requests() -> None:
+    """glibc takes the exporter's malloc settings (a process of its own, as the exporter is)."""
+    import subprocess
+    import sys
+
+    code = "from connectrt.runtime.tracing.exporter import keep_freed_memory as k; print(k())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

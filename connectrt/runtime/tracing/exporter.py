@@ -348,6 +348,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+MALLOC_KEEP_BYTES = 32 << 20
+"""Freed memory the exporter process's C library keeps for its next allocations rather than
+handing it back to the system (:func:`keep_freed_memory`)."""
+
+
+def keep_freed_memory() -> bool:
+    """Make glibc's malloc keep up to :data:`MALLOC_KEEP_BYTES` of freed memory and allocate
+    blocks under that size from its heap. The exporter makes and frees a request of hundreds of
+    kilobytes many times a second; by default each is a fresh mapping whose pages fault in on
+    first write, and the heap's top is trimmed back after each: measured 2026-11-30 on the
+    replay of a 1% sink's trace records, 1.40 against 1.07 µs of CPU per traced record to
+    encode. No effect under another allocator (mallopt is glibc's) or where it is missing.
+    Returns whether glibc took the three settings."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    took = mallopt(m_mmap_threshold, MALLOC_KEEP_BYTES)
+    took &= mallopt(m_trim_threshold, 2 * MALLOC_KEEP_BYTES)
+    took &= mallopt(m_top_pad, MALLOC_KEEP_BYTES // 2)
+    return took == 1
+
+
 if __name__ == "__main__":
+    keep_freed_memory()
     logging.basicConfig(level=logging.WARNING)
     sys.exit(main())

@@ -239,7 +239,7 @@ class RequestEncoder:
         keeps the records' shared parts for the ledger; the Python path makes the ``sink``
         record (its ids drawn from the pool as the C one draws them) and encodes it."""
         key = record[8]
-        base = self._base(record[1], key)
+        base = self._bases.get(key) or self._base(record[1], key)
         if self._c is not None:
             spans, shared, self._pool, self._at, count = self._c.otlp_consumed(
                 record,
@@ -490,7 +490,14 @@ class RequestEncoder:
         batch's spans)."""
         out: list[bytes] = []
         count = 0
+        consumed = self._consumed
         for record in records:
+            if record[0] == "consumed":  # nearly every record of a sink's frames: straight on
+                count += consumed(record, out)
+                if count >= max_spans:
+                    yield self.request(out)
+                    out, count = [], 0
+                continue
             if record[0] == "committed":
                 _tag, base, start, end, key = record
                 record = ("commit", base, start, end, self.ledger.take(key))
