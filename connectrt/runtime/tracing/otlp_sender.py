@@ -3,7 +3,8 @@
 The exporter process (:mod:`connectrt.runtime.tracing.exporter`) encodes its requests itself
 (:mod:`connectrt.runtime.tracing.otlp_encoding`), so it sends bytes rather than SDK spans:
 ``POST <endpoint>/v1/traces`` with ``application/x-protobuf`` over one kept-alive connection
-(the standard library's ``http.client``: quick to import in a new process), or the gRPC method
+(:class:`~connectrt.runtime.tracing.http_post.PostConnection`: the standard library's
+``http.client`` cost twice its CPU per request), or the gRPC method
 ``opentelemetry.proto.collector.trace.v1.TraceService/Export`` with the bytes as its message.
 The standard variables apply as they do to the SDK's exporters: headers
 (``OTEL_EXPORTER_OTLP_TRACES_HEADERS``, else ``OTEL_EXPORTER_OTLP_HEADERS``), ``gzip``
@@ -11,7 +12,8 @@ compression (``..._COMPRESSION``), timeout in seconds (``..._TIMEOUT``, default 
 certificate for HTTPS (``..._CERTIFICATE``). A request failing with a retryable status (HTTP 429,
 502, 503, 504; gRPC UNAVAILABLE, RESOURCE_EXHAUSTED) or a connection error is tried up to three
 times with a growing pause; a request that still fails is dropped and logged (at most once a
-minute).
+minute). A header the variables give that HTTP cannot carry (a control character in its name
+or value) is left out, with a warning naming it (never its value).
 
 A sender is used by one thread (the exporter process's main thread).
 """
@@ -19,7 +21,6 @@ A sender is used by one thread (the exporter process's main thread).
 from __future__ import annotations
 
 import gzip
-import http.client
 import logging
 import os
 import ssl
@@ -28,6 +29,8 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
+
+from connectrt.runtime.tracing.http_post import PostConnection, carriable
 
 __all__ = ["otlp_sender"]
 
@@ -50,7 +53,11 @@ def _headers(env: Mapping[str, str]) -> dict[str, str]:
     for pair in _env("HEADERS", env).split(","):
         key, sep, value = pair.partition("=")
         if sep and key.strip():
-            headers[key.strip().lower()] = urllib.parse.unquote(value.strip())
+            name, text = key.strip().lower(), urllib.parse.unquote(value.strip())
+            if not carriable(name, text):
+                log.warning("OTLP header %r left out: HTTP cannot carry its name or value", name)
+                continue
+            headers[name] = text
     return headers
 
 
@@ -127,7 +134,6 @@ def _with_retries(attempt: _Attempt, failures: _Failures) -> Callable[[bytes], b
 
 def _http_attempt(receiver: _Receiver) -> _Attempt:
     """``POST <base>/v1/traces`` over one kept-alive connection (a new one after an error)."""
-    netloc, timeout = receiver.url.netloc, receiver.timeout
     path = receiver.url.path.rstrip("/") + "/v1/traces"
     request_headers = {"Content-Type": "application/x-protobuf", **receiver.headers}
     if receiver.gzipped:
@@ -135,28 +141,15 @@ def _http_attempt(receiver: _Receiver) -> _Attempt:
     context = None
     if receiver.url.scheme == "https":
         context = ssl.create_default_context(cafile=receiver.certificate or None)
-    connection: http.client.HTTPConnection | None = None
-
-    def post(data: bytes) -> tuple[int, bytes]:
-        nonlocal connection
-        if connection is None:
-            if context is not None:
-                connection = http.client.HTTPSConnection(netloc, timeout=timeout, context=context)
-            else:
-                connection = http.client.HTTPConnection(netloc, timeout=timeout)
-        try:
-            connection.request("POST", path, body=data, headers=request_headers)
-            response = connection.getresponse()
-            return response.status, response.read()
-        except BaseException:
-            connection.close()
-            connection = None  # a new connection next time
-            raise
+    port = receiver.url.port or (443 if context is not None else 80)
+    connection = PostConnection(
+        receiver.url.hostname or "localhost", port, request_headers, receiver.timeout, context
+    )
 
     def attempt(body: bytes) -> _Failed | None:
         try:
-            status, text = post(gzip.compress(body) if receiver.gzipped else body)
-        except (OSError, http.client.HTTPException) as e:
+            status, text = connection.post(path, gzip.compress(body) if receiver.gzipped else body)
+        except OSError as e:
             return _Failed(f"{type(e).__name__}: {e}", retryable=True)
         if 200 <= status < 300:
             return None
