@@ -2012,8 +2012,10 @@ typedef struct {
 } TracedRecord;
 
 /* The spans of one traced record ``r`` of a sink batch: its ``process <topic>`` span (from its
-   own start to max(end, own start)) in ``spans``, one child span per piece of ``stages`` (a
-   tuple of bytes: a stage's name, kind and times fields), its shared part stored in
+   own start to max(end, own start); attributes ``base``, the partition's, the offset and
+   ``process``) in ``spans``, one child span per piece of ``stages`` (a tuple of bytes: a
+   stage's name, kind and times fields; attributes ``stage_base``, the partition's and the
+   offset: its shared part), its shared part stored in
    ``shared_of`` by its span id when ``r->span_key`` is set, else appended to ``shared_list``
    (for its offset commit span), and, with a parent, the batch span's link to it in ``links``.
    ``where_of`` holds a partition's attributes by (topic, partition); ``where_new(topic,
@@ -2021,14 +2023,16 @@ typedef struct {
    RequestEncoder._sink_records. ``shared_buf``/``shared_cap``: scratch room, kept by the
    caller. 0, or -1 with an exception. */
 static int
-sink_record_spans(const TracedRecord *r, PyObject *stages, PyObject *base, PyObject *process,
-                  unsigned long long end, PyObject *shared_of, PyObject *shared_list,
+sink_record_spans(const TracedRecord *r, PyObject *stages, PyObject *base, PyObject *stage_base,
+                  PyObject *process, unsigned long long end, PyObject *shared_of,
+                  PyObject *shared_list,
                   PyObject *where_of, PyObject *where_new, PyObject **pool, Py_ssize_t *at,
                   PyObject *new_pool, OutBuf *spans, OutBuf *links, char **shared_buf,
                   Py_ssize_t *shared_cap)
 {
     Py_ssize_t nstages = PyTuple_GET_SIZE(stages);
     Py_ssize_t base_size = PyBytes_GET_SIZE(base), process_size = PyBytes_GET_SIZE(process);
+    Py_ssize_t stage_base_size = PyBytes_GET_SIZE(stage_base);
     unsigned char trace[18], number[10];
     trace[0] = 0x0a;
     trace[1] = 0x10;
@@ -2078,7 +2082,7 @@ sink_record_spans(const TracedRecord *r, PyObject *stages, PyObject *base, PyObj
     Py_ssize_t middle_size = 1 + name_len_size + name_size + 2 + 9 + 9;
     Py_ssize_t tail_size = (r->has_parent ? 10 : 0) + attributes_size + process_size + 6;
     Py_ssize_t body_size = 28 + tail_size + middle_size;
-    Py_ssize_t shared_size = 18 + 10 + attributes_size + 6;
+    Py_ssize_t shared_size = 18 + 10 + stage_base_size + where_size + offset_size + 6;
     if (buf_reserve(spans, 11 + body_size) < 0) {
         Py_DECREF(where);
         return -1;
@@ -2126,10 +2130,10 @@ sink_record_spans(const TracedRecord *r, PyObject *stages, PyObject *base, PyObj
     memcpy(s, trace, 18);
     memcpy(s + 18, "\x22\x08", 2);
     memcpy(s + 20, r->span, 8);
-    memcpy(s + 28, PyBytes_AS_STRING(base), (size_t)base_size);
-    memcpy(s + 28 + base_size, PyBytes_AS_STRING(where), (size_t)where_size);
-    memcpy(s + 28 + base_size + where_size, offset_attr, (size_t)offset_size);
-    memcpy(s + 28 + attributes_size, FLAGS_LOCAL, 6);
+    memcpy(s + 28, PyBytes_AS_STRING(stage_base), (size_t)stage_base_size);
+    memcpy(s + 28 + stage_base_size, PyBytes_AS_STRING(where), (size_t)where_size);
+    memcpy(s + 28 + stage_base_size + where_size, offset_attr, (size_t)offset_size);
+    memcpy(s + shared_size - 6, FLAGS_LOCAL, 6);
     Py_DECREF(where);
     PyObject *shared = PyBytes_FromStringAndSize(s, shared_size);
     if (shared == NULL) {
@@ -2401,37 +2405,39 @@ sink_batch_spans(const unsigned char *batch_trace, const unsigned char *batch_sp
     return out;
 }
 
-/* otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, where_new,
-   pool, at, new_pool) -> (spans, pool, at): RequestEncoder._sink, a ``sink`` trace record
+/* otlp_sink_batch(record, base, stage_base, topic_attribute, process, shared_of, where_of,
+   where_new, pool, at, new_pool) -> (spans, pool, at): RequestEncoder._sink, a ``sink`` trace record
    ``("sink", base_attributes, topic, size, timeline, (batch trace id, batch span id),
    records, ...)`` made into its spans (concatenated, each a ScopeSpans ``spans`` field): the
    batch span (its attributes ``base``, ``process``, ``topic_attribute`` (the encoded
    messaging.destination.name), its size and how many records are traced, and its links to the
    records' parents), its consume span (the timeline's first stage), then per traced record its
-   span and one child span per later stage (see sink_record_spans; the shared parts stored in
-   ``shared_of``). The span ids come from ``pool`` at ``at`` (records first, then the consume
+   span and one child span per later stage (see sink_record_spans: ``stage_base`` the child
+   spans' attributes of the task; the shared parts stored in ``shared_of``). The span ids come from ``pool`` at ``at`` (records first, then the consume
    span's), as in Python. */
 static PyObject *
 otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
+    if (nargs != 11) {
         PyErr_SetString(PyExc_TypeError,
-                        "otlp_sink_batch(record, base, topic_attribute, process, shared_of, "
-                        "where_of, where_new, pool, at, new_pool)");
+                        "otlp_sink_batch(record, base, stage_base, topic_attribute, process, "
+                        "shared_of, where_of, where_new, pool, at, new_pool)");
         return NULL;
     }
-    PyObject *record = args[0], *base = args[1], *topic_attribute = args[2], *process = args[3];
-    PyObject *shared_of = args[4], *where_of = args[5], *where_new = args[6];
-    PyObject *new_pool = args[9];
+    PyObject *record = args[0], *base = args[1], *stage_base = args[2];
+    PyObject *topic_attribute = args[3], *process = args[4];
+    PyObject *shared_of = args[5], *where_of = args[6], *where_new = args[7];
+    PyObject *new_pool = args[10];
     if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 7 || !PyBytes_Check(base) ||
-        !PyBytes_Check(topic_attribute) || !PyBytes_Check(process) ||
-        !PyDict_Check(shared_of) || !PyDict_Check(where_of) || !PyBytes_Check(args[7])) {
+        !PyBytes_Check(stage_base) || !PyBytes_Check(topic_attribute) ||
+        !PyBytes_Check(process) || !PyDict_Check(shared_of) || !PyDict_Check(where_of) ||
+        !PyBytes_Check(args[8])) {
         PyErr_SetString(PyExc_TypeError,
-                        "otlp_sink_batch: record a tuple of 7 items, base, topic_attribute, "
-                        "process and pool bytes, shared_of and where_of dicts");
+                        "otlp_sink_batch: record a tuple of 7 items, base, stage_base, "
+                        "topic_attribute, process and pool bytes, shared_of and where_of dicts");
         return NULL;
     }
-    Py_ssize_t at = PyLong_AsSsize_t(args[8]);
+    Py_ssize_t at = PyLong_AsSsize_t(args[9]);
     if (at == -1 && PyErr_Occurred()) {
         return NULL;
     }
@@ -2450,7 +2456,7 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* the timeline: a tuple of its stages (its list could change in Python code called) */
     PyObject *stages_in = PySequence_Tuple(timeline);
     PyObject *seq = PySequence_Tuple(PyTuple_GET_ITEM(record, 6));
-    PyObject *pool = Py_NewRef(args[7]);
+    PyObject *pool = Py_NewRef(args[8]);
     PyObject *stages = NULL, *consume = NULL, *result = NULL, *out = NULL;
     OutBuf spans = {NULL, 0, 0}, links = {NULL, 0, 0};
     char *shared_buf = NULL;
@@ -2492,9 +2498,9 @@ otlp_sink_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
         TracedRecord r;
         if (traced_record_of(PyTuple_GET_ITEM(seq, i), &r) < 0 ||
-            sink_record_spans(&r, stages, base, process, end, shared_of, NULL, where_of,
-                              where_new, &pool, &at, new_pool, &spans, &links, &shared_buf,
-                              &shared_cap) < 0) {
+            sink_record_spans(&r, stages, base, stage_base, process, end, shared_of, NULL,
+                              where_of, where_new, &pool, &at, new_pool, &spans, &links,
+                              &shared_buf, &shared_cap) < 0) {
             goto done;
         }
     }
@@ -3029,8 +3035,8 @@ own_start_of(PyObject *stamp, unsigned long long arrived, unsigned long long *ou
     return 0;
 }
 
-/* otlp_consumed(record, base, topic_of, process, where_of, where_new, pool, at, new_pool,
-   parse) -> (spans, shared, pool, at, count): RequestEncoder._consumed, a ``consumed`` trace
+/* otlp_consumed(record, base, stage_base, topic_of, process, where_of, where_new, pool, at,
+   new_pool, parse) -> (spans, shared, pool, at, count): RequestEncoder._consumed, a ``consumed`` trace
    record ``("consumed", base_attributes, size, start, arrived, stages, chosen, parent_based,
    key)`` made into the spans of its ``sink`` record (tracer.sink_batch and otlp_sink_batch in
    one pass, without the sink record's Python objects): per chosen record (its traceparent
@@ -3044,20 +3050,24 @@ own_start_of(PyObject *stamp, unsigned long long arrived, unsigned long long *ou
 static PyObject *
 otlp_consumed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "otlp_consumed(record, base, topic_of, process, "
-                                         "where_of, where_new, pool, at, new_pool, parse)");
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_consumed(record, base, stage_base, topic_of, process, where_of, "
+                        "where_new, pool, at, new_pool, parse)");
         return NULL;
     }
-    PyObject *record = args[0], *base = args[1], *topic_of = args[2], *process = args[3];
-    PyObject *where_of = args[4], *where_new = args[5], *new_pool = args[8], *parse = args[9];
+    PyObject *record = args[0], *base = args[1], *stage_base = args[2], *topic_of = args[3];
+    PyObject *process = args[4], *where_of = args[5], *where_new = args[6];
+    PyObject *new_pool = args[9], *parse = args[10];
     if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 8 || !PyBytes_Check(base) ||
-        !PyBytes_Check(process) || !PyDict_Check(where_of) || !PyBytes_Check(args[6])) {
-        PyErr_SetString(PyExc_TypeError, "otlp_consumed: record a tuple of 8 items or more, "
-                                         "base, process and pool bytes, where_of a dict");
+        !PyBytes_Check(stage_base) || !PyBytes_Check(process) || !PyDict_Check(where_of) ||
+        !PyBytes_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "otlp_consumed: record a tuple of 8 items or more, base, stage_base, "
+                        "process and pool bytes, where_of a dict");
         return NULL;
     }
-    Py_ssize_t at = PyLong_AsSsize_t(args[7]);
+    Py_ssize_t at = PyLong_AsSsize_t(args[8]);
     if (at == -1 && PyErr_Occurred()) {
         return NULL;
     }
@@ -3084,7 +3094,7 @@ otlp_consumed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (chosen == NULL) {
         return NULL;
     }
-    PyObject *pool = Py_NewRef(args[6]);
+    PyObject *pool = Py_NewRef(args[7]);
     PyObject *shared = PyList_New(0), *stages = NULL, *consume = NULL, *topic_attribute = NULL;
     PyObject *result = NULL, *out = NULL;
     Py_ssize_t nchosen = PyTuple_GET_SIZE(chosen) / 5, n = 0, nstages = 0;
@@ -3176,9 +3186,9 @@ otlp_consumed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (sink_record_spans(&records[i], stages, base, process, end, NULL, shared, where_of,
-                              where_new, &pool, &at, new_pool, &spans, &links, &shared_buf,
-                              &shared_cap) < 0) {
+        if (sink_record_spans(&records[i], stages, base, stage_base, process, end, NULL, shared,
+                              where_of, where_new, &pool, &at, new_pool, &spans, &links,
+                              &shared_buf, &shared_cap) < 0) {
             goto done;
         }
     }
@@ -3216,14 +3226,14 @@ static PyMethodDef speedups_functions[] = {
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
     {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,
-     PyDoc_STR("otlp_sink_batch(record, base, topic_attribute, process, shared_of, where_of, "
-               "where_new, pool, at, new_pool) -> (spans, pool, at)")},
+     PyDoc_STR("otlp_sink_batch(record, base, stage_base, topic_attribute, process, shared_of, "
+               "where_of, where_new, pool, at, new_pool) -> (spans, pool, at)")},
     {"trace_records", (PyCFunction)(void (*)(void))trace_records, METH_FASTCALL,
      PyDoc_STR("trace_records(chosen, parent_based, arrived, new_id, parse) -> list of sink "
                "trace records")},
     {"otlp_consumed", (PyCFunction)(void (*)(void))otlp_consumed, METH_FASTCALL,
-     PyDoc_STR("otlp_consumed(record, base, topic_of, process, where_of, where_new, pool, at, "
-               "new_pool, parse) -> (spans, shared, pool, at, count)")},
+     PyDoc_STR("otlp_consumed(record, base, stage_base, topic_of, process, where_of, "
+               "where_new, pool, at, new_pool, parse) -> (spans, shared, pool, at, count)")},
     {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
      PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
                "-> (spans, pool, at)")},

@@ -171,7 +171,9 @@ def test_the_python_loops_are_used_without_the_c_ones(
 def test_the_c_loops_refuse_malformed_arguments() -> None:
     c: Any = otlp_encoding._c_loops(SPEEDUPS)
     record: tuple[Any, ...] = ("sink", _BASE, "t", 1, _STAGES, (1, 2), [], None)
-    good: tuple[Any, ...] = (record, b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n)
+    good: tuple[Any, ...] = (
+        record, b"", b"", b"", b"", {}, {}, str, b"", 0, lambda n: b"\x01" * 8 * n
+    )  # fmt: skip
     assert c.otlp_sink_batch(*good)[1:] == (b"\x01" * 8, 8)  # no records: the consume's id
     with pytest.raises(TypeError):
         c.otlp_sink_batch(*good[:-1])
@@ -308,7 +310,7 @@ def test_the_timeline_of_a_consumed_batch_in_c_is_the_python_one() -> None:
     chosen = [None, "t", 0, 7, 0]
     record = ("consumed", _BASE, 3, 100, 120, stages, chosen, True, None)
     got = c.otlp_consumed(
-        record, b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 80, 0, bytes, _none
+        record, b"", b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 80, 0, bytes, _none
     )
     spans, shared, _pool, at, count = got
     assert count == 2 + 1 * 4 and at == 8 * (2 + 1 + 3 + 3 + 1) and len(shared) == 1
@@ -322,7 +324,7 @@ def test_the_timeline_of_a_consumed_batch_in_c_is_the_python_one() -> None:
 def test_otlp_consumed_refuses_malformed_arguments() -> None:
     c: Any = otlp_encoding._c_loops(SPEEDUPS)
     record: tuple[Any, ...] = ("consumed", _BASE, 1, 100, 120, {}, [None, "t", 0, 7, 0], True, 1)
-    tail = (b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 800, 0, bytes, _none)
+    tail = (b"", b"", lambda t: b"", b"", {}, lambda t, p: b"", b"\x01" * 800, 0, bytes, _none)
     _spans, shared, _pool, at, count = c.otlp_consumed(record, *tail)
     assert count == 3 and len(shared) == 1 and at == 8 * (3 + 3 + 1)
     with pytest.raises(TypeError):
@@ -336,11 +338,11 @@ def test_otlp_consumed_refuses_malformed_arguments() -> None:
     with pytest.raises(OverflowError):  # a timestamp past 2**64 ns
         c.otlp_consumed((*record[:6], [None, "t", 0, 7, 2**63], *record[7:]), *tail)
     with pytest.raises(TypeError):  # topic_of not giving bytes
-        c.otlp_consumed(record, b"", lambda t: "x", *tail[2:])
+        c.otlp_consumed(record, b"", b"", lambda t: "x", *tail[3:])
     with pytest.raises(TypeError):  # parse giving something else than None or 3 items
         c.otlp_consumed(record, *tail[:-1], lambda v: (1, 2))
     with pytest.raises(ValueError):  # a pool too short for the ids asked
-        c.otlp_consumed(record, *tail[:5], b"", 0, lambda n: b"", _none)
+        c.otlp_consumed(record, *tail[:6], b"", 0, lambda n: b"", _none)
     # nothing traced: no span and no id drawn
     unsampled = [f"00-{7:032x}-{9:016x}-00".encode(), "t", 0, 5, 0]
     got = c.otlp_consumed((*record[:6], unsampled, *record[7:]), *tail)

@@ -493,3 +493,21 @@ def test_the_exporter_process_keeps_freed_memory_for_its_next_requests() -> None
     code = "from connectrt.runtime.tracing.exporter import keep_freed_memory as k; print(k())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_stage_spans_carry_the_task_and_the_record_and_record_spans_the_messaging_attributes() -> (
+    None
+):
+    encoder = RequestEncoder({"service.name": "svc"})
+    got = ExportTraceServiceRequest.FromString(encoder.request(encoder.spans(_TRACE_RECORDS)))
+    keys = {}
+    for span in got.resource_spans[0].scope_spans[0].spans:
+        keys.setdefault(span.name, {a.key for a in span.attributes})
+    record = {"messaging.destination.name", "messaging.destination.partition.id"}
+    task = {"connectrt.connector", "connectrt.task"}
+    assert keys["process orders"] >= record | task | {"messaging.system", "messaging.kafka.offset"}
+    assert "messaging.consumer.group.name" in keys["process orders"]
+    for stage in ("convert", "transform a", "offset commit"):
+        assert keys[stage] == record | task | {"messaging.kafka.offset"}, stage
+    assert keys["produce"] == task | {"messaging.destination.name"}  # a source's stage
+    assert "messaging.system" in keys["send out"]

@@ -62,7 +62,7 @@ from connectrt.runtime.tracing.otlp_wire import (
     length_delimited,
     varint,
 )
-from connectrt.runtime.tracing.tracer import timeline_of, trace_context
+from connectrt.runtime.tracing.tracer import stage_attributes, timeline_of, trace_context
 from connectrt.speedups import SPEEDUPS
 
 __all__ = ["RequestEncoder", "encode_attributes"]
@@ -94,7 +94,7 @@ class RequestEncoder:
         # field, attributes, flags): its offset commit span, later, takes it
         self._shared: dict[int, bytes] = {}
         self._formats = StageFormats()
-        self._bases: dict[int, bytes] = {}
+        self._bases: dict[int, tuple[bytes, bytes]] = {}
         self._topics: dict[str, bytes] = {}
         self._pool = b""  # random span ids, 8 bytes each, drawn POOL_IDS at a time
         self._at = 0
@@ -176,13 +176,14 @@ class RequestEncoder:
     def _sink(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, topic, size, timeline, batch_ids, records = record[:7]
         batch_trace, batch_span = batch_ids
-        base = self._base(base_attributes, record[7] if len(record) > 7 else None)
+        base, stage_base = self._base(base_attributes, record[7] if len(record) > 7 else None)
         if len(self._shared) > _SHARED_MAX:
             self._shared.clear()  # records whose commit never came (their task went): let go
         if self._c is not None:
             spans, self._pool, self._at = self._c.otlp_sink_batch(
                 record,
                 base,
+                stage_base,
                 self._topic(topic),
                 self._process,
                 self._shared,
@@ -200,7 +201,7 @@ class RequestEncoder:
         out.append(b"")  # the batch span, made once its links are
         out.append(b"")  # its consume
         stages = [stage_fields(name, INTERNAL, t0, t1) for name, t0, t1 in timeline[1:]]
-        links = self._sink_records(records, base, end, stages, out)
+        links = self._sink_records(records, base, stage_base, end, stages, out)
         batch_attributes = {
             "messaging.operation.type": "process",
             "messaging.destination.name": topic,
@@ -239,11 +240,12 @@ class RequestEncoder:
         keeps the records' shared parts for the ledger; the Python path makes the ``sink``
         record (its ids drawn from the pool as the C one draws them) and encodes it."""
         key = record[8]
-        base = self._bases.get(key) or self._base(record[1], key)
+        base, stage_base = self._bases.get(key) or self._base(record[1], key)
         if self._c is not None:
             spans, shared, self._pool, self._at, count = self._c.otlp_consumed(
                 record,
                 base,
+                stage_base,
                 self._topic,
                 self._process,
                 self._where,
@@ -294,13 +296,15 @@ class RequestEncoder:
         self,
         records: list[tuple[Any, ...]],
         base: bytes,
+        stage_base: bytes,
         end: int,
         stages: list[bytes],
         out: list[bytes],
     ) -> list[bytes]:
-        """The spans of a sink batch's traced records (each its span and one child per stage
-        of ``stages``), appended to ``out``; returns the batch span's links to their parents.
-        The Python loop (the C one: ``sink_records`` in connectrt/_speedups.c)."""
+        """The spans of a sink batch's traced records (each its span, attributes ``base``, and
+        one child per stage of ``stages``, attributes ``stage_base``), appended to ``out``;
+        returns the batch span's links to their parents. The Python loop (the C one:
+        ``sink_record_spans`` in connectrt/_speedups.c)."""
         sizes = tuple(len(m) for m in stages)
         n = len(stages)
         process, where_of, shared_of = self._process, self._where, self._shared
@@ -314,7 +318,8 @@ class RequestEncoder:
             if where is None:
                 where = self._where_of(topic_r, partition)
             number = varint(offset) if offset >= 0 else varint(offset & 0xFFFFFFFFFFFFFFFF)
-            attributes = base + where + OFFSET_HEADS[len(number)] + number
+            record_attributes = where + OFFSET_HEADS[len(number)] + number
+            attributes = base + record_attributes
             middle = middles.get((topic_r, own_start))
             if middle is None:
                 middle = stage_fields(
@@ -332,22 +337,24 @@ class RequestEncoder:
                 tail = attributes + process + FLAGS_LOCAL
             out.append(span_head(28 + len(tail) + len(middle)))
             out.append(trace + b"\x12\x08" + span_id + tail + middle)
-            shared = trace + b"\x22\x08" + span_id + attributes + FLAGS_LOCAL
+            shared = trace + b"\x22\x08" + span_id + stage_base + record_attributes + FLAGS_LOCAL
             shared_of[span_id_int] = shared  # for its offset commit span
             if n:
                 self._children(shared, stages, sizes, out)
         return links
 
-    def _base(self, attributes: Mapping[str, Any], key: int | None) -> bytes:
-        """A tracer's base attributes, encoded (kept by its key: they never change)."""
-        base = self._bases.get(key) if key is not None else None
-        if base is None:
-            base = encode_attributes(attributes)
+    def _base(self, attributes: Mapping[str, Any], key: int | None) -> tuple[bytes, bytes]:
+        """A tracer's base attributes, encoded, and those its stage spans carry
+        (:func:`~connectrt.runtime.tracing.tracer.stage_attributes`); kept by its key: they
+        never change."""
+        bases = self._bases.get(key) if key is not None else None
+        if bases is None:
+            bases = (encode_attributes(attributes), encode_attributes(stage_attributes(attributes)))
             if key is not None:
                 if len(self._bases) >= CACHE_MAX:
                     self._bases.clear()
-                self._bases[key] = base
-        return base
+                self._bases[key] = bases
+        return bases
 
     def _topic(self, topic: str) -> bytes:
         """The ``messaging.destination.name`` attribute (kept)."""
@@ -370,6 +377,7 @@ class RequestEncoder:
     def _source(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, timeline, records = record[:4]
         base = encode_attributes(base_attributes)
+        stage_base = encode_attributes(stage_attributes(base_attributes))
         start = timeline[0][1]
         end = max(t[2] for t in timeline)
         stages = [stage_fields(name, INTERNAL, t0, t1) for name, t0, t1 in timeline]
@@ -384,14 +392,14 @@ class RequestEncoder:
             if middle is None:
                 middle = middles[r[2]] = stage_fields(f"send {r[2]}", PRODUCER, start, end)
             out.append(self._span(trace, r[1], 0, middle, attributes + send, FLAGS_LOCAL))
-            shared = trace + b"\x22\x08" + r[1].to_bytes(8, "big") + attributes + FLAGS_LOCAL
+            shared = self._committed_shared(stage_base, r)
             if n:
                 self._children(shared, stages, sizes, out)
         return len(records) * (1 + n)
 
     def _commit(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, start, end, records = record
-        base = encode_attributes(base_attributes)
+        base = encode_attributes(stage_attributes(base_attributes))
         commit = [stage_fields("offset commit", INTERNAL, start, end)]
         if self._c is not None:
             spans, self._pool, self._at = self._c.otlp_commit_spans(
@@ -418,8 +426,9 @@ class RequestEncoder:
         return len(records)
 
     def _committed_shared(self, base: bytes, r: tuple[Any, ...]) -> bytes:
-        """The shared part of a committed record not kept (a source record's, or a sink
-        record's let go of)."""
+        """The shared part of a record's stage spans (``base``: its tracer's stage attributes),
+        made again for a committed one not kept (a source record's, or a sink record's let go
+        of)."""
         if len(r) > 4:
             attributes = self._sink_attributes(base, r)
         else:

@@ -25,7 +25,7 @@ from opentelemetry.trace.status import Status, StatusCode
 
 from connectrt.runtime.config.tracing import GRPC_PROTOCOL, TracingSettings
 from connectrt.runtime.tracing.commit_ledger import CommitLedger
-from connectrt.runtime.tracing.tracer import new_id
+from connectrt.runtime.tracing.tracer import new_id, stage_attributes
 
 __all__ = ["LocalOutlet", "make_exporter", "resource_of", "spans"]
 
@@ -136,6 +136,7 @@ def _sink(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]
     name, t0, t1 = timeline[0]  # the consume() call (the receive): the batch's
     receive = {**base, "messaging.destination.name": topic}
     yield _span(resource, name, _context(batch_trace, _id()), batch, t0, t1, receive)
+    stage_base = stage_attributes(base)
     for r in records:
         trace_id, span_id, parent_id = r[0], r[1], r[2]
         attributes = _sink_attributes(base, r)
@@ -151,14 +152,16 @@ def _sink(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]
             {**attributes, "messaging.operation.type": "process"},
             SpanKind.CONSUMER,
         )
+        stage = _sink_attributes(stage_base, r)
         for name, t0, t1 in timeline[1:]:
-            yield _span(resource, name, _context(trace_id, _id()), context, t0, t1, attributes)
+            yield _span(resource, name, _context(trace_id, _id()), context, t0, t1, stage)
 
 
 def _source(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
     _tag, base, timeline, records = record[:4]
     start = timeline[0][1]
     end = max(t[2] for t in timeline)
+    stage_base = stage_attributes(base)
     for r in records:
         trace_id = r[0]
         attributes = _source_attributes(base, r)
@@ -173,12 +176,14 @@ def _source(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpa
             {**attributes, "messaging.operation.type": "send"},
             SpanKind.PRODUCER,
         )
+        stage = _source_attributes(stage_base, r)
         for name, t0, t1 in timeline:
-            yield _span(resource, name, _context(trace_id, _id()), context, t0, t1, attributes)
+            yield _span(resource, name, _context(trace_id, _id()), context, t0, t1, stage)
 
 
 def _commit(record: tuple[Any, ...], resource: Resource) -> Iterator[ReadableSpan]:
     _tag, base, start, end, records = record
+    base = stage_attributes(base)
     for r in records:
         attributes = _sink_attributes(base, r) if len(r) > 4 else _source_attributes(base, r)
         yield _span(

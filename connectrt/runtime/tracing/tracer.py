@@ -72,6 +72,7 @@ __all__ = [
     "new_tracer_key",
     "parse_traceparent",
     "sink_batch",
+    "stage_attributes",
     "timeline_of",
     "trace_context",
 ]
@@ -153,6 +154,15 @@ def trace_context(value: Any) -> tuple[int, int, int] | None:
     if trace_id == 0 or span_id == 0:
         return None
     return trace_id, span_id, flags
+
+
+def stage_attributes(base: Mapping[str, Any]) -> dict[str, Any]:
+    """The attributes of a tracer's ``base`` its records' stage spans carry (with the record's
+    topic, partition and offset): the task's own (``connectrt.connector``, ``connectrt.task``),
+    not the messaging ones (``messaging.system``, ``messaging.consumer.group.name``), which the
+    record's span and the batch's carry: a stage span is not a messaging operation, and they
+    were a quarter of its bytes."""
+    return {k: v for k, v in base.items() if not k.startswith("messaging.")}
 
 
 def sink_batch(consumed: tuple[Any, ...]) -> tuple[Any, ...] | None:
