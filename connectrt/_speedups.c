@@ -65,6 +65,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <math.h>
 
 #define MAX_SLOTS 32
 
@@ -3213,6 +3214,63 @@ done:
     return result;
 }
 
+/* ---- which records of a batch to trace --------------------------------------------------- */
+
+/* geometric_picks(n, skip, random, log) -> (positions, skip): tracer.Picker.pick's loop for a
+   ratio between 0 and 1: from position ``skip``, each position before ``n`` is picked and the
+   next is ``1 + int(math.log(1.0 - random()) / log)`` further (``log`` = log1p(-ratio), so the
+   gap is geometric); returns the positions and the records still to pass over in the next
+   batch. ``random``: the picker's Random.random, called as the Python loop calls it (the same
+   draws in the same order). */
+static PyObject *
+geometric_picks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "geometric_picks(n, skip, random, log)");
+        return NULL;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(args[0]);
+    Py_ssize_t i = n == -1 && PyErr_Occurred() ? -1 : PyLong_AsSsize_t(args[1]);
+    double log_q = PyFloat_AsDouble(args[3]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 0 || i < 0 || !(log_q < 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "geometric_picks: n and skip >= 0, log < 0");
+        return NULL;
+    }
+    PyObject *picked = PyList_New(0);
+    if (picked == NULL) {
+        return NULL;
+    }
+    while (i < n) {
+        PyObject *at = PyLong_FromSsize_t(i);
+        if (at == NULL || PyList_Append(picked, at) < 0) {
+            Py_XDECREF(at);
+            Py_DECREF(picked);
+            return NULL;
+        }
+        Py_DECREF(at);
+        PyObject *drawn = PyObject_CallNoArgs(args[2]);
+        double u = drawn == NULL ? -1.0 : PyFloat_AsDouble(drawn);
+        Py_XDECREF(drawn);
+        if (PyErr_Occurred()) {
+            Py_DECREF(picked);
+            return NULL;
+        }
+        double gap = log(1.0 - u) / log_q; /* as the Python expression, in doubles */
+        if (!(gap < 4.0e18)) {             /* inf (u == 1.0 cannot be: random() < 1) or huge */
+            gap = 4.0e18;
+        }
+        Py_ssize_t step = (Py_ssize_t)gap;
+        if (step > PY_SSIZE_T_MAX - 1 - i) {
+            step = PY_SSIZE_T_MAX - 1 - i;
+        }
+        i += 1 + step;
+    }
+    return Py_BuildValue("(Nn)", picked, i - n);
+}
+
 static PyMethodDef speedups_functions[] = {
     {"framed_slices", (PyCFunction)(void (*)(void))framed_slices, METH_FASTCALL,
      PyDoc_STR("framed_slices(items, prefix, suffix) -> the bytes between, or None")},
@@ -3231,6 +3289,8 @@ static PyMethodDef speedups_functions[] = {
     {"trace_records", (PyCFunction)(void (*)(void))trace_records, METH_FASTCALL,
      PyDoc_STR("trace_records(chosen, parent_based, arrived, new_id, parse) -> list of sink "
                "trace records")},
+    {"geometric_picks", (PyCFunction)(void (*)(void))geometric_picks, METH_FASTCALL,
+     PyDoc_STR("geometric_picks(n, skip, random, log) -> (positions, skip)")},
     {"otlp_consumed", (PyCFunction)(void (*)(void))otlp_consumed, METH_FASTCALL,
      PyDoc_STR("otlp_consumed(record, base, stage_base, topic_of, process, where_of, "
                "where_new, pool, at, new_pool, parse) -> (spans, shared, pool, at, count)")},

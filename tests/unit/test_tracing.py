@@ -85,6 +85,29 @@ def test_picker_chooses_records_at_the_ratio() -> None:
     assert 150 <= sum(len(small.pick(10)) for _ in range(2_000)) <= 250
 
 
+@pytest.mark.parametrize("ratio", [0.01, 0.3, 0.999, 1e-9])
+def test_the_picks_in_c_are_the_python_loop(ratio: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``geometric_picks`` draws as the Python loop does: the same positions, the same records
+    carried over to the next batch, batch after batch (sizes below and above the gap)."""
+    from connectrt.runtime.tracing import tracer
+
+    if tracer._GEOMETRIC_PICKS is None:
+        pytest.skip("connectrt._speedups lacks geometric_picks")
+    in_c, in_python = Picker(ratio, random.Random(7)), Picker(ratio, random.Random(7))
+    for n in [500, 1, 0, 3, 10_000, 37] * 40:
+        got = list(in_c.pick(n))
+        with monkeypatch.context() as m:
+            m.setattr(tracer, "_GEOMETRIC_PICKS", None)
+            assert list(in_python.pick(n)) == got
+        assert in_c._skip == in_python._skip
+    picks: Any = tracer._GEOMETRIC_PICKS
+    with pytest.raises(ValueError):
+        picks(5, 0, random.random, 0.0)  # a log of 0: ratio 0 never reaches the loop
+    with pytest.raises(TypeError):
+        picks(5, 0, lambda: "x", -0.1)
+    assert picks(5, 7, random.random, -0.1) == ([], 2)
+
+
 def test_stage_clock_spans_first_start_to_last_end_while_active() -> None:
     clock = StageClock()
     double = clock.wrap("double", lambda x: 2 * x)

@@ -92,6 +92,10 @@ _TRACE_RECORDS: Callable[..., list[tuple[Any, ...]]] | None = getattr(
     SPEEDUPS, "trace_records", None
 )
 
+_GEOMETRIC_PICKS: Callable[..., tuple[list[int], int]] | None = getattr(
+    SPEEDUPS, "geometric_picks", None
+)
+
 new_tracer_key: Callable[[], int] = itertools.count(1).__next__
 """A number for a new tracer, unique in the process (its records' ``key``)."""
 
@@ -268,6 +272,9 @@ class Picker:
             return ()
         if self._ratio >= 1.0:
             return range(n)
+        if _GEOMETRIC_PICKS is not None:  # the loop below in C: the same draws, the same picks
+            picked_c, self._skip = _GEOMETRIC_PICKS(n, skip, self._rng.random, self._log)
+            return picked_c
         picked = []
         i = skip
         while i < n:
