@@ -37,6 +37,7 @@ the runtime produces with it. RESULT lines ``bench_tracing_source`` (``_runtime`
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import resource
@@ -391,11 +392,12 @@ def main() -> dict[str, float]:
             print(f"  round {r}: " + ", ".join(done), flush=True)
     medians = {case: statistics.median(v) for case, v in rates.items()}
     cpu_medians = {case: statistics.median(v) for case, v in cpus.items()}
-    for case, rate in medians.items():
+    off, off_cpu = medians.get("off", math.nan), cpu_medians.get("off", math.nan)
+    for case, rate in medians.items():  # without an off case (--cases 1%): nan of off
         line = (
-            f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / medians['off']:.3f} of off); "
+            f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / off:.3f} of off); "
             f"{cpu_medians[case]:.2f} µs CPU/record in the worker's process "
-            f"({cpu_medians[case] / cpu_medians['off']:.3f} of off)"
+            f"({cpu_medians[case] / off_cpu:.3f} of off)"
         )
         if CASES[case] is not None:
             exporter = statistics.median(e for e, _ in export[case])

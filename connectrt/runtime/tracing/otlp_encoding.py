@@ -14,10 +14,23 @@ random bytes. A protobuf message's fields may come in any order, so the pieces a
 concatenated as they come. The spans are those
 :func:`connectrt.runtime.tracing.sdk_spans.spans` makes (the unit tests decode both and compare).
 
-The per-record loops (a sink trace record's spans: :meth:`RequestEncoder._sink`, and an offset
-commit's: :meth:`RequestEncoder._commit`) run in the optional C extension
-(``otlp_sink_batch``, ``otlp_commit_spans`` in connectrt/_speedups.c) when it is built, writing
-the same bytes; the Python loops here are the fallback and the tests' oracle. Measured on
+:meth:`RequestEncoder.requests` takes the records as they come from the tasks' process: a
+sink's ``consumed`` batch is made into its spans, and a tracer's ``committed`` record into the
+offset commit spans of the records it sent since, through the encoder's own
+:class:`~connectrt.runtime.tracing.commit_ledger.CommitLedger` (:attr:`RequestEncoder.ledger`).
+
+The per-record loops (a consumed batch's spans: :meth:`RequestEncoder._consumed`, a sink trace
+record's: :meth:`RequestEncoder._sink`, and an offset commit's: :meth:`RequestEncoder._commit`)
+run in the optional C extension (``otlp_consumed``, ``otlp_sink_batch``, ``otlp_commit_spans``
+in connectrt/_speedups.c) when it is built, writing the same bytes; the Python loops here are
+the fallback and the tests' oracle. ``otlp_consumed`` reads a consumed batch's traceparent
+headers, draws its ids from the encoder's pool, orders its stages and writes its spans in one
+pass, keeping each traced record's shared part (bytes) for its commit rather than a Python
+tuple: measured 2026-11-30 on the trace records a sink tracing 1% of 4,000,000 records handed
+over (captured from a run on Apache Kafka, replayed; medians of 5 rounds), the encoding from
+the wire records to the request bytes took 1.2-1.3 µs of CPU per traced record, against 3.3
+through :func:`~connectrt.runtime.tracing.tracer.sink_batch` and ``otlp_sink_batch``. Measured
+on
 2026-11-29 (a loaded machine: load average 12 to 18; synthetic trace records of a sink tracing
 1% of its records, 5 of each batch of 500, 4 to 5 spans per traced record; the Python and C
 loops alternating in one process, 5 to 7 rounds, medians): the encoding from the resolved
