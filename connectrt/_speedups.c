@@ -53,6 +53,8 @@
  * oracle); the encoder's caches and its pool of random span ids stay Python objects, passed in.
  * trace_records(...) is the loop before them (connectrt/runtime/tracing/tracer.py, sink_batch):
  * a sink batch's chosen records, their traceparent headers read, made into trace records.
+ * otlp_source_batch(...) is a source trace record's loop (RequestEncoder._source), its records'
+ * shared parts kept as bytes for their commit as otlp_consumed keeps a sink's.
  * otlp_consumed(...) is both in one pass (RequestEncoder._consumed): a consumed batch's trace
  * record straight to its spans, its traced records never made into Python tuples, their ids
  * drawn from the encoder's pool.
@@ -1934,6 +1936,7 @@ static const unsigned char FLAGS_REMOTE[6] = {0x85, 0x01, 0x01, 0x03, 0x00, 0x00
 static const unsigned char LINK_FLAGS_REMOTE[5] = {0x35, 0x01, 0x03, 0x00, 0x00};
 
 #define CONSUMER_KIND 5
+#define PRODUCER_KIND 4
 
 /* The span id at ``*at`` of the pool (8 bytes), ``n`` of them taken: a new pool from
    ``new_pool(n)`` (a bytes object of at least n ids) when fewer than n are left, as
@@ -3271,6 +3274,212 @@ geometric_picks(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(Nn)", picked, i - n);
 }
 
+/* otlp_source_batch(record, base, stage_base, send, where_of, where_new, pool, at, new_pool) ->
+   (spans, shared, pool, at): RequestEncoder._source, a ``source`` trace record ``("source",
+   base_attributes, timeline, records, ...)`` made into its spans: per traced record ``(trace
+   id, span id, topic, partition or None)`` its ``send <topic>`` span (kind PRODUCER, the
+   timeline's first start to its last end; attributes ``base``, the partition's from
+   ``where_of`` by (topic, partition) or ``where_new(topic, partition)``, and ``send``), then one
+   child span per stage of the timeline (attributes ``stage_base`` and the partition's; ids from
+   the pool); ``shared``: the records' shared parts, in order, for their offset commit spans.
+   The bytes of the Python loop. */
+static PyObject *
+otlp_source_batch(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "otlp_source_batch(record, base, stage_base, send, "
+                                         "where_of, where_new, pool, at, new_pool)");
+        return NULL;
+    }
+    PyObject *record = args[0], *base = args[1], *stage_base = args[2], *send = args[3];
+    PyObject *where_of = args[4], *where_new = args[5], *new_pool = args[8];
+    if (!PyTuple_Check(record) || PyTuple_GET_SIZE(record) < 4 || !PyBytes_Check(base) ||
+        !PyBytes_Check(stage_base) || !PyBytes_Check(send) || !PyDict_Check(where_of) ||
+        !PyBytes_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "otlp_source_batch: record a tuple of 4 items or more, "
+                                         "base, stage_base, send and pool bytes, where_of a dict");
+        return NULL;
+    }
+    Py_ssize_t at = PyLong_AsSsize_t(args[7]);
+    if (at == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "otlp_source_batch: at < 0");
+        return NULL;
+    }
+    PyObject *timeline = PyTuple_GET_ITEM(record, 2);
+    if ((!PyList_Check(timeline) && !PyTuple_Check(timeline)) || Py_SIZE(timeline) < 1) {
+        PyErr_SetString(PyExc_TypeError, "otlp_source_batch: a source record's timeline is not "
+                                         "a list of stages");
+        return NULL;
+    }
+    PyObject *stages_in = PySequence_Tuple(timeline);
+    PyObject *seq = PySequence_Tuple(PyTuple_GET_ITEM(record, 3));
+    PyObject *pool = Py_NewRef(args[6]);
+    PyObject *shared = PyList_New(0), *stages = NULL, *result = NULL;
+    OutBuf spans = {NULL, 0, 0};
+    char *shared_buf = NULL;
+    Py_ssize_t shared_cap = 0;
+    if (stages_in == NULL || seq == NULL || shared == NULL) {
+        goto done;
+    }
+    Py_ssize_t nstages = PyTuple_GET_SIZE(stages_in);
+    unsigned long long start = 0, end = 0;
+    stages = PyTuple_New(nstages);
+    if (stages == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nstages; i++) {
+        PyObject *t = PyTuple_GET_ITEM(stages_in, i);
+        unsigned long long t0, t1;
+        if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a stage is not a (name, start, end) tuple");
+            goto done;
+        }
+        if (as_u64(PyTuple_GET_ITEM(t, 1), &t0) < 0 || as_u64(PyTuple_GET_ITEM(t, 2), &t1) < 0) {
+            goto done;
+        }
+        if (i == 0) {
+            start = t0;
+        }
+        end = i == 0 || t1 > end ? t1 : end;
+        PyObject *piece = stage_piece_of(PyTuple_GET_ITEM(t, 0), INTERNAL_KIND, t0, t1);
+        if (piece == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(stages, i, piece);
+    }
+    Py_ssize_t base_size = PyBytes_GET_SIZE(base), stage_base_size = PyBytes_GET_SIZE(stage_base);
+    Py_ssize_t send_size = PyBytes_GET_SIZE(send);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *r = PyTuple_GET_ITEM(seq, i);
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 4) {
+            PyErr_SetString(PyExc_TypeError, "a source trace record is not a tuple of 4 items");
+            goto done;
+        }
+        PyObject *topic = PyTuple_GET_ITEM(r, 2), *partition = PyTuple_GET_ITEM(r, 3);
+        unsigned char trace[18], span_id[8];
+        unsigned long long id;
+        trace[0] = 0x0a;
+        trace[1] = 0x10;
+        if (put_trace_id(trace + 2, PyTuple_GET_ITEM(r, 0)) < 0 ||
+            as_u64(PyTuple_GET_ITEM(r, 1), &id) < 0) {
+            goto done;
+        }
+        put_be64(span_id, id);
+        Py_ssize_t topic_size;
+        const char *topic_utf8 = utf8_of(topic, &topic_size, "a source record's topic");
+        if (topic_utf8 == NULL) {
+            goto done;
+        }
+        PyObject *key = PyTuple_Pack(2, topic, partition);
+        if (key == NULL) {
+            goto done;
+        }
+        PyObject *where = PyDict_GetItemWithError(where_of, key);
+        Py_XINCREF(where);
+        Py_DECREF(key);
+        if (where == NULL) {
+            if (PyErr_Occurred()) {
+                goto done;
+            }
+            where = PyObject_CallFunctionObjArgs(where_new, topic, partition, NULL);
+            if (where == NULL) {
+                goto done;
+            }
+        }
+        if (!PyBytes_Check(where)) {
+            Py_DECREF(where);
+            PyErr_SetString(PyExc_TypeError, "a partition's attributes are not bytes");
+            goto done;
+        }
+        Py_ssize_t where_size = PyBytes_GET_SIZE(where);
+        /* the send span: trace, span id, middle (name "send <topic>", kind, times), base,
+           where, send, flags */
+        Py_ssize_t name_size = 5 + topic_size;
+        unsigned char name_len[10];
+        Py_ssize_t name_len_size = put_varint(name_len, (unsigned long long)name_size);
+        Py_ssize_t body_size = 28 + 1 + name_len_size + name_size + 20 + base_size + where_size +
+                               send_size + 6;
+        Py_ssize_t shared_size = 28 + stage_base_size + where_size + 6;
+        if (buf_reserve(&spans, 11 + body_size) < 0) {
+            Py_DECREF(where);
+            goto done;
+        }
+        unsigned char head[11];
+        head[0] = 0x12;
+        buf_put(&spans, head, 1 + put_varint(head + 1, (unsigned long long)body_size));
+        buf_put(&spans, trace, 18);
+        buf_put(&spans, "\x12\x08", 2);
+        buf_put(&spans, span_id, 8);
+        buf_byte(&spans, 0x2a);
+        buf_put(&spans, name_len, name_len_size);
+        buf_put(&spans, "send ", 5);
+        buf_put(&spans, topic_utf8, topic_size);
+        unsigned char times[20];
+        times[0] = 0x30;
+        times[1] = PRODUCER_KIND;
+        times[2] = 0x39;
+        put_le64(times + 3, start);
+        times[11] = 0x41;
+        put_le64(times + 12, end);
+        buf_put(&spans, times, 20);
+        buf_put(&spans, PyBytes_AS_STRING(base), base_size);
+        buf_put(&spans, PyBytes_AS_STRING(where), where_size);
+        buf_put(&spans, PyBytes_AS_STRING(send), send_size);
+        buf_put(&spans, FLAGS_LOCAL, 6);
+        /* the shared part of its stage spans: trace, its span id as their parent, the stage
+           attributes, where, flags */
+        if (shared_cap < shared_size) {
+            char *grown = PyMem_Realloc(shared_buf, (size_t)shared_size);
+            if (grown == NULL) {
+                Py_DECREF(where);
+                PyErr_NoMemory();
+                goto done;
+            }
+            shared_buf = grown;
+            shared_cap = shared_size;
+        }
+        memcpy(shared_buf, trace, 18);
+        memcpy(shared_buf + 18, "\x22\x08", 2);
+        memcpy(shared_buf + 20, span_id, 8);
+        memcpy(shared_buf + 28, PyBytes_AS_STRING(stage_base), (size_t)stage_base_size);
+        memcpy(shared_buf + 28 + stage_base_size, PyBytes_AS_STRING(where), (size_t)where_size);
+        memcpy(shared_buf + shared_size - 6, FLAGS_LOCAL, 6);
+        Py_DECREF(where);
+        PyObject *part = PyBytes_FromStringAndSize(shared_buf, shared_size);
+        if (part == NULL) {
+            goto done;
+        }
+        int appended = PyList_Append(shared, part);
+        Py_DECREF(part);
+        if (appended < 0) {
+            goto done;
+        }
+        if (nstages) {
+            const unsigned char *ids = take_ids(&pool, &at, nstages, new_pool);
+            if (ids == NULL || put_children(&spans, shared_buf, shared_size,
+                                            &PyTuple_GET_ITEM(stages, 0), nstages, ids) < 0) {
+                goto done;
+            }
+        }
+    }
+    PyObject *out = buf_finish(&spans);
+    if (out != NULL) {
+        result = Py_BuildValue("(NOOn)", out, shared, pool, at);
+    }
+done:
+    Py_XDECREF(stages_in);
+    Py_XDECREF(seq);
+    Py_XDECREF(stages);
+    Py_XDECREF(shared);
+    PyMem_Free(spans.data);
+    PyMem_Free(shared_buf);
+    Py_DECREF(pool);
+    return result;
+}
+
 static PyMethodDef speedups_functions[] = {
     {"framed_slices", (PyCFunction)(void (*)(void))framed_slices, METH_FASTCALL,
      PyDoc_STR("framed_slices(items, prefix, suffix) -> the bytes between, or None")},
@@ -3294,6 +3503,9 @@ static PyMethodDef speedups_functions[] = {
     {"otlp_consumed", (PyCFunction)(void (*)(void))otlp_consumed, METH_FASTCALL,
      PyDoc_STR("otlp_consumed(record, base, stage_base, topic_of, process, where_of, "
                "where_new, pool, at, new_pool, parse) -> (spans, shared, pool, at, count)")},
+    {"otlp_source_batch", (PyCFunction)(void (*)(void))otlp_source_batch, METH_FASTCALL,
+     PyDoc_STR("otlp_source_batch(record, base, stage_base, send, where_of, where_new, pool, at, "
+               "new_pool) -> (spans, shared, pool, at)")},
     {"otlp_commit_spans", (PyCFunction)(void (*)(void))otlp_commit_spans, METH_FASTCALL,
      PyDoc_STR("otlp_commit_spans(records, middle, shared_of, shared_new, pool, at, new_pool) "
                "-> (spans, pool, at)")},

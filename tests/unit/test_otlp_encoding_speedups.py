@@ -191,6 +191,21 @@ def test_the_c_loops_refuse_malformed_arguments() -> None:
         c.otlp_commit_spans([(1, 2)], "not bytes", {}, bytes, b"", 0, bytes)
     spans, pool, at = c.otlp_commit_spans([], b"", {}, bytes, b"", 0, bytes)
     assert (spans, pool, at) == (b"", b"", 0)
+    source = ("source", _SOURCE_BASE, [("poll", 1, 2)], [(1, 2, "t", None)], 7)
+    where = lambda t, p: b""  # noqa: E731
+    tail = (b"", b"", b"", {}, where, b"\x01" * 80, 0, bytes)
+    spans, shared, pool, at = c.otlp_source_batch(source, *tail)
+    assert len(shared) == 1 and at == 8  # one stage span's id
+    with pytest.raises(TypeError):
+        c.otlp_source_batch(source, *tail[:-1])
+    with pytest.raises(TypeError):  # a record too short
+        c.otlp_source_batch((*source[:3], [(1, 2, "t")]), *tail)
+    with pytest.raises(TypeError):  # a topic not a str
+        c.otlp_source_batch((*source[:3], [(1, 2, 5, None)]), *tail)
+    with pytest.raises(OverflowError):  # a negative span id
+        c.otlp_source_batch((*source[:3], [(1, -2, "t", None)]), *tail)
+    with pytest.raises(TypeError):  # no stage
+        c.otlp_source_batch(("source", _SOURCE_BASE, [], []), *tail)
 
 
 def _chosen(n: int) -> list[Any]:

@@ -87,7 +87,8 @@ def _c_loops(module: ModuleType | None) -> ModuleType | None:
     """``module`` (the C extension) when it has the per-record loops of :meth:`RequestEncoder._sink`
     and :meth:`RequestEncoder._commit`, else None (an extension built before them: Python)."""
     if module is None or not all(
-        hasattr(module, name) for name in ("otlp_sink_batch", "otlp_commit_spans", "otlp_consumed")
+        hasattr(module, name)
+        for name in ("otlp_sink_batch", "otlp_commit_spans", "otlp_consumed", "otlp_source_batch")
     ):
         return None
     return module
@@ -161,12 +162,7 @@ class RequestEncoder:
     def _source_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
         where = self._where.get((r[2], r[3]))
         if where is None:
-            if len(self._where) >= CACHE_MAX:
-                self._where.clear()
-            attributes: dict[str, Any] = {"messaging.destination.name": r[2]}
-            if r[3] is not None:
-                attributes[PARTITION] = str(r[3])
-            where = self._where[(r[2], r[3])] = encode_attributes(attributes)
+            where = self._where_of(r[2], r[3])
         return base + where
 
     @staticmethod
@@ -381,18 +377,40 @@ class RequestEncoder:
             self._topics[topic] = encoded
         return encoded
 
-    def _where_of(self, topic: str, partition: int) -> bytes:
-        """A sink record's topic and partition attributes (kept)."""
+    def _where_of(self, topic: str, partition: int | None) -> bytes:
+        """A record's topic and partition attributes (kept; no partition for a source record
+        whose partition the producer chooses)."""
         if len(self._where) >= CACHE_MAX:
             self._where.clear()
-        attributes = {"messaging.destination.name": topic, PARTITION: str(partition)}
+        attributes: dict[str, Any] = {"messaging.destination.name": topic}
+        if partition is not None:
+            attributes[PARTITION] = str(partition)
         where = self._where[(topic, partition)] = encode_attributes(attributes)
         return where
 
     def _source(self, record: tuple[Any, ...], out: list[bytes]) -> int:
         _tag, base_attributes, timeline, records = record[:4]
+        key = record[4] if len(record) > 4 else None
         base = encode_attributes(base_attributes)
         stage_base = encode_attributes(stage_attributes(base_attributes))
+        if self._c is not None:  # the loop below in C, the records' shared parts kept as bytes
+            spans, shared, self._pool, self._at = self._c.otlp_source_batch(
+                record,
+                base,
+                stage_base,
+                self._send,
+                self._where,
+                self._where_of,
+                self._pool,
+                self._at,
+                new_pool,
+            )
+            out.append(spans)
+            if key is not None:  # its records await their commit
+                self.ledger.add(key, shared)
+            return len(records) * (1 + len(timeline))
+        if key is not None:
+            self.ledger.add(key, records)
         start = timeline[0][1]
         end = max(t[2] for t in timeline)
         stages = [stage_fields(name, INTERNAL, t0, t1) for name, t0, t1 in timeline]
@@ -479,8 +497,6 @@ class RequestEncoder:
         if tag == "commit":
             return self._commit(record, out)
         if tag == "source":
-            if len(record) > 4 and record[4] is not None:
-                self.ledger.add(record[4], record[3])
             return self._source(record, out)
         if tag == "span":
             return self._one(record, out)
