@@ -505,6 +505,39 @@ def await_one_record(bootstrap: str, topic: str) -> None:
         consumer.close()
 
 
+def start_noop_sink(
+    worker: Any,
+    name: str,
+    bench_id: str,
+    topic: str,
+    n: int,
+    config: Mapping[str, str],
+    wait_s: float,
+) -> Any:
+    """Run ``bench.connectors.NoopSinkConnector`` as connector ``name`` on ``worker`` (one
+    task reading ``topic``, ``config`` added to its configuration) until it received ``n``
+    records (at most ``wait_s`` seconds); its task's ``bench.connectors.Progress``."""
+    from bench.connectors import PROGRESS
+
+    worker.start_connector(
+        name,
+        {
+            "connector.class": "bench.connectors.NoopSinkConnector",
+            "tasks.max": "1",
+            "topics": topic,
+            "expected": str(n),
+            "bench.id": bench_id,
+            **config,
+        },
+    )
+    task_id = f"{bench_id}-0"
+    wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
+    p = PROGRESS[task_id]
+    if not p.done.wait(wait_s):
+        raise TimeoutError(f"sink task got {p.count} of {n}")
+    return p
+
+
 def run_noop_sink(
     worker: Any,
     name: str,
@@ -515,32 +548,15 @@ def run_noop_sink(
     reads: str,
     wait_s: float,
 ) -> tuple[int, float]:
-    """Run ``bench.connectors.NoopSinkConnector`` as connector ``name`` on ``worker`` (one
-    task reading ``topic``; ``reads``: its ``read.values``, ``true`` for the values column,
-    ``records`` to iterate the ``SinkRecord`` s) until it received ``n`` records (at most
-    ``wait_s`` seconds). Returns (records timed, seconds): from the end of its ``warmup``
-    records to its last."""
-    from bench.connectors import PROGRESS, WARMED
+    """:func:`start_noop_sink` reading ``reads`` (its ``read.values``: ``true`` for the values
+    column, ``records`` to iterate the ``SinkRecord`` s) after ``warmup`` records. Returns
+    (records timed, seconds): from the end of its warm-up records to its last."""
+    from bench.connectors import WARMED
 
-    worker.start_connector(
-        name,
-        {
-            "connector.class": "bench.connectors.NoopSinkConnector",
-            "tasks.max": "1",
-            "topics": topic,
-            "expected": str(n),
-            "bench.id": bench_id,
-            "read.values": reads,
-            "warmup.records": str(warmup),
-        },
-    )
-    task_id = f"{bench_id}-0"
-    wait_for(lambda: task_id in PROGRESS, 60, "the sink task to start")
-    p = PROGRESS[task_id]
-    if not p.done.wait(wait_s):
-        raise TimeoutError(f"sink task got {p.count} of {n}")
+    config = {"read.values": reads, "warmup.records": str(warmup)}
+    p = start_noop_sink(worker, name, bench_id, topic, n, config, wait_s)
     assert p.last is not None
-    start_count, start = WARMED[task_id]
+    start_count, start = WARMED[f"{bench_id}-0"]
     return p.count - start_count, p.last - start
 
 

@@ -298,22 +298,8 @@ def connectrt_consume(
     name, bench_id = f"avro-sink-{rnd}", f"avrosink{rnd}"
     worker = c.make_worker(c.worker_props(bootstrap))
     try:
-        worker.start_connector(
-            name,
-            {
-                "connector.class": "bench.connectors.NoopSinkConnector",
-                "tasks.max": "1",
-                "topics": topic,
-                "expected": str(n),
-                "bench.id": bench_id,
-                "value.converter": AVRO,
-                "value.converter.schema.registry.url": url,
-            },
-        )
-        c.wait_for(lambda: f"{bench_id}-0" in PROGRESS, 30, "sink task start")
-        p = PROGRESS[f"{bench_id}-0"]
-        if not p.done.wait(300):
-            raise TimeoutError(f"sink task got {p.count} of {n}")
+        config = {"value.converter": AVRO, "value.converter.schema.registry.url": url}
+        p = c.start_noop_sink(worker, name, bench_id, topic, n, config, 300)
         assert p.first is not None and p.last is not None
         runner = worker.runners(name)[0]
         return p.last - p.first, runner.metrics.snapshot()

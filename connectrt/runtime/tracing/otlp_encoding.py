@@ -48,7 +48,7 @@ process (:mod:`connectrt.runtime.tracing.exporter`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -153,10 +153,7 @@ class RequestEncoder:
     def _sink_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
         where = self._where.get((r[3], r[4]))
         if where is None:
-            if len(self._where) >= CACHE_MAX:
-                self._where.clear()
-            attributes = {"messaging.destination.name": r[3], PARTITION: str(r[4])}
-            where = self._where[(r[3], r[4])] = encode_attributes(attributes)
+            where = self._where_of(r[3], r[4])
         return base + where + offset_attribute(r[5])
 
     def _source_attributes(self, base: bytes, r: tuple[Any, ...]) -> bytes:
@@ -251,7 +248,7 @@ class RequestEncoder:
         keeps the records' shared parts for the ledger; the Python path makes the ``sink``
         record (its ids drawn from the pool as the C one draws them) and encodes it."""
         key = record[8]
-        base, stage_base = self._bases.get(key) or self._base(record[1], key)
+        base, stage_base = self._base(record[1], key)
         if self._c is not None:
             spans, shared, self._pool, self._at, count = self._c.otlp_consumed(
                 record,
@@ -530,29 +527,26 @@ class RequestEncoder:
         batch's spans)."""
         out: list[bytes] = []
         count = 0
-        consumed = self._consumed
         for record in records:
-            if record[0] == "consumed":  # nearly every record of a sink's frames: straight on
-                count += consumed(record, out)
-                if count >= max_spans:
-                    yield self.request(out)
-                    out, count = [], 0
-                continue
-            if record[0] == "committed":
-                _tag, base, start, end, key = record
-                record = ("commit", base, start, end, self.ledger.take(key))
-            if record[0] == "commit" and len(record[4]) > max_spans:
-                tag, base, start, end, committed = record
-                parts = [
-                    (tag, base, start, end, committed[i : i + max_spans])
-                    for i in range(0, len(committed), max_spans)
-                ]
-            else:
-                parts = [record]
-            for part in parts:
+            for part in self._parts(record, max_spans):
                 count += self._encode(part, out)
                 if count >= max_spans:
                     yield self.request(out)
                     out, count = [], 0
         if count:
             yield self.request(out)
+
+    def _parts(self, record: tuple[Any, ...], max_spans: int) -> Sequence[tuple[Any, ...]]:
+        """``record`` as the span makers take it: a ``committed`` record made into the
+        ``commit`` of the records its tracer sent since (taken from :attr:`ledger`), and a
+        commit of more than ``max_spans`` records cut into parts."""
+        if record[0] == "committed":
+            _tag, base, start, end, key = record
+            record = ("commit", base, start, end, self.ledger.take(key))
+        if record[0] != "commit" or len(record[4]) <= max_spans:
+            return (record,)
+        tag, base, start, end, committed = record
+        return [
+            (tag, base, start, end, committed[i : i + max_spans])
+            for i in range(0, len(committed), max_spans)
+        ]
