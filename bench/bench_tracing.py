@@ -108,9 +108,10 @@ def run_case(
     ratio: str | None,
     receiver: Backend | None,
     side: str = "sink",
-) -> tuple[int, float, int, float, float, float, float]:
+) -> tuple[int, float, int, float, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
-    the exporter process (its start excluded: :func:`exporter_cpu`) and of Jaeger) of a worker
+    its task thread (:func:`task_cpu`), of the exporter process (its start excluded:
+    :func:`exporter_cpu`) and of Jaeger) of a worker
     running the no-op sink (``side`` "source": the list source, :func:`_run_source`) with
     tracing at ``ratio`` (None: off). A traced case ends with its exporter process done (it
     exports the rest before the next case starts). This process's CPU is counted from before
@@ -160,12 +161,23 @@ def run_case(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     exporter = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime - started
     backend = receiver.cpu_seconds() - backend if receiver is not None else 0.0
-    return (*timed, dropped, cpu * 1e6 / n, exporter * 1e6 / n, backend * 1e6 / n, lag)
+    task = task_cpu(bench_id, timed[0])
+    return (*timed, dropped, cpu * 1e6 / n, task, exporter * 1e6 / n, backend * 1e6 / n, lag)
 
 
 def _run_sink(worker: Any, n: int, warmup: int, rnd: str, bench_id: str) -> tuple[int, float]:
     """(records timed, seconds) of the no-op sink reading the pre-filled topic on ``worker``."""
     return c.run_noop_sink(worker, f"bench-trace-{rnd}", bench_id, TOPIC, n, warmup, "true", 600)
+
+
+def task_cpu(bench_id: str, timed: int) -> float:
+    """The task thread's CPU µs per timed record of the case ``bench_id`` (the no-op sink's from
+    its warm-up to its last record, the source's from its first timed poll to its last)."""
+    from bench.connectors import PROGRESS
+
+    p = PROGRESS[f"{bench_id}-0"]
+    assert p.cpu_first is not None and p.cpu_last is not None
+    return (p.cpu_last - p.cpu_first) * 1e6 / timed
 
 
 def _run_source(worker: Any, bootstrap: str, n: int, rnd: str, bench_id: str) -> tuple[int, float]:
@@ -352,6 +364,7 @@ def main() -> dict[str, float]:
     cases = [case for case in CASES if case in args.cases.split(",")]
     rates: dict[str, list[float]] = {case: [] for case in cases}
     cpus: dict[str, list[float]] = {case: [] for case in cases}
+    tasks: dict[str, list[float]] = {case: [] for case in cases}
     export: dict[str, list[tuple[float, float]]] = {case: [] for case in cases}
     with c.open_broker(args.broker) as broker:
         bs = broker.bootstrap_servers
@@ -373,7 +386,7 @@ def main() -> dict[str, float]:
                 if CASES[case] is not None:
                     receiver = fresh_backend(args.backend, binary, args.backend_nice)
                 try:
-                    timed, secs, dropped, cpu, exporter, backend, lag = run_case(
+                    timed, secs, dropped, cpu, task, exporter, backend, lag = run_case(
                         bs, n, warmup, rnd, CASES[case], receiver, args.side
                     )
                 finally:
@@ -381,8 +394,9 @@ def main() -> dict[str, float]:
                         receiver.stop()
                 rates[case].append(c.rate(timed, c.window(secs)))
                 cpus[case].append(cpu)
+                tasks[case].append(task)
                 export[case].append((exporter, backend))
-                note = f"{cpu:.2f} µs CPU/record"
+                note = f"{cpu:.2f} µs CPU/record (task thread {task:.3f})"
                 if CASES[case] is not None:
                     note += f" + exporter process {exporter:.3f} + {label} {backend:.3f}"
                     note += f", exporter done {lag:.2f} s after the clock"
@@ -392,12 +406,15 @@ def main() -> dict[str, float]:
             print(f"  round {r}: " + ", ".join(done), flush=True)
     medians = {case: statistics.median(v) for case, v in rates.items()}
     cpu_medians = {case: statistics.median(v) for case, v in cpus.items()}
+    task_medians = {case: statistics.median(v) for case, v in tasks.items()}
     off, off_cpu = medians.get("off", math.nan), cpu_medians.get("off", math.nan)
+    off_task = task_medians.get("off", math.nan)
     for case, rate in medians.items():  # without an off case (--cases 1%): nan of off
         line = (
             f"  median {case:>5}: {c.fmt_rate(rate)}  ({rate / off:.3f} of off); "
             f"{cpu_medians[case]:.2f} µs CPU/record in the worker's process "
-            f"({cpu_medians[case] / off_cpu:.3f} of off)"
+            f"({cpu_medians[case] / off_cpu:.3f} of off), task thread {task_medians[case]:.3f} "
+            f"({task_medians[case] / off_task:.3f} of off)"
         )
         if CASES[case] is not None:
             exporter = statistics.median(e for e, _ in export[case])

@@ -51,8 +51,9 @@ class Progress:
         self.last: float | None = None
         self.done = threading.Event()
         self.warmed = threading.Event()
-        # Source tasks: the task thread's CPU time (time.thread_time) at the first timed poll
-        # and at the poll after the last batch was handed over (it was sent by then).
+        # The task thread's CPU time (time.thread_time): a source task's at the first timed poll
+        # and at the poll after the last batch was handed over (it was sent by then); a no-op
+        # sink's when its warm-up ended (WARMED) and at its expected record.
         self.cpu_first: float | None = None
         self.cpu_last: float | None = None
 
@@ -201,7 +202,9 @@ class NoopSinkTask(SinkTask):
         p.count += len(records)
         if self._warmup and p.count >= self._warmup and self._id not in WARMED:
             WARMED[self._id] = (p.count, time.perf_counter())
+            p.cpu_first = time.thread_time()
         if p.expected and p.count >= p.expected and not p.done.is_set():
+            p.cpu_last = time.thread_time()
             p.last = time.perf_counter()
             p.done.set()
 

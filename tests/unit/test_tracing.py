@@ -39,6 +39,7 @@ from connectrt.runtime.source.runner import SourceTaskRunner  # noqa: E402
 from connectrt.runtime.source.tracing import SourceTracer  # noqa: E402
 from connectrt.runtime.tracing.sdk_spans import LocalOutlet  # noqa: E402
 from connectrt.runtime.tracing.tracer import (  # noqa: E402
+    TRACED_RUN,
     Picker,
     StageClock,
     format_traceparent,
@@ -72,34 +73,50 @@ def test_traceparent_round_trip_and_malformed_values() -> None:
     assert parse_traceparent(b"01" + raw[2:]) == context  # a later version, read as 00
 
 
-def test_picker_chooses_records_at_the_ratio() -> None:
+def test_picker_chooses_records_at_the_ratio_in_runs() -> None:
     rng = random.Random(1)
     assert list(Picker(1.0, rng).pick(5)) == [0, 1, 2, 3, 4]
     assert not Picker(0.0, rng).pick(5)
+    assert not Picker(0.5, rng).pick(0)
     picker = Picker(0.01, rng)
-    picked = [picker.pick(500) for _ in range(400)]
-    total = sum(len(p) for p in picked)
-    assert 1600 <= total <= 2400  # 2,000 expected
+    picked = [picker.pick(500) for _ in range(10_000)]
     assert all(list(p) == sorted(set(p)) and all(0 <= i < 500 for i in p) for p in picked)
-    small = Picker(0.01, rng)  # batches smaller than the gap: the count carries over
-    assert 150 <= sum(len(small.pick(10)) for _ in range(2_000)) <= 250
+    total = sum(len(p) for p in picked)
+    assert 45_000 <= total <= 55_000  # 50,000 expected: each record's chance is the ratio
+    traced = [p for p in picked if p]
+    assert 850 <= len(traced) <= 1150  # a tenth of the batches, about TRACED_RUN records each
+    assert 40 <= total / len(traced) <= 60
+    small = Picker(0.01, rng)  # batches of at most TRACED_RUN: whole, at the ratio
+    batches = [list(small.pick(10)) for _ in range(20_000)]
+    assert all(b in ([], list(range(10))) for b in batches)
+    assert 150 <= sum(1 for b in batches if b) <= 250  # 200 expected
+    busy = Picker(0.3, rng)  # ratio x batch / TRACED_RUN >= 1: every batch, records at the ratio
+    counts = [len(busy.pick(1_000)) for _ in range(200)]
+    assert all(220 <= c <= 380 for c in counts)
+    assert 290 <= sum(counts) / len(counts) <= 310
+    for ratio in (1e-9, 0.001, 0.2):  # a batch size between: each record's chance is the ratio
+        mixed = Picker(ratio, random.Random(3))
+        sizes = [51, 120, 499, 2_000] * 2_500
+        total = sum(len(mixed.pick(n)) for n in sizes)
+        expected = ratio * sum(sizes)
+        assert abs(total - expected) <= 4 * (expected * TRACED_RUN) ** 0.5 + 1, (ratio, total)
 
 
 @pytest.mark.parametrize("ratio", [0.01, 0.3, 0.999, 1e-9])
 def test_the_picks_in_c_are_the_python_loop(ratio: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``geometric_picks`` draws as the Python loop does: the same positions, the same records
-    carried over to the next batch, batch after batch (sizes below and above the gap)."""
+    """``geometric_picks`` draws as the Python loop does: the same positions, batch after batch
+    (sizes below and above a traced run, and above the ratio's run)."""
     from connectrt.runtime.tracing import tracer
 
     if tracer._GEOMETRIC_PICKS is None:
         pytest.skip("connectrt._speedups lacks geometric_picks")
     in_c, in_python = Picker(ratio, random.Random(7)), Picker(ratio, random.Random(7))
-    for n in [500, 1, 0, 3, 10_000, 37] * 40:
+    for n in [500, 1, 0, 3, 10_000, 37, 51] * 40:
         got = list(in_c.pick(n))
         with monkeypatch.context() as m:
             m.setattr(tracer, "_GEOMETRIC_PICKS", None)
             assert list(in_python.pick(n)) == got
-        assert in_c._skip == in_python._skip
+    assert in_c._rng.random() == in_python._rng.random()  # the same draws made
     picks: Any = tracer._GEOMETRIC_PICKS
     with pytest.raises(ValueError):
         picks(5, 0, random.random, 0.0)  # a log of 0: ratio 0 never reaches the loop

@@ -8,19 +8,20 @@ commit with stage clocks, and the runner's loop calls :meth:`SourceTracer.poll` 
 ``task.poll()`` (its one check per batch).
 
 Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
-configured ratio. Each chosen record starts a trace: a span ``send <topic>`` (kind PRODUCER)
-from the start of ``poll()``, whose context is written into the record as a W3C
-``traceparent`` header (through the task's header converter; SimpleHeaderConverter writes it
-as is), so that consumers downstream continue the trace. Its children are the stages:
+configured ratio (in runs: a few batches with many records picked, so that few of a
+:class:`SourceRecordBatch` s have their records built). Each chosen record starts a trace: a span
+``send <topic>`` (kind PRODUCER) from the start of ``poll()``, whose context is written into the
+record as a W3C ``traceparent`` header (through the task's header converter; SimpleHeaderConverter
+writes it as is), so that consumers downstream continue the trace. Its children are the stages:
 ``poll``, ``transform <alias>`` per transformation, ``produce`` (the batch's conversion and
 ``produce`` calls) and, once the offsets that cover the record are committed, ``offset commit``.
-Spans carry the connector, task and topic as attributes. A :class:`SourceRecordBatch` with a
-record picked has its records built; the sender then produces the batch's other records by its
-C loop and the picked ones, with their header, one by one in their place
-(:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`). When the next batch
-is polled (or at a commit, or when the task stops), the tracer hands the finished batch to its
-outlet as one trace record (stage times, and per traced record its ids and topic); the spans are
-made and exported out of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
+Spans carry the connector, task and topic as attributes. A :class:`SourceRecordBatch` with a record
+picked has its records built; the sender then produces the batch's other records by its C loop and
+the picked ones, with their header, one by one in their place
+(:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`). When the next batch is polled (or
+at a commit, or when the task stops), the tracer hands the finished batch to its outlet as one trace
+record (stage times, and per traced record its ids and topic); the spans are made and exported out
+of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
 
 Used on the task thread only.
 """

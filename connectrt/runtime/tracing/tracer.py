@@ -48,7 +48,6 @@ from __future__ import annotations
 import itertools
 import math
 import random
-import sys
 import time
 from binascii import unhexlify
 from collections.abc import Callable, Mapping, Sequence
@@ -62,6 +61,7 @@ if TYPE_CHECKING:  # the exporter process imports this module: it stays light
     pass
 
 __all__ = [
+    "TRACED_RUN",
     "TRACEPARENT",
     "Picker",
     "StageClock",
@@ -240,47 +240,58 @@ def format_traceparent(context: SpanContext) -> str:
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{int(context.trace_flags):02x}"
 
 
-class Picker:
-    """Which records of a task's consecutive batches to trace: each with probability ``ratio``.
+TRACED_RUN = 50
+"""About how many records of a large batch :class:`Picker` traces when it traces the batch."""
 
-    It draws the gap to the next picked record (a geometric draw) rather than a coin per record
-    or per batch, so a batch with no record picked (most of them at a low ratio) costs one
-    comparison, and the work is in proportion to the records picked. Used on one thread.
+
+class Picker:
+    """Which records of a task's batches to trace: each with probability ``ratio``, in runs.
+
+    A batch of ``n`` records is traced with probability ``q = min(1, ratio * max(1, n /
+    TRACED_RUN))`` and each of its records then with probability ``ratio / q``, so every record's
+    chance is the ratio and a traced batch has about :data:`TRACED_RUN` records traced (all of
+    them in a batch of fewer). Tracing costs the task thread something per traced batch (its
+    stage clocks, the hand-over, the tracer's Python run once more) besides its work per traced
+    record: at 1% of batches of 500, one batch in ten is traced with 50 records rather than nearly
+    every batch with 5 (measured in process, the tracer's cost per record fell by half). A batch
+    not traced costs one draw. Within a traced batch the positions come from geometric gaps, so
+    the work is in proportion to the records picked. Used on one thread.
     """
 
-    __slots__ = ("_log", "_ratio", "_rng", "_skip")
+    __slots__ = ("_log", "_ratio", "_rng")
 
     def __init__(self, ratio: float, rng: random.Random) -> None:
         self._ratio = ratio
         self._rng = rng
         self._log = math.log1p(-ratio) if 0.0 < ratio < 1.0 else 0.0
-        self._skip = self._gap()
-
-    def _gap(self) -> int:
-        """Records to pass over before the next picked one."""
-        if self._ratio >= 1.0:
-            return 0
-        if self._ratio <= 0.0:
-            return sys.maxsize
-        return int(math.log(1.0 - self._rng.random()) / self._log)
 
     def pick(self, n: int) -> Sequence[int]:
         """The positions, in order, of the records to trace in the next batch of ``n``."""
-        skip = self._skip
-        if skip >= n:
-            self._skip = skip - n
-            return ()
-        if self._ratio >= 1.0:
+        ratio = self._ratio
+        if ratio >= 1.0:
             return range(n)
+        if ratio <= 0.0 or n <= 0:
+            return ()
+        if n <= TRACED_RUN:  # a small batch: all its records, at the ratio
+            return range(n) if self._rng.random() < ratio else ()
+        share = ratio * n / TRACED_RUN  # the batch's chance
+        if share < 1.0:
+            if self._rng.random() >= share:
+                return ()
+            return self._positions(n, math.log1p(-TRACED_RUN / n))  # each record's: run / n
+        return self._positions(n, self._log)  # every batch, each record at the ratio
+
+    def _positions(self, n: int, log: float) -> Sequence[int]:
+        """Each position below ``n`` with probability ``1 - exp(log)``: geometric gaps."""
+        random_ = self._rng.random
+        first = min(n, int(math.log(1.0 - random_()) / log))
         if _GEOMETRIC_PICKS is not None:  # the loop below in C: the same draws, the same picks
-            picked_c, self._skip = _GEOMETRIC_PICKS(n, skip, self._rng.random, self._log)
-            return picked_c
+            return _GEOMETRIC_PICKS(n, first, random_, log)[0]
         picked = []
-        i = skip
+        i = first
         while i < n:
             picked.append(i)
-            i += 1 + self._gap()
-        self._skip = i - n
+            i += 1 + int(math.log(1.0 - random_()) / log)
         return picked
 
 
