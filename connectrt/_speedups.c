@@ -1526,6 +1526,131 @@ error:
     return NULL;
 }
 
+/* chosen_fields(msgs, chosen, accessors, name) -> list: SinkTracer._begin's loop. For each
+   position of ``chosen`` (a sequence of ints) the consumed message ``msgs[position]``, unless
+   its ``error()`` is not None: the value of its first header named ``name`` (None without
+   one), its topic, partition, offset and timestamp (the second item of ``timestamp()``), flat,
+   5 items a message. ``accessors``: message_batch's eight (error, topic, partition, offset,
+   key, value, timestamp, headers), called as method_column calls them. */
+static PyObject *
+chosen_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "chosen_fields(msgs, chosen, accessors, name)");
+        return NULL;
+    }
+    PyObject *msgs = args[0], *accessors = args[2], *name = args[3];
+    if (!PyList_Check(msgs) || !PyTuple_Check(accessors) || PyTuple_GET_SIZE(accessors) != 8 ||
+        !PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "chosen_fields: msgs a list, accessors a tuple of 8, "
+                                         "name a str");
+        return NULL;
+    }
+    static const int used[6] = {0, 7, 1, 2, 3, 6}; /* error, headers, topic, partition, ... */
+    PyObject *method[6];
+    PyCFunction direct[6];
+    PyTypeObject *owner[6];
+    for (int k = 0; k < 6; k++) {
+        method[k] = PyTuple_GET_ITEM(accessors, used[k]);
+        owner[k] = NULL;
+        direct[k] = noargs_function(method[k], &owner[k]);
+    }
+    PyObject *chosen = PySequence_Fast(args[1], "chosen_fields: chosen a sequence");
+    if (chosen == NULL) {
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        Py_DECREF(chosen);
+        return NULL;
+    }
+    Py_INCREF(msgs);
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(chosen);
+    for (Py_ssize_t c = 0; c < count; c++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(chosen, c));
+        if (at == -1 && PyErr_Occurred()) {
+            goto error;
+        }
+        if (at < 0 || at >= PyList_GET_SIZE(msgs)) {
+            PyErr_SetString(PyExc_IndexError, "chosen_fields: a position outside msgs");
+            goto error;
+        }
+        PyObject *msg = PyList_GET_ITEM(msgs, at);
+        Py_INCREF(msg);
+        PyObject *field[5] = {NULL, NULL, NULL, NULL, NULL};
+        PyObject *failed = call_noargs(method[0], direct[0], owner[0], msg);
+        if (failed == NULL) {
+            Py_DECREF(msg);
+            goto error;
+        }
+        int skip = failed != Py_None;
+        Py_DECREF(failed);
+        if (skip) {
+            Py_DECREF(msg);
+            continue;
+        }
+        PyObject *headers = call_noargs(method[1], direct[1], owner[1], msg);
+        int ok = headers != NULL;
+        if (ok && (PyList_Check(headers) || PyTuple_Check(headers))) {
+            PyObject *seq = headers;
+            for (Py_ssize_t h = 0; h < Py_SIZE(seq); h++) {
+                PyObject *pair = PyList_Check(seq) ? PyList_GET_ITEM(seq, h)
+                                                   : PyTuple_GET_ITEM(seq, h);
+                if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+                    PyErr_SetString(PyExc_TypeError, "chosen_fields: a header not a pair");
+                    ok = 0;
+                    break;
+                }
+                int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(pair, 0), name, Py_EQ);
+                if (same < 0) {
+                    ok = 0;
+                    break;
+                }
+                if (same) {
+                    field[0] = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+                    break;
+                }
+            }
+        }
+        Py_XDECREF(headers);
+        if (ok && field[0] == NULL) {
+            field[0] = Py_NewRef(Py_None);
+        }
+        for (int k = 2; ok && k < 5; k++) {
+            field[k - 1] = call_noargs(method[k], direct[k], owner[k], msg);
+            ok = field[k - 1] != NULL;
+        }
+        PyObject *stamp = ok ? call_noargs(method[5], direct[5], owner[5], msg) : NULL;
+        if (stamp != NULL) {
+            if (PyTuple_Check(stamp) && PyTuple_GET_SIZE(stamp) == 2) {
+                field[4] = Py_NewRef(PyTuple_GET_ITEM(stamp, 1));
+            } else {
+                PyErr_SetString(PyExc_TypeError, "chosen_fields: timestamp() not a pair");
+            }
+            Py_DECREF(stamp);
+        }
+        Py_DECREF(msg);
+        ok = field[4] != NULL;
+        for (int k = 0; k < 5; k++) {
+            if (ok && PyList_Append(out, field[k]) < 0) {
+                ok = 0;
+            }
+            Py_XDECREF(field[k]);
+        }
+        if (!ok) {
+            goto error;
+        }
+    }
+    Py_DECREF(msgs);
+    Py_DECREF(chosen);
+    return out;
+error:
+    Py_DECREF(msgs);
+    Py_DECREF(chosen);
+    Py_DECREF(out);
+    return NULL;
+}
+
 /* method_any(method, items) -> any(map(method, items)), ``items`` a list or tuple: as
    method_column, without the tuple (the batch's error check: no message has an error). */
 static PyObject *
@@ -3485,6 +3610,8 @@ static PyMethodDef speedups_functions[] = {
      PyDoc_STR("framed_slices(items, prefix, suffix) -> the bytes between, or None")},
     {"method_any", (PyCFunction)(void (*)(void))method_any, METH_FASTCALL,
      PyDoc_STR("method_any(method, items) -> any(map(method, items)), faster for C methods")},
+    {"chosen_fields", (PyCFunction)(void (*)(void))chosen_fields, METH_FASTCALL,
+     PyDoc_STR("chosen_fields(msgs, chosen, accessors, name) -> the chosen messages' fields")},
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"produce_values", (PyCFunction)(void (*)(void))produce_values, METH_FASTCALL,

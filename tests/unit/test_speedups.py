@@ -179,7 +179,7 @@ def test_c_timestamp_columns_of_fake_messages_and_bad_input() -> None:
     kafka = FakeKafka()
     kafka.create_topic("a", 1)
     msgs = [kafka.append("a", b"v", None, partition=0) for _ in range(3)]
-    stamps = mb._accessors(msgs)[6]
+    stamps = mb.message_accessors(msgs)[6]
     got = C.timestamp_columns(msgs, stamps, TIMESTAMP_TYPES)
     assert got == mb._timestamp_columns_py(msgs, stamps, TIMESTAMP_TYPES)
     assert got[1] == (TimestampType.CREATE_TIME,) * 3

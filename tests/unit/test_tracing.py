@@ -125,6 +125,64 @@ def test_the_picks_in_c_are_the_python_loop(ratio: float, monkeypatch: pytest.Mo
     assert picks(5, 7, random.random, -0.1) == ([], 2)
 
 
+def test_the_chosen_fields_in_c_are_the_python_loop() -> None:
+    """``chosen_fields`` notes what ``_chosen_fields`` does: per chosen message without an error,
+    its first ``traceparent`` header's value (None without one, past other headers), topic,
+    partition, offset and timestamp; malformed arguments are refused."""
+    from confluent_kafka import KafkaError
+
+    from connectrt.runtime.sink import tracing as sink_tracing
+    from connectrt.runtime.sink.message_batch import message_accessors
+    from connectrt.testing.fake_kafka import FakeMessage
+
+    in_c: Any = sink_tracing._CHOSEN_FIELDS
+    if in_c is None:
+        pytest.skip("connectrt._speedups lacks chosen_fields")
+    parent = b"00-" + b"1" * 32 + b"-" + b"2" * 16 + b"-01"
+    msgs = [
+        FakeMessage("t", 0, 5, None, b"v", [("traceparent", parent)], 1_700_000_000_000),
+        FakeMessage("t", 1, 6, None, b"v", None, 7),
+        FakeMessage(
+            "u", 2, 7, b"k", b"v", [("a", b"x"), ("traceparent", "s"), ("traceparent", b"no")]
+        ),
+        FakeMessage("t", 0, -1, None, None, None, 0, KafkaError(KafkaError._PARTITION_EOF)),
+        FakeMessage("t", 3, 8, None, b"v", [], 9),
+        FakeMessage("t", 3, 9, None, b"v", [("other", b"x")], 10),
+    ]
+    accessors = message_accessors(msgs)
+    for chosen in (range(len(msgs)), [0, 2, 3], [3], [], (5, 1), [1, 1]):
+        got = in_c(msgs, chosen, accessors, "traceparent")
+        assert got == sink_tracing._chosen_fields(msgs, chosen), chosen
+    assert in_c(msgs, [0, 2], accessors, "traceparent") == [
+        parent,
+        "t",
+        0,
+        5,
+        1_700_000_000_000,
+        "s",
+        "u",
+        2,
+        7,
+        0,
+    ]
+    for bad_args in (
+        (tuple(msgs), [0], accessors, "traceparent"),  # msgs a list
+        (msgs, [0], accessors[:7], "traceparent"),
+        (msgs, [0], accessors, b"traceparent"),
+        (msgs, 5, accessors, "traceparent"),  # chosen not a sequence
+        (msgs, ["0"], accessors, "traceparent"),
+    ):
+        with pytest.raises(TypeError):
+            in_c(*bad_args)
+    with pytest.raises(IndexError):
+        in_c(msgs, [6], accessors, "traceparent")
+    with pytest.raises(IndexError):
+        in_c(msgs, [-1], accessors, "traceparent")
+    odd = [FakeMessage("t", 0, 1, None, b"v", [("traceparent",)], 0)]  # a header not a pair
+    with pytest.raises(TypeError):
+        in_c(odd, [0], message_accessors(odd), "traceparent")
+
+
 def test_stage_clock_spans_first_start_to_last_end_while_active() -> None:
     clock = StageClock()
     double = clock.wrap("double", lambda x: 2 * x)

@@ -34,11 +34,11 @@ from connectrt.runtime.sink.message_records import TIMESTAMP_TYPES, connect_head
 from connectrt.runtime.tasks.runner import TaskConverters
 from connectrt.speedups import SPEEDUPS
 
-__all__ = ["MessageBatchBuilder", "partition_positions", "split_errors"]
+__all__ = ["MessageBatchBuilder", "message_accessors", "partition_positions", "split_errors"]
 
 # librdkafka's Message accessors, unbound: ``map`` calls them without a Python frame each.
 # Messages of another class (the in-memory fake of connectrt.testing) are read through
-# ``methodcaller`` instead (:func:`_accessors`, once per batch).
+# ``methodcaller`` instead (:func:`message_accessors`, once per batch).
 _C_ACCESSORS = (
     Message.error,
     Message.topic,
@@ -88,7 +88,7 @@ def _repeated(value: str | Schema, size: int) -> tuple[Any, ...]:
     return (value,) * size
 
 
-def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
+def message_accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
     """The eight accessors (error, topic, partition, offset, key, value, timestamp, headers)
     for the messages of a non-empty batch."""
     return _C_ACCESSORS if type(msgs[0]) is Message else _ANY_ACCESSORS
@@ -97,7 +97,7 @@ def _accessors(msgs: Sequence[Any]) -> tuple[Callable[[Any], Any], ...]:
 def split_errors(msgs: list[Any]) -> tuple[list[Any], list[Any]]:
     """(messages, error events) of a ``consume()`` result; the list itself when it holds no
     error (the usual case, found by one pass over the messages' ``error()``)."""
-    if not msgs or not _any(_accessors(msgs)[0], msgs):
+    if not msgs or not _any(message_accessors(msgs)[0], msgs):
         return msgs, []
     good: list[Any] = []
     bad: list[Any] = []
@@ -112,7 +112,7 @@ def partition_positions(
     """Each message's partition (a tuple: the batch's column as it is), and per (topic,
     partition) of ``msgs`` (no error events) the first offset and the offset after the last.
     ``topic`` is the only topic the messages can come from, or None."""
-    _, get_topic, get_partition = _accessors(msgs)[:3]
+    _, get_topic, get_partition = message_accessors(msgs)[:3]
     parts = _column(get_partition, msgs)
     keys: Sequence[Any] = parts
     if topic is None:
@@ -226,7 +226,7 @@ class MessageBatchBuilder:
         :func:`partition_positions`' ``ends``; None when a converter raised for one of them
         (nothing was delivered: convert this batch message by message instead)."""
         n = len(msgs)
-        accessors = _accessors(msgs)
+        accessors = message_accessors(msgs)
         topic = self._topic
         topics: Any
         if topic is not None:
@@ -300,7 +300,7 @@ class MessageBatchBuilder:
 
     def _headers(self, msgs: list[Any]) -> tuple[list[Header] | None, ...]:
         """Each message's headers, converted (None for a message without headers)."""
-        raw_headers = _column(_accessors(msgs)[7], msgs)
+        raw_headers = _column(message_accessors(msgs)[7], msgs)
         if not any(raw_headers):
             return (None,) * len(msgs)
         to_header = self._header.to_connect_header

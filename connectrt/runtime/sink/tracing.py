@@ -33,12 +33,13 @@ Used on the task thread only.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import SpanKind
 
 from connectrt.runtime.config.tracing import TracingSettings
+from connectrt.runtime.sink.message_batch import message_accessors
 from connectrt.runtime.tracing.exporter import outlet_for
 from connectrt.runtime.tracing.tracer import (
     TRACEPARENT,
@@ -47,6 +48,7 @@ from connectrt.runtime.tracing.tracer import (
     new_id,
     trace_context,
 )
+from connectrt.speedups import SPEEDUPS
 
 if TYPE_CHECKING:
     from connectrt.runtime.clients.kafka import KafkaConsumer
@@ -55,6 +57,29 @@ if TYPE_CHECKING:
 __all__ = ["SinkTracer"]
 
 _INTERNAL = SpanKind.INTERNAL.value
+
+
+_CHOSEN_FIELDS: Callable[..., list[Any]] | None = getattr(SPEEDUPS, "chosen_fields", None)
+
+
+def _chosen_fields(msgs: Sequence[Any], chosen: Sequence[int]) -> list[Any]:
+    """The fields :meth:`SinkTracer._begin` notes of the ``chosen`` of ``msgs`` (the C
+    extension's ``chosen_fields`` where it is built: the same list): per message without an
+    error, its ``traceparent`` header's value (None without one), topic, partition, offset and
+    timestamp, flat."""
+    picked: list[Any] = []
+    add = picked.extend
+    for i in chosen:
+        msg = msgs[i]
+        if msg.error() is not None:
+            continue
+        value = None
+        for key, header in msg.headers() or ():
+            if key == TRACEPARENT:
+                value = header
+                break
+        add((value, msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1]))
+    return picked
 
 
 def _header(headers: Any, name: str) -> Any:
@@ -128,18 +153,10 @@ class SinkTracer(TaskTracer):
         # value (parsed there), topic, partition, offset and timestamp, flat in one list. The
         # ids, the parent-based choice and the timeline are made there
         # (:func:`~connectrt.runtime.tracing.tracer.sink_batch`).
-        picked: list[Any] = []
-        add = picked.extend
-        for i in chosen:
-            msg = msgs[i]
-            if msg.error() is not None:
-                continue
-            value = None
-            for key, header in msg.headers() or ():
-                if key == TRACEPARENT:
-                    value = header
-                    break
-            add((value, msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1]))
+        if _CHOSEN_FIELDS is not None and type(msgs) is list:  # the loop below in C
+            picked = _CHOSEN_FIELDS(msgs, chosen, message_accessors(msgs), TRACEPARENT)
+        else:
+            picked = _chosen_fields(msgs, chosen)
         if picked:
             self._batch = (start, end, len(msgs), picked)
             self._clock.active = True
