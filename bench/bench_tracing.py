@@ -20,7 +20,10 @@ N-th; a tracing case starts its exporter process (:mod:`connectrt.runtime.tracin
 which a worker starts once, with its first traced task) before its worker, and ends it after
 (it exports the rest), outside the clock. The order of the three cases rotates from round to
 round, and each case starts after a garbage collection and ``--settle`` seconds (default 3).
-Prints each round, the medians and ends with
+Prints each round (per case the worker process's CPU per record and its task thread's, from
+the task's own clock: ``time.thread_time`` over the timed records), the medians, each traced
+case's ratio to off within each round (median and range: the machine's speed drifts between
+rounds, and a round's cases run within a minute), and ends with
 ``RESULT bench_tracing connectrt=<1% rec/s> baseline=<off rec/s> ratio=<x>`` (before it,
 ``RESULT bench_tracing_all`` for 100% against off); with ``--backend null`` the same lines are
 ``bench_tracing_runtime`` and ``bench_tracing_runtime_all``. Target: 1% costs under 3%.
@@ -421,6 +424,15 @@ def main() -> dict[str, float]:
             backend = statistics.median(b for _, b in export[case])
             line += f", exporter process {exporter:.3f}, {label} {backend:.3f}"
         print(line)
+    if "off" in rates:  # each round's cases ran minutes apart at most: beside the medians,
+        # the ratio within each round (the machine's speed drifts between rounds)
+        for case in cases:
+            if case != "off":
+                paired = [a / b for a, b in zip(rates[case], rates["off"], strict=True)]
+                print(
+                    f"  rounds' {case} / off: median {statistics.median(paired):.3f} "
+                    f"({min(paired):.3f}-{max(paired):.3f})"
+                )
     result: dict[str, Any] = {f"tracing_{k}": v for k, v in medians.items()}
     if len(cases) < len(CASES):
         return result  # a partial run (--cases): no RESULT line
