@@ -1601,13 +1601,16 @@ chosen_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     ok = 0;
                     break;
                 }
+                Py_INCREF(pair); /* a key's __eq__ could change the list */
                 int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(pair, 0), name, Py_EQ);
+                if (same > 0) {
+                    field[0] = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+                }
+                Py_DECREF(pair);
                 if (same < 0) {
                     ok = 0;
-                    break;
                 }
-                if (same) {
-                    field[0] = Py_NewRef(PyTuple_GET_ITEM(pair, 1));
+                if (same != 0) {
                     break;
                 }
             }
