@@ -73,16 +73,13 @@ def _chosen_fields(msgs: Sequence[Any], chosen: Sequence[int]) -> list[Any]:
         msg = msgs[i]
         if msg.error() is not None:
             continue
-        value = None
-        for key, header in msg.headers() or ():
-            if key == TRACEPARENT:
-                value = header
-                break
+        value = _header(msg.headers(), TRACEPARENT)
         add((value, msg.topic(), msg.partition(), msg.offset(), msg.timestamp()[1]))
     return picked
 
 
 def _header(headers: Any, name: str) -> Any:
+    """The value of the first of a message's ``headers`` named ``name`` (None without one)."""
     for key, value in headers or ():
         if key == name:
             return value
