@@ -1795,10 +1795,78 @@ taken_exception(void)
 #endif
 }
 
-/* produce_values(produce, args, values, start[, stop]) -> (stop, error): ``produce(*args)``
-   once per item of ``values`` (a list or tuple) from index ``start`` to ``stop`` (default: the
-   end), with ``args[1]`` replaced by the item: ``deque(map(produce, repeat(args[0]), values[start:], repeat(args[2]), ...),
-   maxlen=0)`` without map's and the call protocol's work per item. For a C function taking
+/* The first entry of ``added`` (a dict walked from ``*pos``) whose int key is ``at`` or more:
+   its key in ``*key`` and its value (borrowed) in ``*headers``; ``*key`` -1 when there is none.
+   -1 with an exception for a key that is not an int. */
+static int
+next_added_entry(PyObject *added, Py_ssize_t *pos, Py_ssize_t at, Py_ssize_t *key,
+                 PyObject **headers)
+{
+    PyObject *k, *v;
+    *key = -1;
+    while (PyDict_Next(added, pos, &k, &v)) {
+        Py_ssize_t index = PyLong_AsSsize_t(k);
+        if (index == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (index >= at) {
+            *key = index;
+            *headers = v;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* ``produce(*head, ..., headers)`` with ``value`` in head[1]: head's items, produce's defaults
+   up to its seventh argument (key None, partition -1, callback and on_delivery None, timestamp
+   0), ``headers`` the eighth. A new reference, or NULL with an exception. */
+static PyObject *
+produce_with_headers(PyObject *produce, PyCFunctionWithKeywords direct, PyObject *self,
+                     PyObject *head, PyObject *value, PyObject *headers)
+{
+    PyObject *call = PyTuple_New(8);
+    if (call == NULL) {
+        return NULL;
+    }
+    Py_ssize_t width = PyTuple_GET_SIZE(head);
+    for (Py_ssize_t k = 0; k < 7; k++) {
+        PyObject *item;
+        if (k == 1) {
+            item = Py_NewRef(value);
+        }
+        else if (k < width) {
+            item = Py_NewRef(PyTuple_GET_ITEM(head, k));
+        }
+        else if (k == 3 || k == 6) { /* partition -1 (unassigned), timestamp 0 (now) */
+            item = PyLong_FromLong(k == 3 ? -1 : 0);
+            if (item == NULL) {
+                Py_DECREF(call);
+                return NULL;
+            }
+        }
+        else {
+            item = Py_NewRef(Py_None);
+        }
+        PyTuple_SET_ITEM(call, k, item);
+    }
+    PyTuple_SET_ITEM(call, 7, Py_NewRef(headers));
+    PyObject *result = direct != NULL ? direct(self, call, NULL) : PyObject_Call(produce, call, NULL);
+    Py_DECREF(call);
+    if (result == NULL && !PyErr_Occurred()) {
+        PyErr_SetString(PyExc_SystemError, "produce returned NULL without an error");
+    }
+    return result;
+}
+
+/* produce_values(produce, args, values, start[, stop[, added]]) -> (stop, error):
+   ``produce(*args)`` once per item of ``values`` (a list or tuple) from index ``start`` to
+   ``stop`` (default: the end), with ``args[1]`` replaced by the item: ``deque(map(produce,
+   repeat(args[0]), values[start:], repeat(args[2]), ...), maxlen=0)`` without map's and the
+   call protocol's work per item. ``added`` (None, or a dict of ascending int keys): the item at
+   an index it has is produced with that entry as its headers, ``produce``'s eighth argument
+   (``args`` then at most 7 items; the ones it lacks are produce's defaults: key None,
+   partition -1, callback and on_delivery None, timestamp 0), in a tuple of its own. For a C function taking
    an argument tuple (Producer.produce) that function is called directly, with one argument
    tuple reused from call to call while the callee keeps no reference to it (a new one when it
    does); anything else is called as Python calls it.
@@ -1810,17 +1878,19 @@ taken_exception(void)
 static PyObject *
 produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 && nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "produce_values(produce, args, values, start[, stop])");
+    if (nargs < 4 || nargs > 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "produce_values(produce, args, values, start[, stop[, added]])");
         return NULL;
     }
     PyObject *produce = args[0], *head = args[1], *values = args[2];
+    PyObject *added = nargs == 6 && args[5] != Py_None ? args[5] : NULL;
     Py_ssize_t start = PyLong_AsSsize_t(args[3]);
     if (start == -1 && PyErr_Occurred()) {
         return NULL;
     }
     Py_ssize_t stop = PY_SSIZE_T_MAX;
-    if (nargs == 5) {
+    if (nargs >= 5 && args[4] != Py_None) {
         stop = PyLong_AsSsize_t(args[4]);
         if (stop == -1 && PyErr_Occurred()) {
             return NULL;
@@ -1838,6 +1908,10 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "produce_values: start < 0 or stop < start");
         return NULL;
     }
+    if (added != NULL && (!PyDict_CheckExact(added) || PyTuple_GET_SIZE(head) > 7)) {
+        PyErr_SetString(PyExc_TypeError, "produce_values: added a dict, args at most 7 items");
+        return NULL;
+    }
     PyObject *self = NULL;
     PyCFunctionWithKeywords direct = varargs_function(produce, &self);
     Py_ssize_t width = PyTuple_GET_SIZE(head);
@@ -1850,7 +1924,28 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(values); /* a Python produce may change the list: read its size each time */
     Py_INCREF(produce);
     Py_XINCREF(self);
+    Py_XINCREF(added);
+    Py_ssize_t added_pos = 0, next_added = -1; /* the dict's next entry at or after i */
+    PyObject *added_headers = NULL;
+    if (added != NULL && next_added_entry(added, &added_pos, i, &next_added, &added_headers) < 0) {
+        goto fail;
+    }
     for (; i < Py_SIZE(values) && i < stop; i++) {
+        PyObject *value = PyList_Check(values) ? PyList_GET_ITEM(values, i)
+                                               : PyTuple_GET_ITEM(values, i);
+        if (i == next_added) { /* with headers: a tuple of its own */
+            PyObject *result = produce_with_headers(produce, direct, self, head, value,
+                                                    added_headers);
+            if (result == NULL) {
+                error = taken_exception();
+                break;
+            }
+            Py_DECREF(result);
+            if (next_added_entry(added, &added_pos, i + 1, &next_added, &added_headers) < 0) {
+                goto fail;
+            }
+            continue;
+        }
         if (call == NULL) {
             call = PyTuple_New(width);
             if (call == NULL) {
@@ -1860,8 +1955,6 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 PyTuple_SET_ITEM(call, k, Py_NewRef(PyTuple_GET_ITEM(head, k)));
             }
         }
-        PyObject *value = PyList_Check(values) ? PyList_GET_ITEM(values, i)
-                                               : PyTuple_GET_ITEM(values, i);
         PyObject *old = PyTuple_GET_ITEM(call, 1);
         PyTuple_SET_ITEM(call, 1, Py_NewRef(value));
         Py_DECREF(old);
@@ -1884,6 +1977,7 @@ produce_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(values);
     Py_DECREF(produce);
     Py_XDECREF(self);
+    Py_XDECREF(added);
     PyObject *out = Py_BuildValue("(nO)", i, error != NULL ? error : Py_None);
     Py_XDECREF(error);
     return out;
@@ -1893,6 +1987,7 @@ fail:
     Py_DECREF(values);
     Py_DECREF(produce);
     Py_XDECREF(self);
+    Py_XDECREF(added);
     return NULL;
 }
 
@@ -3347,6 +3442,68 @@ done:
 
 /* ---- which records of a batch to trace --------------------------------------------------- */
 
+/* traceparents(raw) -> [(trace id, span id, traceparent), ...]: per 24 bytes of ``raw`` (random
+   bytes) a new trace: the first 16 its id, the next 8 its first span's id (big-endian; an id of
+   zeros, invalid, gets 1 in its last byte) and the W3C ``traceparent`` value naming them as
+   sampled, ``b"00-<32 hex>-<16 hex>-01"``. The source tracer's loop (tracing._traceparents). */
+static PyObject *
+traceparents(PyObject *module, PyObject *raw)
+{
+    static const char digits[] = "0123456789abcdef";
+    if (!PyBytes_Check(raw)) {
+        PyErr_SetString(PyExc_TypeError, "traceparents: raw bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(raw) / 24;
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+    for (Py_ssize_t j = 0; j < n; j++, p += 24) {
+        unsigned char ids[24];
+        memcpy(ids, p, 24);
+        int trace_zero = 1, span_zero = 1;
+        for (int k = 0; k < 16; k++) {
+            trace_zero &= ids[k] == 0;
+        }
+        for (int k = 16; k < 24; k++) {
+            span_zero &= ids[k] == 0;
+        }
+        if (trace_zero) {
+            ids[15] = 1;
+        }
+        if (span_zero) {
+            ids[23] = 1;
+        }
+        char text[55];
+        memcpy(text, "00-", 3);
+        for (int k = 0; k < 16; k++) {
+            text[3 + 2 * k] = digits[ids[k] >> 4];
+            text[4 + 2 * k] = digits[ids[k] & 15];
+        }
+        text[35] = '-';
+        for (int k = 0; k < 8; k++) {
+            text[36 + 2 * k] = digits[ids[16 + k] >> 4];
+            text[37 + 2 * k] = digits[ids[16 + k] & 15];
+        }
+        memcpy(text + 52, "-01", 3);
+        PyObject *trace_id = _PyLong_FromByteArray(ids, 16, 0, 0);
+        PyObject *span_id = trace_id == NULL ? NULL : _PyLong_FromByteArray(ids + 16, 8, 0, 0);
+        PyObject *value = span_id == NULL ? NULL : PyBytes_FromStringAndSize(text, 55);
+        PyObject *item = value == NULL ? NULL : PyTuple_Pack(3, trace_id, span_id, value);
+        Py_XDECREF(trace_id);
+        Py_XDECREF(span_id);
+        Py_XDECREF(value);
+        if (item == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, j, item);
+    }
+    return out;
+}
+
 /* geometric_picks(n, skip, random, log) -> (positions, skip): tracer.Picker.pick's loop for a
    ratio between 0 and 1: from position ``skip``, each position before ``n`` is picked and the
    next is ``1 + int(math.log(1.0 - random()) / log)`` further (``log`` = log1p(-ratio), so the
@@ -3618,8 +3775,8 @@ static PyMethodDef speedups_functions[] = {
     {"method_column", (PyCFunction)(void (*)(void))method_column, METH_FASTCALL,
      PyDoc_STR("method_column(method, items) -> tuple(map(method, items)), faster for C methods")},
     {"produce_values", (PyCFunction)(void (*)(void))produce_values, METH_FASTCALL,
-     PyDoc_STR("produce_values(produce, args, values, start[, stop]) -> (stop, error): "
-               "produce(*args) per value, args[1] the value")},
+     PyDoc_STR("produce_values(produce, args, values, start[, stop[, added]]) -> (stop, "
+               "error): produce(*args) per value, args[1] the value, added: headers by index")},
     {"timestamp_columns", (PyCFunction)(void (*)(void))timestamp_columns, METH_FASTCALL,
      PyDoc_STR("timestamp_columns(msgs, timestamp, types) -> (timestamps, types)")},
     {"otlp_sink_batch", (PyCFunction)(void (*)(void))otlp_sink_batch, METH_FASTCALL,
@@ -3628,6 +3785,8 @@ static PyMethodDef speedups_functions[] = {
     {"trace_records", (PyCFunction)(void (*)(void))trace_records, METH_FASTCALL,
      PyDoc_STR("trace_records(chosen, parent_based, arrived, new_id, parse) -> list of sink "
                "trace records")},
+    {"traceparents", (PyCFunction)traceparents, METH_O,
+     PyDoc_STR("traceparents(raw) -> [(trace id, span id, traceparent value), ...]")},
     {"geometric_picks", (PyCFunction)(void (*)(void))geometric_picks, METH_FASTCALL,
      PyDoc_STR("geometric_picks(n, skip, random, log) -> (positions, skip)")},
     {"otlp_consumed", (PyCFunction)(void (*)(void))otlp_consumed, METH_FASTCALL,

@@ -174,3 +174,66 @@ def test_malformed_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="start"):
         C.produce_values(Recorder(), ("t", None), [b"a"], -1)
     assert C.produce_values(Recorder(), ("t", None), [b"a"], 5) == (1, None)  # past the end
+    with pytest.raises(TypeError, match="added a dict"):
+        C.produce_values(Recorder(), ("t", None), [b"a"], 0, None, [(0, [])])
+    with pytest.raises(TypeError, match="added a dict"):
+        C.produce_values(Recorder(), ("t", None, None, -1, _cb, None, 0, []), [b"a"], 0, 1, {})
+    with pytest.raises(TypeError):  # a key that is not an int
+        C.produce_values(Recorder(), ("t", None), [b"a"], 0, None, {"0": []})
+
+
+# -- headers added to some values ------------------------------------------------------------
+DEFAULTS = (None, None, -1, None, None, 0)  # produce's key, ..., timestamp (after the value)
+
+
+def _with_headers(head: tuple[Any, ...], value: Any, headers: Any) -> tuple[Any, ...]:
+    """The call ``produce_values`` makes for a value with added headers: head's items, the
+    defaults for the ones it lacks, then the headers."""
+    return (head[0], value, *head[2:], *DEFAULTS[len(head) - 1 :], headers)
+
+
+@pytest.mark.parametrize("head", HEADS)
+@pytest.mark.parametrize("start, stop", [(0, None), (2, 9), (5, 6)])
+def test_added_headers_go_with_their_values_in_a_tuple_of_their_own(
+    head: tuple[Any, ...], start: int, stop: int | None
+) -> None:
+    values = [b"v%d" % i for i in range(10)]
+    added = {i: [("traceparent", b"tp%d" % i)] for i in (0, 2, 5, 9)}
+    got = Recorder()
+    end = 10 if stop is None else stop
+    assert C.produce_values(got, head, values, start, stop, added) == (end, None)
+    want = [
+        _with_headers(head, values[i], added[i]) if i in added else (head[0], values[i], *head[2:])
+        for i in range(start, end)
+    ]
+    assert got.calls == want
+    assert C.produce_values(Recorder(), head, values, start, stop, None) == (end, None)
+
+
+def test_a_raising_call_at_a_value_with_added_headers_stops_there() -> None:
+    values = [b"a", b"b", b"c", b"d"]
+    added = {1: [("h", b"1")], 2: [("h", b"2")]}
+    boom = BufferError("full")
+    produce = Recorder(fail_at=2, error=boom)
+    assert C.produce_values(produce, ("t", None), values, 0, None, added) == (2, boom)
+    assert C.produce_values(produce, ("t", None), values, 2, None, added) == (4, None)
+    assert [c[1:] for c in produce.calls] == [
+        (b"a",),
+        (b"b", None, -1, None, None, 0, [("h", b"1")]),
+        (b"c", None, -1, None, None, 0, [("h", b"2")]),
+        (b"d",),
+    ]
+
+
+def test_a_real_producer_queues_values_with_added_headers() -> None:
+    producer = _producer(**{"linger.ms": 60_000})
+    try:
+        values = [b"%d" % i for i in range(100)]
+        added = {i: [("traceparent", b"x" * 55)] for i in range(0, 100, 7)}
+        refs = [sys.getrefcount(h) for h in added.values()]
+        assert C.produce_values(producer.produce, HEADS[2], values, 0, None, added) == (100, None)
+        assert len(producer) == 100
+        assert [sys.getrefcount(h) for h in added.values()] == refs  # converted, not kept
+    finally:
+        producer.purge()
+        producer.poll(0)

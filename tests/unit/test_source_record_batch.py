@@ -311,6 +311,7 @@ def sent(
     full_at: int | None = None,
     room_after_polls: int = 1,
     refuse_at: int | None = None,
+    added: dict[int, Any] | None = None,
     **sender_kw: Any,
 ) -> dict[str, Any]:
     """Everything sending ``make()`` (to senders that know topics t and u) did: the produce
@@ -333,7 +334,7 @@ def sent(
     producer = StubProducer(full_at, room_after_polls, refuse_at)
     error = None
     try:
-        sender.send(make(), producer)  # type: ignore[arg-type]
+        sender.send(make(), producer, added)  # type: ignore[arg-type]
     except Exception as e:  # TaskFailure, ToleranceExceeded
         error = f"{type(e).__name__}: {e}"
     cb = offsets.delivery_callback
@@ -669,6 +670,91 @@ def test_a_tuple_of_plain_records_takes_the_per_record_loop():
 def test_a_refused_first_record_fails_the_task_with_no_offset():
     got = same_as_per_record(lambda: make_list(3), refuse_at=0)
     assert got["error"] is not None and got["pending"] == {} and got["pending_records"] == 0
+
+
+# -- headers added to some records (a tracer's traceparent) --------------------------------------
+def _added(*at: int) -> dict[int, Any]:
+    return {i: [("traceparent", b"00-%032x-%016x-01" % (i + 1, i + 1))] for i in at}
+
+
+@pytest.mark.parametrize(
+    "at, own",
+    [((0,), ()), ((7,), ()), ((2, 3), ()), (tuple(range(8)), ()), ((1, 5), (5,)), ((1,), (4,))],
+    ids=["first", "last", "adjacent", "all", "one-of-them-with-headers", "beside-own-headers"],
+)
+def test_added_headers_go_to_their_records_after_their_own(
+    at: tuple[int, ...], own: tuple[int, ...]
+) -> None:
+    """The C loop gives the plain records their added headers, a record with headers of its
+    own gets them after its own: what the per-record loop does (the same calls, offsets and
+    bytes), the rest of the list still on the C loop."""
+    added = _added(*at)
+    got = same_as_per_record(_headers_at(*own), added=added)
+    assert got["mapped"] is (SOURCE_FILLER is not None)
+    produced = got["produced"]
+    assert [args[1] for args in produced] == [b"v%d" % i for i in range(8)]
+    for i, args in enumerate(produced):
+        own_headers = [("traceparent", b"00-%032x-%016x-01" % (i, i))] if i in own else []
+        want = own_headers + added.get(i, [])
+        assert (args[7] if len(args) > 7 else None) == (want or None)
+        if i in added:
+            assert args[:7] == ("t", b"v%d" % i, None, PARTITION_UA, "cb", None, 0)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        {"full_at": 3, "room_after_polls": 2},
+        {"full_at": 3, "room_after_polls": 99, "stopping": True},
+        {"refuse_at": 3, "tolerate": True},
+        {"refuse_at": 3},
+        {"refuse_at": 4},
+    ],
+    ids=["full-at-added", "stop-at-added", "refused-added-tolerated", "refused-added", "after"],
+)
+def test_a_full_queue_or_a_refusal_at_a_record_with_added_headers(failure: dict[str, Any]):
+    """Back-pressure at a record the C loop gives added headers retries it with them; stopping
+    and refusals there leave what the per-record loop leaves (the bytes of the added headers
+    are counted for the batch before it is produced, as its values are)."""
+    got = same_as_per_record(lambda: make_list(6), ("bytes",), added=_added(1, 3), **failure)
+    if "full_at" in failure and not failure.get("stopping"):
+        assert got["produced"][3][7] == _added(3)[3]
+
+
+def test_a_batch_with_added_headers_is_produced_from_its_columns():
+    sender, offsets, _ = make_sender()
+    sender.count_bytes = True
+    producer = StubProducer()
+    batch = make_batch(5, ts=7)
+    sender.send(batch, producer, _added(0, 3))  # type: ignore[arg-type]
+    cb = offsets.delivery_callback
+    head = (None, PARTITION_UA, cb, None, 7)
+    assert producer.produced == [
+        ("t", b"v0", *head, _added(0)[0]),
+        ("t", b"v1", *head),
+        ("t", b"v2", *head),
+        ("t", b"v3", *head, _added(3)[3]),
+        ("t", b"v4", *head),
+    ]
+    assert batch.records_built is (SOURCE_FILLER is None)  # built for the per-record loop
+    assert pending_offset(offsets) == {"n": 4} and offsets.pending_records == 5
+    assert sender.take_sent_bytes() == 5 * 2 + 2 * (len("traceparent") + 55)
+
+
+@pytest.mark.parametrize("task", [_Task(), _CommitRecordTask()], ids=["plain", "commit-record"])
+def test_json_values_and_commit_record_tasks_get_added_headers_in_the_per_record_loop(
+    task: SourceTask,
+) -> None:
+    sender, offsets, _ = make_sender(json=True, task=task)
+    producer = StubProducer()
+    records = [
+        SourceRecord(PART, {"n": i}, "t", value_schema=STRING, value=f"s{i}") for i in range(4)
+    ]
+    sender.send(records, producer, _added(2))  # type: ignore[arg-type]
+    assert [b'"s%d"' % i in args[1] for i, args in enumerate(producer.produced)] == [True] * 4
+    headers = [args[7] if len(args) > 7 else None for args in producer.produced]
+    assert headers == [None, None, _added(2)[2], None]
+    assert offsets.pending_records == 4
 
 
 # -- SlotFiller.plain_values against a Python reference -----------------------------------------

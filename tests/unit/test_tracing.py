@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceTask
+from connectrt.api import SinkRecord, SinkTask, SourceRecord, SourceRecordBatch, SourceTask
+from connectrt.api.records import SOURCE_FILLER
 from connectrt.converters.bytearray import ByteArrayConverter
 from connectrt.converters.headers.converter import SimpleHeaderConverter
 from connectrt.runtime.config.tracing import TracingSettings
@@ -44,6 +45,7 @@ from connectrt.runtime.tracing.tracer import (  # noqa: E402
     StageClock,
     format_traceparent,
     parse_traceparent,
+    trace_context,
 )
 
 
@@ -482,3 +484,132 @@ def test_source_tracer_writes_traceparent_of_a_trace_started_at_poll() -> None:
         children = [s.name for s in spans if s.parent and s.parent.span_id == context.span_id]
         assert children[:4] == ["poll", "transform a", "transform b", "produce"]
         assert "offset commit" in children
+
+
+class _QuotingHeaders(SimpleHeaderConverter):
+    """A header converter that writes every value as a JSON string would."""
+
+    def from_connect_header(self, topic: str, header_key: str, schema: Any, value: Any) -> Any:
+        return b'"%s"' % str(value).encode()
+
+
+class _BatchSource(_Source):
+    """Two batches: one record (the first to its topic: built, for topic creation), then two."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[SourceRecordBatch] = []
+
+    def poll(self) -> Any:
+        self.polls += 1
+        if self.polls > 2:
+            return None
+        n = self.polls
+        batch = SourceRecordBatch({"f": "x"}, [{"line": i} for i in range(n)], "out", [b"l"] * n)
+        self.batches.append(batch)
+        return batch
+
+
+def _run_traced_source(task: SourceTask, chain: TransformationChain[Any] | None) -> FakeKafka:
+    """Run ``task`` on a runner traced at ratio 1 (its header converter quoting values) until
+    it produced 3 records to ``out``."""
+    kafka = FakeKafka()
+    kafka.create_topic("out")
+    tracer, _ = _exporting()
+    store = MemoryOffsetStore()
+    store.start()
+    converters = _converters()
+    header = _QuotingHeaders()
+    header.configure({})
+    settings = SourceRunnerSettings(
+        task_config={},
+        converters=TaskConverters(converters.key, converters.value, header),
+        status=StatusBoard("test"),
+        offset_flush_interval_ms=50,
+        producer_config={},
+        offset_store=store,
+        offset_flush_timeout_ms=5000,
+        producer_factory=kafka.producer,
+        transforms=chain,
+    )
+    runner = SourceTaskRunner(TaskId("src", 0), task, settings)
+    SourceTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
+    runner.start()
+    deadline = time.monotonic() + 30
+    while len(kafka.records("out")) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    runner.stop()
+    runner.join(30)
+    assert runner.failed is None, runner.failed
+    return kafka
+
+
+def test_source_traceparent_is_added_at_produce_in_its_w3c_form() -> None:
+    """The traceparent is added as the record is produced: the transformations do not see it
+    (a Filter of records with a traceparent header drops none), and it is written in its W3C
+    form while the record's own headers go through the header converter."""
+    chain: TransformationChain[Any] = TransformationChain(
+        {
+            "transforms": "a,drop",
+            "transforms.a.type": "InsertHeader",
+            "transforms.a.header": "h-a",
+            "transforms.a.value.literal": "1",
+            "transforms.drop.type": "Filter",
+            "transforms.drop.predicate": "traced",
+            "predicates": "traced",
+            "predicates.traced.type": "HasHeaderKey",
+            "predicates.traced.name": "traceparent",
+        }
+    )
+    produced = _run_traced_source(_Source(), chain).records("out")
+    assert len(produced) == 3
+    for message in produced:
+        headers = message.headers() or []
+        assert [name for name, _ in headers] == ["h-a", "traceparent"]
+        assert headers[0][1] == b'"1"'
+        value = headers[1][1]
+        assert len(value) == 55 and value.startswith(b"00-") and value.endswith(b"-01")
+        assert parse_traceparent(value) is not None
+
+
+def test_a_traced_source_record_batch_is_sent_from_its_columns() -> None:
+    task = _BatchSource()
+    produced = _run_traced_source(task, None).records("out")
+    assert len(produced) == 3
+    assert all(parse_traceparent(dict(m.headers() or [])["traceparent"]) for m in produced)
+    assert [b.records_built for b in task.batches] == [True, SOURCE_FILLER is None]
+
+
+def test_the_traceparents_in_c_are_the_python_loop() -> None:
+    from connectrt.runtime.source import tracing as source_tracing
+
+    c_loop = source_tracing._TRACEPARENTS
+    if c_loop is None:
+        pytest.skip("connectrt._speedups lacks traceparents")
+    raw = random.Random(5).randbytes(24 * 40) + bytes(24) + b"\x00" * 16 + b"\xff" * 8 + b"x" * 7
+    got = c_loop(raw)
+    assert got == source_tracing.traceparents_of(raw)
+    assert len(got) == 42  # the 7 bytes over are not a trace
+    assert got[40][:2] == (1, 1)  # ids of zeros: 1 in their last byte
+    for trace_id, span_id, value in got:
+        assert trace_context(value) == (trace_id, span_id, 1)
+    with pytest.raises(TypeError):
+        c_loop("not bytes")
+    traces = source_tracing._traceparents(3)
+    assert len(traces) == 3 and len({t[0] for t in traces}) == 3
+
+
+def test_picker_rate_then_positions_is_pick() -> None:
+    """A source's tracer draws a batch's rate at poll and picks positions in what it sends:
+    the same draws as ``pick``, and a shorter run keeps the batch's rate."""
+    one, other = Picker(0.01, random.Random(9)), Picker(0.01, random.Random(9))
+    for n in [500, 20, 2_000, 51, 0] * 50:
+        assert list(one.pick(n)) == list(other.positions(n, other.rate(n)))
+    picker = Picker(0.01, random.Random(4))
+    assert picker.rate(0) == 0.0
+    assert {picker.rate(10) for _ in range(2_000)} == {0.0, 1.0}
+    rates = [picker.rate(500) for _ in range(2_000)]
+    assert set(rates) == {0.0, 0.1} and 150 <= rates.count(0.1) <= 250
+    assert list(picker.positions(7, 1.0)) == list(range(7)) and not picker.positions(7, 0.0)
+    total = sum(len(picker.positions(400, 0.1)) for _ in range(1_000))
+    assert 36_000 <= total <= 44_000  # 40,000 expected

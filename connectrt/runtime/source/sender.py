@@ -19,8 +19,9 @@ and runs on its thread only. For each batch (:meth:`SourceBatchSender.send`):
    object and which records are not plain: a key, headers, an explicit partition, a value
    that is not bytes), then the same loop of ``produce`` over the plain ones, each other one
    sent the general way in its place (:meth:`SourceBatchSender._send_one`), so that a few
-   traced records (a ``traceparent`` header each) leave the rest on the C loop
-   (:meth:`SourceBatchSender._send_list`); any other list takes the path below;
+   such records leave the rest on the C loop (:meth:`SourceBatchSender._send_list`); headers
+   the runtime adds to some records (a tracer's ``traceparent``: :data:`AddedHeaders`) go with
+   them in that loop on either path; any other list takes the path below;
 1. values are converted for the whole batch at once where that pays: a pass-through
    converter's bytes are taken as they are (one C-level type check for the batch); a converter
    with a batch path of its own (JsonConverter) converts a batch of one topic and one value
@@ -112,6 +113,12 @@ _produce_values: Callable[..., tuple[int, BaseException | None]] | None = (
 argument tuple reused; about 50 ns a record less than ``map``), or None: :meth:`SourceBatchSender.
 _produce_by_map`."""
 
+AddedHeaders = dict[int, RawHeaders]
+"""Headers the runtime adds to some records of a batch as it produces them, by their position in
+the batch (ascending): ``(name, bytes)`` pairs appended to the record's own converted headers, as
+they are (not through the header converter). A tracer's ``traceparent``: its W3C form is what
+OpenTelemetry's propagators read, whatever the connector's header converter."""
+
 ProduceArgs = tuple[int, Callable[[Any, KafkaMessage], object] | None, None, int, RawHeaders | None]
 """``produce``'s arguments after topic, value and key: partition, callback, on_delivery,
 timestamp, headers."""
@@ -186,8 +193,15 @@ class SourceBatchSender:
             None if SOURCE_FILLER is None else SOURCE_FILLER.plain_values
         )  # the C extension's one pass over a list (None: the per-record loop only)
 
-    def send(self, polled: list[SourceRecord] | SourceRecordBatch, producer: KafkaProducer) -> None:
-        """Convert and produce one polled batch (the hot path), then note its offsets.
+    def send(
+        self,
+        polled: list[SourceRecord] | SourceRecordBatch,
+        producer: KafkaProducer,
+        added: AddedHeaders | None = None,
+    ) -> None:
+        """Convert and produce one polled batch (the hot path), then note its offsets;
+        ``added``: headers for some of its records (:data:`AddedHeaders`; a tracer's), which
+        every path below takes, those records sent one by one in their place.
 
         A :class:`SourceRecordBatch` whose records were not read goes from its columns
         (:meth:`_send_columns`) when it can. A list of records (or a batch's records, once
@@ -222,10 +236,10 @@ class SourceBatchSender:
             if (
                 not polled.records_built
                 and not self.wants_commit_record
-                and self._send_columns(polled, producer)
+                and self._send_columns(polled, producer, added)
             ):
                 return
-            records = polled.records()  # built (a tracer picked one): the list's paths
+            records = polled.records()  # built (read, or the columns could not go): lists' paths
         else:
             records = polled
         if (
@@ -233,7 +247,7 @@ class SourceBatchSender:
             and type(records) is list  # the runner's; any other sequence: the loop
             and self._value_passthrough
             and not self.wants_commit_record
-            and self._send_list(records, producer)
+            and self._send_list(records, producer, added)
         ):
             return
         values = self._convert_values(records)
@@ -242,10 +256,7 @@ class SourceBatchSender:
         self._skipped_in_batch = 0
         self._at = None
         try:
-            if self.wants_commit_record:
-                handled = self._send_each(records, values, producer)
-            else:
-                handled = self._send_plain(records, values, producer)
+            handled = self._send_loop(records, values, producer, added)
         except BaseException:
             # The task fails: the records before the one at fault still get their offsets
             # (stored by the final commit if they are acknowledged).
@@ -254,16 +265,18 @@ class SourceBatchSender:
             raise
         self._note_handled(records, handled)
 
-    def _send_list(self, records: list[SourceRecord], producer: KafkaProducer) -> bool:
+    def _send_list(
+        self, records: list[SourceRecord], producer: KafkaProducer, added: AddedHeaders | None
+    ) -> bool:
         """A polled list of records to one topic with one timestamp, from their values, as a
         batch from its columns (:meth:`_send_columns`): the C extension's one pass over the
         list gives the values (``SlotFiller.plain_values``: every record exactly a
         :class:`SourceRecord`, all to one topic with one timestamp), whether they share one
         source partition object, and the indices of the records that are not plain (a key,
-        headers, an explicit partition, a value that is not bytes or None: a record a tracer
-        gave its ``traceparent`` header, say); :meth:`_produce_all` produces the plain ones by
-        the C loop and sends those one by one in their place (:meth:`_send_one`), the offsets
-        of the records handled noted once (:meth:`_note_handled`).
+        headers, an explicit partition, a value that is not bytes or None);
+        :meth:`_produce_all` produces the plain ones by the C loop (with ``added`` headers, if
+        any) and sends those one by one in their place (:meth:`_send_one`), the offsets of the
+        records handled noted once (:meth:`_note_handled`).
 
         False, having produced nothing, when the list needs the per-record loop: a record of
         another class, topic or timestamp, an unset field, a first list to its topic (topic
@@ -285,6 +298,7 @@ class SourceBatchSender:
             lambda: records,
             partial(self._note_handled, records, one_partition=one_partition),
             own,
+            added,
         )
         return True
 
@@ -297,7 +311,9 @@ class SourceBatchSender:
         self._offsets.pending_records += handled - self._skipped_in_batch
         self.produced += handled - self._skipped_in_batch
 
-    def _send_columns(self, batch: SourceRecordBatch, producer: KafkaProducer) -> bool:
+    def _send_columns(
+        self, batch: SourceRecordBatch, producer: KafkaProducer, added: AddedHeaders | None
+    ) -> bool:
         """A :class:`SourceRecordBatch` from its columns, without a record per value (the
         fastest path): the values converted in one call (bytes through a pass-through converter
         as they are), produced by :meth:`_produce_all`, the last handled record's source offset
@@ -308,8 +324,8 @@ class SourceBatchSender:
         convert (the error policy applies per record there).
         """
         topic = batch.topic
-        if topic not in self.topics:
-            return False
+        if topic not in self.topics or (added and _produce_values is None):
+            return False  # (added headers without the C loop: the per-record loop adds them)
         values = batch.values
         if self._value_passthrough and set(map(type, values)) <= _BYTES_OR_NONE:
             vbs: list[Any] | tuple[Any, ...] = values
@@ -333,6 +349,8 @@ class SourceBatchSender:
             batch.timestamp,
             batch.records,
             partial(self._note_batch_offsets, batch),
+            (),
+            added,
         )
         return True
 
@@ -345,6 +363,7 @@ class SourceBatchSender:
         records: Callable[[], list[SourceRecord]],
         note: Callable[[int], None],
         own: list[int] | tuple[int, ...] = (),
+        added: AddedHeaders | None = None,
     ) -> None:
         """The shared tail of :meth:`_send_list` and :meth:`_send_columns`: produce ``vbs``
         (values without keys or headers) to ``topic`` (with ``timestamp``, or None: the
@@ -356,7 +375,8 @@ class SourceBatchSender:
         Their bytes are counted C-level when :attr:`count_bytes`. The records at the indices
         ``own`` (in order; only with the C extension) are sent one by one in their place
         (:meth:`_send_one`: key, headers, partition, conversion under the error policy), the
-        loop producing the values between them.
+        loop producing the values between them; the loop gives a plain record ``added``
+        headers (:data:`AddedHeaders`) itself, without building records.
 
         A full queue is waited out (:meth:`_produce_when_room`) for the value at fault, then
         the loop goes on from the next one. A value ``produce`` refuses is skipped or fails the
@@ -376,31 +396,41 @@ class SourceBatchSender:
                 head += (None, timestamp)
         retry: ProduceArgs = (PARTITION_UA, cb, None, timestamp or 0, None)  # 0: now
         if _produce_values is None:
-            assert not own, "records of their own need the C extension's loop"
+            assert not own and not added, "records of their own need the C extension's loop"
             self._produce_by_map(producer, head, vbs, records, note, retry)
             return
         n = len(vbs)
         produce = producer.produce
         start = 0
         at = -1  # the index at fault, while it is handled
+        if self.count_bytes and added:  # as the values: for the batch (own records: as sent)
+            owned = set(own)
+            self._sent_bytes += sum(header_bytes(h) for i, h in added.items() if i not in owned)
         try:
             for stop in (*own, n):
                 while start < stop:
-                    # hot path: the loop runs in C, Producer.produce called directly
-                    at, error = _produce_values(produce, head, vbs, start, stop)
+                    # hot path: the loop runs in C, Producer.produce called directly (with
+                    # the added headers at their records)
+                    at, error = _produce_values(produce, head, vbs, start, stop, added)
                     if error is None:
                         break
                     if not isinstance(error, Exception):  # as the per-record loop: no note
                         at = -1
                         raise error
-                    if not self._produce_fault(producer, topic, vbs, at, error, records, retry):
+                    headers = added.get(at) if added else None
+                    if headers is not None:
+                        retry_at: ProduceArgs = (*retry[:4], headers)
+                    else:
+                        retry_at = retry
+                    if not self._produce_fault(producer, topic, vbs, at, error, records, retry_at):
                         note(at)  # stopping: the rest is re-polled after a restart
                         return
                     start = at + 1
                 if stop == n:
                     break
                 at = stop  # a record of its own, the general way
-                if not self._send_one(records()[stop], _UNCONVERTED, producer):
+                headers = added.get(stop) if added else None
+                if not self._send_one(records()[stop], _UNCONVERTED, producer, headers):
                     note(stop)  # stopping on a full queue before it
                     return
                 start = stop + 1
@@ -534,6 +564,36 @@ class SourceBatchSender:
         finally:
             self._sent_bytes += nbytes
 
+    def _send_loop(
+        self,
+        records: list[SourceRecord],
+        values: list[Any] | None,
+        producer: KafkaProducer,
+        added: AddedHeaders | None,
+    ) -> int:
+        """The per-record loop (:meth:`_send_each` when the task wants ``commit_record``,
+        else :meth:`_send_plain`) over the records, those ``added`` headers go to sent by
+        :meth:`_send_one` in their place; returns how many records were handled."""
+        loop = self._send_each if self.wants_commit_record else self._send_plain
+        if not added:
+            return loop(records, values, producer)
+        handled = 0
+        for at, headers in added.items():
+            if at > handled:
+                run_values = None if values is None else values[handled:at]
+                run = loop(records[handled:at], run_values, producer)
+                if run < at - handled:
+                    return handled + run
+            record = self._at = records[at]
+            vb = _UNCONVERTED if values is None else values[at]
+            if not self._send_one(record, vb, producer, headers):
+                return at
+            handled = at + 1
+        if handled < len(records):
+            rest = None if values is None else values[handled:]
+            handled += loop(records[handled:], rest, producer)
+        return handled
+
     def _send_each(
         self, records: list[SourceRecord], values: list[Any] | None, producer: KafkaProducer
     ) -> int:
@@ -546,10 +606,17 @@ class SourceBatchSender:
                 return i
         return len(records)
 
-    def _send_one(self, record: SourceRecord, vb: Any, producer: KafkaProducer) -> bool:
+    def _send_one(
+        self,
+        record: SourceRecord,
+        vb: Any,
+        producer: KafkaProducer,
+        added: RawHeaders | None = None,
+    ) -> bool:
         """One record the general way: key (and, if ``vb`` is ``_UNCONVERTED``, value)
-        conversion under the error policy, first use of a topic, headers, partition and
-        ``commit_record`` callback. False if the task stopped before it could be produced."""
+        conversion under the error policy, first use of a topic, headers (and the ``added``
+        ones after them, as they are), partition and ``commit_record`` callback. False if the
+        task stopped before it could be produced."""
         topic = record.topic
         value_counted = vb is not _UNCONVERTED  # a value of the batch: summed in send()
         kb: bytes | None
@@ -584,8 +651,13 @@ class SourceBatchSender:
                 0 if value_counted or vb is None else len(vb)
             )
         try:
-            if record.headers or record.kafka_partition is not None or self.wants_commit_record:
-                args = self._produce_args(record)
+            if (
+                record.headers
+                or added
+                or record.kafka_partition is not None
+                or self.wants_commit_record
+            ):
+                args = self._produce_args(record, added)
                 if self.count_bytes and args[4]:
                     self._sent_bytes += header_bytes(args[4])
                 producer.produce(topic, vb, kb, *args)
@@ -595,7 +667,8 @@ class SourceBatchSender:
             else:
                 producer.produce(topic, vb, kb, PARTITION_UA, self._offsets.delivery_callback)
         except BufferError:
-            return self._produce_when_room(producer, topic, vb, kb, self._produce_args(record))
+            args = self._produce_args(record, added)
+            return self._produce_when_room(producer, topic, vb, kb, args)
         except TaskFailure:
             raise
         except Exception as e:
@@ -732,9 +805,10 @@ class SourceBatchSender:
         if self.wants_commit_record:
             self.task.commit_record(record, None)
 
-    def _produce_args(self, record: SourceRecord) -> ProduceArgs:
+    def _produce_args(self, record: SourceRecord, added: RawHeaders | None = None) -> ProduceArgs:
         """``produce``'s positional arguments after topic, value and key, in its order:
-        partition, callback, on_delivery, timestamp (0: now), headers (the general path).
+        partition, callback, on_delivery, timestamp (0: now), headers (the general path; the
+        ``added`` ones after the record's own).
         The delivery callback goes in ``callback``'s place: confluent-kafka ignores a
         positional ``on_delivery`` (its keyword alias)."""
         headers = None
@@ -747,6 +821,8 @@ class SourceBatchSender:
                 ]
             except Exception as e:
                 raise TaskFailure(self.id, TaskStage.HEADER_CONVERTER, repr(e), record) from e
+        if added:
+            headers = [*headers, *added] if headers else added
         partition = PARTITION_UA if record.kafka_partition is None else record.kafka_partition
         on_delivery: Callable[[Any, KafkaMessage], object] | None
         if self.wants_commit_record:

@@ -7,47 +7,60 @@ transformation of the chain, the batch sender (conversion and ``produce``) and t
 commit with stage clocks, and the runner's loop calls :meth:`SourceTracer.poll` in place of
 ``task.poll()`` (its one check per batch).
 
-Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
-configured ratio (in runs: a few batches with many records picked, so that few of a
-:class:`SourceRecordBatch` s have their records built). Each chosen record starts a trace: a span
-``send <topic>`` (kind PRODUCER) from the start of ``poll()``, whose context is written into the
-record as a W3C ``traceparent`` header (through the task's header converter; SimpleHeaderConverter
-writes it as is), so that consumers downstream continue the trace. Its children are the stages:
-``poll``, ``transform <alias>`` per transformation, ``produce`` (the batch's conversion and
-``produce`` calls) and, once the offsets that cover the record are committed, ``offset commit``.
-Spans carry the connector, task and topic as attributes. A :class:`SourceRecordBatch` with a record
-picked has its records built; the sender then produces the batch's other records by its C loop and
-the picked ones, with their header, one by one in their place
-(:meth:`~connectrt.runtime.source.sender.SourceBatchSender.send`). When the next batch is polled (or
-at a commit, or when the task stops), the tracer hands the finished batch to its outlet as one trace
-record (stage times, and per traced record its ids and topic); the spans are made and exported out
-of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
+Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` draws whether it is traced
+(in runs: at 1% of batches of 2,000, two in five, about 50 records each), at ``poll()``, so that
+the stage clocks time its transformations; the records to trace are picked as the batch is sent
+(after the transformations, in each run the delivery guarantee sends: a filtered record is not
+traced, and each record sent keeps the ratio as its chance). Each picked record starts a trace: a
+span ``send <topic>`` (kind PRODUCER) from the start of ``poll()``, whose context the sender adds
+to the record as it produces it, as a W3C ``traceparent`` header in its text form (not through the
+header converter: OpenTelemetry's propagators downstream read that form), so that consumers
+continue the trace; as the OpenTelemetry producer instrumentations do, the header is added at
+``produce``, and the transformations do not see it. Its children are the stages: ``poll``,
+``transform <alias>`` per transformation, ``produce`` (the batch's conversion and ``produce``
+calls) and, once the offsets that cover the record are committed, ``offset commit``. Spans carry
+the connector, task and topic as attributes. The sender produces the picked records with their
+header in the C loop that produces the others (:data:`~connectrt.runtime.source.sender.
+AddedHeaders`), so a :class:`SourceRecordBatch` is still sent from its columns, without records.
+Their ids and headers come from one C call (:func:`_traceparents`). When the next batch is polled
+(or at a commit, or when the task stops), the tracer hands the finished batch to its outlet as one
+trace record (stage times, and per traced record its ids and topic); the spans are made and
+exported out of the task's process (:mod:`connectrt.runtime.tracing.exporter`).
 
 Used on the task thread only.
 """
 
 from __future__ import annotations
 
+import random
 import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from connectrt.api.records import Header, SourceRecord
+from connectrt.api.records import SourceRecord
 from connectrt.api.source_batch import SourceRecordBatch
-from connectrt.data import Schema
 from connectrt.runtime.config.tracing import TracingSettings
 from connectrt.runtime.tracing.exporter import outlet_for
 from connectrt.runtime.tracing.tracer import (
     TRACEPARENT,
     TaskTracer,
     TraceOutlet,
-    new_id,
 )
+from connectrt.speedups import SPEEDUPS
 
 if TYPE_CHECKING:
     from connectrt.api.task import SourceTask
     from connectrt.runtime.source.runner import SourceTaskRunner
 
 __all__ = ["SourceTracer"]
+
+_TRACEPARENTS: Callable[[bytes], list[tuple[int, int, bytes]]] | None = getattr(
+    SPEEDUPS, "traceparents", None
+)
+
+new_bytes: Callable[[int], bytes] = random.Random().randbytes
+"""``new_bytes(n)``: ``n`` random bytes, for new trace and span ids (a generator seeded from the
+system's randomness, as :data:`~connectrt.runtime.tracing.tracer.new_id`)."""
 
 # A traced record, as the trace records lay it out: (trace id, span id, topic, partition or None).
 _Record = tuple[int, int, str, int | None]
@@ -60,6 +73,7 @@ class SourceTracer(TaskTracer):
         """Use :meth:`attach`."""
         super().__init__(outlet, settings.ratio, runner)
         self._polled: tuple[int, int] = (0, 0)
+        self._rate = 0.0  # each record's chance in the batch polled last (0.0: not traced)
         self._records: list[_Record] = []  # traced in the batch polled last
 
     @classmethod
@@ -76,7 +90,7 @@ class SourceTracer(TaskTracer):
         if runner._transforms is not None:
             runner._transforms.instrument(lambda alias, call: wrap(f"transform {alias}", call))
         sender = runner._sender
-        sender.send = wrap("produce", sender.send)  # type: ignore[method-assign]
+        sender.send = self._traced_send(wrap("produce", sender.send))  # type: ignore[method-assign]
         traced_commit = self._traced_commit(runner.commit_offsets)
         runner.commit_offsets = traced_commit  # type: ignore[method-assign]
         runner.tracer = self
@@ -84,45 +98,68 @@ class SourceTracer(TaskTracer):
 
     # -- the runner's loop ----------------------------------------------------------------------
     def poll(self, task: SourceTask) -> Any:
-        """``task.poll()``, timed: the previous batch is handed to the outlet first, and traces
-        start for the records picked of this one (their ``traceparent`` header added)."""
-        if self._records:
+        """``task.poll()``, timed: the previous batch is handed to the outlet first, and this
+        one is traced or not (:meth:`Picker.rate <connectrt.runtime.tracing.tracer.Picker.rate>`;
+        its records are picked as they are sent)."""
+        if self._rate:
             self.finish()
+            self._rate = 0.0
+            self._clock.active = False
         start = time.time_ns()
         records = task.poll()
         end = time.time_ns()
         if records:
-            self._begin(records, start, end)
+            try:
+                n = len(records)
+            except TypeError:
+                return records  # not a batch: the runner fails the task
+            rate = self._picker.rate(n)
+            if rate:
+                self._rate = rate
+                self._polled = (start, end)
+                self._clock.reset()
+                self._clock.active = True
         return records
 
-    def _begin(self, polled: Any, start: int, end: int) -> None:
-        try:
-            n = len(polled)
-        except TypeError:
-            return  # not a batch: the runner fails the task
-        chosen = self._picker.pick(n)
-        if not chosen:
-            return
-        records = polled.records() if isinstance(polled, SourceRecordBatch) else polled
-        self._polled = (start, end)
+    def _traced_send(self, send: Callable[..., None]) -> Callable[..., None]:
+        """``send`` (the sender's, timed as ``produce``), which, in a traced batch, picks the
+        records to trace of each run it is given and has their ``traceparent`` header added."""
+
+        def traced_send(polled: Any, producer: Any) -> None:
+            if self._rate:
+                chosen = self._picker.positions(len(polled), self._rate)
+                if chosen:
+                    send(polled, producer, self._start_traces(polled, chosen))
+                    return
+            send(polled, producer)
+
+        return traced_send
+
+    def _start_traces(self, polled: Any, chosen: Sequence[int]) -> dict[int, list[Any]]:
+        """Start a trace for each of the ``chosen`` of ``polled`` (a run about to be sent):
+        its ids noted, and its ``traceparent`` header, by position, for the sender to add."""
         traced = self._records
-        for i in chosen:
-            record = records[i]
-            if not isinstance(record, SourceRecord):
-                continue
-            trace_id, span_id = new_id(128) or 1, new_id(64) or 1
-            header = Header(
-                TRACEPARENT, f"00-{trace_id:032x}-{span_id:016x}-01", Schema.STRING_SCHEMA
-            )
-            record.headers = [*(record.headers or ()), header]
-            traced.append((trace_id, span_id, record.topic, record.kafka_partition))
-        self._clock.reset()
-        self._clock.active = bool(traced)
+        added: dict[int, list[Any]] = {}
+        traces = zip(chosen, _traceparents(len(chosen)), strict=True)
+        if isinstance(polled, SourceRecordBatch):  # its records are not built
+            topic = polled.topic
+            for i, (trace_id, span_id, value) in traces:
+                added[i] = [(TRACEPARENT, value)]
+                traced.append((trace_id, span_id, topic, None))
+            return added
+        for i, (trace_id, span_id, value) in traces:
+            record = polled[i]
+            if isinstance(record, SourceRecord):
+                added[i] = [(TRACEPARENT, value)]
+                traced.append((trace_id, span_id, record.topic, record.kafka_partition))
+        return added
 
     def finish(self) -> None:
-        """Hand the batch polled last to the outlet, if it had traced records."""
+        """Hand the records traced since the last hand-over to the outlet, if any (the batch
+        polled last goes on being traced if it is sent in more runs: a commit between them)."""
         records, self._records = self._records, []
         stages = self._clock.reset()
+        self._clock.active = self._rate > 0.0
         if not records:
             return
         start, polled = self._polled
@@ -130,3 +167,29 @@ class SourceTracer(TaskTracer):
         timeline += sorted(((n, t[0], t[1]) for n, t in stages.items()), key=lambda t: t[1])
         self._outlet.put(("source", self._base, timeline, records, self._key), len(records))
         self._uncommitted = True
+
+
+def _traceparents(n: int) -> list[tuple[int, int, bytes]]:
+    """``n`` new traces: per trace its id, its first span's id and the W3C ``traceparent`` value
+    naming them as sampled (from :data:`new_bytes`; the C extension's loop where it is built)."""
+    raw = new_bytes(24 * n)
+    if _TRACEPARENTS is not None:
+        return _TRACEPARENTS(raw)
+    return traceparents_of(raw)
+
+
+def traceparents_of(raw: bytes) -> list[tuple[int, int, bytes]]:
+    """Per 24 bytes of ``raw``, a trace: its id (the first 16, big-endian), its first span's
+    (the next 8; an id of zeros, invalid, gets 1 in its last byte) and the ``traceparent``
+    value naming them, ``b"00-<32 hex>-<16 hex>-01"`` (the C extension's ``traceparents`` is
+    this loop)."""
+    out = []
+    for j in range(0, len(raw) - 23, 24):
+        trace, span = raw[j : j + 16], raw[j + 16 : j + 24]
+        if not any(trace):
+            trace = trace[:-1] + b"\x01"
+        if not any(span):
+            span = span[:-1] + b"\x01"
+        value = b"00-" + trace.hex().encode() + b"-" + span.hex().encode() + b"-01"
+        out.append((int.from_bytes(trace, "big"), int.from_bytes(span, "big"), value))
+    return out

@@ -267,19 +267,33 @@ class Picker:
 
     def pick(self, n: int) -> Sequence[int]:
         """The positions, in order, of the records to trace in the next batch of ``n``."""
+        return self.positions(n, self.rate(n))
+
+    def rate(self, n: int) -> float:
+        """Whether the next batch of ``n`` records is traced, as the chance of each of its
+        records to be (0.0: the batch is not traced; 1.0: every record). A tracer that learns
+        which records it traces later than the batch's size (a source's, after the
+        transformations) draws this first and its :meth:`positions` then."""
         ratio = self._ratio
         if ratio >= 1.0:
-            return range(n)
+            return 1.0
         if ratio <= 0.0 or n <= 0:
-            return ()
+            return 0.0
         if n <= TRACED_RUN:  # a small batch: all its records, at the ratio
-            return range(n) if self._rng.random() < ratio else ()
+            return 1.0 if self._rng.random() < ratio else 0.0
         share = ratio * n / TRACED_RUN  # the batch's chance
-        if share < 1.0:
-            if self._rng.random() >= share:
-                return ()
-            return self._positions(n, math.log1p(-TRACED_RUN / n))  # each record's: run / n
-        return self._positions(n, self._log)  # every batch, each record at the ratio
+        if share < 1.0:  # each record's, in a traced batch: run / n
+            return TRACED_RUN / n if self._rng.random() < share else 0.0
+        return ratio  # every batch, each record at the ratio
+
+    def positions(self, n: int, rate: float) -> Sequence[int]:
+        """The positions, in order, of the records to trace of ``n``, each with probability
+        ``rate`` (as :meth:`rate` gave it)."""
+        if rate >= 1.0:
+            return range(n)
+        if rate <= 0.0 or n <= 0:
+            return ()
+        return self._positions(n, self._log if rate == self._ratio else math.log1p(-rate))
 
     def _positions(self, n: int, log: float) -> Sequence[int]:
         """Each position below ``n`` with probability ``1 - exp(log)``: geometric gaps."""
