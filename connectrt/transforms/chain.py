@@ -110,6 +110,9 @@ class TransformationChain(Generic[R]):
         self._predicates: list[Predicate[R]] = []
         self._plan: list[_PlanStep[R]] = []
         self._batch_plan: list[_BatchStep[R]] = []
+        # instrument(): the plans with their stages' calls timed, and without (time_stages)
+        self._timed: tuple[list[_PlanStep[R]], list[_BatchStep[R]]] | None = None
+        self._untimed: tuple[list[_PlanStep[R]], list[_BatchStep[R]]] | None = None
         # Set once a stage was not one to one: apply_batch() then always returns None.
         self._per_record = False
         if stages is not None:
@@ -136,17 +139,29 @@ class TransformationChain(Generic[R]):
         return len(self._stages)
 
     def instrument(self, wrap: Callable[[str, Callable[..., Any]], Callable[..., Any]]) -> None:
-        """Replace each stage's bound calls with ``wrap(alias, call)`` (tracing times the
-        stages this way, :mod:`connectrt.runtime.tracing.tracer`). Call once, before the chain
-        is used; a chain never instrumented runs exactly as before."""
-        self._plan = [
-            (stage, pred, neg, wrap(stage.alias, apply), wrap(stage.alias, owned))
-            for stage, pred, neg, apply, owned in self._plan
-        ]
-        self._batch_plan = [
-            (stage, pred, neg, wrap(stage.alias, batch))
-            for stage, pred, neg, batch in self._batch_plan
-        ]
+        """Make a timed version of each stage's bound calls, ``wrap(alias, call)`` (tracing
+        times the stages this way, :mod:`connectrt.runtime.tracing.tracer`), which
+        :meth:`time_stages` puts in place and takes away. Call once, before the chain is used;
+        until then, and while the timed calls are not in place, the chain runs exactly as
+        before."""
+        self._untimed = (self._plan, self._batch_plan)
+        self._timed = (
+            [
+                (stage, pred, neg, wrap(stage.alias, apply), wrap(stage.alias, owned))
+                for stage, pred, neg, apply, owned in self._plan
+            ],
+            [
+                (stage, pred, neg, wrap(stage.alias, batch))
+                for stage, pred, neg, batch in self._batch_plan
+            ],
+        )
+
+    def time_stages(self, on: bool) -> None:
+        """Run the stages through the timed calls :meth:`instrument` made (``on``), or not: a
+        tracer times the batches it traces only, so the others pay nothing per record."""
+        plans = self._timed if on else self._untimed
+        if plans is not None:
+            self._plan, self._batch_plan = plans
 
     def apply(self, record: R) -> list[R]:
         """Run ``record`` through every stage; return what comes out (possibly nothing).

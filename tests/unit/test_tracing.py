@@ -39,10 +39,10 @@ from connectrt.runtime.sink.tracing import SinkTracer  # noqa: E402
 from connectrt.runtime.source.runner import SourceTaskRunner  # noqa: E402
 from connectrt.runtime.source.tracing import SourceTracer  # noqa: E402
 from connectrt.runtime.tracing.sdk_spans import LocalOutlet  # noqa: E402
+from connectrt.runtime.tracing.stage_clock import StageClock  # noqa: E402
 from connectrt.runtime.tracing.tracer import (  # noqa: E402
     TRACED_RUN,
     Picker,
-    StageClock,
     format_traceparent,
     parse_traceparent,
     trace_context,
@@ -189,11 +189,49 @@ def test_stage_clock_spans_first_start_to_last_end_while_active() -> None:
     clock = StageClock()
     double = clock.wrap("double", lambda x: 2 * x)
     assert double(1) == 2 and clock.stages == {}  # not active: not timed
-    clock.active = True
+    clock.start()
     assert [double(1), double(2)] == [2, 4]
     stages = clock.reset()
     assert list(stages) == ["double"] and stages["double"][0] <= stages["double"][1]
     assert clock.reset() == {} and not clock.active
+
+
+class _Slotted:
+    __slots__ = ()
+
+    def put(self, x: int) -> int:
+        return x
+
+
+class _Put:
+    def put(self, x: int) -> int:
+        return x + 1
+
+
+def test_stage_clock_puts_timed_calls_in_place_only_while_it_runs() -> None:
+    """A batch not traced runs the untimed calls: a method and a chain's stages are timed
+    only between ``start`` and ``reset`` (a chain of one-to-one stages and its per-record
+    path; a class with ``__slots__`` is left untimed)."""
+    clock = StageClock()
+    task, slotted = _Put(), _Slotted()
+    assert clock.time_attribute(task, "put", "put")
+    assert not clock.time_attribute(slotted, "put", "put")
+    chain = _chain()
+    untimed = (chain._plan, chain._batch_plan)
+    clock.time_chain(chain)
+    record = SinkRecord("t", 0, None, None, None, b"v", 1)
+    untimed_put = task.put
+    for _ in range(2):
+        assert task.put(1) == 2 and chain.apply(record) and chain.apply_batch([record])
+        assert clock.reset() == {} and (chain._plan, chain._batch_plan) == untimed
+        assert task.put == untimed_put and task.put.__name__ == "put"
+        clock.start()
+        assert task.put.__name__ == "timed" and chain._plan is not untimed[0]
+        assert task.put(1) == 2 and slotted.put(3) == 3
+        assert chain.apply_batch([record]) and chain.apply(record)
+        stages = clock.reset()
+        assert list(stages) == ["put", "transform a", "transform b"]
+        assert all(start <= end for start, end in stages.values())
 
 
 # -- the sink tracer on a real runner -----------------------------------------------------------

@@ -2,10 +2,11 @@
 
 Imported only when tracing is on (it imports OpenTelemetry through
 :mod:`connectrt.runtime.tracing.tracer`). :meth:`SinkTracer.attach` puts the tracer on a
-:class:`~connectrt.runtime.sink.runner.SinkTaskRunner` before it starts: it wraps the runner's
-conversion, each transformation of its chain, the task's ``put``, the offset commit and the
-dead letter queue write with stage clocks, and the runner's loop calls :meth:`SinkTracer.consume`
-in place of ``consumer.consume`` (its one check per batch).
+:class:`~connectrt.runtime.sink.runner.SinkTaskRunner` before it starts: it has its stage clock
+time the runner's conversion, each transformation of its chain and the task's ``put`` in the
+batches it traces (their timed calls in place for those batches only), wraps the offset commit
+and the dead letter queue write, and the runner's loop calls :meth:`SinkTracer.consume` in place
+of ``consumer.consume`` (its one check per batch).
 
 Per consumed batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
 configured ratio (in runs: at 1% about one batch of 500 in ten, 50 of its records); a chosen record
@@ -105,16 +106,11 @@ class SinkTracer(TaskTracer):
         """Make a tracer for ``runner`` (not started yet) and wrap its stages (see the module
         docstring). ``outlet``: the process's for ``settings`` unless given (tests)."""
         self = cls(outlet or outlet_for(settings), settings, runner)
-        wrap = self._clock.wrap
-        conversion = runner._conversion
-        conversion.convert = wrap("convert", conversion.convert)  # type: ignore[method-assign]
+        clock = self._clock
+        clock.time_attribute(runner._conversion, "convert", "convert")
         if runner._transforms is not None:
-            runner._transforms.instrument(lambda alias, call: wrap(f"transform {alias}", call))
-        task = runner.task
-        try:
-            task.put = wrap("put", task.put)  # type: ignore[method-assign]
-        except AttributeError:
-            pass  # a task class with __slots__: no put span
+            clock.time_chain(runner._transforms)
+        clock.time_attribute(runner.task, "put", "put")  # not a task class with __slots__
         offsets = runner._offsets
         offsets.commit = self._traced_commit(offsets.commit)  # type: ignore[method-assign]
         errors = runner.errors
@@ -156,7 +152,7 @@ class SinkTracer(TaskTracer):
             picked = _chosen_fields(msgs, chosen)
         if picked:
             self._batch = (start, end, len(msgs), picked)
-            self._clock.active = True
+            self._clock.start()
 
     def finish(self) -> None:
         """Hand the batch consumed last to the outlet, if it had chosen records."""

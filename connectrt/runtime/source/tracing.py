@@ -2,10 +2,11 @@
 
 Imported only when tracing is on (it imports OpenTelemetry through
 :mod:`connectrt.runtime.tracing.tracer`). :meth:`SourceTracer.attach` puts the tracer on a
-:class:`~connectrt.runtime.source.runner.SourceTaskRunner` before it starts: it wraps each
-transformation of the chain, the batch sender (conversion and ``produce``) and the offset
-commit with stage clocks, and the runner's loop calls :meth:`SourceTracer.poll` in place of
-``task.poll()`` (its one check per batch).
+:class:`~connectrt.runtime.source.runner.SourceTaskRunner` before it starts: it has its stage
+clock time each transformation of the chain in the batches it traces (their timed calls in place
+for those batches only), wraps the batch sender (conversion and ``produce``: timed, and the
+records to trace picked, in a traced batch) and the offset commit, and the runner's loop calls
+:meth:`SourceTracer.poll` in place of ``task.poll()`` (its one check per batch).
 
 Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` draws whether it is traced
 (in runs: at 1% of batches of 2,000, two in five, about 50 records each), at ``poll()``, so that
@@ -86,11 +87,10 @@ class SourceTracer(TaskTracer):
         """Make a tracer for ``runner`` (not started yet) and wrap its stages (see the module
         docstring). ``outlet``: the process's for ``settings`` unless given (tests)."""
         self = cls(outlet or outlet_for(settings), settings, runner)
-        wrap = self._clock.wrap
         if runner._transforms is not None:
-            runner._transforms.instrument(lambda alias, call: wrap(f"transform {alias}", call))
+            self._clock.time_chain(runner._transforms)
         sender = runner._sender
-        sender.send = self._traced_send(wrap("produce", sender.send))  # type: ignore[method-assign]
+        sender.send = self._traced_send(sender.send)  # type: ignore[method-assign]
         traced_commit = self._traced_commit(runner.commit_offsets)
         runner.commit_offsets = traced_commit  # type: ignore[method-assign]
         runner.tracer = self
@@ -102,9 +102,8 @@ class SourceTracer(TaskTracer):
         one is traced or not (:meth:`Picker.rate <connectrt.runtime.tracing.tracer.Picker.rate>`;
         its records are picked as they are sent)."""
         if self._rate:
-            self.finish()
             self._rate = 0.0
-            self._clock.active = False
+            self.finish()
         start = time.time_ns()
         records = task.poll()
         end = time.time_ns()
@@ -118,20 +117,28 @@ class SourceTracer(TaskTracer):
                 self._rate = rate
                 self._polled = (start, end)
                 self._clock.reset()
-                self._clock.active = True
+                self._clock.start()
         return records
 
     def _traced_send(self, send: Callable[..., None]) -> Callable[..., None]:
-        """``send`` (the sender's, timed as ``produce``), which, in a traced batch, picks the
+        """``send`` (the sender's), which, in a traced batch, is timed as ``produce``, picks the
         records to trace of each run it is given and has their ``traceparent`` header added."""
+        clock = time.time_ns
+        note = self._clock.note
 
         def traced_send(polled: Any, producer: Any) -> None:
-            if self._rate:
+            if not self._rate:
+                send(polled, producer)
+                return
+            start = clock()
+            try:
                 chosen = self._picker.positions(len(polled), self._rate)
                 if chosen:
                     send(polled, producer, self._start_traces(polled, chosen))
-                    return
-            send(polled, producer)
+                else:
+                    send(polled, producer)
+            finally:
+                note("produce", start, clock())
 
         return traced_send
 
@@ -159,7 +166,8 @@ class SourceTracer(TaskTracer):
         polled last goes on being traced if it is sent in more runs: a commit between them)."""
         records, self._records = self._records, []
         stages = self._clock.reset()
-        self._clock.active = self._rate > 0.0
+        if self._rate:
+            self._clock.start()
         if not records:
             return
         start, polled = self._polled

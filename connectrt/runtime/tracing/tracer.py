@@ -7,8 +7,10 @@ check it once per batch; what the tracers do per batch is in :mod:`connectrt.run
 and :mod:`connectrt.runtime.source.tracing`.
 
 The design keeps the task thread's share small. A batch's stages (consume or poll, convert, each
-transformation, put or produce) are timed once, by wrappers put around the runner's calls when
-the tracer is attached (:class:`StageClock`); after the batch, the records a :class:`Picker`
+transformation, put or produce) are timed once, by the timed calls a
+:class:`~.stage_clock.StageClock` puts in place of the runner's for a batch the tracer traces
+only (a batch not traced runs the runner's own calls); after the batch, the records a
+:class:`Picker`
 chose are noted as one *trace record*: a plain tuple holding the batch's stage times and, per
 chosen record, its coordinates (a sink's: unparsed, its ids are drawn on the exporter's side;
 a source's: with the ids it wrote into the record; the layouts are below). No OpenTelemetry span
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
+from connectrt.runtime.tracing.stage_clock import StageClock
 from connectrt.speedups import SPEEDUPS
 
 if TYPE_CHECKING:  # the exporter process imports this module: it stays light
@@ -64,7 +67,6 @@ __all__ = [
     "TRACED_RUN",
     "TRACEPARENT",
     "Picker",
-    "StageClock",
     "TaskTracer",
     "TraceOutlet",
     "format_traceparent",
@@ -307,53 +309,6 @@ class Picker:
             picked.append(i)
             i += 1 + int(math.log(1.0 - random_()) / log)
         return picked
-
-
-class StageClock:
-    """The times (epoch nanoseconds) of one batch's stages, by stage name, in first-start order.
-
-    :meth:`wrap` makes a call that, while the clock is :attr:`active` (the tracer sets it for a
-    batch with a record picked), notes its start and end under a name; a stage called more than
-    once in a batch (a transformation record by record, a retried ``put``) spans its first start
-    to its last end. :meth:`reset` returns the batch's stages and stops the clock. Used on the
-    task thread only.
-    """
-
-    __slots__ = ("active", "stages")
-
-    def __init__(self) -> None:
-        self.stages: dict[str, list[int]] = {}
-        self.active = False
-
-    def reset(self) -> dict[str, list[int]]:
-        """The finished batch's stages; the clock starts empty, not active."""
-        stages = self.stages
-        self.stages = {}
-        self.active = False
-        return stages
-
-    def note(self, name: str, start: int, end: int) -> None:
-        times = self.stages.get(name)
-        if times is None:
-            self.stages[name] = [start, end]
-        else:
-            times[1] = end
-
-    def wrap(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
-        """``call``, timed under ``name`` while the clock is active."""
-        clock = time.time_ns
-        note = self.note
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if not self.active:
-                return call(*args, **kwargs)
-            start = clock()
-            try:
-                return call(*args, **kwargs)
-            finally:
-                note(name, start, clock())
-
-        return timed
 
 
 class TaskTracer:
