@@ -481,24 +481,31 @@ class _Source(SourceTask):
         pass
 
 
-def test_source_tracer_writes_traceparent_of_a_trace_started_at_poll() -> None:
+def _run_traced_source(
+    task: SourceTask, chain: TransformationChain[Any] | None, header: Any = None
+) -> tuple[FakeKafka, InMemorySpanExporter]:
+    """Run ``task`` on a runner traced at ratio 1 (``header``: its header converter, else
+    SimpleHeaderConverter's) until it produced 3 records to ``out``."""
     kafka = FakeKafka()
     kafka.create_topic("out")
     tracer, exporter = _exporting()
     store = MemoryOffsetStore()
     store.start()
+    converters = _converters()
+    if header is not None:
+        header.configure({})
+        converters = TaskConverters(converters.key, converters.value, header)
     settings = SourceRunnerSettings(
         task_config={},
-        converters=_converters(),
+        converters=converters,
         status=StatusBoard("test"),
         offset_flush_interval_ms=50,
         producer_config={},
         offset_store=store,
         offset_flush_timeout_ms=5000,
         producer_factory=kafka.producer,
-        transforms=_chain(),
+        transforms=chain,
     )
-    task = _Source()
     runner = SourceTaskRunner(TaskId("src", 0), task, settings)
     SourceTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
     runner.start()
@@ -508,6 +515,11 @@ def test_source_tracer_writes_traceparent_of_a_trace_started_at_poll() -> None:
     runner.stop()
     runner.join(30)
     assert runner.failed is None, runner.failed
+    return kafka, exporter
+
+
+def test_source_tracer_writes_traceparent_of_a_trace_started_at_poll() -> None:
+    kafka, exporter = _run_traced_source(_Source(), _chain())
     produced = kafka.records("out")
     assert len(produced) == 3
     spans = list(exporter.get_finished_spans())
@@ -548,40 +560,6 @@ class _BatchSource(_Source):
         return batch
 
 
-def _run_traced_source(task: SourceTask, chain: TransformationChain[Any] | None) -> FakeKafka:
-    """Run ``task`` on a runner traced at ratio 1 (its header converter quoting values) until
-    it produced 3 records to ``out``."""
-    kafka = FakeKafka()
-    kafka.create_topic("out")
-    tracer, _ = _exporting()
-    store = MemoryOffsetStore()
-    store.start()
-    converters = _converters()
-    header = _QuotingHeaders()
-    header.configure({})
-    settings = SourceRunnerSettings(
-        task_config={},
-        converters=TaskConverters(converters.key, converters.value, header),
-        status=StatusBoard("test"),
-        offset_flush_interval_ms=50,
-        producer_config={},
-        offset_store=store,
-        offset_flush_timeout_ms=5000,
-        producer_factory=kafka.producer,
-        transforms=chain,
-    )
-    runner = SourceTaskRunner(TaskId("src", 0), task, settings)
-    SourceTracer.attach(runner, TracingSettings("otlp", "", "http/protobuf", 1.0, "s"), tracer)
-    runner.start()
-    deadline = time.monotonic() + 30
-    while len(kafka.records("out")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    runner.stop()
-    runner.join(30)
-    assert runner.failed is None, runner.failed
-    return kafka
-
-
 def test_source_traceparent_is_added_at_produce_in_its_w3c_form() -> None:
     """The traceparent is added as the record is produced: the transformations do not see it
     (a Filter of records with a traceparent header drops none), and it is written in its W3C
@@ -599,7 +577,8 @@ def test_source_traceparent_is_added_at_produce_in_its_w3c_form() -> None:
             "predicates.traced.name": "traceparent",
         }
     )
-    produced = _run_traced_source(_Source(), chain).records("out")
+    kafka, _ = _run_traced_source(_Source(), chain, _QuotingHeaders())
+    produced = kafka.records("out")
     assert len(produced) == 3
     for message in produced:
         headers = message.headers() or []
@@ -612,7 +591,8 @@ def test_source_traceparent_is_added_at_produce_in_its_w3c_form() -> None:
 
 def test_a_traced_source_record_batch_is_sent_from_its_columns() -> None:
     task = _BatchSource()
-    produced = _run_traced_source(task, None).records("out")
+    kafka, _ = _run_traced_source(task, None)
+    produced = kafka.records("out")
     assert len(produced) == 3
     assert all(parse_traceparent(dict(m.headers() or [])["traceparent"]) for m in produced)
     assert [b.records_built for b in task.batches] == [True, SOURCE_FILLER is None]
