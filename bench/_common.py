@@ -547,13 +547,15 @@ def run_noop_sink(
     warmup: int,
     reads: str,
     wait_s: float,
+    extra: Mapping[str, str] | None = None,
 ) -> tuple[int, float]:
     """:func:`start_noop_sink` reading ``reads`` (its ``read.values``: ``true`` for the values
-    column, ``records`` to iterate the ``SinkRecord`` s) after ``warmup`` records. Returns
-    (records timed, seconds): from the end of its warm-up records to its last."""
+    column, ``records`` to iterate the ``SinkRecord`` s) after ``warmup`` records (``extra``:
+    more connector keys). Returns (records timed, seconds): from the end of its warm-up records
+    to its last."""
     from bench.connectors import WARMED
 
-    config = {"read.values": reads, "warmup.records": str(warmup)}
+    config = {"read.values": reads, "warmup.records": str(warmup), **(extra or {})}
     p = start_noop_sink(worker, name, bench_id, topic, n, config, wait_s)
     assert p.last is not None
     start_count, start = WARMED[f"{bench_id}-0"]

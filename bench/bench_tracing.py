@@ -35,6 +35,12 @@ clock from its first poll after a warm-up record to the last record's acknowledg
 ``bench_source.py --records-path``); each traced record gets its ``traceparent`` header, which
 the runtime produces with it. RESULT lines ``bench_tracing_source`` (``_runtime`` with
 ``--backend null``), ``_all`` for 100%.
+
+``--transforms`` runs the sink's records through a chain of two transformations
+(:data:`TRANSFORMS`: InsertHeader and RegexRouter, as the issue's tracing test has), so each
+record is built and transformed: a pipeline doing some work a record beside the no-op sink's
+bare minimum. RESULT lines ``bench_tracing_transforms`` (``_runtime`` with ``--backend null``),
+``_all`` for 100%.
 """
 
 from __future__ import annotations
@@ -61,6 +67,18 @@ from connectrt.testing.jaeger import JaegerServer
 TOPIC = c.topic("tracing-in")
 
 CASES = {"off": None, "1%": "0.01", "100%": "1.0"}
+
+TRANSFORMS = {
+    "transforms": "header,route",
+    "transforms.header.type": "InsertHeader",
+    "transforms.header.header": "pipeline",
+    "transforms.header.value.literal": "bench",
+    "transforms.route.type": "RegexRouter",
+    "transforms.route.regex": "(.*)",
+    "transforms.route.replacement": "$1-routed",
+}
+"""``--transforms``: the no-op sink's chain of two transformations (as the issue's tracing test
+has), each record through both."""
 
 
 def prefill(bootstrap: str, n: int, size: int) -> None:
@@ -111,16 +129,17 @@ def run_case(
     ratio: str | None,
     receiver: Backend | None,
     side: str = "sink",
+    transforms: bool = False,
 ) -> tuple[int, float, int, float, float, float, float, float]:
     """(records timed, seconds, traced records dropped, CPU µs per record of this process, of
     its task thread (:func:`task_cpu`), of the exporter process (its start excluded:
-    :func:`exporter_cpu`) and of Jaeger) of a worker
-    running the no-op sink (``side`` "source": the list source, :func:`_run_source`) with
-    tracing at ``ratio`` (None: off). A traced case ends with its exporter process done (it
-    exports the rest before the next case starts). This process's CPU is counted from before
-    the worker starts to the N-th record (every thread: the task's, the client's, the trace
-    shipper's). Last, the seconds from the N-th record to the exporter process's end (the
-    worker's stop and the rest of the export, which the clock leaves out)."""
+    :func:`exporter_cpu`) and of Jaeger) of a worker running the no-op sink (with
+    :data:`TRANSFORMS` if ``transforms``; ``side`` "source": the list source,
+    :func:`_run_source`) with tracing at ``ratio`` (None: off). A traced case ends with its
+    exporter process done (it exports the rest before the next case starts). This process's
+    CPU is counted from before the worker starts to the N-th record (every thread: the task's,
+    the client's, the trace shipper's). Last, the seconds from the N-th record to the exporter
+    process's end (the worker's stop and the rest of the export, which the clock leaves out)."""
     bench_id = f"trace{rnd}"
     extra = {}
     if ratio is not None:
@@ -149,7 +168,7 @@ def run_case(
         if side == "source":
             timed = _run_source(worker, bootstrap, n, rnd, bench_id)
         else:
-            timed = _run_sink(worker, n, warmup, rnd, bench_id)
+            timed = _run_sink(worker, n, warmup, rnd, bench_id, transforms)
         cpu = time.process_time() - cpu
         clock_stopped = time.monotonic()
     finally:
@@ -168,9 +187,14 @@ def run_case(
     return (*timed, dropped, cpu * 1e6 / n, task, exporter * 1e6 / n, backend * 1e6 / n, lag)
 
 
-def _run_sink(worker: Any, n: int, warmup: int, rnd: str, bench_id: str) -> tuple[int, float]:
-    """(records timed, seconds) of the no-op sink reading the pre-filled topic on ``worker``."""
-    return c.run_noop_sink(worker, f"bench-trace-{rnd}", bench_id, TOPIC, n, warmup, "true", 600)
+def _run_sink(
+    worker: Any, n: int, warmup: int, rnd: str, bench_id: str, transforms: bool = False
+) -> tuple[int, float]:
+    """(records timed, seconds) of the no-op sink reading the pre-filled topic on ``worker``
+    (through :data:`TRANSFORMS` if ``transforms``)."""
+    extra = TRANSFORMS if transforms else None
+    name = f"bench-trace-{rnd}"
+    return c.run_noop_sink(worker, name, bench_id, TOPIC, n, warmup, "true", 600, extra)
 
 
 def task_cpu(bench_id: str, timed: int) -> float:
@@ -336,8 +360,17 @@ def main() -> dict[str, float]:
         "to a fresh topic, each traced record given its traceparent header "
         "(RESULT bench_tracing_source, bench_tracing_source_runtime)",
     )
+    ap.add_argument(
+        "--transforms",
+        action="store_true",
+        help="the sink's records through a chain of two transformations (InsertHeader and "
+        "RegexRouter, the record built per record) rather than straight to the no-op sink "
+        "(RESULT bench_tracing_transforms, bench_tracing_transforms_runtime)",
+    )
     c.add_broker_option(ap)
     args = ap.parse_args()
+    if args.transforms and args.side == "source":
+        ap.error("--transforms is for the sink side")
     c.setup_logging()
     n = args.records
     source = args.side == "source"
@@ -347,6 +380,7 @@ def main() -> dict[str, float]:
         f"a source task's lists of 2,000 x {args.size} B SourceRecords, {n:,} per case"
         if source
         else f"{n:,} x {args.size} B with traceparent headers in 4 partitions"
+        + (", through two transformations" if args.transforms else "")
     )
     clock = (
         "clocks from the first poll after a warm-up record"
@@ -390,7 +424,7 @@ def main() -> dict[str, float]:
                     receiver = fresh_backend(args.backend, binary, args.backend_nice)
                 try:
                     timed, secs, dropped, cpu, task, exporter, backend, lag = run_case(
-                        bs, n, warmup, rnd, CASES[case], receiver, args.side
+                        bs, n, warmup, rnd, CASES[case], receiver, args.side, args.transforms
                     )
                 finally:
                     if receiver is not None:
@@ -437,13 +471,23 @@ def main() -> dict[str, float]:
     if len(cases) < len(CASES):
         return result  # a partial run (--cases): no RESULT line
     runtime = args.backend == "null"  # the runtime's own cost: a row of its own
-    name = "bench_tracing" + ("_source" if source else "") + ("_runtime" if runtime else "")
+    transforms = args.transforms
+    name = (
+        "bench_tracing"
+        + ("_source" if source else "")
+        + ("_transforms" if transforms else "")
+        + ("_runtime" if runtime else "")
+    )
     c.case_result(name, "all", medians["100%"], medians["off"])
     c.result(  # the name again, as literals (tests/unit/test_bench_scripts.py reads them)
         "bench_tracing_source_runtime"
         if source and runtime
         else "bench_tracing_source"
         if source
+        else "bench_tracing_transforms_runtime"
+        if transforms and runtime
+        else "bench_tracing_transforms"
+        if transforms
         else "bench_tracing_runtime"
         if runtime
         else "bench_tracing",

@@ -109,6 +109,18 @@ BENCHES: dict[str, Info] = {
     "bench_tracing_runtime_all": Info(
         "Tracing at 100%, the runtime's own cost (no backend ingest)", "tracing off"
     ),
+    "bench_tracing_transforms": Info(
+        "Tracing at 1%, two transformations, Jaeger on the same cores", "tracing off"
+    ),
+    "bench_tracing_transforms_all": Info(
+        "Tracing at 100%, two transformations, Jaeger on the same cores", "tracing off"
+    ),
+    "bench_tracing_transforms_runtime": Info(
+        "Tracing at 1%, two transformations, the runtime's own cost", "tracing off"
+    ),
+    "bench_tracing_transforms_runtime_all": Info(
+        "Tracing at 100%, two transformations, the runtime's own cost", "tracing off"
+    ),
     "bench_tracing_source": Info(
         "Source list, tracing at 1%, Jaeger on the same cores", "tracing off"
     ),
