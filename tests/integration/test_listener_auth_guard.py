@@ -122,10 +122,14 @@ def test_unknown_and_known_users_fail_in_similar_time(secured: RestWorker):
                 seconds, response = timed(lambda: c.get("/connectors", auth=(user, "wrong")))  # noqa: B023
                 assert response.status_code == 401
                 sink.append(seconds)
-    ratio = median(unknown) / median(known)
+    # The fastest of each: a busy machine only adds time to a request (a median of 10 read
+    # 2.6x once under two CPU hogs while the guard was right), and a guard that skipped the
+    # hash for an unknown user would make its fastest a hundredth of a known user's.
+    ratio = min(unknown) / min(known)
     print(
-        f"\nfailure: known user {median(known) * 1000:.1f} ms, unknown user "
-        f"{median(unknown) * 1000:.1f} ms (medians of 10): ratio {ratio:.2f}"
+        f"\nfailure: known user {min(known) * 1000:.1f} ms, unknown user "
+        f"{min(unknown) * 1000:.1f} ms (fastest of 10; medians {median(known) * 1000:.1f} and "
+        f"{median(unknown) * 1000:.1f} ms): ratio {ratio:.2f}"
     )
     assert 0.5 < ratio < 2
 
