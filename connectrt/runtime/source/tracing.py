@@ -147,18 +147,16 @@ class SourceTracer(TaskTracer):
         its ids noted, and its ``traceparent`` header, by position, for the sender to add."""
         traced = self._records
         added: dict[int, list[Any]] = {}
-        traces = zip(chosen, _traceparents(len(chosen)), strict=True)
-        if isinstance(polled, SourceRecordBatch):  # its records are not built
-            topic = polled.topic
-            for i, (trace_id, span_id, value) in traces:
-                added[i] = [(TRACEPARENT, value)]
-                traced.append((trace_id, span_id, topic, None))
-            return added
-        for i, (trace_id, span_id, value) in traces:
-            record = polled[i]
-            if isinstance(record, SourceRecord):
-                added[i] = [(TRACEPARENT, value)]
-                traced.append((trace_id, span_id, record.topic, record.kafka_partition))
+        batch = polled if isinstance(polled, SourceRecordBatch) else None  # records not built
+        for i, (trace_id, span_id, value) in zip(chosen, _traceparents(len(chosen)), strict=True):
+            if batch is not None:
+                topic, partition = batch.topic, None
+            elif isinstance(record := polled[i], SourceRecord):
+                topic, partition = record.topic, record.kafka_partition
+            else:
+                continue  # not a record: the runner fails the task
+            added[i] = [(TRACEPARENT, value)]
+            traced.append((trace_id, span_id, topic, partition))
         return added
 
     def finish(self) -> None:

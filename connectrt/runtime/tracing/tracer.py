@@ -53,15 +53,12 @@ import random
 import time
 from binascii import unhexlify
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from connectrt.runtime.tracing.stage_clock import StageClock
 from connectrt.speedups import SPEEDUPS
-
-if TYPE_CHECKING:  # the exporter process imports this module: it stays light
-    pass
 
 __all__ = [
     "TRACED_RUN",
