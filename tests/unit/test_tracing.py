@@ -81,13 +81,14 @@ def test_picker_chooses_records_at_the_ratio_in_runs() -> None:
     assert not Picker(0.0, rng).pick(5)
     assert not Picker(0.5, rng).pick(0)
     picker = Picker(0.01, rng)
-    picked = [picker.pick(500) for _ in range(10_000)]
-    assert all(list(p) == sorted(set(p)) and all(0 <= i < 500 for i in p) for p in picked)
+    picked = [picker.pick(2_000) for _ in range(10_000)]
+    assert all(list(p) == sorted(set(p)) and all(0 <= i < 2_000 for i in p) for p in picked)
     total = sum(len(p) for p in picked)
-    assert 45_000 <= total <= 55_000  # 50,000 expected: each record's chance is the ratio
+    assert 180_000 <= total <= 220_000  # 200,000 expected: each record's chance is the ratio
     traced = [p for p in picked if p]
-    assert 850 <= len(traced) <= 1150  # a tenth of the batches, about TRACED_RUN records each
-    assert 40 <= total / len(traced) <= 60
+    assert TRACED_RUN == 250
+    assert 700 <= len(traced) <= 900  # 8% of the batches, about TRACED_RUN records each
+    assert 225 <= total / len(traced) <= 275
     small = Picker(0.01, rng)  # batches of at most TRACED_RUN: whole, at the ratio
     batches = [list(small.pick(10)) for _ in range(20_000)]
     assert all(b in ([], list(range(10))) for b in batches)
@@ -98,7 +99,7 @@ def test_picker_chooses_records_at_the_ratio_in_runs() -> None:
     assert 290 <= sum(counts) / len(counts) <= 310
     for ratio in (1e-9, 0.001, 0.2):  # a batch size between: each record's chance is the ratio
         mixed = Picker(ratio, random.Random(3))
-        sizes = [51, 120, 499, 2_000] * 2_500
+        sizes = [51, 260, 499, 2_000] * 2_500
         total = sum(len(mixed.pick(n)) for n in sizes)
         expected = ratio * sum(sizes)
         assert abs(total - expected) <= 4 * (expected * TRACED_RUN) ** 0.5 + 1, (ratio, total)
@@ -113,7 +114,7 @@ def test_the_picks_in_c_are_the_python_loop(ratio: float, monkeypatch: pytest.Mo
     if tracer._GEOMETRIC_PICKS is None:
         pytest.skip("connectrt._speedups lacks geometric_picks")
     in_c, in_python = Picker(ratio, random.Random(7)), Picker(ratio, random.Random(7))
-    for n in [500, 1, 0, 3, 10_000, 37, 51] * 40:
+    for n in [500, 1, 0, 3, 10_000, 37, 251] * 40:
         got = list(in_c.pick(n))
         with monkeypatch.context() as m:
             m.setattr(tracer, "_GEOMETRIC_PICKS", None)
@@ -626,8 +627,8 @@ def test_picker_rate_then_positions_is_pick() -> None:
     picker = Picker(0.01, random.Random(4))
     assert picker.rate(0) == 0.0
     assert {picker.rate(10) for _ in range(2_000)} == {0.0, 1.0}
-    rates = [picker.rate(500) for _ in range(2_000)]
-    assert set(rates) == {0.0, 0.1} and 150 <= rates.count(0.1) <= 250
+    rates = [picker.rate(2_000) for _ in range(2_000)]  # 8% traced, each record at 1/8
+    assert set(rates) == {0.0, 0.125} and 120 <= rates.count(0.125) <= 200
     assert list(picker.positions(7, 1.0)) == list(range(7)) and not picker.positions(7, 0.0)
     total = sum(len(picker.positions(400, 0.1)) for _ in range(1_000))
     assert 36_000 <= total <= 44_000  # 40,000 expected

@@ -9,7 +9,7 @@ and the dead letter queue write, and the runner's loop calls :meth:`SinkTracer.c
 of ``consumer.consume`` (its one check per batch).
 
 Per consumed batch, :class:`~connectrt.runtime.tracing.tracer.Picker` chooses records at the
-configured ratio (in runs: at 1% about one batch of 500 in ten, 50 of its records); a chosen record
+configured ratio (in runs: at 1% about one batch of 500 in 50, 250 of its records); a chosen record
 whose ``traceparent`` header says "not sampled" is left out (parent-based sampling). When at least
 one record is traced, the batch gets one span, ``process <topic> batch`` (a new trace, kind
 CONSUMER, with ``messaging.batch.message_count`` and a span link to each traced record's producer

@@ -9,7 +9,7 @@ records to trace picked, in a traced batch) and the offset commit, and the runne
 :meth:`SourceTracer.poll` in place of ``task.poll()`` (its one check per batch).
 
 Per polled batch, :class:`~connectrt.runtime.tracing.tracer.Picker` draws whether it is traced
-(in runs: at 1% of batches of 2,000, two in five, about 50 records each), at ``poll()``, so that
+(in runs: at 1% of batches of 2,000, 8% of them, about 250 records each), at ``poll()``, so that
 the stage clocks time its transformations; the records to trace are picked as the batch is sent
 (after the transformations, in each run the delivery guarantee sends: a filtered record is not
 traced, and each record sent keeps the ratio as its chance). Each picked record starts a trace: a
