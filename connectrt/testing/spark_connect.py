@@ -12,7 +12,10 @@ environment counts), and ``SPARK_HOME`` = :func:`~connectrt.testing.spark_home.l
 
 ``start()`` returns once the server has logged ``Spark Connect server started at`` and its
 port accepts connections (the JVM takes 10-30 s on a loaded machine); it raises with the last
-log lines if the process exits first or ``startup_timeout`` passes. ``stop()`` sends SIGTERM to
+log lines if the process exits first or ``startup_timeout`` passes. A port chosen free may be
+taken by another process before the JVM binds it (``free_port`` cannot hold it): when the
+server then exits with a bind failure and no port was given, ``start()`` runs it again on a new
+port, up to :data:`_BIND_ATTEMPTS` times in all. ``stop()`` sends SIGTERM to
 the server's process group (the JVM and its Python workers), waits, then kills. Not
 thread-safe for concurrent start/stop.
 """
@@ -20,6 +23,7 @@ thread-safe for concurrent start/stop.
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import socket
 import subprocess
@@ -39,9 +43,14 @@ from connectrt.testing.spark_home import local_spark_home, spark_home
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
 
+log = logging.getLogger(__name__)
+
 READY_MARKER = "Spark Connect server started at"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 _TAIL_LINES = 300
+_BIND_ATTEMPTS = 3
+_BIND_FAILURE = "Failed to bind to address /127.0.0.1:{port}"
+"""In the server's log when its gRPC port was taken before it bound it."""
 
 
 def _worker_pythonpath() -> str:
@@ -121,6 +130,31 @@ class SparkConnectServer(ChildService):
     def start(self) -> SparkConnectServer:
         if self._proc is not None:
             raise ConnectError("SparkConnectServer already started")
+        for attempt in range(1, _BIND_ATTEMPTS + 1):
+            try:
+                return self._start_once()
+            except ConnectError:
+                lost_port = self._requested_port is None and self._exited_on_a_bind_failure()
+                if not (lost_port and attempt < _BIND_ATTEMPTS):
+                    raise
+                log.warning(
+                    "The Spark Connect server's port %s was taken before it bound it; starting "
+                    "again on a new port (attempt %d of %d)",
+                    self._port,
+                    attempt + 1,
+                    _BIND_ATTEMPTS,
+                )
+        raise AssertionError("unreachable")
+
+    def _exited_on_a_bind_failure(self) -> bool:
+        """Whether the last start failed because the server's port was taken meanwhile (the
+        tail is whole: the failed start's ``stop()`` joined the thread that fills it)."""
+        failure = _BIND_FAILURE.format(port=self._port)
+        return any(failure in line for line in self._tail)
+
+    def _start_once(self) -> SparkConnectServer:
+        self._tail.clear()
+        self._ready.clear()
         self._port = self._requested_port or free_port()
         log_dir = Path(self._log_dir or tempfile.mkdtemp(prefix="spark-connect-"))
         self.log_path = log_dir / "server.log"
