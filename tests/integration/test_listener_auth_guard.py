@@ -122,16 +122,19 @@ def test_unknown_and_known_users_fail_in_similar_time(secured: RestWorker):
                 seconds, response = timed(lambda: c.get("/connectors", auth=(user, "wrong")))  # noqa: B023
                 assert response.status_code == 401
                 sink.append(seconds)
-    # The fastest of each: a busy machine only adds time to a request (a median of 10 read
-    # 2.6x once under two CPU hogs while the guard was right), and a guard that skipped the
-    # hash for an unknown user would make its fastest a hundredth of a known user's.
-    ratio = min(unknown) / min(known)
+    # A guard that skipped the hash for an unknown user would answer it in the time of a bare
+    # request, without the PBKDF2 check that is most of a known user's failure (tens of ms
+    # quiet, 60-190 ms in a loaded CI). The bounds are wide because both statistics wander on
+    # such a machine with the guard right:
+    # a median of 10 read 2.6x once, and the fastest of 10 read 2.1x (61 ms for one lucky known
+    # failure against 129 ms, with the medians 188 and 186 ms).
+    ratio = median(unknown) / median(known)
     print(
-        f"\nfailure: known user {min(known) * 1000:.1f} ms, unknown user "
-        f"{min(unknown) * 1000:.1f} ms (fastest of 10; medians {median(known) * 1000:.1f} and "
-        f"{median(unknown) * 1000:.1f} ms): ratio {ratio:.2f}"
+        f"\nfailure: known user {median(known) * 1000:.1f} ms, unknown user "
+        f"{median(unknown) * 1000:.1f} ms (medians of {len(known)}; fastest "
+        f"{min(known) * 1000:.1f} and {min(unknown) * 1000:.1f} ms): ratio {ratio:.2f}"
     )
-    assert 0.5 < ratio < 2
+    assert 0.25 < ratio < 4
 
 
 def test_repeated_failures_are_slowed_and_the_delay_is_bounded(secured: RestWorker):
