@@ -9,7 +9,8 @@
 * time: the whole body must arrive within ``timeout`` seconds of the request's start
   (``rest.request.body.timeout.ms``); when the app asks for it after that (a loaded
   machine's busy event loop), what the client sent is still read, within
-  :data:`LATE_GRACE_S`; a client that declares a longer body than it sends, or
+  :data:`LATE_GRACE_S`; a body the server has read when the deadline falls due is served
+  (a blocked loop may see both in one turn); a client that declares a longer body than it sends, or
   trickles it, gets 408 once the time is up: the app's ``receive`` raises
   :class:`BodyTimedOut`, and the answer carries ``Connection: close`` so the server drops the
   half-read connection instead of waiting for the rest.
@@ -71,6 +72,22 @@ def _timed_out(timeout: float) -> str:
     )
 
 
+async def _if_already_arrived(receive: Receive) -> Message | None:
+    """The next message if the server has it already, else None (the pending call cancelled).
+
+    The deadline and the body can fall due in the same turn of a blocked event loop: the loop
+    reads the socket first, but the body's wake-up is queued behind the deadline's, which
+    cancels the wait. The server keeps what it read (a cancelled ``receive`` consumes
+    nothing), so one more call returns it without waiting: it is given one turn of the loop.
+    """
+    attempt = asyncio.ensure_future(receive())
+    await asyncio.sleep(0)
+    if attempt.done() and not attempt.cancelled():
+        return attempt.result()
+    attempt.cancel()  # ends on its own; awaiting it here could swallow this task's own cancel
+    return None
+
+
 class BodyLimitMiddleware:
     """Answers 413 to requests whose body exceeds ``max_bytes`` and 408 to requests whose body
     takes longer than ``timeout`` seconds to arrive (``None``: no time bound)."""
@@ -119,8 +136,11 @@ class BodyLimitMiddleware:
                     async with asyncio.timeout_at(deadline):
                         message = await receive()
                 except TimeoutError:
-                    refusal = BodyTimedOut(deadline_s)
-                    raise refusal from None
+                    arrived = await _if_already_arrived(receive)
+                    if arrived is None:
+                        refusal = BodyTimedOut(deadline_s)
+                        raise refusal from None
+                    message = arrived
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 complete = not message.get("more_body", False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from collections.abc import Iterator
@@ -102,6 +103,53 @@ def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline(
                 sock.sendall(body)
             else:
                 sock.sendall(head + body)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        assert answer.endswith(b"\r\n\r\n17"), answer
+    finally:
+        server.stop()
+
+
+class _StalledWhileWaiting:
+    """An ASGI app that asks for the body at once, after scheduling a callback that blocks the
+    event loop for ``stall`` seconds: the body arrives in the socket while the loop is
+    blocked, so when the loop runs again the body and the deadline are due together."""
+
+    def __init__(self, stall: float) -> None:
+        self.stall = stall
+
+    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            return
+        asyncio.get_running_loop().call_soon(time.sleep, self.stall)
+        message = await receive()
+        answer = str(len(message.get("body", b""))).encode()
+        length = [(b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": length})
+        await send({"type": "http.response.body", "body": answer})
+
+
+def test_a_body_due_with_the_deadline_is_served():
+    """A body that reached the socket before the deadline is read, even when a blocked loop
+    sees it in the same turn as the deadline (timers ran first: a 408 in a loaded CI)."""
+    server = HttpServer(
+        _StalledWhileWaiting(0.8),
+        "http://127.0.0.1:0",
+        security=ListenerSecurity(body_timeout=0.2),
+    )
+    server.start()
+    body = b'{"level": "INFO"}'
+    head = (
+        f"PUT /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    try:
+        with socket.create_connection((server.host, server.port), timeout=30) as sock:
+            sock.sendall(head)
+            time.sleep(0.1)  # the app asks for the body, and the loop blocks
+            sock.sendall(body)  # in the socket before the deadline (0.2 s)
             answer = b""
             while chunk := sock.recv(65536):
                 answer += chunk
