@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connectrt.listener.security import ListenerSecurity
 from connectrt.listener.server import HttpServer
@@ -55,6 +56,15 @@ def test_requests_without_a_body_are_untouched(url: str):
     assert httpx.get(f"{url}/subjects").status_code == 200
 
 
+def _echo_length_answers(body: bytes) -> list[Message]:
+    answer = str(len(body)).encode()
+    length = [(b"content-length", str(len(answer)).encode())]
+    return [
+        {"type": "http.response.start", "status": 200, "headers": length},
+        {"type": "http.response.body", "body": answer},
+    ]
+
+
 class _LateReader:
     """An ASGI app whose first ``receive`` comes after ``delay`` seconds of a blocked event
     loop (what a loaded machine does to a listener), then echoes the body's length."""
@@ -62,7 +72,7 @@ class _LateReader:
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         time.sleep(self.delay)  # blocks the loop: the deadline passes before the app reads
@@ -72,44 +82,8 @@ class _LateReader:
             message = await receive()
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        answer = str(len(body)).encode()
-        length = [(b"content-length", str(len(answer)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": length})
-        await send({"type": "http.response.body", "body": answer})
-
-
-@pytest.mark.parametrize("split", [False, True], ids=["one-write", "body-after-headers"])
-def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline(split: bool):
-    """A complete body is not refused because a busy loop reached the app's first
-    ``receive`` after ``rest.request.body.timeout.ms`` (a 408 seen under load): neither when
-    the server read it with the headers, nor when it is still unread in the socket (sent
-    after the headers, while the loop was blocked)."""
-    server = HttpServer(
-        _LateReader(0.6),
-        "http://127.0.0.1:0",
-        security=ListenerSecurity(body_timeout=0.2),
-    )
-    server.start()
-    body = b'{"level": "INFO"}'
-    head = (
-        f"PUT /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    ).encode()
-    try:
-        with socket.create_connection((server.host, server.port), timeout=30) as sock:
-            if split:
-                sock.sendall(head)
-                time.sleep(0.3)  # the server reads the headers; the app blocks its loop
-                sock.sendall(body)
-            else:
-                sock.sendall(head + body)
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
-        assert answer.startswith(b"HTTP/1.1 200"), answer
-        assert answer.endswith(b"\r\n\r\n17"), answer
-    finally:
-        server.stop()
+        for answer in _echo_length_answers(body):
+            await send(answer)
 
 
 class _StalledWhileWaiting:
@@ -120,25 +94,19 @@ class _StalledWhileWaiting:
     def __init__(self, stall: float) -> None:
         self.stall = stall
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
         asyncio.get_running_loop().call_soon(time.sleep, self.stall)
         message = await receive()
-        answer = str(len(message.get("body", b""))).encode()
-        length = [(b"content-length", str(len(answer)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": length})
-        await send({"type": "http.response.body", "body": answer})
+        for answer in _echo_length_answers(message.get("body", b"")):
+            await send(answer)
 
 
-def test_a_body_due_with_the_deadline_is_served():
-    """A body that reached the socket before the deadline is read, even when a blocked loop
-    sees it in the same turn as the deadline (timers ran first: a 408 in a loaded CI)."""
-    server = HttpServer(
-        _StalledWhileWaiting(0.8),
-        "http://127.0.0.1:0",
-        security=ListenerSecurity(body_timeout=0.2),
-    )
+def _put_to(app: ASGIApp, body_after: float | None) -> bytes:
+    """The raw answer of a listener running ``app`` (body timeout 0.2 s) to a PUT of a 17-byte
+    body, sent with the headers (``body_after`` None) or that many seconds after them."""
+    server = HttpServer(app, "http://127.0.0.1:0", security=ListenerSecurity(body_timeout=0.2))
     server.start()
     body = b'{"level": "INFO"}'
     head = (
@@ -147,13 +115,37 @@ def test_a_body_due_with_the_deadline_is_served():
     ).encode()
     try:
         with socket.create_connection((server.host, server.port), timeout=30) as sock:
-            sock.sendall(head)
-            time.sleep(0.1)  # the app asks for the body, and the loop blocks
-            sock.sendall(body)  # in the socket before the deadline (0.2 s)
+            if body_after is None:
+                sock.sendall(head + body)
+            else:
+                sock.sendall(head)
+                time.sleep(body_after)
+                sock.sendall(body)
             answer = b""
             while chunk := sock.recv(65536):
                 answer += chunk
-        assert answer.startswith(b"HTTP/1.1 200"), answer
-        assert answer.endswith(b"\r\n\r\n17"), answer
+        return answer
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-write", "body-after-headers"])
+def test_a_body_that_arrived_is_served_when_the_app_reads_it_after_the_deadline(split: bool):
+    """A complete body is not refused because a busy loop reached the app's first
+    ``receive`` after ``rest.request.body.timeout.ms`` (a 408 seen under load): neither when
+    the server read it with the headers, nor when it is still unread in the socket (sent
+    after the headers, while the loop was blocked)."""
+    # split: the server reads the headers, then the app blocks its loop for 0.6 s
+    answer = _put_to(_LateReader(0.6), 0.3 if split else None)
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert answer.endswith(b"\r\n\r\n17"), answer
+
+
+def test_a_body_due_with_the_deadline_is_served():
+    """A body that reached the socket before the deadline is read, even when a blocked loop
+    sees it in the same turn as the deadline (timers ran first: a 408 in a loaded CI)."""
+    # the app asks for the body and the loop blocks; the body is in the socket at 0.1 s,
+    # before the deadline (0.2 s), and the loop runs again at 0.8 s
+    answer = _put_to(_StalledWhileWaiting(0.8), 0.1)
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    assert answer.endswith(b"\r\n\r\n17"), answer
