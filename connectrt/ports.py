@@ -17,7 +17,7 @@ import random
 import socket
 from pathlib import Path
 
-__all__ = ["free_port"]
+__all__ = ["ephemeral_start", "free_port"]
 
 _LOWEST = 20000
 """The lowest port chosen: above the registered ports most local services use."""

@@ -14,6 +14,7 @@ subclass's lifecycle calls (one thread); the read-only properties from any threa
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -22,9 +23,14 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from connectrt.errors import ConnectError
 
-__all__ = ["ChildService", "ManagedService", "stop_child"]
+__all__ = ["BIND_ATTEMPTS", "ChildService", "ManagedService", "stop_child"]
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
+
+BIND_ATTEMPTS = 3
+"""How many times :meth:`ChildService._start_on_new_ports_if_lost` starts a service."""
 
 
 def stop_child(
@@ -120,3 +126,35 @@ class ChildService(ManagedService):
         if value is None:
             raise self.error(f"{type(self).__name__} has not been started")
         return value
+
+    def _start_on_new_ports_if_lost(
+        self,
+        start_once: Callable[[], Self],
+        lost_a_port: Callable[[], bool],
+        lost: Callable[[], str],
+        forget: Callable[[], None] = lambda: None,
+    ) -> Self:
+        """``start_once()``, again when it failed because a port it chose was taken before
+        the child bound it (``free_port`` cannot hold a port: another process may take it
+        meanwhile), up to :data:`BIND_ATTEMPTS` times in all.
+
+        ``lost_a_port()`` says, after a failed start (stopped already), whether that is why
+        it failed and whether the ports were the launcher's to choose; ``lost()`` names the
+        port for the warning logged (``"... port 1234"``); ``forget()`` drops what the failed
+        attempt left before the next one. Any other failure is raised as it is.
+        """
+        for attempt in range(1, BIND_ATTEMPTS + 1):
+            try:
+                return start_once()
+            except self.error:
+                if attempt == BIND_ATTEMPTS or not lost_a_port():
+                    raise
+                log.warning(
+                    "%s was taken before it was bound; starting again on new ports "
+                    "(attempt %d of %d)",
+                    lost(),
+                    attempt + 1,
+                    BIND_ATTEMPTS,
+                )
+                forget()
+        raise AssertionError("unreachable")

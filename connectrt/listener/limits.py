@@ -10,8 +10,8 @@
   (``rest.request.body.timeout.ms``); when the app asks for it after that (a loaded
   machine's busy event loop), what the client sent is still read, within
   :data:`LATE_GRACE_S`; a body the server has read when the deadline falls due is served
-  (a blocked loop may see both in one turn); a client that declares a longer body than it sends, or
-  trickles it, gets 408 once the time is up: the app's ``receive`` raises
+  (a blocked loop may see both in one turn); a client that declares a longer body than it
+  sends, or trickles it, gets 408 once the time is up: the app's ``receive`` raises
   :class:`BodyTimedOut`, and the answer carries ``Connection: close`` so the server drops the
   half-read connection instead of waiting for the rest.
 

@@ -53,10 +53,7 @@ __all__ = ["KafkaBroker", "KafkaBrokerError"]
 _READY_MARKER = "Kafka Server started"
 _BIND_FAILURE = "Address already in use"
 """In the broker's log when a listener could not bind its port."""
-_BIND_ATTEMPTS = 3
-"""Starts of a broker on chosen ports, at most, when another process took one meanwhile."""
 _client_logger = logging.getLogger("connectrt.testing.kafka_broker.client")
-log = logging.getLogger(__name__)
 
 
 class KafkaBrokerError(ConnectError):
@@ -140,30 +137,25 @@ class KafkaBroker(JvmService):
         The ports are free when chosen, but another process may bind one before the JVM does
         (``free_port`` cannot hold it): when the broker then fails to bind and neither its port
         nor its folder was given, it starts again on new ports in a new folder, up to
-        :data:`_BIND_ATTEMPTS` times in all (the failed folder is removed)."""
+        :data:`~connectrt.service.BIND_ATTEMPTS` times in all (the failed folder is removed)."""
         self._java = self._find_java()
         self._libs = kafka_classpath(mvn=self._mvn)
         chosen = self._requested_port is None and self._requested_data_dir is None
         keep = self.keep_data
-        for attempt in range(1, _BIND_ATTEMPTS + 1):
-            try:
-                return self._start_once()
-            except KafkaBrokerError:
-                if not (chosen and attempt < _BIND_ATTEMPTS and self._lost_a_port()):
-                    raise
-                log.warning(
-                    "%s: a port was taken before the broker bound it; starting again on new "
-                    "ports (attempt %d of %d)",
-                    self._describe(),
-                    attempt + 1,
-                    _BIND_ATTEMPTS,
-                )
-                folder, self._data_dir = self._data_dir, None
-                self._extra_ports.clear()
-                self.keep_data = keep
-                if folder is not None:
-                    shutil.rmtree(folder, ignore_errors=True)
-        raise AssertionError("unreachable")
+
+        def forget_the_attempt() -> None:
+            folder, self._data_dir = self._data_dir, None
+            self._extra_ports.clear()
+            self.keep_data = keep
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+        return self._start_on_new_ports_if_lost(
+            self._start_once,
+            lambda: chosen and self._lost_a_port(),
+            lambda: f"{self._describe()}: a port",
+            forget_the_attempt,
+        )
 
     def _lost_a_port(self) -> bool:
         """Whether the last start failed because a listener's port was taken meanwhile."""

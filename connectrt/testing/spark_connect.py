@@ -15,7 +15,7 @@ port accepts connections (the JVM takes 10-30 s on a loaded machine); it raises 
 log lines if the process exits first or ``startup_timeout`` passes. A port chosen free may be
 taken by another process before the JVM binds it (``free_port`` cannot hold it): when the
 server then exits with a bind failure and no port was given, ``start()`` runs it again on a new
-port, up to :data:`_BIND_ATTEMPTS` times in all. ``stop()`` sends SIGTERM to
+port, up to :data:`~connectrt.service.BIND_ATTEMPTS` times in all. ``stop()`` sends SIGTERM to
 the server's process group (the JVM and its Python workers), waits, then kills. Not
 thread-safe for concurrent start/stop.
 """
@@ -23,7 +23,6 @@ thread-safe for concurrent start/stop.
 from __future__ import annotations
 
 import collections
-import logging
 import os
 import socket
 import subprocess
@@ -43,12 +42,9 @@ from connectrt.testing.spark_home import local_spark_home, spark_home
 
 __all__ = ["READY_MARKER", "SparkConnectServer", "spark_home"]
 
-log = logging.getLogger(__name__)
-
 READY_MARKER = "Spark Connect server started at"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 _TAIL_LINES = 300
-_BIND_ATTEMPTS = 3
 _BIND_FAILURE = "Failed to bind to address /127.0.0.1:{port}"
 """In the server's log when its gRPC port was taken before it bound it."""
 
@@ -130,21 +126,11 @@ class SparkConnectServer(ChildService):
     def start(self) -> SparkConnectServer:
         if self._proc is not None:
             raise ConnectError("SparkConnectServer already started")
-        for attempt in range(1, _BIND_ATTEMPTS + 1):
-            try:
-                return self._start_once()
-            except ConnectError:
-                lost_port = self._requested_port is None and self._exited_on_a_bind_failure()
-                if not (lost_port and attempt < _BIND_ATTEMPTS):
-                    raise
-                log.warning(
-                    "The Spark Connect server's port %s was taken before it bound it; starting "
-                    "again on a new port (attempt %d of %d)",
-                    self._port,
-                    attempt + 1,
-                    _BIND_ATTEMPTS,
-                )
-        raise AssertionError("unreachable")
+        return self._start_on_new_ports_if_lost(
+            self._start_once,
+            lambda: self._requested_port is None and self._exited_on_a_bind_failure(),
+            lambda: f"The Spark Connect server's port {self._port}",
+        )
 
     def _exited_on_a_bind_failure(self) -> bool:
         """Whether the last start failed because the server's port was taken meanwhile (the
